@@ -1,0 +1,35 @@
+# The two commands: `make run` starts the system, `make test` runs every test.
+# Both create and fill the virtual environment under .venv when needed.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+WORKERS ?= 3
+
+.PHONY: install run test lint bench clean
+
+$(STAMP): trustgraph-base/pyproject.toml trustgraph-flow/pyproject.toml requirements-dev.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --disable-pip-version-check --upgrade pip
+	$(BIN)/python -m pip install -q --disable-pip-version-check \
+		-e trustgraph-base -e trustgraph-flow -r requirements-dev.txt
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: install
+	$(BIN)/tg-launch $(ARGS)
+
+test: install
+	$(BIN)/ruff check trustgraph-base trustgraph-flow tests bench
+	$(BIN)/pytest -n $(WORKERS) tests
+
+lint: install
+	$(BIN)/ruff check trustgraph-base trustgraph-flow tests bench
+
+bench: install
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf $(VENV) .trustgraph

@@ -1,0 +1,582 @@
+"""Tests for the config and flow ``tg-*`` commands (trustgraph.cli).
+
+Each command runs as a real subprocess (``python -m trustgraph.cli.<cmd>``)
+against a real HTTP server, so argument parsing, stdin handling, output,
+stderr and exit codes are all exercised exactly as a user would see them.
+
+The server is a STAND-IN: a tiny in-memory imitation of the API gateway's
+``POST /api/v1/config`` and ``POST /api/v1/flow`` endpoints (WIRE.md §9),
+backed by a dict instead of config-svc.  It only mimics what the commands
+rely on; tests against the real stack come later.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+REPO = Path(__file__).resolve().parents[2]
+BASE = REPO / "trustgraph-base"
+
+
+# ------------------------------------------------------------ fake gateway
+
+
+@dataclass
+class FakeGateway:
+    """In-memory imitation of the gateway + config-svc, recording requests."""
+
+    url: str = ""
+    token: str | None = None
+    version: int = 0
+    config: dict[str, dict[str, str]] = field(default_factory=dict)
+    requests: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    # When set, the next reply is this object verbatim (fault injection).
+    next_reply: dict[str, Any] | None = None
+    # When set, the next reply is this text, served as HTTP 200 (not JSON).
+    raw_reply: str | None = None
+    # Seconds to stall before answering (to provoke client timeouts).
+    delay: float = 0.0
+
+    def _bump(self) -> None:
+        self.version += 1
+
+    def handle_config(self, req: dict[str, Any]) -> dict[str, Any]:
+        op = req.get("operation")
+        if op == "get":
+            return {
+                "version": self.version,
+                "values": [
+                    {
+                        "type": k["type"],
+                        "key": k["key"],
+                        "value": self.config.get(k["type"], {}).get(k["key"]),
+                    }
+                    for k in req.get("keys", [])
+                ],
+            }
+        if op == "list":
+            return {
+                "version": self.version,
+                "directory": sorted(self.config.get(req.get("type", ""), {})),
+            }
+        if op == "put":
+            for v in req.get("values", []):
+                self.config.setdefault(v["type"], {})[v["key"]] = v["value"]
+            self._bump()
+            return {}
+        if op == "delete":
+            for k in req.get("keys", []):
+                self.config.get(k["type"], {}).pop(k["key"], None)
+            self._bump()
+            return {}
+        if op == "config":
+            return {"version": self.version, "config": self.config}
+        return {"error": {"type": "bad-operation", "message": "Bad operation"}}
+
+    def handle_flow(self, req: dict[str, Any]) -> dict[str, Any]:
+        op = req.get("operation")
+        flows = self.config.setdefault("flow", {})
+        if op == "list-flows":
+            return {"flow-ids": sorted(flows)}
+        if op == "get-flow":
+            stored = flows.get(req.get("flow-id", ""))
+            if stored is None:
+                return {"error": {"type": "flow-error", "message": "Flow ID invalid"}}
+            data = json.loads(stored)
+            return {
+                "flow": stored,
+                "description": data["description"],
+                "parameters": data["parameters"],
+            }
+        if op == "start-flow":
+            fid, bp = req.get("flow-id"), req.get("blueprint-name")
+            if fid in flows:
+                return {"error": {"type": "flow-error", "message": "Flow already exists"}}
+            blueprint = self.config.get("flow-blueprint", {}).get(bp or "")
+            if blueprint is None:
+                return {"error": {"type": "flow-error", "message": "Blueprint does not exist"}}
+            if req.get("description") is None:
+                return {"error": {"type": "flow-error", "message": "No description"}}
+            text = blueprint.replace("{id}", fid).replace("{blueprint}", bp)
+            flows[fid] = json.dumps(
+                {
+                    "description": req["description"],
+                    "blueprint-name": bp,
+                    "interfaces": json.loads(text).get("interfaces", {}),
+                    "parameters": {k: str(v) for k, v in (req.get("parameters") or {}).items()},
+                }
+            )
+            self._bump()
+            return {}
+        if op == "stop-flow":
+            if flows.pop(req.get("flow-id", ""), None) is None:
+                return {"error": {"type": "flow-error", "message": "Flow ID invalid"}}
+            self._bump()
+            return {}
+        return {"error": {"type": "bad-operation", "message": "Bad operation"}}
+
+    async def endpoint(self, request: web.Request) -> web.Response:
+        kind = request.match_info["kind"]
+        if self.token and request.headers.get("Authorization") != f"Bearer {self.token}":
+            return web.Response(status=401, text="Unauthorized")
+        body = await request.json()
+        self.requests.append((kind, body))
+        if self.delay:
+            await asyncio.sleep(self.delay)
+        if self.raw_reply is not None:
+            text, self.raw_reply = self.raw_reply, None
+            return web.Response(text=text, content_type="text/html")
+        if self.next_reply is not None:
+            reply, self.next_reply = self.next_reply, None
+        elif kind == "config":
+            reply = self.handle_config(body)
+        elif kind == "flow":
+            reply = self.handle_flow(body)
+        else:
+            reply = {"error": "Invalid kind"}
+        # Like the gateway: HTTP 200 with a JSON body even for errors.
+        return web.json_response(reply)
+
+
+def _serve(fake: FakeGateway, sock: socket.socket, ready: threading.Event, holder: dict[str, Any]) -> None:
+    """Run the aiohttp app on its own loop in this (background) thread, so
+    the test thread can block in subprocess.run."""
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    app = web.Application()
+    app.router.add_post("/api/v1/{kind}", fake.endpoint)
+    runner = web.AppRunner(app)
+    loop.run_until_complete(runner.setup())
+    loop.run_until_complete(web.SockSite(runner, sock).start())
+    holder["loop"], holder["runner"] = loop, runner
+    ready.set()
+    loop.run_forever()
+    loop.run_until_complete(runner.cleanup())
+    loop.close()
+
+
+@pytest.fixture
+def gateway() -> Iterator[FakeGateway]:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    fake = FakeGateway(url=f"http://127.0.0.1:{port}/")
+    ready, holder = threading.Event(), {}
+    thread = threading.Thread(target=_serve, args=(fake, sock, ready, holder), daemon=True)
+    thread.start()
+    assert ready.wait(10), "fake gateway did not start"
+    yield fake
+    holder["loop"].call_soon_threadsafe(holder["loop"].stop)
+    thread.join(10)
+
+
+def _free_port() -> int:
+    """A port nothing listens on (bound, then released)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def tg(
+    module: str, *args: str, stdin: str | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m trustgraph.cli.<module> args...`` as a user would."""
+    clean = {
+        k: v for k, v in os.environ.items() if not k.startswith("TRUSTGRAPH_") and "proxy" not in k.lower()
+    }
+    clean["PYTHONPATH"] = os.pathsep.join(
+        [str(BASE)] + ([os.environ["PYTHONPATH"]] if "PYTHONPATH" in os.environ else [])
+    )
+    clean.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", f"trustgraph.cli.{module}", *args],
+        input=stdin if stdin is not None else "",
+        capture_output=True,
+        text=True,
+        env=clean,
+        timeout=60,
+    )
+
+
+def one_error_line(proc: subprocess.CompletedProcess[str], prog: str) -> str:
+    """Assert the failure contract: nonzero exit, nothing on stdout, exactly
+    one stderr line ``prog: error: ...``; return that line."""
+    assert proc.returncode == 1, (proc.returncode, proc.stdout, proc.stderr)
+    assert proc.stdout == ""
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith(f"{prog}: error: "), lines[0]
+    return lines[0]
+
+
+TOOL = {"id": "tell-joke", "name": "tell-joke", "type": "tool-service", "description": "Tell a joke"}
+
+
+# ------------------------------------------------------------ put
+
+
+def test_put_with_value_flag(gateway: FakeGateway) -> None:
+    p = tg(
+        "put_config_item",
+        "-u",
+        gateway.url,
+        "--type",
+        "agent",
+        "--key",
+        "additional-context",
+        "--value",
+        "Be brief.",
+    )
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == "Configuration item set: agent/additional-context\n"
+    assert p.stderr == ""
+    assert gateway.requests == [
+        (
+            "config",
+            {
+                "operation": "put",
+                "values": [{"type": "agent", "key": "additional-context", "value": "Be brief."}],
+            },
+        )
+    ]
+
+
+def test_put_with_stdin_flag(gateway: FakeGateway) -> None:
+    text = json.dumps(TOOL, indent=2) + "\n"
+    p = tg(
+        "put_config_item", "-u", gateway.url, "--type", "tool", "--key", "tell-joke", "--stdin", stdin=text
+    )
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == "Configuration item set: tool/tell-joke\n"
+    # The trailing newline is stripped, the rest is sent verbatim.
+    assert gateway.config["tool"]["tell-joke"] == text[:-1]
+
+
+def test_put_positional_reads_stdin(gateway: FakeGateway) -> None:
+    text = json.dumps(TOOL) + "\n"
+    p = tg("put_config_item", "-u", gateway.url, "tool/tell-joke", stdin=text)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == "Configuration item set: tool/tell-joke\n"
+    assert json.loads(gateway.config["tool"]["tell-joke"]) == TOOL
+
+
+def test_put_from_file(gateway: FakeGateway, tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_text('{"url": "http://mcp:9000/mcp"}\n', encoding="utf-8")
+    p = tg("put_config_item", "-u", gateway.url, "--type", "mcp", "--key", "weather", "--file", str(path))
+    assert p.returncode == 0, p.stderr
+    assert gateway.config["mcp"]["weather"] == '{"url": "http://mcp:9000/mcp"}'
+
+
+def test_put_missing_file_is_an_error(gateway: FakeGateway, tmp_path: Path) -> None:
+    p = tg("put_config_item", "-u", gateway.url, "tool/x", "--file", str(tmp_path / "nope.json"))
+    line = one_error_line(p, "tg-put-config-item")
+    assert "nope.json" in line
+    assert gateway.requests == []
+
+
+def test_put_invalid_json_refused_before_sending(gateway: FakeGateway) -> None:
+    bad = '{\n  "name": "tell-joke",\n  "type": tool-service\n}\n'
+    p = tg("put_config_item", "-u", gateway.url, "tool/tell-joke", stdin=bad)
+    line = one_error_line(p, "tg-put-config-item")
+    assert "tool/tell-joke" in line and "not valid JSON" in line
+    assert "line 3 column 11" in line
+    assert gateway.requests == []
+    assert "tool" not in gateway.config
+
+
+def test_put_non_json_type_accepts_plain_text(gateway: FakeGateway) -> None:
+    p = tg("put_config_item", "-u", gateway.url, "agent/additional-context", stdin="not { json")
+    assert p.returncode == 0, p.stderr
+    assert gateway.config["agent"]["additional-context"] == "not { json"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--type", "tool", "--value", "{}"],  # no key
+        ["--key", "k", "--value", "{}"],  # no type
+        ["--type", "tool", "--key", "k"],  # no value source
+        ["tool-without-slash"],  # malformed shorthand
+        ["tool/k", "--type", "tool"],  # both forms at once
+        ["--type", "t", "--key", "k", "--value", "v", "--stdin"],  # two sources
+    ],
+)
+def test_put_usage_errors(gateway: FakeGateway, args: list[str]) -> None:
+    p = tg("put_config_item", "-u", gateway.url, *args)
+    assert p.returncode == 2
+    assert "usage: tg-put-config-item" in p.stderr
+    assert "tg-put-config-item: error:" in p.stderr
+    assert gateway.requests == []
+
+
+# ------------------------------------------------------------ get / list / delete / show
+
+
+def test_get_text_and_json(gateway: FakeGateway) -> None:
+    gateway.config = {"prompt": {"system": '"Be helpful."'}}
+    p = tg("get_config_item", "-u", gateway.url, "--type", "prompt", "--key", "system")
+    assert (p.returncode, p.stdout, p.stderr) == (0, '"Be helpful."\n', "")
+    assert gateway.requests[-1] == (
+        "config",
+        {"operation": "get", "keys": [{"type": "prompt", "key": "system"}]},
+    )
+
+    p = tg("get_config_item", "-u", gateway.url, "prompt/system", "--format", "json")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == json.dumps('"Be helpful."') + "\n"
+
+
+def test_get_missing_item(gateway: FakeGateway) -> None:
+    p = tg("get_config_item", "-u", gateway.url, "tool/nope")
+    line = one_error_line(p, "tg-get-config-item")
+    assert "tool/nope does not exist" in line
+
+
+def test_list_text_and_json(gateway: FakeGateway) -> None:
+    gateway.config = {"tool": {"b": "{}", "a": "{}"}}
+    p = tg("list_config_items", "-u", gateway.url, "--type", "tool")
+    assert (p.returncode, p.stdout) == (0, "a\nb\n")
+    assert gateway.requests[-1] == ("config", {"operation": "list", "type": "tool"})
+    p = tg("list_config_items", "-u", gateway.url, "--type", "tool", "--format", "json")
+    assert p.returncode == 0
+    assert json.loads(p.stdout) == ["a", "b"]
+    p = tg("list_config_items", "-u", gateway.url, "--type", "empty")
+    assert (p.returncode, p.stdout) == (0, "")
+
+
+def test_delete(gateway: FakeGateway) -> None:
+    gateway.config = {"tool": {"a": "{}", "b": "{}"}}
+    p = tg("delete_config_item", "-u", gateway.url, "--type", "tool", "--key", "a")
+    assert (p.returncode, p.stdout) == (0, "Configuration item deleted: tool/a\n")
+    p = tg("delete_config_item", "-u", gateway.url, "tool/b")
+    assert (p.returncode, p.stdout) == (0, "Configuration item deleted: tool/b\n")
+    assert gateway.config["tool"] == {}
+    assert gateway.requests[0] == ("config", {"operation": "delete", "keys": [{"type": "tool", "key": "a"}]})
+
+
+def test_show_config(gateway: FakeGateway) -> None:
+    gateway.version = 7
+    gateway.config = {"tool": {"kb": '{"type":"knowledge-query"}'}}
+    p = tg("show_config", "-u", gateway.url)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == "Version: 7\n" + json.dumps(gateway.config, indent=4) + "\n"
+    assert gateway.requests == [("config", {"operation": "config"})]
+
+
+def test_round_trip_and_env_url_without_slash(gateway: FakeGateway) -> None:
+    env = {"TRUSTGRAPH_URL": gateway.url.rstrip("/")}
+    p = tg("put_config_item", "tool/kb", stdin='{"type": "knowledge-query"}', env=env)
+    assert p.returncode == 0, p.stderr
+    p = tg("get_config_item", "tool/kb", env=env)
+    assert p.stdout == '{"type": "knowledge-query"}\n'
+
+
+# ------------------------------------------------------------ failures
+
+
+def test_connection_refused(gateway: FakeGateway) -> None:
+    url = f"http://127.0.0.1:{_free_port()}/"
+    p = tg("list_config_items", "-u", url, "--type", "tool")
+    line = one_error_line(p, "tg-list-config-items")
+    assert f"{url}api/v1/config" in line
+    assert "connection refused" in line and "make run" in line
+
+
+def test_unauthorized(gateway: FakeGateway) -> None:
+    gateway.token = "s3cret"
+    p = tg("show_config", "-u", gateway.url, "-t", "wrong")
+    line = one_error_line(p, "tg-show-config")
+    assert "unauthorized: set --token or TRUSTGRAPH_TOKEN" in line
+
+    p = tg("show_config", "-u", gateway.url, env={"TRUSTGRAPH_TOKEN": "s3cret"})
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("Version: 0\n")
+
+
+def test_error_reply_structured(gateway: FakeGateway) -> None:
+    gateway.next_reply = {"error": {"type": "config-error", "message": "Cassandra down"}}
+    p = tg("get_config_item", "-u", gateway.url, "tool/x")
+    line = one_error_line(p, "tg-get-config-item")
+    assert line == "tg-get-config-item: error: config-error: Cassandra down"
+
+
+def test_error_reply_string(gateway: FakeGateway) -> None:
+    gateway.next_reply = {"error": "Invalid kind"}
+    p = tg("show_config", "-u", gateway.url)
+    assert one_error_line(p, "tg-show-config") == "tg-show-config: error: Invalid kind"
+
+
+def test_http_error_status(gateway: FakeGateway) -> None:
+    # A URL with an extra path segment: aiohttp answers 404 (not JSON).
+    p = tg("show_config", "-u", gateway.url + "nowhere/")
+    line = one_error_line(p, "tg-show-config")
+    assert "HTTP 404" in line and "nowhere/api/v1/config" in line
+
+
+def test_invalid_json_reply(gateway: FakeGateway) -> None:
+    gateway.raw_reply = "<html>proxy says hello</html>"
+    p = tg("show_config", "-u", gateway.url)
+    line = one_error_line(p, "tg-show-config")
+    assert "invalid JSON reply" in line and "proxy says hello" in line
+
+
+def test_timeout_in_process(gateway: FakeGateway) -> None:
+    """The client timeout is not a flag, so drive the Api class directly."""
+    sys.path.insert(0, str(BASE))
+    try:
+        from trustgraph.cli.api import Api, CliError
+    finally:
+        sys.path.remove(str(BASE))
+    gateway.delay = 1.0
+    with pytest.raises(CliError, match=r"timed out after 0.3s waiting for http://"):
+        Api(gateway.url, timeout=0.3).post("api/v1/config", {"operation": "config"})
+
+
+# ------------------------------------------------------------ flows
+
+BLUEPRINT = {
+    "description": "Everything",
+    "interfaces": {
+        "agent": {
+            "request": "non-persistent://tg/request/agent:{id}",
+            "response": "non-persistent://tg/response/agent:{id}",
+        },
+        "text-load": "persistent://tg/flow/text-document-load:{id}",
+    },
+    "blueprint": {},
+    "flow": {},
+}
+
+
+def test_start_flow_sends_kebab_case(gateway: FakeGateway, tmp_path: Path) -> None:
+    gateway.config = {"flow-blueprint": {"everything": json.dumps(BLUEPRINT)}}
+    pfile = tmp_path / "params.json"
+    pfile.write_text('{"llm-model": "gpt-4o", "temperature": "0.1"}')
+    p = tg(
+        "start_flow",
+        "-u",
+        gateway.url,
+        "-n",
+        "everything",
+        "-i",
+        "default",
+        "-d",
+        "Default flow",
+        "--parameters-file",
+        str(pfile),
+        "-p",
+        '{"temperature": "0.3", "chunk-size": 2000}',
+        "--param",
+        "llm-model=gpt-4o-mini",
+        "--param",
+        "note=a=b",
+    )
+    assert (p.returncode, p.stdout, p.stderr) == (0, "", "")
+    assert gateway.requests == [
+        (
+            "flow",
+            {
+                "operation": "start-flow",
+                "blueprint-name": "everything",
+                "flow-id": "default",
+                "description": "Default flow",
+                "parameters": {
+                    "llm-model": "gpt-4o-mini",
+                    "temperature": "0.3",
+                    "chunk-size": 2000,
+                    "note": "a=b",
+                },
+            },
+        )
+    ]
+    assert "default" in gateway.config["flow"]
+
+
+def test_start_flow_without_parameters(gateway: FakeGateway) -> None:
+    gateway.config = {"flow-blueprint": {"everything": json.dumps(BLUEPRINT)}}
+    p = tg("start_flow", "-u", gateway.url, "-n", "everything", "-i", "f1", "-d", "x")
+    assert p.returncode == 0, p.stderr
+    assert gateway.requests[0][1]["parameters"] == {}
+
+
+def test_start_flow_errors(gateway: FakeGateway) -> None:
+    p = tg("start_flow", "-u", gateway.url, "-n", "missing", "-i", "f1", "-d", "x")
+    line = one_error_line(p, "tg-start-flow")
+    assert line == "tg-start-flow: error: flow-error: Blueprint does not exist"
+
+    p = tg("start_flow", "-u", gateway.url, "-n", "b", "-i", "f1", "-d", "x", "-p", "[1, 2]")
+    assert "JSON object" in one_error_line(p, "tg-start-flow")
+
+    p = tg("start_flow", "-u", gateway.url, "-n", "b", "-i", "f1")  # no -d
+    assert p.returncode == 2 and "-d/--description" in p.stderr
+    assert len(gateway.requests) == 1
+
+
+def test_stop_flow(gateway: FakeGateway) -> None:
+    gateway.config = {"flow-blueprint": {"everything": json.dumps(BLUEPRINT)}}
+    assert tg("start_flow", "-u", gateway.url, "-n", "everything", "-i", "f1", "-d", "x").returncode == 0
+    p = tg("stop_flow", "-u", gateway.url, "-i", "f1")
+    assert (p.returncode, p.stdout, p.stderr) == (0, "", "")
+    assert gateway.requests[-1] == ("flow", {"operation": "stop-flow", "flow-id": "f1"})
+    assert gateway.config["flow"] == {}
+    p = tg("stop_flow", "-u", gateway.url, "-i", "f1")
+    assert "Flow ID invalid" in one_error_line(p, "tg-stop-flow")
+
+
+def test_show_flows(gateway: FakeGateway) -> None:
+    p = tg("show_flows", "-u", gateway.url)
+    assert (p.returncode, p.stdout) == (0, "No flows.\n")
+
+    gateway.config = {"flow-blueprint": {"everything": json.dumps(BLUEPRINT)}}
+    assert (
+        tg(
+            "start_flow",
+            "-u",
+            gateway.url,
+            "-n",
+            "everything",
+            "-i",
+            "default",
+            "-d",
+            "Default flow",
+            "--param",
+            "llm-model=gpt-4o",
+        ).returncode
+        == 0
+    )
+    p = tg("show_flows", "-u", gateway.url)
+    assert p.returncode == 0, p.stderr
+    assert [r[1]["operation"] for r in gateway.requests[-2:]] == ["list-flows", "get-flow"]
+    assert gateway.requests[-1][1]["flow-id"] == "default"
+    expected = """\
++-------------+------------------------------------------------------+
+| id          | default                                              |
++-------------+------------------------------------------------------+
+| blueprint   | everything                                           |
++-------------+------------------------------------------------------+
+| description | Default flow                                         |
++-------------+------------------------------------------------------+
+| parameters  | llm-model=gpt-4o                                     |
++-------------+------------------------------------------------------+
+| agent       | request: non-persistent://tg/request/agent:default   |
+|             | response: non-persistent://tg/response/agent:default |
++-------------+------------------------------------------------------+
+| text-load   | persistent://tg/flow/text-document-load:default      |
++-------------+------------------------------------------------------+
+
+"""
+    assert p.stdout == expected

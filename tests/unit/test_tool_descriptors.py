@@ -1,0 +1,487 @@
+"""Tool-service and tool descriptors: every error names descriptor, field and reason."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from trustgraph.base.tool_descriptors import (
+    ConfigParam,
+    DescriptorError,
+    ResolvedToolService,
+    ToolArgument,
+    ToolServiceDescriptor,
+    is_valid_queue,
+    parse_tool,
+    parse_tool_service,
+    resolve_tool_services,
+)
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "config-examples"
+
+REQ = "non-persistent://tg/request/joke"
+RESP = "non-persistent://tg/response/joke"
+
+# Passed as a field value to leave the field out of the descriptor.
+_DROP = object()
+
+
+def svc(**overrides: Any) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "id": "joke-service",
+        "request-queue": REQ,
+        "response-queue": RESP,
+        "config-params": [{"name": "style", "required": False}],
+    }
+    data.update(overrides)
+    return {k: v for k, v in data.items() if v is not _DROP}
+
+
+def tool(**overrides: Any) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "type": "tool-service",
+        "name": "tell-joke",
+        "description": "Tell a joke on a given topic",
+        "service": "joke-service",
+        "style": "pun",
+        "arguments": [
+            {"name": "topic", "type": "string", "description": "The topic for the joke"}
+        ],
+    }
+    data.update(overrides)
+    return {k: v for k, v in data.items() if v is not _DROP}
+
+
+
+def j(data: Any) -> str:
+    return json.dumps(data)
+
+
+def only_error(errors: list[DescriptorError]) -> DescriptorError:
+    assert len(errors) == 1, [str(e) for e in errors]
+    return errors[0]
+
+
+def assert_error(
+    err: DescriptorError, kind: str, key: str, field: str, reason_part: str
+) -> None:
+    assert isinstance(err, DescriptorError), err
+    assert err.kind == kind
+    assert err.key == key
+    assert err.field == field
+    assert reason_part in err.reason, err.reason
+    text = str(err)
+    assert text.startswith(f"{kind}/{key}: field '{field}': ")
+    assert reason_part in text
+
+
+# --------------------------------------------------------------------------
+# Happy paths
+# --------------------------------------------------------------------------
+
+
+def test_one_service_two_tools_with_different_styles() -> None:
+    resolved, errors = resolve_tool_services(
+        {"joke-service": j(svc())},
+        {
+            "tell-joke": j(tool()),
+            "tell-dad-joke": j(tool(name="tell-dad-joke", style="dad-joke")),
+        },
+    )
+    assert errors == []
+    assert set(resolved) == {"tell-joke", "tell-dad-joke"}
+    pun, dad = resolved["tell-joke"], resolved["tell-dad-joke"]
+    assert isinstance(pun, ResolvedToolService)
+    assert pun.config == {"style": "pun"}
+    assert dad.config == {"style": "dad-joke"}
+    assert dad.name == "tell-dad-joke"
+    for r in (pun, dad):
+        assert r.service_id == "joke-service"
+        assert r.request_queue == REQ
+        assert r.response_queue == RESP
+        assert r.arguments == [
+            ToolArgument(name="topic", type="string", description="The topic for the joke")
+        ]
+        assert r.group is None and r.state is None and r.applicable_states is None
+
+
+def test_bare_string_config_params_are_optional() -> None:
+    desc = parse_tool_service("rag", j(svc(id="rag", **{"config-params": ["collection", "limit"]})))
+    assert isinstance(desc, ToolServiceDescriptor)
+    assert desc.config_params == [ConfigParam(name="collection"), ConfigParam(name="limit")]
+    assert all(not p.required for p in desc.config_params)
+
+    resolved = parse_tool("customers", j(tool(service="rag", collection="customers")), {"rag": desc})
+    assert isinstance(resolved, ResolvedToolService)
+    assert resolved.config == {"collection": "customers"}
+
+
+def test_mixed_object_and_bare_config_params() -> None:
+    desc = parse_tool_service(
+        "s", j(svc(**{"config-params": ["a", {"name": "b", "required": True}]}))
+    )
+    assert isinstance(desc, ToolServiceDescriptor)
+    assert [(p.name, p.required) for p in desc.config_params] == [("a", False), ("b", True)]
+
+
+def test_extra_tool_field_not_declared_by_service_is_not_config() -> None:
+    resolved, errors = resolve_tool_services(
+        {"joke-service": j(svc())},
+        {"tell-joke": j(tool(colour="blue", mood={"x": 1}))},
+    )
+    assert errors == []
+    assert resolved["tell-joke"].config == {"style": "pun"}
+
+
+def test_optional_param_absent_gives_empty_config() -> None:
+    resolved, errors = resolve_tool_services(
+        {"joke-service": j(svc())}, {"t": j(tool(style=_DROP))}
+    )
+    assert errors == []
+    assert resolved["t"].config == {}
+
+
+def test_non_string_config_values_pass_through() -> None:
+    desc = parse_tool_service("s", j(svc(**{"config-params": ["limit", "filters"]})))
+    assert isinstance(desc, ToolServiceDescriptor)
+    r = parse_tool("t", j(tool(service="s", limit=5, filters={"lang": "en"})), {"s": desc})
+    assert isinstance(r, ResolvedToolService)
+    assert r.config == {"limit": 5, "filters": {"lang": "en"}}
+
+
+def test_generic_form_queue_accepted() -> None:
+    desc = parse_tool_service(
+        "s", j(svc(**{"request-queue": "q0/tg/request/joke", "response-queue": "q2/acme/ns/out"}))
+    )
+    assert isinstance(desc, ToolServiceDescriptor)
+    assert desc.request_queue == "q0/tg/request/joke"
+    assert desc.response_queue == "q2/acme/ns/out"
+
+
+@pytest.mark.parametrize(
+    "queue",
+    [
+        "persistent://tg/flow/agent:default",
+        "non-persistent://acme/tools/x",
+        "q1/tg/request/joke",
+    ],
+)
+def test_valid_queues(queue: str) -> None:
+    assert is_valid_queue(queue)
+
+
+@pytest.mark.parametrize(
+    "queue",
+    [
+        "",
+        "joke",
+        "tg/request/joke",
+        "http://tg/request/joke",
+        "persistent://tg/request",
+        "persistent://tg//joke",
+        "persistent://tg/request/a/b",
+        "q3/tg/request/joke",
+        "q0/tg/request",
+        "non-persistent://tg/request/jo ke",
+    ],
+)
+def test_invalid_queues(queue: str) -> None:
+    assert not is_valid_queue(queue)
+
+
+def test_missing_id_uses_key_and_mismatch_is_allowed() -> None:
+    no_id = parse_tool_service("joke-service", j(svc(id=_DROP)))
+    assert isinstance(no_id, ToolServiceDescriptor)
+    assert no_id.id == "joke-service"
+
+    resolved, errors = resolve_tool_services(
+        {"joke-service": j(svc(id="jokes-v2"))}, {"t": j(tool())}
+    )
+    assert errors == []
+    # Tools find services by config key; the id is reported as written.
+    assert resolved["t"].service_id == "jokes-v2"
+
+
+def test_service_extra_fields_ignored() -> None:
+    desc = parse_tool_service("s", j(svc(owner="team-x", version=3)))
+    assert isinstance(desc, ToolServiceDescriptor)
+    assert not hasattr(desc, "owner")
+
+
+def test_group_state_applicable_states_kept() -> None:
+    resolved, errors = resolve_tool_services(
+        {"joke-service": j(svc())},
+        {"t": j(tool(group=["fun"], state="joked", **{"applicable-states": ["*"]}))},
+    )
+    assert errors == []
+    r = resolved["t"]
+    assert (r.group, r.state, r.applicable_states) == (["fun"], "joked", ["*"])
+
+
+def test_other_tool_types_ignored() -> None:
+    resolved, errors = resolve_tool_services(
+        {"joke-service": j(svc())},
+        {
+            "kq": j({"type": "knowledge-query", "name": "kq", "description": "d"}),
+            "mcp": j({"type": "mcp-tool", "name": "m", "mcp-tool": "x"}),
+            "garbage": "{not json",
+            "t": j(tool()),
+        },
+    )
+    assert errors == []
+    assert set(resolved) == {"t"}
+
+
+def test_argument_defaults() -> None:
+    r = parse_tool(
+        "t",
+        j(tool(arguments=[{"name": "topic"}, {"name": "n", "type": None, "description": None}])),
+        {"joke-service": ToolServiceDescriptor.model_validate(svc())},
+    )
+    assert isinstance(r, ResolvedToolService)
+    assert r.arguments == [ToolArgument(name="topic"), ToolArgument(name="n")]
+    assert r.arguments[0].type == "string" and r.arguments[0].description == ""
+
+
+def test_arguments_optional() -> None:
+    services = {"joke-service": ToolServiceDescriptor.model_validate(svc())}
+    for value in (_DROP, None, []):
+        r = parse_tool("t", j(tool(arguments=value)), services)
+        assert isinstance(r, ResolvedToolService), r
+        assert r.arguments == []
+
+
+def test_accepts_already_decoded_dict() -> None:
+    desc = parse_tool_service("joke-service", svc())
+    assert isinstance(desc, ToolServiceDescriptor)
+
+
+def test_config_examples_resolve_cleanly() -> None:
+    service_raw = (EXAMPLES / "joke-service.json").read_text()
+    tools_raw = {
+        "tell-joke": (EXAMPLES / "tell-joke.json").read_text(),
+        "tell-dad-joke": (EXAMPLES / "tell-dad-joke.json").read_text(),
+    }
+    assert json.loads(service_raw) == {
+        "id": "joke-service",
+        "request-queue": "non-persistent://tg/request/joke",
+        "response-queue": "non-persistent://tg/response/joke",
+        "config-params": [{"name": "style", "required": False}],
+    }
+    resolved, errors = resolve_tool_services({"joke-service": service_raw}, tools_raw)
+    assert errors == []
+    assert resolved["tell-joke"].name == "tell-joke"
+    assert resolved["tell-joke"].config == {"style": "pun"}
+    assert resolved["tell-dad-joke"].name == "tell-dad-joke"
+    assert resolved["tell-dad-joke"].config == {"style": "dad-joke"}
+    assert resolved["tell-dad-joke"].description != resolved["tell-joke"].description
+    for r in resolved.values():
+        assert r.request_queue == "non-persistent://tg/request/joke"
+        assert r.response_queue == "non-persistent://tg/response/joke"
+        assert [a.name for a in r.arguments] == ["topic"]
+
+
+# --------------------------------------------------------------------------
+# Service descriptor errors
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "field", "reason"),
+    [
+        ("{not json", "(json)", "not valid JSON"),
+        ("", "(json)", "not valid JSON"),
+        ('["a"]', "(json)", "must be a JSON object, got a list"),
+        ('"text"', "(json)", "must be a JSON object, got a string"),
+        (j(svc(**{"request-queue": _DROP})), "request-queue", "required field is missing"),
+        (j(svc(**{"response-queue": _DROP})), "response-queue", "required field is missing"),
+        (j(svc(**{"request-queue": ""})), "request-queue", "is not a valid topic"),
+        (j(svc(**{"request-queue": "tg/request/joke"})), "request-queue", "is not a valid topic"),
+        (
+            j(svc(**{"response-queue": "persistent://tg/resp"})),
+            "response-queue",
+            "'persistent://tg/resp' is not a valid topic",
+        ),
+        (j(svc(**{"request-queue": 42})), "request-queue", "must be a string, got a number"),
+        (j(svc(id="")), "id", "must not be empty"),
+        (j(svc(id=7)), "id", "must be a string"),
+        (j(svc(**{"config-params": "style"})), "config-params", "must be a list, got a string"),
+        (j(svc(**{"config-params": [{"required": True}]})), "config-params[0].name", "required field is missing"),
+        (j(svc(**{"config-params": [{"name": ""}]})), "config-params[0].name", "must not be empty"),
+        (j(svc(**{"config-params": [3]})), "config-params[0]", "must be an object, got a number"),
+        (
+            j(svc(**{"config-params": [{"name": "x", "required": "sometimes"}]})),
+            "config-params[0].required",
+            "must be true or false",
+        ),
+        (j(svc(**{"config-params": ["style", {"name": "style"}]})), "config-params", "duplicate config param 'style'"),
+    ],
+)
+def test_service_errors(raw: str, field: str, reason: str) -> None:
+    err = parse_tool_service("jokes", raw)
+    assert_error(err, "tool-service", "jokes", field, reason)  # type: ignore[arg-type]
+
+    resolved, errors = resolve_tool_services({"jokes": raw}, {})
+    assert resolved == {}
+    assert_error(errors[0], "tool-service", "jokes", field, reason)
+
+
+def test_snake_case_queue_gets_a_hint() -> None:
+    raw = j(svc(**{"request-queue": _DROP, "request_queue": REQ}))
+    err = parse_tool_service("jokes", raw)
+    assert_error(err, "tool-service", "jokes", "request-queue", "spelled 'request-queue'")  # type: ignore[arg-type]
+
+
+def test_all_service_problems_reported() -> None:
+    raw = j(svc(**{"request-queue": _DROP, "response-queue": "nope"}))
+    _, errors = resolve_tool_services({"jokes": raw}, {})
+    assert {e.field for e in errors} == {"request-queue", "response-queue"}
+
+
+def test_pydantic_noise_not_in_reason() -> None:
+    err = parse_tool_service("jokes", j(svc(**{"request-queue": "bad"})))
+    assert isinstance(err, DescriptorError)
+    assert "pydantic" not in str(err)
+    assert "Value error" not in str(err)
+    assert "errors.pydantic.dev" not in str(err)
+
+
+# --------------------------------------------------------------------------
+# Tool descriptor errors
+# --------------------------------------------------------------------------
+
+GOOD_SERVICES = {"joke-service": j(svc())}
+
+
+@pytest.mark.parametrize(
+    ("tool_data", "field", "reason"),
+    [
+        (tool(name=_DROP), "name", "required field is missing"),
+        (tool(name=""), "name", "must not be empty"),
+        (tool(name="   "), "name", "must not be empty"),
+        (tool(description=_DROP), "description", "required field is missing"),
+        (tool(description=""), "description", "must not be empty"),
+        (tool(service=_DROP), "service", "required field is missing"),
+        (tool(service=""), "service", "must not be empty"),
+        (tool(service=["joke-service"]), "service", "must be a string, got a list"),
+        (tool(service="jokes"), "service", "unknown tool service 'jokes'"),
+        (tool(arguments="topic"), "arguments", "must be a list, got a string"),
+        (tool(arguments=["topic"]), "arguments[0]", "must be an object, got a string"),
+        (tool(arguments=[{"type": "string"}]), "arguments[0].name", "required field is missing"),
+        (tool(arguments=[{"name": ""}]), "arguments[0].name", "must not be empty"),
+        (tool(arguments=[{"name": "x", "description": 5}]), "arguments[0].description", "must be a string"),
+        (tool(arguments=[{"name": "x"}, {"name": "x"}]), "arguments", "duplicate argument 'x'"),
+        (tool(group="fun"), "group", "must be a list, got a string"),
+        (tool(group=["fun", 3]), "group[1]", "must be a string, got a number"),
+        (tool(state=["a"]), "state", "must be a string, got a list"),
+        (tool(**{"applicable-states": "*"}), "applicable-states", "must be a list, got a string"),
+    ],
+)
+def test_tool_errors(tool_data: dict[str, Any], field: str, reason: str) -> None:
+    resolved, errors = resolve_tool_services(GOOD_SERVICES, {"tell-joke": j(tool_data)})
+    assert resolved == {}
+    assert_error(only_error(errors), "tool", "tell-joke", field, reason)
+
+    services = {"joke-service": ToolServiceDescriptor.model_validate(svc())}
+    err = parse_tool("tell-joke", j(tool_data), services)
+    assert_error(err, "tool", "tell-joke", field, reason)  # type: ignore[arg-type]
+
+
+def test_tool_with_other_type_rejected_by_parse_tool() -> None:
+    err = parse_tool("kq", j(tool(type="knowledge-query")), {})
+    assert_error(err, "tool", "kq", "type", "must be 'tool-service'")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [("{broken", "not valid JSON"), ("[1, 2]", "must be a JSON object")],
+)
+def test_parse_tool_unreadable(raw: str, reason: str) -> None:
+    err = parse_tool("t", raw, {})
+    assert_error(err, "tool", "t", "(json)", reason)  # type: ignore[arg-type]
+
+
+def test_unknown_service_message_matches_spec_example() -> None:
+    _, errors = resolve_tool_services(GOOD_SERVICES, {"tell-joke": j(tool(service="jokes"))})
+    assert str(only_error(errors)) == "tool/tell-joke: field 'service': unknown tool service 'jokes'"
+
+
+def test_missing_required_config_param() -> None:
+    services = {"rag": j(svc(id="rag", **{"config-params": [{"name": "collection", "required": True}, "limit"]}))}
+    for value in (_DROP, None):
+        resolved, errors = resolve_tool_services(
+            services, {"customers": j(tool(service="rag", collection=value, limit=3))}
+        )
+        assert resolved == {}
+        assert_error(
+            only_error(errors), "tool", "customers", "collection", "required config param 'collection'"
+        )
+        assert "'rag'" in errors[0].reason
+
+
+def test_tool_referencing_invalid_service() -> None:
+    services = {
+        "joke-service": j(svc(**{"request-queue": _DROP})),
+        "other": j(svc(id="other")),
+    }
+    resolved, errors = resolve_tool_services(
+        services, {"tell-joke": j(tool()), "fine": j(tool(service="other"))}
+    )
+    assert set(resolved) == {"fine"}
+    assert len(errors) == 2
+    svc_err = next(e for e in errors if e.kind == "tool-service")
+    assert_error(svc_err, "tool-service", "joke-service", "request-queue", "required field is missing")
+    tool_err = next(e for e in errors if e.kind == "tool")
+    assert_error(tool_err, "tool", "tell-joke", "service", "service 'joke-service' is invalid")
+    assert "request-queue" in tool_err.reason
+
+
+def test_invalid_json_service_named_in_tool_error() -> None:
+    _, errors = resolve_tool_services({"joke-service": "{oops"}, {"t": j(tool())})
+    tool_err = next(e for e in errors if e.kind == "tool")
+    assert_error(tool_err, "tool", "t", "service", "service 'joke-service' is invalid")
+    assert "not valid JSON" in tool_err.reason
+
+
+def test_all_tool_problems_reported_at_once() -> None:
+    _, errors = resolve_tool_services(
+        GOOD_SERVICES, {"t": j(tool(name="", service="nope", arguments="x"))}
+    )
+    assert {e.field for e in errors} == {"name", "service", "arguments"}
+    assert all(e.kind == "tool" and e.key == "t" for e in errors)
+
+
+def test_one_bad_descriptor_never_hides_good_ones() -> None:
+    services = {
+        "joke-service": j(svc()),
+        "broken": "not json at all",
+        "rag": j(svc(id="rag", **{"config-params": [{"name": "collection", "required": True}]})),
+    }
+    tools = {
+        "tell-joke": j(tool()),
+        "dad": j(tool(name="dad", style="dad-joke")),
+        "bad-service": j(tool(name="x", service="broken")),
+        "unknown": j(tool(name="y", service="missing")),
+        "no-collection": j(tool(name="z", service="rag")),
+        "customers": j(tool(name="customers", service="rag", collection="customers")),
+        "no-name": j(tool(name=_DROP)),
+        "unreadable": "{",
+    }
+    resolved, errors = resolve_tool_services(services, tools)
+    assert set(resolved) == {"tell-joke", "dad", "customers"}
+    assert resolved["customers"].config == {"collection": "customers"}
+    got = {(e.kind, e.key, e.field) for e in errors}
+    assert got == {
+        ("tool-service", "broken", "(json)"),
+        ("tool", "bad-service", "service"),
+        ("tool", "unknown", "service"),
+        ("tool", "no-collection", "collection"),
+        ("tool", "no-name", "name"),
+    }
+
+
+def test_descriptor_error_str() -> None:
+    err = DescriptorError("tool", "tell-joke", "service", "unknown tool service 'jokes'")
+    assert str(err) == "tool/tell-joke: field 'service': unknown tool service 'jokes'"

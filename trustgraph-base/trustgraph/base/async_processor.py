@@ -1,0 +1,235 @@
+"""The base of every processor: flags, lifecycle, config push, metrics.
+
+A processor is a plain class whose constructor takes the parsed flags as
+keyword arguments (``Processor(**params)``), so a test can build one directly.
+``Processor.launch(ident, doc)`` is the console-script entry point.
+
+Config: upstream processors replay the config push topic from Earliest.  On
+pulsar-lite (and on a Pulsar whose ``tg/config`` retention keeps much) that
+replays every push ever made, and each push is the whole store, so start-up
+grows with every config change.  We subscribe at Latest under a fresh
+subscription instead and fetch the current config once with the ``config``
+operation, which upstream's config-svc answers too; pushes that arrive later
+carry newer versions.  An older version never replaces a newer one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import sys
+import uuid
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+from ..schema import ConfigPush, ConfigRequest, ConfigResponse
+from . import metrics
+from .pubsub import Message, PubSub
+from .request_response import RequestResponseClient
+from .topics import CONFIG_REQUEST, CONFIG_RESPONSE
+
+logger = logging.getLogger(__name__)
+
+ConfigHandler = Callable[[dict[str, dict[str, str]], int], Awaitable[None]]
+
+DEFAULT_PULSAR_HOST = "pulsar://localhost:6650"
+_LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def env_default(name: str, default: Any = None) -> Any:
+    value = os.environ.get(name)
+    return value if value not in (None, "") else default
+
+
+class AsyncProcessor:
+    """Lifecycle and config handling shared by every processor."""
+
+    def __init__(self, **params: Any) -> None:
+        self.id: str = params.get("id") or "processor"
+        self.params = params
+        self.pulsar_host: str = params.get("pulsar_host") or DEFAULT_PULSAR_HOST
+        self.pubsub = PubSub(
+            self.pulsar_host,
+            api_key=params.get("pulsar_api_key") or None,
+            listener=params.get("pulsar_listener") or None,
+            processor=self.id,
+            connect_timeout=float(params.get("connect_timeout") or 300.0),
+        )
+        self.config_push_queue: str = params.get("config_push_queue") or "q2/tg/config/config"
+        self.config_request_queue: str = params.get("config_request_queue") or CONFIG_REQUEST
+        self.config_response_queue: str = params.get("config_response_queue") or CONFIG_RESPONSE
+        self.metrics_enabled: bool = params.get("metrics", True)
+        self.metrics_port: int = int(params.get("metrics_port") or 8000)
+        self.config_version: int | None = None
+        self._config_handlers: list[tuple[ConfigHandler, frozenset[str] | None]] = []
+        self._seen: dict[int, dict[str, Any]] = {}
+        self._config_lock = asyncio.Lock()
+        self._stopping = asyncio.Event()
+        self._background: set[asyncio.Task] = set()
+        self._config_client: RequestResponseClient | None = None
+        self._config_received = asyncio.Event()
+
+    # -- config ------------------------------------------------------------
+    def register_config_handler(self, handler: ConfigHandler,
+                                types: Iterable[str] | None = None) -> None:
+        """Call ``handler(config, version)`` when any of ``types`` changes.
+
+        ``types=None`` means every new version.  Handlers run one at a time,
+        in registration order; one that raises is logged and the others still
+        run.
+        """
+        self._config_handlers.append((handler, frozenset(types) if types is not None else None))
+
+    async def apply_config(self, config: dict[str, dict[str, str]], version: int) -> None:
+        """Run the handlers for a full config at ``version`` (older ones are ignored)."""
+        async with self._config_lock:
+            if self.config_version is not None and version < self.config_version:
+                logger.debug("Ignoring config version %d (have %d)", version, self.config_version)
+                return
+            self.config_version = version
+            for i, (handler, types) in enumerate(self._config_handlers):
+                if types is not None:
+                    view = {t: config.get(t, {}) for t in types}
+                    if self._seen.get(i) == view:
+                        continue
+                    self._seen[i] = view
+                try:
+                    await handler(config, version)
+                except Exception:
+                    logger.exception("Config handler %s failed on version %d",
+                                     getattr(handler, "__qualname__", handler), version)
+            self._config_received.set()
+            logger.info("Config version %d applied", version)
+
+    async def _on_config_push(self, msg: Message) -> None:
+        push: ConfigPush = msg.value
+        await self.apply_config(push.config or {}, push.version or 0)
+
+    async def _fetch_config(self) -> None:
+        """Ask config-svc for the current config until it answers or a push arrives."""
+        delay = 0.5
+        while not self._stopping.is_set() and not self._config_received.is_set():
+            try:
+                resp: ConfigResponse = await self._config_client.request(
+                    ConfigRequest(operation="config"), timeout=5.0)
+                if resp.error is None:
+                    await self.apply_config(resp.config or {}, resp.version or 0)
+                    return
+                logger.warning("Config fetch failed: %s", resp.error.message)
+            except Exception as e:
+                logger.info("Config service not answering yet (%s); retrying", e)
+            try:
+                await asyncio.wait_for(self._config_received.wait(), delay)
+            except TimeoutError:
+                pass
+            delay = min(delay * 2, 10.0)
+
+    async def start_config(self) -> None:
+        """Follow the config push topic and fetch the current config once."""
+        await self.pubsub.consumer(
+            self.config_push_queue, f"{self.id}--config--{uuid.uuid4()}", ConfigPush,
+            handler=self._on_config_push, initial_position="latest", name="config-push",
+        )
+        self._config_client = RequestResponseClient(
+            self.pubsub, request_topic=self.config_request_queue,
+            response_topic=self.config_response_queue,
+            request_schema=ConfigRequest, response_schema=ConfigResponse,
+            subscription=f"{self.id}--config-fetch--{uuid.uuid4()}", name="config-fetch",
+        )
+        await self._config_client.start()
+        self.spawn(self._fetch_config())
+
+    # -- lifecycle ---------------------------------------------------------
+    def spawn(self, coro: Awaitable[Any]) -> asyncio.Task:
+        """Run a background task that is cancelled at shutdown and never lost."""
+        task = asyncio.ensure_future(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        return task
+
+    async def start(self) -> None:
+        """Open what the processor needs; subclasses extend and call super()."""
+        if self.metrics_enabled:
+            metrics.processor_info.info({"id": self.id})
+            metrics.start_metrics_server(self.metrics_port)
+        if self._config_handlers:
+            await self.start_config()
+
+    async def stop(self) -> None:
+        """Close consumers, producers and the client."""
+        for task in list(self._background):
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
+        await self.pubsub.close()
+
+    def request_stop(self) -> None:
+        self._stopping.set()
+
+    async def run(self) -> None:
+        """Start, signal readiness, wait for SIGINT/SIGTERM, stop."""
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.add_signal_handler(sig, self.request_stop)
+            except (NotImplementedError, RuntimeError):
+                pass
+        try:
+            await self.start()
+            logger.info("Processor %s started (broker %s)", self.id, self.pulsar_host)
+            ready = os.environ.get("TG_READY_FILE")
+            if ready:
+                with open(ready, "w") as f:
+                    f.write(str(os.getpid()))
+            await self._stopping.wait()
+            logger.info("Processor %s stopping", self.id)
+        finally:
+            await self.stop()
+
+    # -- command line --------------------------------------------------------
+    @classmethod
+    def add_args(cls, parser: argparse.ArgumentParser) -> None:
+        """The common flags of WIRE.md section 11; subclasses add theirs and call super()."""
+        parser.add_argument("--id", default=None, help="processor id (default: the command's)")
+        parser.add_argument("--pubsub-backend", default=env_default("PUBSUB_BACKEND", "pulsar"),
+                            choices=["pulsar"], help="messaging backend (only pulsar)")
+        parser.add_argument("-p", "--pulsar-host", default=env_default("PULSAR_HOST", DEFAULT_PULSAR_HOST),
+                            help="Pulsar URL (env PULSAR_HOST; default %(default)s)")
+        parser.add_argument("--pulsar-api-key", default=env_default("PULSAR_API_KEY"),
+                            help="Pulsar token (env PULSAR_API_KEY)")
+        parser.add_argument("--pulsar-listener", default=None, help="Pulsar listener name")
+        parser.add_argument("-l", "--log-level", default="INFO",
+                            choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"])
+        parser.add_argument("--metrics", action=argparse.BooleanOptionalAction, default=True,
+                            help="serve Prometheus metrics")
+        parser.add_argument("-P", "--metrics-port", type=int, default=8000)
+        parser.add_argument("--config-push-queue", default="q2/tg/config/config")
+        # Accepted for compatibility with upstream deployments; we log to stderr only.
+        parser.add_argument("--loki-enabled", action=argparse.BooleanOptionalAction, default=False,
+                            help=argparse.SUPPRESS)
+        parser.add_argument("--loki-url", default=env_default("LOKI_URL"), help=argparse.SUPPRESS)
+        parser.add_argument("--loki-username", default=env_default("LOKI_USERNAME"), help=argparse.SUPPRESS)
+        parser.add_argument("--loki-password", default=env_default("LOKI_PASSWORD"), help=argparse.SUPPRESS)
+
+    @classmethod
+    def launch(cls, ident: str, doc: str | None = None, argv: list[str] | None = None) -> None:
+        """Console-script entry: parse flags, configure logging, run until signalled."""
+        parser = argparse.ArgumentParser(prog=ident, description=doc,
+                                         formatter_class=argparse.RawDescriptionHelpFormatter)
+        cls.add_args(parser)
+        args = parser.parse_args(argv)
+        params = vars(args)
+        params["id"] = params.get("id") or ident
+        logging.basicConfig(level=getattr(logging, params.get("log_level") or "INFO"),
+                            format=_LOG_FORMAT, stream=sys.stderr)
+        if params.get("log_level") == "DEBUG":
+            logging.getLogger("pulsar").setLevel(logging.INFO)
+        try:
+            asyncio.run(cls(**params).run())
+        except KeyboardInterrupt:
+            pass
+        except Exception as e:
+            logging.getLogger(ident).critical("%s failed: %s", ident, e, exc_info=True)
+            sys.exit(1)

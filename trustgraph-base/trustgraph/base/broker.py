@@ -1,0 +1,128 @@
+"""The embedded Pulsar-protocol broker (``pulsar-lite`` from PyPI).
+
+``tg-launch`` and the test fixtures run the broker binary that the
+``pulsar-lite`` wheel ships, on 127.0.0.1 and a free port, with its data in a
+directory of ours.  We start the binary ourselves rather than through the
+package's process manager because that one logs to a fixed file in /tmp and
+picks ports from a fixed range, which collides when two test runs overlap.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+
+class BrokerError(RuntimeError):
+    """The embedded broker could not be found or did not start."""
+
+
+def find_broker_binary() -> str:
+    """Path of the ``pulsar-lite`` binary inside the installed wheel."""
+    override = os.environ.get("PULSAR_LITE_BINARY")
+    if override:
+        return override
+    spec = importlib.util.find_spec("pulsar_lite")
+    if spec is None or not spec.submodule_search_locations:
+        raise BrokerError(
+            "the embedded broker is not installed: pip install pulsar-lite "
+            "(or give --pulsar-host to use an existing Pulsar)"
+        )
+    path = Path(list(spec.submodule_search_locations)[0]) / "bin" / "pulsar-lite"
+    if not path.is_file():
+        raise BrokerError(f"pulsar-lite binary missing at {path}")
+    return str(path)
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def wait_for_port(host: str, port: int, timeout: float, proc: subprocess.Popen | None = None) -> None:
+    """Block until ``host:port`` accepts TCP connections, or raise BrokerError."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if proc is not None and proc.poll() is not None:
+            raise BrokerError(f"process exited with code {proc.returncode} before listening on {port}")
+        try:
+            with socket.create_connection((host, port), timeout=0.25):
+                return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise BrokerError(f"nothing listening on {host}:{port} after {timeout:.0f}s") from None
+            time.sleep(0.05)
+
+
+class EmbeddedBroker:
+    """One ``pulsar-lite`` process: start, stop, restart on the same port and data."""
+
+    def __init__(self, data_dir: str | os.PathLike, port: int | None = None,
+                 host: str = "127.0.0.1", log_path: str | os.PathLike | None = None) -> None:
+        self.data_dir = Path(data_dir)
+        self.host = host
+        self.port = port or free_port(host)
+        self.log_path = Path(log_path) if log_path else self.data_dir / "broker.log"
+        self.proc: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"pulsar://{self.host}:{self.port}"
+
+    def start(self, timeout: float = 20.0) -> None:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        binary = find_broker_binary()
+        log = open(self.log_path, "ab")
+        try:
+            self.proc = subprocess.Popen(
+                [binary, "--addr", f"{self.host}:{self.port}",
+                 "--db-path", str(self.data_dir / "broker.db"), "--log-level", "warn"],
+                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                cwd=str(self.data_dir),
+            )
+        finally:
+            log.close()
+        try:
+            wait_for_port(self.host, self.port, timeout, self.proc)
+        except BrokerError as e:
+            self.stop()
+            raise BrokerError(f"embedded broker failed to start ({e}); see {self.log_path}") from e
+        logger.info("Embedded broker listening on %s (data %s)", self.url, self.data_dir)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        proc, self.proc = self.proc, None
+        if proc is None or proc.poll() is not None:
+            return
+        proc.terminate()
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+    def kill(self) -> None:
+        """Stop abruptly, as a crash would."""
+        proc, self.proc = self.proc, None
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    def __enter__(self) -> "EmbeddedBroker":
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,196 @@
+"""Processors that serve flows: consumers, producers and clients per flow.
+
+A FlowProcessor declares *specs* (a consumer on the ``request`` key, a
+producer on ``response``, a request/response client on ``prompt-request`` /
+``prompt-response``...).  When ``active-flow[<id>]`` lists a flow, the
+processor reads each spec's topic from that flow's definition and opens it;
+when the flow disappears it closes them.  A flow whose definition lacks a key
+is reported and skipped; the other flows run (upstream fails the whole push).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .async_processor import AsyncProcessor
+from .pubsub import Consumer, Message, Producer
+from .request_response import RequestResponseClient
+
+logger = logging.getLogger(__name__)
+
+
+class FlowConfigError(ValueError):
+    """A flow's definition cannot be used by this processor."""
+
+
+@dataclass
+class ConsumerSpec:
+    """Consume ``name``'s topic; ``handler(msg, flow)`` runs per message."""
+    name: str
+    schema: type
+    handler: Callable[[Message, "Flow"], Awaitable[None]]
+    concurrency: int | None = None
+
+
+@dataclass
+class ProducerSpec:
+    name: str
+    schema: type
+
+
+@dataclass
+class RequestResponseSpec:
+    """A client: requests on ``request_name``'s topic, answers on ``response_name``'s."""
+    request_name: str
+    response_name: str
+    request_schema: type
+    response_schema: type
+    impl: type = RequestResponseClient
+    timeout: float = 120.0
+
+
+@dataclass
+class ParameterSpec:
+    """A flow parameter (``model``, ``temperature``): optional, None when absent."""
+    name: str
+
+
+class Flow:
+    """The opened parts of one flow; ``flow("name")`` returns a part or a parameter."""
+
+    def __init__(self, name: str, definition: dict[str, Any]) -> None:
+        self.name = name
+        self.definition = definition
+        self.producers: dict[str, Producer] = {}
+        self.clients: dict[str, RequestResponseClient] = {}
+        self.consumers: dict[str, Consumer] = {}
+        self.parameters: dict[str, Any] = {}
+
+    def __call__(self, name: str) -> Any:
+        for table in (self.producers, self.clients, self.parameters):
+            if name in table:
+                return table[name]
+        raise KeyError(f"flow {self.name} has no part {name!r}")
+
+
+class FlowProcessor(AsyncProcessor):
+    """Starts and stops per-flow parts from ``active-flow[<id>]``."""
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self.concurrency: int = int(params.get("concurrency") or 1)
+        self.specs: list[Any] = []
+        self.flows: dict[str, Flow] = {}
+        self.flow_errors: dict[str, str] = {}
+        self._flow_lock = asyncio.Lock()
+        self.register_config_handler(self._on_flow_config, types=["active-flow"])
+
+    def register_specification(self, spec: Any) -> None:
+        self.specs.append(spec)
+
+    async def _on_flow_config(self, config: dict[str, dict[str, str]], version: int) -> None:
+        raw = config.get("active-flow", {}).get(self.id)
+        wanted: dict[str, Any] = {}
+        if raw:
+            try:
+                wanted = json.loads(raw)
+                if not isinstance(wanted, dict):
+                    raise ValueError("not a JSON object")
+            except ValueError as e:
+                logger.error("active-flow/%s is not usable (%s); flows unchanged", self.id, e)
+                return
+        async with self._flow_lock:
+            for name in [n for n in self.flows if n not in wanted]:
+                await self.stop_flow(name)
+            for name, definition in wanted.items():
+                if name in self.flows:
+                    continue
+                try:
+                    await self.start_flow(name, definition)
+                except FlowConfigError as e:
+                    self.flow_errors[name] = str(e)
+                    logger.error("Flow %s not started: %s", name, e)
+                except Exception as e:
+                    self.flow_errors[name] = str(e)
+                    logger.exception("Flow %s failed to start: %s", name, e)
+
+    def _topic(self, name: str, definition: dict[str, Any], key: str) -> str:
+        try:
+            value = definition[key]
+        except (KeyError, TypeError):
+            raise FlowConfigError(f"definition of flow {name!r} lacks key {key!r}") from None
+        if not isinstance(value, str):
+            raise FlowConfigError(f"flow {name!r} key {key!r} is not a topic string")
+        return value
+
+    async def start_flow(self, name: str, definition: dict[str, Any]) -> Flow:
+        """Open every spec's part for flow ``name``; on failure close what opened."""
+        # Resolve every key first so a bad definition opens nothing.
+        for spec in self.specs:
+            if isinstance(spec, RequestResponseSpec):
+                self._topic(name, definition, spec.request_name)
+                self._topic(name, definition, spec.response_name)
+            elif isinstance(spec, (ConsumerSpec, ProducerSpec)):
+                self._topic(name, definition, spec.name)
+        flow = Flow(name, definition)
+        try:
+            for spec in self.specs:
+                if isinstance(spec, ParameterSpec):
+                    flow.parameters[spec.name] = definition.get(spec.name)
+                elif isinstance(spec, ProducerSpec):
+                    flow.producers[spec.name] = await self.pubsub.producer(
+                        self._topic(name, definition, spec.name))
+                elif isinstance(spec, RequestResponseSpec):
+                    client = spec.impl(
+                        self.pubsub,
+                        request_topic=self._topic(name, definition, spec.request_name),
+                        response_topic=self._topic(name, definition, spec.response_name),
+                        request_schema=spec.request_schema, response_schema=spec.response_schema,
+                        subscription=f"{self.id}--{name}--{spec.request_name}--{uuid.uuid4()}",
+                        timeout=spec.timeout, name=f"{name}/{spec.request_name}",
+                    )
+                    await client.start()
+                    flow.clients[spec.request_name] = client
+            # Consumers last: a handler may use any producer or client at once.
+            for spec in self.specs:
+                if isinstance(spec, ConsumerSpec):
+                    handler = spec.handler
+
+                    async def run(msg: Message, _h=handler, _f=flow) -> None:
+                        await _h(msg, _f)
+
+                    flow.consumers[spec.name] = await self.pubsub.consumer(
+                        self._topic(name, definition, spec.name),
+                        f"{self.id}--{name}--{spec.name}", spec.schema,
+                        handler=run, concurrency=spec.concurrency or self.concurrency,
+                        name=f"{name}/{spec.name}",
+                    )
+        except BaseException:
+            await self._close_flow(flow)
+            raise
+        self.flows[name] = flow
+        self.flow_errors.pop(name, None)
+        logger.info("Flow %s started", name)
+        return flow
+
+    async def _close_flow(self, flow: Flow) -> None:
+        await self.pubsub.remove(*flow.consumers.values())
+        for client in flow.clients.values():
+            await client.stop()
+        await self.pubsub.remove(*flow.producers.values())
+
+    async def stop_flow(self, name: str) -> None:
+        flow = self.flows.pop(name, None)
+        if flow is not None:
+            await self._close_flow(flow)
+            logger.info("Flow %s stopped", name)
+
+    @classmethod
+    def add_args(cls, parser: Any) -> None:
+        super().add_args(parser)

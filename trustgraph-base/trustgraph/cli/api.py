@@ -1,0 +1,301 @@
+"""Shared plumbing for the ``tg-*`` commands: a tiny REST client, argparse
+helpers and the error-reporting wrapper every ``main()`` goes through.
+
+Why a hand-rolled client instead of aiohttp or requests: these commands are
+run interactively and from shell scripts, so start-up time matters more than
+anything else, and each command makes one or two small request/response
+calls.  ``urllib.request`` is in the standard library, imports quickly and is
+plenty for JSON POSTs.  Nothing in this module imports aiohttp.
+
+Why a wrapper around every ``main()``: upstream prints ``Exception: ...`` and
+exits 0, which makes failures invisible to scripts and ``make``.  Our commands
+print exactly one line, ``tg-xxx: error: <what went wrong and what to do>``,
+on stderr and exit nonzero (1, or 130 after Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import http.client
+import json
+import os
+import socket
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+DEFAULT_URL = "http://localhost:8088/"
+
+# The gateway gives up on a backend reply after a fixed 120 s and answers
+# with a "Timeout" error; wait a little longer than that so the user sees the
+# gateway's explanation rather than our own, less specific, one.
+DEFAULT_TIMEOUT = 130.0
+
+START_HINT = "is the system running? start it with `make run` (or `tg-launch`)"
+
+
+class CliError(Exception):
+    """A failure the user can act on; its text is shown as-is after
+    ``tg-xxx: error:``, so it should say what went wrong and what to do."""
+
+
+def default_url() -> str:
+    """The API URL used when ``-u`` is not given: ``$TRUSTGRAPH_URL`` or the
+    local gateway."""
+    return os.environ.get("TRUSTGRAPH_URL") or DEFAULT_URL
+
+
+def default_token() -> str | None:
+    """The bearer token used when ``-t`` is not given."""
+    return os.environ.get("TRUSTGRAPH_TOKEN") or None
+
+
+def normalise_url(url: str) -> str:
+    """Return ``url`` with exactly one trailing slash, so that joining it
+    with ``api/v1/...`` works whether or not the user typed the slash."""
+    url = url.strip()
+    if "://" not in url:
+        raise CliError(
+            f"invalid API URL {url!r}: it must start with http:// or https:// (e.g. {DEFAULT_URL})"
+        )
+    return url.rstrip("/") + "/"
+
+
+def _one_line(text: str) -> str:
+    """Collapse whitespace runs (including newlines) to single spaces so an
+    error always fits on the promised single line."""
+    return " ".join(text.split())
+
+
+def _excerpt(raw: bytes, limit: int = 200) -> str:
+    """A short, single-line, printable preview of a response body."""
+    text = _one_line(raw.decode("utf-8", errors="replace"))
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def describe_error(err: Any) -> str:
+    """Render the ``error`` member of a gateway reply.
+
+    The gateway sends routing/parse failures as a bare string and service
+    failures as ``{"type": ..., "message": ...}``; both become one line.
+    """
+    if isinstance(err, dict):
+        etype = str(err.get("type") or "").strip()
+        message = str(err.get("message") or "").strip()
+        if etype and message:
+            return f"{etype}: {message}"
+        return message or etype or json.dumps(err)
+    return str(err)
+
+
+class Api:
+    """Synchronous JSON-over-HTTP client for the API gateway's REST
+    endpoints (``POST {url}api/v1/{kind}``)."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        token: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> None:
+        self.url = normalise_url(url if url is not None else default_url())
+        self.token = token or None
+        self.timeout = timeout
+
+    def post(self, path: str, body: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+        """POST ``body`` as JSON to ``{url}{path}`` and return the decoded
+        reply, raising :class:`CliError` with an actionable message on any
+        transport, HTTP, decoding or gateway-reported failure."""
+        target = self.url + path.lstrip("/")
+        wait = self.timeout if timeout is None else timeout
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "User-Agent": "trustgraph-cli",
+        }
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
+        data = json.dumps(body).encode("utf-8")
+
+        try:
+            request = urllib.request.Request(target, data=data, headers=headers, method="POST")
+            with urllib.request.urlopen(request, timeout=wait) as resp:
+                status = resp.status
+                raw = resp.read()
+        except urllib.error.HTTPError as e:
+            if e.code == 401:
+                raise CliError(
+                    f"unauthorized: set --token or TRUSTGRAPH_TOKEN"
+                    f" (the gateway at {self.url} rejected the request)"
+                ) from None
+            try:
+                body_text = _excerpt(e.read())
+            except (OSError, http.client.HTTPException):  # only a courtesy
+                body_text = ""
+            raise CliError(
+                f"HTTP {e.code} {e.reason} from {target}" + (f": {body_text}" if body_text else "")
+            ) from None
+        except urllib.error.URLError as e:
+            raise self._transport_error(target, e.reason, wait) from None
+        except (TimeoutError, OSError) as e:
+            raise self._transport_error(target, e, wait) from None
+        except http.client.HTTPException as e:  # not speaking HTTP at all
+            raise CliError(
+                f"bad HTTP reply from {target} ({type(e).__name__});"
+                f" is {self.url} really a TrustGraph API gateway?"
+            ) from None
+        except ValueError as e:  # malformed URL, e.g. "http://:x/"
+            raise CliError(f"invalid API URL {self.url}: {e}") from None
+
+        if status != 200:
+            raise CliError(f"HTTP {status} from {target}: {_excerpt(raw)}")
+
+        try:
+            reply = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            raise CliError(
+                f"invalid JSON reply from {target}: {_excerpt(raw) or '(empty)'};"
+                f" is {self.url} really a TrustGraph API gateway?"
+            ) from None
+        if not isinstance(reply, dict):
+            raise CliError(f"unexpected reply from {target}: expected a JSON object, got {_excerpt(raw)}")
+
+        err = reply.get("error")
+        if err:
+            raise CliError(_one_line(describe_error(err)))
+        return reply
+
+    def _transport_error(self, target: str, reason: Any, wait: float) -> CliError:
+        """Translate a socket-level failure into a message naming the URL
+        and, where it helps, how to start the system."""
+        if isinstance(reason, TimeoutError):
+            return CliError(
+                f"timed out after {wait:g}s waiting for {target};"
+                " the gateway or a backend service may be overloaded or down"
+            )
+        if isinstance(reason, ConnectionRefusedError):
+            return CliError(f"cannot connect to {target}: connection refused; {START_HINT}")
+        text = getattr(reason, "strerror", None) or str(reason)
+        if isinstance(reason, socket.gaierror):  # unknown host name
+            return CliError(f"cannot reach {target}: {text}; check -u/--api-url or TRUSTGRAPH_URL")
+        return CliError(f"cannot reach {target}: {text}; {START_HINT}")
+
+    def config(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Call the global ``config`` service."""
+        return self.post("api/v1/config", body)
+
+    def flow(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Call the global ``flow`` service (keys are kebab-case on REST)."""
+        return self.post("api/v1/flow", body)
+
+
+# ---------------------------------------------------------------- argparse
+
+
+def make_parser(prog: str, description: str | None) -> argparse.ArgumentParser:
+    """An ArgumentParser with the flags every command shares.  ``prog`` is
+    passed explicitly because under ``python -m`` argv[0] is a file path."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    add_api_args(parser)
+    return parser
+
+
+def add_api_args(parser: argparse.ArgumentParser) -> None:
+    """Add ``-u/--api-url`` and ``-t/--token`` (env-var defaults as
+    upstream)."""
+    parser.add_argument(
+        "-u",
+        "--api-url",
+        default=default_url(),
+        help=f"API URL (default: $TRUSTGRAPH_URL or {DEFAULT_URL})",
+    )
+    parser.add_argument(
+        "-t",
+        "--token",
+        default=default_token(),
+        help="API bearer token (default: $TRUSTGRAPH_TOKEN)",
+    )
+
+
+def api_from_args(args: argparse.Namespace) -> Api:
+    """Build the client from the shared flags."""
+    return Api(args.api_url, args.token)
+
+
+def add_item_args(parser: argparse.ArgumentParser, with_key: bool = True) -> None:
+    """Add ``--type`` (and ``--key``) plus an optional positional
+    ``TYPE/KEY`` (or ``TYPE``) shorthand; resolve with :func:`resolve_item`."""
+    parser.add_argument(
+        "item",
+        nargs="?",
+        metavar="TYPE/KEY" if with_key else "TYPE",
+        help=(
+            "the item as TYPE/KEY (alternative to --type and --key)"
+            if with_key
+            else "the configuration type (alternative to --type)"
+        ),
+    )
+    parser.add_argument("--type", help="configuration type, e.g. tool")
+    if with_key:
+        parser.add_argument("--key", help="configuration key within the type")
+
+
+def resolve_item(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, with_key: bool = True
+) -> tuple[str, str]:
+    """Return ``(type, key)`` from either the positional form or the flags,
+    reporting a usage error (exit 2) when they are missing or conflict.
+    ``key`` is ``""`` when ``with_key`` is false."""
+    ctype: str | None = args.type
+    key: str | None = getattr(args, "key", None) if with_key else ""
+    if args.item is not None:
+        if ctype is not None or (with_key and key is not None):
+            flags = "--type/--key" if with_key else "--type"
+            parser.error(f"give either {args.item!r} or {flags}, not both")
+        if with_key:
+            ctype, sep, key = args.item.partition("/")
+            if not sep:
+                parser.error(f"expected TYPE/KEY (e.g. tool/tell-joke), got {args.item!r}")
+        else:
+            ctype = args.item
+    if not ctype:
+        parser.error("the configuration type is required (--type or TYPE/KEY)")
+    if with_key and not key:
+        parser.error("the configuration key is required (--key or TYPE/KEY)")
+    return ctype, key or ""
+
+
+# ---------------------------------------------------------------- running
+
+
+def fail(prog: str, message: str, code: int = 1) -> NoReturn:
+    """Print the single ``prog: error: ...`` line on stderr and exit."""
+    # stdout may already be gone (closed pipe); the error line still matters.
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush()
+    print(f"{prog}: error: {_one_line(message)}", file=sys.stderr, flush=True)
+    sys.exit(code)
+
+
+def main_wrapper(prog: str, fn: Callable[[], None]) -> None:
+    """Run a command body, turning every failure into one stderr line and a
+    nonzero exit status.  ``SystemExit`` (argparse usage errors, ``--help``)
+    passes through untouched."""
+    try:
+        fn()
+        sys.stdout.flush()
+    except CliError as e:
+        fail(prog, str(e) or "failed")
+    except KeyboardInterrupt:
+        fail(prog, "interrupted", 130)
+    except BrokenPipeError:
+        # The reader (e.g. ``| head``) went away; nothing useful to print to
+        # stdout, and Python would otherwise complain again at shutdown.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        sys.exit(1)
+    except Exception as e:  # noqa: BLE001 - the point is to catch everything
+        fail(prog, f"unexpected {type(e).__name__}: {e}")

@@ -1,0 +1,128 @@
+"""Sets a configuration item.
+
+The value comes from --value, --stdin, --file PATH, or, with the TYPE/KEY
+shorthand and no other source, from standard input:
+
+    tg-put-config-item tool/tell-joke < tell-joke.json
+
+Values of JSON-typed items (tool, prompt, flow-blueprint, ...) are checked
+before anything is sent, because services decode them on every config push
+and a broken value would only show up later, far from its cause.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from trustgraph.cli.api import (
+    CliError,
+    add_item_args,
+    api_from_args,
+    main_wrapper,
+    make_parser,
+    resolve_item,
+)
+
+PROG = "tg-put-config-item"
+
+# Config types whose values the services parse as JSON.
+JSON_TYPES = frozenset(
+    {
+        "tool",
+        "tool-service",
+        "flow-blueprint",
+        "mcp",
+        "prompt",
+        "parameter-type",
+        "flow",
+        "interface-description",
+        "active-flow",
+        "token-cost",
+    }
+)
+
+
+def _decode(raw: bytes, source: str) -> str:
+    """Decode UTF-8 (tolerating a BOM, which editors on some platforms add
+    and which JSON parsers reject)."""
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise CliError(f"{source} is not valid UTF-8 text ({e.reason} at byte {e.start})") from None
+
+
+def _strip_newline(text: str) -> str:
+    """Drop one trailing newline: files and heredocs end with one, and it is
+    never meant to be part of the value."""
+    if text.endswith("\r\n"):
+        return text[:-2]
+    if text.endswith("\n"):
+        return text[:-1]
+    return text
+
+
+def read_value(args: argparse.Namespace, positional: bool) -> str | None:
+    """The value text from whichever source was chosen, or None if none was."""
+    if args.value is not None:
+        return _strip_newline(args.value)
+    if args.file is not None:
+        try:
+            with open(args.file, "rb") as f:
+                raw = f.read()
+        except OSError as e:
+            raise CliError(f"cannot read {args.file}: {e.strerror or e}") from None
+        return _strip_newline(_decode(raw, args.file))
+    if args.stdin or positional:
+        if sys.stdin is None:
+            raise CliError("no standard input to read the value from")
+        if sys.stdin.isatty():
+            print("reading the value from standard input (end with Ctrl-D)...", file=sys.stderr, flush=True)
+        return _strip_newline(_decode(sys.stdin.buffer.read(), "standard input"))
+    return None
+
+
+def check_json(ctype: str, key: str, value: str) -> None:
+    """Refuse a value that JSON-typed config cannot hold, naming the spot."""
+    if ctype not in JSON_TYPES:
+        return
+    try:
+        json.loads(value)
+    except json.JSONDecodeError as e:
+        raise CliError(
+            f"value for {ctype}/{key} is not valid JSON: {e.msg} at line"
+            f" {e.lineno} column {e.colno}; nothing was written"
+        ) from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = make_parser(PROG, "Sets a configuration item.")
+    add_item_args(parser)
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--value", help="the value to store")
+    source.add_argument("--stdin", action="store_true", help="read the value from standard input")
+    source.add_argument("--file", metavar="PATH", help="read the value from a file")
+    return parser
+
+
+def run(argv: list[str] | None = None) -> None:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    ctype, key = resolve_item(parser, args)
+    value = read_value(args, positional=args.item is not None)
+    if value is None:
+        parser.error("one of --value, --stdin or --file is required")
+
+    check_json(ctype, key, value)
+
+    api_from_args(args).config({"operation": "put", "values": [{"type": ctype, "key": key, "value": value}]})
+    print(f"Configuration item set: {ctype}/{key}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    main_wrapper(PROG, lambda: run(argv))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,96 @@
+"""Shows the running flows: one small table per flow with its blueprint,
+description, parameters and the queues behind each interface."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from trustgraph.cli.api import Api, api_from_args, main_wrapper, make_parser
+
+PROG = "tg-show-flows"
+
+
+def _text(value: Any) -> str:
+    """Strings as-is, anything else as compact JSON."""
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def describe_interface(value: Any) -> str:
+    """``"topic"`` for send-only interfaces; one ``role: topic`` line per
+    queue for request/response pairs (or any other mapping)."""
+    if isinstance(value, dict):
+        return "\n".join(f"{role}: {_text(q)}" for role, q in value.items())
+    return _text(value)
+
+
+def flow_rows(flow_id: str, reply: dict[str, Any]) -> list[tuple[str, str]]:
+    """The (label, value) rows of one flow's table.
+
+    ``get-flow`` returns the stored ``flow/<id>`` config value as a JSON
+    string; ``description`` and ``parameters`` are also sent alongside it and
+    serve as a fallback if that string is missing or unreadable.
+    """
+    try:
+        flow = json.loads(reply.get("flow") or "{}")
+    except (TypeError, json.JSONDecodeError):
+        flow = {}
+    if not isinstance(flow, dict):
+        flow = {}
+
+    params = flow.get("parameters") or reply.get("parameters") or {}
+    rows = [
+        ("id", flow_id),
+        ("blueprint", _text(flow.get("blueprint-name", ""))),
+        ("description", _text(flow.get("description", reply.get("description", "")))),
+        (
+            "parameters",
+            "\n".join(f"{k}={_text(v)}" for k, v in sorted(params.items()))
+            if isinstance(params, dict) and params
+            else "(none)",
+        ),
+    ]
+    interfaces = flow.get("interfaces") or {}
+    if isinstance(interfaces, dict):
+        for name in sorted(interfaces):
+            rows.append((name, describe_interface(interfaces[name])))
+    return rows
+
+
+def render_table(rows: list[tuple[str, str]]) -> str:
+    """A plain two-column boxed table; multi-line values span several lines."""
+    lines = [(label, value.splitlines() or [""]) for label, value in rows]
+    left = max(len(label) for label, _ in lines)
+    right = max(len(v) for _, vals in lines for v in vals)
+    rule = f"+-{'-' * left}-+-{'-' * right}-+"
+    out = [rule]
+    for label, vals in lines:
+        for i, v in enumerate(vals):
+            out.append(f"| {(label if i == 0 else ''):<{left}} | {v:<{right}} |")
+        out.append(rule)
+    return "\n".join(out)
+
+
+def show_flows(api: Api) -> None:
+    ids = api.flow({"operation": "list-flows"}).get("flow-ids") or []
+    if not ids:
+        print("No flows.")
+        return
+    for flow_id in ids:
+        reply = api.flow({"operation": "get-flow", "flow-id": flow_id})
+        print(render_table(flow_rows(flow_id, reply)))
+        print()
+
+
+def run(argv: list[str] | None = None) -> None:
+    parser = make_parser(PROG, "Shows the running flows.")
+    args = parser.parse_args(argv)
+    show_flows(api_from_args(args))
+
+
+def main(argv: list[str] | None = None) -> None:
+    main_wrapper(PROG, lambda: run(argv))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,52 @@
+"""Agent (ReAct) request/response records.
+
+An AgentRequest is also what the agent re-publishes on its ``next`` queue
+for each further iteration, with the new step appended to ``history``.
+"""
+
+from dataclasses import dataclass, field
+
+from ..core.primitives import Error
+
+
+@dataclass
+class AgentStep:
+    """One completed ReAct iteration: the thought, the tool call and its result."""
+
+    thought: str = ""
+    action: str = ""
+    arguments: dict[str, str] = field(default_factory=dict)
+    observation: str = ""
+    user: str = ""
+
+
+@dataclass
+class AgentRequest:
+    """A question for the agent; ``group`` None means the ``default`` group."""
+
+    question: str = ""
+    state: str = ""
+    group: list[str] | None = None
+    history: list[AgentStep] = field(default_factory=list)
+    user: str = ""
+    streaming: bool = False
+
+
+@dataclass
+class AgentResponse:
+    """One agent output message.
+
+    Streaming replies use ``chunk_type``/``content``.  The legacy fields
+    (``answer``, ``thought``, ``observation``) are written explicitly as null
+    by non-streaming replies: a consumer treats a non-null ``answer`` as the
+    final message, so they are typed ``str | None``.
+    """
+
+    chunk_type: str = ""
+    content: str = ""
+    end_of_message: bool = False
+    end_of_dialog: bool = False
+    answer: str | None = ""
+    error: Error | None = None
+    thought: str | None = ""
+    observation: str | None = ""

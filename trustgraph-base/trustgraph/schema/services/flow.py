@@ -1,0 +1,43 @@
+"""Flow-management records (served by config-svc) and their global topics."""
+
+from dataclasses import dataclass, field
+
+from ..core.primitives import Error
+from ..core.topic import topic
+
+
+@dataclass
+class FlowRequest:
+    """Flow/blueprint operation.
+
+    ``blueprint_definition`` is JSON text.  ``description`` may arrive as null
+    (start-flow then fails with "No description"), hence ``str | None``.
+    """
+
+    operation: str = ""
+    blueprint_name: str = ""
+    blueprint_definition: str | None = ""
+    description: str | None = ""
+    flow_id: str = ""
+    parameters: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class FlowResponse:
+    """Reply to a FlowRequest.
+
+    ``blueprint_definition`` is null when get-blueprint finds nothing;
+    ``flow`` is the stored flow record as JSON text.
+    """
+
+    blueprint_names: list[str] = field(default_factory=list)
+    flow_ids: list[str] = field(default_factory=list)
+    blueprint_definition: str | None = ""
+    flow: str | None = ""
+    description: str | None = ""
+    parameters: dict[str, str] = field(default_factory=dict)
+    error: Error | None = None
+
+
+flow_request_queue = topic("flow", qos="q0", namespace="request")
+flow_response_queue = topic("flow", qos="q0", namespace="response")

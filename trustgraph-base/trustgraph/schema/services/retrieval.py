@@ -1,0 +1,28 @@
+"""Graph-RAG query records."""
+
+from dataclasses import dataclass
+
+from ..core.primitives import Error
+
+
+@dataclass
+class GraphRagQuery:
+    """A question answered over the knowledge graph; zero limits mean service defaults."""
+
+    query: str = ""
+    user: str = ""
+    collection: str = ""
+    entity_limit: int = 0
+    triple_limit: int = 0
+    max_subgraph_size: int = 0
+    max_path_length: int = 0
+    streaming: bool = False
+
+
+@dataclass
+class GraphRagResponse:
+    """Graph-RAG answer (whole, or one chunk when streaming)."""
+
+    error: Error | None = None
+    response: str = ""
+    end_of_stream: bool = False
