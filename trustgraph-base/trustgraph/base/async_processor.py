@@ -224,8 +224,6 @@ class AsyncProcessor:
         params["id"] = params.get("id") or ident
         logging.basicConfig(level=getattr(logging, params.get("log_level") or "INFO"),
                             format=_LOG_FORMAT, stream=sys.stderr)
-        if params.get("log_level") == "DEBUG":
-            logging.getLogger("pulsar").setLevel(logging.INFO)
         try:
             asyncio.run(cls(**params).run())
         except KeyboardInterrupt:

@@ -41,11 +41,16 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-# pulsar-client logs through its own C++ logger to stdout by default; route it
-# through Python logging at WARNING so that reconnect chatter is not INFO noise.
-_pulsar_logger = logging.getLogger("pulsar")
-if _pulsar_logger.level == logging.NOTSET:
-    _pulsar_logger.setLevel(logging.WARNING)
+
+def _client_logger() -> Any:
+    """pulsar-client's own C++ console logger, at WARN unless we run at DEBUG.
+
+    Passing a Python logger instead makes the client's threads call into Python
+    while the interpreter shuts down, which aborts the process (measured: about
+    one exit in eight ended in SIGABRT), so we keep its logging in C++.
+    """
+    level = pulsar.LoggerLevel.Info if logger.isEnabledFor(logging.DEBUG) else pulsar.LoggerLevel.Warn
+    return pulsar.ConsoleLogger(level)
 
 
 class PubSubError(RuntimeError):
@@ -323,14 +328,20 @@ class PubSub:
         self._producers: list[Producer] = []
         self._consumers: list[Consumer] = []
 
+    # operation_timeout_seconds is short on purpose: pulsar-lite 0.2 keys the
+    # consumers of a shared subscription by the client-chosen consumer id, so a
+    # second replica whose consumer id matches the first one's is refused and
+    # retried until the operation timeout; our retry then subscribes with the
+    # next id and succeeds.  A short timeout keeps that detour to seconds.
+    # (Apache Pulsar keys consumers per connection and never hits this.)
     @property
     def client(self) -> pulsar.Client:
         if self._client is None:
             auth = pulsar.AuthenticationToken(self._api_key) if self._api_key else None
             self._client = pulsar.Client(
                 self.url, authentication=auth, listener_name=self._listener,
-                operation_timeout_seconds=10, connection_timeout_ms=3000,
-                io_threads=1, message_listener_threads=1, logger=_pulsar_logger,
+                operation_timeout_seconds=3, connection_timeout_ms=3000,
+                io_threads=1, message_listener_threads=1, logger=_client_logger(),
             )
         return self._client
 

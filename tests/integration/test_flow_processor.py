@@ -1,0 +1,74 @@
+"""FlowProcessor opens and closes per-flow parts from active-flow config."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+from trustgraph.base import (
+    ConsumerSpec,
+    FlowProcessor,
+    ParameterSpec,
+    ProducerSpec,
+    PubSub,
+    RequestResponseClient,
+)
+from trustgraph.schema import TextCompletionRequest, TextCompletionResponse
+
+
+class Upper(FlowProcessor):
+    """Answers a text-completion request with the prompt upper-cased, plus the flow's model."""
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.register_specification(ConsumerSpec("request", TextCompletionRequest, self.on_request))
+        self.register_specification(ProducerSpec("response", TextCompletionResponse))
+        self.register_specification(ParameterSpec("model"))
+
+    async def on_request(self, msg, flow):
+        await flow("response").send(
+            TextCompletionResponse(response=msg.value.prompt.upper(), model=flow("model") or "",
+                                   end_of_stream=True), {"id": msg.id})
+
+
+def flow_def(tag: str) -> dict:
+    return {"request": f"non-persistent://tg/request/up-{tag}",
+            "response": f"non-persistent://tg/response/up-{tag}", "model": f"m-{tag}"}
+
+
+async def call(ps: PubSub, d: dict, prompt: str, timeout: float = 5.0) -> TextCompletionResponse:
+    c = RequestResponseClient(ps, request_topic=d["request"], response_topic=d["response"],
+                              request_schema=TextCompletionRequest, response_schema=TextCompletionResponse,
+                              subscription=f"c-{uuid.uuid4()}")
+    try:
+        return await c.request(TextCompletionRequest(prompt=prompt), timeout=timeout)
+    finally:
+        await c.stop()
+
+
+async def test_flows_start_stop_and_bad_flow_is_skipped(broker):
+    ident = f"upper-{uuid.uuid4().hex[:6]}"
+    proc = Upper(id=ident, pulsar_host=broker.url, metrics=False)
+    ps = PubSub(broker.url, processor="t")
+    a, b = flow_def(uuid.uuid4().hex[:6]), flow_def(uuid.uuid4().hex[:6])
+    broken = {"request": "non-persistent://tg/request/nothing"}  # lacks "response"
+    try:
+        await proc.start()
+        await proc.apply_config({"active-flow": {ident: json.dumps({"a": a, "broken": broken, "b": b})}}, 1)
+        assert sorted(proc.flows) == ["a", "b"]
+        assert "lacks key 'response'" in proc.flow_errors["broken"]
+        r = await call(ps, a, "hello")
+        assert (r.response, r.model) == ("HELLO", a["model"])
+        assert (await call(ps, b, "x")).model == b["model"]
+        # Flow a goes away: its consumer is closed, b keeps serving.
+        await proc.apply_config({"active-flow": {ident: json.dumps({"b": b})}}, 2)
+        assert sorted(proc.flows) == ["b"]
+        assert (await call(ps, b, "still")).response == "STILL"
+        try:
+            await call(ps, a, "gone", timeout=0.5)
+            raise AssertionError("flow a still answers after it was removed")
+        except TimeoutError:
+            pass
+    finally:
+        await ps.close()
+        await proc.stop()

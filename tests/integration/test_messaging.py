@@ -1,0 +1,208 @@
+"""The messaging core against a real pulsar-lite broker."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+
+import pulsar
+import pytest
+from trustgraph.base import PubSub, RequestResponseClient, RequestTimeout
+from trustgraph.schema import Error, ToolServiceRequest, ToolServiceResponse
+
+
+def topics() -> tuple[str, str]:
+    n = uuid.uuid4().hex[:8]
+    return f"non-persistent://tg/request/t-{n}", f"non-persistent://tg/response/t-{n}"
+
+
+async def echo_server(pubsub: PubSub, req: str, resp: str, delay: float = 0.0,
+                      seen: list | None = None, concurrency: int = 64):
+    """A responder that answers each request with its own user field, after ``delay``."""
+    out = await pubsub.producer(resp)
+
+    async def handle(msg):
+        if seen is not None:
+            seen.append(msg.value)
+        if delay:
+            await asyncio.sleep(delay)
+        await out.send(ToolServiceResponse(response=msg.value.user, end_of_stream=True), {"id": msg.id})
+
+    return await pubsub.consumer(req, "echo", ToolServiceRequest, handler=handle, concurrency=concurrency)
+
+
+def client(pubsub: PubSub, req: str, resp: str, **kw) -> RequestResponseClient:
+    return RequestResponseClient(pubsub, request_topic=req, response_topic=resp,
+                                 request_schema=ToolServiceRequest, response_schema=ToolServiceResponse,
+                                 subscription=f"c-{uuid.uuid4()}", **kw)
+
+
+async def test_32_concurrent_calls_are_correlated(broker):
+    req, resp = topics()
+    server, caller = PubSub(broker.url, processor="s"), PubSub(broker.url, processor="c")
+    try:
+        await echo_server(server, req, resp, delay=0.01)
+        c = client(caller, req, resp)
+        await c.start()
+        users = [f"user-{i}" for i in range(32)]
+        results = await asyncio.gather(*(c.request(ToolServiceRequest(user=u), timeout=10) for u in users))
+        assert [r.response for r in results] == users
+    finally:
+        await caller.close()
+        await server.close()
+
+
+async def test_call_nobody_serves_times_out_at_deadline(broker):
+    req, resp = topics()
+    caller = PubSub(broker.url, processor="c")
+    try:
+        c = client(caller, req, resp)
+        await c.start()
+        t0 = time.monotonic()
+        with pytest.raises(RequestTimeout, match="no response"):
+            await c.request(ToolServiceRequest(user="x"), timeout=0.5)
+        elapsed = time.monotonic() - t0
+        assert 0.45 <= elapsed < 2.0
+        assert c._waiters == {}  # the waiter was cleaned up
+    finally:
+        await caller.close()
+
+
+async def test_deadline_covers_the_whole_streaming_call(broker):
+    """A service that keeps sending chunks but never finishes cannot hold the caller."""
+    req, resp = topics()
+    server, caller = PubSub(broker.url, processor="s"), PubSub(broker.url, processor="c")
+    try:
+        out = await server.producer(resp)
+
+        async def dribble(msg):
+            for _ in range(40):
+                await out.send(ToolServiceResponse(response=".", end_of_stream=False), {"id": msg.id})
+                await asyncio.sleep(0.05)
+
+        await server.consumer(req, "drip", ToolServiceRequest, handler=dribble)
+        c = client(caller, req, resp)
+        chunks = []
+        t0 = time.monotonic()
+        with pytest.raises(RequestTimeout):
+            await c.request(ToolServiceRequest(user="x"), timeout=0.6,
+                            recipient=lambda r: chunks.append(r.response) or r.end_of_stream)
+        assert time.monotonic() - t0 < 1.5
+        assert 3 <= len(chunks) < 40
+    finally:
+        await caller.close()
+        await server.close()
+
+
+async def test_bound_on_requests_in_flight(broker):
+    req, resp = topics()
+    server, caller = PubSub(broker.url, processor="s"), PubSub(broker.url, processor="c")
+    seen: list = []
+    try:
+        await echo_server(server, req, resp, delay=0.2, seen=seen)
+        c = client(caller, req, resp, max_in_flight=4)
+        await c.start()
+        calls = [asyncio.create_task(c.request(ToolServiceRequest(user=str(i)), timeout=10)) for i in range(12)]
+        await asyncio.sleep(0.1)
+        assert len(seen) == 4  # only four were sent; the rest wait for a slot
+        await asyncio.gather(*calls)
+        assert len(seen) == 12
+    finally:
+        await caller.close()
+        await server.close()
+
+
+async def test_consumer_survives_malformed_messages(broker):
+    req, resp = topics()
+    server = PubSub(broker.url, processor="s")
+    raw = pulsar.Client(broker.url)
+    got: list = []
+    malformed: list = []
+    try:
+        async def handle(msg):
+            got.append(msg.value.user)
+
+        async def on_bad(props, reason):
+            malformed.append((props.get("id"), reason))
+
+        await server.consumer(req, "m", ToolServiceRequest, handler=handle, malformed=on_bad)
+        producer = raw.create_producer(req)
+        producer.send(b"this is not json", properties={"id": "a"})
+        producer.send(b'["a", "list"]', properties={"id": "b"})
+        producer.send(b'{"user": 42}', properties={"id": "c"})
+        producer.send(b'{"user": "good"}', properties={"id": "d"})
+        for _ in range(100):
+            if got and len(malformed) == 3:
+                break
+            await asyncio.sleep(0.05)
+        assert got == ["good"]
+        assert [m[0] for m in malformed] == ["a", "b", "c"]
+        assert "ToolServiceRequest.user" in malformed[2][1]
+    finally:
+        raw.close()
+        await server.close()
+
+
+async def test_handler_failure_is_redelivered_on_persistent_topic(broker):
+    topic = f"persistent://tg/flow/redeliver-{uuid.uuid4().hex[:8]}"
+    ps = PubSub(broker.url, processor="s")
+    attempts: list = []
+    try:
+        async def flaky(msg):
+            attempts.append(time.monotonic())
+            if len(attempts) == 1:
+                raise RuntimeError("first attempt fails")
+
+        await ps.consumer(topic, "r", ToolServiceRequest, handler=flaky)
+        out = await ps.producer(topic)
+        await out.send(ToolServiceRequest(user="x"), {"id": "1"})
+        for _ in range(100):
+            if len(attempts) >= 2:
+                break
+            await asyncio.sleep(0.05)
+        assert len(attempts) == 2
+    finally:
+        await ps.close()
+
+
+async def test_error_record_round_trips(broker):
+    req, resp = topics()
+    server, caller = PubSub(broker.url, processor="s"), PubSub(broker.url, processor="c")
+    try:
+        out = await server.producer(resp)
+
+        async def fail(msg):
+            await out.send(ToolServiceResponse(error=Error(type="boom", message="it broke"),
+                                               end_of_stream=True), {"id": msg.id})
+
+        await server.consumer(req, "e", ToolServiceRequest, handler=fail)
+        c = client(caller, req, resp)
+        r = await c.request(ToolServiceRequest(), timeout=5)
+        assert r.error == Error(type="boom", message="it broke")
+    finally:
+        await caller.close()
+        await server.close()
+
+
+async def test_requests_succeed_again_after_broker_restart(own_broker):
+    """The client reconnects by itself: no restart of either side is needed."""
+    req, resp = topics()
+    server, caller = PubSub(own_broker.url, processor="s"), PubSub(own_broker.url, processor="c")
+    try:
+        await echo_server(server, req, resp)
+        c = client(caller, req, resp)
+        await c.start()
+        assert (await c.request(ToolServiceRequest(user="before"), timeout=5)).response == "before"
+        own_broker.restart()
+        answer = None
+        deadline = time.monotonic() + 60
+        while answer is None and time.monotonic() < deadline:
+            try:
+                answer = (await c.request(ToolServiceRequest(user="after"), timeout=2)).response
+            except Exception:
+                await asyncio.sleep(0.5)
+        assert answer == "after"
+    finally:
+        await caller.close()
+        await server.close()

@@ -1,0 +1,40 @@
+"""joke-service: an example tool service that tells jokes.
+
+This is the file to copy when you write your own tool service.  A tool
+service is a class with one method, ``invoke(user, config, arguments)``:
+
+* ``config`` holds the values the *tool descriptor* sets for this service's
+  config params (here: ``style``), so one service can back several tools;
+* ``arguments`` holds what the LLM filled in (here: ``topic``);
+* the return value is the observation the agent sees.
+
+Raise ``ToolError`` for a mistake the caller should hear about; any other
+exception also becomes an error reply, and the service keeps serving.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from trustgraph.base import DynamicToolService
+from trustgraph.base.dynamic_tool_service import ToolError
+
+from .jokes import pick_joke
+
+default_ident = "joke-service"
+
+
+class Processor(DynamicToolService):
+    # Requests on non-persistent://tg/request/joke, replies on .../response/joke.
+    default_topic = "joke"
+
+    async def invoke(self, user: str, config: dict[str, Any], arguments: dict[str, Any]) -> str:
+        try:
+            style, joke = pick_joke(str(arguments.get("topic", "")), config.get("style") or "pun")
+        except ValueError as e:  # an unknown style is a mistake in the tool's config
+            raise ToolError(str(e)) from None
+        return f"Hey {user}! Here's a {style} for you:\n\n{joke}"
+
+
+def run() -> None:
+    Processor.launch(default_ident, __doc__)
