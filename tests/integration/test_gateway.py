@@ -1,0 +1,484 @@
+"""api-gateway as a real process: REST, websocket, auth, deadlines and tool services.
+
+The module shares real ``config-svc`` and ``api-gateway`` processes on the session broker, with
+config/flow/push topics of their own so that other tests' config services never answer ours;
+flows, tools and services get unique names per test.  Services behind the gateway are played by
+responders in the test process, so each test controls exactly what comes back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp import web
+from conftest import BIN, Proc
+from trustgraph.base import DynamicToolService, PubSub
+from trustgraph.base.broker import EmbeddedBroker, free_port
+from trustgraph.schema import (
+    AgentRequest,
+    AgentResponse,
+    Error,
+    TextCompletionRequest,
+    TextCompletionResponse,
+)
+
+GATEWAY = BIN / "api-gateway"
+
+
+def gateway_command() -> list[str]:
+    # Before the console script is installed, run the module: same code, same flags.
+    return [str(GATEWAY)] if GATEWAY.exists() else [sys.executable, "-m", "trustgraph.gateway"]
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+@dataclass
+class Stack:
+    url: str
+    queues: list[str]  # the flags that give config-svc and gateways this module's topics
+    tag: str
+
+
+def start_proc(tmp: Path, name: str, cmd: list[str], broker: EmbeddedBroker, env: dict | None = None) -> Proc:
+    """Like the ``spawn`` fixture, but usable from a module-scoped fixture."""
+    ready = tmp / f"ready-{name}"
+    proc = Proc([*cmd, "--no-metrics", "--pulsar-host", broker.url], tmp / f"{name}.log",
+                env={"TG_READY_FILE": str(ready), **(env or {})}).start()
+    try:
+        proc.wait_ready(ready)
+    except BaseException:
+        proc.stop()
+        raise
+    return proc
+
+
+def start_gateway(tmp: Path, broker: EmbeddedBroker, queues: list[str], *extra: str,
+                  env: dict | None = None) -> tuple[Proc, str]:
+    port = free_port()
+    cmd = [*gateway_command(), "--port", str(port), "--host", "127.0.0.1", *queues, *extra]
+    return start_proc(tmp, f"gateway-{port}", cmd, broker, env), f"http://127.0.0.1:{port}"
+
+
+@pytest.fixture(scope="module")
+def stack(broker: EmbeddedBroker, tmp_path_factory: pytest.TempPathFactory) -> Stack:
+    tmp = tmp_path_factory.mktemp("gateway")
+    tag = uuid.uuid4().hex[:8]
+    queues = []
+    for service in ("config", "flow"):
+        for side in ("request", "response"):
+            queues += [f"--{service}-{side}-queue", f"non-persistent://tg/{side}/{service}-{tag}"]
+    queues += ["--config-push-queue", f"persistent://tg/config/config-{tag}"]
+    config_svc = start_proc(tmp, "config-svc", [str(BIN / "config-svc"), "--store", str(tmp / "c.db"), *queues],
+                            broker)
+    gateway, url = start_gateway(tmp, broker, queues)
+    yield Stack(url, queues, tag)
+    gateway.stop()
+    config_svc.stop()
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[aiohttp.ClientSession]:
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as session:
+        yield session
+
+
+@pytest.fixture
+async def pubsub(broker: EmbeddedBroker) -> AsyncIterator[PubSub]:
+    ps = PubSub(broker.url, processor="gateway-test")
+    yield ps
+    await ps.close()
+
+
+async def post(http: aiohttp.ClientSession, url: str, body: Any, **kw: Any) -> Any:
+    async with http.post(url, data=body if isinstance(body, str) else json.dumps(body), **kw) as r:
+        assert r.status == 200, await r.text()
+        return await r.json()
+
+
+async def eventually(check: Callable[[], Any], timeout: float = 10.0) -> Any:
+    """Poll an async check until it returns something truthy (config pushes are asynchronous)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = await check()
+        if result or time.monotonic() > deadline:
+            assert result, "condition not met in time"
+            return result
+        await asyncio.sleep(0.1)
+
+
+def topics(stack: Stack, kind: str, flow: str) -> tuple[str, str]:
+    return (f"non-persistent://tg/request/{kind}:{flow}-{stack.tag}",
+            f"non-persistent://tg/response/{kind}:{flow}-{stack.tag}")
+
+
+async def start_flow(http: aiohttp.ClientSession, stack: Stack, flow: str) -> None:
+    """Start ``flow`` (text-completion, agent, and an untranslated kind) and wait until routed."""
+    interfaces: dict[str, Any] = {
+        kind: {"request": f"non-persistent://tg/request/{kind}:{{id}}-{stack.tag}",
+               "response": f"non-persistent://tg/response/{kind}:{{id}}-{stack.tag}"}
+        for kind in ("text-completion", "agent", "triples")
+    }
+    interfaces["triples-store"] = "persistent://tg/flow/triples-store:{id}"
+    blueprint = {"description": "gateway test", "interfaces": interfaces, "blueprint": {}, "flow": {}}
+    api = f"{stack.url}/api/v1/flow"
+    assert await post(http, api, {"operation": "put-blueprint", "blueprint-name": f"bp-{stack.tag}",
+                                  "blueprint-definition": json.dumps(blueprint)}) == {}
+    assert await post(http, api, {"operation": "start-flow", "blueprint-name": f"bp-{stack.tag}",
+                                  "flow-id": flow, "description": "test flow"}) == {}
+
+    async def routed() -> bool:
+        reply = await post(http, f"{stack.url}/api/v1/flow/{flow}/service/prompt", {})
+        return reply == {"error": "This kind not supported by flow"}
+
+    await eventually(routed)
+
+
+async def responder(ps: PubSub, pair: tuple[str, str], schema: type,
+                    answer: Callable[[Any], AsyncIterator[Any]], concurrency: int = 8) -> list[Any]:
+    """Serve ``pair`` from the test: each request gets the records ``answer`` yields."""
+    out = await ps.producer(pair[1])
+    seen: list[Any] = []
+
+    async def on(msg: Any) -> None:
+        seen.append(msg.value)
+        async for record in answer(msg.value):
+            await out.send(record, {"id": msg.id})
+
+    await ps.consumer(pair[0], unique("responder"), schema, handler=on, concurrency=concurrency)
+    return seen
+
+
+async def ws_frames(ws: aiohttp.ClientWebSocketResponse, ids: set[Any]) -> tuple[dict[Any, list], list]:
+    """Read until every id in ``ids`` is complete: the frames per id, and the order ids completed in."""
+    frames: dict[Any, list[dict]] = {i: [] for i in ids}
+    done: list[Any] = []
+    while len(done) < len(ids):
+        frame = await asyncio.wait_for(ws.receive_json(), 10)
+        frames[frame["id"]].append(frame)
+        if frame.get("complete") or "error" in frame:
+            done.append(frame["id"])
+    return frames, done
+
+
+# -- global services ---------------------------------------------------------------------
+
+
+async def test_config_round_trip_and_health(stack: Stack, http: aiohttp.ClientSession) -> None:
+    api, kind = f"{stack.url}/api/v1/config", unique("type")
+    put = {"operation": "put", "values": [{"type": kind, "key": "a", "value": '"one"'},
+                                          {"type": kind, "key": "b", "value": '{"x": 2}'}]}
+    assert await post(http, api, put) == {"version": 0}
+    got = await post(http, api, {"operation": "get", "keys": [{"type": kind, "key": "a"}]})
+    assert got["values"] == [{"type": kind, "key": "a", "value": '"one"'}]
+    assert (await post(http, api, {"operation": "list", "type": kind}))["directory"] == ["a", "b"]
+    values = await post(http, api, {"operation": "getvalues", "type": kind})
+    assert {v["key"]: v["value"] for v in values["values"]} == {"a": '"one"', "b": '{"x": 2}'}
+    whole = await post(http, api, {"operation": "config"})
+    assert whole["config"][kind] == {"a": '"one"', "b": '{"x": 2}'} and whole["version"] >= 1
+    await post(http, api, {"operation": "delete", "keys": [{"type": kind, "key": "a"}]})
+    got = await post(http, api, {"operation": "get", "keys": [{"type": kind, "key": "a"}]})
+    assert got["values"][0]["value"] is None and got["version"] == whole["version"] + 1
+    assert await post(http, api, {"operation": "nonsense"}) == {
+        "error": {"type": "bad-operation", "message": "Bad operation"}}
+    async with http.get(f"{stack.url}/api/v1/health") as r:
+        assert await r.json() == {"status": "ok", "config-service": True, "version": got["version"]}
+
+
+# -- flow routing ------------------------------------------------------------------------
+
+
+async def test_flow_routing_and_routing_errors(stack: Stack, http: aiohttp.ClientSession,
+                                               pubsub: PubSub) -> None:
+    await start_flow(http, stack, "default")
+
+    async def complete(req: TextCompletionRequest) -> AsyncIterator[TextCompletionResponse]:
+        yield TextCompletionResponse(response=f"echo: {req.prompt}", in_token=3, model="m1", end_of_stream=True)
+
+    seen = await responder(pubsub, topics(stack, "text-completion", "default"), TextCompletionRequest, complete)
+    service = f"{stack.url}/api/v1/flow/default/service"
+    reply = await post(http, f"{service}/text-completion", {"prompt": "hi"})
+    assert reply == {"response": "echo: hi", "in_token": 3, "model": "m1", "end_of_stream": True}
+    assert seen[0] == TextCompletionRequest(system="", prompt="hi", streaming=False)
+
+    for url, error in ((f"{stack.url}/api/v1/flow/{unique('nope')}/service/agent", "Invalid flow"),
+                       (f"{service}/graph-rag", "This kind not supported by flow"),
+                       (f"{service}/triples-store", "This kind not supported by flow"),  # send-only
+                       (f"{service}/triples", "Invalid kind"),  # in the flow, not translated
+                       (f"{stack.url}/api/v1/librarian", "Invalid kind")):
+        assert await post(http, url, {}) == {"error": error}
+
+    flows = await post(http, f"{stack.url}/api/v1/flow", {"operation": "list-flows"})
+    assert "default" in flows["flow-ids"]
+    await post(http, f"{stack.url}/api/v1/flow", {"operation": "stop-flow", "flow-id": "default"})
+
+    async def gone() -> bool:
+        return await post(http, f"{service}/text-completion", {"prompt": "x"}) == {"error": "Invalid flow"}
+
+    await eventually(gone)
+
+
+async def test_agent_rest_returns_only_the_final_message(stack: Stack, http: aiohttp.ClientSession,
+                                                         pubsub: PubSub) -> None:
+    flow = unique("f")
+    await start_flow(http, stack, flow)
+
+    async def agent(req: AgentRequest) -> AsyncIterator[AgentResponse]:
+        # Non-streaming replies: thought and observation carry an explicit null answer.
+        yield AgentResponse(thought="thinking", answer=None, observation=None, end_of_message=True)
+        yield AgentResponse(observation="seen", answer=None, thought=None, end_of_message=True)
+        if req.question == "fail":
+            yield AgentResponse(error=Error(type="agent-error", message="no luck"))
+        else:
+            yield AgentResponse(answer="42", thought=None, observation=None, end_of_message=True,
+                                end_of_dialog=True)
+
+    seen = await responder(pubsub, topics(stack, "agent", flow), AgentRequest, agent)
+    url = f"{stack.url}/api/v1/flow/{flow}/service/agent"
+    assert await post(http, url, {"question": "meaning?"}) == {
+        "answer": "42", "end_of_message": True, "end_of_dialog": True}
+    assert seen[0].user == "trustgraph" and seen[0].state is None and seen[0].group is None
+    assert await post(http, url, {"question": "fail"}) == {"error": {"type": "agent-error", "message": "no luck"}}
+    assert await post(http, url, {"user": "bob"}) == {"error": "Bad request: 'question' is required"}
+
+
+# -- websocket ---------------------------------------------------------------------------
+
+
+async def test_websocket_streams_and_multiplexes(stack: Stack, http: aiohttp.ClientSession,
+                                                 pubsub: PubSub) -> None:
+    flow = unique("f")
+    await start_flow(http, stack, flow)
+
+    async def complete(req: TextCompletionRequest) -> AsyncIterator[TextCompletionResponse]:
+        if req.prompt == "slow":
+            await asyncio.sleep(0.5)
+            yield TextCompletionResponse(response="late", end_of_stream=True)
+            return
+        for word in ("one ", "two ", "three"):
+            yield TextCompletionResponse(response=word, end_of_stream=False)
+        yield TextCompletionResponse(response="", end_of_stream=True)
+
+    await responder(pubsub, topics(stack, "text-completion", flow), TextCompletionRequest, complete)
+    async with http.ws_connect(f"{stack.url}/api/v1/socket") as ws:
+        for rid, request in (("slow", {"prompt": "slow"}), ("s1", {"prompt": "count", "streaming": True})):
+            await ws.send_json({"id": rid, "service": "text-completion", "flow": flow, "request": request})
+        await ws.send_json({"id": 7, "service": "config", "request": {"operation": "list", "type": "none"}})
+        frames, done = await ws_frames(ws, {"slow", "s1", 7})
+    assert done[-1] == "slow"  # the slow call held up nobody
+
+    stream = frames["s1"]
+    assert [f["response"]["response"] for f in stream] == ["one ", "two ", "three", ""]
+    assert [f["complete"] for f in stream] == [False, False, False, True]
+    assert frames["slow"] == [
+        {"id": "slow", "response": {"response": "late", "end_of_stream": True}, "complete": True}]
+    assert frames[7][0]["response"]["directory"] == [] and frames[7][0]["complete"] is True
+
+
+async def test_websocket_runs_at_most_16_calls_at_once(stack: Stack, http: aiohttp.ClientSession,
+                                                       pubsub: PubSub) -> None:
+    flow = unique("f")
+    await start_flow(http, stack, flow)
+    running, peak = 0, 0
+
+    async def complete(req: TextCompletionRequest) -> AsyncIterator[TextCompletionResponse]:
+        nonlocal running, peak
+        running += 1
+        peak = max(peak, running)
+        await asyncio.sleep(0.5)
+        running -= 1
+        yield TextCompletionResponse(response=req.prompt, end_of_stream=True)
+
+    await responder(pubsub, topics(stack, "text-completion", flow), TextCompletionRequest, complete, 64)
+    async with http.ws_connect(f"{stack.url}/api/v1/socket") as ws:
+        for i in range(20):
+            await ws.send_json({"id": i, "service": "text-completion", "flow": flow,
+                                "request": {"prompt": str(i)}})
+        frames, _ = await ws_frames(ws, set(range(20)))
+    assert all(frames[i][0]["response"]["response"] == str(i) for i in range(20))
+    assert 8 < peak <= 16  # 16 at once when the machine keeps up; never more
+
+
+async def test_websocket_malformed_frames_get_errors_with_ids(stack: Stack,
+                                                              http: aiohttp.ClientSession) -> None:
+    async with http.ws_connect(f"{stack.url}/api/v1/socket") as ws:
+        async def reply_to(frame: Any) -> dict:
+            await ws.send_str(frame if isinstance(frame, str) else json.dumps(frame))
+            return await asyncio.wait_for(ws.receive_json(), 10)
+
+        assert (await reply_to("{nope"))["error"].startswith("Bad message: not valid JSON")
+        assert "id" not in await reply_to({"service": "config", "request": {}})
+        assert await reply_to({"id": "a", "service": "config"}) == {
+            "id": "a", "error": "Bad message: 'request' is missing"}
+        assert await reply_to({"id": "b", "service": "bogus", "request": {}}) == {
+            "id": "b", "error": "Invalid kind"}
+        assert await reply_to({"id": "c", "service": "agent", "flow": unique("x"), "request": {}}) == {
+            "id": "c", "error": "Invalid flow"}
+        bad = await reply_to({"id": "d", "service": "config", "request": {"operation": "get", "keys": 5}})
+        assert bad["id"] == "d" and bad["error"].startswith("Bad request: ConfigRequest.keys")
+        # The socket still serves after all that.
+        ok = await reply_to({"id": "e", "service": "config", "request": {"operation": "list", "type": "x"}})
+        assert ok["id"] == "e" and ok["complete"] is True and "version" in ok["response"]
+
+
+async def test_rest_malformed_requests_get_json_errors(stack: Stack, http: aiohttp.ClientSession) -> None:
+    api = f"{stack.url}/api/v1/config"
+    assert (await post(http, api, "{not json"))["error"].startswith("Bad request: body is not valid JSON")
+    assert await post(http, api, "[1, 2]") == {"error": "Bad request: the request must be a JSON object"}
+    reply = await post(http, api, {"operation": "put", "values": [{"type": "t", "key": "k", "value": {}}]})
+    assert reply["error"].startswith("Bad request: ConfigValue.value: expected str")
+    for method, path, status in (("GET", "/api/v2/x", 404), ("GET", "/api/v1/config", 405)):
+        async with http.request(method, stack.url + path) as r:
+            assert r.status == status and "error" in await r.json()
+
+
+# -- auth, deadlines, metrics -------------------------------------------------------------
+
+
+async def test_auth_on_and_metrics_proxy(stack: Stack, broker: EmbeddedBroker,
+                                         http: aiohttp.ClientSession, tmp_path: Path) -> None:
+    async def fake_prometheus(request: web.Request) -> web.Response:
+        return web.json_response({"path": request.match_info["path"], "query": dict(request.query)})
+
+    app = web.Application()
+    app.router.add_get("/api/v1/{path:.+}", fake_prometheus)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    prom_port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", prom_port).start()
+    gateway, url = start_gateway(tmp_path, broker, stack.queues, "-m", f"http://127.0.0.1:{prom_port}",
+                                 env={"GATEWAY_SECRET": "s3cret"})
+    try:
+        good = {"Authorization": "Bearer s3cret"}
+        body = json.dumps({"operation": "list", "type": "x"})
+        for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "s3cret"}):
+            async with http.post(f"{url}/api/v1/config", data=body, headers=headers) as r:
+                assert r.status == 401 and await r.json() == {"error": "Unauthorized"}
+        assert "directory" in await post(http, f"{url}/api/v1/config", body, headers=good)
+        for query in ("", "?token=wrong"):
+            with pytest.raises(aiohttp.WSServerHandshakeError) as e:
+                await http.ws_connect(f"{url}/api/v1/socket{query}")
+            assert e.value.status == 401
+        async with http.ws_connect(f"{url}/api/v1/socket?token=s3cret") as ws:
+            await ws.send_json({"id": 1, "service": "config", "request": {"operation": "list", "type": "x"}})
+            assert (await asyncio.wait_for(ws.receive_json(), 10))["complete"] is True
+        async with http.get(f"{url}/api/v1/health") as r:  # open by design
+            assert r.status == 200 and (await r.json())["status"] == "ok"
+        async with http.get(f"{url}/api/metrics/query?query=up") as r:
+            assert r.status == 401
+        async with http.get(f"{url}/api/metrics/query?query=up", headers=good) as r:
+            assert await r.json() == {"path": "query", "query": {"query": "up"}}
+        assert "s3cret" not in (tmp_path / f"gateway-{url.rsplit(':', 1)[1]}.log").read_text()
+    finally:
+        gateway.stop()
+        await runner.cleanup()
+    # With auth off (the module's gateway) any or no header is accepted.
+    assert "directory" in await post(http, f"{stack.url}/api/v1/config", body,
+                                     headers={"Authorization": "Bearer whatever"})
+
+
+async def test_service_down_gives_timeout_error(broker: EmbeddedBroker, http: aiohttp.ClientSession,
+                                                tmp_path: Path) -> None:
+    # Nobody serves these config topics: the config service is "down".
+    tag = unique("down")
+    queues = ["--config-request-queue", f"non-persistent://tg/request/{tag}",
+              "--config-response-queue", f"non-persistent://tg/response/{tag}",
+              "--config-push-queue", f"persistent://tg/config/{tag}"]
+    gateway, url = start_gateway(tmp_path, broker, queues, "--timeout", "2")
+    try:
+        start = time.monotonic()
+        reply = await post(http, f"{url}/api/v1/config", {"operation": "config"})
+        elapsed = time.monotonic() - start
+        assert reply == {"error": {"type": "gateway-error", "message": "Timeout"}}
+        assert 1.5 < elapsed < 6
+        async with http.ws_connect(f"{url}/api/v1/socket") as ws:
+            await ws.send_json({"id": "t", "service": "config", "request": {"operation": "config"}})
+            frame = await asyncio.wait_for(ws.receive_json(), 10)
+        assert frame == {"id": "t", "response": reply, "complete": True}
+        async with http.get(f"{url}/api/v1/health") as r:
+            assert await r.json() == {"status": "ok", "config-service": False, "version": None}
+    finally:
+        gateway.stop()
+
+
+# -- tool services -------------------------------------------------------------------------
+
+
+class EchoService(DynamicToolService):
+    """Answers with what it was given; streams, or fails, when asked to."""
+
+    def invoke(self, user: str, config: dict, arguments: dict) -> Any:
+        if arguments.get("fail"):
+            raise ValueError("asked to fail")
+        if arguments.get("stream"):
+            return self._stream()
+        return self._answer(user, config, arguments)
+
+    async def _answer(self, user: str, config: dict, arguments: dict) -> str:
+        return f"{user}|{config.get('style')}|{arguments.get('topic')}"
+
+    async def _stream(self) -> AsyncIterator[str]:
+        for part in ("a", "b", "c"):
+            yield part
+
+
+async def test_tool_service_endpoint(stack: Stack, broker: EmbeddedBroker,
+                                     http: aiohttp.ClientSession) -> None:
+    t = unique("echo")
+    svc = EchoService(id=t, pulsar_host=broker.url, metrics=False, topic=t)
+    await svc.start()
+    try:
+        descriptor = {"id": t, "request-queue": f"non-persistent://tg/request/{t}",
+                      "response-queue": f"non-persistent://tg/response/{t}", "config-params": [{"name": "style"}]}
+        tool = {"type": "tool-service", "name": f"tool-{t}", "description": "Echo", "service": t, "style": "pun",
+                "arguments": [{"name": "topic", "type": "string", "description": "x"}]}
+        broken = {"type": "tool-service", "name": f"broken-{t}", "description": "x", "service": f"missing-{t}"}
+        values = [{"type": "tool-service", "key": t, "value": json.dumps(descriptor)},
+                  {"type": "tool", "key": t, "value": json.dumps(tool)},
+                  {"type": "tool", "key": f"broken-{t}", "value": json.dumps(broken)}]
+        await post(http, f"{stack.url}/api/v1/config", {"operation": "put", "values": values})
+        api = f"{stack.url}/api/v1/tool-service"
+
+        async def learned() -> bool:
+            async with http.get(f"{api}/errors") as r:
+                errors = await r.json()
+            return any(e.startswith(f"tool/broken-{t}: field 'service'") for e in errors)
+
+        await eventually(learned)
+        assert await post(http, api, {"tool": f"tool-{t}", "arguments": {"topic": "cats"}, "user": "ann"}) == {
+            "response": "ann|pun|cats"}
+        assert await post(http, api, {"service": t, "config": {"style": "dad"}, "arguments": {"topic": "x"}}) == {
+            "response": "trustgraph|dad|x"}
+        assert await post(http, api, {"tool": f"tool-{t}", "arguments": {"stream": True}}) == {"response": "abc"}
+        assert await post(http, api, {"tool": f"tool-{t}", "arguments": {"fail": True}}) == {
+            "error": {"type": "tool-service-error", "message": "asked to fail"}}
+        assert await post(http, api, {"tool": "no-such-tool"}) == {
+            "error": {"type": "gateway-error", "message": "Unknown tool 'no-such-tool'"}}
+        unknown = await post(http, api, {"tool": f"broken-{t}"})
+        assert f"unknown tool service 'missing-{t}'" in unknown["error"]["message"]
+        assert (await post(http, api, {"service": "nope"}))["error"]["message"] == "Unknown tool service 'nope'"
+        assert (await post(http, api, {"tool": f"tool-{t}", "arguments": [1]}))["error"]["type"] == "gateway-error"
+
+        async with http.ws_connect(f"{stack.url}/api/v1/socket") as ws:
+            for rid, arguments in (("x", {"stream": True}), ("y", {"fail": True})):
+                await ws.send_json({"id": rid, "service": "tool-service",
+                                    "request": {"tool": f"tool-{t}", "arguments": arguments}})
+            frames, _ = await ws_frames(ws, {"x", "y"})
+        assert [(f["response"], f["complete"]) for f in frames["x"]] == [
+            *(({"response": c, "end_of_stream": False}, False) for c in "abc"),
+            ({"response": "", "end_of_stream": True}, True)]
+        assert frames["y"] == [{"id": "y", "complete": True, "response": {
+            "error": {"type": "tool-service-error", "message": "asked to fail"}}}]
+    finally:
+        await svc.stop()

@@ -1,0 +1,411 @@
+"""Text-completion services and prompt-template as real processes on a real broker.
+
+Each test runs its own config-svc on topics of its own (the session broker is
+shared), starts the services under test with unique ids, and gives them flows
+by putting ``active-flow/<id>`` through that config-svc, as start-flow would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+from trustgraph.base import PubSub, RequestResponseClient
+from trustgraph.schema import (
+    ConfigRequest,
+    ConfigResponse,
+    ConfigValue,
+    PromptRequest,
+    PromptResponse,
+    TextCompletionRequest,
+    TextCompletionResponse,
+)
+
+KEY = "sk-test-DO-NOT-LOG-4f1c"
+
+
+def uid() -> str:
+    return uuid.uuid4().hex[:8]
+
+
+def pair(name: str) -> tuple[str, str]:
+    return f"non-persistent://tg/request/{name}", f"non-persistent://tg/response/{name}"
+
+
+class Stack:
+    """A config-svc of this test alone, plus helpers to configure and call flows."""
+
+    def __init__(self, broker: Any, spawn: Any, tmp_path: Path) -> None:
+        tag = uid()
+        self.broker, self._spawn, self.tmp = broker, spawn, tmp_path
+        self.push = f"persistent://tg/config/push-{tag}"
+        self.config_topics = pair(f"config-{tag}")
+        flow_topics = pair(f"flow-{tag}")
+        self.procs = [spawn(
+            "config-svc", "--store", str(tmp_path / "config.db"),
+            "--config-request-queue", self.config_topics[0], "--config-response-queue", self.config_topics[1],
+            "--flow-request-queue", flow_topics[0], "--flow-response-queue", flow_topics[1],
+            "--config-push-queue", self.push, broker=broker, wait=False)]
+        self.pubsub = PubSub(broker.url, processor="test")
+        self.clients: list[RequestResponseClient] = []
+
+    def start(self, command: str, ident: str, *args: str, env: dict[str, str] | None = None) -> Any:
+        """Start a service following this stack's config; call :meth:`ready` after."""
+        proc = self._spawn(command, "--id", ident, "--config-push-queue", self.push, *args,
+                           broker=self.broker, wait=False, env=env)
+        self.procs.append(proc)
+        return proc
+
+    def ready(self) -> None:
+        for p in self.procs:
+            p.wait_ready(p.ready_file, 30)
+
+    async def put(self, values: dict[tuple[str, str], str]) -> None:
+        c = self.client(self.config_topics, ConfigRequest, ConfigResponse)
+        r = await c.request(ConfigRequest(operation="put", values=[
+            ConfigValue(type=t, key=k, value=v) for (t, k), v in values.items()]), timeout=10)
+        assert r.error is None, r.error
+
+    def client(self, topics: tuple[str, str], req: type, resp: type) -> RequestResponseClient:
+        c = RequestResponseClient(self.pubsub, request_topic=topics[0], response_topic=topics[1],
+                                  request_schema=req, response_schema=resp,
+                                  subscription=f"test-{uuid.uuid4()}")
+        self.clients.append(c)
+        return c
+
+    async def close(self) -> None:
+        for c in self.clients:
+            await c.stop()
+        await self.pubsub.close()
+
+
+@pytest.fixture
+async def stack(broker, spawn, tmp_path):
+    s = Stack(broker, spawn, tmp_path)
+    yield s
+    await s.close()
+
+
+async def until_served(call, what: str, total: float = 20.0) -> Any:
+    """Retry ``call`` until the service answers: its flow starts after a config push."""
+    deadline = time.monotonic() + total
+    while True:
+        try:
+            return await call()
+        except TimeoutError:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{what} never answered") from None
+
+
+class Llm:
+    """Calls one flow's text-completion service."""
+
+    def __init__(self, client: RequestResponseClient) -> None:
+        self.client = client
+
+    async def ask(self, prompt: str, system: str = "", timeout: float = 10.0,
+                  **props: Any) -> TextCompletionResponse:
+        properties = {k: v if isinstance(v, str) else json.dumps(v) for k, v in props.items()}
+        return await self.client.request(TextCompletionRequest(system=system, prompt=prompt),
+                                         timeout=timeout, properties=properties)
+
+    async def stream(self, prompt: str, system: str = "", timeout: float = 10.0,
+                     **props: Any) -> list[TextCompletionResponse]:
+        got: list[TextCompletionResponse] = []
+
+        def take(r: TextCompletionResponse) -> bool:
+            got.append(r)
+            return r.end_of_stream
+
+        properties = {k: v if isinstance(v, str) else json.dumps(v) for k, v in props.items()}
+        await self.client.request(TextCompletionRequest(system=system, prompt=prompt, streaming=True),
+                                  timeout=timeout, recipient=take, properties=properties)
+        return got
+
+
+async def llm_flow(stack: Stack, command: str, *args: str,
+                   params: dict[str, str] | None = None,
+                   env: dict[str, str] | None = None) -> tuple[Llm, Any]:
+    """Start an LLM service with one flow; return a caller once that flow answers, and the process."""
+    ident, topics = f"tc-{uid()}", pair(f"text-completion-{uid()}")
+    proc = stack.start(command, ident, *args, env=env)
+    stack.ready()
+    flow = {"request": topics[0], "response": topics[1], **(params or {})}
+    await stack.put({("active-flow", ident): json.dumps({f"f-{uid()}": flow})})
+    llm = Llm(stack.client(topics, TextCompletionRequest, TextCompletionResponse))
+    await until_served(lambda: llm.ask("PING", timeout=1.0), command)
+    return llm, proc
+
+
+# -- text-completion-openai against an OpenAI-compatible server of ours -------------
+
+
+class FakeOpenAI:
+    """``/v1/chat/completions``, plain and SSE; the prompt's tags pick failures."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.seen: Counter[str] = Counter()
+        self.runner: web.AppRunner | None = None
+
+    async def start(self) -> str:
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self.chat)
+        self.runner = web.AppRunner(app)
+        await self.runner.setup()
+        site = web.TCPSite(self.runner, "127.0.0.1", 0)
+        await site.start()
+        return f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}/v1"
+
+    def calls(self, tag: str) -> list[dict[str, Any]]:
+        return [r for r in self.requests if tag in r["body"]["messages"][-1]["content"]]
+
+    async def chat(self, request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        content = body["messages"][-1]["content"]
+        self.requests.append({"body": body, "auth": request.headers.get("Authorization")})
+        self.seen[content] += 1
+        if "[500]" in content:
+            return web.json_response({"error": {"message": "the model fell over"}}, status=500)
+        if "[400]" in content:
+            return web.json_response({"error": {"message": "unknown parameter 'frobnicate'"}}, status=400)
+        if "[429-once]" in content and self.seen[content] == 1:
+            return web.json_response({"error": {"message": "slow down"}}, status=429)
+        pieces = ["You ", "said ", f"{len(content.split())} ", "words"]
+        usage = {"prompt_tokens": len(content.split()), "completion_tokens": 4,
+                 "total_tokens": len(content.split()) + 4}
+        base = {"id": "c1", "created": 0, "model": body["model"]}
+        if not body.get("stream"):
+            return web.json_response({**base, "object": "chat.completion", "usage": usage, "choices": [
+                {"index": 0, "finish_reason": "stop",
+                 "message": {"role": "assistant", "content": "".join(pieces)}}]})
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        chunks = [{"index": 0, "delta": {"content": p}, "finish_reason": None} for p in pieces]
+        for choices, extra in [*[([c], {}) for c in chunks],
+                               ([{"index": 0, "delta": {}, "finish_reason": "stop"}], {}),
+                               ([], {"usage": usage})]:
+            data = {**base, "object": "chat.completion.chunk", "choices": choices, **extra}
+            await resp.write(f"data: {json.dumps(data)}\n\n".encode())
+        await resp.write(b"data: [DONE]\n\n")
+        await resp.write_eof()
+        return resp
+
+    async def stop(self) -> None:
+        if self.runner is not None:
+            await self.runner.cleanup()
+
+
+@pytest.fixture
+async def fake_openai():
+    server = FakeOpenAI()
+    url = await server.start()
+    yield server, url
+    await server.stop()
+
+
+async def test_openai_plain_streaming_retry_and_flow_parameters(stack, fake_openai):
+    server, url = fake_openai
+    # A local server needs no API key.
+    llm, _ = await llm_flow(stack, "text-completion-openai", "-u", url, "-x", "77",
+                            params={"model": "flow-model", "temperature": "0.25"},
+                            env={"OPENAI_TOKEN": ""})
+
+    r = await llm.ask("hello there [plain]", system="Be terse.")
+    assert (r.error, r.response, r.in_token, r.out_token, r.model, r.end_of_stream) == \
+        (None, "You said 5 words", 5, 4, "flow-model", True)
+    sent = server.calls("[plain]")[0]
+    assert sent["body"]["messages"] == [{"role": "user", "content": "Be terse.\n\nhello there [plain]"}]
+    assert (sent["body"]["model"], sent["body"]["temperature"], sent["body"]["max_tokens"]) == \
+        ("flow-model", 0.25, 77)
+    assert sent["auth"] == "Bearer not-needed"
+
+    chunks = await llm.stream("stream me [stream]", stop=["\nObservation"])
+    assert [c.response for c in chunks[:-1]] == ["You ", "said ", "3 ", "words"]
+    assert not any(c.end_of_stream for c in chunks[:-1])
+    last = chunks[-1]
+    assert (last.end_of_stream, last.response, last.in_token, last.out_token, last.model) == \
+        (True, "", 3, 4, "flow-model")
+    assert server.calls("[stream]")[0]["body"]["stop"] == ["\nObservation"]
+
+    r = await llm.ask("busy [429-once]")
+    assert r.error is None and r.response == "You said 2 words"
+    assert len(server.calls("[429-once]")) == 2
+
+
+async def test_openai_errors_are_llm_errors_within_the_deadline(stack, fake_openai):
+    server, url = fake_openai
+    llm, proc = await llm_flow(stack, "text-completion-openai", "-u", url, "-k", KEY, "--timeout", "8",
+                               "-l", "DEBUG")
+
+    start = time.monotonic()
+    r = await llm.ask("always failing [500]", timeout=15)
+    elapsed = time.monotonic() - start
+    assert r.error is not None and r.error.type == "llm-error", r
+    assert "500" in r.error.message and "the model fell over" in r.error.message
+    assert r.end_of_stream and elapsed < 8
+    assert len(server.calls("[500]")) == 3                 # bounded retries
+
+    chunks = await llm.stream("stream failing [500]", timeout=15)
+    assert len(chunks) == 1 and chunks[0].error.type == "llm-error" and chunks[0].end_of_stream
+
+    r = await llm.ask("bad request [400]")
+    assert r.error.type == "llm-error" and "unknown parameter 'frobnicate'" in r.error.message
+    assert len(server.calls("[400]")) == 1                 # not retried
+    assert server.requests[-1]["auth"] == f"Bearer {KEY}"
+    assert KEY not in proc.output()
+
+
+async def test_openai_without_key_needs_one_only_for_openai(spawn, broker, tmp_path):
+    proc = spawn("text-completion-openai", "-u", "https://api.openai.com/v1", broker=broker, wait=False,
+                 env={"OPENAI_TOKEN": ""})
+    assert proc.p.wait(20) == 1
+    assert "API key is required" in proc.output()
+
+
+# -- the scripted test model ---------------------------------------------------------
+
+
+async def test_scripted_model_rules_replies_stop_prefix_and_streaming(stack, tmp_path):
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"rules": [
+        {"match": "PING", "reply": "PONG"},
+        {"match": r"capital of \w+", "reply": "Paris is the capital."},
+        {"match": "count", "replies": ["one", "two", "three"]},
+        {"match": "agent", "reply": "Thought: look it up\nAction: kb\nObservation: leaked"},
+    ], "default": "I don't know."}))
+    llm, _ = await llm_flow(stack, "text-completion-scripted", "--script", str(script))
+
+    r = await llm.ask("What is the capital of France?", system="Be brief.")
+    assert (r.response, r.in_token, r.out_token, r.model) == ("Paris is the capital.", 8, 4, "scripted")
+    assert [(await llm.ask("count")).response for _ in range(4)] == ["one", "two", "three", "three"]
+    assert (await llm.ask("something else")).response == "I don't know."
+
+    r = await llm.ask("agent step", stop=["\nObservation"], prefix="Thought:")
+    assert r.response == " look it up\nAction: kb"
+
+    chunks = await llm.stream("agent step", stop=["\nObservation"])
+    assert len(chunks) > 2 and chunks[-1].end_of_stream and chunks[-1].response == ""
+    assert "".join(c.response for c in chunks) == "Thought: look it up\nAction: kb"
+    assert chunks[-1].out_token == 6
+
+
+# -- the embedded real model ----------------------------------------------------------
+
+
+@pytest.mark.slow
+async def test_llamacpp_real_model_answers_with_counts(stack):
+    llm, _ = await llm_flow(stack, "text-completion-llamacpp", "-x", "24", "--ctx", "1024")
+
+    r = await llm.ask("Say hello to the user.", system="You are a friendly assistant.", timeout=30)
+    assert r.error is None, r.error
+    assert r.response.strip() and r.in_token > 5 and 0 < r.out_token <= 24
+    assert r.model == "SmolLM2-135M-Instruct.Q4_1"
+
+    chunks = await llm.stream("Say hello to the user.", system="You are a friendly assistant.", timeout=30)
+    assert chunks[-1].end_of_stream and (chunks[-1].in_token, chunks[-1].out_token) == (r.in_token, r.out_token)
+    assert "".join(c.response for c in chunks) == r.response       # greedy: the same text every time
+
+    word = r.response.split()[1]
+    cut = await llm.ask("Say hello to the user.", system="You are a friendly assistant.", stop=[word])
+    assert cut.response == r.response[:r.response.index(word)]
+
+
+# -- prompt-template with the scripted model, through flows ---------------------------
+
+
+SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+          "required": ["name", "age"]}
+
+
+def templates(**spec: dict) -> dict[tuple[str, str], str]:
+    values = {("prompt", f"template.{k}"): json.dumps(v) for k, v in spec.items()}
+    values[("prompt", "template-index")] = json.dumps(list(spec))
+    values[("prompt", "system")] = json.dumps("You are {{ persona | default('a helper') }}.")
+    return values
+
+
+async def test_prompt_template_end_to_end(stack, tmp_path):
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"rules": [
+        {"match": r"^You are a helper\.\n\nPING$", "reply": "PONG"},
+        {"match": "Say hello to Alice from Paris", "reply": "Hello Alice!"},
+        {"match": "Wave at Alice", "reply": "*waves*"},
+        {"match": "Describe Bob", "reply": "Sure:\n```json\n{\"name\": \"Bob\", \"age\": 42}\n```"},
+        {"match": "Describe Eve", "reply": "{\"name\": \"Eve\"}"},
+        {"match": "List people", "reply": "{\"name\": \"A\", \"age\": 1}\nnonsense\n{\"name\": \"B\", \"age\": 2}"},
+        {"match": "Question: why", "reply": "Thought: because\nFinal Answer: 42\nObservation: junk"},
+    ]}))
+    llm_id, prompt_id = f"tc-{uid()}", f"prompt-{uid()}"
+    tc, pr = pair(f"text-completion-{uid()}"), pair(f"prompt-{uid()}")
+    stack.start("text-completion-scripted", llm_id, "--script", str(script))
+    stack.start("prompt-template", prompt_id)
+    stack.ready()
+    await stack.put({
+        ("active-flow", llm_id): json.dumps({"default": {"request": tc[0], "response": tc[1]}}),
+        ("active-flow", prompt_id): json.dumps({"default": {
+            "request": pr[0], "response": pr[1],
+            "text-completion-request": tc[0], "text-completion-response": tc[1]}}),
+        **templates(
+            ping={"prompt": "PING"},
+            greet={"prompt": "Say hello to {{name}} from {{ place.city }}"},
+            person={"prompt": "Describe {{name}}", "response-type": "json", "schema": SCHEMA},
+            people={"prompt": "List people", "response-type": "jsonl", "schema": SCHEMA},
+            agent={"prompt": "Question: {{question}}", "stop": ["\nObservation"], "prefix": "Thought:"},
+            silent={"prompt": "nothing matches this"},
+        ),
+    })
+    client = stack.client(pr, PromptRequest, PromptResponse)
+
+    async def ask(tid: str, timeout: float = 10.0, **variables: Any) -> PromptResponse:
+        terms = {k: json.dumps(v) for k, v in variables.items()}
+        return await client.request(PromptRequest(id=tid, terms=terms), timeout=timeout)
+
+    await until_served(lambda: ask("ping", timeout=1.0), "prompt-template")
+
+    r = await ask("greet", name="Alice", place={"city": "Paris"})
+    assert (r.error, r.text, r.object, r.end_of_stream) == (None, "Hello Alice!", None, True)
+    r = await ask("person", name="Bob")
+    assert r.text is None and json.loads(r.object) == {"name": "Bob", "age": 42}
+    r = await ask("people")
+    assert json.loads(r.object) == [{"name": "A", "age": 1}, {"name": "B", "age": 2}]
+    r = await ask("agent", question="why")
+    assert r.text == "Thought: because\nFinal Answer: 42"
+
+    errors = {
+        "schema": await ask("person", name="Eve"),
+        "missing": await ask("greet", name="Alice"),
+        "unknown": await ask("nope"),
+        "llm": await ask("silent"),
+    }
+    for case, r in errors.items():
+        assert r.error is not None and r.error.type == "llm-error", case
+        assert (r.text, r.object, r.end_of_stream) == (None, None, True), case
+    assert "'age' is a required property" in errors["schema"].error.message
+    assert errors["missing"].error.message == "template 'greet': missing variable 'place'"
+    assert "no rule matches" in errors["llm"].error.message
+
+    got: list[PromptResponse] = []
+
+    def take(resp: PromptResponse) -> bool:
+        got.append(resp)
+        return resp.end_of_stream
+
+    await client.request(PromptRequest(id="agent", terms={"question": '"why"'}, streaming=True),
+                         timeout=10, recipient=take)
+    assert len(got) > 1 and all(g.object is None and g.error is None for g in got)
+    assert "".join(g.text for g in got) == "Thought: because\nFinal Answer: 42"
+
+    # Reload on config push, no restart.
+    await stack.put({("prompt", "template.greet"): json.dumps({"prompt": "Wave at {{name}}"})})
+    deadline = time.monotonic() + 10
+    while (await ask("greet", name="Alice")).text != "*waves*":
+        assert time.monotonic() < deadline, "template not reloaded"
+        await asyncio.sleep(0.1)

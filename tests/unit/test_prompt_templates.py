@@ -1,0 +1,179 @@
+"""Prompt templates: config loading, rendering, answer parsing, prefix joining."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from trustgraph.model.text_completion.base import StopFilter, cut_at_stop, parse_stop
+from trustgraph.prompt.template.templates import (
+    DEFAULT_SYSTEM,
+    PrefixStream,
+    PromptError,
+    PromptSet,
+    join_prefix,
+    parse_json,
+    parse_jsonl,
+    strip_fences,
+)
+
+
+def config(templates: dict[str, dict], system: str | None = "You are {{role}}.",
+           index: list[str] | None = None) -> dict[str, str]:
+    values = {f"template.{k}": json.dumps(v) for k, v in templates.items()}
+    values["template-index"] = json.dumps(list(templates) if index is None else index)
+    if system is not None:
+        values["system"] = json.dumps(system)
+    return values
+
+
+def terms(**kw) -> dict[str, str]:
+    return {k: json.dumps(v) for k, v in kw.items()}
+
+
+AGENT = {
+    "prompt": "Tools:\n{% for t in tools %}- {{t.name}}: {{t.description}}\n{% endfor %}"
+              "{% for k, v in extra.items() %}{{k}}={{v}};{% endfor %}\nQuestion: {{question}}",
+    "stop": ["\nObservation"], "prefix": "Thought:",
+}
+
+
+def test_renders_loops_items_and_system_from_json_terms():
+    ps = PromptSet.from_config(config({"agent": AGENT}))
+    r = ps.render("agent", terms(role="an agent", question="Why?", extra={"a": 1},
+                                 tools=[{"name": "kb", "description": "facts"}]))
+    assert r.system == "You are an agent."
+    assert r.prompt == "Tools:\n- kb: facts\na=1;\nQuestion: Why?"
+    assert r.properties == {"stop": json.dumps(["\nObservation"]), "prefix": "Thought:"}
+
+
+def test_missing_variable_names_template_and_variable():
+    ps = PromptSet.from_config(config({"agent": AGENT}))
+    with pytest.raises(PromptError) as e:
+        ps.render("agent", terms(role="x", tools=[], extra={}))
+    assert str(e.value) == "template 'agent': missing variable 'question'"
+    with pytest.raises(PromptError, match=r"template 'agent': missing variable 'name'"):
+        ps.render("agent", terms(role="x", question="q", extra={}, tools=[{"description": "d"}]))
+    with pytest.raises(PromptError, match=r"system template \(rendering 'agent'\): missing variable 'role'"):
+        ps.render("agent", terms(question="q", tools=[], extra={}))
+
+
+def test_optional_variables_and_sandbox():
+    ps = PromptSet.from_config(config({
+        "opt": {"prompt": "{% if ctx is defined %}[{{ctx}}]{% endif %}{{q}}"},
+        "evil": {"prompt": "{{ q.__class__.__mro__ }}"},
+    }, system=None))
+    assert ps.render("opt", terms(q="x")).prompt == "x"
+    assert ps.render("opt", terms(q="x", ctx="c")).system == DEFAULT_SYSTEM
+    with pytest.raises(PromptError, match="sandbox"):
+        ps.render("evil", terms(q="x"))
+
+
+def test_unknown_template_bad_terms_and_index_rules():
+    ps = PromptSet.from_config(config({"a": {"prompt": "A"}, "b": {"prompt": "B"}}, index=["a", "ghost"]))
+    assert set(ps.templates) == {"a", "ghost"}            # only listed ids load
+    with pytest.raises(PromptError, match=r"template 'b' is not defined \(templates: a, ghost\)"):
+        ps.render("b", {})
+    with pytest.raises(PromptError, match="template.ghost is missing"):
+        ps.render("ghost", {})
+    with pytest.raises(PromptError, match="term 'q' is not JSON"):
+        ps.render("a", {"q": "not json"})
+
+
+def test_broken_templates_are_reported_and_do_not_stop_the_others():
+    values = config({
+        "ok": {"prompt": "fine"},
+        "syntax": {"prompt": "{% for %}"},
+        "kind": {"prompt": "x", "response-type": "xml"},
+        "schema": {"prompt": "x", "response-type": "json", "schema": {"type": "nope"}},
+        "stop": {"prompt": "x", "stop": [1]},
+    }, system="S")
+    values["template.notjson"] = "{"
+    values["template-index"] = json.dumps(["ok", "syntax", "kind", "schema", "stop", "notjson"])
+    ps = PromptSet.from_config(values)
+    assert ps.render("ok", {}).prompt == "fine"
+    assert set(ps.errors) == {"syntax", "kind", "schema", "stop", "notjson"}
+    assert "does not compile" in ps.errors["syntax"]
+    with pytest.raises(PromptError, match="response-type 'xml'"):
+        ps.render("kind", {})
+
+
+def test_invalid_system_falls_back_like_upstream():
+    values = config({"a": {"prompt": "A"}})
+    values["system"] = "not json"
+    assert PromptSet.from_config(values).render("a", {}).system == DEFAULT_SYSTEM
+
+
+def test_reload_builds_a_new_set_and_keeps_the_old_one_intact():
+    old = PromptSet.from_config(config({"a": {"prompt": "v1 {{x}}"}}, system="S"))
+    new = PromptSet.from_config(config({"a": {"prompt": "v2 {{x}}"}, "b": {"prompt": "B"}}, system="S"))
+    assert old.render("a", terms(x=1)).prompt == "v1 1"
+    assert new.render("a", terms(x=1)).prompt == "v2 1"
+    assert "b" not in old.templates and new.render("b", {}).prompt == "B"
+
+
+SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+
+
+@pytest.fixture
+def json_template():
+    return PromptSet.from_config(config({"j": {"prompt": "p", "response-type": "json", "schema": SCHEMA}})).templates["j"]
+
+
+@pytest.mark.parametrize("text", [
+    '{"name": "x"}',
+    '```json\n{"name": "x"}\n```',
+    'Here you are:\n```\n{"name": "x"}\n```\nAnything else?',
+    '  ```JSON\n{"name": "x"}```  ',
+])
+def test_json_answers_with_and_without_fences(json_template, text):
+    assert parse_json(json_template, text) == {"name": "x"}
+
+
+def test_json_errors_are_clear(json_template):
+    with pytest.raises(PromptError, match=r"template 'j': the LLM's answer is not valid JSON .*'oops"):
+        parse_json(json_template, "oops, no JSON")
+    with pytest.raises(PromptError, match=r"does not match the schema: 'name' is a required property"):
+        parse_json(json_template, '{"other": 1}')
+    with pytest.raises(PromptError, match=r"does not match the schema: 5 is not of type 'string' \(at /name\)"):
+        parse_json(json_template, '```json\n{"name": 5}\n```')
+
+
+def test_jsonl_skips_bad_and_invalid_lines_and_survives_truncation(json_template):
+    text = '```jsonl\n{"name": "a"}\nnot json\n{"other": 1}\n\n{"name": "b"}\n{"name": "c'
+    assert parse_jsonl(json_template, text) == [{"name": "a"}, {"name": "b"}]
+    assert parse_jsonl(json_template, "") == []
+
+
+def test_strip_fences():
+    assert strip_fences("```python\nx = 1\n```") == "x = 1"
+    assert strip_fences("plain") == "plain"
+    assert strip_fences("```json\n[1,") == "[1,"
+
+
+def test_prefix_joining_whole_and_streamed():
+    assert join_prefix("Thought:", " I know") == "Thought: I know"
+    assert join_prefix("Thought:", "Thought: I know") == "Thought: I know"   # an LLM that ignored it
+    assert join_prefix("", "x") == "x"
+    for chunks, whole in [
+        ([" I", " know"], "Thought: I know"),
+        (["Tho", "ught: I", " know"], "Thought: I know"),
+        (["Thou"], "Thought:Thou"),
+        (["\n", "Final"], "Thought:\nFinal"),
+    ]:
+        ps = PrefixStream("Thought:")
+        out = [ps.feed(c) for c in chunks] + [ps.finish()]
+        assert "".join(out) == whole, chunks
+
+
+def test_stop_strings_whole_and_streamed():
+    assert parse_stop(json.dumps(["\nObservation", ""])) == ["\nObservation"]
+    assert parse_stop(None) == []
+    assert cut_at_stop("a\nObservation: b", ["\nObservation"]) == ("a", True)
+    f = StopFilter(["\nObservation"])
+    out = [f.feed(c) for c in ["Act", "ion: x\nObs", "ervation: y", "more"]] + [f.finish()]
+    assert out == ["Act", "ion: x", "", "", ""] and f.stopped
+    f = StopFilter(["\nObservation"])
+    assert [f.feed("a\nOb"), f.feed("ey"), f.finish()] == ["a", "\nObey", ""]
+    g = StopFilter([])
+    assert g.feed("abc") == "abc" and g.finish() == ""

@@ -1,0 +1,46 @@
+"""Bearer-token authentication of gateway requests (WIRE.md section 9).
+
+One shared secret (``--api-token``, default ``$GATEWAY_SECRET``); empty means
+no authentication, as upstream.  REST clients send ``Authorization: Bearer
+<token>``; browsers cannot set headers on a websocket, so the socket also
+accepts ``?token=<token>``.  The query form is accepted on the socket path
+only: a token in a URL ends up in proxy and access logs, which is a price
+worth paying only where there is no other way.
+
+The comparison takes constant time, and the token is never logged.
+"""
+
+from __future__ import annotations
+
+import hmac
+
+from aiohttp import web
+
+#: Paths anyone may call: they reveal nothing a probe could not see anyway.
+PUBLIC_PATHS = frozenset({"/api/v1/health"})
+
+SOCKET_PATH = "/api/v1/socket"
+
+
+class TokenAuth:
+    """Checks requests against the configured token (or lets all through when none is set)."""
+
+    def __init__(self, token: str | None) -> None:
+        self._token = (token or "").encode()
+
+    @property
+    def enabled(self) -> bool:
+        """Whether a token is required at all (logged at start, never the token itself)."""
+        return bool(self._token)
+
+    def _matches(self, given: str | None) -> bool:
+        return given is not None and hmac.compare_digest(given.encode(), self._token)
+
+    def allows(self, request: web.Request) -> bool:
+        """True when ``request`` may proceed."""
+        if not self._token or request.path in PUBLIC_PATHS:
+            return True
+        header = request.headers.get("Authorization", "")
+        if header.startswith("Bearer ") and self._matches(header[len("Bearer "):]):
+            return True
+        return request.path == SOCKET_PATH and self._matches(request.query.get("token"))

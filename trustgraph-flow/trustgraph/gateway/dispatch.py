@@ -1,0 +1,216 @@
+"""Routing of gateway calls to services on the bus, with one deadline per call.
+
+Global services (``config``, ``flow``) have fixed topics and one client each,
+opened at start.  Flow services are found through each flow's ``interfaces``
+(config ``flow/<id>``, learned from pushes); their clients are created on
+first use, one per (flow, kind), and closed when the flow disappears or its
+topics change, so a stopped flow leaves no subscription behind.
+
+Every client subscribes under ``gateway-...-request-<uuid>``: upstream's name
+plus a suffix, because the subscriptions are Shared and two gateways under one
+name would split, and so lose, each other's responses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from trustgraph.base import PubSub, RequestResponseClient
+from trustgraph.base.pubsub import PubSubError
+from trustgraph.base.topics import TopicError, to_pulsar
+from trustgraph.schema import ConfigRequest, ConfigResponse
+
+from .translators import FLOW_KINDS, GLOBAL_KINDS, JsonObject, Translator, gateway_error
+
+logger = logging.getLogger(__name__)
+
+#: Called with each translated response and whether it is the last one.
+OnMessage = Callable[[JsonObject, bool], Awaitable[None]]
+
+# The health probe lists a config type nobody uses: the reply is tiny whatever
+# the size of the store, and it still carries the version.
+_PROBE_TYPE = "api-gateway-health"
+
+
+class GatewayError(Exception):
+    """A call that cannot be routed or translated; answered as ``{"error": "<text>"}``."""
+
+
+class SocketGone(Exception):
+    """The client a streamed call was answering has gone; the call is abandoned."""
+
+
+#: The answer of a call whose client was closed under it (flow stopped, gateway stopping).
+CLOSED_DURING_CALL = "Call abandoned: its flow or the gateway stopped"
+
+
+def timeout_error() -> JsonObject:
+    """What a caller gets when a service does not answer within the deadline."""
+    return gateway_error("Timeout")
+
+
+class Dispatcher:
+    """Owns the request/response clients and runs calls through them."""
+
+    def __init__(self, pubsub: PubSub, *, timeout: float, config_topics: tuple[str, str],
+                 flow_topics: tuple[str, str]) -> None:
+        self.pubsub = pubsub
+        self.timeout = timeout
+        self._global_topics = {"config": config_topics, "flow": flow_topics}
+        self._global: dict[str, RequestResponseClient] = {}
+        self._flow_clients: dict[tuple[str, str], RequestResponseClient] = {}
+        self.flows: dict[str, dict[str, Any]] = {}
+        self._closing: set[asyncio.Task] = set()
+
+    async def start(self) -> None:
+        """Open the global clients, so the first config call pays no subscription."""
+        for kind, (req, resp) in self._global_topics.items():
+            t = GLOBAL_KINDS[kind]
+            client = RequestResponseClient(
+                self.pubsub, request_topic=req, response_topic=resp,
+                request_schema=t.request_schema, response_schema=t.response_schema,
+                subscription=f"gateway-{kind}-request-{uuid.uuid4()}", timeout=self.timeout,
+                name=f"gateway-{kind}")
+            await client.start()
+            self._global[kind] = client
+
+    async def stop(self) -> None:
+        """Close every client; calls still waiting end with :data:`CLOSED_DURING_CALL`."""
+        clients = [*self._global.values(), *self._flow_clients.values()]
+        self._global.clear()
+        self._flow_clients.clear()
+        await asyncio.gather(*(c.stop() for c in clients), return_exceptions=True)
+        await asyncio.gather(*self._closing, return_exceptions=True)
+
+    # -- flows -------------------------------------------------------------------
+    def update_flows(self, section: dict[str, str]) -> None:
+        """Take the ``flow`` config section: learn interfaces, retire stale clients."""
+        flows: dict[str, dict[str, Any]] = {}
+        for flow_id, text in section.items():
+            try:
+                record = json.loads(text)
+                interfaces = record.get("interfaces") or {}
+                if not isinstance(interfaces, dict):
+                    raise ValueError("'interfaces' is not an object")
+            except (TypeError, ValueError, AttributeError) as e:
+                logger.warning("Ignoring flow/%s: unreadable flow record (%s)", flow_id, e)
+                continue
+            flows[flow_id] = interfaces
+        for flow_id in flows.keys() - self.flows.keys():
+            kinds = ", ".join(sorted(flows[flow_id])) or "no interfaces"
+            logger.info("Flow %s available (%s)", flow_id, kinds)
+        for flow_id in self.flows.keys() - flows.keys():
+            logger.info("Flow %s gone", flow_id)
+        self.flows = flows
+        for key, client in list(self._flow_clients.items()):
+            if _pair(flows.get(key[0], {}).get(key[1])) != (client.request_topic, client.response_topic):
+                self._retire(key)
+
+    def _retire(self, key: tuple[str, str]) -> None:
+        client = self._flow_clients.pop(key, None)
+        if client is None:
+            return
+        logger.debug("Closing client for flow %s kind %s", *key)
+        task = asyncio.ensure_future(client.stop())
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    def route(self, kind: str, flow: str | None) -> tuple[Translator, RequestResponseClient]:
+        """Find the translator and client of a call, or raise :class:`GatewayError`.
+
+        The checks run in upstream's order, so the same mistake gives the same
+        message: unknown flow, kind missing from the flow, kind we cannot translate.
+        """
+        if flow is None:
+            translator = GLOBAL_KINDS.get(kind)
+            client = self._global.get(kind)
+            if translator is None or client is None:
+                raise GatewayError("Invalid kind")
+            return translator, client
+        interfaces = self.flows.get(flow)
+        if interfaces is None:
+            raise GatewayError("Invalid flow")
+        pair = _pair(interfaces.get(kind))
+        if pair is None:
+            raise GatewayError("This kind not supported by flow")
+        translator = FLOW_KINDS.get(kind)
+        if translator is None:
+            raise GatewayError("Invalid kind")
+        client = self._flow_clients.get((flow, kind))
+        if client is None:
+            try:
+                for topic in pair:
+                    to_pulsar(topic)
+            except TopicError as e:
+                raise GatewayError(f"Flow {flow} has a bad {kind} interface: {e}") from None
+            client = RequestResponseClient(
+                self.pubsub, request_topic=pair[0], response_topic=pair[1],
+                request_schema=translator.request_schema, response_schema=translator.response_schema,
+                subscription=f"gateway-{flow}-{kind}-request-{uuid.uuid4()}", timeout=self.timeout,
+                name=f"gateway-{flow}-{kind}")
+            self._flow_clients[(flow, kind)] = client
+        return translator, client
+
+    # -- calls -------------------------------------------------------------------
+    async def call(self, kind: str, flow: str | None, body: Any,
+                   on_message: OnMessage | None = None) -> JsonObject:
+        """Run one call and return its final JSON message.
+
+        ``on_message`` (the websocket) sees every message as it arrives, the
+        final one included.  Routing and body problems raise
+        :class:`GatewayError`; everything after the request is sent is a JSON
+        answer, a timeout included.
+        """
+        translator, client = self.route(kind, flow)
+        request = translator.request(body)
+        logger.debug("Call %s%s", kind, f" on flow {flow}" if flow else "")
+        last: JsonObject = {}
+
+        async def recipient(record: Any) -> bool:
+            nonlocal last
+            last, final = translator.response(record)
+            if on_message is not None:
+                await on_message(last, final)
+            return final
+
+        try:
+            # The client's own deadline covers the exchange; this one also covers
+            # opening the client (a subscription can wait on an absent broker).
+            async with asyncio.timeout(self.timeout):
+                await client.request(request, timeout=self.timeout, recipient=recipient)
+            return last
+        except TimeoutError:
+            out = timeout_error() if client.started else gateway_error(CLOSED_DURING_CALL)
+        except (PubSubError, TopicError) as e:
+            logger.warning("Call %s failed: %s", kind, e)
+            out = gateway_error(str(e))
+        if on_message is not None:
+            await on_message(out, True)
+        return out
+
+    async def probe_config(self, timeout: float = 2.0) -> tuple[bool, int | None]:
+        """Ask config-svc for its version: ``(answered, version)``."""
+        client = self._global.get("config")
+        if client is None:
+            return False, None
+        try:
+            async with asyncio.timeout(timeout):
+                resp: ConfigResponse = await client.request(
+                    ConfigRequest(operation="list", type=_PROBE_TYPE), timeout=timeout)
+        except (TimeoutError, PubSubError):
+            return False, None
+        return True, resp.version
+
+
+def _pair(interface: Any) -> tuple[str, str] | None:
+    """The (request, response) topics of an interface entry, if it is a request/response one."""
+    if isinstance(interface, dict):
+        req, resp = interface.get("request"), interface.get("response")
+        if isinstance(req, str) and req and isinstance(resp, str) and resp:
+            return req, resp
+    return None

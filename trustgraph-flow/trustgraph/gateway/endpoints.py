@@ -1,0 +1,182 @@
+"""The gateway's HTTP surface: routes, middlewares and REST handlers.
+
+REST answers are HTTP 200 with a JSON body even when the call failed, as
+upstream's (clients look for an ``error`` key); only authentication failures
+are 401, and requests the server cannot take at all (unknown path, wrong
+method, body over 256 MiB) get their HTTP status with a JSON body.  No
+failure, expected or not, is answered with a traceback.
+
+Endpoints (all need the token when one is set, except health):
+
+* ``POST /api/v1/{kind}``: global services ``config`` and ``flow``;
+* ``POST /api/v1/flow/{flow}/service/{kind}``: flow services (translators.py);
+* ``GET /api/v1/socket``: the websocket multiplexer (mux.py);
+* ``POST /api/v1/tool-service``: call a tool or a tool service (tools.py);
+* ``GET /api/v1/tool-service/errors``: descriptor errors of the current
+  config, a JSON list of strings;
+* ``GET /api/v1/health``: liveness, see below;
+* ``GET /api/metrics/{path}``: proxied to ``{prometheus}/api/v1/{path}``.
+
+``/api/v1/health`` answers ``{"status": "ok", "config-service": bool,
+"version": int|null}``: the gateway is up, whether config-svc answered a
+2-second probe, and the config version it reported.  It is left open so that
+load balancers and ``tg-launch`` can probe without the secret; it reveals
+only liveness and a version counter, never config content or the token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+
+from .auth import SOCKET_PATH, TokenAuth
+from .dispatch import Dispatcher, GatewayError
+from .mux import socket_handler
+from .tools import ToolServices
+from .translators import RequestError
+
+logger = logging.getLogger(__name__)
+
+MAX_BODY = 256 * 1024 * 1024
+
+
+@dataclass
+class Parts:
+    """What the handlers need from the processor."""
+
+    dispatcher: Dispatcher
+    tools: ToolServices
+    auth: TokenAuth
+    timeout: float
+    prometheus_url: str
+    health: Callable[[], Awaitable[dict[str, Any]]]
+
+
+def _json(body: Any, status: int = 200) -> web.Response:
+    return web.json_response(body, status=status)
+
+
+@web.middleware
+async def _errors(request: web.Request, handler: Callable) -> web.StreamResponse:
+    """Every failure as JSON: HTTP errors keep their status, bugs become a bare 500."""
+    try:
+        return await handler(request)
+    except web.HTTPException as e:
+        if e.status < 400:
+            raise
+        return _json({"error": e.reason}, e.status)
+    except asyncio.CancelledError:
+        raise
+    except Exception:
+        logger.exception("Unhandled error on %s %s", request.method, request.path)
+        return _json({"error": "Internal error"}, 500)
+
+
+def _auth_middleware(auth: TokenAuth) -> Callable:
+    @web.middleware
+    async def check(request: web.Request, handler: Callable) -> web.StreamResponse:
+        if not auth.allows(request):
+            logger.debug("Unauthorized %s %s", request.method, request.path)
+            return _json({"error": "Unauthorized"}, 401)
+        return await handler(request)
+    return check
+
+
+async def _read_json(request: web.Request) -> Any:
+    """The request body as JSON, or raise :class:`GatewayError` saying what is wrong."""
+    raw = await request.read()
+    try:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise GatewayError(f"Bad request: body is not valid JSON ({e})") from None
+
+
+class Handlers:
+    """The REST handlers, bound to the processor's parts."""
+
+    def __init__(self, parts: Parts) -> None:
+        self.p = parts
+        self.sockets: set[web.WebSocketResponse] = set()
+        self._http: aiohttp.ClientSession | None = None
+
+    async def global_service(self, request: web.Request) -> web.Response:
+        """``POST /api/v1/{kind}``: config and flow management."""
+        return await self._service(request, request.match_info["kind"], None)
+
+    async def flow_service(self, request: web.Request) -> web.Response:
+        """``POST /api/v1/flow/{flow}/service/{kind}``: only the final message is returned."""
+        return await self._service(request, request.match_info["kind"], request.match_info["flow"])
+
+    async def _service(self, request: web.Request, kind: str, flow: str | None) -> web.Response:
+        try:
+            body = await _read_json(request)
+            return _json(await self.p.dispatcher.call(kind, flow, body))
+        except (GatewayError, RequestError) as e:
+            return _json({"error": str(e)})
+
+    async def tool_service(self, request: web.Request) -> web.Response:
+        """``POST /api/v1/tool-service``: streamed chunks come back joined."""
+        try:
+            body = await _read_json(request)
+        except GatewayError as e:
+            return _json({"error": str(e)})
+        return _json(await self.p.tools.call(body))
+
+    async def tool_service_errors(self, _request: web.Request) -> web.Response:
+        """``GET /api/v1/tool-service/errors``: what is wrong with the descriptors, for tg-show-tools."""
+        return _json(list(self.p.tools.errors))
+
+    async def health(self, _request: web.Request) -> web.Response:
+        """``GET /api/v1/health``: open to all (see the module docstring)."""
+        return _json(await self.p.health())
+
+    async def socket(self, request: web.Request) -> web.StreamResponse:
+        """``GET /api/v1/socket``: the multiplexer; authentication happened in the middleware."""
+        return await socket_handler(request, self.p.dispatcher, self.p.tools,
+                                    self.p.timeout, self.sockets)
+
+    async def metrics(self, request: web.Request) -> web.Response:
+        """Proxy a Prometheus API query, so dashboards need only the gateway's address."""
+        path = request.match_info["path"]
+        if ".." in path.split("/"):
+            return _json({"error": "Bad metrics path"}, 400)
+        if self._http is None:
+            self._http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self.p.timeout))
+        url = f"{self.p.prometheus_url.rstrip('/')}/api/v1/{path}"
+        try:
+            async with self._http.get(url, params=request.query) as resp:
+                body = await resp.read()
+                return web.Response(body=body, status=resp.status,
+                                    content_type=resp.content_type or "application/json")
+        except (aiohttp.ClientError, TimeoutError) as e:
+            logger.warning("Metrics proxy to %s failed: %s", url, e)
+            return _json({"error": f"Prometheus not reachable: {type(e).__name__}"}, 502)
+
+    async def on_shutdown(self, _app: web.Application) -> None:
+        """Tell socket clients we are going (1001) rather than dropping the connection."""
+        for ws in list(self.sockets):
+            await ws.close(code=aiohttp.WSCloseCode.GOING_AWAY, message=b"Gateway shutting down")
+        if self._http is not None:
+            await self._http.close()
+
+
+def build_app(parts: Parts) -> web.Application:
+    """The aiohttp application: fixed routes first, so ``{kind}`` never captures them."""
+    app = web.Application(middlewares=[_errors, _auth_middleware(parts.auth)], client_max_size=MAX_BODY)
+    h = Handlers(parts)
+    app.on_shutdown.append(h.on_shutdown)
+    app.router.add_get("/api/v1/health", h.health)
+    app.router.add_get(SOCKET_PATH, h.socket)
+    app.router.add_post("/api/v1/tool-service", h.tool_service)
+    app.router.add_get("/api/v1/tool-service/errors", h.tool_service_errors)
+    app.router.add_post("/api/v1/flow/{flow}/service/{kind}", h.flow_service)
+    app.router.add_post("/api/v1/{kind}", h.global_service)
+    app.router.add_get("/api/metrics/{path:.+}", h.metrics)
+    return app

@@ -1,0 +1,200 @@
+"""The websocket multiplexer, ``GET /api/v1/socket`` (WIRE.md section 9).
+
+A client sends frames ``{"id", "service", "flow"?, "request"}`` and gets
+``{"id", "response", "complete"}`` back, one frame per service message, so a
+streaming service is forwarded as it produces.  Many requests run at once on
+one socket; at most :data:`MAX_IN_FLIGHT` (16, as upstream), after which the
+socket stops reading until one finishes, so a client cannot make the gateway
+hold an unbounded number of calls.
+
+* no ``flow`` means a global service (``config``, ``flow``); service
+  ``tool-service`` takes the body of ``POST /api/v1/tool-service`` and streams
+  ``{"response": chunk, "end_of_stream": false}`` per chunk, then
+  ``{"response": "", "end_of_stream": true}`` with ``complete: true``;
+* service errors, timeouts included, arrive as
+  ``{"id", "response": {"error": {"type", "message"}}, "complete": true}``;
+* malformed frames and routing errors arrive as ``{"error": "<text>"}`` plus
+  ``"id"`` whenever the frame was readable far enough to have one (upstream
+  leaves the id out, so a client cannot tell which request failed).
+
+Sends from concurrent calls are serialised, and each has a deadline: a client
+that stops reading is disconnected rather than holding calls open forever.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+
+from aiohttp import WSMsgType, web
+
+from .dispatch import Dispatcher, GatewayError, SocketGone
+from .tools import ToolServices
+from .translators import JsonObject, RequestError, gateway_error
+
+logger = logging.getLogger(__name__)
+
+MAX_IN_FLIGHT = 16
+MAX_FRAME = 50 * 1024 * 1024
+TOOL_SERVICE = "tool-service"
+
+
+def _readable_id(frame: Any) -> Any:
+    """The frame's id when it has a usable one (a JSON string or number)."""
+    if isinstance(frame, dict):
+        rid = frame.get("id")
+        if isinstance(rid, (str, int, float)) and not isinstance(rid, bool):
+            return rid
+    return None
+
+
+class SocketSession:
+    """One websocket connection and the calls running on it."""
+
+    def __init__(self, ws: web.WebSocketResponse, dispatcher: Dispatcher, tools: ToolServices,
+                 *, send_timeout: float, max_in_flight: int = MAX_IN_FLIGHT) -> None:
+        self.ws = ws
+        self.dispatcher = dispatcher
+        self.tools = tools
+        self.send_timeout = send_timeout
+        self._slots = asyncio.Semaphore(max_in_flight)
+        self._send_lock = asyncio.Lock()
+        self._tasks: set[asyncio.Task] = set()
+        self._gone = False
+        self._closer: asyncio.Task | None = None
+
+    async def run(self) -> None:
+        """Read frames until the client closes, then cancel what is still running."""
+        try:
+            async for msg in self.ws:
+                if msg.type == WSMsgType.TEXT:
+                    await self._on_frame(msg.data)
+                elif msg.type == WSMsgType.BINARY:
+                    try:
+                        text = msg.data.decode("utf-8")
+                    except UnicodeDecodeError:
+                        await self._send({"error": "Bad message: binary frame is not UTF-8 JSON"})
+                        continue
+                    await self._on_frame(text)
+                elif msg.type == WSMsgType.ERROR:
+                    logger.debug("Websocket error: %s", self.ws.exception())
+                    break
+                if self._gone:
+                    break
+        except SocketGone:
+            pass
+        finally:
+            self._gone = True
+            if self._closer is not None:
+                await asyncio.gather(self._closer, return_exceptions=True)
+            for task in self._tasks:
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def _on_frame(self, text: str) -> None:
+        try:
+            frame = json.loads(text)
+        except ValueError as e:
+            await self._send({"error": f"Bad message: not valid JSON ({e})"})
+            return
+        rid = _readable_id(frame)
+        problem = None
+        if not isinstance(frame, dict):
+            problem = "Bad message: a frame must be a JSON object"
+        elif rid is None:
+            problem = "Bad message: 'id' is missing (a string or number)"
+        elif "request" not in frame:
+            problem = "Bad message: 'request' is missing"
+        elif not isinstance(frame.get("service"), str) or not frame["service"]:
+            problem = "Bad message: 'service' is missing"
+        elif frame.get("flow") is not None and not isinstance(frame["flow"], str):
+            problem = "Bad message: 'flow' must be a string"
+        if problem is not None:
+            await self._send(self._routing_error(problem, rid))
+            return
+        # Wait for a slot here, not in the task: the socket stops reading while
+        # it is full, so the backlog stays in TCP buffers rather than in memory.
+        await self._slots.acquire()
+        task = asyncio.ensure_future(self._serve(rid, frame["service"], frame.get("flow"), frame["request"]))
+        self._tasks.add(task)
+        task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Task) -> None:
+        self._tasks.discard(task)
+        self._slots.release()
+        exc = None if task.cancelled() else task.exception()
+        if exc is not None and not isinstance(exc, SocketGone):
+            logger.error("Websocket call failed", exc_info=exc)
+
+    @staticmethod
+    def _routing_error(text: str, rid: Any) -> JsonObject:
+        out: JsonObject = {"error": text}
+        if rid is not None:
+            out["id"] = rid
+        return out
+
+    async def _serve(self, rid: Any, service: str, flow: str | None, body: Any) -> None:
+        logger.debug("Socket request %s: %s%s", rid, service, f" on flow {flow}" if flow else "")
+        try:
+            if service == TOOL_SERVICE:
+                await self._serve_tool(rid, body)
+                return
+
+            async def forward(response: JsonObject, final: bool) -> None:
+                await self._send({"id": rid, "response": response, "complete": final})
+
+            await self.dispatcher.call(service, flow, body, forward)
+        except (GatewayError, RequestError) as e:
+            await self._send(self._routing_error(str(e), rid))
+        except SocketGone:
+            pass
+        except Exception:
+            logger.exception("Socket request %s (%s) failed", rid, service)
+            await self._send({"id": rid, "response": gateway_error("Internal error"), "complete": True})
+
+    async def _serve_tool(self, rid: Any, body: Any) -> None:
+        async def chunk(text: str) -> None:
+            await self._send({"id": rid, "response": {"response": text, "end_of_stream": False},
+                              "complete": False})
+
+        result = await self.tools.call(body, chunk)
+        if "error" in result:
+            await self._send({"id": rid, "response": result, "complete": True})
+        else:
+            await self._send({"id": rid, "response": {"response": "", "end_of_stream": True},
+                              "complete": True})
+
+    async def _send(self, message: JsonObject) -> None:
+        """Send one frame; raise :class:`SocketGone` when the client cannot take it."""
+        if self._gone:
+            raise SocketGone()
+        try:
+            async with asyncio.timeout(self.send_timeout):
+                async with self._send_lock:
+                    await self.ws.send_str(json.dumps(message))
+        except (ConnectionError, RuntimeError, TimeoutError) as e:
+            if not self._gone:
+                logger.debug("Websocket send failed (%s); closing the session", e)
+                # Wake the reader, which may be waiting on a client that went quiet.
+                self._closer = asyncio.ensure_future(self.ws.close())
+            self._gone = True
+            raise SocketGone() from None
+
+
+async def socket_handler(request: web.Request, dispatcher: Dispatcher, tools: ToolServices,
+                         send_timeout: float, sockets: set[web.WebSocketResponse]) -> web.WebSocketResponse:
+    """Upgrade to a websocket and serve it until either side closes."""
+    ws = web.WebSocketResponse(max_msg_size=MAX_FRAME, heartbeat=30.0)
+    await ws.prepare(request)
+    sockets.add(ws)
+    logger.debug("Websocket opened from %s", request.remote)
+    try:
+        await SocketSession(ws, dispatcher, tools, send_timeout=send_timeout).run()
+    finally:
+        sockets.discard(ws)
+        if not ws.closed:
+            await ws.close()
+        logger.debug("Websocket from %s closed", request.remote)
+    return ws

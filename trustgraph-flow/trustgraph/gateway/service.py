@@ -1,0 +1,145 @@
+"""api-gateway: the HTTP and websocket front door to the services on the bus.
+
+Serves TrustGraph 2.1's REST API and websocket multiplexer (WIRE.md section
+9) on ``--port`` (8088), plus three endpoints of ours: ``GET /api/v1/health``,
+``POST /api/v1/tool-service`` (call a tool or tool service by name or id) and
+``GET /api/v1/tool-service/errors``.  See endpoints.py for the list and
+tools.py for the tool-service call.
+
+Flows and tool descriptors are learned from config pushes.  Every call has
+one deadline, ``--timeout`` seconds (120): a service that does not answer
+gives ``{"error": {"type": "gateway-error", "message": "Timeout"}}``.  With
+``--api-token`` (or ``$GATEWAY_SECRET``) set, requests need
+``Authorization: Bearer <token>`` (the websocket also takes ``?token=``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+from typing import Any
+
+from aiohttp import web
+from trustgraph.base import AsyncProcessor
+from trustgraph.base.async_processor import env_default
+from trustgraph.base.topics import CONFIG_REQUEST, CONFIG_RESPONSE, FLOW_REQUEST, FLOW_RESPONSE
+
+from .auth import TokenAuth
+from .dispatch import Dispatcher
+from .endpoints import Parts, build_app
+from .tools import ToolServices
+
+logger = logging.getLogger(__name__)
+
+default_ident = "api-gateway"
+DEFAULT_PORT = 8088
+DEFAULT_TIMEOUT = 120.0
+HEALTH_PROBE_TIMEOUT = 2.0
+
+
+class Processor(AsyncProcessor):
+    """The gateway: an aiohttp server in front of request/response clients."""
+
+    def __init__(self, **params: Any) -> None:
+        params.setdefault("id", default_ident)
+        super().__init__(**params)
+        self.host: str = params.get("host") or "0.0.0.0"
+        self.port: int = DEFAULT_PORT if params.get("port") is None else int(params["port"])
+        self.timeout: float = float(params.get("timeout") or DEFAULT_TIMEOUT)
+        self.prometheus_url: str = params.get("prometheus_url") or "http://prometheus:9090"
+        self.auth = TokenAuth(params.get("api_token") or None)
+        self.dispatcher = Dispatcher(
+            self.pubsub, timeout=self.timeout,
+            config_topics=(self.config_request_queue, self.config_response_queue),
+            flow_topics=(params.get("flow_request_queue") or FLOW_REQUEST,
+                         params.get("flow_response_queue") or FLOW_RESPONSE),
+        )
+        self.tools = ToolServices(self.pubsub, timeout=self.timeout)
+        self.register_config_handler(self._on_flows, types=["flow"])
+        self.register_config_handler(self._on_tools, types=["tool", "tool-service"])
+        self._runner: web.AppRunner | None = None
+        self._probe: asyncio.Future | None = None
+
+    async def _on_flows(self, config: dict[str, dict[str, str]], version: int) -> None:
+        self.dispatcher.update_flows(config.get("flow") or {})
+
+    async def _on_tools(self, config: dict[str, dict[str, str]], version: int) -> None:
+        self.tools.update(config)
+
+    async def health(self) -> dict[str, Any]:
+        """The body of ``GET /api/v1/health``.
+
+        Concurrent health checks share one probe: the endpoint is open to
+        anyone, and a flood of probes must not take the config client's
+        in-flight slots from real calls.
+        """
+        if self._probe is None or self._probe.done():
+            self._probe = asyncio.ensure_future(self.dispatcher.probe_config(HEALTH_PROBE_TIMEOUT))
+        answered, version = await asyncio.shield(self._probe)
+        return {"status": "ok", "config-service": answered, "version": version if answered else None}
+
+    async def start(self) -> None:
+        """Open the bus side, then listen: readiness is only signalled once the port is open."""
+        await super().start()
+        await self.dispatcher.start()
+        app = build_app(Parts(dispatcher=self.dispatcher, tools=self.tools, auth=self.auth,
+                              timeout=self.timeout, prometheus_url=self.prometheus_url,
+                              health=self.health))
+        # Closing the clients fails the calls still waiting, so they answer at
+        # once instead of holding the shutdown until their deadline.
+        app.on_shutdown.append(self._release_clients)
+        # No access log: aiohttp's would print the websocket's ?token= query.
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=5.0)
+        await self._runner.setup()
+        await web.TCPSite(self._runner, self.host, self.port).start()
+        logger.info("API gateway listening on http://%s:%d (authentication %s, timeout %gs)",
+                    self.host, self.port, "on" if self.auth.enabled else "off", self.timeout)
+
+    async def _release_clients(self, _app: web.Application) -> None:
+        await self.dispatcher.stop()
+        await self.tools.stop()
+
+    async def stop(self) -> None:
+        """Stop taking connections, close open sockets and clients, then the bus."""
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        await self.dispatcher.stop()
+        await self.tools.stop()
+        await super().stop()
+
+    @classmethod
+    def add_args(cls, parser: argparse.ArgumentParser) -> None:
+        super().add_args(parser)
+        parser.add_argument("--port", type=int, default=DEFAULT_PORT,
+                            help="HTTP port (default %(default)s)")
+        parser.add_argument("--host", default="0.0.0.0", help="address to listen on (default %(default)s)")
+        parser.add_argument("--api-token", default=env_default("GATEWAY_SECRET", ""),
+                            help="bearer token clients must send (env GATEWAY_SECRET; empty: no auth)")
+        parser.add_argument("-m", "--prometheus-url",
+                            default=env_default("PROMETHEUS_URL", "http://prometheus:9090"),
+                            help="Prometheus for /api/metrics (env PROMETHEUS_URL; default %(default)s)")
+        parser.add_argument("--timeout", type=_positive, default=DEFAULT_TIMEOUT,
+                            help="deadline of each call in seconds (default %(default)s)")
+        parser.add_argument("--config-request-queue", default=CONFIG_REQUEST)
+        parser.add_argument("--config-response-queue", default=CONFIG_RESPONSE)
+        parser.add_argument("--flow-request-queue", default=FLOW_REQUEST)
+        parser.add_argument("--flow-response-queue", default=FLOW_RESPONSE)
+        # Upstream's knowledge and librarian services are not in this fork; the
+        # flags are accepted so that existing deployments start unchanged.
+        for name in ("knowledge", "librarian"):
+            for side in ("request", "response"):
+                parser.add_argument(f"--{name}-{side}-queue", default=None, help=argparse.SUPPRESS)
+
+
+def _positive(text: str) -> float:
+    value = float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
+    return value
+
+
+def run() -> None:
+    """Console-script entry point of ``api-gateway``."""
+    Processor.launch(default_ident, __doc__)

@@ -1,0 +1,363 @@
+"""Per-kind translation between the gateway's JSON and the wire records (WIRE.md section 9).
+
+The gateway speaks the JSON dialect that TrustGraph 2.1 clients send and read;
+the bus speaks the schema records.  Each kind gets a :class:`Translator`:
+how a JSON body becomes a request record, how a response record becomes JSON,
+and when a response is the last one of a call.  The rules are upstream's,
+because existing clients depend on them:
+
+* requests use kebab-case field names for ``flow`` and ``graph-rag`` limits,
+  snake_case elsewhere; defaults such as ``user: "trustgraph"`` are filled in
+  here so that services see what an upstream gateway would send;
+* responses leave out null (and, for most kinds, empty) fields, except the
+  flags clients test (``end_of_stream``, ``end_of_message``...);
+* a response whose ``error`` is set is always final and becomes
+  ``{"error": {"type", "message"}}`` whatever the kind;
+* the non-streaming agent's final message is the one whose ``answer`` is not
+  null (a thought or observation carries an explicit ``"answer": null``).
+
+Request bodies are checked against the record's field types (through the
+schema codec) so that a wrongly typed field is answered with a clear
+``Bad request`` instead of a malformed message on the bus.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from trustgraph.schema import (
+    AgentRequest,
+    AgentResponse,
+    ConfigRequest,
+    ConfigResponse,
+    EmbeddingsRequest,
+    EmbeddingsResponse,
+    FlowRequest,
+    FlowResponse,
+    GraphRagQuery,
+    GraphRagResponse,
+    PromptRequest,
+    PromptResponse,
+    SchemaError,
+    StructuredQueryRequest,
+    StructuredQueryResponse,
+    TextCompletionRequest,
+    TextCompletionResponse,
+    ToolRequest,
+    ToolResponse,
+    from_dict,
+)
+
+JsonObject = dict[str, Any]
+
+DEFAULT_USER = "trustgraph"
+DEFAULT_COLLECTION = "default"
+
+
+class RequestError(ValueError):
+    """A request body that cannot be translated; the text goes back as ``{"error": text}``."""
+
+
+def error_body(type_: str, message: str) -> JsonObject:
+    """The JSON of a failed call: the schema-wide Error convention."""
+    return {"error": {"type": type_ or "", "message": message or ""}}
+
+
+def gateway_error(message: str) -> JsonObject:
+    """A failure of the gateway itself (timeout, broker, unknown tool), not of a service."""
+    return error_body("gateway-error", message)
+
+
+@dataclass(frozen=True)
+class Translator:
+    """How one kind of service maps between gateway JSON and wire records."""
+
+    kind: str
+    request_schema: type
+    response_schema: type
+    encode: Callable[[JsonObject], Any]
+    decode: Callable[[Any], JsonObject]
+    final: Callable[[Any], bool]
+
+    def request(self, body: Any) -> Any:
+        """Turn a JSON request body into the wire record, or raise :class:`RequestError`."""
+        if not isinstance(body, dict):
+            raise RequestError("Bad request: the request must be a JSON object")
+        try:
+            return self.encode(body)
+        except SchemaError as e:
+            raise RequestError(f"Bad request: {e}") from None
+
+    def response(self, record: Any) -> tuple[JsonObject, bool]:
+        """Return ``(json, is_final)`` for one response record."""
+        err = getattr(record, "error", None)
+        if err is not None:
+            return error_body(err.type, err.message), True
+        return self.decode(record), bool(self.final(record))
+
+
+# -- helpers ----------------------------------------------------------------
+
+
+def _given(body: JsonObject, key: str, default: Any = None) -> Any:
+    """``body[key]``, with null treated as absent (clients send both)."""
+    value = body.get(key)
+    return default if value is None else value
+
+
+def _required(body: JsonObject, key: str) -> Any:
+    value = body.get(key)
+    if value is None:
+        raise RequestError(f"Bad request: '{key}' is required")
+    return value
+
+
+def _object(body: JsonObject, key: str) -> JsonObject | None:
+    value = body.get(key)
+    if value is not None and not isinstance(value, dict):
+        raise RequestError(f"Bad request: '{key}' must be a JSON object")
+    return value
+
+
+def _first(_record: Any) -> bool:
+    return True
+
+
+def _end_of_stream(record: Any) -> bool:
+    return bool(record.end_of_stream)
+
+
+def _parse_json_text(text: str | None) -> Any:
+    """Parse a JSON-string field for the client; text that is not JSON is passed as is."""
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError):
+        return text
+
+
+# -- config -------------------------------------------------------------------
+
+
+def _config_request(body: JsonObject) -> ConfigRequest:
+    fields = {k: body[k] for k in ("operation", "keys", "type", "values") if body.get(k) is not None}
+    return from_dict(ConfigRequest, fields)
+
+
+def _config_response(r: ConfigResponse) -> JsonObject:
+    out: JsonObject = {}
+    if r.version is not None:
+        out["version"] = r.version
+    if r.values is not None:
+        out["values"] = [{"type": v.type, "key": v.key, "value": v.value} for v in r.values]
+    if r.directory is not None:
+        out["directory"] = r.directory
+    if r.config is not None:
+        out["config"] = r.config
+    return out
+
+
+# -- flow ---------------------------------------------------------------------
+
+_FLOW_FIELDS = (("operation", "operation"), ("blueprint-name", "blueprint_name"),
+                ("blueprint-definition", "blueprint_definition"), ("flow-id", "flow_id"))
+
+
+def _flow_request(body: JsonObject) -> FlowRequest:
+    fields = {dst: body[src] for src, dst in _FLOW_FIELDS if body.get(src) is not None}
+    if isinstance(fields.get("blueprint_definition"), dict):
+        # Upstream clients send the definition as JSON text; an object is accepted too.
+        fields["blueprint_definition"] = json.dumps(fields["blueprint_definition"])
+    # Absent stays null: config-svc answers start-flow without one with "No description".
+    fields["description"] = body.get("description")
+    record = from_dict(FlowRequest, fields)
+    params = _object(body, "parameters")
+    if params is not None:
+        # Values are passed as given: config-svc stringifies them (WIRE.md section 5).
+        record.parameters = dict(params)
+    return record
+
+
+def _flow_response(r: FlowResponse) -> JsonObject:
+    pairs = (("blueprint-names", r.blueprint_names), ("flow-ids", r.flow_ids),
+             ("blueprint-definition", r.blueprint_definition), ("flow", r.flow),
+             ("description", r.description), ("parameters", r.parameters))
+    return {k: v for k, v in pairs if v is not None}
+
+
+# -- agent --------------------------------------------------------------------
+
+
+def _agent_request(body: JsonObject) -> AgentRequest:
+    return from_dict(AgentRequest, {
+        "question": _required(body, "question"),
+        "state": body.get("state"),
+        "group": body.get("group"),
+        "history": _given(body, "history", []),
+        "user": _given(body, "user", DEFAULT_USER),
+        "streaming": _given(body, "streaming", False),
+    })
+
+
+def _agent_response(r: AgentResponse) -> JsonObject:
+    out: JsonObject = {}
+    if r.chunk_type:
+        out["chunk_type"] = r.chunk_type
+    if r.content:
+        out["content"] = r.content
+    for name in ("answer", "thought", "observation"):
+        value = getattr(r, name)
+        if value:
+            out[name] = value
+    out["end_of_message"] = bool(r.end_of_message)
+    out["end_of_dialog"] = bool(r.end_of_dialog)
+    return out
+
+
+def _agent_final(r: AgentResponse) -> bool:
+    # The interop trap of WIRE.md section 9: without a chunk_type, a non-null
+    # answer ends the call, even an empty one.
+    if r.chunk_type:
+        return bool(r.end_of_dialog)
+    return r.answer is not None
+
+
+# -- text-completion, prompt ---------------------------------------------------------
+
+
+def _text_completion_request(body: JsonObject) -> TextCompletionRequest:
+    return from_dict(TextCompletionRequest, {
+        "system": _given(body, "system", ""),
+        "prompt": _required(body, "prompt"),
+        "streaming": _given(body, "streaming", False),
+    })
+
+
+def _text_completion_response(r: TextCompletionResponse) -> JsonObject:
+    out: JsonObject = {"response": r.response}
+    if r.in_token:
+        out["in_token"] = r.in_token
+    if r.out_token:
+        out["out_token"] = r.out_token
+    if r.model:
+        out["model"] = r.model
+    out["end_of_stream"] = bool(r.end_of_stream)
+    return out
+
+
+def _prompt_request(body: JsonObject) -> PromptRequest:
+    variables = _object(body, "variables")
+    if variables is not None:
+        terms: Any = {k: json.dumps(v) for k, v in variables.items()}
+    else:
+        terms = _given(body, "terms", {})
+    return from_dict(PromptRequest, {
+        "id": _given(body, "id", ""),
+        "terms": terms,
+        "streaming": _given(body, "streaming", False),
+    })
+
+
+def _prompt_response(r: PromptResponse) -> JsonObject:
+    out: JsonObject = {}
+    if r.text is not None:
+        out["text"] = r.text
+    if r.object is not None:
+        out["object"] = r.object
+    out["end_of_stream"] = bool(r.end_of_stream)
+    return out
+
+
+# -- mcp-tool, graph-rag, structured-query, embeddings ---------------------------------
+
+
+def _mcp_tool_request(body: JsonObject) -> ToolRequest:
+    params = body.get("parameters")
+    # No parameters means a call without arguments: "{}" rather than upstream's null,
+    # which an MCP invoker cannot parse.
+    return from_dict(ToolRequest, {
+        "name": _given(body, "name", ""),
+        "parameters": json.dumps({} if params is None else params),
+    })
+
+
+def _mcp_tool_response(r: ToolResponse) -> JsonObject:
+    out: JsonObject = {}
+    if r.text:
+        out["text"] = r.text
+    if r.object:
+        out["object"] = _parse_json_text(r.object)
+    return out
+
+
+def _graph_rag_request(body: JsonObject) -> GraphRagQuery:
+    return from_dict(GraphRagQuery, {
+        "query": _given(body, "query", ""),
+        "user": _given(body, "user", DEFAULT_USER),
+        "collection": _given(body, "collection", DEFAULT_COLLECTION),
+        "entity_limit": _given(body, "entity-limit", 50),
+        "triple_limit": _given(body, "triple-limit", 30),
+        "max_subgraph_size": _given(body, "max-subgraph-size", 1000),
+        "max_path_length": _given(body, "max-path-length", 2),
+        "streaming": _given(body, "streaming", False),
+    })
+
+
+def _graph_rag_response(r: GraphRagResponse) -> JsonObject:
+    out: JsonObject = {}
+    if r.response:
+        out["response"] = r.response
+    out["end_of_stream"] = bool(r.end_of_stream)
+    return out
+
+
+def _structured_query_request(body: JsonObject) -> StructuredQueryRequest:
+    return from_dict(StructuredQueryRequest, {
+        "question": _given(body, "question", ""),
+        "user": _given(body, "user", DEFAULT_USER),
+        "collection": _given(body, "collection", DEFAULT_COLLECTION),
+    })
+
+
+def _structured_query_response(r: StructuredQueryResponse) -> JsonObject:
+    return {"data": _parse_json_text(r.data) if r.data else None, "errors": list(r.errors or [])}
+
+
+def _embeddings_request(body: JsonObject) -> EmbeddingsRequest:
+    return from_dict(EmbeddingsRequest, {"text": _given(body, "text", "")})
+
+
+def _embeddings_response(r: EmbeddingsResponse) -> JsonObject:
+    return {"vectors": r.vectors if r.vectors is not None else []}
+
+
+# -- the tables ---------------------------------------------------------------------
+
+
+def _t(kind: str, req: type, resp: type, enc: Callable, dec: Callable, fin: Callable) -> Translator:
+    return Translator(kind, req, resp, enc, dec, fin)
+
+
+#: Services reached on fixed topics: ``POST /api/v1/{kind}``.
+GLOBAL_KINDS: dict[str, Translator] = {
+    "config": _t("config", ConfigRequest, ConfigResponse, _config_request, _config_response, _first),
+    "flow": _t("flow", FlowRequest, FlowResponse, _flow_request, _flow_response, _first),
+}
+
+#: Services reached through a flow's interfaces: ``POST /api/v1/flow/{flow}/service/{kind}``.
+FLOW_KINDS: dict[str, Translator] = {
+    "agent": _t("agent", AgentRequest, AgentResponse, _agent_request, _agent_response, _agent_final),
+    "text-completion": _t("text-completion", TextCompletionRequest, TextCompletionResponse,
+                          _text_completion_request, _text_completion_response, _end_of_stream),
+    "prompt": _t("prompt", PromptRequest, PromptResponse, _prompt_request, _prompt_response,
+                 _end_of_stream),
+    "mcp-tool": _t("mcp-tool", ToolRequest, ToolResponse, _mcp_tool_request, _mcp_tool_response, _first),
+    "graph-rag": _t("graph-rag", GraphRagQuery, GraphRagResponse, _graph_rag_request,
+                    _graph_rag_response, _end_of_stream),
+    "structured-query": _t("structured-query", StructuredQueryRequest, StructuredQueryResponse,
+                           _structured_query_request, _structured_query_response, _first),
+    "embeddings": _t("embeddings", EmbeddingsRequest, EmbeddingsResponse, _embeddings_request,
+                     _embeddings_response, _first),
+}

@@ -1,0 +1,5 @@
+"""tg-launch: the whole stack from one command."""
+
+from .launcher import run
+
+__all__ = ["run"]

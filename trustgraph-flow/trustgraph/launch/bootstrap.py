@@ -1,0 +1,95 @@
+"""Load the bootstrap config into an empty config store, as upstream's init does.
+
+The bootstrap file lists config items (inline JSON values, or files next to
+it) and the flows to start.  Nothing is written unless the store is at
+version 0, so a restart never overwrites what a user changed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from pathlib import Path
+from typing import Any
+
+from trustgraph.base import PubSub, RequestResponseClient
+from trustgraph.base.topics import CONFIG_REQUEST, CONFIG_RESPONSE, FLOW_REQUEST, FLOW_RESPONSE
+from trustgraph.schema import ConfigRequest, ConfigResponse, ConfigValue, FlowRequest, FlowResponse
+
+logger = logging.getLogger(__name__)
+
+
+class BootstrapError(RuntimeError):
+    """The bootstrap file is unusable or config-svc refused part of it."""
+
+
+def read_bootstrap(path: Path) -> tuple[list[ConfigValue], list[dict[str, Any]]]:
+    """Parse the bootstrap file into config values and flows to start.
+
+    Format::
+
+        {"config": {"<type>": {"<key>": <JSON value> }},
+         "files":  {"<type>/<key>": "relative/path.json"},
+         "flows":  [{"id": "default", "blueprint": "...", "description": "...",
+                     "parameters": {}}]}
+
+    Values are stored as JSON text (strings too, with their quotes), as
+    upstream's init does.
+    """
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise BootstrapError(f"cannot read bootstrap {path}: {e}") from e
+    values: list[ConfigValue] = []
+    for type_, items in (doc.get("config") or {}).items():
+        for key, value in items.items():
+            values.append(ConfigValue(type=type_, key=key, value=json.dumps(value)))
+    for ref, rel in (doc.get("files") or {}).items():
+        type_, _, key = ref.partition("/")
+        if not key:
+            raise BootstrapError(f"bootstrap files entry {ref!r} must be TYPE/KEY")
+        file = path.parent / rel
+        try:
+            text = file.read_text()
+            json.loads(text)
+        except (OSError, ValueError) as e:
+            raise BootstrapError(f"bootstrap file {file} for {ref}: {e}") from e
+        values.append(ConfigValue(type=type_, key=key, value=text.strip()))
+    return values, list(doc.get("flows") or [])
+
+
+async def bootstrap(pulsar_url: str, path: Path, timeout: float = 30.0) -> bool:
+    """Load ``path`` when the store is empty; True when something was loaded."""
+    values, flows = read_bootstrap(path)
+    ps = PubSub(pulsar_url, processor="tg-launch")
+    try:
+        config = RequestResponseClient(
+            ps, request_topic=CONFIG_REQUEST, response_topic=CONFIG_RESPONSE,
+            request_schema=ConfigRequest, response_schema=ConfigResponse,
+            subscription=f"tg-launch--config--{uuid.uuid4()}")
+        flow = RequestResponseClient(
+            ps, request_topic=FLOW_REQUEST, response_topic=FLOW_RESPONSE,
+            request_schema=FlowRequest, response_schema=FlowResponse,
+            subscription=f"tg-launch--flow--{uuid.uuid4()}")
+        current = await config.request(ConfigRequest(operation="config"), timeout=timeout)
+        if current.error is not None:
+            raise BootstrapError(f"config-svc: {current.error.message}")
+        if current.version:
+            logger.info("Config store at version %d: bootstrap skipped", current.version)
+            return False
+        r = await config.request(ConfigRequest(operation="put", values=values), timeout=timeout)
+        if r.error is not None:
+            raise BootstrapError(f"config-svc refused the bootstrap config: {r.error.message}")
+        for f in flows:
+            r = await flow.request(FlowRequest(
+                operation="start-flow", flow_id=f["id"], blueprint_name=f["blueprint"],
+                description=f.get("description", f["id"]),
+                parameters={k: str(v) for k, v in (f.get("parameters") or {}).items()},
+            ), timeout=timeout)
+            if r.error is not None:
+                raise BootstrapError(f"starting flow {f['id']}: {r.error.message}")
+        logger.info("Bootstrap config loaded from %s (%d items, %d flows)", path, len(values), len(flows))
+        return True
+    finally:
+        await ps.close()

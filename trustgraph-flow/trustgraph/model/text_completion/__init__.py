@@ -1,0 +1,1 @@
+"""Text-completion (LLM) services: a shared base and one subpackage per backend."""

@@ -1,0 +1,241 @@
+"""The shared base of every text-completion service.
+
+A service subclasses :class:`LlmService` and writes ``generate`` (and, when
+its backend can stream, ``generate_stream``).  The base does everything that
+must be the same for all of them, so that swapping the LLM never changes what
+a caller sees (WIRE.md sections 3 and 5):
+
+* consumes TextCompletionRequest on the flow's ``request`` topic and answers
+  TextCompletionResponse on ``response``, with the request's ``id``;
+* flow parameters ``model`` and ``temperature`` override the command-line
+  defaults per flow;
+* streaming: one message per chunk, then a final ``end_of_stream`` message
+  carrying the token counts;
+* our two optional request properties (sent by prompt-template): ``stop``, a
+  JSON array of stop strings, and ``prefix``, text that starts the assistant's
+  turn.  Services pass them to their backend; the base also cuts the output at
+  a stop string, for backends that ignore or limit them.  A service returns
+  the text *after* the prefix (the continuation);
+* every failure, a deadline included, is an ``llm-error`` reply with
+  ``end_of_stream: true``; nothing a request contains stops the service.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from trustgraph.base import ConsumerSpec, FlowProcessor, ParameterSpec, ProducerSpec
+from trustgraph.base.flow_processor import Flow
+from trustgraph.base.pubsub import Message
+from trustgraph.schema import Error, TextCompletionRequest, TextCompletionResponse
+
+logger = logging.getLogger(__name__)
+
+ERROR_TYPE = "llm-error"
+
+# The callers (prompt-template, the agent, the gateway) give up after 120 s;
+# work after that only delays the requests queued behind it.
+DEFAULT_TIMEOUT = 120.0
+
+
+@dataclass
+class LlmResult:
+    """A whole completion, or the closing summary of a stream (``text`` may be empty)."""
+
+    text: str
+    in_token: int = 0
+    out_token: int = 0
+    model: str = ""
+
+
+class LlmError(Exception):
+    """A failure whose message is meant for the caller as is."""
+
+
+def parse_stop(raw: str | None) -> list[str]:
+    """The ``stop`` property: a JSON array of strings (absent means none)."""
+    if not raw:
+        return []
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        raise LlmError(f"request property 'stop' is not JSON: {raw[:80]!r}") from None
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(s, str) for s in value):
+        raise LlmError("request property 'stop' must be a JSON array of strings")
+    return [s for s in value if s]
+
+
+def cut_at_stop(text: str, stop: list[str]) -> tuple[str, bool]:
+    """``text`` up to the earliest stop string, and whether one was found."""
+    cut = min((i for i in (text.find(s) for s in stop) if i >= 0), default=-1)
+    return (text[:cut], True) if cut >= 0 else (text, False)
+
+
+class StopFilter:
+    """Cuts a stream of chunks at the first stop string, even one split across chunks.
+
+    Only a tail that could be the start of a stop string is held back, so
+    text otherwise flows on as soon as it arrives.
+    """
+
+    def __init__(self, stop: list[str]) -> None:
+        self.stop = stop
+        self.keep = max((len(s) for s in stop), default=1) - 1
+        self.stopped = False
+        self._buf = ""
+
+    def feed(self, chunk: str) -> str:
+        """Text that may be emitted now."""
+        if self.stopped:
+            return ""
+        if not self.stop:
+            return chunk
+        self._buf += chunk
+        text, self.stopped = cut_at_stop(self._buf, self.stop)
+        if self.stopped:
+            self._buf = ""
+            return text
+        hold = next((k for k in range(min(self.keep, len(self._buf)), 0, -1)
+                     if any(s.startswith(self._buf[-k:]) for s in self.stop)), 0)
+        ready = len(self._buf) - hold
+        out, self._buf = self._buf[:ready], self._buf[ready:]
+        return out
+
+    def finish(self) -> str:
+        """What is still held back at the end of the stream."""
+        out, self._buf = ("" if self.stopped else self._buf), ""
+        return out
+
+
+def _as_float(value: Any, default: float) -> float:
+    if value is None or value == "":
+        return default
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        logger.warning("Flow parameter temperature %r is not a number; using %g", value, default)
+        return default
+
+
+class LlmService(FlowProcessor):
+    """Serves text completions for every flow that names this processor."""
+
+    #: Shown when neither the flow nor the command line names a model.
+    default_model: str = ""
+    default_temperature: float = 0.0
+    default_concurrency: int = 1
+
+    def __init__(self, **params: Any) -> None:
+        if params.get("concurrency") is None:
+            params["concurrency"] = self.default_concurrency
+        super().__init__(**params)
+        self.model: str = params.get("model") or self.default_model
+        temperature = params.get("temperature")
+        self.temperature: float = self.default_temperature if temperature is None else float(temperature)
+        self.request_timeout: float = float(params.get("timeout") or DEFAULT_TIMEOUT)
+        self.register_specification(ConsumerSpec("request", TextCompletionRequest, self.on_request))
+        self.register_specification(ProducerSpec("response", TextCompletionResponse))
+        self.register_specification(ParameterSpec("model"))
+        self.register_specification(ParameterSpec("temperature"))
+
+    # -- what a subclass writes -----------------------------------------------
+    async def generate(self, system: str, prompt: str, model: str, temperature: float,
+                       stop: list[str], prefix: str) -> LlmResult:
+        """The whole completion (the text after ``prefix``)."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement generate()")
+
+    async def generate_stream(self, system: str, prompt: str, model: str, temperature: float,
+                              stop: list[str], prefix: str) -> AsyncIterator[str | LlmResult]:
+        """Yield text chunks, then optionally an :class:`LlmResult` with the counts.
+
+        The default yields one result from :meth:`generate`, for backends that
+        cannot stream; a yielded result's text is sent as a chunk too.
+        """
+        yield await self.generate(system, prompt, model, temperature, stop, prefix)
+
+    # -- serving ----------------------------------------------------------------
+    def settings(self, flow: Flow) -> tuple[str, float]:
+        """The model and temperature for ``flow``: its parameters, else the flags."""
+        model = flow("model")
+        model = model if isinstance(model, str) and model else self.model
+        return model, _as_float(flow("temperature"), self.temperature)
+
+    async def on_request(self, msg: Message, flow: Flow) -> None:
+        """Answer one request; every outcome is a reply, never an exception."""
+        rid = msg.id
+        if rid is None:
+            logger.warning("Text-completion request without an id property dropped")
+            return
+        req: TextCompletionRequest = msg.value
+        out = flow("response")
+        props = {"id": rid}
+        model, temperature = self.settings(flow)
+        try:
+            stop = parse_stop(msg.properties.get("stop"))
+            prefix = msg.properties.get("prefix") or ""
+            args = (req.system or "", req.prompt or "", model, temperature, stop, prefix)
+            async with asyncio.timeout(self.request_timeout):
+                if req.streaming:
+                    await self._stream(out, props, model, stop, args)
+                else:
+                    result = await self.generate(*args)
+                    text, _ = cut_at_stop(result.text, stop)
+                    out.send_nowait(TextCompletionResponse(
+                        response=text, in_token=result.in_token, out_token=result.out_token,
+                        model=result.model or model, end_of_stream=True), props)
+        except TimeoutError:
+            logger.warning("Completion %s exceeded %gs", rid, self.request_timeout)
+            self._error(out, props, f"no completion within {self.request_timeout:g}s")
+        except LlmError as e:
+            logger.info("Completion %s failed: %s", rid, e)
+            self._error(out, props, str(e))
+        except Exception as e:
+            logger.exception("Completion %s failed", rid)
+            self._error(out, props, f"{type(e).__name__}: {e}")
+
+    async def _stream(self, out: Any, props: dict[str, str], model: str, stop: list[str],
+                      args: tuple) -> None:
+        cutter = StopFilter(stop)
+        summary = LlmResult(text="", model=model)
+
+        def send(text: str) -> None:
+            if text:
+                out.send_nowait(TextCompletionResponse(response=text, model=summary.model or model,
+                                                       end_of_stream=False), props)
+
+        async with contextlib.aclosing(self.generate_stream(*args)) as chunks:
+            async for item in chunks:
+                if isinstance(item, LlmResult):
+                    summary = LlmResult("", item.in_token, item.out_token, item.model or model)
+                    item = item.text
+                send(cutter.feed(item))
+                if cutter.stopped:
+                    break  # closing the generator tells the backend to stop
+        send(cutter.finish())
+        out.send_nowait(TextCompletionResponse(
+            response="", in_token=summary.in_token, out_token=summary.out_token,
+            model=summary.model or model, end_of_stream=True), props)
+
+    @staticmethod
+    def _error(out: Any, props: dict[str, str], message: str) -> None:
+        out.send_nowait(TextCompletionResponse(error=Error(type=ERROR_TYPE, message=message),
+                                               response="", end_of_stream=True), props)
+
+    @classmethod
+    def add_args(cls, parser: argparse.ArgumentParser) -> None:
+        """Common flags; each service adds its model flags (their meaning differs)."""
+        super().add_args(parser)
+        parser.add_argument("-c", "--concurrency", type=int, default=cls.default_concurrency,
+                            help="requests handled at once per flow (default %(default)s)")
+        parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
+                            help="seconds one request may take, retries and queueing included "
+                                 "(default %(default)s, the callers' own deadline)")

@@ -1,0 +1,195 @@
+"""text-completion-openai: completions from OpenAI or any OpenAI-compatible server.
+
+Uses the official ``openai`` SDK (async client).  As upstream, the system and
+user prompts are sent as one user message (``system + "\\n\\n" + prompt``).
+
+The API key (``-k/--api-key``, env ``OPENAI_TOKEN``) is required only when the
+URL is OpenAI's own (``api.openai.com``); a local server (llama.cpp's server,
+vLLM, Ollama, LM Studio...) needs none, so the command starts without one.
+The key is never logged: the SDK's own loggers are held at WARNING, since at
+DEBUG they print request details.
+
+Rate limits (429), server errors (5xx) and failed connections are retried a
+few times with a short exponential backoff (tenacity), all within the request
+deadline (``--timeout``); the SDK's own retries are off so that this one
+policy applies.  Other errors return at once as ``llm-error`` with the
+server's message.  A stream is retried only if it fails before its first
+chunk: text already sent cannot be taken back.
+
+Stop strings go to the server (at most 4, the API's limit; the base class cuts
+at the others).  The ``prefix`` property is not sent: the Chat Completions API
+has no portable way to continue an assistant turn, so the model answers a
+whole turn and prompt-template adds the prefix when the answer lacks it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+from urllib.parse import urlparse
+
+import openai
+from tenacity import (
+    AsyncRetrying,
+    retry_if_exception,
+    stop_after_attempt,
+    stop_after_delay,
+    wait_exponential,
+)
+from trustgraph.base.async_processor import env_default
+
+from ..base import LlmError, LlmResult, LlmService
+
+logger = logging.getLogger(__name__)
+
+default_ident = "text-completion"
+DEFAULT_URL = "https://api.openai.com/v1"
+MAX_ATTEMPTS = 3
+BACKOFF = 0.5          # seconds before the 2nd attempt, doubling, capped below
+BACKOFF_MAX = 4.0
+API_STOP_LIMIT = 4     # OpenAI accepts at most 4 stop sequences
+
+for _name in ("openai", "httpx", "httpx2", "httpcore", "httpcore2"):
+    logging.getLogger(_name).setLevel(logging.WARNING)
+
+
+def needs_key(url: str) -> bool:
+    """True for OpenAI's own API, which refuses requests without a key."""
+    return (urlparse(url).hostname or "").lower() == "api.openai.com"
+
+
+def _retryable(e: BaseException) -> bool:
+    if isinstance(e, openai.APIStatusError):
+        return e.status_code == 429 or e.status_code >= 500
+    return isinstance(e, openai.APIConnectionError) and not isinstance(e, openai.APITimeoutError)
+
+
+def describe(e: BaseException) -> str:
+    """The server's own message where there is one, with the HTTP status."""
+    if isinstance(e, openai.APIStatusError):
+        body = e.body
+        message = None
+        if isinstance(body, dict):
+            inner = body.get("error", body)
+            message = inner.get("message") if isinstance(inner, dict) else inner
+        return f"LLM server answered {e.status_code}: {message or e.message}"
+    if isinstance(e, openai.APITimeoutError):
+        return "LLM server did not answer in time"
+    if isinstance(e, openai.APIConnectionError):
+        cause = e.__cause__
+        return f"cannot reach the LLM server: {cause or e}"
+    return f"{type(e).__name__}: {e}"
+
+
+class Processor(LlmService):
+    """Completions through the OpenAI Chat Completions API."""
+
+    default_model = "gpt-3.5-turbo"
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self.url: str = params.get("url") or DEFAULT_URL
+        self.max_output: int = int(params.get("max_output") or 4096)
+        key = params.get("api_key")
+        if not key and needs_key(self.url):
+            raise ValueError("an OpenAI API key is required for api.openai.com: "
+                             "give -k/--api-key or set OPENAI_TOKEN")
+        # A local server ignores the key, but the SDK insists on having one.
+        self.client = openai.AsyncOpenAI(api_key=key or "not-needed", base_url=self.url,
+                                         max_retries=0, timeout=self.request_timeout)
+        logger.info("OpenAI-compatible server %s, default model %s", self.url, self.model)
+
+    def _retrying(self) -> AsyncRetrying:
+        return AsyncRetrying(
+            retry=retry_if_exception(_retryable),
+            stop=stop_after_attempt(MAX_ATTEMPTS) | stop_after_delay(self.request_timeout),
+            wait=wait_exponential(multiplier=BACKOFF, max=BACKOFF_MAX),
+            before_sleep=lambda rs: logger.warning(
+                "LLM call attempt %d failed (%s); retrying", rs.attempt_number,
+                describe(rs.outcome.exception())),
+            reraise=True,
+        )
+
+    def _request(self, system: str, prompt: str, model: str, temperature: float,
+                 stop: list[str]) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": model,
+            "messages": [{"role": "user", "content": f"{system}\n\n{prompt}" if system else prompt}],
+            "temperature": temperature,
+            "max_tokens": self.max_output,
+        }
+        if stop:
+            body["stop"] = stop[:API_STOP_LIMIT]
+        return body
+
+    async def generate(self, system: str, prompt: str, model: str, temperature: float,
+                       stop: list[str], prefix: str) -> LlmResult:
+        body = self._request(system, prompt, model, temperature, stop)
+        try:
+            async for attempt in self._retrying():
+                with attempt:
+                    resp = await self.client.chat.completions.create(**body)
+        except openai.OpenAIError as e:
+            raise LlmError(describe(e)) from None
+        if not resp.choices:
+            raise LlmError("LLM server returned no choices")
+        usage = resp.usage
+        return LlmResult(
+            text=resp.choices[0].message.content or "",
+            in_token=getattr(usage, "prompt_tokens", 0) or 0,
+            out_token=getattr(usage, "completion_tokens", 0) or 0,
+            model=resp.model or model,
+        )
+
+    async def generate_stream(self, system: str, prompt: str, model: str, temperature: float,
+                              stop: list[str], prefix: str) -> AsyncIterator[str | LlmResult]:
+        body = self._request(system, prompt, model, temperature, stop)
+        body.update(stream=True, stream_options={"include_usage": True})
+        try:
+            # Retry only the opening of the stream: errors surface there, before any text.
+            async for attempt in self._retrying():
+                with attempt:
+                    stream = await self.client.chat.completions.create(**body)
+        except openai.OpenAIError as e:
+            raise LlmError(describe(e)) from None
+        summary = LlmResult(text="", model=model)
+        try:
+            async with stream:
+                async for chunk in stream:
+                    if chunk.model:
+                        summary.model = chunk.model
+                    if chunk.usage is not None:
+                        summary.in_token = chunk.usage.prompt_tokens or 0
+                        summary.out_token = chunk.usage.completion_tokens or 0
+                    for choice in chunk.choices or []:
+                        if choice.delta is not None and choice.delta.content:
+                            yield choice.delta.content
+        except openai.OpenAIError as e:
+            raise LlmError(describe(e)) from None
+        yield summary
+
+    async def stop(self) -> None:
+        await super().stop()
+        await self.client.close()
+
+    @classmethod
+    def add_args(cls, parser: argparse.ArgumentParser) -> None:
+        super().add_args(parser)
+        parser.add_argument("-m", "--model", default=cls.default_model,
+                            help="model name (default %(default)s); a flow's 'model' parameter overrides it")
+        parser.add_argument("-k", "--api-key", default=env_default("OPENAI_TOKEN"),
+                            help="API key (env OPENAI_TOKEN); needed only for api.openai.com")
+        parser.add_argument("-u", "--url", default=env_default("OPENAI_BASE_URL", DEFAULT_URL),
+                            help="base URL of the API (env OPENAI_BASE_URL; default %(default)s)")
+        parser.add_argument("-t", "--temperature", type=float, default=cls.default_temperature,
+                            help="sampling temperature (default %(default)s); a flow's "
+                                 "'temperature' parameter overrides it")
+        parser.add_argument("-x", "--max-output", type=int, default=4096,
+                            help="most tokens generated per request (default %(default)s)")
+
+
+def run() -> None:
+    """Console script ``text-completion-openai``."""
+    Processor.launch(default_ident, __doc__)

@@ -1,0 +1,174 @@
+"""text-completion-scripted: a deterministic TEST STAND-IN for an LLM.
+
+Not a language model.  It answers from a script file so that tests (of the
+agent, prompt-template, the gateway...) get exactly the replies they expect.
+Nothing a user runs uses it by default.
+
+The script (``--script PATH``, JSON)::
+
+    {"rules": [
+        {"match": "capital of France", "reply": "Paris"},
+        {"match": "Question: .*", "replies": ["first answer", "second answer"]}
+     ],
+     "default": "I don't know.",
+     "delay": 0.0}
+
+* Each rule's ``match`` is a regular expression searched (``re.search``,
+  DOTALL) in ``system + "\\n\\n" + prompt``; rules are tried in order and the
+  first match wins.
+* ``replies`` are given in order, one per matching request, and the last one
+  repeats; counts are per rule and per process.
+* No match gives ``default``; with no ``default`` that is an ``llm-error``.
+* ``delay`` seconds pass before each reply (to test timeouts and overlap).
+* Stop strings cut the reply as a real model would.  A ``prefix`` is treated
+  as the start of the reply: when the reply starts with it, only the rest is
+  returned (what a model continuing the prefix would produce).
+* Streaming splits the reply into a few chunks.  Token counts are word
+  counts; the model name is ``scripted``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..base import LlmError, LlmResult, LlmService, cut_at_stop
+
+default_ident = "text-completion"
+MODEL_NAME = "scripted"
+
+
+class ScriptError(ValueError):
+    """The script file cannot be used; raised at start-up, naming the problem."""
+
+
+@dataclass
+class Rule:
+    pattern: re.Pattern
+    replies: list[str]
+    used: int = 0
+
+    def next_reply(self) -> str:
+        reply = self.replies[min(self.used, len(self.replies) - 1)]
+        self.used += 1
+        return reply
+
+
+class Script:
+    """Rules loaded from a script file; ``reply`` picks the answer for a request."""
+
+    def __init__(self, data: Any, source: str = "script") -> None:
+        if not isinstance(data, dict):
+            raise ScriptError(f"{source}: must be a JSON object with 'rules'")
+        rules = data.get("rules", [])
+        if not isinstance(rules, list):
+            raise ScriptError(f"{source}: 'rules' must be a list")
+        self.rules: list[Rule] = []
+        for n, rule in enumerate(rules):
+            where = f"{source}: rule {n}"
+            if not isinstance(rule, dict) or not isinstance(rule.get("match"), str):
+                raise ScriptError(f"{where} needs a string 'match'")
+            try:
+                pattern = re.compile(rule["match"], re.S)
+            except re.error as e:
+                raise ScriptError(f"{where}: bad regular expression: {e}") from None
+            if isinstance(rule.get("reply"), str):
+                replies = [rule["reply"]]
+            else:
+                replies = rule.get("replies")
+                if (not isinstance(replies, list) or not replies
+                        or not all(isinstance(r, str) for r in replies)):
+                    raise ScriptError(f"{where} needs 'reply' (a string) or 'replies' (a non-empty list of strings)")
+            self.rules.append(Rule(pattern, list(replies)))
+        self.default: str | None = data.get("default")
+        if self.default is not None and not isinstance(self.default, str):
+            raise ScriptError(f"{source}: 'default' must be a string")
+        try:
+            self.delay = float(data.get("delay") or 0.0)
+        except (TypeError, ValueError):
+            raise ScriptError(f"{source}: 'delay' must be a number") from None
+
+    @classmethod
+    def load(cls, path: str) -> Script:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as e:
+            raise ScriptError(f"cannot read script {path}: {e.strerror or e}") from None
+        try:
+            data = json.loads(text)
+        except ValueError as e:
+            raise ScriptError(f"script {path} is not JSON: {e}") from None
+        return cls(data, path)
+
+    def reply(self, text: str) -> str:
+        for rule in self.rules:
+            if rule.pattern.search(text):
+                return rule.next_reply()
+        if self.default is None:
+            raise LlmError("scripted model: no rule matches and the script has no default")
+        return self.default
+
+
+def split_chunks(text: str, parts: int = 3) -> list[str]:
+    """About ``parts`` chunks on word boundaries, whitespace kept, joining back to ``text``."""
+    pieces = re.findall(r"\S+\s*|\s+", text)
+    if len(pieces) <= 1:
+        return [text] if text else []
+    size = -(-len(pieces) // parts)
+    return ["".join(pieces[i:i + size]) for i in range(0, len(pieces), size)]
+
+
+class Processor(LlmService):
+    """Answers from a script.  A test stand-in, not a model."""
+
+    default_model = MODEL_NAME
+    default_concurrency = 4
+
+    def __init__(self, **params: Any) -> None:
+        params["model"] = MODEL_NAME
+        super().__init__(**params)
+        path = params.get("script")
+        if not path:
+            raise ScriptError("--script PATH is required")
+        self.script = Script.load(path)
+
+    def _answer(self, system: str, prompt: str, stop: list[str], prefix: str) -> LlmResult:
+        text = f"{system}\n\n{prompt}"
+        reply = self.script.reply(text)
+        if prefix and reply.startswith(prefix):
+            reply = reply[len(prefix):]
+        reply, _ = cut_at_stop(reply, stop)
+        return LlmResult(text=reply, in_token=len(text.split()), out_token=len(reply.split()),
+                         model=MODEL_NAME)
+
+    async def generate(self, system: str, prompt: str, model: str, temperature: float,
+                       stop: list[str], prefix: str) -> LlmResult:
+        result = self._answer(system, prompt, stop, prefix)
+        if self.script.delay:
+            await asyncio.sleep(self.script.delay)
+        return result
+
+    async def generate_stream(self, system: str, prompt: str, model: str, temperature: float,
+                              stop: list[str], prefix: str) -> AsyncIterator[str | LlmResult]:
+        result = await self.generate(system, prompt, model, temperature, stop, prefix)
+        for chunk in split_chunks(result.text):
+            yield chunk
+            await asyncio.sleep(0)
+        yield LlmResult("", result.in_token, result.out_token, result.model)
+
+    @classmethod
+    def add_args(cls, parser: argparse.ArgumentParser) -> None:
+        super().add_args(parser)
+        parser.add_argument("--script", required=True, metavar="PATH",
+                            help="JSON script of rules and replies (see the description above)")
+
+
+def run() -> None:
+    """Console script ``text-completion-scripted``."""
+    Processor.launch(default_ident, "TEST STAND-IN, not a language model.\n\n" + (__doc__ or ""))

@@ -1,0 +1,158 @@
+"""prompt-template: renders a named prompt template and asks the flow's LLM.
+
+Serves PromptRequest on each flow's ``request`` topic, replies PromptResponse
+on ``response``, and calls the flow's text-completion service through
+``text-completion-request`` / ``text-completion-response`` (WIRE.md sections 5
+and 7).  Templates come from config type ``prompt`` (``--config-type``) and are
+reloaded on every config push, without a restart.
+
+Every failure (unknown template, missing variable, LLM error or timeout, an
+answer that is not the JSON the template promises) is an ``llm-error`` reply,
+as upstream; nothing a request contains stops the service.
+
+Our extensions for the agent: a template may declare ``stop`` strings and a
+``prefix`` that starts the assistant's turn.  They travel as Pulsar message
+properties of the text-completion request (``stop`` = JSON array text,
+``prefix`` = text), so the wire records stay upstream's and LLM services that
+do not know them simply ignore them.  Our LLM services continue the turn
+after the prefix, so this service puts the prefix back in front of the answer
+(unless the answer already starts with it): the agent sees ``Thought: ...``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+from typing import Any
+
+from trustgraph.base import ConsumerSpec, FlowProcessor, ProducerSpec, RequestResponseSpec
+from trustgraph.base.flow_processor import Flow
+from trustgraph.base.pubsub import Message
+from trustgraph.base.request_response import RequestTimeout
+from trustgraph.schema import (
+    Error,
+    PromptRequest,
+    PromptResponse,
+    TextCompletionRequest,
+    TextCompletionResponse,
+)
+
+from .templates import PrefixStream, PromptError, PromptSet, join_prefix, parse_json, parse_jsonl
+
+logger = logging.getLogger(__name__)
+
+default_ident = "prompt"
+
+# Upstream's default is 1.  This service spends nearly all of a request
+# waiting for the LLM, so with 1 a single slow completion (an agent step on a
+# CPU model takes seconds) holds up every other prompt request of the flow,
+# e.g. a tg-invoke-prompt behind a running agent.  4 lets those overlap; the
+# LLM service still decides how many generations really run at once.
+default_concurrency = 4
+
+ERROR_TYPE = "llm-error"
+
+
+class LlmFailed(Exception):
+    """The text-completion service answered with an error."""
+
+
+class Processor(FlowProcessor):
+    """Renders templates from config and completes them with the flow's LLM."""
+
+    def __init__(self, **params: Any) -> None:
+        if params.get("concurrency") is None:
+            params["concurrency"] = default_concurrency
+        super().__init__(**params)
+        self.config_type: str = params.get("config_type") or "prompt"
+        self.prompts = PromptSet.from_config({})
+        self.register_specification(ConsumerSpec("request", PromptRequest, self.on_request))
+        self.register_specification(ProducerSpec("response", PromptResponse))
+        self.register_specification(RequestResponseSpec(
+            "text-completion-request", "text-completion-response",
+            TextCompletionRequest, TextCompletionResponse,
+        ))
+        self.register_config_handler(self.on_prompt_config, types=[self.config_type])
+
+    async def on_prompt_config(self, config: dict[str, dict[str, str]], version: int) -> None:
+        """Swap in the new templates at once; requests in flight keep the old set."""
+        prompts = PromptSet.from_config(config.get(self.config_type, {}))
+        for tid, problem in prompts.errors.items():
+            logger.error("Prompt config version %d, %s: %s", version, tid, problem)
+        self.prompts = prompts
+        logger.info("Prompt templates of config version %d: %s", version,
+                    ", ".join(sorted(prompts.templates)) or "none")
+
+    async def on_request(self, msg: Message, flow: Flow) -> None:
+        """Answer one PromptRequest; every outcome is a reply, never an exception."""
+        rid = msg.id
+        if rid is None:
+            logger.warning("Prompt request without an id property dropped: nobody could match a reply")
+            return
+        req: PromptRequest = msg.value
+        out = flow("response")
+        props = {"id": rid}
+        try:
+            rendered = self.prompts.render(req.id, req.terms or {})
+            logger.debug("Template %s rendered (id=%s): system=%r prompt=%r",
+                         req.id, rid, rendered.system, rendered.prompt)
+            llm = flow("text-completion-request")
+            request = TextCompletionRequest(system=rendered.system, prompt=rendered.prompt,
+                                            streaming=bool(req.streaming))
+            prefix = rendered.template.prefix
+            if req.streaming:
+                joiner = PrefixStream(prefix)
+
+                def forward(resp: TextCompletionResponse) -> bool:
+                    if resp.error is not None:
+                        raise LlmFailed(resp.error.message or resp.error.type or "text-completion failed")
+                    last = bool(resp.end_of_stream)
+                    text = joiner.feed(resp.response or "")
+                    if last:
+                        text += joiner.finish()
+                    if text or last:
+                        out.send_nowait(PromptResponse(text=text, object=None, end_of_stream=last), props)
+                    return last
+
+                await llm.request(request, recipient=forward, properties=rendered.properties)
+                return
+            resp: TextCompletionResponse = await llm.request(request, properties=rendered.properties)
+            if resp.error is not None:
+                raise LlmFailed(resp.error.message or resp.error.type or "text-completion failed")
+            answer = join_prefix(prefix, resp.response or "")
+            kind = rendered.template.response_type
+            if kind == "text":
+                reply = PromptResponse(text=answer, object=None, end_of_stream=True)
+            else:
+                value = (parse_json if kind == "json" else parse_jsonl)(rendered.template, answer)
+                reply = PromptResponse(text=None, object=json.dumps(value), end_of_stream=True)
+            out.send_nowait(reply, props)
+        except (PromptError, LlmFailed) as e:
+            logger.info("Prompt %s failed (id=%s): %s", req.id, rid, e)
+            self._error(out, props, str(e))
+        except RequestTimeout as e:
+            logger.warning("Prompt %s: text-completion did not answer (id=%s): %s", req.id, rid, e)
+            self._error(out, props, f"text-completion did not answer: {e}")
+        except Exception as e:
+            logger.exception("Prompt %s failed (id=%s)", req.id, rid)
+            self._error(out, props, f"{type(e).__name__}: {e}")
+
+    @staticmethod
+    def _error(out: Any, props: dict[str, str], message: str) -> None:
+        out.send_nowait(PromptResponse(error=Error(type=ERROR_TYPE, message=message),
+                                       text=None, object=None, end_of_stream=True), props)
+
+    @classmethod
+    def add_args(cls, parser: argparse.ArgumentParser) -> None:
+        super().add_args(parser)
+        parser.add_argument("-c", "--concurrency", type=int, default=default_concurrency,
+                            help="prompt requests handled at once per flow (default %(default)s; "
+                                 "upstream's is 1, see the module docstring)")
+        parser.add_argument("--config-type", default="prompt",
+                            help="config type holding the templates (default %(default)s)")
+
+
+def run() -> None:
+    """Console script ``prompt-template``."""
+    Processor.launch(default_ident, __doc__)

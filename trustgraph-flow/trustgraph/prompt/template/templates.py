@@ -1,0 +1,374 @@
+"""Prompt templates: loading from config, rendering, and reading the LLM's answer.
+
+Pure logic, no messaging, so that every rule here is unit-tested without a
+broker.  The config layout is upstream's (WIRE.md section 7), type ``prompt``:
+
+* ``system``: JSON string, the system template (``"Be helpful."`` when missing
+  or not a JSON string);
+* ``template-index``: JSON array of ids; only listed ids load;
+* ``template.<id>``: JSON ``{"prompt", "response-type": text|json|jsonl,
+  "schema"}``.  Upstream's templates repo also writes ``object-schema``, which
+  2.1.4 ignores, and so do we.
+
+Two optional fields are our extensions for the agent, and travel to the LLM
+service as message properties so the wire records stay upstream's:
+``"stop": ["\\nObservation"]`` (stop strings) and ``"prefix": "Thought:"``
+(the start of the assistant's turn).
+
+Rendering uses Jinja2's sandbox where upstream uses ibis.  Differences a
+template author may meet:
+
+* a variable the terms do not supply is an **error** naming the template and
+  the variable (ibis renders it as empty text, hiding the mistake);
+  ``{% if x is defined %}`` still works for optional ones;
+* Jinja's filter and test names, not ibis's (``|join``, ``|tojson``, ...);
+* a trailing newline of the template is kept, as ibis does;
+* the sandbox refuses access to private attributes and unsafe callables.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+import jinja2
+import jsonschema
+from jinja2.sandbox import SandboxedEnvironment
+from jinja2.utils import missing
+from jsonschema.exceptions import best_match
+
+DEFAULT_SYSTEM = "Be helpful."
+RESPONSE_TYPES = ("text", "json", "jsonl")
+
+
+class PromptError(Exception):
+    """A request cannot be served; the message is sent to the caller as is."""
+
+
+class _MissingVariable(jinja2.exceptions.UndefinedError):
+    """Raised on first use of an undefined value, carrying what was missing."""
+
+    def __init__(self, name: str | None, detail: str) -> None:
+        super().__init__(detail)
+        self.name = name
+        self.detail = detail
+
+
+class _Strict(jinja2.StrictUndefined):
+    """StrictUndefined whose error carries the missing name, for the error reply.
+
+    Every failing use (str, iteration, truth, arithmetic...) raises
+    ``self._undefined_exception(message)``; we make that our exception type.
+    """
+
+    __slots__ = ()
+
+    def __init__(self, hint: str | None = None, obj: Any = missing, name: str | None = None,
+                 exc: Any = None) -> None:
+        super().__init__(hint, obj, name, partial(_MissingVariable, name))
+
+
+def _environment() -> SandboxedEnvironment:
+    return SandboxedEnvironment(undefined=_Strict, autoescape=False, keep_trailing_newline=True)
+
+
+@dataclass
+class Template:
+    """One loaded ``template.<id>``; ``error`` is set when it cannot be used."""
+
+    id: str
+    source: str = ""
+    response_type: str = "text"
+    schema: dict[str, Any] | None = None
+    stop: list[str] = field(default_factory=list)
+    prefix: str = ""
+    error: str | None = None
+    compiled: jinja2.Template | None = None
+    validator: Any = None
+
+
+@dataclass
+class Rendered:
+    """What to send to the LLM for one request, and how to read its answer."""
+
+    template: Template
+    system: str
+    prompt: str
+
+    @property
+    def properties(self) -> dict[str, str]:
+        """Pulsar properties of the text-completion request (our extensions)."""
+        props: dict[str, str] = {}
+        if self.template.stop:
+            props["stop"] = json.dumps(self.template.stop)
+        if self.template.prefix:
+            props["prefix"] = self.template.prefix
+        return props
+
+
+def _load_template(env: SandboxedEnvironment, tid: str, raw: str | None) -> Template:
+    """Parse and compile one template; problems land in ``error``, never raise."""
+    t = Template(id=tid)
+    if raw is None:
+        t.error = f"template {tid!r} is listed in template-index but template.{tid} is missing"
+        return t
+    try:
+        spec = json.loads(raw)
+    except ValueError as e:
+        t.error = f"template.{tid} is not valid JSON: {e}"
+        return t
+    if not isinstance(spec, dict) or not isinstance(spec.get("prompt"), str):
+        t.error = f"template.{tid} must be a JSON object with a string field 'prompt'"
+        return t
+    t.source = spec["prompt"]
+    t.response_type = spec.get("response-type") or "text"
+    if t.response_type not in RESPONSE_TYPES:
+        t.error = f"template {tid!r}: response-type {t.response_type!r} is not one of {', '.join(RESPONSE_TYPES)}"
+        return t
+    stop = spec.get("stop") or []
+    if isinstance(stop, str):
+        stop = [stop]
+    if not isinstance(stop, list) or not all(isinstance(s, str) for s in stop):
+        t.error = f"template {tid!r}: 'stop' must be a list of strings"
+        return t
+    t.stop = [s for s in stop if s]
+    prefix = spec.get("prefix") or ""
+    if not isinstance(prefix, str):
+        t.error = f"template {tid!r}: 'prefix' must be a string"
+        return t
+    t.prefix = prefix
+    schema = spec.get("schema")
+    if schema is not None:
+        try:
+            cls = jsonschema.validators.validator_for(schema)
+            cls.check_schema(schema)
+        except jsonschema.SchemaError as e:
+            t.error = f"template {tid!r}: schema is not a valid JSON Schema: {e.message}"
+            return t
+        t.schema, t.validator = schema, cls(schema)
+    try:
+        t.compiled = env.from_string(t.source)
+    except jinja2.TemplateSyntaxError as e:
+        t.error = f"template {tid!r} does not compile: {e.message} (line {e.lineno})"
+    return t
+
+
+@dataclass
+class PromptSet:
+    """An immutable snapshot of the ``prompt`` config; swapped whole on reload.
+
+    A request keeps the snapshot it started with, so a reload never changes a
+    template half-way through a call.
+    """
+
+    system_source: str = DEFAULT_SYSTEM
+    system: jinja2.Template | None = None
+    system_error: str | None = None
+    templates: dict[str, Template] = field(default_factory=dict)
+
+    @classmethod
+    def from_config(cls, values: dict[str, str]) -> PromptSet:
+        """Build from the ``prompt`` type's ``{key: value}`` map.
+
+        One broken template is reported on use and does not stop the others
+        loading.
+        """
+        env = _environment()
+        ps = cls()
+        raw_system = values.get("system")
+        if raw_system is not None:
+            try:
+                decoded = json.loads(raw_system)
+                if isinstance(decoded, str):
+                    ps.system_source = decoded
+            except ValueError:
+                pass
+        try:
+            ps.system = env.from_string(ps.system_source)
+        except jinja2.TemplateSyntaxError as e:
+            ps.system_error = f"system template does not compile: {e.message} (line {e.lineno})"
+        index: list[Any] = []
+        raw_index = values.get("template-index")
+        if raw_index:
+            try:
+                index = json.loads(raw_index)
+            except ValueError:
+                index = []
+            if not isinstance(index, list):
+                index = []
+        for tid in index:
+            if isinstance(tid, str) and tid not in ps.templates:
+                ps.templates[tid] = _load_template(env, tid, values.get(f"template.{tid}"))
+        return ps
+
+    @property
+    def errors(self) -> dict[str, str]:
+        """Problems found at load, by template id (``system`` for the system template)."""
+        found = {tid: t.error for tid, t in self.templates.items() if t.error}
+        if self.system_error:
+            found["system"] = self.system_error
+        return found
+
+    def render(self, tid: str, terms: dict[str, str]) -> Rendered:
+        """Render template ``tid`` and the system template from JSON-encoded terms."""
+        t = self.templates.get(tid)
+        if t is None:
+            known = ", ".join(sorted(self.templates)[:20]) or "none"
+            raise PromptError(f"template {tid!r} is not defined (templates: {known})")
+        if t.error:
+            raise PromptError(t.error)
+        if self.system_error:
+            raise PromptError(self.system_error)
+        variables = decode_terms(terms)
+        prompt = _render(t.compiled, f"template {tid!r}", variables)
+        system = _render(self.system, f"system template (rendering {tid!r})", variables)
+        return Rendered(template=t, system=system, prompt=prompt)
+
+
+def decode_terms(terms: dict[str, str]) -> dict[str, Any]:
+    """Each term is JSON text (the gateway and the agent JSON-encode every value)."""
+    out: dict[str, Any] = {}
+    for key, value in (terms or {}).items():
+        try:
+            out[key] = json.loads(value) if value is not None else None
+        except (TypeError, ValueError):
+            raise PromptError(f"term {key!r} is not JSON text: {str(value)[:80]!r}") from None
+    return out
+
+
+def _render(compiled: jinja2.Template | None, what: str, variables: dict[str, Any]) -> str:
+    if compiled is None:
+        raise PromptError(f"{what} is not loaded")
+    try:
+        return compiled.render(variables)
+    except _MissingVariable as e:
+        if "is unsafe" in e.detail:
+            raise PromptError(f"{what}: refused by the template sandbox: {e.detail}") from None
+        if e.name is not None and e.detail.endswith("is undefined"):
+            raise PromptError(f"{what}: missing variable {e.name!r}") from None
+        raise PromptError(f"{what}: missing variable {e.name!r} ({e.detail})") from None
+    except jinja2.exceptions.SecurityError as e:
+        raise PromptError(f"{what}: refused by the template sandbox: {e}") from None
+    except Exception as e:  # a filter or method failing on the given values
+        raise PromptError(f"{what} failed to render: {type(e).__name__}: {e}") from None
+
+
+# -- the answer ----------------------------------------------------------------
+
+_FENCE = re.compile(r"```[ \t]*[A-Za-z0-9_-]*[ \t]*\n?(.*?)```", re.S)
+
+
+def strip_fences(text: str) -> str:
+    """The body of the first fenced code block, or the text itself.
+
+    A fence that is opened but never closed (output cut at the token limit)
+    loses its opening line, so the lines before the cut can still be read.
+    """
+    s = text.strip()
+    m = _FENCE.search(s)
+    if m:
+        return m.group(1).strip()
+    if s.startswith("```"):
+        nl = s.find("\n")
+        return s[nl + 1:].strip() if nl >= 0 else ""
+    return s
+
+
+def _excerpt(text: str, limit: int = 120) -> str:
+    one = " ".join(text.split())
+    return one if len(one) <= limit else one[:limit] + "..."
+
+
+def _schema_problem(t: Template, value: Any) -> str | None:
+    if t.validator is None:
+        return None
+    err = best_match(t.validator.iter_errors(value))
+    if err is None:
+        return None
+    where = "/".join(str(p) for p in err.absolute_path)
+    return f"{err.message}" + (f" (at /{where})" if where else "")
+
+
+def parse_json(t: Template, text: str) -> Any:
+    """A ``json`` template's answer: parsed (fences stripped) and validated."""
+    try:
+        value = json.loads(text.strip())
+    except ValueError:
+        body = strip_fences(text)
+        try:
+            value = json.loads(body)
+        except ValueError as e:
+            raise PromptError(
+                f"template {t.id!r}: the LLM's answer is not valid JSON ({e.msg} at line "
+                f"{e.lineno} column {e.colno}): {_excerpt(text)!r}") from None
+    problem = _schema_problem(t, value)
+    if problem:
+        raise PromptError(f"template {t.id!r}: the LLM's answer does not match the schema: {problem}")
+    return value
+
+
+def parse_jsonl(t: Template, text: str) -> list[Any]:
+    """A ``jsonl`` template's answer: one value per line; bad or invalid lines skipped.
+
+    Skipping (as upstream does) is the point of jsonl: an answer cut short by
+    the token limit still yields every complete line before the cut.
+    """
+    out: list[Any] = []
+    for line in strip_fences(text).splitlines():
+        line = line.strip()
+        if not line or line.startswith("```"):
+            continue
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if _schema_problem(t, value) is None:
+            out.append(value)
+    return out
+
+
+def join_prefix(prefix: str, text: str) -> str:
+    """The whole assistant turn: ``prefix`` + the LLM's continuation.
+
+    Our LLM services continue after the prefix, so their text lacks it.  An
+    LLM service that ignores the ``prefix`` property answers a whole turn,
+    which usually starts with the prefix already (the template asks for that
+    format); it is then not added twice.
+    """
+    if not prefix or text.lstrip().startswith(prefix):
+        return text
+    return prefix + text
+
+
+class PrefixStream:
+    """:func:`join_prefix` for a stream of chunks.
+
+    Holds back the first characters only until it is clear whether the
+    stream starts with the prefix, so chunks otherwise flow through at once.
+    """
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self._buf = ""
+        self._decided = not prefix
+
+    def feed(self, chunk: str) -> str:
+        """Text to emit now for ``chunk`` (possibly empty while undecided)."""
+        if self._decided:
+            return chunk
+        self._buf += chunk
+        probe = self._buf.lstrip()
+        if len(probe) < len(self.prefix) and self.prefix.startswith(probe):
+            return ""
+        return self.finish()
+
+    def finish(self) -> str:
+        """Text still held back, at the end of the stream."""
+        if self._decided:
+            return ""
+        self._decided = True
+        out, self._buf = join_prefix(self.prefix, self._buf), ""
+        return out
