@@ -87,3 +87,24 @@ def test_restart_keeps_config_and_sigterm_leaves_no_process(stack_factory):
     r = s.cli("tg-get-config-item", "widget/keep")
     assert r.stdout.strip() == '"kept"'
     assert "bootstrap      loaded" not in s.output()
+
+
+def test_invoke_tool_service_by_tool_and_by_service(stack):
+    r = stack.cli("tg-invoke-tool-service", "-n", "tell-joke", "-a", "topic=cats", "-U", "alice")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("Hey alice! Here's a pun for you:\n\n")
+    r = stack.cli("tg-invoke-tool-service", "-n", "tell-dad-joke", "--arguments", '{"topic": "dogs"}',
+                  "--no-streaming")
+    assert r.returncode == 0 and r.stdout.startswith("Hey trustgraph! Here's a dad-joke for you:")
+    r = stack.cli("tg-invoke-tool-service", "-s", "joke-service", "--config", '{"style": "one-liner"}',
+                  "-a", "topic=coffee")
+    assert r.returncode == 0 and "one-liner" in r.stdout
+
+
+def test_invoke_tool_service_errors_exit_nonzero(stack):
+    r = stack.cli("tg-invoke-tool-service", "-n", "no-such-tool")
+    assert r.returncode != 0 and "no-such-tool" in r.stderr
+    r = stack.cli("tg-invoke-tool-service", "-s", "joke-service", "--config", '{"style": "sonnet"}')
+    assert r.returncode != 0
+    assert "tool-service-error" in r.stderr and "sonnet" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
