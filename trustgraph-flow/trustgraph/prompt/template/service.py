@@ -100,7 +100,7 @@ class Processor(FlowProcessor):
             llm = flow("text-completion-request")
             request = TextCompletionRequest(system=rendered.system, prompt=rendered.prompt,
                                             streaming=bool(req.streaming))
-            prefix = rendered.template.prefix
+            prefix = rendered.visible_prefix
             if req.streaming:
                 joiner = PrefixStream(prefix)
 

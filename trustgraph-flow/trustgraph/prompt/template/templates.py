@@ -87,6 +87,7 @@ class Template:
     prefix: str = ""
     error: str | None = None
     compiled: jinja2.Template | None = None
+    prefix_compiled: jinja2.Template | None = None
     validator: Any = None
 
 
@@ -97,6 +98,17 @@ class Rendered:
     template: Template
     system: str
     prompt: str
+    prefix: str = ""
+
+    @property
+    def visible_prefix(self) -> str:
+        """The part of the prefix put back in front of the answer: its last line.
+
+        A prefix may replay earlier turns (an agent's history) so that a chat
+        model continues *after* them; the caller only needs the line the model
+        was completing (``Thought:``), not the replayed turns.
+        """
+        return self.prefix.rsplit("\n", 1)[-1]
 
     @property
     def properties(self) -> dict[str, str]:
@@ -104,8 +116,8 @@ class Rendered:
         props: dict[str, str] = {}
         if self.template.stop:
             props["stop"] = json.dumps(self.template.stop)
-        if self.template.prefix:
-            props["prefix"] = self.template.prefix
+        if self.prefix:
+            props["prefix"] = self.prefix
         return props
 
 
@@ -140,6 +152,12 @@ def _load_template(env: SandboxedEnvironment, tid: str, raw: str | None) -> Temp
         t.error = f"template {tid!r}: 'prefix' must be a string"
         return t
     t.prefix = prefix
+    if prefix:
+        try:
+            t.prefix_compiled = env.from_string(prefix)
+        except jinja2.TemplateSyntaxError as e:
+            t.error = f"template {tid!r}: 'prefix' is not a valid template: {e.message} (line {e.lineno})"
+            return t
     schema = spec.get("schema")
     if schema is not None:
         try:
@@ -225,7 +243,9 @@ class PromptSet:
         variables = decode_terms(terms)
         prompt = _render(t.compiled, f"template {tid!r}", variables)
         system = _render(self.system, f"system template (rendering {tid!r})", variables)
-        return Rendered(template=t, system=system, prompt=prompt)
+        prefix = (_render(t.prefix_compiled, f"prefix of template {tid!r}", variables)
+                  if t.prefix_compiled is not None else "")
+        return Rendered(template=t, system=system, prompt=prompt, prefix=prefix)
 
 
 def decode_terms(terms: dict[str, str]) -> dict[str, Any]:
