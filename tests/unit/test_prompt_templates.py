@@ -177,3 +177,30 @@ def test_stop_strings_whole_and_streamed():
     assert [f.feed("a\nOb"), f.feed("ey"), f.finish()] == ["a", "\nObey", ""]
     g = StopFilter([])
     assert g.feed("abc") == "abc" and g.finish() == ""
+
+
+def test_prefix_is_a_template_and_only_its_last_line_is_put_back():
+    spec = {"prompt": "Q: {{question}}",
+            "prefix": "{% for s in history %}Thought: {{s.thought}}\nObservation: {{s.obs}}\n{% endfor %}Thought:"}
+    ps = PromptSet.from_config(config({"r": spec}, system="S"))
+    r = ps.render("r", terms(question="q", history=[{"thought": "a", "obs": "b"}]))
+    assert r.prefix == "Thought: a\nObservation: b\nThought:"
+    assert r.properties["prefix"] == r.prefix      # the LLM continues after the replayed turns
+    assert r.visible_prefix == "Thought:"          # the caller sees only the line being completed
+    assert ps.render("r", terms(question="q", history=[])).prefix == "Thought:"
+
+
+def test_bootstrap_agent_template_loads_and_renders():
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2] / "config-examples"
+    spec = json.loads((root / "prompt-agent-react.json").read_text())
+    ps = PromptSet.from_config(config({"agent-react": spec}, system="S"))
+    tools = [{"name": "tell-joke", "description": "jokes",
+              "arguments": [{"name": "topic", "type": "string", "description": "t"}]}]
+    r = ps.render("agent-react", terms(question="Tell me a joke", tools=tools, tool_names="tell-joke",
+                                       context="", history=[{"thought": "t", "action": "tell-joke",
+                                                             "arguments": {"topic": "x"},
+                                                             "observation": "line1\nline2"}]))
+    assert "Question: Tell me a joke" in r.prompt and 'Args: {"topic": "example"}' in r.prompt
+    assert r.prefix.endswith("Observation: line1 line2\nThought:")
+    assert json.loads(r.properties["stop"]) == ["\nObservation", "\nQuestion:"]
