@@ -1,0 +1,230 @@
+"""tg-invoke-agent and tg-show-tools, run as a user runs them, against a stand-in gateway.
+
+The server is a STAND-IN for the API gateway: an aiohttp app in a thread
+that answers the websocket (``GET /api/v1/socket``) with agent responses a
+test scripts, and ``POST /api/v1/config`` / ``GET /api/v1/tool-service/errors``
+from a dict.  It mimics only what the two commands rely on (WIRE.md §9).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+BASE = Path(__file__).resolve().parents[2] / "trustgraph-base"
+
+
+@dataclass
+class Gateway:
+    url: str = ""
+    token: str | None = None
+    responses: list[dict[str, Any]] = field(default_factory=list)   # agent responses to send
+    frames: list[dict[str, Any]] = field(default_factory=list)      # frames received
+    routing_error: str | None = None
+    config: dict[str, dict[str, str]] = field(default_factory=dict)
+    errors: list[str] | None = None                                 # None: route not served
+
+    async def socket(self, request: web.Request) -> web.StreamResponse:
+        if self.token and request.query.get("token") != self.token:
+            return web.Response(status=401, text="Unauthorized")
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        async for msg in ws:
+            frame = json.loads(msg.data)
+            self.frames.append(frame)
+            if self.routing_error:
+                await ws.send_str(json.dumps({"error": self.routing_error}))
+                continue
+            await ws.send_str(json.dumps({"id": "someone-else", "response": {"answer": "not yours"},
+                                          "complete": True}))
+            for i, r in enumerate(self.responses):
+                await ws.send_str(json.dumps({"id": frame["id"], "response": r,
+                                              "complete": i == len(self.responses) - 1}))
+        return ws
+
+    async def config_endpoint(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        assert body["operation"] == "getvalues"
+        values = [{"type": body["type"], "key": k, "value": v}
+                  for k, v in sorted(self.config.get(body["type"], {}).items())]
+        return web.json_response({"version": 3, "values": values})
+
+    async def errors_endpoint(self, request: web.Request) -> web.Response:
+        if self.errors is None:
+            return web.json_response({"error": "Not found"}, status=404)
+        return web.json_response(self.errors)
+
+
+def _serve(gw: Gateway, sock: socket.socket, ready: threading.Event, holder: dict[str, Any]) -> None:
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    app = web.Application()
+    app.router.add_get("/api/v1/socket", gw.socket)
+    app.router.add_post("/api/v1/config", gw.config_endpoint)
+    app.router.add_get("/api/v1/tool-service/errors", gw.errors_endpoint)
+    runner = web.AppRunner(app)
+    loop.run_until_complete(runner.setup())
+    loop.run_until_complete(web.SockSite(runner, sock).start())
+    holder["loop"] = loop
+    ready.set()
+    loop.run_forever()
+    loop.run_until_complete(runner.cleanup())
+    loop.close()
+
+
+@pytest.fixture
+def gateway() -> Iterator[Gateway]:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    gw = Gateway(url=f"http://127.0.0.1:{sock.getsockname()[1]}/")
+    ready, holder = threading.Event(), {}
+    thread = threading.Thread(target=_serve, args=(gw, sock, ready, holder), daemon=True)
+    thread.start()
+    assert ready.wait(10)
+    yield gw
+    holder["loop"].call_soon_threadsafe(holder["loop"].stop)
+    thread.join(10)
+
+
+def tg(module: str, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRUSTGRAPH_") and "proxy" not in k.lower()}
+    env["PYTHONPATH"] = os.pathsep.join([str(BASE), *([os.environ["PYTHONPATH"]] if "PYTHONPATH" in os.environ
+                                                      else [])])
+    env["PYTHONIOENCODING"] = "utf-8"
+    return subprocess.run([sys.executable, "-m", f"trustgraph.cli.{module}", *args], capture_output=True,
+                          text=True, env=env, timeout=60, encoding="utf-8")
+
+
+def agent(gw: Gateway, *args: str) -> subprocess.CompletedProcess[str]:
+    return tg("invoke_agent", "-u", gw.url, *args)
+
+
+def one_error(proc: subprocess.CompletedProcess[str]) -> str:
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tg-invoke-agent: error: "), proc.stderr
+    return lines[0]
+
+
+STREAM = [
+    {"chunk_type": "thought", "content": "I need ", "end_of_message": False, "end_of_dialog": False},
+    {"chunk_type": "thought", "content": "a joke", "end_of_message": True, "end_of_dialog": False},
+    {"chunk_type": "observation", "content": "Hey! A pun.", "end_of_message": True, "end_of_dialog": False},
+    {"chunk_type": "thought", "content": "Done", "end_of_message": True, "end_of_dialog": False},
+    {"chunk_type": "answer", "content": "A ", "end_of_message": False, "end_of_dialog": False},
+    {"chunk_type": "answer", "content": "pun.", "end_of_message": False, "end_of_dialog": False},
+    {"chunk_type": "answer", "end_of_message": True, "end_of_dialog": True},
+]
+
+
+def test_streaming_answer_only(gateway):
+    gateway.responses = STREAM
+    proc = agent(gateway, "-q", "Tell me a joke")
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "A pun.\n", "")
+    frame = gateway.frames[0]
+    assert (frame["service"], frame["flow"]) == ("agent", "default")
+    assert frame["request"] == {"question": "Tell me a joke", "user": "trustgraph", "streaming": True}
+
+
+def test_verbose_shows_thoughts_and_observations(gateway):
+    gateway.responses = STREAM
+    proc = agent(gateway, "-q", "q", "-v", "-f", "other", "-U", "alice", "-s", "start", "-g", "fun", "admin",
+                 "-C", "ignored", "-l", "ignored")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "🤔 I need a joke\n💡 Hey! A pun.\n🤔 Done\nA pun.\n"
+    frame = gateway.frames[0]
+    assert frame["flow"] == "other"
+    assert frame["request"] == {"question": "q", "user": "alice", "streaming": True, "state": "start",
+                                "group": ["fun", "admin"]}
+
+
+def test_no_streaming_reads_legacy_messages(gateway):
+    gateway.responses = [{"thought": "Let me see", "end_of_message": True, "end_of_dialog": False},
+                         {"observation": "42", "end_of_message": True, "end_of_dialog": False},
+                         {"answer": "It is 42", "end_of_message": True, "end_of_dialog": True}]
+    proc = agent(gateway, "-q", "q", "--no-streaming", "-v")
+    assert proc.stdout == "🤔 Let me see\n💡 42\nIt is 42\n"
+    assert gateway.frames[0]["request"]["streaming"] is False
+    assert agent(gateway, "-q", "q", "--no-streaming").stdout == "It is 42\n"
+
+
+@pytest.mark.parametrize("response, message", [
+    ({"error": {"type": "agent-error", "message": "Too many agent iterations"}},
+     "agent-error: Too many agent iterations"),
+    ({"chunk_type": "error", "content": "Too many agent iterations", "end_of_message": True,
+      "end_of_dialog": True}, "Too many agent iterations"),
+])
+def test_agent_error_is_one_line_and_nonzero(gateway, response, message):
+    gateway.responses = [STREAM[0], response]
+    proc = agent(gateway, "-q", "q")
+    assert one_error(proc) == f"tg-invoke-agent: error: {message}"
+    assert proc.stdout == ""
+
+
+def test_routing_error_and_no_gateway(gateway):
+    gateway.routing_error = "Invalid flow"
+    assert one_error(agent(gateway, "-q", "q", "-f", "nope")).endswith("error: Invalid flow")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = tg("invoke_agent", "-u", f"http://127.0.0.1:{port}/", "-q", "q")
+    assert "cannot connect" in one_error(proc)
+
+
+def test_token_goes_in_the_query(gateway):
+    gateway.token = "s3cret"
+    gateway.responses = STREAM
+    assert "unauthorized" in one_error(agent(gateway, "-q", "q"))
+    assert agent(gateway, "-q", "q", "-t", "s3cret").stdout == "A pun.\n"
+
+
+# -- tg-show-tools ---------------------------------------------------------------------
+
+SERVICE = {"id": "joke-service", "request-queue": "non-persistent://tg/request/joke",
+           "response-queue": "non-persistent://tg/response/joke", "config-params": [{"name": "style"}]}
+JOKE = {"type": "tool-service", "name": "tell-joke", "description": "Tell a joke", "service": "joke-service",
+        "style": "pun", "arguments": [{"name": "topic", "type": "string", "description": "The topic"}],
+        "group": ["fun"]}
+KB = {"type": "knowledge-query", "name": "kb", "description": "Graph", "collection": "space",
+      "state": "searched", "applicable-states": ["undefined"]}
+ORPHAN = {"type": "tool-service", "name": "orphan", "description": "d", "service": "missing"}
+
+
+def test_show_tools_tables_and_gateway_errors(gateway):
+    gateway.config = {"tool": {"tell-joke": json.dumps(JOKE), "kb": json.dumps(KB)},
+                      "tool-service": {"joke-service": json.dumps(SERVICE)}}
+    gateway.errors = ["tool/other: field 'service': reported by the gateway"]
+    proc = tg("show_tools", "-u", gateway.url)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    rows = [tuple(c.strip() for c in line.strip("|").split("|")) for line in out.splitlines()
+            if line.startswith("|")]
+    for row in [("id", "kb"), ("collection", "space"), ("next state", "searched"),
+                ("available in", "undefined"), ("id", "tell-joke"), ("service", "joke-service"),
+                ("request queue", "non-persistent://tg/request/joke"), ("config", "style=pun"),
+                ("arg 0", "topic: string"), ("", "The topic"), ("groups", "fun")]:
+        assert row in rows, row
+    assert rows.index(("id", "kb")) < rows.index(("id", "tell-joke"))
+    assert out.rstrip().endswith("Descriptor errors:\n  tool/other: field 'service': reported by the gateway")
+
+
+def test_show_tools_computes_errors_without_the_route(gateway):
+    gateway.config = {"tool": {"orphan": json.dumps(ORPHAN)}, "tool-service": {}}
+    proc = tg("show_tools", "-u", gateway.url)
+    assert proc.returncode == 0, proc.stderr
+    assert "Descriptor errors:\n  tool/orphan: field 'service': unknown tool service 'missing'" in proc.stdout
+    gateway.config = {}
+    gateway.errors = []
+    assert tg("show_tools", "-u", gateway.url).stdout == "No tools.\n"

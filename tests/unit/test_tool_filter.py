@@ -1,0 +1,151 @@
+"""Group/state tool filtering as WIRE.md section 6 defines it, and the registry built from config."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from trustgraph.agent.react.registry import Tool, build_registry, descriptor_errors, filter_tools
+from trustgraph.agent.react.tools import ToolServiceClients, ToolServiceImpl
+from trustgraph.agent.react.types import Argument
+
+
+def tool(name: str, groups=("default",), states=("*",), state=None) -> Tool:
+    return Tool(key=name, name=name, description="", type="text-completion", arguments=(),
+                impl=None, groups=tuple(groups), applicable_states=tuple(states), state=state)
+
+
+TOOLS = [
+    tool("plain"),
+    tool("admin", groups=["admin"]),
+    tool("both", groups=["default", "admin"]),
+    tool("after-search", states=["searched"]),
+    tool("start-only", states=["undefined"]),
+]
+
+
+def names(group, state) -> list[str]:
+    return [t.name for t in filter_tools(TOOLS, group, state)]
+
+
+def test_null_group_means_default():
+    assert names(None, None) == ["plain", "both", "start-only"]
+
+
+def test_empty_group_list_gives_no_tools():
+    assert names([], None) == []
+    assert names([], "searched") == []
+
+
+def test_groups_intersect():
+    assert names(["admin"], None) == ["admin", "both"]
+    assert names(["admin", "default"], None) == ["plain", "admin", "both", "start-only"]
+
+
+def test_star_group_means_every_group():
+    assert names(["*"], "undefined") == ["plain", "admin", "both", "start-only"]
+
+
+def test_state_defaults_to_undefined_and_filters():
+    assert names(None, "") == names(None, "undefined") == ["plain", "both", "start-only"]
+    assert names(None, "searched") == ["plain", "both", "after-search"]
+    assert names(["*"], "other") == ["plain", "admin", "both"]
+
+
+def test_tool_groups_are_not_wildcards():
+    # "*" is only special when *requested*; a tool in group "*" is just in a group named "*".
+    starred = [tool("starred", groups=["*"])]
+    assert filter_tools(starred, None, None) == []
+    assert [t.name for t in filter_tools(starred, ["*"], None)] == ["starred"]
+
+
+# -- the registry ------------------------------------------------------------------------
+
+SERVICE = {"id": "joke", "request-queue": "non-persistent://tg/request/j",
+           "response-queue": "non-persistent://tg/response/j", "config-params": ["style"]}
+
+
+def joke_tool(name: str, **extra) -> str:
+    return json.dumps({"type": "tool-service", "name": name, "description": "jokes", "service": "joke",
+                       "arguments": [{"name": "topic", "type": "string", "description": "t"}], **extra})
+
+
+def build(tools: dict[str, object], **more):
+    config = {"tool": {k: v if isinstance(v, str) else json.dumps(v) for k, v in tools.items()},
+              "tool-service": {"joke": json.dumps(SERVICE)}, **more}
+    return build_registry(config, ToolServiceClients(pubsub=None))
+
+
+def errors(reg) -> dict[str, tuple[str, str]]:
+    return {e.key: (e.field, e.reason) for e in reg.errors}
+
+
+def test_every_builtin_type_builds():
+    reg = build({
+        "kq": {"type": "knowledge-query", "name": "kq", "description": "d", "collection": "c"},
+        "tc": {"type": "text-completion", "name": "tc", "description": "d"},
+        "mcp": {"type": "mcp-tool", "name": "m", "description": "d", "mcp-tool": "weather",
+                "arguments": [{"name": "city", "type": "string", "description": "c"}]},
+        "pr": {"type": "prompt", "name": "p", "description": "d", "template": "tpl"},
+        "sq": {"type": "structured-query", "name": "sq", "description": "d"},
+        "joke": joke_tool("tell-joke", style="pun", timeout=5, group=["fun"], state="told",
+                          **{"applicable-states": ["undefined"]}),
+    }, mcp={"weather": "{}"}, agent={"additional-context": "raw \"text\""})
+    assert reg.errors == ()
+    assert sorted(reg.tools) == ["kq", "m", "p", "sq", "tc", "tell-joke"]
+    assert reg.tools["kq"].arguments == (Argument("question", "string", "The question to ask"),)
+    assert reg.tools["kq"].impl.collection == "c"
+    assert reg.tools["sq"].impl.collection == "default"
+    joke = reg.tools["tell-joke"]
+    assert isinstance(joke.impl, ToolServiceImpl) and joke.impl.config == {"style": "pun"}
+    assert (joke.timeout, joke.groups, joke.state, joke.applicable_states) == (5.0, ("fun",), "told",
+                                                                               ("undefined",))
+    assert reg.context == 'raw "text"'
+    assert reg.queue_pairs == {("non-persistent://tg/request/j", "non-persistent://tg/response/j")}
+
+
+@pytest.mark.parametrize("descriptor, field, reason", [
+    ("{not json", "(json)", "not valid JSON"),
+    ({"type": "magic", "name": "x"}, "type", "unknown tool type 'magic'"),
+    ({"type": "text-completion", "description": "d"}, "name", "required"),
+    ({"type": "text-completion", "name": "x", "group": "admin"}, "group", "list of strings"),
+    ({"type": "text-completion", "name": "x", "applicable-states": [1]}, "applicable-states", "list"),
+    ({"type": "text-completion", "name": "x", "state": 3}, "state", "must be a string"),
+    ({"type": "text-completion", "name": "x", "timeout": -1}, "timeout", "positive"),
+    ({"type": "mcp-tool", "name": "x", "mcp-tool": "nowhere"}, "mcp-tool", "unknown MCP service"),
+    ({"type": "prompt", "name": "x"}, "template", "required"),
+    ({"type": "prompt", "name": "x", "template": "t", "arguments": [{"type": "string"}]},
+     "arguments[0].name", "required"),
+    ({"type": "row-embeddings-query", "name": "x"}, "type", "not supported"),
+    ({"type": "tool-service", "name": "x", "description": "d", "service": "nope"}, "service", "unknown"),
+])
+def test_a_bad_descriptor_is_reported_and_the_others_load(descriptor, field, reason):
+    reg = build({"bad": descriptor, "good": joke_tool("tell-joke")})
+    assert list(reg.tools) == ["tell-joke"]
+    got_field, got_reason = errors(reg)["bad"]
+    assert got_field == field and reason in got_reason, (got_field, got_reason)
+
+
+def test_duplicate_names_keep_the_first_key():
+    reg = build({"a": joke_tool("same"), "b": joke_tool("same")})
+    assert reg.tools["same"].key == "a"
+    assert errors(reg)["b"][0] == "name" and "duplicate" in errors(reg)["b"][1]
+
+
+def test_check_arguments():
+    t = Tool(key="k", name="tell-joke", description="", type="tool-service",
+             arguments=(Argument("topic", "string", "The topic"),), impl=None)
+    assert t.check_arguments({"topic": "x"}) is None
+    bad = t.check_arguments({"subject": "x"})
+    assert "unknown argument(s) 'subject'" in bad and "missing argument(s) 'topic'" in bad
+    assert '{"topic": "..."}' in bad
+    # A tool that declares nothing accepts what it is given.
+    assert tool("free").check_arguments({"anything": 1}) is None
+
+
+def test_descriptor_errors_without_an_agent():
+    config = {"tool": {"x": json.dumps({"type": "magic", "name": "x"}), "ok": joke_tool("ok")},
+              "tool-service": {"joke": json.dumps(SERVICE)}}
+    assert descriptor_errors(config) == [
+        "tool/x: field 'type': unknown tool type 'magic' (known: knowledge-query, mcp-tool, prompt, "
+        "row-embeddings-query, structured-query, text-completion, tool-service)"]

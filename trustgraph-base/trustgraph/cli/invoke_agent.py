@@ -1,0 +1,164 @@
+"""Asks the agent a question and prints its answer.
+
+Talks to the API gateway's websocket (``GET {url}api/v1/socket``) with one
+frame ``{id, service: "agent", flow, request}`` and reads ``{id, response,
+complete}`` frames until the dialog is complete, as upstream's command does.
+Streaming is on unless ``--no-streaming``; ``-v`` also shows the agent's
+thoughts (🤔) and the tools' observations (💡) as they arrive.
+
+The answer goes to standard output.  An agent error is one line on standard
+error and a nonzero exit status (upstream prints it and exits 0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import urllib.parse
+import uuid
+from typing import Any, TextIO
+
+from trustgraph.cli.api import (
+    DEFAULT_TIMEOUT,
+    DEFAULT_URL,
+    START_HINT,
+    CliError,
+    default_token,
+    default_url,
+    describe_error,
+    main_wrapper,
+    normalise_url,
+)
+
+PROG = "tg-invoke-agent"
+PREFIX = {"thought": "🤔 ", "observation": "💡 ", "answer": ""}
+
+
+class Printer:
+    """Writes chunks as they come: a prefix when a message starts, a newline when it ends."""
+
+    def __init__(self, verbose: bool, out: TextIO = sys.stdout) -> None:
+        self.verbose = verbose
+        self.out = out
+        self.open: str | None = None
+
+    def chunk(self, kind: str, text: str, end: bool) -> None:
+        if kind not in PREFIX or (kind != "answer" and not self.verbose):
+            return
+        if kind != self.open:
+            self.close()
+            self.out.write(PREFIX[kind])
+            self.open = kind
+        self.out.write(text)
+        if end:
+            self.close()
+        self.out.flush()
+
+    def close(self) -> None:
+        if self.open is not None:
+            self.out.write("\n")
+            self.out.flush()
+            self.open = None
+
+
+def handle(response: dict[str, Any], printer: Printer) -> bool:
+    """Show one agent response; True when it ends the dialog.  Raises CliError on an agent error."""
+    if response.get("error"):
+        raise CliError(describe_error(response["error"]))
+    end = bool(response.get("end_of_message"))
+    kind = response.get("chunk_type")
+    if kind:
+        if kind == "error":
+            raise CliError(response.get("content") or "the agent failed")
+        printer.chunk(kind, response.get("content") or "", end)
+        return bool(response.get("end_of_dialog") or response.get("end_of_stream"))
+    # Legacy (non-streaming) messages: one field per message.
+    for name in ("thought", "observation", "answer"):
+        if response.get(name):
+            printer.chunk(name, response[name], True)
+    return "answer" in response or bool(response.get("end_of_dialog"))
+
+
+def socket_url(url: str, token: str | None) -> str:
+    base = normalise_url(url) + "api/v1/socket"
+    return base + (f"?token={urllib.parse.quote(token, safe='')}" if token else "")
+
+
+async def ask(args: argparse.Namespace, printer: Printer) -> None:
+    import aiohttp  # only this command needs it; keep the other commands' start-up fast
+
+    request: dict[str, Any] = {"question": args.question, "user": args.user,
+                               "streaming": not args.no_streaming}
+    if args.state:
+        request["state"] = args.state
+    if args.group is not None:
+        request["group"] = args.group
+    rid = str(uuid.uuid4())
+    target = socket_url(args.url, args.token)
+    try:
+        async with aiohttp.ClientSession() as session, session.ws_connect(target) as ws:
+            await ws.send_str(json.dumps({"id": rid, "service": "agent", "flow": args.flow_id,
+                                          "request": request}))
+            while True:
+                msg = await ws.receive(timeout=DEFAULT_TIMEOUT)
+                if msg.type != aiohttp.WSMsgType.TEXT:
+                    raise CliError("the gateway closed the connection before the answer was complete")
+                frame = json.loads(msg.data)
+                if "response" not in frame and frame.get("error"):
+                    raise CliError(describe_error(frame["error"]))
+                if frame.get("id") != rid:
+                    continue
+                if handle(frame.get("response") or {}, printer) or frame.get("complete"):
+                    return
+    except aiohttp.WSServerHandshakeError as e:
+        if e.status == 401:
+            raise CliError(f"unauthorized: set --token or TRUSTGRAPH_TOKEN (the gateway at "
+                           f"{normalise_url(args.url)} rejected the request)") from None
+        raise CliError(f"HTTP {e.status} from {normalise_url(args.url)}api/v1/socket: {e.message}") from None
+    except aiohttp.ClientConnectorError as e:
+        raise CliError(f"cannot connect to {normalise_url(args.url)}: {e.os_error.strerror or e}; "
+                       f"{START_HINT}") from None
+    except TimeoutError:
+        raise CliError(f"no reply from the agent within {DEFAULT_TIMEOUT:g}s") from None
+    except aiohttp.ClientError as e:
+        raise CliError(f"connection to the gateway failed: {e}") from None
+    except ValueError as e:
+        raise CliError(f"the gateway sent a frame that is not JSON: {e}") from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=PROG, description="Asks the agent a question.")
+    parser.add_argument("-u", "--url", default=default_url(),
+                        help=f"API URL (default: $TRUSTGRAPH_URL or {DEFAULT_URL})")
+    parser.add_argument("-t", "--token", default=default_token(),
+                        help="API bearer token (default: $TRUSTGRAPH_TOKEN)")
+    parser.add_argument("-f", "--flow-id", default="default", help="flow id (default: %(default)s)")
+    parser.add_argument("-q", "--question", required=True, help="the question")
+    parser.add_argument("-U", "--user", default="trustgraph", help="user (default: %(default)s)")
+    parser.add_argument("-C", "--collection", default="default",
+                        help="accepted for compatibility; not sent (as upstream)")
+    parser.add_argument("-l", "--plan", help="accepted for compatibility; not sent (as upstream)")
+    parser.add_argument("-s", "--state", help="the agent's starting state")
+    parser.add_argument("-g", "--group", nargs="+", help="tool groups the agent may use")
+    parser.add_argument("-v", "--verbose", action="store_true", help="show thoughts and observations")
+    parser.add_argument("--no-streaming", action="store_true", help="ask for whole messages")
+    return parser
+
+
+def run(argv: list[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
+    printer = Printer(args.verbose)
+    try:
+        asyncio.run(ask(args, printer))
+    finally:
+        printer.close()
+
+
+def main(argv: list[str] | None = None) -> None:
+    main_wrapper(PROG, lambda: run(argv))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Agents: ``react`` is the ReAct agent manager (command ``agent-manager-react``)."""

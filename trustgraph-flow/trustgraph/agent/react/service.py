@@ -1,0 +1,208 @@
+"""agent-manager-react: a ReAct agent whose tools may be tool services.
+
+Serves AgentRequest on each flow's ``request`` topic and answers on
+``response`` (WIRE.md sections 5 and 6).  One message is one iteration: when
+the model calls a tool, the dialog goes on as a new AgentRequest, with the
+step added to its history, published on ``next`` with the same ``id``
+property.
+
+Tools come from config types ``tool``, ``tool-service``, ``mcp`` and the
+``--config-type`` (``agent``: ``additional-context``), rebuilt on every
+config push.  A bad descriptor is logged at WARNING (tool key, field, reason)
+and left out while the others load; the current errors are kept in
+``descriptor_errors``.  The gateway computes the same list from config for
+``GET /api/v1/tool-service/errors`` (shown by ``tg-show-tools``).
+
+Differences from upstream worth knowing:
+
+* ``-c/--concurrency`` (default 8): requests are handled concurrently; each
+  holds the tool registry it started with, so a reload never changes the
+  tools under a running iteration.
+* ``--tool-timeout`` (default 60 s) is the deadline of a whole tool call; a
+  tool descriptor may set its own with a ``timeout`` field (seconds).  A
+  late tool becomes an ``Error:`` observation and the dialog goes on.
+* ``--prompt-timeout`` (default 120 s) bounds each call of the ``agent-react``
+  prompt; missing it ends the dialog with an ``agent-error``.
+* Type ``row-embeddings-query`` is reported as not supported; its flow keys
+  are still required, for wire compatibility (WIRE.md section 5).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from contextlib import aclosing
+from typing import Any
+
+from trustgraph.base import ConsumerSpec, FlowProcessor, ProducerSpec, RequestResponseSpec
+from trustgraph.base.flow_processor import Flow
+from trustgraph.base.pubsub import Message
+from trustgraph.schema import (
+    AgentRequest,
+    AgentResponse,
+    EmbeddingsRequest,
+    EmbeddingsResponse,
+    Error,
+    GraphRagQuery,
+    GraphRagResponse,
+    PromptRequest,
+    PromptResponse,
+    StructuredQueryRequest,
+    StructuredQueryResponse,
+    TextCompletionRequest,
+    TextCompletionResponse,
+    ToolRequest,
+    ToolResponse,
+)
+
+from .agent_manager import AgentManager
+from .registry import Registry, build_registry
+from .tools import ToolServiceClients
+from .types import Answer, Continue, Event, Failed, Observation, Thought
+
+logger = logging.getLogger(__name__)
+
+default_ident = "agent-manager"
+default_max_iterations = 10
+default_concurrency = 8
+default_tool_timeout = 60.0
+default_prompt_timeout = 120.0
+ERROR_TYPE = "agent-error"
+
+# Client flow keys (WIRE.md section 5): prefix -> request and response records.
+# No row-embeddings record exists in 2.1.4's schema; EmbeddingsRequest/Response
+# stand in so the keys are registered (the agent never calls it).
+CLIENTS: dict[str, tuple[type, type]] = {
+    "text-completion": (TextCompletionRequest, TextCompletionResponse),
+    "prompt": (PromptRequest, PromptResponse),
+    "mcp-tool": (ToolRequest, ToolResponse),
+    "graph-rag": (GraphRagQuery, GraphRagResponse),
+    "structured-query": (StructuredQueryRequest, StructuredQueryResponse),
+    "embeddings": (EmbeddingsRequest, EmbeddingsResponse),
+    "row-embeddings-query": (EmbeddingsRequest, EmbeddingsResponse),
+}
+
+
+def to_response(event: Event, streaming: bool) -> AgentResponse:
+    """The wire message of one event (WIRE.md section 6's table).
+
+    Non-streaming messages set the legacy fields they do not use to None
+    explicitly: a consumer takes a message whose ``answer`` is not null as
+    the last one, and a missing key would be read as ``""``.
+    """
+    if isinstance(event, Failed):
+        error = Error(type=ERROR_TYPE, message=event.message)
+        if streaming:
+            return AgentResponse(chunk_type="error", content=event.message, end_of_message=True,
+                                 end_of_dialog=True, error=error)
+        return AgentResponse(error=error)
+    if streaming:
+        if isinstance(event, Thought):
+            return AgentResponse(chunk_type="thought", content=event.content, thought=event.content,
+                                 end_of_message=event.end)
+        if isinstance(event, Observation):
+            return AgentResponse(chunk_type="observation", content=event.content,
+                                 observation=event.content, end_of_message=True)
+        return AgentResponse(chunk_type="answer", content=event.content, end_of_message=event.end,
+                             end_of_dialog=event.end)
+    if isinstance(event, Thought):
+        return AgentResponse(thought=event.content, answer=None, observation=None, end_of_message=True)
+    if isinstance(event, Observation):
+        return AgentResponse(observation=event.content, thought=None, answer=None, end_of_message=True)
+    assert isinstance(event, Answer)
+    return AgentResponse(answer=event.content, thought=None, observation=None, end_of_message=True,
+                         end_of_dialog=True)
+
+
+class Processor(FlowProcessor):
+    """The agent: flows from ``active-flow[<id>]``, tools from config."""
+
+    def __init__(self, **params: Any) -> None:
+        params["concurrency"] = params.get("concurrency") or default_concurrency
+        super().__init__(**params)
+        self.config_type: str = params.get("config_type") or "agent"
+        prompt_timeout = float(params.get("prompt_timeout") or default_prompt_timeout)
+        self.manager = AgentManager(
+            max_iterations=int(params.get("max_iterations") or default_max_iterations),
+            tool_timeout=float(params.get("tool_timeout") or default_tool_timeout),
+            prompt_timeout=prompt_timeout,
+        )
+        self.tool_clients = ToolServiceClients(self.pubsub, name=self.id)
+        self.registry = Registry()
+        self.descriptor_errors: list[str] = []
+
+        self.register_specification(ConsumerSpec("request", AgentRequest, self.on_request))
+        self.register_specification(ProducerSpec("next", AgentRequest))
+        self.register_specification(ProducerSpec("response", AgentResponse))
+        for prefix, (req, resp) in CLIENTS.items():
+            self.register_specification(RequestResponseSpec(
+                f"{prefix}-request", f"{prefix}-response", req, resp,
+                timeout=prompt_timeout if prefix == "prompt" else default_tool_timeout))
+        self.register_config_handler(self.on_tools_config,
+                                     types=["tool", "tool-service", "mcp", self.config_type])
+
+    async def on_tools_config(self, config: dict[str, dict[str, str]], version: int) -> None:
+        """Build a new registry and swap it in; requests in flight keep theirs."""
+        registry = build_registry(config, self.tool_clients, self.config_type)
+        for error in registry.errors:
+            logger.warning("Tool descriptor skipped: %s", error)
+        self.registry = registry
+        self.descriptor_errors = [str(e) for e in registry.errors]
+        await self.tool_clients.keep(registry.queue_pairs)
+        logger.info("Tools at config version %d: %s (%d descriptor error(s))", version,
+                    ", ".join(sorted(registry.tools)) or "none", len(registry.errors))
+
+    async def on_request(self, msg: Message, flow: Flow) -> None:
+        """Run one iteration and send its messages; every outcome is answered."""
+        rid = msg.id
+        if rid is None:
+            logger.warning("Agent request without an id property dropped: no reply could be matched")
+            return
+        request: AgentRequest = msg.value
+        registry = self.registry
+        streaming = bool(request.streaming)
+        props = {"id": rid}
+        logger.debug("Agent request %s: iteration %d, streaming %s", rid,
+                     len(request.history or []) + 1, streaming)
+        try:
+            # aclosing: if a send fails, the iteration's prompt call is cancelled at once.
+            async with aclosing(self.manager.react(request, registry, flow)) as events:
+                async for event in events:
+                    if isinstance(event, Continue):
+                        await flow("next").send(event.request, props)
+                    else:
+                        await flow("response").send(to_response(event, streaming), props)
+                        if isinstance(event, Failed):
+                            logger.info("Agent request %s failed: %s", rid, event.message)
+        except Exception as e:
+            # A bug of ours, not the model's: say so to the caller and end the dialog.
+            logger.exception("Agent request %s failed", rid)
+            await flow("response").send(AgentResponse(
+                error=Error(type=ERROR_TYPE, message=str(e) or type(e).__name__),
+                end_of_message=True, end_of_dialog=True), props)
+
+    async def stop(self) -> None:
+        await self.tool_clients.close()
+        await super().stop()
+
+    @classmethod
+    def add_args(cls, parser: argparse.ArgumentParser) -> None:
+        super().add_args(parser)
+        parser.add_argument("--max-iterations", type=int, default=default_max_iterations,
+                            help="iterations (tool calls) per dialog before it ends with an error "
+                                 "(default %(default)s)")
+        parser.add_argument("--config-type", default="agent",
+                            help="config type holding additional-context (default %(default)s)")
+        parser.add_argument("-c", "--concurrency", type=int, default=default_concurrency,
+                            help="requests handled at once per flow (default %(default)s)")
+        parser.add_argument("--tool-timeout", type=float, default=default_tool_timeout,
+                            help="deadline of one tool call in seconds; a tool descriptor's "
+                                 "'timeout' field overrides it (default %(default)s)")
+        parser.add_argument("--prompt-timeout", type=float, default=default_prompt_timeout,
+                            help="deadline of one agent-react prompt call in seconds "
+                                 "(default %(default)s)")
+
+
+def run() -> None:
+    """Console script ``agent-manager-react``."""
+    Processor.launch(default_ident, __doc__)

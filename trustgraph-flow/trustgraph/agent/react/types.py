@@ -1,0 +1,125 @@
+"""The agent's vocabulary: what the model decided, and what one iteration emits.
+
+The loop (``agent_manager.react``) is an async generator of the events below,
+so streaming and non-streaming requests share one code path; only the
+service turns events into wire messages, and only it knows the two shapes of
+WIRE.md section 6.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from trustgraph.schema import AgentRequest
+
+# -- what the model said -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Action:
+    """The model asks for a tool: ``Action: <name>`` and ``Args: {...}``."""
+
+    thought: str
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Final:
+    """The model is done: ``Final Answer: <answer>``."""
+
+    thought: str
+    answer: str
+
+
+class ReactParseError(ValueError):
+    """The model's reply is not in the ReAct format.
+
+    ``thought`` keeps whatever thought could be read, so the history shows the
+    model what it said before it went wrong.
+    """
+
+    def __init__(self, reason: str, thought: str = "") -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.thought = thought
+
+
+# -- what one iteration emits --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Thought:
+    """Thought text.  Streaming: one chunk, ``end`` on the last one.  Otherwise the whole thought."""
+
+    content: str
+    end: bool = True
+
+
+@dataclass(frozen=True)
+class Observation:
+    """A tool's result, or an ``Error: ...`` the model should act on."""
+
+    content: str
+
+
+@dataclass(frozen=True)
+class Answer:
+    """Answer text.  Streaming: chunks with ``end`` False, then ``Answer("", end=True)``.
+
+    Otherwise one event with the whole answer and ``end`` True.
+    """
+
+    content: str
+    end: bool = True
+
+
+@dataclass(frozen=True)
+class Continue:
+    """Publish ``request`` on ``next``: the dialog goes on in a new message."""
+
+    request: AgentRequest
+
+
+@dataclass(frozen=True)
+class Failed:
+    """Our own failure (max iterations, prompt service down): the dialog ends with an error."""
+
+    message: str
+
+
+Event = Thought | Observation | Answer | Continue | Failed
+
+
+# -- what a tool is given --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Argument:
+    """One argument the model fills in; shown to it in the prompt."""
+
+    name: str
+    type: str = "string"
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class CallContext:
+    """Everything a tool call may depend on besides its arguments.
+
+    ``user`` is the agent request's user, passed explicitly on every call
+    rather than stored on a shared object, so concurrent requests of different
+    users cannot see each other's.  ``flow`` gives the flow's clients
+    (``flow("graph-rag-request")``); ``timeout`` is the call's whole deadline.
+    """
+
+    user: str
+    flow: Any
+    timeout: float
+
+
+class ToolImpl(Protocol):
+    """What every tool does: arguments in as a dict, a result out (a string, or JSON-able)."""
+
+    async def invoke(self, ctx: CallContext, arguments: dict[str, Any]) -> Any: ...
