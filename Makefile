@@ -25,11 +25,11 @@ run: install
 	$(BIN)/tg-launch $(ARGS)
 
 test: install
-	$(BIN)/ruff check trustgraph-base trustgraph-flow tests bench
+	$(BIN)/ruff check trustgraph-base trustgraph-flow tests $(wildcard bench)
 	$(BIN)/pytest -n $(WORKERS) tests
 
 lint: install
-	$(BIN)/ruff check trustgraph-base trustgraph-flow tests bench
+	$(BIN)/ruff check trustgraph-base trustgraph-flow tests $(wildcard bench)
 
 bench: install
 	$(BIN)/python bench/run.py
