@@ -140,7 +140,9 @@ async def llm_flow(stack: Stack, command: str, *args: str,
     flow = {"request": topics[0], "response": topics[1], **(params or {})}
     await stack.put({("active-flow", ident): json.dumps({f"f-{uid()}": flow})})
     llm = Llm(stack.client(topics, TextCompletionRequest, TextCompletionResponse))
-    await until_served(lambda: llm.ask("PING", timeout=1.0), command)
+    # The embedded model serves one request at a time, so a probe that gave up
+    # still occupies it: probe with a deadline it can meet on a loaded machine.
+    await until_served(lambda: llm.ask("PING", timeout=5.0), command, total=60.0)
     return llm, proc
 
 

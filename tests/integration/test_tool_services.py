@@ -63,6 +63,9 @@ async def test_joke_service_process_answers(broker, spawn):
             await c.call("alice", {"style": "limerick"}, {"topic": "cats"}, timeout=10)
         assert e.value.type == "tool-service-error"
         assert "pun" in e.value.message and "limerick" in e.value.message
+        # The same request gets the same joke, so agent dialogs are reproducible.
+        again = await c.call("alice", {"style": "dad-joke"}, {"topic": "cats"}, timeout=10)
+        assert again == text
         # An empty user becomes "trustgraph", as upstream.
         assert (await c.call("", {}, {"topic": "dogs"}, timeout=10)).startswith("Hey trustgraph!")
     finally:

@@ -201,6 +201,14 @@ def test_bootstrap_agent_template_loads_and_renders():
                                        context="", history=[{"thought": "t", "action": "tell-joke",
                                                              "arguments": {"topic": "x"},
                                                              "observation": "line1\nline2"}]))
-    assert "Question: Tell me a joke" in r.prompt and 'Args: {"topic": "example"}' in r.prompt
-    assert r.prefix.endswith("Observation: line1 line2\nThought:")
-    assert json.loads(r.properties["stop"]) == ["\nObservation", "\nQuestion:"]
+    assert "Question: Tell me a joke" in r.prompt and 'Args: {"topic": "example 1"}' in r.prompt
+    # After a tool result the replayed turn asks for the final answer ...
+    assert r.prefix.endswith("Observation: line1 line2\nThought: I have the result, so I know the answer\n"
+                             "Final Answer:")
+    assert r.visible_prefix == "Final Answer:"
+    assert json.loads(r.properties["stop"]) == ["\nObservation", "\nQuestion:", "\nExample"]
+    # ... after an error it lets the model think again.
+    r = ps.render("agent-react", terms(question="q", tools=tools, tool_names="tell-joke", context="",
+                                       history=[{"thought": "t", "action": "x", "arguments": {},
+                                                 "observation": "Error: unknown tool"}]))
+    assert r.prefix.endswith("Observation: Error: unknown tool\nThought:")

@@ -14,6 +14,7 @@ exception also becomes an error reply, and the service keeps serving.
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 from trustgraph.base import DynamicToolService
@@ -29,8 +30,13 @@ class Processor(DynamicToolService):
     default_topic = "joke"
 
     async def invoke(self, user: str, config: dict[str, Any], arguments: dict[str, Any]) -> str:
+        topic = str(arguments.get("topic", ""))
+        style = config.get("style") or "pun"
+        # Seeded by the request, so the same question gets the same joke: an
+        # agent dialog (and the README's example of one) can be reproduced.
+        rng = random.Random(f"{style}/{topic.strip().lower()}")
         try:
-            style, joke = pick_joke(str(arguments.get("topic", "")), config.get("style") or "pun")
+            style, joke = pick_joke(topic, style, rng)
         except ValueError as e:  # an unknown style is a mistake in the tool's config
             raise ToolError(str(e)) from None
         return f"Hey {user}! Here's a {style} for you:\n\n{joke}"
