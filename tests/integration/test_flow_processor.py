@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 
+import pulsar
 from trustgraph.base import (
     ConsumerSpec,
     FlowProcessor,
@@ -13,7 +15,7 @@ from trustgraph.base import (
     PubSub,
     RequestResponseClient,
 )
-from trustgraph.schema import TextCompletionRequest, TextCompletionResponse
+from trustgraph.schema import Error, TextCompletionRequest, TextCompletionResponse
 
 
 class Upper(FlowProcessor):
@@ -21,7 +23,10 @@ class Upper(FlowProcessor):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self.register_specification(ConsumerSpec("request", TextCompletionRequest, self.on_request))
+        self.register_specification(ConsumerSpec(
+            "request", TextCompletionRequest, self.on_request,
+            error_reply=lambda why: TextCompletionResponse(error=Error(type="llm-error", message=why),
+                                                           end_of_stream=True)))
         self.register_specification(ProducerSpec("response", TextCompletionResponse))
         self.register_specification(ParameterSpec("model"))
 
@@ -71,4 +76,25 @@ async def test_flows_start_stop_and_bad_flow_is_skipped(broker):
             pass
     finally:
         await ps.close()
+        await proc.stop()
+
+
+async def test_undecodable_request_gets_an_error_reply(broker):
+    ident = f"upper-{uuid.uuid4().hex[:6]}"
+    proc = Upper(id=ident, pulsar_host=broker.url, metrics=False)
+    d = flow_def(uuid.uuid4().hex[:6])
+    raw = pulsar.Client(broker.url)
+    try:
+        await proc.start()
+        await proc.apply_config({"active-flow": {ident: json.dumps({"f": d})}}, 1)
+        watch = raw.subscribe(d["response"], "watch")
+        await asyncio.sleep(0.1)
+        raw.create_producer(d["request"]).send(b'{"prompt": ["not", "a", "string"]}', properties={"id": "m1"})
+        msg = await asyncio.to_thread(watch.receive, 5000)
+        body = json.loads(msg.data())
+        assert msg.properties()["id"] == "m1"
+        assert body["error"]["type"] == "llm-error" and "TextCompletionRequest.prompt" in body["error"]["message"]
+        assert body["end_of_stream"] is True
+    finally:
+        raw.close()
         await proc.stop()

@@ -31,11 +31,19 @@ class FlowConfigError(ValueError):
 
 @dataclass
 class ConsumerSpec:
-    """Consume ``name``'s topic; ``handler(msg, flow)`` runs per message."""
+    """Consume ``name``'s topic; ``handler(msg, flow)`` runs per message.
+
+    ``error_reply(reason)`` builds the response record sent (on the
+    ``reply_to`` producer, with the message's ``id``) when a message cannot be
+    decoded, so that the sender gets an error instead of waiting for its
+    deadline.  Without it such messages are only logged.
+    """
     name: str
     schema: type
     handler: Callable[[Message, "Flow"], Awaitable[None]]
     concurrency: int | None = None
+    error_reply: Callable[[str], Any] | None = None
+    reply_to: str = "response"
 
 
 @dataclass
@@ -169,7 +177,7 @@ class FlowProcessor(AsyncProcessor):
                         self._topic(name, definition, spec.name),
                         f"{self.id}--{name}--{spec.name}", spec.schema,
                         handler=run, concurrency=spec.concurrency or self.concurrency,
-                        name=f"{name}/{spec.name}",
+                        name=f"{name}/{spec.name}", malformed=self._malformed_reply(spec, flow),
                     )
         except BaseException:
             await self._close_flow(flow)
@@ -178,6 +186,19 @@ class FlowProcessor(AsyncProcessor):
         self.flow_errors.pop(name, None)
         logger.info("Flow %s started", name)
         return flow
+
+    def _malformed_reply(self, spec: ConsumerSpec, flow: Flow) -> Any:
+        """The consumer's ``malformed`` callback: an error reply to the sender, if it can be matched."""
+        build = spec.error_reply
+        if build is None or spec.reply_to not in flow.producers:
+            return None
+
+        async def reply(props: dict[str, str], reason: str) -> None:
+            if "id" in props:
+                await flow.producers[spec.reply_to].send(build(f"malformed request: {reason}"),
+                                                         {"id": props["id"]})
+
+        return reply
 
     async def _close_flow(self, flow: Flow) -> None:
         await self.pubsub.remove(*flow.consumers.values())

@@ -131,7 +131,10 @@ class Processor(FlowProcessor):
         self.registry = Registry()
         self.descriptor_errors: list[str] = []
 
-        self.register_specification(ConsumerSpec("request", AgentRequest, self.on_request))
+        self.register_specification(ConsumerSpec(
+            "request", AgentRequest, self.on_request,
+            error_reply=lambda why: AgentResponse(chunk_type="error", content=why, end_of_message=True,
+                                                  end_of_dialog=True, error=Error(type="agent-error", message=why))))
         self.register_specification(ProducerSpec("next", AgentRequest))
         self.register_specification(ProducerSpec("response", AgentResponse))
         for prefix, (req, resp) in CLIENTS.items():

@@ -142,7 +142,10 @@ class LlmService(FlowProcessor):
         temperature = params.get("temperature")
         self.temperature: float = self.default_temperature if temperature is None else float(temperature)
         self.request_timeout: float = float(params.get("timeout") or DEFAULT_TIMEOUT)
-        self.register_specification(ConsumerSpec("request", TextCompletionRequest, self.on_request))
+        self.register_specification(ConsumerSpec(
+            "request", TextCompletionRequest, self.on_request,
+            error_reply=lambda why: TextCompletionResponse(error=Error(type="llm-error", message=why),
+                                                           end_of_stream=True)))
         self.register_specification(ProducerSpec("response", TextCompletionResponse))
         self.register_specification(ParameterSpec("model"))
         self.register_specification(ParameterSpec("temperature"))

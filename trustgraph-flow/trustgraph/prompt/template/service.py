@@ -67,7 +67,10 @@ class Processor(FlowProcessor):
         super().__init__(**params)
         self.config_type: str = params.get("config_type") or "prompt"
         self.prompts = PromptSet.from_config({})
-        self.register_specification(ConsumerSpec("request", PromptRequest, self.on_request))
+        self.register_specification(ConsumerSpec(
+            "request", PromptRequest, self.on_request,
+            error_reply=lambda why: PromptResponse(error=Error(type="llm-error", message=why), text=None,
+                                                   object=None, end_of_stream=True)))
         self.register_specification(ProducerSpec("response", PromptResponse))
         self.register_specification(RequestResponseSpec(
             "text-completion-request", "text-completion-response",
