@@ -61,3 +61,20 @@ def test_real_smollm2_dialog_calls_the_tool_service(stack_factory):
     assert "💡 Hey trustgraph! Here's a pun for you:" in r.stdout
     answer = r.stdout.rstrip().splitlines()[-1]
     assert answer and not answer.startswith(("🤔", "💡"))
+
+
+def test_show_tools_reports_descriptor_errors_of_every_type(scripted):
+    r = scripted.cli("tg-put-config-item", "tool/oops", input='{"type": "no-such-type", "name": "oops"}')
+    assert r.returncode == 0, r.stderr
+    r = scripted.cli("tg-put-config-item", "tool/lost", input=json.dumps(
+        {"type": "tool-service", "name": "lost", "description": "d", "service": "missing-service"}))
+    assert r.returncode == 0, r.stderr
+    for _ in range(50):
+        out = scripted.cli("tg-show-tools").stdout
+        if "tool/oops" in out and "tool/lost" in out:
+            break
+    errors = out.split("Descriptor errors:", 1)[1]
+    assert "tool/oops" in errors and "no-such-type" in errors
+    assert "tool/lost" in errors and "missing-service" in errors
+    assert errors.count("tool/lost") == 1            # reported once, not by both checkers
+    assert "tell-joke" in out                        # the good tools are still listed

@@ -57,7 +57,7 @@ class Processor(AsyncProcessor):
         )
         self.tools = ToolServices(self.pubsub, timeout=self.timeout)
         self.register_config_handler(self._on_flows, types=["flow"])
-        self.register_config_handler(self._on_tools, types=["tool", "tool-service"])
+        self.register_config_handler(self._on_tools, types=["tool", "tool-service", "mcp"])
         self._runner: web.AppRunner | None = None
         self._probe: asyncio.Future | None = None
 

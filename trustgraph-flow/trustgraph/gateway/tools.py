@@ -95,6 +95,13 @@ class ToolServices:
             else:
                 broken[key] = str(parsed)
 
+        # The agent's own checks cover the built-in tool types too (unknown
+        # type, unknown mcp-tool key, ...): report those as well, so that
+        # tg-show-tools shows everything the agent will skip.
+        for message in _agent_descriptor_errors(config):
+            if message not in messages:
+                messages.append(message)
+
         self._tools, self._tool_errors = by_name, tool_errors
         self._services, self._service_errors = good, broken
         self.errors = messages
@@ -190,6 +197,15 @@ class ToolServices:
             logger.warning("Tool-service call on %s failed: %s", request_queue, e)
             return gateway_error(str(e))
         return {"response": text}
+
+
+def _agent_descriptor_errors(config: dict[str, dict[str, str]]) -> list[str]:
+    try:
+        from trustgraph.agent.react.registry import descriptor_errors
+        return descriptor_errors(config)
+    except Exception as e:  # the agent's checks are extra information, never a gateway failure
+        logger.warning("Agent descriptor checks unavailable: %s", e)
+        return []
 
 
 def _tool_names(tools: dict[str, str]) -> dict[str, str]:
