@@ -21,6 +21,7 @@ import inspect
 import json
 import logging
 import time
+import types
 from typing import Any
 
 from ..schema import Error, ToolServiceRequest, ToolServiceResponse
@@ -44,7 +45,7 @@ class ToolError(Exception):
 
 
 def _parse_object(text: str, what: str) -> dict[str, Any]:
-    if not text:
+    if not text or text == "{}":  # the common case, without the JSON parser
         return {}
     try:
         value = json.loads(text)
@@ -57,8 +58,11 @@ def _parse_object(text: str, what: str) -> dict[str, Any]:
     return value
 
 
+_Coroutine = types.CoroutineType
+
+
 def _as_text(value: Any) -> str:
-    if isinstance(value, str):
+    if value.__class__ is str or isinstance(value, str):
         return value
     try:
         return json.dumps(value)
@@ -78,6 +82,9 @@ class DynamicToolService(AsyncProcessor):
         self.concurrency: int = int(params.get("concurrency") or self.default_concurrency)
         self.request_topic, self.response_topic = tool_service_topics(self.topic)
         self._out: Producer | None = None
+        # Labelled metric children looked up once, not per request.
+        self._m_invocations = metrics.tool_invocations.labels(self.id)
+        self._m_latency = metrics.tool_latency.labels(self.id)
 
     async def invoke(self, user: str, config: dict[str, Any], arguments: dict[str, Any]) -> Any:
         """Override: the tool's work.  Return the observation or yield chunks."""
@@ -113,7 +120,7 @@ class DynamicToolService(AsyncProcessor):
             logger.warning("Tool request without an id property dropped: nobody could match a reply")
             return
         req: ToolServiceRequest = msg.value
-        metrics.tool_invocations.labels(self.id).inc()
+        self._m_invocations.inc()
         start = time.perf_counter()
         try:
             try:
@@ -127,9 +134,10 @@ class DynamicToolService(AsyncProcessor):
                             await self._send(rid, ToolServiceResponse(response=text, end_of_stream=False))
                     await self._send(rid, ToolServiceResponse(response="", end_of_stream=True))
                     return
-                if inspect.isawaitable(result):
+                if result.__class__ is _Coroutine or inspect.isawaitable(result):
                     result = await result
-                await self._send(rid, ToolServiceResponse(response=_as_text(result), end_of_stream=True))
+                self._out.send_nowait(ToolServiceResponse(response=_as_text(result), end_of_stream=True),
+                                      {"id": rid})
             except ToolError as e:
                 await self._send_error(rid, e.type, e.message)
             except Exception as e:
@@ -141,7 +149,7 @@ class DynamicToolService(AsyncProcessor):
             # could repeat its side effects, so log and let the caller time out.
             logger.error("Reply for %s not sent: %s", rid, e)
         finally:
-            metrics.tool_latency.labels(self.id).observe(time.perf_counter() - start)
+            self._m_latency.observe(time.perf_counter() - start)
 
     @classmethod
     def add_args(cls, parser: argparse.ArgumentParser) -> None:

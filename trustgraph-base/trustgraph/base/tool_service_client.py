@@ -31,7 +31,7 @@ class ToolServiceError(Exception):
 
 
 def _as_json(value: Any, what: str) -> str:
-    if value is None:
+    if value is None or (value.__class__ is dict and not value):
         return "{}"
     if isinstance(value, str):
         return value or "{}"
@@ -72,16 +72,23 @@ class ToolServiceClient(RequestResponseClient):
         )
         parts: list[str] = []
 
-        async def recipient(resp: ToolServiceResponse) -> bool:
+        def collect(resp: ToolServiceResponse) -> bool:
+            # Plain function when there is no callback: no coroutine per response.
             if resp.error is not None:
                 raise ToolServiceError(resp.error.type or "tool-service-error", resp.error.message or "")
             if resp.response:
                 parts.append(resp.response)
-                if callback is not None:
-                    done = callback(resp.response)
-                    if inspect.isawaitable(done):
-                        await done
             return bool(resp.end_of_stream)
 
-        await self.request(request, timeout=timeout, recipient=recipient)
+        async def deliver(resp: ToolServiceResponse) -> bool:
+            if resp.error is not None:
+                raise ToolServiceError(resp.error.type or "tool-service-error", resp.error.message or "")
+            if resp.response:
+                parts.append(resp.response)
+                done = callback(resp.response)
+                if inspect.isawaitable(done):
+                    await done
+            return bool(resp.end_of_stream)
+
+        await self.request(request, timeout=timeout, recipient=collect if callback is None else deliver)
         return "".join(parts)

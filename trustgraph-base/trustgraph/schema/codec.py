@@ -20,6 +20,9 @@ from typing import Any, TypeVar, get_type_hints
 
 __all__ = ["SchemaError", "decode", "encode", "from_dict", "to_dict"]
 
+_decode_json = json.JSONDecoder().decode
+_encode_json = json.JSONEncoder().encode
+
 T = TypeVar("T")
 
 _MISSING = object()
@@ -361,7 +364,14 @@ def encode(obj: Any) -> bytes:
     Default ``json.dumps`` settings match upstream byte for byte, including
     ``\\u`` escaping of non-ASCII text.
     """
-    return json.dumps(to_dict(obj)).encode("utf-8")
+    plan = _PLANS.get(obj.__class__)
+    if plan is None:  # first use of this class, or not a record: the checked path
+        return json.dumps(to_dict(obj)).encode("utf-8")
+    out = {}
+    for name, enc in plan[1]:
+        v = getattr(obj, name)
+        out[name] = v if enc is None or v is None else enc(v)
+    return _encode_json(out).encode("utf-8")
 
 
 def from_dict(cls: type[T], data: dict[str, Any]) -> T:
@@ -389,7 +399,16 @@ def decode(cls: type[T], payload: bytes | bytearray | str) -> T:
     raise :class:`SchemaError`, so a consumer needs to catch only that.
     """
     try:
-        data = json.loads(payload)
+        if payload.__class__ is bytes:
+            # UTF-8 (what every sender writes) straight to the decoder, skipping
+            # json.loads' encoding detection; anything else (a BOM, UTF-16)
+            # takes the general path below, so what is accepted is unchanged.
+            try:
+                data = _decode_json(payload.decode("utf-8"))
+            except ValueError:
+                data = json.loads(payload)
+        else:
+            data = json.loads(payload)
     except (ValueError, RecursionError) as e:  # JSONDecodeError, UnicodeDecodeError
         raise SchemaError(f"{cls.__name__}: invalid JSON payload: {e}") from None
     if not isinstance(data, dict):
