@@ -1,0 +1,619 @@
+"""``make bench``: the tool-call, scaling and footprint tables, written to BENCHMARKS.md.
+
+Why it is built this way:
+
+* one embedded broker per table, and every peer of a table measured in the
+  same run in alternating rounds (A B C D A B C D ...); the median of the
+  rounds is reported, so the machine's drift cancels in the ratios;
+* every server and client is its own process (as deployed), started through
+  ``common.Procs`` so each one is stopped however a table ends;
+* upstream TrustGraph 2.1.4 and the MCP SDK live in ``bench/.upstream-venv``,
+  created on first use, never in the project's venv;
+* nothing listens beyond 127.0.0.1 and every loop is bounded in calls or time.
+
+The agent table (issue 7 item 4) is not measured yet: see ``agent_table``.
+Hand-written analysis (what limits a missed target) is kept in
+``bench/notes.md`` and copied into BENCHMARKS.md below the tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import sys
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import pulsar  # noqa: E402
+from common import (  # noqa: E402
+    BENCH,
+    PEERS,
+    REPO,
+    UPSTREAM_PY,
+    VENV_BIN,
+    WORK,
+    BenchError,
+    ForeignCpu,
+    PeakRss,
+    Proc,
+    Procs,
+    Worker,
+    background_cpu,
+    ensure_upstream_venv,
+    median,
+    percentile,
+    ready_file,
+    rss_mb,
+    table,
+    venv_versions,
+    wait_files,
+)
+from trustgraph.base.broker import EmbeddedBroker, free_port, wait_for_port  # noqa: E402
+
+PY = str(VENV_BIN / "python")
+NO_METRICS = ["--no-metrics"]
+
+
+def broker(name: str) -> EmbeddedBroker:
+    """A fresh broker with its data under ``bench/.work`` (one per table)."""
+    data = WORK / name
+    shutil.rmtree(data, ignore_errors=True)
+    return EmbeddedBroker(data)
+
+
+def ours_server(procs: Procs, name: str, url: str, topic: str, *, work: str = "echo",
+                sid: str | None = None, concurrency: int | None = None) -> tuple[Proc, Path]:
+    """Start one replica of our bench tool service; returns it and its readiness file."""
+    ready = ready_file(name)
+    args = [PY, str(PEERS / "ours_server.py"), "-p", url, "-t", topic, "--work", work,
+            "--id", sid or topic, "-l", "WARNING", *NO_METRICS]
+    if concurrency is not None:
+        args += ["--concurrency", str(concurrency)]
+    proc = procs.add(Proc(name, args, env={"TG_READY_FILE": str(ready)}))
+    return proc, ready
+
+
+# ---------------------------------------------------------------------------
+# Tool-call table
+# ---------------------------------------------------------------------------
+@dataclass
+class PeerResult:
+    name: str
+    p50: list[float] = field(default_factory=list)
+    p99: list[float] = field(default_factory=list)
+    rate: list[float] = field(default_factory=list)
+
+
+ALL_PEERS = ("raw", "ours", "upstream", "mcp", "floor")
+
+
+def tool_call_table(rounds: int, seq_n: int, load_n: int, inflight: int,
+                    peers: tuple[str, ...] = ALL_PEERS) -> dict[str, Any]:
+    """Raw, ours, upstream, MCP and the asyncio floor on one broker, alternating rounds.
+
+    ``peers`` narrows the run (``--peers raw,ours`` while tuning the core);
+    the written report always has them all.  ``floor`` is a diagnostic row:
+    the least an asyncio service and caller can do (see peers/floor_*.py).
+    """
+    topic_raw, topic_ours, topic_up, topic_floor = "bench-raw", "bench-echo", "bench-upstream", "bench-floor"
+    with broker("tool-broker") as b, Procs() as procs:
+        raw_ready = ready_file("raw-server")
+        raw_srv = procs.add(Proc("raw-server", [PY, str(PEERS / "raw_server.py"), b.url, topic_raw,
+                                                str(raw_ready)]))
+        floor_ready = ready_file("floor-server")
+        floor_srv = procs.add(Proc("floor-server", [PY, str(PEERS / "floor_server.py"), b.url, topic_floor,
+                                                    str(floor_ready)]))
+        ours_srv, ours_ready = ours_server(procs, "ours-server", b.url, topic_ours)
+        procs.add(Proc("upstream-server", [str(UPSTREAM_PY), str(PEERS / "upstream_server.py"),
+                                           "-p", b.url, "-t", topic_up, *NO_METRICS]))
+        mcp_port = free_port()
+        mcp_srv = procs.add(Proc("mcp-server", [str(UPSTREAM_PY), str(PEERS / "mcp_server.py"), str(mcp_port)]))
+        wait_files([(raw_srv, raw_ready), (ours_srv, ours_ready), (floor_srv, floor_ready)], 60)
+        wait_for_port("127.0.0.1", mcp_port, 60, mcp_srv.p)
+
+        commands = {
+            "raw": [PY, str(PEERS / "raw_client.py"), b.url, topic_raw],
+            "ours": [PY, str(PEERS / "ours_client.py"), b.url, topic_ours],
+            "upstream": [str(UPSTREAM_PY), str(PEERS / "upstream_client.py"), b.url, topic_up],
+            "mcp": [str(UPSTREAM_PY), str(PEERS / "mcp_client.py"), f"http://127.0.0.1:{mcp_port}/mcp"],
+            "floor": [PY, str(PEERS / "floor_client.py"), b.url, topic_floor],
+        }
+        workers: dict[str, Worker] = {}
+        for name in peers:
+            w = Worker(f"{name}-client", commands[name])
+            procs.add(w)
+            workers[name] = w
+        for w in workers.values():
+            w.wait_ready()
+
+        results = {name: PeerResult(name) for name in workers}
+        # One unrecorded round warms every peer (JIT-free Python still has caches,
+        # connections and the broker's topic state to settle).
+        for w in workers.values():
+            w.ask({"op": "seq", "n": 50})
+            w.ask({"op": "load", "n": 500, "inflight": inflight})
+        for r in range(rounds):
+            for name, w in workers.items():
+                lat = w.ask({"op": "seq", "n": seq_n})["lat_ms"]
+                res = w.ask({"op": "load", "n": load_n, "inflight": inflight})
+                pr = results[name]
+                pr.p50.append(percentile(lat, 50))
+                pr.p99.append(percentile(lat, 99))
+                pr.rate.append(res["calls"] / res["secs"])
+            print(f"  tool-call round {r + 1}/{rounds}: " + ", ".join(
+                f"{n} {results[n].rate[-1]:,.0f}/s p50 {results[n].p50[-1]:.2f} ms" for n in workers), flush=True)
+
+    rows = []
+    labels = {
+        "raw": "raw pulsar-client (threads, listener)",
+        "ours": "ours: ToolServiceClient -> DynamicToolService",
+        "upstream": "upstream TrustGraph 2.1.4",
+        "mcp": "MCP SDK, Streamable HTTP",
+        "floor": "(diagnostic) asyncio floor: bare bridge both sides",
+    }
+    med = {n: (median(r.p50), median(r.p99), median(r.rate)) for n, r in results.items()}
+    for n, (p50, p99, rate) in med.items():
+        rng = f"{min(results[n].rate):,.0f}-{max(results[n].rate):,.0f}"
+        rows.append([labels[n], f"{p50:.2f}", f"{p99:.2f}", f"{rate:,.0f}", rng,
+                     f"{rate / med['ours'][2]:.2f}x"])
+    text = table(["peer", "seq p50 ms", "seq p99 ms", f"calls/s ({inflight} in flight)",
+                  "calls/s range over rounds", "calls/s vs ours"], rows)
+    targets = []
+    if "raw" in med:
+        ours_raw = med["ours"][2] / med["raw"][2]
+        p50_ratio = med["ours"][0] / med["raw"][0]
+        targets.append(("ours calls/s >= 0.7x raw", ours_raw, ours_raw >= 0.7))
+        targets.append(("ours seq p50 <= 1.5x raw", p50_ratio, p50_ratio <= 1.5))
+    if "upstream" in med:
+        ours_up = med["ours"][2] / med["upstream"][2]
+        targets.append(("ours calls/s >= 5x upstream", ours_up, ours_up >= 5.0))
+    ratio_lines = "\n".join(f"- {what}: **{value:.2f}x** ({'met' if ok else 'MISSED'})"
+                            for what, value, ok in targets)
+    if "floor" in med:
+        fl = med["floor"]
+        ratio_lines += (f"\n- (diagnostic) ours vs the asyncio floor: seq p50 {med['ours'][0] / fl[0]:.2f}x, "
+                        f"calls/s {med['ours'][2] / fl[2]:.2f}x")
+        if "raw" in med:
+            ratio_lines += (f"; floor vs raw: seq p50 {fl[0] / med['raw'][0]:.2f}x, "
+                            f"calls/s {fl[2] / med['raw'][2]:.2f}x")
+    return {"text": text, "ratios": ratio_lines, "rounds": rounds, "seq_n": seq_n,
+            "load_n": load_n, "inflight": inflight, "median": med}
+
+
+# ---------------------------------------------------------------------------
+# Scaling table
+# ---------------------------------------------------------------------------
+def scaling_table(rounds: int, secs: float, inflight: int) -> dict[str, Any]:
+    """CPU-bound service over 1/2/4 replicas, I/O-bound one over concurrency 1/4/16.
+
+    Each configuration has its own topic and its own (idle when not measured)
+    processes, so the configurations alternate round by round on one broker
+    without restarting anything.
+    """
+    configs: list[tuple[str, str, str, int, int | None]] = [
+        # label, topic, work, replicas, concurrency
+        ("CPU 2 ms, 1 replica", "bench-cpu1", "cpu", 1, None),
+        ("CPU 2 ms, 2 replicas", "bench-cpu2", "cpu", 2, None),
+        ("CPU 2 ms, 4 replicas", "bench-cpu4", "cpu", 4, None),
+        ("I/O 20 ms, --concurrency 1", "bench-io1", "sleep", 1, 1),
+        ("I/O 20 ms, --concurrency 4", "bench-io4", "sleep", 1, 4),
+        ("I/O 20 ms, --concurrency 16", "bench-io16", "sleep", 1, 16),
+    ]
+    with broker("scaling-broker") as b, Procs() as procs:
+        waits = []
+        for _label, topic, work, replicas, conc in configs:
+            for k in range(replicas):
+                # Replicas share the subscription (same --id).  pulsar-lite 0.2 makes
+                # replica k wait ~3*(k-1) s (consumer-id clash, see pubsub.py).
+                waits.append(ours_server(procs, f"{topic}-{k}", b.url, topic, work=work,
+                                         sid=topic, concurrency=conc))
+        wait_files(waits, 90)
+        client = procs.add(Worker("scaling-client", [PY, str(PEERS / "ours_client.py"), b.url,
+                                                     *(c[1] for c in configs)]))
+        assert isinstance(client, Worker)
+        client.wait_ready()
+        for _label, topic, *_ in configs:
+            client.ask({"op": "duration", "secs": 0.5, "inflight": inflight, "topic": topic})
+        rates: dict[str, list[float]] = {c[0]: [] for c in configs}
+        for r in range(rounds):
+            for label, topic, *_ in configs:
+                res = client.ask({"op": "duration", "secs": secs, "inflight": inflight, "topic": topic})
+                rates[label].append(res["calls"] / res["secs"])
+            print(f"  scaling round {r + 1}/{rounds}: " + ", ".join(
+                f"{lab.split(',')[1].strip()} {v[-1]:,.0f}/s" for lab, v in rates.items()), flush=True)
+    rows = []
+    base: dict[str, float] = {}
+    for label, _topic, work, replicas, conc in configs:
+        rate = median(rates[label])
+        base.setdefault(work, rate)
+        cores = os.cpu_count() or 1
+        ideal = (f"{500 * min(replicas, cores):,} (min(replicas, {cores} cores) x 500/s)" if work == "cpu"
+                 else f"{(conc or 1) * 50:,} (concurrency x 50/s)")
+        rows.append([label, f"{rate:,.0f}", f"{rate / base[work]:.2f}x",
+                     f"{min(rates[label]):,.0f}-{max(rates[label]):,.0f}", ideal])
+    text = table(["service", "calls/s", "vs first", "range over rounds", "ideal"], rows)
+    return {"text": text, "rounds": rounds, "secs": secs, "inflight": inflight}
+
+
+# ---------------------------------------------------------------------------
+# Footprint table
+# ---------------------------------------------------------------------------
+PROCESSORS = ["config-svc", "api-gateway", "joke-service", "prompt-template",
+              "text-completion-scripted", "agent-manager-react"]
+
+
+def _processor_args(name: str, url: str) -> list[str] | None:
+    """Command line of one processor for the idle-RSS row, or None when not installed."""
+    exe = VENV_BIN / name
+    if not exe.exists():
+        return None
+    args = [str(exe), "-p", url, "-l", "WARNING", *NO_METRICS]
+    if name == "config-svc":
+        args += ["--store", str(WORK / "footprint-config.db")]
+    elif name == "api-gateway":
+        args += ["--host", "127.0.0.1", "--port", str(free_port())]
+    elif name == "text-completion-scripted":
+        script = WORK / "scripted.json"
+        script.write_text(json.dumps({"rules": [], "default": "ok"}))
+        args += ["--script", str(script)]
+    return args
+
+
+class ColdStartProbe:
+    """Measures process spawn -> first call served, from outside the process.
+
+    A raw pulsar-client (neutral to ours and upstream) sends a tool request
+    every 5 ms from the moment the process is spawned; non-persistent topics
+    drop requests nobody has subscribed to yet, so the first reply marks the
+    moment the service could serve a caller.
+    """
+
+    def __init__(self, url: str) -> None:
+        self.client = pulsar.Client(url, io_threads=1, message_listener_threads=1,
+                                    logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Warn))
+        self.first: float | None = None
+        self.lock = threading.Lock()
+        self.got = threading.Event()
+
+    def _on_reply(self, consumer: Any, msg: Any) -> None:
+        consumer.acknowledge(msg)
+        with self.lock:
+            if self.first is None:
+                self.first = time.perf_counter()
+                self.got.set()
+
+    def measure(self, topic: str, proc_factory: Any, arguments: dict[str, str],
+                timeout: float = 30.0) -> float:
+        """Seconds from spawning ``proc_factory()`` to the first reply on ``topic``."""
+        consumer = self.client.subscribe(f"non-persistent://tg/response/{topic}",
+                                         f"cold-probe-{uuid.uuid4()}",
+                                         consumer_type=pulsar.ConsumerType.Shared,
+                                         message_listener=self._on_reply)
+        producer = self.client.create_producer(f"non-persistent://tg/request/{topic}",
+                                               batching_enabled=False)
+        payload = json.dumps({"user": "bench", "config": "{}",
+                              "arguments": json.dumps(arguments)}).encode()
+        self.first = None
+        self.got.clear()
+        proc: Proc = proc_factory()
+        try:
+            start = proc.started
+            deadline = start + timeout
+            while not self.got.wait(0.005):
+                proc.check_alive()
+                if time.perf_counter() > deadline:
+                    raise BenchError(f"{proc.name}: no reply within {timeout}s\n{proc.tail()}")
+                producer.send_async(payload, None, properties={"id": str(uuid.uuid4())})
+            assert self.first is not None
+            return self.first - start
+        finally:
+            proc.stop()
+            consumer.close()
+            producer.close()
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def footprint_table(load_n: int, inflight: int, cold_trials: int) -> dict[str, Any]:
+    """Idle RSS of each processor, RSS under load, cold start."""
+    idle_rows: list[list[str]] = []
+    missing: list[str] = []
+    with broker("footprint-broker") as b, Procs() as procs:
+        started: list[tuple[str, Proc, Path]] = []
+        for name in PROCESSORS:
+            args = _processor_args(name, b.url)
+            if args is None:
+                missing.append(name)
+                continue
+            ready = ready_file(f"idle-{name}")
+            started.append((name, procs.add(Proc(f"idle-{name}", args, env={"TG_READY_FILE": str(ready)})),
+                            ready))
+        ours_echo, ours_echo_ready = ours_server(procs, "idle-ours-echo", b.url, "bench-idle-echo")
+        up_echo = procs.add(Proc("idle-upstream-echo", [str(UPSTREAM_PY), str(PEERS / "upstream_server.py"),
+                                                        "-p", b.url, "-t", "bench-idle-up", *NO_METRICS]))
+        wait_files([(p, r) for _, p, r in started] + [(ours_echo, ours_echo_ready)], 60)
+        time.sleep(3.0)  # let start-up garbage settle; upstream has no readiness file
+        for name, proc, _ in started:
+            mb = rss_mb(proc.pid)
+            idle_rows.append([name, f"{mb:.1f}", "yes" if mb < 80 else "NO"])
+        idle_rows.append(["(bench echo tool service, ours)", f"{rss_mb(ours_echo.pid):.1f}",
+                          "yes" if rss_mb(ours_echo.pid) < 80 else "NO"])
+        idle_rows.append(["(upstream 2.1.4 echo DynamicToolService, reference)",
+                          f"{rss_mb(up_echo.pid):.1f}", "-"])
+        for _, proc, _ in started:
+            procs.stop(proc)
+        procs.stop(ours_echo)
+        procs.stop(up_echo)
+
+        # RSS under the 32-in-flight load, ours and upstream, sampled every 50 ms.
+        load_rows: list[list[str]] = []
+        ours_srv, ours_ready = ours_server(procs, "load-ours-server", b.url, "bench-load-echo")
+        wait_files([(ours_srv, ours_ready)], 60)
+        up_srv = procs.add(Proc("load-upstream-server", [str(UPSTREAM_PY), str(PEERS / "upstream_server.py"),
+                                                         "-p", b.url, "-t", "bench-load-up", *NO_METRICS]))
+        ours_cli = procs.add(Worker("load-ours-client", [PY, str(PEERS / "ours_client.py"), b.url,
+                                                         "bench-load-echo"]))
+        up_cli = procs.add(Worker("load-upstream-client", [str(UPSTREAM_PY), str(PEERS / "upstream_client.py"),
+                                                           b.url, "bench-load-up"]))
+        assert isinstance(ours_cli, Worker) and isinstance(up_cli, Worker)
+        ours_cli.wait_ready()
+        up_cli.wait_ready()
+        for label, srv, cli in (("ours", ours_srv, ours_cli), ("upstream 2.1.4", up_srv, up_cli)):
+            with PeakRss({"server": srv.pid, "client": cli.pid}) as peak:
+                cli.ask({"op": "load", "n": load_n, "inflight": inflight})
+                cli.ask({"op": "load", "n": load_n, "inflight": inflight})
+            load_rows.append([f"{label} tool service (echo)", f"{peak.peak['server']:.1f}"])
+            load_rows.append([f"{label} client (ToolServiceClient)", f"{peak.peak['client']:.1f}"])
+
+    # Cold start: each trial on a fresh process, kinds alternating.
+    with broker("coldstart-broker") as b, Procs() as procs:
+        probe = ColdStartProbe(b.url)
+        try:
+            trial = [0]
+
+            def sid(base: str) -> str:
+                # A fresh subscription per trial: the broker may still hold the
+                # previous trial's consumer, and pulsar-lite 0.2 refuses a second
+                # consumer with the same id on one subscription.
+                trial[0] += 1
+                return f"{base}-{trial[0]}"
+
+            kinds = {
+                "ours joke-service": ("joke", lambda: procs.add(Proc(
+                    "cold-joke", [str(VENV_BIN / "joke-service"), "-p", b.url, "-l", "WARNING",
+                                  "--id", sid("cold-joke"), *NO_METRICS])), {"topic": "cats"}),
+                "ours echo DynamicToolService": ("bench-cold-echo", lambda: procs.add(Proc(
+                    "cold-ours-echo", [PY, str(PEERS / "ours_server.py"), "-p", b.url, "-t",
+                                       "bench-cold-echo", "--id", sid("cold-ours"), "-l", "WARNING",
+                                       *NO_METRICS])), {"text": "hi"}),
+                "upstream 2.1.4 echo DynamicToolService": ("bench-cold-up", lambda: procs.add(Proc(
+                    "cold-upstream-echo", [str(UPSTREAM_PY), str(PEERS / "upstream_server.py"), "-p",
+                                           b.url, "-t", "bench-cold-up", "--id", sid("cold-up"),
+                                           *NO_METRICS])), {"text": "hi"}),
+            }
+            cold: dict[str, list[float]] = {k: [] for k in kinds}
+            for _ in range(cold_trials):
+                for kind, (topic, factory, arguments) in kinds.items():
+                    cold[kind].append(probe.measure(topic, factory, arguments) * 1000.0)
+        finally:
+            probe.close()
+    cold_rows = [[k, f"{median(v):.0f}", f"{min(v):.0f}-{max(v):.0f}",
+                  ("yes" if median(v) < 300 else "NO") if k.startswith("ours joke") else "-"]
+                 for k, v in cold.items()]
+    return {
+        "idle": table(["processor", "idle RSS MB", "< 80 MB"], idle_rows),
+        "missing": missing,
+        "load": table(["process", f"peak RSS MB ({inflight} in flight, 2x{load_n} calls)"], load_rows),
+        "cold": table(["service", "spawn -> first reply ms (median)", "range", "< 300 ms"], cold_rows),
+        "cold_trials": cold_trials,
+    }
+
+
+# ---------------------------------------------------------------------------
+# Agent table (issue 7 item 4): NOT YET MEASURED, comes with the agent issue.
+# Replace agent_table() with a measuring function (its own broker, alternating
+# rounds like the others) and call it from main() beside the other tables.
+# ---------------------------------------------------------------------------
+def agent_table() -> str:
+    """Placeholder for the agent table: nothing is measured or invented here yet.
+
+    To be filled in: agent iterations/s and ms of our own overhead per iteration
+    (scripted model, no delay, 3-step dialog with a tool-service call per step;
+    target < 5 ms), plus one line with the real SmolLM2 model (s per dialog, tokens/s).
+    """
+    return ("**Not yet measured.** Comes with the agent issue (issue 7 item 4): agent "
+            "iterations/s and ms of our own overhead per iteration (scripted model, no "
+            "delay, 3-step dialog with a tool-service call per step; target < 5 ms), plus "
+            "one line with the real SmolLM2 model (seconds per dialog, tokens/s).")
+
+
+# ---------------------------------------------------------------------------
+# Report
+# ---------------------------------------------------------------------------
+def machine(upstream_versions: dict[str, str]) -> str:
+    mem_kb = 0
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemTotal:"):
+                mem_kb = int(line.split()[1])
+    cpu = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), "")
+    except OSError:
+        pass
+    ours = venv_versions(Path(PY), ["trustgraph-base", "trustgraph-flow", "pulsar-client", "pulsar-lite"])
+    return "\n".join([
+        f"- nproc: {os.cpu_count()}; memory: {mem_kb / 1024 / 1024:.1f} GiB; CPU: {cpu or 'unknown'}",
+        f"- OS: {platform.platform()}",
+        f"- Python: {platform.python_version()} ({sys.executable})",
+        "- ours (.venv): " + ", ".join(f"{k} {v}" for k, v in ours.items()),
+        "- comparison venv (bench/.upstream-venv): " + ", ".join(f"{k} {v}" for k, v in upstream_versions.items()),
+    ])
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rounds", type=int, default=5, help="measured rounds of the tool-call table")
+    ap.add_argument("--scaling-rounds", type=int, default=3)
+    ap.add_argument("--only", choices=["tool", "scaling", "footprint"], action="append",
+                    help="run only these tables (repeatable); BENCHMARKS.md is then not written")
+    ap.add_argument("--peers", default=",".join(ALL_PEERS),
+                    help="tool-call peers to measure (comma-separated; ours is always one)")
+    ap.add_argument("--wait-quiet", type=float, default=60.0,
+                    help="seconds to wait before each table for other work on the machine to "
+                         "finish (then it measures anyway and says so)")
+    ap.add_argument("--output", default=str(REPO / "BENCHMARKS.md"))
+    args = ap.parse_args()
+    t0 = time.perf_counter()
+    WORK.mkdir(parents=True, exist_ok=True)
+    up_versions = ensure_upstream_venv()
+    started = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    only = set(args.only or ["tool", "scaling", "footprint"])
+    inflight = 32
+
+    tool = scaling = foot = None
+    background: dict[str, tuple[float, float]] = {}
+
+    def quiet(name: str) -> ForeignCpu:
+        """Wait (bounded) for other work on the machine to finish; start counting it."""
+        deadline = time.monotonic() + args.wait_quiet
+        busy = background_cpu()
+        while busy > 0.10 and time.monotonic() < deadline:
+            print(f"  {busy:.0%} of the CPU busy with other work; waiting up to "
+                  f"{deadline - time.monotonic():.0f} s more for it to finish...", flush=True)
+            time.sleep(4.0)
+            busy = background_cpu()
+        background[name] = (busy, 0.0)
+        return ForeignCpu()
+
+    def record(name: str, foreign: ForeignCpu) -> None:
+        during = foreign.share()
+        background[name] = (background[name][0], during)
+        if during > 0.05:
+            print(f"  warning: other work used {during:.0%} of the machine during the {name} "
+                  "table; absolute figures are low", flush=True)
+
+    if "tool" in only:
+        fc = quiet("tool-call")
+        print("Tool-call table...", flush=True)
+        peers = tuple(p for p in ALL_PEERS if p in args.peers.split(",") or p == "ours")
+        tool = tool_call_table(args.rounds, seq_n=300, load_n=3000, inflight=inflight, peers=peers)
+        record("tool-call", fc)
+        print(tool["text"] + "\n" + tool["ratios"] + "\n", flush=True)
+    if "scaling" in only:
+        fc = quiet("scaling")
+        print("Scaling table...", flush=True)
+        scaling = scaling_table(args.scaling_rounds, secs=2.0, inflight=inflight)
+        record("scaling", fc)
+        print(scaling["text"] + "\n", flush=True)
+    if "footprint" in only:
+        fc = quiet("footprint")
+        print("Footprint table...", flush=True)
+        foot = footprint_table(load_n=3000, inflight=inflight, cold_trials=5)
+        record("footprint", fc)
+        print(foot["idle"] + "\n\n" + foot["load"] + "\n\n" + foot["cold"] + "\n", flush=True)
+    elapsed = time.perf_counter() - t0
+    print(f"make bench took {elapsed:.0f} s", flush=True)
+    if args.only or args.peers != ",".join(ALL_PEERS):
+        return 0
+
+    assert tool is not None and scaling is not None and foot is not None
+    load = "\n".join(f"- {k} table: {before:.0%} just before, {during:.0%} during"
+                      for k, (before, during) in background.items())
+    notes_path = BENCH / "notes.md"
+    notes = notes_path.read_text() if notes_path.exists() else ""
+    missing = (f"\nNot installed in .venv/bin, so not measured: {', '.join(foot['missing'])}.\n"
+               if foot["missing"] else "")
+    doc = f"""# Benchmarks
+
+Generated by `make bench` (`.venv/bin/python bench/run.py`) on {started}; the run took
+{elapsed:.0f} s. Do not edit the tables by hand: rerun the command. The analysis at the end comes
+from `bench/notes.md`.
+
+## Machine
+
+{machine(up_versions)}
+
+Other work on the machine, as a share of its CPU. The bench waits up to {args.wait_quiet:g} s before each
+table for it to stop; "during" is the CPU time used while the table ran by processes the bench did
+not start. Above a few percent the absolute figures drop; the ratios hold better because peers
+alternate round by round.
+
+{load}
+
+## Method
+
+- One embedded `pulsar-lite` broker per table, on 127.0.0.1. Every server and every client is a
+  separate process. Peers are measured in the same run in alternating rounds (A B C D, A B C D,
+  ...) after one unrecorded warm-up round; each figure is the median of the rounds.
+- Echo tool: arguments `{{"text": "hello"}}`, reply `hello`, non-persistent topics.
+- Sequential: {tool['seq_n']} calls one after another per round (p50/p99 of the round). Load:
+  {tool['load_n']:,} calls with {inflight} in flight per round. {tool['rounds']} rounds.
+- raw = minimal pulsar-client sync echo server (message listener, `send_async`, batching off) and a
+  client with {inflight} threads; ours = `ToolServiceClient` -> `DynamicToolService` (default
+  `--concurrency` 16); upstream = `trustgraph-base==2.1.4` from PyPI, its `DynamicToolService`
+  and `ToolServiceClient`, both in `bench/.upstream-venv`; MCP = the official `mcp` SDK
+  (`MCPServer`, the 2.x name of FastMCP) over Streamable HTTP with one `ClientSession`.
+
+## Tool-call table
+
+{tool['text']}
+
+{tool['ratios']}
+
+## Scaling table
+
+Calls/s of our client with {inflight} in flight against one tool service topic, {scaling['secs']:g} s per
+measurement, median of {scaling['rounds']} alternating rounds. CPU case: `invoke` burns 2 ms of CPU time
+(replicas share one subscription; the broker and the client share the same 2 cores). I/O case:
+`invoke` awaits `asyncio.sleep(0.02)`, one process.
+
+{scaling['text']}
+
+## Footprint table
+
+Idle RSS (VmRSS) of each processor, 3 s after its readiness file appeared, all on one broker with
+`--no-metrics`.
+{missing}
+{foot['idle']}
+
+RSS under load (peak of 50 ms samples while the client ran its calls):
+
+{foot['load']}
+
+Cold start: process spawn -> first reply, probed from outside with a raw pulsar-client request
+every 5 ms (the first reply marks the moment a caller is served); {foot['cold_trials']} trials per kind,
+alternating. Upstream's `joke-service` lives in trustgraph-flow 2.1.4, which needs many more
+dependencies, so upstream's `DynamicToolService` echo is measured instead, and ours the same way
+for a like-for-like row.
+
+{foot['cold']}
+
+## Agent table
+
+{agent_table()}
+
+{notes}"""
+    Path(args.output).write_text(doc)
+    print(f"Wrote {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except BenchError as e:
+        print(f"bench failed: {e}", file=sys.stderr)
+        sys.exit(1)
