@@ -28,7 +28,7 @@ from typing import Any
 from ..schema import ConfigPush, ConfigRequest, ConfigResponse
 from . import metrics
 from .pubsub import Message, PubSub
-from .request_response import RequestResponseClient
+from .request_response import SUBSCRIBE_SETTLE, RequestResponseClient
 from .topics import CONFIG_REQUEST, CONFIG_RESPONSE
 
 logger = logging.getLogger(__name__)
@@ -178,6 +178,9 @@ class AsyncProcessor:
                 pass
         try:
             await self.start()
+            # Let the new subscriptions settle before anyone is told we are
+            # ready (pulsar-lite may drop a message sent just after subscribe).
+            await asyncio.sleep(SUBSCRIBE_SETTLE)
             logger.info("Processor %s started (broker %s)", self.id, self.pulsar_host)
             ready = os.environ.get("TG_READY_FILE")
             if ready:
