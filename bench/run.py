@@ -11,7 +11,7 @@ Why it is built this way:
   created on first use, never in the project's venv;
 * nothing listens beyond 127.0.0.1 and every loop is bounded in calls or time.
 
-The agent table (issue 7 item 4) is not measured yet: see ``agent_table``.
+The agent table (issue 7 item 4) is measured by ``bench/agent_bench.py``.
 Hand-written analysis (what limits a missed target) is kept in
 ``bench/notes.md`` and copied into BENCHMARKS.md below the tables.
 """
@@ -35,6 +35,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import pulsar  # noqa: E402
+from agent_bench import AgentBenchError, run_agent_table  # noqa: E402
 from common import (  # noqa: E402
     BENCH,
     PEERS,
@@ -421,24 +422,6 @@ def footprint_table(load_n: int, inflight: int, cold_trials: int) -> dict[str, A
 
 
 # ---------------------------------------------------------------------------
-# Agent table (issue 7 item 4): NOT YET MEASURED, comes with the agent issue.
-# Replace agent_table() with a measuring function (its own broker, alternating
-# rounds like the others) and call it from main() beside the other tables.
-# ---------------------------------------------------------------------------
-def agent_table() -> str:
-    """Placeholder for the agent table: nothing is measured or invented here yet.
-
-    To be filled in: agent iterations/s and ms of our own overhead per iteration
-    (scripted model, no delay, 3-step dialog with a tool-service call per step;
-    target < 5 ms), plus one line with the real SmolLM2 model (s per dialog, tokens/s).
-    """
-    return ("**Not yet measured.** Comes with the agent issue (issue 7 item 4): agent "
-            "iterations/s and ms of our own overhead per iteration (scripted model, no "
-            "delay, 3-step dialog with a tool-service call per step; target < 5 ms), plus "
-            "one line with the real SmolLM2 model (seconds per dialog, tokens/s).")
-
-
-# ---------------------------------------------------------------------------
 # Report
 # ---------------------------------------------------------------------------
 def machine(upstream_versions: dict[str, str]) -> str:
@@ -467,7 +450,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=5, help="measured rounds of the tool-call table")
     ap.add_argument("--scaling-rounds", type=int, default=3)
-    ap.add_argument("--only", choices=["tool", "scaling", "footprint"], action="append",
+    ap.add_argument("--only", choices=["tool", "scaling", "footprint", "agent"], action="append",
                     help="run only these tables (repeatable); BENCHMARKS.md is then not written")
     ap.add_argument("--peers", default=",".join(ALL_PEERS),
                     help="tool-call peers to measure (comma-separated; ours is always one)")
@@ -480,10 +463,10 @@ def main() -> int:
     WORK.mkdir(parents=True, exist_ok=True)
     up_versions = ensure_upstream_venv()
     started = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    only = set(args.only or ["tool", "scaling", "footprint"])
+    only = set(args.only or ["tool", "scaling", "footprint", "agent"])
     inflight = 32
 
-    tool = scaling = foot = None
+    tool = scaling = foot = agent = None
     background: dict[str, tuple[float, float]] = {}
 
     def quiet(name: str) -> ForeignCpu:
@@ -524,12 +507,22 @@ def main() -> int:
         foot = footprint_table(load_n=3000, inflight=inflight, cold_trials=5)
         record("footprint", fc)
         print(foot["idle"] + "\n\n" + foot["load"] + "\n\n" + foot["cold"] + "\n", flush=True)
+    if "agent" in only:
+        fc = quiet("agent")
+        print("Agent table...", flush=True)
+        with broker("agent-broker") as b:
+            try:
+                agent = run_agent_table(b.url, WORK / "agent")
+            except AgentBenchError as e:
+                raise BenchError(str(e)) from e
+        record("agent", fc)
+        print(agent["markdown"] + "\n", flush=True)
     elapsed = time.perf_counter() - t0
     print(f"make bench took {elapsed:.0f} s", flush=True)
     if args.only or args.peers != ",".join(ALL_PEERS):
         return 0
 
-    assert tool is not None and scaling is not None and foot is not None
+    assert tool is not None and scaling is not None and foot is not None and agent is not None
     load = "\n".join(f"- {k} table: {before:.0%} just before, {during:.0%} during"
                       for k, (before, during) in background.items())
     notes_path = BENCH / "notes.md"
@@ -603,7 +596,7 @@ for a like-for-like row.
 
 ## Agent table
 
-{agent_table()}
+{agent['markdown']}
 
 {notes}"""
     Path(args.output).write_text(doc)
