@@ -22,7 +22,7 @@ $(STAMP): trustgraph-base/pyproject.toml trustgraph-flow/pyproject.toml requirem
 install: $(STAMP)
 
 run: install
-	$(BIN)/tg-launch $(ARGS)
+	@$(BIN)/tg-launch $(ARGS)
 
 test: install
 	$(BIN)/ruff check trustgraph-base trustgraph-flow tests $(wildcard bench)
