@@ -13,26 +13,21 @@ error and a nonzero exit status (upstream prints it and exits 0).
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
 import sys
-import urllib.parse
-import uuid
 from typing import Any, TextIO
 
 from trustgraph.cli.api import (
-    DEFAULT_TIMEOUT,
     DEFAULT_URL,
-    START_HINT,
     CliError,
     default_token,
     default_url,
     describe_error,
     main_wrapper,
-    normalise_url,
 )
 
 PROG = "tg-invoke-agent"
+# A whole dialog: up to --max-iterations model calls, each possibly slow on a CPU model.
+AGENT_TIMEOUT = 600.0
 PREFIX = {"thought": "🤔 ", "observation": "💡 ", "answer": ""}
 
 
@@ -63,8 +58,12 @@ class Printer:
             self.open = None
 
 
-def handle(response: dict[str, Any], printer: Printer) -> bool:
-    """Show one agent response; True when it ends the dialog.  Raises CliError on an agent error."""
+def handle(response: dict[str, Any], printer: Printer) -> None:
+    """Show one agent response; raises CliError on an agent error.
+
+    The end of the dialog is the gateway's ``complete`` flag (it applies the
+    WIRE rules: ``end_of_dialog``, or a legacy ``answer`` that is not null).
+    """
     if response.get("error"):
         raise CliError(describe_error(response["error"]))
     end = bool(response.get("end_of_message"))
@@ -73,21 +72,16 @@ def handle(response: dict[str, Any], printer: Printer) -> bool:
         if kind == "error":
             raise CliError(response.get("content") or "the agent failed")
         printer.chunk(kind, response.get("content") or "", end)
-        return bool(response.get("end_of_dialog") or response.get("end_of_stream"))
+        return
     # Legacy (non-streaming) messages: one field per message.
     for name in ("thought", "observation", "answer"):
         if response.get(name):
             printer.chunk(name, response[name], True)
-    return "answer" in response or bool(response.get("end_of_dialog"))
 
 
-def socket_url(url: str, token: str | None) -> str:
-    base = normalise_url(url) + "api/v1/socket"
-    return base + (f"?token={urllib.parse.quote(token, safe='')}" if token else "")
-
-
-async def ask(args: argparse.Namespace, printer: Printer) -> None:
-    import aiohttp  # only this command needs it; keep the other commands' start-up fast
+def ask(args: argparse.Namespace, printer: Printer) -> None:
+    """One question over the gateway's websocket; chunks are printed as they arrive."""
+    from trustgraph.cli.socket import stream  # imports aiohttp: only the streaming commands need it
 
     request: dict[str, Any] = {"question": args.question, "user": args.user,
                                "streaming": not args.no_streaming}
@@ -95,37 +89,8 @@ async def ask(args: argparse.Namespace, printer: Printer) -> None:
         request["state"] = args.state
     if args.group is not None:
         request["group"] = args.group
-    rid = str(uuid.uuid4())
-    target = socket_url(args.url, args.token)
-    try:
-        async with aiohttp.ClientSession() as session, session.ws_connect(target) as ws:
-            await ws.send_str(json.dumps({"id": rid, "service": "agent", "flow": args.flow_id,
-                                          "request": request}))
-            while True:
-                msg = await ws.receive(timeout=DEFAULT_TIMEOUT)
-                if msg.type != aiohttp.WSMsgType.TEXT:
-                    raise CliError("the gateway closed the connection before the answer was complete")
-                frame = json.loads(msg.data)
-                if "response" not in frame and frame.get("error"):
-                    raise CliError(describe_error(frame["error"]))
-                if frame.get("id") != rid:
-                    continue
-                if handle(frame.get("response") or {}, printer) or frame.get("complete"):
-                    return
-    except aiohttp.WSServerHandshakeError as e:
-        if e.status == 401:
-            raise CliError(f"unauthorized: set --token or TRUSTGRAPH_TOKEN (the gateway at "
-                           f"{normalise_url(args.url)} rejected the request)") from None
-        raise CliError(f"HTTP {e.status} from {normalise_url(args.url)}api/v1/socket: {e.message}") from None
-    except aiohttp.ClientConnectorError as e:
-        raise CliError(f"cannot connect to {normalise_url(args.url)}: {e.os_error.strerror or e}; "
-                       f"{START_HINT}") from None
-    except TimeoutError:
-        raise CliError(f"no reply from the agent within {DEFAULT_TIMEOUT:g}s") from None
-    except aiohttp.ClientError as e:
-        raise CliError(f"connection to the gateway failed: {e}") from None
-    except ValueError as e:
-        raise CliError(f"the gateway sent a frame that is not JSON: {e}") from None
+    stream(args.url, args.token, "agent", request, flow=args.flow_id,
+           on_response=lambda response: handle(response, printer), timeout=AGENT_TIMEOUT)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -151,7 +116,7 @@ def run(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     printer = Printer(args.verbose)
     try:
-        asyncio.run(ask(args, printer))
+        ask(args, printer)
     finally:
         printer.close()
 

@@ -63,10 +63,15 @@ async def _stream(url: str, token: str | None, service: str, request: dict[str, 
         if e.status == 401:
             raise CliError("unauthorized: set --token or TRUSTGRAPH_TOKEN") from None
         raise CliError(f"websocket to {target} refused: HTTP {e.status}") from None
-    except aiohttp.ClientConnectorError:
-        raise CliError(f"cannot connect to {normalise_url(url)}: {START_HINT}") from None
+    except aiohttp.ClientConnectorError as e:
+        reason = getattr(e.os_error, "strerror", None) or str(e)
+        raise CliError(f"cannot connect to {normalise_url(url)}: {reason}; {START_HINT}") from None
     except TimeoutError:
         raise CliError(f"no complete answer within {timeout:g}s") from None
+    except aiohttp.ClientError as e:
+        raise CliError(f"connection to the gateway failed: {e}") from None
+    except ValueError as e:
+        raise CliError(f"the gateway sent a frame that is not JSON: {e}") from None
 
 
 def stream(url: str, token: str | None, service: str, request: dict[str, Any], *,
