@@ -23,14 +23,16 @@ class Upper(FlowProcessor):
 
     def __init__(self, **params):
         super().__init__(**params)
+        self.handled: list[str] = []
         self.register_specification(ConsumerSpec(
-            "request", TextCompletionRequest, self.on_request,
+            "request", TextCompletionRequest, self.on_request, needs_id=True,
             error_reply=lambda why: TextCompletionResponse(error=Error(type="llm-error", message=why),
                                                            end_of_stream=True)))
         self.register_specification(ProducerSpec("response", TextCompletionResponse))
         self.register_specification(ParameterSpec("model"))
 
     async def on_request(self, msg, flow):
+        self.handled.append(msg.value.prompt)
         await flow("response").send(
             TextCompletionResponse(response=msg.value.prompt.upper(), model=flow("model") or "",
                                    end_of_stream=True), {"id": msg.id})
@@ -97,4 +99,23 @@ async def test_undecodable_request_gets_an_error_reply(broker):
         assert body["end_of_stream"] is True
     finally:
         raw.close()
+        await proc.stop()
+
+
+async def test_request_without_id_never_reaches_the_handler(broker):
+    ident = f"upper-{uuid.uuid4().hex[:6]}"
+    proc = Upper(id=ident, pulsar_host=broker.url, metrics=False)
+    d = flow_def(uuid.uuid4().hex[:6])
+    raw = pulsar.Client(broker.url)
+    ps = PubSub(broker.url, processor="t")
+    try:
+        await proc.start()
+        await proc.apply_config({"active-flow": {ident: json.dumps({"f": d})}}, 1)
+        await asyncio.sleep(0.1)
+        raw.create_producer(d["request"]).send(b'{"prompt": "no id"}')
+        assert (await call(ps, d, "with id")).response == "WITH ID"
+        assert proc.handled == ["with id"]
+    finally:
+        raw.close()
+        await ps.close()
         await proc.stop()

@@ -37,6 +37,9 @@ class ConsumerSpec:
     ``reply_to`` producer, with the message's ``id``) when a message cannot be
     decoded, so that the sender gets an error instead of waiting for its
     deadline.  Without it such messages are only logged.
+
+    ``needs_id``: the handler answers requests, so a message without an ``id``
+    property is logged and dropped before it runs (nobody could match a reply).
     """
     name: str
     schema: type
@@ -44,6 +47,7 @@ class ConsumerSpec:
     concurrency: int | None = None
     error_reply: Callable[[str], Any] | None = None
     reply_to: str = "response"
+    needs_id: bool = False
 
 
 @dataclass
@@ -170,7 +174,11 @@ class FlowProcessor(AsyncProcessor):
                 if isinstance(spec, ConsumerSpec):
                     handler = spec.handler
 
-                    async def run(msg: Message, _h=handler, _f=flow) -> None:
+                    async def run(msg: Message, _h=handler, _f=flow, _s=spec) -> None:
+                        if _s.needs_id and msg.id is None:
+                            logger.warning("Request on %s without an id property dropped: "
+                                           "nobody could match a reply", msg.topic)
+                            return
                         await _h(msg, _f)
 
                     flow.consumers[spec.name] = await self.pubsub.consumer(

@@ -132,7 +132,7 @@ class Processor(FlowProcessor):
         self.descriptor_errors: list[str] = []
 
         self.register_specification(ConsumerSpec(
-            "request", AgentRequest, self.on_request,
+            "request", AgentRequest, self.on_request, needs_id=True,
             error_reply=lambda why: AgentResponse(chunk_type="error", content=why, end_of_message=True,
                                                   end_of_dialog=True, error=Error(type="agent-error", message=why))))
         self.register_specification(ProducerSpec("next", AgentRequest))
@@ -157,10 +157,7 @@ class Processor(FlowProcessor):
 
     async def on_request(self, msg: Message, flow: Flow) -> None:
         """Run one iteration and send its messages; every outcome is answered."""
-        rid = msg.id
-        if rid is None:
-            logger.warning("Agent request without an id property dropped: no reply could be matched")
-            return
+        rid = msg.id  # never None: the consumer spec has needs_id
         request: AgentRequest = msg.value
         registry = self.registry
         streaming = bool(request.streaming)

@@ -143,7 +143,7 @@ class LlmService(FlowProcessor):
         self.temperature: float = self.default_temperature if temperature is None else float(temperature)
         self.request_timeout: float = float(params.get("timeout") or DEFAULT_TIMEOUT)
         self.register_specification(ConsumerSpec(
-            "request", TextCompletionRequest, self.on_request,
+            "request", TextCompletionRequest, self.on_request, needs_id=True,
             error_reply=lambda why: TextCompletionResponse(error=Error(type="llm-error", message=why),
                                                            end_of_stream=True)))
         self.register_specification(ProducerSpec("response", TextCompletionResponse))
@@ -174,10 +174,7 @@ class LlmService(FlowProcessor):
 
     async def on_request(self, msg: Message, flow: Flow) -> None:
         """Answer one request; every outcome is a reply, never an exception."""
-        rid = msg.id
-        if rid is None:
-            logger.warning("Text-completion request without an id property dropped")
-            return
+        rid = msg.id  # never None: the consumer spec has needs_id
         req: TextCompletionRequest = msg.value
         out = flow("response")
         props = {"id": rid}

@@ -68,7 +68,7 @@ class Processor(FlowProcessor):
         self.config_type: str = params.get("config_type") or "prompt"
         self.prompts = PromptSet.from_config({})
         self.register_specification(ConsumerSpec(
-            "request", PromptRequest, self.on_request,
+            "request", PromptRequest, self.on_request, needs_id=True,
             error_reply=lambda why: PromptResponse(error=Error(type="llm-error", message=why), text=None,
                                                    object=None, end_of_stream=True)))
         self.register_specification(ProducerSpec("response", PromptResponse))
@@ -89,10 +89,7 @@ class Processor(FlowProcessor):
 
     async def on_request(self, msg: Message, flow: Flow) -> None:
         """Answer one PromptRequest; every outcome is a reply, never an exception."""
-        rid = msg.id
-        if rid is None:
-            logger.warning("Prompt request without an id property dropped: nobody could match a reply")
-            return
+        rid = msg.id  # never None: the consumer spec has needs_id
         req: PromptRequest = msg.value
         out = flow("response")
         props = {"id": rid}
