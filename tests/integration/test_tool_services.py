@@ -211,3 +211,28 @@ async def test_killed_mid_call_times_out_at_deadline(broker, spawn, tmp_path):
     finally:
         proc.kill()
         await ps.close()
+
+
+class Big(DynamicToolService):
+    async def invoke(self, user, config, arguments):
+        return "x" * int(arguments.get("size", 10))
+
+
+async def test_oversized_messages_are_refused_with_a_clear_error(broker):
+    """Non-persistent topics cannot chunk: both directions fail fast and say why."""
+    from trustgraph.base.pubsub import MessageTooLarge
+    topic = unique("big")
+    svc = await started(Big, broker, topic)
+    ps = PubSub(broker.url, processor="t")
+    try:
+        c = client(ps, topic)
+        t0 = time.monotonic()
+        with pytest.raises(MessageTooLarge, match="limit of non-persistent topic"):
+            await c.call("u", {}, {"pad": "y" * 6_000_000}, timeout=10)
+        assert time.monotonic() - t0 < 2
+        with pytest.raises(ToolServiceError, match="over the .*-byte limit"):
+            await c.call("u", {}, {"size": 6_000_000}, timeout=10)
+        assert await c.call("u", {}, {"size": 3}, timeout=10) == "xxx"  # still serving
+    finally:
+        await ps.close()
+        await svc.stop()

@@ -40,8 +40,8 @@ from .topics import to_pulsar
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Consumer", "DirectHandler", "Handler", "MalformedHandler", "Message", "Producer",
-           "PubSub", "PubSubError"]
+__all__ = ["Consumer", "DirectHandler", "Handler", "MalformedHandler", "Message", "MessageTooLarge",
+           "Producer", "PubSub", "PubSubError"]
 
 T = TypeVar("T")
 
@@ -66,6 +66,17 @@ class PubSubError(RuntimeError):
     """A broker operation failed (send rejected, connection lost for too long)."""
 
 
+class MessageTooLarge(PubSubError):
+    """A message bigger than the broker takes on a topic that cannot chunk it."""
+
+
+# Pulsar's default maxMessageSize is 5 MiB, less room for the metadata
+# (pulsar-client refuses more than 5,232,640 bytes).  Persistent topics chunk
+# bigger messages; non-persistent ones cannot, and the client would drop the
+# message with only a log line, so we refuse it up front with a clear error.
+MAX_MESSAGE_BYTES = 5 * 1024 * 1024 - 10 * 1024
+
+
 class Producer:
     """Sends records on one topic; batching off, chunking on (as upstream)."""
 
@@ -74,10 +85,19 @@ class Producer:
         self._loop = loop
         self.topic = topic
         self._sent = 0
+        self._limit = None if topic.startswith("persistent://") else MAX_MESSAGE_BYTES
+
+    def _encode(self, value: Any) -> bytes:
+        data = encode(value)
+        if self._limit is not None and len(data) > self._limit:
+            raise MessageTooLarge(
+                f"message of {len(data):,} bytes is over the {self._limit:,}-byte limit of "
+                f"non-persistent topic {self.topic}")
+        return data
 
     async def send(self, value: Any, properties: dict[str, str] | None = None) -> None:
         """Encode ``value`` and send it; returns when the broker has it."""
-        await self.send_bytes(encode(value), properties)
+        await self.send_bytes(self._encode(value), properties)
 
     async def send_bytes(self, data: bytes, properties: dict[str, str] | None = None) -> None:
         loop = self._loop
@@ -123,7 +143,7 @@ class Producer:
                     on_error(f"send to {topic} failed: {result}")
 
         try:
-            producer.send_async(encode(value), done, properties=properties or {})
+            producer.send_async(self._encode(value), done, properties=properties or {})
         except pulsar.PulsarException as e:
             raise PubSubError(f"send to {self.topic} failed: {e}") from e
 
