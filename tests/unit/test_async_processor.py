@@ -1,0 +1,60 @@
+"""AsyncProcessor's config dispatch (no broker needed: apply_config is called directly)."""
+
+from __future__ import annotations
+
+import pytest
+from trustgraph.base import AsyncProcessor
+
+
+def processor() -> AsyncProcessor:
+    return AsyncProcessor(id="p", pulsar_host="pulsar://127.0.0.1:1", metrics=False)
+
+
+async def test_a_failing_handler_does_not_stop_the_others(caplog):
+    p = processor()
+    seen: list[str] = []
+
+    async def broken(config, version):
+        raise RuntimeError("boom")
+
+    async def fine(config, version):
+        seen.append(config["tool"]["a"])
+
+    p.register_config_handler(broken)
+    p.register_config_handler(fine)
+    await p.apply_config({"tool": {"a": "1"}}, 1)
+    assert seen == ["1"]
+    assert "boom" in caplog.text and "failed on version 1" in caplog.text
+
+
+async def test_older_versions_are_ignored_and_types_filter_calls():
+    p = processor()
+    calls: list[tuple[str, int]] = []
+
+    async def on_tool(config, version):
+        calls.append(("tool", version))
+
+    async def on_prompt(config, version):
+        calls.append(("prompt", version))
+
+    p.register_config_handler(on_tool, types=["tool"])
+    p.register_config_handler(on_prompt, types=["prompt"])
+    await p.apply_config({"tool": {"a": "1"}}, 5)
+    await p.apply_config({"tool": {"a": "0"}}, 4)                      # older: ignored
+    await p.apply_config({"tool": {"a": "1"}, "prompt": {"s": "x"}}, 6)  # only prompt changed
+    assert calls == [("tool", 5), ("prompt", 5), ("prompt", 6)]
+    assert p.config_version == 6
+
+
+@pytest.mark.parametrize("flag, value", [("--pulsar-host", "pulsar://h:1"), ("-p", "pulsar://h:2")])
+def test_common_flags(flag, value, monkeypatch):
+    import argparse
+    monkeypatch.delenv("PULSAR_HOST", raising=False)
+    parser = argparse.ArgumentParser()
+    AsyncProcessor.add_args(parser)
+    args = parser.parse_args([flag, value, "--no-metrics", "-P", "9100", "-l", "DEBUG"])
+    assert (args.pulsar_host, args.metrics, args.metrics_port, args.log_level) == (value, False, 9100, "DEBUG")
+    monkeypatch.setenv("PULSAR_HOST", "pulsar://env:3")
+    parser = argparse.ArgumentParser()
+    AsyncProcessor.add_args(parser)
+    assert parser.parse_args([]).pulsar_host == "pulsar://env:3"
