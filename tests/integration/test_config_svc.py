@@ -198,3 +198,22 @@ async def test_sigterm_exits_zero_quickly(own_broker, spawn, tmp_path, sig):
     t0 = time.monotonic()
     assert svc.stop() == 0
     assert time.monotonic() - t0 < 5
+
+
+async def test_ready_after_config_waits_for_the_first_config(own_broker, spawn, tmp_path):
+    """Under tg-launch a processor's ready file means its config (and flows) are in place."""
+    import os
+
+    from conftest import BIN, Proc
+    ready = tmp_path / "agent-ready"
+    agent = Proc([str(BIN / "agent-manager-react"), "--no-metrics", "-p", own_broker.url],
+                 tmp_path / "agent.log", env={"TG_READY_FILE": str(ready), "TG_READY_AFTER_CONFIG": "1"}).start()
+    try:
+        await asyncio.sleep(2.0)
+        assert not ready.exists(), agent.output()   # no config service yet: not ready
+        spawn("config-svc", "--store", str(tmp_path / "c.db"), broker=own_broker)
+        agent.wait_ready(ready, timeout=30)
+        assert "Config version 0 applied" in agent.output()
+        assert os.environ.get("TG_READY_AFTER_CONFIG") is None  # the test did not leak it
+    finally:
+        agent.stop()

@@ -165,6 +165,27 @@ class AsyncProcessor:
         await asyncio.gather(*self._background, return_exceptions=True)
         await self.pubsub.close()
 
+    async def wait_for_first_config(self) -> None:
+        """With ``$TG_READY_AFTER_CONFIG`` set (tg-launch sets it), wait until the first
+        config has been applied, so that "ready" means the flows are open too.
+
+        Bounded by that variable's value in seconds (``1`` means the default
+        60 s); past it the processor reports ready anyway and keeps waiting
+        for config in the background.
+        """
+        wait = os.environ.get("TG_READY_AFTER_CONFIG")
+        if not wait or not self._config_handlers:
+            return
+        try:
+            limit = float(wait)
+        except ValueError:
+            limit = 60.0
+        limit = 60.0 if limit <= 1 else limit
+        try:
+            await asyncio.wait_for(self._config_received.wait(), limit)
+        except TimeoutError:
+            logger.warning("No config within %.0f s; reporting ready without it", limit)
+
     def request_stop(self) -> None:
         self._stopping.set()
 
@@ -178,6 +199,7 @@ class AsyncProcessor:
                 pass
         try:
             await self.start()
+            await self.wait_for_first_config()
             # Let the new subscriptions settle before anyone is told we are
             # ready (pulsar-lite may drop a message sent just after subscribe).
             await asyncio.sleep(SUBSCRIBE_SETTLE)

@@ -71,7 +71,10 @@ class Child:
         self.ready_path.unlink(missing_ok=True)
         self.proc = await asyncio.create_subprocess_exec(
             *self.argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT, env={**self.env, "TG_READY_FILE": str(self.ready_path)},
+            stderr=asyncio.subprocess.STDOUT,
+            # Ready means serving: processors that follow config report ready
+            # only once the first config (and so their flows) is in place.
+            env={**self.env, "TG_READY_FILE": str(self.ready_path), "TG_READY_AFTER_CONFIG": "1"},
             preexec_fn=_die_with_parent,
         )
         self._pump = asyncio.create_task(self._copy_output(self.proc))
