@@ -250,7 +250,7 @@ def scaling_table(rounds: int, secs: float, inflight: int) -> dict[str, Any]:
 # Footprint table
 # ---------------------------------------------------------------------------
 PROCESSORS = ["config-svc", "api-gateway", "joke-service", "prompt-template",
-              "text-completion-scripted", "agent-manager-react"]
+              "text-completion-scripted", "agent-manager-react", "text-completion-llamacpp"]
 
 
 def _processor_args(name: str, url: str) -> list[str] | None:
