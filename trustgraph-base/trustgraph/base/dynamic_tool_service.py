@@ -101,17 +101,18 @@ class DynamicToolService(AsyncProcessor):
         logger.info("Tool service %s serving %s (concurrency %d)",
                     self.id, self.request_topic, self.concurrency)
 
-    async def _send(self, rid: str, response: ToolServiceResponse) -> None:
+    def _send(self, rid: str, response: ToolServiceResponse) -> None:
+        """Replies go without waiting for a receipt: the caller's deadline covers a lost one."""
         self._out.send_nowait(response, {"id": rid})
 
-    async def _send_error(self, rid: str, etype: str, message: str) -> None:
+    def _send_error(self, rid: str, etype: str, message: str) -> None:
         metrics.tool_errors.labels(self.id, etype).inc()
-        await self._send(rid, ToolServiceResponse(
+        self._send(rid, ToolServiceResponse(
             error=Error(type=etype, message=message), response="", end_of_stream=True))
 
     async def _on_malformed(self, props: dict[str, str], reason: str) -> None:
         if "id" in props:
-            await self._send_error(props["id"], ERROR_TYPE, f"malformed request: {reason}")
+            self._send_error(props["id"], ERROR_TYPE, f"malformed request: {reason}")
 
     async def on_request(self, msg: Message) -> None:
         """Run one invocation; every outcome is a reply, never an exception."""
@@ -131,19 +132,18 @@ class DynamicToolService(AsyncProcessor):
                     async for chunk in result:
                         text = _as_text(chunk)
                         if text:
-                            await self._send(rid, ToolServiceResponse(response=text, end_of_stream=False))
-                    await self._send(rid, ToolServiceResponse(response="", end_of_stream=True))
+                            self._send(rid, ToolServiceResponse(response=text, end_of_stream=False))
+                    self._send(rid, ToolServiceResponse(response="", end_of_stream=True))
                     return
                 if result.__class__ is _Coroutine or inspect.isawaitable(result):
                     result = await result
-                self._out.send_nowait(ToolServiceResponse(response=_as_text(result), end_of_stream=True),
-                                      {"id": rid})
+                self._send(rid, ToolServiceResponse(response=_as_text(result), end_of_stream=True))
             except ToolError as e:
-                await self._send_error(rid, e.type, e.message)
+                self._send_error(rid, e.type, e.message)
             except Exception as e:
                 logger.warning("invoke failed (id=%s): %s: %s", rid, type(e).__name__, e,
                                exc_info=logger.isEnabledFor(logging.DEBUG))
-                await self._send_error(rid, ERROR_TYPE, str(e) or type(e).__name__)
+                self._send_error(rid, ERROR_TYPE, str(e) or type(e).__name__)
         except Exception as e:
             # The reply itself could not be sent (broker gone); re-running invoke
             # could repeat its side effects, so log and let the caller time out.
