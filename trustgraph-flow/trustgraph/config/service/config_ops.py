@@ -21,6 +21,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .dispatch import dispatch
 from .store import ConfigStore
 
 __all__ = ["ConfigOperations", "RequestError"]
@@ -143,19 +144,7 @@ class ConfigOperations:
         Never raises: every failure becomes an ``error`` in the response, so
         one bad request cannot kill the service's consumer loop.
         """
-        try:
-            if not isinstance(request, Mapping):
-                raise RequestError(f"request must be an object, got {type(request).__name__}")
-            operation = request.get("operation")
-            handler = self._handlers.get(operation) if isinstance(operation, str) else None
-            if handler is None:
-                return _error("bad-operation", "Bad operation"), False
-            return handler(request)
-        except RequestError as e:
-            return _error("config-error", str(e)), False
-        except Exception as e:
-            logger.exception("config request failed")
-            return _error("config-error", f"{type(e).__name__}: {e}"), False
+        return dispatch(request, self._handlers, error_type="config-error", refused=RequestError, error=_error)
 
     # -- reads ------------------------------------------------------------
 

@@ -23,6 +23,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .dispatch import dispatch
 from .store import ConfigStore
 
 __all__ = ["FlowOperations", "FlowError"]
@@ -148,19 +149,7 @@ class FlowOperations:
         Never raises: failures become ``flow-error`` (or ``bad-operation`` for
         an unknown operation) so one bad request cannot stop the service.
         """
-        try:
-            if not isinstance(request, Mapping):
-                raise FlowError(f"request must be an object, got {type(request).__name__}")
-            operation = request.get("operation")
-            handler = self._handlers.get(operation) if isinstance(operation, str) else None
-            if handler is None:
-                return _error("bad-operation", "Bad operation"), False
-            return handler(request)
-        except FlowError as e:
-            return _error("flow-error", str(e)), False
-        except Exception as e:
-            logger.exception("flow request failed")
-            return _error("flow-error", f"{type(e).__name__}: {e}"), False
+        return dispatch(request, self._handlers, error_type="flow-error", refused=FlowError, error=_error)
 
     # -- blueprints -------------------------------------------------------
 

@@ -1,0 +1,41 @@
+"""The request loop shared by the config and the flow operations.
+
+Both look the operation up in a table, answer an unknown one with
+``bad-operation``, and turn every failure into an error reply so one bad
+request cannot stop the service: only the error type and the response shape
+differ.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+Response = dict[str, Any]
+Handler = Callable[[Mapping[str, Any]], tuple[Response, bool]]
+
+
+def dispatch(request: Any, handlers: Mapping[str, Handler], *, error_type: str,
+             refused: type[Exception], error: Callable[[str, str], Response]) -> tuple[Response, bool]:
+    """Run ``request``'s operation; return ``(response, push_needed)``, never raise.
+
+    ``refused`` is the exception a handler raises for a request it will not
+    carry out; its text goes to the caller as is.  Anything else is reported
+    with its type, and logged with a traceback.
+    """
+    try:
+        if not isinstance(request, Mapping):
+            raise refused(f"request must be an object, got {type(request).__name__}")
+        operation = request.get("operation")
+        handler = handlers.get(operation) if isinstance(operation, str) else None
+        if handler is None:
+            return error("bad-operation", "Bad operation"), False
+        return handler(request)
+    except refused as e:
+        return error(error_type, str(e)), False
+    except Exception as e:
+        logger.exception("%s request failed", error_type.removesuffix("-error"))
+        return error(error_type, f"{type(e).__name__}: {e}"), False
