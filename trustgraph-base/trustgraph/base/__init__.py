@@ -28,6 +28,7 @@ _EXPORTS = {
     "DynamicToolService": "dynamic_tool_service",
     "ToolServiceClient": "tool_service_client",
     "ToolServiceError": "tool_service_client",
+    "ToolServiceClients": "tool_service_client",
     "EmbeddedBroker": "broker",
     "to_pulsar": "topics",
 }

@@ -10,13 +10,21 @@ from __future__ import annotations
 
 import inspect
 import json
+import logging
 import uuid
-from collections.abc import Awaitable, Callable
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 from ..schema import ToolServiceRequest, ToolServiceResponse
 from .pubsub import PubSub
 from .request_response import RequestResponseClient
+from .topics import to_pulsar
+
+logger = logging.getLogger(__name__)
+
+QueuePair = tuple[str, str]
 
 ChunkCallback = Callable[[str], "Awaitable[None] | None"]
 
@@ -92,3 +100,70 @@ class ToolServiceClient(RequestResponseClient):
 
         await self.request(request, timeout=timeout, recipient=collect if callback is None else deliver)
         return "".join(parts)
+
+
+class ToolServiceClients:
+    """One :class:`ToolServiceClient` per (request queue, response queue).
+
+    Each client subscribes to its response topic, so sharing one per service
+    (rather than one per tool or per call) keeps subscriptions few.  Clients
+    are created on first use.  :meth:`keep` is told, on every config reload,
+    which queue pairs the current tools use; the others are closed as soon as
+    no call is using them, so a call still running on the previous config
+    finishes first.  The agent and the gateway share this pool.
+    """
+
+    def __init__(self, pubsub: PubSub | None, *, name: str = "client") -> None:
+        self.pubsub = pubsub
+        self.name = name
+        self.clients: dict[QueuePair, ToolServiceClient] = {}
+        self._active: Counter[QueuePair] = Counter()
+        self._wanted: frozenset[QueuePair] = frozenset()
+
+    @staticmethod
+    def key(request_queue: str, response_queue: str) -> QueuePair:
+        """The pool key: both queues as Pulsar URLs, so ``q0/...`` and its URL share a client."""
+        return to_pulsar(request_queue), to_pulsar(response_queue)
+
+    def _get(self, key: QueuePair) -> ToolServiceClient:
+        client = self.clients.get(key)
+        if client is None:
+            # Not started here: the client opens itself inside its first
+            # call's deadline, so a slow subscription cannot outlive a call.
+            client = ToolServiceClient(self.pubsub, request_topic=key[0], response_topic=key[1],
+                                       name=f"{self.name}/tool-service/{key[0]}")
+            self.clients[key] = client
+            logger.info("Tool-service client created for %s", key[0])
+        return client
+
+    @asynccontextmanager
+    async def use(self, key: QueuePair) -> AsyncIterator[ToolServiceClient]:
+        """Borrow the pair's client for one call, creating it if needed."""
+        client = self._get(key)
+        self._active[key] += 1
+        try:
+            yield client
+        finally:
+            self._active[key] -= 1
+            if self._active[key] <= 0:
+                del self._active[key]
+                if key not in self._wanted:
+                    await self._close(key)
+
+    async def keep(self, keys: frozenset[QueuePair]) -> None:
+        """Record the pairs the current tools use; close idle clients of the others."""
+        self._wanted = frozenset(keys)
+        for key in [k for k in self.clients if k not in self._wanted and not self._active[k]]:
+            await self._close(key)
+
+    async def _close(self, key: QueuePair) -> None:
+        client = self.clients.pop(key, None)
+        if client is not None:
+            await client.stop()
+            logger.info("Tool-service client closed for %s (no tool uses it)", key[0])
+
+    async def close(self) -> None:
+        """Close every client (processor shutdown)."""
+        self._wanted = frozenset()
+        for key in list(self.clients):
+            await self._close(key)

@@ -18,9 +18,10 @@ request body names either
 own error, or ``gateway-error`` for an unknown or misconfigured tool (the
 message then carries the descriptor problem), a bad body, or ``Timeout``.
 
-Calls go through :class:`trustgraph.base.ToolServiceClient`, one per
-(request queue, response queue), created on first use and shared by every
-call; clients of queues that leave the config are closed.
+Calls go through the shared pool :class:`trustgraph.base.ToolServiceClients`
+(one client per request/response queue pair, created on first use, shared by
+every call); clients of queues that leave the config are closed once their
+calls finish.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from trustgraph.base import PubSub, ToolServiceClient, ToolServiceError
+from trustgraph.base import PubSub, ToolServiceClients, ToolServiceError
 from trustgraph.base.pubsub import PubSubError
 from trustgraph.base.tool_descriptors import (
     TOOL_SERVICE_TYPE,
@@ -61,7 +62,7 @@ class ToolServices:
         self._service_errors: dict[str, str] = {}
         self._tool_errors: dict[str, list[str]] = {}
         self.errors: list[str] = []
-        self._clients: dict[tuple[str, str], ToolServiceClient] = {}
+        self.clients = ToolServiceClients(pubsub, name="api-gateway")
         self._closing: set[asyncio.Task] = set()
 
     # -- config --------------------------------------------------------------------
@@ -110,19 +111,17 @@ class ToolServices:
         for message in messages:
             logger.warning("Descriptor error: %s", message)
 
-        in_use = {(s.request_queue, s.response_queue) for s in good.values()}
-        for pair in list(self._clients.keys() - in_use):
-            client = self._clients.pop(pair)
-            task = asyncio.ensure_future(client.stop())
-            self._closing.add(task)
-            task.add_done_callback(self._closing.discard)
+        in_use = frozenset(ToolServiceClients.key(d.request_queue, d.response_queue)
+                           for d in good.values())
+        # Clients of services no longer described close once their calls finish.
+        task = asyncio.ensure_future(self.clients.keep(in_use))
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
 
     async def stop(self) -> None:
         """Close every client; calls still waiting end with an error at once."""
-        clients = list(self._clients.values())
-        self._clients.clear()
-        await asyncio.gather(*(c.stop() for c in clients), return_exceptions=True)
         await asyncio.gather(*self._closing, return_exceptions=True)
+        await self.clients.close()
 
     # -- calls ---------------------------------------------------------------------
     def _target(self, body: Any) -> tuple[str, str, Any] | JsonObject:
@@ -158,15 +157,6 @@ class ToolServices:
             svc = next((s for s in self._services.values() if s.id == sid), None)
         return svc
 
-    def _client(self, request_queue: str, response_queue: str) -> ToolServiceClient:
-        key = (request_queue, response_queue)
-        client = self._clients.get(key)
-        if client is None:
-            client = ToolServiceClient(self.pubsub, request_topic=request_queue,
-                                       response_topic=response_queue, timeout=self.timeout)
-            self._clients[key] = client
-        return client
-
     async def call(self, body: Any, on_chunk: OnChunk | None = None) -> JsonObject:
         """Run one tool-service call: ``{"response": text}`` or ``{"error": {...}}``.
 
@@ -183,16 +173,17 @@ class ToolServices:
             return gateway_error("'user' must be a string")
         if arguments is not None and not isinstance(arguments, dict):
             return gateway_error("'arguments' must be a JSON object")
-        client = self._client(request_queue, response_queue)
         logger.debug("Tool-service call on %s", request_queue)
+        client = None
         try:
-            async with asyncio.timeout(self.timeout):
+            async with asyncio.timeout(self.timeout), \
+                    self.clients.use(ToolServiceClients.key(request_queue, response_queue)) as client:
                 text = await client.call_streaming(user or DEFAULT_USER, config, arguments or {},
                                                    on_chunk, timeout=self.timeout)
         except ToolServiceError as e:
             return error_body(e.type, e.message)
         except TimeoutError:
-            return timeout_error() if client.started else gateway_error(CLOSED_DURING_CALL)
+            return timeout_error() if client is None or client.started else gateway_error(CLOSED_DURING_CALL)
         except (PubSubError, TopicError, TypeError) as e:
             logger.warning("Tool-service call on %s failed: %s", request_queue, e)
             return gateway_error(str(e))

@@ -11,19 +11,15 @@ rules in one place and makes an unknown type a lookup miss, not a fallthrough.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
-from collections import Counter
-from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
-from trustgraph.base import PubSub, ToolServiceClient
 from trustgraph.base.tool_descriptors import ResolvedToolService, ToolArgument
-from trustgraph.base.topics import to_pulsar
+from trustgraph.base.tool_service_client import QueuePair, ToolServiceClients
 from trustgraph.schema import (
     GraphRagQuery,
     PromptRequest,
@@ -35,7 +31,6 @@ from .types import Argument, CallContext, ToolImpl
 
 logger = logging.getLogger(__name__)
 
-QueuePair = tuple[str, str]
 
 
 class ToolFailed(Exception):
@@ -62,79 +57,6 @@ def _text_or_object(text: str | None, obj: str | None) -> str:
 
 
 # -- the client pool -------------------------------------------------------------
-
-
-class ToolServiceClients:
-    """One :class:`ToolServiceClient` per (request queue, response queue).
-
-    Each client subscribes to its response topic, so sharing one per service
-    (rather than one per tool or per call) keeps subscriptions few.  Clients
-    are created on first use.  :meth:`keep` is told, on every reload, which
-    queue pairs the current tools use; the others are closed as soon as no
-    call is using them, so a request still running on the previous registry
-    finishes its call first.
-    """
-
-    def __init__(self, pubsub: PubSub | None, *, name: str = "agent") -> None:
-        self.pubsub = pubsub
-        self.name = name
-        self.clients: dict[QueuePair, ToolServiceClient] = {}
-        self._active: Counter[QueuePair] = Counter()
-        self._wanted: frozenset[QueuePair] = frozenset()
-        self._locks: dict[QueuePair, asyncio.Lock] = {}
-
-    @staticmethod
-    def key(request_queue: str, response_queue: str) -> QueuePair:
-        """The pool key: both queues as Pulsar URLs, so ``q0/...`` and its URL share a client."""
-        return to_pulsar(request_queue), to_pulsar(response_queue)
-
-    async def _get(self, key: QueuePair) -> ToolServiceClient:
-        client = self.clients.get(key)
-        if client is not None:
-            return client
-        # One lock per pair: a slow subscription to one service holds up no other.
-        async with self._locks.setdefault(key, asyncio.Lock()):
-            client = self.clients.get(key)
-            if client is None:
-                client = ToolServiceClient(self.pubsub, request_topic=key[0], response_topic=key[1],
-                                           name=f"{self.name}/tool-service/{key[0]}")
-                await client.start()
-                self.clients[key] = client
-                logger.info("Tool-service client opened for %s", key[0])
-        return client
-
-    @asynccontextmanager
-    async def use(self, key: QueuePair) -> AsyncIterator[ToolServiceClient]:
-        """Borrow the pair's client for one call, creating it if needed."""
-        client = await self._get(key)
-        self._active[key] += 1
-        try:
-            yield client
-        finally:
-            self._active[key] -= 1
-            if self._active[key] <= 0:
-                del self._active[key]
-                if key not in self._wanted:
-                    await self._close(key)
-
-    async def keep(self, keys: frozenset[QueuePair]) -> None:
-        """Record the pairs the current tools use; close idle clients of the others."""
-        self._wanted = frozenset(keys)
-        for key in [k for k in self.clients if k not in self._wanted and not self._active[k]]:
-            await self._close(key)
-
-    async def _close(self, key: QueuePair) -> None:
-        client = self.clients.pop(key, None)
-        self._locks.pop(key, None)
-        if client is not None:
-            await client.stop()
-            logger.info("Tool-service client closed for %s (no tool uses it)", key[0])
-
-    async def close(self) -> None:
-        """Close every client (processor shutdown)."""
-        self._wanted = frozenset()
-        for key in list(self.clients):
-            await self._close(key)
 
 
 # -- implementations -------------------------------------------------------------
