@@ -96,7 +96,7 @@ class DynamicToolService(AsyncProcessor):
         await self.pubsub.consumer(
             self.request_topic, f"{self.id}-request", ToolServiceRequest,
             handler=self.on_request, concurrency=self.concurrency, name="request",
-            malformed=self._on_malformed,
+            malformed=self._on_malformed, needs_id=True,
         )
         logger.info("Tool service %s serving %s (concurrency %d)",
                     self.id, self.request_topic, self.concurrency)
@@ -116,10 +116,7 @@ class DynamicToolService(AsyncProcessor):
 
     async def on_request(self, msg: Message) -> None:
         """Run one invocation; every outcome is a reply, never an exception."""
-        rid = msg.id
-        if rid is None:
-            logger.warning("Tool request without an id property dropped: nobody could match a reply")
-            return
+        rid = msg.id  # never None: the consumer has needs_id
         req: ToolServiceRequest = msg.value
         self._m_invocations.inc()
         start = time.perf_counter()

@@ -174,11 +174,7 @@ class FlowProcessor(AsyncProcessor):
                 if isinstance(spec, ConsumerSpec):
                     handler = spec.handler
 
-                    async def run(msg: Message, _h=handler, _f=flow, _s=spec) -> None:
-                        if _s.needs_id and msg.id is None:
-                            logger.warning("Request on %s without an id property dropped: "
-                                           "nobody could match a reply", msg.topic)
-                            return
+                    async def run(msg: Message, _h=handler, _f=flow) -> None:
                         await _h(msg, _f)
 
                     flow.consumers[spec.name] = await self.pubsub.consumer(
@@ -186,6 +182,7 @@ class FlowProcessor(AsyncProcessor):
                         f"{self.id}--{name}--{spec.name}", spec.schema,
                         handler=run, concurrency=spec.concurrency or self.concurrency,
                         name=f"{name}/{spec.name}", malformed=self._malformed_reply(spec, flow),
+                        needs_id=spec.needs_id,
                     )
         except BaseException:
             await self._close_flow(flow)
