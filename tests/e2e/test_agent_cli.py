@@ -64,17 +64,25 @@ def test_real_smollm2_dialog_calls_the_tool_service(stack_factory):
 
 
 def test_show_tools_reports_descriptor_errors_of_every_type(scripted):
-    r = scripted.cli("tg-put-config-item", "tool/oops", input='{"type": "no-such-type", "name": "oops"}')
+    r = scripted.cli("tg-put-config-item", "tool/oops", "--force", input='{"type": "no-such-type", "name": "oops"}')
     assert r.returncode == 0, r.stderr
     r = scripted.cli("tg-put-config-item", "tool/lost", input=json.dumps(
         {"type": "tool-service", "name": "lost", "description": "d", "service": "missing-service"}))
     assert r.returncode == 0, r.stderr
+    lost = "tool/lost: field 'service': unknown tool service 'missing-service'"
+    assert r.stderr == f"tg-put-config-item: warning: {lost}\n"   # the command said it at once
+    agent_log = scripted.data_dir / "logs" / "agent.log"
     for _ in range(50):
         out = scripted.cli("tg-show-tools").stdout
-        if "tool/oops" in out and "tool/lost" in out:
+        if "tool/oops" in out and "tool/lost" in out and lost in agent_log.read_text():
             break
     errors = out.split("Descriptor errors:", 1)[1]
     assert "tool/oops" in errors and "no-such-type" in errors
     assert "tool/lost" in errors and "missing-service" in errors
     assert errors.count("tool/lost") == 1            # reported once, not by both checkers
     assert "tell-joke" in out                        # the good tools are still listed
+    # One problem, one wording: the command, tg-show-tools, the gateway and the agent.
+    assert f"  {lost}\n" in errors
+    with urllib.request.urlopen(scripted.url + "api/v1/tool-service/errors", timeout=30) as resp:
+        assert lost in json.loads(resp.read())
+    assert f"Tool descriptor skipped: {lost}" in agent_log.read_text()

@@ -182,6 +182,26 @@ async def test_model_mistakes_become_observations(agent, echo):
         ["t", "o"] * 5 + ["t", "a"]
 
 
+async def test_arguments_are_checked_against_the_tools_schema(agent, echo):
+    a = await agent()
+    counted = {**service_tool("count", echo, args=()), "arguments": [
+        {"name": "topic", "type": "string", "description": "what"},
+        {"name": "n", "type": "integer", "description": "how many"},
+        {"name": "unit", "type": "string", "enum": ["C", "F"], "required": False}]}
+    a.model.replies = [call("count", topic="x", n="many"), call("count", topic="x", n="3", unit="K"),
+                       call("count", topic="x", n="3"), final(last_observation)]
+    await a.configure(tools={"count": counted}, services={echo: service_descriptor(echo)})
+    got = await a.ask("q")
+    obs = observations(got)
+    assert obs[0].startswith("Error: wrong arguments for tool 'count': argument 'n' must be of type integer, "
+                             'got "many". ')
+    assert obs[1].startswith("Error: wrong arguments for tool 'count': argument 'unit' must be one of "
+                             '"C", "F", got "K". ')
+    # The valid call reached the service, with the unambiguous coercion made.
+    assert json.loads(obs[2])["arguments"] == {"topic": "x", "n": 3}
+    assert json.loads(got[-1].answer)["arguments"] == {"topic": "x", "n": 3}
+
+
 async def test_max_iterations_ends_the_dialog(agent, echo):
     a = await agent(max_iterations=2)
     a.model.replies = [call("echo", topic="x")]

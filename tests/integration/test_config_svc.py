@@ -10,7 +10,14 @@ import uuid
 import pulsar
 import pytest
 from trustgraph.base import AsyncProcessor, PubSub, RequestResponseClient
-from trustgraph.base.topics import CONFIG_PUSH, CONFIG_REQUEST, CONFIG_RESPONSE, FLOW_REQUEST, FLOW_RESPONSE
+from trustgraph.base.topics import (
+    CONFIG_REQUEST,
+    CONFIG_RESPONSE,
+    FLOW_REQUEST,
+    FLOW_RESPONSE,
+    config_push_queue,
+    to_pulsar,
+)
 from trustgraph.schema import (
     ConfigKey,
     ConfigRequest,
@@ -19,6 +26,8 @@ from trustgraph.schema import (
     FlowRequest,
     FlowResponse,
 )
+
+CONFIG_PUSH = to_pulsar(config_push_queue)
 
 # config-svc uses fixed, well-known topics, so each test here runs its own broker.
 

@@ -446,7 +446,9 @@ async def test_tool_service_endpoint(stack: Stack, broker: EmbeddedBroker,
         broken = {"type": "tool-service", "name": f"broken-{t}", "description": "x", "service": f"missing-{t}"}
         values = [{"type": "tool-service", "key": t, "value": json.dumps(descriptor)},
                   {"type": "tool", "key": t, "value": json.dumps(tool)},
-                  {"type": "tool", "key": f"broken-{t}", "value": json.dumps(broken)}]
+                  {"type": "tool", "key": f"broken-{t}", "value": json.dumps(broken)},
+                  {"type": "tool", "key": f"kb-{t}", "value": json.dumps(
+                      {"type": "knowledge-query", "name": f"kb-{t}", "description": "graph"})}]
         await post(http, f"{stack.url}/api/v1/config", {"operation": "put", "values": values})
         api = f"{stack.url}/api/v1/tool-service"
 
@@ -456,6 +458,15 @@ async def test_tool_service_endpoint(stack: Stack, broker: EmbeddedBroker,
             return any(e.startswith(f"tool/broken-{t}: field 'service'") for e in errors)
 
         await eventually(learned)
+        async with http.get(f"{stack.url}/api/v1/tool-catalog") as r:
+            catalog = await r.json()
+        entries = {e["key"]: e for e in catalog["tools"]}
+        good, bad = entries[t], entries[f"broken-{t}"]
+        assert (good["name"], good["errors"], good["config"], good["request-queue"]) == (
+            f"tool-{t}", [], {"style": "pun"}, descriptor["request-queue"])
+        assert good["input-schema"]["properties"] == {"topic": {"type": "string", "description": "x"}}
+        assert bad["errors"] == [f"tool/broken-{t}: field 'service': unknown tool service 'missing-{t}'"]
+        assert bad["errors"][0] in catalog["errors"]
         assert await post(http, api, {"tool": f"tool-{t}", "arguments": {"topic": "cats"}, "user": "ann"}) == {
             "response": "ann|pun|cats"}
         assert await post(http, api, {"service": t, "config": {"style": "dad"}, "arguments": {"topic": "x"}}) == {
@@ -468,6 +479,8 @@ async def test_tool_service_endpoint(stack: Stack, broker: EmbeddedBroker,
         unknown = await post(http, api, {"tool": f"broken-{t}"})
         assert f"unknown tool service 'missing-{t}'" in unknown["error"]["message"]
         assert (await post(http, api, {"service": "nope"}))["error"]["message"] == "Unknown tool service 'nope'"
+        assert (await post(http, api, {"tool": f"kb-{t}"}))["error"]["message"] == (
+            f"Tool 'kb-{t}' is of type knowledge-query; only tool-service tools can be called here")
         assert (await post(http, api, {"tool": f"tool-{t}", "arguments": [1]}))["error"]["type"] == "gateway-error"
 
         async with http.ws_connect(f"{stack.url}/api/v1/socket") as ws:

@@ -2,8 +2,9 @@
 
 The server is a STAND-IN for the API gateway: an aiohttp app in a thread
 that answers the websocket (``GET /api/v1/socket``) with agent responses a
-test scripts, and ``POST /api/v1/config`` / ``GET /api/v1/tool-service/errors``
-from a dict.  It mimics only what the two commands rely on (WIRE.md §9).
+test scripts, ``POST /api/v1/config`` from a dict, and ``GET /api/v1/tool-catalog``
+as the gateway builds it from that dict (with the errors a test gives).  It
+mimics only what the two commands rely on (WIRE.md §9).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 
 import pytest
 from aiohttp import web
+from trustgraph.catalog import build_catalog
 
 BASE = Path(__file__).resolve().parents[2] / "trustgraph-base"
 
@@ -34,7 +36,7 @@ class Gateway:
     frames: list[dict[str, Any]] = field(default_factory=list)      # frames received
     routing_error: str | None = None
     config: dict[str, dict[str, str]] = field(default_factory=dict)
-    errors: list[str] | None = None                                 # None: route not served
+    errors: list[str] | None = None               # the catalog's errors; None: route not served
 
     async def socket(self, request: web.Request) -> web.StreamResponse:
         if self.token and request.query.get("token") != self.token:
@@ -61,10 +63,10 @@ class Gateway:
                   for k, v in sorted(self.config.get(body["type"], {}).items())]
         return web.json_response({"version": 3, "values": values})
 
-    async def errors_endpoint(self, request: web.Request) -> web.Response:
+    async def catalog_endpoint(self, request: web.Request) -> web.Response:
         if self.errors is None:
             return web.json_response({"error": "Not found"}, status=404)
-        return web.json_response(self.errors)
+        return web.json_response({**build_catalog(self.config).to_json(), "errors": self.errors})
 
 
 def _serve(gw: Gateway, sock: socket.socket, ready: threading.Event, holder: dict[str, Any]) -> None:
@@ -73,7 +75,7 @@ def _serve(gw: Gateway, sock: socket.socket, ready: threading.Event, holder: dic
     app = web.Application()
     app.router.add_get("/api/v1/socket", gw.socket)
     app.router.add_post("/api/v1/config", gw.config_endpoint)
-    app.router.add_get("/api/v1/tool-service/errors", gw.errors_endpoint)
+    app.router.add_get("/api/v1/tool-catalog", gw.catalog_endpoint)
     runner = web.AppRunner(app)
     loop.run_until_complete(runner.setup())
     loop.run_until_complete(web.SockSite(runner, sock).start())
@@ -225,6 +227,9 @@ def test_show_tools_computes_errors_without_the_route(gateway):
     proc = tg("show_tools", "-u", gateway.url)
     assert proc.returncode == 0, proc.stderr
     assert "Descriptor errors:\n  tool/orphan: field 'service': unknown tool service 'missing'" in proc.stdout
+    # The broken tool says why in its own table too.
+    table = proc.stdout.split("Descriptor errors:")[0]
+    assert "| error       | tool/orphan: field 'service': unknown tool service 'missing' |" in table
     gateway.config = {}
     gateway.errors = []
     assert tg("show_tools", "-u", gateway.url).stdout == "No tools.\n"

@@ -72,6 +72,10 @@ class FakeGateway:
                 "version": self.version,
                 "directory": sorted(self.config.get(req.get("type", ""), {})),
             }
+        if op == "getvalues":
+            type_ = req.get("type", "")
+            items = sorted(self.config.get(type_, {}).items())
+            return {"version": self.version, "values": [{"type": type_, "key": k, "value": v} for k, v in items]}
         if op == "put":
             for v in req.get("values", []):
                 self.config.setdefault(v["type"], {})[v["key"]] = v["value"]
@@ -222,7 +226,8 @@ def one_error_line(proc: subprocess.CompletedProcess[str], prog: str) -> str:
     return lines[0]
 
 
-TOOL = {"id": "tell-joke", "name": "tell-joke", "type": "tool-service", "description": "Tell a joke"}
+TOOL = {"id": "tell-joke", "name": "tell-joke", "type": "tool-service", "description": "Tell a joke",
+        "service": "joke-service"}
 
 
 # ------------------------------------------------------------ put
@@ -296,6 +301,44 @@ def test_put_invalid_json_refused_before_sending(gateway: FakeGateway) -> None:
     assert "line 3 column 11" in line
     assert gateway.requests == []
     assert "tool" not in gateway.config
+
+
+SERVICE = {"id": "joke-service", "request-queue": "non-persistent://tg/request/joke",
+           "response-queue": "non-persistent://tg/response/joke"}
+
+
+def test_put_refuses_a_descriptor_the_agent_would_skip(gateway: FakeGateway) -> None:
+    gateway.config = {"tool-service": {"joke-service": json.dumps(SERVICE)}}
+    bad = json.dumps({**TOOL, "description": ""})
+    p = tg("put_config_item", "-u", gateway.url, "tool/tell-joke", stdin=bad)
+    line = one_error_line(p, "tg-put-config-item")
+    assert line == ("tg-put-config-item: error: tool/tell-joke: field 'description': must not be empty; "
+                    "nothing was written (fix it, or give --force to write it anyway)")
+    assert "tool" not in gateway.config
+    assert [b["operation"] for _, b in gateway.requests] == ["getvalues"] * 3
+
+
+def test_put_force_writes_it_and_says_what_is_wrong(gateway: FakeGateway) -> None:
+    p = tg("put_config_item", "-u", gateway.url, "tool/x", "--force", stdin='{"type": "magic", "name": "x"}')
+    assert (p.returncode, p.stdout) == (0, "Configuration item set: tool/x\n"), p.stderr
+    assert p.stderr.startswith("tg-put-config-item: warning: tool/x: field 'type': unknown tool type 'magic'")
+    assert gateway.config["tool"]["x"] == '{"type": "magic", "name": "x"}'
+
+
+def test_put_tool_before_its_service_warns_and_writes(gateway: FakeGateway) -> None:
+    p = tg("put_config_item", "-u", gateway.url, "tool/tell-joke", stdin=json.dumps(TOOL))
+    assert p.returncode == 0, p.stderr
+    assert p.stderr == ("tg-put-config-item: warning: tool/tell-joke: field 'service': "
+                        "unknown tool service 'joke-service'\n")
+    p = tg("put_config_item", "-u", gateway.url, "tool-service/joke-service", stdin=json.dumps(SERVICE))
+    assert (p.returncode, p.stderr) == (0, "")
+
+
+def test_put_refuses_a_bad_mcp_entry(gateway: FakeGateway) -> None:
+    p = tg("put_config_item", "-u", gateway.url, "mcp/weather", stdin='{"url": "mcp:9000"}')
+    line = one_error_line(p, "tg-put-config-item")
+    assert "mcp/weather: field 'url': 'mcp:9000' is not an http:// or https:// URL" in line
+    assert "mcp" not in gateway.config
 
 
 def test_put_non_json_type_accepts_plain_text(gateway: FakeGateway) -> None:
@@ -379,10 +422,10 @@ def test_show_config(gateway: FakeGateway) -> None:
 
 def test_round_trip_and_env_url_without_slash(gateway: FakeGateway) -> None:
     env = {"TRUSTGRAPH_URL": gateway.url.rstrip("/")}
-    p = tg("put_config_item", "tool/kb", stdin='{"type": "knowledge-query"}', env=env)
+    p = tg("put_config_item", "tool/kb", stdin='{"type": "knowledge-query", "name": "kb"}', env=env)
     assert p.returncode == 0, p.stderr
     p = tg("get_config_item", "tool/kb", env=env)
-    assert p.stdout == '{"type": "knowledge-query"}\n'
+    assert p.stdout == '{"type": "knowledge-query", "name": "kb"}\n'
 
 
 # ------------------------------------------------------------ failures

@@ -10,7 +10,7 @@ from aiohttp.test_utils import make_mocked_request
 from trustgraph.base import PubSub
 from trustgraph.gateway.auth import TokenAuth
 from trustgraph.gateway.dispatch import Dispatcher, GatewayError
-from trustgraph.gateway.tools import ToolServices
+from trustgraph.gateway.tool_services import ToolServices
 from trustgraph.gateway.translators import FLOW_KINDS, GLOBAL_KINDS, RequestError
 from trustgraph.schema import (
     AgentResponse,

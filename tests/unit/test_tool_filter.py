@@ -5,14 +5,21 @@ from __future__ import annotations
 import json
 
 import pytest
-from trustgraph.agent.react.registry import Tool, build_registry, descriptor_errors, filter_tools
-from trustgraph.agent.react.tools import ToolServiceClients, ToolServiceImpl
-from trustgraph.agent.react.types import Argument
+from trustgraph.agent.react.registry import Tool, build_registry, filter_tools
+from trustgraph.agent.react.tools import BUILDERS, ToolServiceClients, ToolServiceImpl
+from trustgraph.catalog import TOOL_TYPES, ToolArgument, build_catalog
+
+
+def catalog_tool(key: str, descriptor: dict):
+    catalog = build_catalog({"tool": {key: json.dumps(descriptor)}})
+    assert catalog.errors == (), catalog.errors
+    return next(iter(catalog.tools.values()))
 
 
 def tool(name: str, groups=("default",), states=("*",), state=None) -> Tool:
-    return Tool(key=name, name=name, description="", type="text-completion", arguments=(),
-                impl=None, groups=tuple(groups), applicable_states=tuple(states), state=state)
+    entry = catalog_tool(name, {"type": "text-completion", "name": name, "group": list(groups),
+                                "applicable-states": list(states), "state": state})
+    return Tool(entry, impl=None)
 
 
 TOOLS = [
@@ -90,10 +97,11 @@ def test_every_builtin_type_builds():
         "sq": {"type": "structured-query", "name": "sq", "description": "d"},
         "joke": joke_tool("tell-joke", style="pun", timeout=5, group=["fun"], state="told",
                           **{"applicable-states": ["undefined"]}),
-    }, mcp={"weather": "{}"}, agent={"additional-context": "raw \"text\""})
+    }, mcp={"weather": '{"url": "http://127.0.0.1:9/mcp"}'}, agent={"additional-context": "raw \"text\""})
     assert reg.errors == ()
     assert sorted(reg.tools) == ["kq", "m", "p", "sq", "tc", "tell-joke"]
-    assert reg.tools["kq"].arguments == (Argument("question", "string", "The question to ask"),)
+    assert reg.tools["kq"].entry.arguments == (ToolArgument(name="question", type="string",
+                                                          description="The question to ask"),)
     assert reg.tools["kq"].impl.collection == "c"
     assert reg.tools["sq"].impl.collection == "default"
     joke = reg.tools["tell-joke"]
@@ -109,7 +117,7 @@ def test_every_builtin_type_builds():
     ({"type": "magic", "name": "x"}, "type", "unknown tool type 'magic'"),
     ({"type": "text-completion", "description": "d"}, "name", "required"),
     ({"type": "text-completion", "name": "x", "group": "admin"}, "group", "list of strings"),
-    ({"type": "text-completion", "name": "x", "applicable-states": [1]}, "applicable-states", "list"),
+    ({"type": "text-completion", "name": "x", "applicable-states": [1]}, "applicable-states[0]", "string"),
     ({"type": "text-completion", "name": "x", "state": 3}, "state", "must be a string"),
     ({"type": "text-completion", "name": "x", "timeout": -1}, "timeout", "positive"),
     ({"type": "mcp-tool", "name": "x", "mcp-tool": "nowhere"}, "mcp-tool", "unknown MCP service"),
@@ -128,24 +136,30 @@ def test_a_bad_descriptor_is_reported_and_the_others_load(descriptor, field, rea
 
 def test_duplicate_names_keep_the_first_key():
     reg = build({"a": joke_tool("same"), "b": joke_tool("same")})
-    assert reg.tools["same"].key == "a"
+    assert reg.tools["same"].entry.key == "a"
     assert errors(reg)["b"][0] == "name" and "duplicate" in errors(reg)["b"][1]
 
 
 def test_check_arguments():
-    t = Tool(key="k", name="tell-joke", description="", type="tool-service",
-             arguments=(Argument("topic", "string", "The topic"),), impl=None)
-    assert t.check_arguments({"topic": "x"}) is None
-    bad = t.check_arguments({"subject": "x"})
+    t = catalog_tool("k", {"type": "prompt", "name": "tell-joke", "template": "x",
+                           "arguments": [{"name": "topic", "type": "string", "description": "The topic"}]})
+    assert t.argument_problem({"topic": "x"}) is None
+    bad = t.argument_problem({"subject": "x"})
     assert "unknown argument(s) 'subject'" in bad and "missing argument(s) 'topic'" in bad
     assert '{"topic": "..."}' in bad
     # A tool that declares nothing accepts what it is given.
-    assert tool("free").check_arguments({"anything": 1}) is None
+    free = catalog_tool("free", {"type": "prompt", "name": "free", "template": "x"})
+    assert free.argument_problem({"anything": 1}) is None
+
+
+def test_every_type_the_catalog_hands_out_has_an_implementation():
+    supported = set(TOOL_TYPES) - {"row-embeddings-query"}
+    assert set(BUILDERS) == supported
 
 
 def test_descriptor_errors_without_an_agent():
     config = {"tool": {"x": json.dumps({"type": "magic", "name": "x"}), "ok": joke_tool("ok")},
               "tool-service": {"joke": json.dumps(SERVICE)}}
-    assert descriptor_errors(config) == [
+    assert [str(e) for e in build_catalog(config).errors] == [
         "tool/x: field 'type': unknown tool type 'magic' (known: knowledge-query, mcp-tool, prompt, "
         "row-embeddings-query, structured-query, text-completion, tool-service)"]

@@ -1,8 +1,18 @@
-"""Topic names: the generic ``qos/tenant/namespace/name`` form and full Pulsar URLs.
+"""Topic names: their one grammar, the mapping to Pulsar URLs, and the well-known topics.
 
 Upstream writes topics in a backend-neutral form (``q0/tg/request/config``) and
-maps them to Pulsar URLs at the edge.  Descriptors in config may use either form,
-so every place that opens a producer or consumer goes through :func:`to_pulsar`.
+maps them to Pulsar URLs at the edge.  Descriptors and flow definitions may
+use either form, so every place that opens a producer or consumer, and every
+check of a descriptor's queues, goes through :func:`to_pulsar`: one grammar,
+so a queue a descriptor check accepts is a queue the broker gets.
+
+The grammar is ``persistent://tenant/namespace/topic``,
+``non-persistent://tenant/namespace/topic`` or ``q0|q1|q2/tenant/namespace/topic``,
+with no slash or white space inside a part: Pulsar would read a slash in the
+topic part as a different (legacy, cluster-scoped) name than the author meant.
+
+``trustgraph.schema`` re-exports :func:`topic` and the generic names of the
+global queues (``config_request_queue``...), which are upstream's public API.
 """
 
 from __future__ import annotations
@@ -11,12 +21,23 @@ import re
 
 _QOS_SCHEME = {"q0": "non-persistent", "q1": "persistent", "q2": "persistent"}
 
-_URL = re.compile(r"^(persistent|non-persistent)://([^/\s]+)/([^/\s]+)/([^\s]+)$")
-_GENERIC = re.compile(r"^(q[0-9])/([^/\s]+)/([^/\s]+)/([^\s]+)$")
+_PART = r"[^/\s]+"
+_TOPIC = re.compile(rf"^(?:(persistent|non-persistent)://|(q[0-9])/)({_PART})/({_PART})/({_PART})$")
+
+EXPECTED = ("persistent://tenant/namespace/topic, non-persistent://tenant/namespace/topic "
+            "or q0|q1|q2/tenant/namespace/topic")
 
 
 class TopicError(ValueError):
     """A string that is neither a Pulsar topic URL nor a generic topic name."""
+
+
+def topic(name: str, qos: str = "q1", tenant: str = "tg", namespace: str = "flow") -> str:
+    """The generic topic form ``qos/tenant/namespace/name`` (upstream's ``schema.topic``).
+
+    Only formats: :func:`to_pulsar` is the place that rejects a bad qos or name.
+    """
+    return f"{qos}/{tenant}/{namespace}/{name}"
 
 
 def to_pulsar(name: str) -> str:
@@ -25,47 +46,33 @@ def to_pulsar(name: str) -> str:
     Raises :class:`TopicError` for anything else, so a typo in a descriptor is
     reported when it is loaded rather than as a broker error at first use.
     """
-    if not isinstance(name, str) or not name:
-        raise TopicError(f"topic must be a non-empty string, got {name!r}")
-    if "://" in name:
-        if not _URL.match(name):
-            raise TopicError(
-                f"{name!r} is not a Pulsar topic URL "
-                "(expected persistent://tenant/namespace/topic or non-persistent://...)"
-            )
+    m = _TOPIC.match(name) if isinstance(name, str) else None
+    if m is None:
+        raise TopicError(f"{name!r} is not a valid topic: expected {EXPECTED}")
+    scheme, qos, tenant, namespace, local = m.groups()
+    if scheme is not None:
         return name
-    m = _GENERIC.match(name)
-    if not m:
-        raise TopicError(
-            f"{name!r} is not a topic (expected a Pulsar URL or q0|q1|q2/tenant/namespace/topic)"
-        )
-    qos, tenant, namespace, rest = m.groups()
-    scheme = _QOS_SCHEME.get(qos)
-    if scheme is None:
-        raise TopicError(f"{name!r}: unknown quality of service {qos!r} (use q0, q1 or q2)")
-    return f"{scheme}://{tenant}/{namespace}/{rest}"
+    mapped = _QOS_SCHEME.get(qos)
+    if mapped is None:
+        raise TopicError(f"{name!r} is not a valid topic: unknown quality of service {qos!r} "
+                         "(use q0, q1 or q2)")
+    return f"{mapped}://{tenant}/{namespace}/{local}"
 
 
-def is_topic(name: str) -> bool:
-    """True when ``name`` is a usable topic in either form."""
-    try:
-        to_pulsar(name)
-    except TopicError:
-        return False
-    return True
+# The global queues of WIRE.md section 2, in upstream's generic form (its public names) ...
+config_request_queue = topic("config", qos="q0", namespace="request")
+config_response_queue = topic("config", qos="q0", namespace="response")
+config_push_queue = topic("config", qos="q2", namespace="config")
+flow_request_queue = topic("flow", qos="q0", namespace="request")
+flow_response_queue = topic("flow", qos="q0", namespace="response")
+
+# ... and as the Pulsar URLs the broker sees.
+CONFIG_REQUEST = to_pulsar(config_request_queue)
+CONFIG_RESPONSE = to_pulsar(config_response_queue)
+FLOW_REQUEST = to_pulsar(flow_request_queue)
+FLOW_RESPONSE = to_pulsar(flow_response_queue)
 
 
-# Well-known topics of WIRE.md section 2.
-CONFIG_REQUEST = "non-persistent://tg/request/config"
-CONFIG_RESPONSE = "non-persistent://tg/response/config"
-CONFIG_PUSH = "persistent://tg/config/config"
-FLOW_REQUEST = "non-persistent://tg/request/flow"
-FLOW_RESPONSE = "non-persistent://tg/response/flow"
-
-
-def tool_service_topics(topic: str) -> tuple[str, str]:
-    """Request and response topics of a dynamic tool service called ``topic``."""
-    return (
-        f"non-persistent://tg/request/{topic}",
-        f"non-persistent://tg/response/{topic}",
-    )
+def tool_service_topics(name: str) -> tuple[str, str]:
+    """Request and response topics of a dynamic tool service serving topic ``name``."""
+    return (f"non-persistent://tg/request/{name}", f"non-persistent://tg/response/{name}")

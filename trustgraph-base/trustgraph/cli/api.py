@@ -127,10 +127,7 @@ class Api:
                 raw = resp.read()
         except urllib.error.HTTPError as e:
             if e.code == 401:
-                raise CliError(
-                    f"unauthorized: set --token or TRUSTGRAPH_TOKEN"
-                    f" (the gateway at {self.url} rejected the request)"
-                ) from None
+                raise self._unauthorized() from None
             try:
                 body_text = _excerpt(e.read())
             except (OSError, http.client.HTTPException):  # only a courtesy
@@ -168,6 +165,10 @@ class Api:
             raise CliError(_one_line(describe_error(err)))
         return reply
 
+    def _unauthorized(self) -> CliError:
+        return CliError(f"unauthorized: set --token or TRUSTGRAPH_TOKEN (the gateway at {self.url} "
+                        "rejected the request)")
+
     def _transport_error(self, target: str, reason: Any, wait: float) -> CliError:
         """Translate a socket-level failure into a message naming the URL
         and, where it helps, how to start the system."""
@@ -190,6 +191,32 @@ class Api:
     def flow(self, body: dict[str, Any]) -> dict[str, Any]:
         """Call the global ``flow`` service (keys are kebab-case on REST)."""
         return self.post("api/v1/flow", body)
+
+    def get(self, path: str) -> Any | None:
+        """GET ``{url}{path}`` as JSON; None when the gateway does not serve it (an older one).
+
+        For the endpoints of ours that an upstream gateway lacks, where the
+        caller has a fallback: any failure other than a refused token is None.
+        """
+        headers = {"Accept": "application/json", "User-Agent": "trustgraph-cli"}
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
+        try:
+            request = urllib.request.Request(self.url + path.lstrip("/"), headers=headers, method="GET")
+            with urllib.request.urlopen(request, timeout=self.timeout) as resp:
+                return json.loads(resp.read().decode("utf-8"))
+        except urllib.error.HTTPError as e:
+            if e.code == 401:
+                raise self._unauthorized() from None
+            return None
+        except (OSError, ValueError, http.client.HTTPException):
+            return None
+
+
+def config_values(api: Api, ctype: str) -> dict[str, str]:
+    """``getvalues`` of one config type as ``{key: raw value}``."""
+    reply = api.config({"operation": "getvalues", "type": ctype})
+    return {v["key"]: v["value"] for v in reply.get("values") or [] if isinstance(v, dict) and "key" in v}
 
 
 # ---------------------------------------------------------------- argparse

@@ -8,6 +8,14 @@ shorthand and no other source, from standard input:
 Values of JSON-typed items (tool, prompt, flow-blueprint, ...) are checked
 before anything is sent, because services decode them on every config push
 and a broken value would only show up later, far from its cause.
+
+Descriptors of the tool catalog (``tool``, ``tool-service``, ``mcp``) are
+checked further, against the current config, with the catalog the agent
+builds (:mod:`trustgraph.catalog`): one the agent would skip is refused with
+the message the agent would log (nothing is written, exit 1), unless
+``--force`` is given.  A tool whose service or MCP server is not configured
+yet is written with a warning, so the two descriptors of a tool service can
+be put in either order.
 """
 
 from __future__ import annotations
@@ -17,9 +25,11 @@ import json
 import sys
 
 from trustgraph.cli.api import (
+    Api,
     CliError,
     add_item_args,
     api_from_args,
+    config_values,
     main_wrapper,
     make_parser,
     resolve_item,
@@ -96,6 +106,22 @@ def check_json(ctype: str, key: str, value: str) -> None:
         ) from None
 
 
+def check_descriptor(api: Api, ctype: str, key: str, value: str, force: bool) -> None:
+    """Refuse (or, with ``force``, warn about) a catalog descriptor the agent could not use."""
+    # Imported here: pydantic is slow to import and only catalog types need it.
+    from trustgraph.catalog import CATALOG_TYPES, check_item
+
+    if ctype not in CATALOG_TYPES:
+        return
+    current = {t: config_values(api, t) for t in CATALOG_TYPES}
+    result = check_item(current, ctype, key, value)
+    if result.errors and not force:
+        problems = "; ".join(str(e) for e in result.errors)
+        raise CliError(f"{problems}; nothing was written (fix it, or give --force to write it anyway)")
+    for problem in (*result.errors, *result.warnings):
+        print(f"{PROG}: warning: {problem}", file=sys.stderr)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = make_parser(PROG, "Sets a configuration item.")
     add_item_args(parser)
@@ -103,6 +129,8 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("--value", help="the value to store")
     source.add_argument("--stdin", action="store_true", help="read the value from standard input")
     source.add_argument("--file", metavar="PATH", help="read the value from a file")
+    parser.add_argument("--force", action="store_true",
+                        help="write a tool, tool-service or mcp descriptor even if the agent could not use it")
     return parser
 
 
@@ -115,8 +143,10 @@ def run(argv: list[str] | None = None) -> None:
         parser.error("one of --value, --stdin or --file is required")
 
     check_json(ctype, key, value)
+    api = api_from_args(args)
+    check_descriptor(api, ctype, key, value, args.force)
 
-    api_from_args(args).config({"operation": "put", "values": [{"type": ctype, "key": key, "value": value}]})
+    api.config({"operation": "put", "values": [{"type": ctype, "key": key, "value": value}]})
     print(f"Configuration item set: {ctype}/{key}")
 
 

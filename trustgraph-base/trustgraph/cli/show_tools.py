@@ -1,49 +1,40 @@
-"""Shows the agent's tools: one table per ``tool`` config item, then the descriptor errors.
+"""Shows the agent's tools: one table per ``tool`` config item, then every descriptor problem.
 
-As upstream, plus, for tools of type ``tool-service``, the service they call,
-its queues, the tool's config values and its arguments.  The descriptor
-errors come from the gateway (``GET {url}api/v1/tool-service/errors``, the
-list the agent and gateway compute from config); when the gateway does not
-serve that route they are computed here, from the same config, with the same
-resolver (``trustgraph.base.tool_descriptors``), which checks tool-service
-descriptors only.
+As upstream, plus the argument types, and for tools of type ``tool-service``
+the service they call, its queues and the tool's config values.  A tool the
+agent leaves out says why in its own table (``error`` rows), and the list of
+every problem (services and MCP servers included) follows the tables.
+
+What is shown is the tool catalog (:mod:`trustgraph.catalog`): the gateway's
+(``GET {url}api/v1/tool-catalog``), so it is what the agent and gateway use;
+when the gateway does not serve that route (an upstream one), the same
+catalog is built here from the same config.
 """
 
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
 from typing import Any
 
-from trustgraph.cli.api import Api, api_from_args, main_wrapper, make_parser
+from trustgraph.cli.api import Api, api_from_args, config_values, main_wrapper, make_parser
 from trustgraph.cli.show_flows import render_table
 
 PROG = "tg-show-tools"
-ERRORS_PATH = "api/v1/tool-service/errors"
-TOOL_SERVICE_TYPE = "tool-service"
+CATALOG_PATH = "api/v1/tool-catalog"
+
+# Type-specific descriptor fields shown when a tool has them (upstream's columns).
+_FIELDS = ("mcp-tool", "collection", "schema-name", "index-name", "limit", "template")
 
 
-def config_values(api: Api, ctype: str) -> dict[str, str]:
-    """``getvalues`` of one config type as ``{key: raw value}``."""
-    reply = api.config({"operation": "getvalues", "type": ctype})
-    return {v["key"]: v["value"] for v in reply.get("values") or [] if isinstance(v, dict) and "key" in v}
+def fetch_catalog(api: Api) -> dict[str, Any]:
+    """The gateway's catalog, else one built here from the config."""
+    catalog = api.get(CATALOG_PATH)
+    if isinstance(catalog, dict) and isinstance(catalog.get("tools"), list):
+        return catalog
+    # Imported here: pydantic is slow to import and only this fallback needs it.
+    from trustgraph.catalog import CATALOG_TYPES, build_catalog
 
-
-def fetch_errors(api: Api) -> list[str] | None:
-    """The gateway's descriptor errors, or None when it cannot give them (an older gateway)."""
-    headers = {"Accept": "application/json", "User-Agent": "trustgraph-cli"}
-    if api.token:
-        headers["Authorization"] = f"Bearer {api.token}"
-    try:
-        req = urllib.request.Request(api.url + ERRORS_PATH, headers=headers, method="GET")
-        with urllib.request.urlopen(req, timeout=api.timeout) as resp:
-            value = json.loads(resp.read().decode("utf-8"))
-    except (OSError, ValueError, urllib.error.URLError):
-        return None
-    if isinstance(value, list) and all(isinstance(e, str) for e in value):
-        return value
-    return None
+    return build_catalog({t: config_values(api, t) for t in CATALOG_TYPES}).to_json()
 
 
 def _text(value: Any) -> str:
@@ -54,68 +45,54 @@ def _list(value: Any) -> str:
     return ", ".join(_text(v) for v in value) if isinstance(value, list) else _text(value)
 
 
-def tool_rows(key: str, raw: str, service: dict[str, Any] | None) -> list[tuple[str, str]]:
-    """The (label, value) rows of one tool's table; ``service`` is its tool-service descriptor."""
-    try:
-        data = json.loads(raw)
-    except (TypeError, ValueError):
-        data = None
-    if not isinstance(data, dict):
-        return [("id", key), ("error", "the value is not a JSON object")]
-    kind = data.get("type", "")
-    rows = [("id", key), ("name", _text(data.get("name", ""))),
-            ("description", _text(data.get("description", ""))), ("type", _text(kind))]
-    for field in ("mcp-tool", "collection", "schema-name", "index-name", "limit", "template"):
-        if data.get(field) is not None:
-            rows.append((field, _text(data[field])))
-    if kind == TOOL_SERVICE_TYPE:
-        rows.append(("service", _text(data.get("service", ""))))
-        if service is not None:
-            rows.append(("request queue", _text(service.get("request-queue", ""))))
-            rows.append(("response queue", _text(service.get("response-queue", ""))))
-            params = [p.get("name") if isinstance(p, dict) else p for p in service.get("config-params") or []]
-            config = [f"{p}={_text(data[p])}" for p in params if isinstance(p, str) and p in data]
+def _argument(arg: dict[str, Any]) -> str:
+    head = f"{arg.get('name', '')}: {arg.get('type') or 'string'}"
+    notes = [] if arg.get("required", True) else ["optional"]
+    if arg.get("enum"):
+        notes.append("one of " + ", ".join(_text(v) for v in arg["enum"]))
+    if notes:
+        head += f" ({'; '.join(notes)})"
+    return f"{head}\n{arg.get('description') or ''}".rstrip()
+
+
+def tool_rows(tool: dict[str, Any]) -> list[tuple[str, str]]:
+    """The (label, value) rows of one catalog entry's table."""
+    rows = [("id", _text(tool.get("key", "")))]
+    if "name" in tool or "type" in tool:
+        rows += [("name", _text(tool.get("name", ""))), ("description", _text(tool.get("description", ""))),
+                 ("type", _text(tool.get("type", "")))]
+    rows += [(f, _text(tool[f])) for f in _FIELDS if tool.get(f) is not None]
+    if tool.get("type") == "tool-service" and tool.get("service") is not None:
+        rows.append(("service", _text(tool["service"])))
+        if "request-queue" in tool:
+            rows.append(("request queue", _text(tool["request-queue"])))
+            rows.append(("response queue", _text(tool.get("response-queue", ""))))
+            config = [f"{k}={_text(v)}" for k, v in (tool.get("config") or {}).items()]
             rows.append(("config", "\n".join(config) or "(none)"))
-    arguments = data.get("arguments") or []
+    arguments = tool.get("arguments") or []
     for n, arg in enumerate(arguments if isinstance(arguments, list) else []):
         if isinstance(arg, dict):
-            rows.append((f"arg {n}", f"{arg.get('name', '')}: {arg.get('type', 'string')}\n"
-                                     f"{arg.get('description', '')}".rstrip()))
-    if data.get("group") is not None:
-        rows.append(("groups", _list(data["group"])))
-    if data.get("state") is not None:
-        rows.append(("next state", _text(data["state"])))
-    if data.get("applicable-states") is not None:
-        rows.append(("available in", _list(data["applicable-states"])))
+            rows.append((f"arg {n}", _argument(arg)))
+    if tool.get("group") is not None:
+        rows.append(("groups", _list(tool["group"])))
+    if tool.get("state") is not None:
+        rows.append(("next state", _text(tool["state"])))
+    if tool.get("applicable-states") is not None:
+        rows.append(("available in", _list(tool["applicable-states"])))
+    for error in tool.get("errors") or []:
+        rows.append(("error", _text(error)))
     return rows
 
 
-def _service(services: dict[str, str], key: Any) -> dict[str, Any] | None:
-    try:
-        value = json.loads(services[key]) if isinstance(key, str) and key in services else None
-    except (TypeError, ValueError):
-        return None
-    return value if isinstance(value, dict) else None
-
-
 def show_tools(api: Api) -> None:
-    tools = config_values(api, "tool")
-    services = config_values(api, "tool-service")
+    catalog = fetch_catalog(api)
+    tools = catalog.get("tools") or []
     if not tools:
         print("No tools.")
-    for key in sorted(tools):
-        try:
-            ref = json.loads(tools[key]).get("service")
-        except (TypeError, ValueError, AttributeError):
-            ref = None
-        print(render_table(tool_rows(key, tools[key], _service(services, ref))))
+    for tool in tools:
+        print(render_table(tool_rows(tool)))
         print()
-    errors = fetch_errors(api)
-    if errors is None:
-        # Imported here: pydantic is slow to import and only this fallback needs it.
-        from trustgraph.base.tool_descriptors import resolve_tool_services
-
-        errors = [str(e) for e in resolve_tool_services(services, tools)[1]]
+    errors = catalog.get("errors") or []
     if errors:
         print("Descriptor errors:")
         for e in errors:

@@ -11,9 +11,11 @@ Endpoints (all need the token when one is set, except health):
 * ``POST /api/v1/{kind}``: global services ``config`` and ``flow``;
 * ``POST /api/v1/flow/{flow}/service/{kind}``: flow services (translators.py);
 * ``GET /api/v1/socket``: the websocket multiplexer (mux.py);
-* ``POST /api/v1/tool-service``: call a tool or a tool service (tools.py);
-* ``GET /api/v1/tool-service/errors``: descriptor errors of the current
-  config, a JSON list of strings;
+* ``POST /api/v1/tool-service``: call a tool or a tool service (tool_services.py);
+* ``GET /api/v1/tool-catalog``: the tool catalog of the current config
+  (every tool, usable or not, with its arguments, service and problems);
+* ``GET /api/v1/tool-service/errors``: the catalog's descriptor problems
+  alone, a JSON list of strings;
 * ``GET /api/v1/health``: liveness, see below;
 * ``GET /api/metrics/{path}``: proxied to ``{prometheus}/api/v1/{path}``.
 
@@ -39,7 +41,7 @@ from aiohttp import web
 from .auth import SOCKET_PATH, TokenAuth
 from .dispatch import Dispatcher, GatewayError
 from .mux import socket_handler
-from .tools import ToolServices
+from .tool_services import ToolServices
 from .translators import RequestError
 
 logger = logging.getLogger(__name__)
@@ -130,8 +132,12 @@ class Handlers:
         return _json(await self.p.tools.call(body))
 
     async def tool_service_errors(self, _request: web.Request) -> web.Response:
-        """``GET /api/v1/tool-service/errors``: what is wrong with the descriptors, for tg-show-tools."""
-        return _json(list(self.p.tools.errors))
+        """``GET /api/v1/tool-service/errors``: what is wrong with the descriptors."""
+        return _json(self.p.tools.errors)
+
+    async def tool_catalog(self, _request: web.Request) -> web.Response:
+        """``GET /api/v1/tool-catalog``: every tool and its problems, for tg-show-tools."""
+        return _json(self.p.tools.catalog.to_json())
 
     async def health(self, _request: web.Request) -> web.Response:
         """``GET /api/v1/health``: open to all (see the module docstring)."""
@@ -176,6 +182,7 @@ def build_app(parts: Parts) -> web.Application:
     app.router.add_get(SOCKET_PATH, h.socket)
     app.router.add_post("/api/v1/tool-service", h.tool_service)
     app.router.add_get("/api/v1/tool-service/errors", h.tool_service_errors)
+    app.router.add_get("/api/v1/tool-catalog", h.tool_catalog)
     app.router.add_post("/api/v1/flow/{flow}/service/{kind}", h.flow_service)
     app.router.add_post("/api/v1/{kind}", h.global_service)
     app.router.add_get("/api/metrics/{path:.+}", h.metrics)

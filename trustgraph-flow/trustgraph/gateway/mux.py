@@ -31,7 +31,7 @@ from typing import Any
 from aiohttp import WSMsgType, web
 
 from .dispatch import Dispatcher, GatewayError, SocketGone
-from .tools import ToolServices
+from .tool_services import ToolServices
 from .translators import JsonObject, RequestError, gateway_error
 
 logger = logging.getLogger(__name__)

@@ -1,10 +1,10 @@
 """api-gateway: the HTTP and websocket front door to the services on the bus.
 
 Serves TrustGraph 2.1's REST API and websocket multiplexer (WIRE.md section
-9) on ``--port`` (8088), plus three endpoints of ours: ``GET /api/v1/health``,
-``POST /api/v1/tool-service`` (call a tool or tool service by name or id) and
-``GET /api/v1/tool-service/errors``.  See endpoints.py for the list and
-tools.py for the tool-service call.
+9) on ``--port`` (8088), plus endpoints of ours: ``GET /api/v1/health``,
+``POST /api/v1/tool-service`` (call a tool or tool service by name or id),
+``GET /api/v1/tool-catalog`` and ``GET /api/v1/tool-service/errors``.  See
+endpoints.py for the list and tool_services.py for the tool-service call.
 
 Flows and tool descriptors are learned from config pushes.  Every call has
 one deadline, ``--timeout`` seconds (120): a service that does not answer
@@ -24,11 +24,12 @@ from aiohttp import web
 from trustgraph.base import AsyncProcessor
 from trustgraph.base.async_processor import env_default
 from trustgraph.base.topics import CONFIG_REQUEST, CONFIG_RESPONSE, FLOW_REQUEST, FLOW_RESPONSE
+from trustgraph.catalog import CATALOG_TYPES
 
 from .auth import TokenAuth
 from .dispatch import Dispatcher
 from .endpoints import Parts, build_app
-from .tools import ToolServices
+from .tool_services import ToolServices
 
 logger = logging.getLogger(__name__)
 
@@ -57,7 +58,7 @@ class Processor(AsyncProcessor):
         )
         self.tools = ToolServices(self.pubsub, timeout=self.timeout)
         self.register_config_handler(self._on_flows, types=["flow"])
-        self.register_config_handler(self._on_tools, types=["tool", "tool-service", "mcp"])
+        self.register_config_handler(self._on_tools, types=CATALOG_TYPES)
         self._runner: web.AppRunner | None = None
         self._probe: asyncio.Future | None = None
 

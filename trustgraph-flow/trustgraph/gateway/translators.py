@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from trustgraph.base.text import json_or_text
 from trustgraph.schema import (
     AgentRequest,
     AgentResponse,
@@ -128,14 +129,6 @@ def _first(_record: Any) -> bool:
 
 def _end_of_stream(record: Any) -> bool:
     return bool(record.end_of_stream)
-
-
-def _parse_json_text(text: str | None) -> Any:
-    """Parse a JSON-string field for the client; text that is not JSON is passed as is."""
-    try:
-        return json.loads(text)
-    except (TypeError, ValueError):
-        return text
 
 
 # -- config -------------------------------------------------------------------
@@ -288,7 +281,7 @@ def _mcp_tool_response(r: ToolResponse) -> JsonObject:
     if r.text:
         out["text"] = r.text
     if r.object:
-        out["object"] = _parse_json_text(r.object)
+        out["object"] = json_or_text(r.object)
     return out
 
 
@@ -322,7 +315,7 @@ def _structured_query_request(body: JsonObject) -> StructuredQueryRequest:
 
 
 def _structured_query_response(r: StructuredQueryResponse) -> JsonObject:
-    return {"data": _parse_json_text(r.data) if r.data else None, "errors": list(r.errors or [])}
+    return {"data": json_or_text(r.data) if r.data else None, "errors": list(r.errors or [])}
 
 
 def _embeddings_request(body: JsonObject) -> EmbeddingsRequest:

@@ -1,11 +1,10 @@
-"""Generic (backend-neutral) topic names."""
+"""Generic (backend-neutral) topic names: upstream's ``trustgraph.schema.topic``.
 
+Defined with the topic grammar in :mod:`trustgraph.base.topics`, the one module
+that knows topic syntax; re-exported here because upstream code imports it
+from the schema.
+"""
 
-def topic(name: str, qos: str = "q1", tenant: str = "tg", namespace: str = "flow") -> str:
-    """Build the generic topic form ``qos/tenant/namespace/name``.
+from ...base.topics import topic
 
-    The messaging backend maps the ``q0``/``q1``/``q2`` prefix to a real
-    topic (``non-persistent://`` or ``persistent://`` on Pulsar) and is the
-    place that rejects an unknown qos, so this function only formats.
-    """
-    return f"{qos}/{tenant}/{namespace}/{name}"
+__all__ = ["topic"]

@@ -1,9 +1,9 @@
-"""Config-service records and its fixed global topics."""
+"""Config-service records, and (re-exported) its fixed global topics."""
 
 from dataclasses import dataclass, field
 
+from ...base.topics import config_push_queue, config_request_queue, config_response_queue
 from ..core.primitives import Error
-from ..core.topic import topic
 
 
 @dataclass
@@ -52,6 +52,7 @@ class ConfigPush:
     config: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
-config_request_queue = topic("config", qos="q0", namespace="request")
-config_response_queue = topic("config", qos="q0", namespace="response")
-config_push_queue = topic("config", qos="q2", namespace="config")
+# The global queues are defined with the topic grammar (trustgraph.base.topics)
+# and re-exported here, where upstream code imports them from.
+__all__ = ["ConfigKey", "ConfigPush", "ConfigRequest", "ConfigResponse", "ConfigValue",
+           "config_push_queue", "config_request_queue", "config_response_queue"]

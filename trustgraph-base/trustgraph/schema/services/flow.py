@@ -1,9 +1,9 @@
-"""Flow-management records (served by config-svc) and their global topics."""
+"""Flow-management records (served by config-svc), and (re-exported) their global topics."""
 
 from dataclasses import dataclass, field
 
+from ...base.topics import flow_request_queue, flow_response_queue
 from ..core.primitives import Error
-from ..core.topic import topic
 
 
 @dataclass
@@ -39,5 +39,5 @@ class FlowResponse:
     error: Error | None = None
 
 
-flow_request_queue = topic("flow", qos="q0", namespace="request")
-flow_response_queue = topic("flow", qos="q0", namespace="response")
+# Defined with the topic grammar (trustgraph.base.topics), re-exported for upstream code.
+__all__ = ["FlowRequest", "FlowResponse", "flow_request_queue", "flow_response_queue"]

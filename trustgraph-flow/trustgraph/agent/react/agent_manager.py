@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from trustgraph.base.pubsub import PubSubError
+from trustgraph.base.text import as_text, strip_fences
+from trustgraph.catalog import ArgumentError
 from trustgraph.schema import AgentRequest, AgentStep, PromptRequest
 
 from .registry import Registry, Tool, filter_tools
@@ -84,17 +86,6 @@ def _skip_bold(body: str, i: int) -> int:
     while i < len(body) and body[i] in "*_":
         i += 1
     return i
-
-
-def strip_fences(text: str) -> str:
-    """Drop a code fence around the whole reply (the closing one only if it was opened)."""
-    t = text.strip()
-    if t.startswith("```"):
-        nl = t.find("\n")
-        t = "" if nl < 0 else t[nl + 1:].rstrip()
-        if t.endswith("```"):
-            t = t[:-3]
-    return t.strip()
 
 
 def _split(body: str) -> tuple[int, _Marker | None, list[_Marker]]:
@@ -253,10 +244,6 @@ class PromptFailed(Exception):
     """The prompt service answered with an error, or not in time: our failure, not the model's."""
 
 
-def _as_text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value)
-
-
 def prompt_terms(request: AgentRequest, tools: list[Tool], context: str) -> dict[str, str]:
     """The ``agent-react`` variables, each JSON-encoded as PromptRequest.terms requires."""
     history = [{"thought": h.thought, "action": h.action, "arguments": h.arguments,
@@ -323,7 +310,7 @@ class AgentManager:
             if tool is not None and tool.state:
                 state = tool.state
             step = AgentStep(thought=result.thought, action=result.name,
-                             arguments={k: _as_text(v) for k, v in result.arguments.items()},
+                             arguments={k: as_text(v) for k, v in result.arguments.items()},
                              observation=observation)
         yield Observation(step.observation)
         yield Continue(AgentRequest(question=request.question, state=state, group=request.group,
@@ -339,15 +326,16 @@ class AgentManager:
             return (f"Error: No action for '{action.name}': there is no tool of that name. "
                     f"The tools you can use are: {names}. Use one of them exactly as named, "
                     "or give a Final Answer."), None
-        problem = tool.check_arguments(action.arguments)
-        if problem is not None:
-            return f"Error: {problem}", None
+        try:
+            arguments = tool.entry.check_arguments(action.arguments)
+        except ArgumentError as e:
+            return f"Error: {e}", None
         timeout = tool.timeout or self.tool_timeout
         ctx = CallContext(user=request.user, flow=flow, timeout=timeout)
         logger.debug("Calling tool %s (%s)", tool.name, tool.type)
         try:
             async with asyncio.timeout(timeout):
-                result = await tool.impl.invoke(ctx, dict(action.arguments))
+                result = await tool.impl.invoke(ctx, arguments)
         except TimeoutError:
             logger.info("Tool %s did not answer within %gs", tool.name, timeout)
             return (f"Error: tool '{tool.name}' did not answer within {timeout:g} seconds; it may be "
@@ -357,7 +345,7 @@ class AgentManager:
             logger.info("Tool %s failed: %s", tool.name, e)
             return (f"Error: tool '{tool.name}' failed: {e}. Check the arguments and try again, "
                     "use another tool, or give a Final Answer."), None
-        return _as_text(result).strip(), tool
+        return as_text(result).strip(), tool
 
     def _request(self, terms: dict[str, str], streaming: bool) -> PromptRequest:
         return PromptRequest(id=TEMPLATE, terms=terms, streaming=streaming)

@@ -6,12 +6,13 @@ the model calls a tool, the dialog goes on as a new AgentRequest, with the
 step added to its history, published on ``next`` with the same ``id``
 property.
 
-Tools come from config types ``tool``, ``tool-service``, ``mcp`` and the
-``--config-type`` (``agent``: ``additional-context``), rebuilt on every
-config push.  A bad descriptor is logged at WARNING (tool key, field, reason)
-and left out while the others load; the current errors are kept in
-``descriptor_errors``.  The gateway computes the same list from config for
-``GET /api/v1/tool-service/errors`` (shown by ``tg-show-tools``).
+Tools come from the tool catalog (config types ``tool``, ``tool-service``
+and ``mcp``, see :mod:`trustgraph.catalog`) and the ``--config-type``
+(``agent``: ``additional-context``), rebuilt on every config push.  A bad
+descriptor is logged at WARNING (tool key, field, reason) and left out while
+the others load; the current errors are kept in ``descriptor_errors``.  The
+gateway builds the same catalog for ``GET /api/v1/tool-catalog`` (shown by
+``tg-show-tools``), so both report a problem in the same words.
 
 Differences from upstream worth knowing:
 
@@ -23,6 +24,8 @@ Differences from upstream worth knowing:
   late tool becomes an ``Error:`` observation and the dialog goes on.
 * ``--prompt-timeout`` (default 120 s) bounds each call of the ``agent-react``
   prompt; missing it ends the dialog with an ``agent-error``.
+* The model's arguments are checked against the tool's argument schema
+  before the call; a mismatch is an ``Error:`` observation naming what to fix.
 * Type ``row-embeddings-query`` is reported as not supported; its flow keys
   are still required, for wire compatibility (WIRE.md section 5).
 """
@@ -37,6 +40,8 @@ from typing import Any
 from trustgraph.base import ConsumerSpec, FlowProcessor, ProducerSpec, RequestResponseSpec
 from trustgraph.base.flow_processor import Flow
 from trustgraph.base.pubsub import Message
+from trustgraph.base.tool_service_client import ToolServiceClients
+from trustgraph.catalog import CATALOG_TYPES
 from trustgraph.schema import (
     AgentRequest,
     AgentResponse,
@@ -57,7 +62,6 @@ from trustgraph.schema import (
 
 from .agent_manager import AgentManager
 from .registry import Registry, build_registry
-from .tools import ToolServiceClients
 from .types import Answer, Continue, Event, Failed, Observation, Thought
 
 logger = logging.getLogger(__name__)
@@ -141,14 +145,15 @@ class Processor(FlowProcessor):
             self.register_specification(RequestResponseSpec(
                 f"{prefix}-request", f"{prefix}-response", req, resp,
                 timeout=prompt_timeout if prefix == "prompt" else default_tool_timeout))
-        self.register_config_handler(self.on_tools_config,
-                                     types=["tool", "tool-service", "mcp", self.config_type])
+        self.register_config_handler(self.on_tools_config, types=[*CATALOG_TYPES, self.config_type])
 
     async def on_tools_config(self, config: dict[str, dict[str, str]], version: int) -> None:
         """Build a new registry and swap it in; requests in flight keep theirs."""
         registry = build_registry(config, self.tool_clients, self.config_type)
         for error in registry.errors:
             logger.warning("Tool descriptor skipped: %s", error)
+        for warning in registry.catalog.warnings:
+            logger.info("Tool descriptor warning: %s", warning)
         self.registry = registry
         self.descriptor_errors = [str(e) for e in registry.errors]
         await self.tool_clients.keep(registry.queue_pairs)

@@ -1,25 +1,23 @@
-"""The agent's tool implementations, the table that builds them, and the tool-service client pool.
+"""How the agent calls each type of tool, and the table that picks the implementation.
 
 Every tool follows one contract (SPEC.md): arguments in as a dict, a result
 out, which the loop turns into the observation string.  ``BUILDERS`` maps a
-descriptor's ``type`` to a small function that checks the type's own fields
-and returns the implementation plus the arguments the model may fill in;
-fields common to every type (name, group, state...) are checked once, by the
-registry.  Upstream has a seven-way if/elif here; a table keeps each type's
-rules in one place and makes an unknown type a lookup miss, not a fallthrough.
+catalog tool's ``type`` to a small function returning its implementation;
+what the descriptor holds, and whether it is valid, the catalog has already
+settled.  (Upstream has a seven-way if/elif here; a table keeps each type in
+one place and makes an unknown type a lookup miss, not a fallthrough.)
 """
 
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import ValidationError
-from trustgraph.base.tool_descriptors import ResolvedToolService, ToolArgument
+from trustgraph.base.text import text_or_json
 from trustgraph.base.tool_service_client import QueuePair, ToolServiceClients
+from trustgraph.catalog import CatalogTool
 from trustgraph.schema import (
     GraphRagQuery,
     PromptRequest,
@@ -27,10 +25,7 @@ from trustgraph.schema import (
     ToolRequest,
 )
 
-from .types import Argument, CallContext, ToolImpl
-
-logger = logging.getLogger(__name__)
-
+from .types import CallContext, ToolImpl
 
 
 class ToolFailed(Exception):
@@ -42,24 +37,6 @@ def _check(error: Any) -> None:
     if error is not None:
         kind = getattr(error, "type", "") or "error"
         raise ToolFailed(f"{kind}: {getattr(error, 'message', '') or 'no message'}")
-
-
-def _text_or_object(text: str | None, obj: str | None) -> str:
-    """A service's ``text``, else its ``object`` (JSON text) re-encoded compactly."""
-    if text:
-        return text
-    if not obj:
-        return ""
-    try:
-        return json.dumps(json.loads(obj))
-    except ValueError:
-        return obj
-
-
-# -- the client pool -------------------------------------------------------------
-
-
-# -- implementations -------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -99,7 +76,7 @@ async def _prompt(ctx: CallContext, template: str, variables: dict[str, Any]) ->
         PromptRequest(id=template, terms={k: json.dumps(v) for k, v in variables.items()}),
         timeout=ctx.timeout)
     _check(resp.error)
-    return _text_or_object(resp.text, resp.object)
+    return text_or_json(resp.text, resp.object)
 
 
 @dataclass(frozen=True)
@@ -112,7 +89,7 @@ class McpToolImpl:
         resp = await ctx.flow("mcp-tool-request").request(
             ToolRequest(name=self.mcp_tool, parameters=json.dumps(arguments)), timeout=ctx.timeout)
         _check(resp.error)
-        return _text_or_object(resp.text, resp.object)
+        return text_or_json(resp.text, resp.object)
 
 
 @dataclass(frozen=True)
@@ -151,127 +128,20 @@ class ToolServiceImpl:
             return await client.call(ctx.user, dict(self.config), arguments, timeout=ctx.timeout)
 
 
-# -- builders ------------------------------------------------------------------------
+Builder = Callable[[CatalogTool, ToolServiceClients], ToolImpl]
 
 
-class DescriptorProblem(Exception):
-    """A tool descriptor field the agent cannot use."""
-
-    def __init__(self, field: str, reason: str) -> None:
-        super().__init__(f"field '{field}': {reason}")
-        self.field = field
-        self.reason = reason
+def _tool_service(tool: CatalogTool, clients: ToolServiceClients) -> ToolImpl:
+    assert tool.service is not None and tool.queues is not None  # the catalog joined them
+    return ToolServiceImpl(clients, tool.service.id, tool.queues, dict(tool.config))
 
 
-class AlreadyReported(Exception):
-    """The descriptor's problems were reported elsewhere (tool-service resolution)."""
-
-
-@dataclass(frozen=True)
-class BuildEnv:
-    """What builders may consult besides the descriptor itself."""
-
-    mcp: Mapping[str, str]
-    services: Mapping[str, ResolvedToolService]
-    clients: ToolServiceClients
-
-
-@dataclass(frozen=True)
-class Built:
-    impl: ToolImpl
-    arguments: tuple[Argument, ...]
-
-
-Builder = Callable[[str, dict[str, Any], BuildEnv], Built]
-
-# The fixed argument of the question-style types, as upstream exposes them.
-QUESTION = (Argument("question", "string", "The question to ask"),)
-
-
-def _optional_str(data: dict[str, Any], field: str, default: str) -> str:
-    value = data.get(field)
-    if value is None or value == "":
-        return default
-    if not isinstance(value, str):
-        raise DescriptorProblem(field, f"must be a string, got {type(value).__name__}")
-    return value
-
-
-def _required_str(data: dict[str, Any], field: str) -> str:
-    value = data.get(field)
-    if not isinstance(value, str) or not value.strip():
-        raise DescriptorProblem(field, "required field is missing or not a non-empty string")
-    return value
-
-
-def declared_arguments(data: dict[str, Any]) -> tuple[Argument, ...]:
-    """The ``arguments`` list of a descriptor, checked: ``[{name, type, description}]``."""
-    raw = data.get("arguments")
-    if raw is None:
-        return ()
-    if not isinstance(raw, list):
-        raise DescriptorProblem("arguments", f"must be a list, got {type(raw).__name__}")
-    out: list[Argument] = []
-    for i, item in enumerate(raw):
-        try:
-            arg = ToolArgument.model_validate(item)
-        except ValidationError as e:
-            first = e.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise DescriptorProblem(f"arguments[{i}]" + (f".{where}" if where else ""),
-                                    first["msg"]) from None
-        if any(a.name == arg.name for a in out):
-            raise DescriptorProblem(f"arguments[{i}].name", f"duplicate argument {arg.name!r}")
-        out.append(Argument(arg.name, arg.type, arg.description))
-    return tuple(out)
-
-
-def _knowledge_query(key: str, data: dict[str, Any], env: BuildEnv) -> Built:
-    return Built(KnowledgeQueryImpl(_optional_str(data, "collection", "default")), QUESTION)
-
-
-def _text_completion(key: str, data: dict[str, Any], env: BuildEnv) -> Built:
-    return Built(TextCompletionImpl(), QUESTION)
-
-
-def _mcp_tool(key: str, data: dict[str, Any], env: BuildEnv) -> Built:
-    name = _required_str(data, "mcp-tool")
-    if name not in env.mcp:
-        raise DescriptorProblem("mcp-tool", f"unknown MCP service {name!r} (no config item mcp/{name})")
-    return Built(McpToolImpl(name), declared_arguments(data))
-
-
-def _prompt_tool(key: str, data: dict[str, Any], env: BuildEnv) -> Built:
-    return Built(PromptImpl(_required_str(data, "template")), declared_arguments(data))
-
-
-def _structured_query(key: str, data: dict[str, Any], env: BuildEnv) -> Built:
-    return Built(StructuredQueryImpl(_optional_str(data, "collection", "default")), QUESTION)
-
-
-def _tool_service(key: str, data: dict[str, Any], env: BuildEnv) -> Built:
-    resolved = env.services.get(key)
-    if resolved is None:
-        raise AlreadyReported()
-    queues = ToolServiceClients.key(resolved.request_queue, resolved.response_queue)
-    impl = ToolServiceImpl(env.clients, resolved.service_id, queues, dict(resolved.config))
-    args = tuple(Argument(a.name, a.type, a.description) for a in resolved.arguments)
-    return Built(impl, args)
-
-
-def _row_embeddings_query(key: str, data: dict[str, Any], env: BuildEnv) -> Built:
-    # Needs a row-embeddings query service and its schema, which this fork
-    # does not ship (the flow keys are still registered for wire compatibility).
-    raise DescriptorProblem("type", "type 'row-embeddings-query' is not supported by this agent")
-
-
-#: Tool type -> builder.  Adding a type is one function and one line here.
+#: Tool type -> implementation.  Every type the catalog can hand out has one.
 BUILDERS: dict[str, Builder] = {
-    "knowledge-query": _knowledge_query,
-    "text-completion": _text_completion,
-    "mcp-tool": _mcp_tool,
-    "prompt": _prompt_tool,
-    "structured-query": _structured_query,
+    "knowledge-query": lambda tool, _: KnowledgeQueryImpl(tool.descriptor.collection),
+    "text-completion": lambda tool, _: TextCompletionImpl(),
+    "mcp-tool": lambda tool, _: McpToolImpl(tool.descriptor.mcp_tool),
+    "prompt": lambda tool, _: PromptImpl(tool.descriptor.template),
+    "structured-query": lambda tool, _: StructuredQueryImpl(tool.descriptor.collection),
     "tool-service": _tool_service,
-    "row-embeddings-query": _row_embeddings_query,
 }

@@ -96,15 +96,6 @@ Event = Thought | Observation | Answer | Continue | Failed
 
 
 @dataclass(frozen=True)
-class Argument:
-    """One argument the model fills in; shown to it in the prompt."""
-
-    name: str
-    type: str = "string"
-    description: str = ""
-
-
-@dataclass(frozen=True)
 class CallContext:
     """Everything a tool call may depend on besides its arguments.
 

@@ -29,7 +29,6 @@ template author may meet:
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -39,6 +38,7 @@ import jsonschema
 from jinja2.sandbox import SandboxedEnvironment
 from jinja2.utils import missing
 from jsonschema.exceptions import best_match
+from trustgraph.base.text import strip_fences
 
 DEFAULT_SYSTEM = "Be helpful."
 RESPONSE_TYPES = ("text", "json", "jsonl")
@@ -278,25 +278,6 @@ def _render(compiled: jinja2.Template | None, what: str, variables: dict[str, An
 
 # -- the answer ----------------------------------------------------------------
 
-_FENCE = re.compile(r"```[ \t]*[A-Za-z0-9_-]*[ \t]*\n?(.*?)```", re.S)
-
-
-def strip_fences(text: str) -> str:
-    """The body of the first fenced code block, or the text itself.
-
-    A fence that is opened but never closed (output cut at the token limit)
-    loses its opening line, so the lines before the cut can still be read.
-    """
-    s = text.strip()
-    m = _FENCE.search(s)
-    if m:
-        return m.group(1).strip()
-    if s.startswith("```"):
-        nl = s.find("\n")
-        return s[nl + 1:].strip() if nl >= 0 else ""
-    return s
-
-
 def _excerpt(text: str, limit: int = 120) -> str:
     one = " ".join(text.split())
     return one if len(one) <= limit else one[:limit] + "..."
@@ -317,7 +298,7 @@ def parse_json(t: Template, text: str) -> Any:
     try:
         value = json.loads(text.strip())
     except ValueError:
-        body = strip_fences(text)
+        body = strip_fences(text, first_block=True)
         try:
             value = json.loads(body)
         except ValueError as e:
@@ -337,7 +318,7 @@ def parse_jsonl(t: Template, text: str) -> list[Any]:
     the token limit still yields every complete line before the cut.
     """
     out: list[Any] = []
-    for line in strip_fences(text).splitlines():
+    for line in strip_fences(text, first_block=True).splitlines():
         line = line.strip()
         if not line or line.startswith("```"):
             continue

@@ -1,4 +1,4 @@
-"""Tool-service and tool descriptors: every error names descriptor, field and reason."""
+"""The tool catalog's descriptors: every error names descriptor, field and reason."""
 
 from __future__ import annotations
 
@@ -7,16 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from trustgraph.base.tool_descriptors import (
+from trustgraph.base.topics import TopicError, to_pulsar
+from trustgraph.catalog import (
+    CatalogTool,
     ConfigParam,
     DescriptorError,
-    ResolvedToolService,
     ToolArgument,
     ToolServiceDescriptor,
-    is_valid_queue,
-    parse_tool,
-    parse_tool_service,
-    resolve_tool_services,
+    build_catalog,
 )
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "config-examples"
@@ -54,9 +52,36 @@ def tool(**overrides: Any) -> dict[str, Any]:
     return {k: v for k, v in data.items() if v is not _DROP}
 
 
-
 def j(data: Any) -> str:
     return json.dumps(data)
+
+
+def resolve_tool_services(services: dict[str, Any], tools: dict[str, Any]
+                          ) -> tuple[dict[str, CatalogTool], list[DescriptorError]]:
+    """The catalog of these sections: its usable tools by key, and every problem."""
+    catalog = build_catalog({"tool-service": services, "tool": tools})
+    return {t.key: t for t in catalog.tools.values()}, list(catalog.errors)
+
+
+def parse_tool_service(key: str, raw: Any) -> ToolServiceDescriptor | DescriptorError:
+    """One service descriptor, or its first problem."""
+    catalog = build_catalog({"tool-service": {key: raw}})
+    return catalog.services[key] if key in catalog.services else catalog.errors[0]
+
+
+def parse_tool(key: str, raw: Any, services: dict[str, ToolServiceDescriptor]) -> CatalogTool | DescriptorError:
+    """One tool against these (valid) services, or its first problem."""
+    resolved, errors = resolve_tool_services(
+        {k: s.model_dump(by_alias=True) for k, s in services.items()}, {key: raw})
+    return resolved[key] if key in resolved else errors[0]
+
+
+def is_valid_queue(queue: str) -> bool:
+    try:
+        to_pulsar(queue)
+    except TopicError:
+        return False
+    return True
 
 
 def only_error(errors: list[DescriptorError]) -> DescriptorError:
@@ -93,28 +118,28 @@ def test_one_service_two_tools_with_different_styles() -> None:
     assert errors == []
     assert set(resolved) == {"tell-joke", "tell-dad-joke"}
     pun, dad = resolved["tell-joke"], resolved["tell-dad-joke"]
-    assert isinstance(pun, ResolvedToolService)
+    assert isinstance(pun, CatalogTool)
     assert pun.config == {"style": "pun"}
     assert dad.config == {"style": "dad-joke"}
     assert dad.name == "tell-dad-joke"
     for r in (pun, dad):
-        assert r.service_id == "joke-service"
-        assert r.request_queue == REQ
-        assert r.response_queue == RESP
-        assert r.arguments == [
+        assert r.service.id == "joke-service"
+        assert r.service.request_queue == REQ
+        assert r.service.response_queue == RESP
+        assert list(r.arguments) == [
             ToolArgument(name="topic", type="string", description="The topic for the joke")
         ]
-        assert r.group is None and r.state is None and r.applicable_states is None
+        assert r.descriptor.group is None and r.state is None and r.descriptor.applicable_states is None
 
 
 def test_bare_string_config_params_are_optional() -> None:
     desc = parse_tool_service("rag", j(svc(id="rag", **{"config-params": ["collection", "limit"]})))
     assert isinstance(desc, ToolServiceDescriptor)
-    assert desc.config_params == [ConfigParam(name="collection"), ConfigParam(name="limit")]
+    assert list(desc.config_params) == [ConfigParam(name="collection"), ConfigParam(name="limit")]
     assert all(not p.required for p in desc.config_params)
 
     resolved = parse_tool("customers", j(tool(service="rag", collection="customers")), {"rag": desc})
-    assert isinstance(resolved, ResolvedToolService)
+    assert isinstance(resolved, CatalogTool)
     assert resolved.config == {"collection": "customers"}
 
 
@@ -147,7 +172,7 @@ def test_non_string_config_values_pass_through() -> None:
     desc = parse_tool_service("s", j(svc(**{"config-params": ["limit", "filters"]})))
     assert isinstance(desc, ToolServiceDescriptor)
     r = parse_tool("t", j(tool(service="s", limit=5, filters={"lang": "en"})), {"s": desc})
-    assert isinstance(r, ResolvedToolService)
+    assert isinstance(r, CatalogTool)
     assert r.config == {"limit": 5, "filters": {"lang": "en"}}
 
 
@@ -201,7 +226,7 @@ def test_missing_id_uses_key_and_mismatch_is_allowed() -> None:
     )
     assert errors == []
     # Tools find services by config key; the id is reported as written.
-    assert resolved["t"].service_id == "jokes-v2"
+    assert resolved["t"].service.id == "jokes-v2"
 
 
 def test_service_extra_fields_ignored() -> None:
@@ -217,10 +242,12 @@ def test_group_state_applicable_states_kept() -> None:
     )
     assert errors == []
     r = resolved["t"]
-    assert (r.group, r.state, r.applicable_states) == (["fun"], "joked", ["*"])
+    assert (r.descriptor.group, r.state, r.descriptor.applicable_states) == (["fun"], "joked", ["*"])
 
 
-def test_other_tool_types_ignored() -> None:
+def test_every_tool_type_is_resolved_beside_tool_services() -> None:
+    # One catalog for every type: the other types are checked too (the old
+    # tool-service resolver skipped them and left them to a second checker).
     resolved, errors = resolve_tool_services(
         {"joke-service": j(svc())},
         {
@@ -230,8 +257,8 @@ def test_other_tool_types_ignored() -> None:
             "t": j(tool()),
         },
     )
-    assert errors == []
-    assert set(resolved) == {"t"}
+    assert set(resolved) == {"kq", "t"}
+    assert {(e.key, e.field) for e in errors} == {("garbage", "(json)"), ("mcp", "mcp-tool")}
 
 
 def test_argument_defaults() -> None:
@@ -240,8 +267,8 @@ def test_argument_defaults() -> None:
         j(tool(arguments=[{"name": "topic"}, {"name": "n", "type": None, "description": None}])),
         {"joke-service": ToolServiceDescriptor.model_validate(svc())},
     )
-    assert isinstance(r, ResolvedToolService)
-    assert r.arguments == [ToolArgument(name="topic"), ToolArgument(name="n")]
+    assert isinstance(r, CatalogTool)
+    assert list(r.arguments) == [ToolArgument(name="topic"), ToolArgument(name="n")]
     assert r.arguments[0].type == "string" and r.arguments[0].description == ""
 
 
@@ -249,8 +276,8 @@ def test_arguments_optional() -> None:
     services = {"joke-service": ToolServiceDescriptor.model_validate(svc())}
     for value in (_DROP, None, []):
         r = parse_tool("t", j(tool(arguments=value)), services)
-        assert isinstance(r, ResolvedToolService), r
-        assert r.arguments == []
+        assert isinstance(r, CatalogTool), r
+        assert list(r.arguments) == []
 
 
 def test_accepts_already_decoded_dict() -> None:
@@ -278,8 +305,8 @@ def test_config_examples_resolve_cleanly() -> None:
     assert resolved["tell-dad-joke"].config == {"style": "dad-joke"}
     assert resolved["tell-dad-joke"].description != resolved["tell-joke"].description
     for r in resolved.values():
-        assert r.request_queue == "non-persistent://tg/request/joke"
-        assert r.response_queue == "non-persistent://tg/response/joke"
+        assert r.service.request_queue == "non-persistent://tg/request/joke"
+        assert r.service.response_queue == "non-persistent://tg/response/joke"
         assert [a.name for a in r.arguments] == ["topic"]
 
 
@@ -389,9 +416,9 @@ def test_tool_errors(tool_data: dict[str, Any], field: str, reason: str) -> None
     assert_error(err, "tool", "tell-joke", field, reason)  # type: ignore[arg-type]
 
 
-def test_tool_with_other_type_rejected_by_parse_tool() -> None:
-    err = parse_tool("kq", j(tool(type="knowledge-query")), {})
-    assert_error(err, "tool", "kq", "type", "must be 'tool-service'")  # type: ignore[arg-type]
+def test_misspelt_type_is_named_with_the_known_ones() -> None:
+    err = parse_tool("kq", j(tool(type="tool-servce")), {})
+    assert_error(err, "tool", "kq", "type", "unknown tool type 'tool-servce' (known: knowledge-query, ")  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -479,9 +506,50 @@ def test_one_bad_descriptor_never_hides_good_ones() -> None:
         ("tool", "unknown", "service"),
         ("tool", "no-collection", "collection"),
         ("tool", "no-name", "name"),
+        ("tool", "unreadable", "(json)"),
     }
 
 
 def test_descriptor_error_str() -> None:
     err = DescriptorError("tool", "tell-joke", "service", "unknown tool service 'jokes'")
     assert str(err) == "tool/tell-joke: field 'service': unknown tool service 'jokes'"
+
+
+# --------------------------------------------------------------------------
+# MCP entries
+# --------------------------------------------------------------------------
+
+
+def mcp_catalog(entry: Any, tool_ref: str = "weather"):
+    tool = {"type": "mcp-tool", "name": "w", "description": "d", "mcp-tool": tool_ref}
+    return build_catalog({"mcp": {"weather": j(entry)}, "tool": {"w": j(tool)}})
+
+
+def test_mcp_entry_as_upstream_writes_it():
+    c = mcp_catalog({"url": "http://mcp:9000/mcp", "remote-name": "get_weather", "auth-token": "s3cret"})
+    assert c.errors == ()
+    server = c.tools["w"].mcp
+    assert (server.url, server.remote_name, server.auth_token, server.transport) == (
+        "http://mcp:9000/mcp", "get_weather", "s3cret", "streamable-http")
+    assert "s3cret" not in repr(server)  # a token never reaches a log line
+    assert mcp_catalog({"url": "https://x/sse", "transport": "sse"}).tools["w"].mcp.transport == "sse"
+
+
+@pytest.mark.parametrize(("entry", "field", "reason"), [
+    ({}, "url", "required field is missing"),
+    ({"url": "mcp:9000"}, "url", "'mcp:9000' is not an http:// or https:// URL"),
+    ({"url": "http://x", "transport": "carrier-pigeon"}, "transport", "must be 'streamable-http' or 'sse'"),
+])
+def test_mcp_entry_errors_and_the_tools_that_use_it(entry: Any, field: str, reason: str) -> None:
+    c = mcp_catalog(entry)
+    mcp_err = next(e for e in c.errors if e.kind == "mcp")
+    assert_error(mcp_err, "mcp", "weather", field, reason)
+    tool_err = next(e for e in c.errors if e.kind == "tool")
+    assert_error(tool_err, "tool", "w", "mcp-tool", "MCP service 'weather' is invalid")
+    assert c.tools == {}
+
+
+def test_unknown_mcp_server_is_a_missing_reference() -> None:
+    err = only_error(list(mcp_catalog({"url": "http://x"}, tool_ref="elsewhere").errors))
+    assert_error(err, "tool", "w", "mcp-tool", "unknown MCP service 'elsewhere' (no config item mcp/elsewhere)")
+    assert err.missing_reference

@@ -1,0 +1,43 @@
+"""The tool catalog: what a tool is, in one place.
+
+* ``models``: the descriptor family (every tool type, ``tool-service``, ``mcp``);
+* ``arguments``: a tool's arguments, their JSON Schema and the check of a call;
+* ``build``: :func:`build_catalog`, the one function that turns config into tools;
+* ``check``: :func:`check_item`, the check ``tg-put-config-item`` runs before writing;
+* ``errors``: :class:`DescriptorError`, the one wording of every problem.
+"""
+
+from .arguments import TYPES, ArgumentError, ToolArgument, arguments_schema
+from .build import CATALOG_TYPES, BrokenTool, Catalog, CatalogTool, build_catalog
+from .check import ItemCheck, check_item
+from .errors import JSON_FIELD, DescriptorError
+from .models import (
+    TOOL_SERVICE_TYPE,
+    TOOL_TYPES,
+    ConfigParam,
+    McpServer,
+    ToolDescriptor,
+    ToolServiceDescriptor,
+)
+
+__all__ = [
+    "CATALOG_TYPES",
+    "JSON_FIELD",
+    "TOOL_SERVICE_TYPE",
+    "TOOL_TYPES",
+    "TYPES",
+    "ArgumentError",
+    "BrokenTool",
+    "Catalog",
+    "CatalogTool",
+    "ConfigParam",
+    "DescriptorError",
+    "ItemCheck",
+    "McpServer",
+    "ToolArgument",
+    "ToolDescriptor",
+    "ToolServiceDescriptor",
+    "arguments_schema",
+    "build_catalog",
+    "check_item",
+]

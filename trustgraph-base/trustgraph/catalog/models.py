@@ -1,0 +1,291 @@
+"""The descriptor models: every tool type, the tool-service descriptor and the ``mcp`` entry.
+
+One family of pydantic models, checked when declared (STYLE.md 4).  A ``tool``
+config item is read by the model its ``type`` names (:data:`TOOL_TYPES`,
+upstream's seven types); ``tool-service/<key>`` by :class:`ToolServiceDescriptor`;
+``mcp/<key>`` by :class:`McpServer`.  References between descriptors (a tool's
+``service``, its ``mcp-tool``, required config params) are resolved by the
+catalog (``build.py``), which sees the whole config.
+
+Choices worth knowing about:
+
+* Descriptors written for upstream 2.1.4 load unchanged: unknown fields are
+  kept (a ``tool-service`` tool's config values are ordinary top-level
+  fields) or ignored, ``description`` may be absent except on ``tool-service``
+  tools (SPEC.md makes it required there), and argument types are not
+  checked against a list (see ``arguments.py``).
+* Tools find their service by the **config key** of the ``tool-service``
+  item, as upstream does.  The descriptor's ``id`` is informative: when it is
+  missing the key is used, and one that differs from the key is accepted.
+* The question-style types (``knowledge-query``, ``text-completion``,
+  ``structured-query``) and ``row-embeddings-query`` take a fixed argument, as
+  upstream exposes them; ``mcp-tool``, ``prompt`` and ``tool-service`` tools
+  declare theirs.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    field_validator,
+)
+
+from ..base.topics import TopicError, to_pulsar
+from .arguments import ToolArgument, unique_names
+from .errors import describe
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty")
+    return value
+
+
+def _queue(value: str) -> str:
+    try:
+        to_pulsar(value)
+    except TopicError as e:
+        raise ValueError(str(e)) from None
+    return value
+
+
+def _none_to_empty(value: Any) -> Any:
+    return "" if value is None else value
+
+
+def _seconds(value: Any) -> Any:
+    # Checked by hand: pydantic would read true as 1 and "5" as 5.
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not math.isfinite(value) or value <= 0:
+        raise ValueError("must be a positive number of seconds")
+    return float(value)
+
+
+def _list_of_strings(value: Any) -> Any:
+    if value is not None and not isinstance(value, list):
+        raise ValueError(f"must be a list, got {describe(value)}; give a list of strings")
+    return value
+
+
+NonEmptyStr = Annotated[str, AfterValidator(_not_blank)]
+QueueStr = Annotated[str, AfterValidator(_queue)]
+OptionalText = Annotated[str, BeforeValidator(_none_to_empty)]
+Seconds = Annotated[float | None, BeforeValidator(_seconds)]
+StringList = Annotated[list[str] | None, BeforeValidator(_list_of_strings)]
+
+# The fixed arguments of the question-style types, as upstream exposes them.
+QUESTION = ToolArgument(name="question", type="string", description="The question to ask")
+QUERY = ToolArgument(name="query", type="string", description="The query")
+
+
+# -- services --------------------------------------------------------------------------
+
+
+class ConfigParam(BaseModel):
+    """One config parameter a tool service accepts from its tools."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    name: NonEmptyStr
+    required: bool = False
+
+
+class ToolServiceDescriptor(BaseModel):
+    """A ``tool-service`` config item: how to reach a service and what it may be configured with."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    id: NonEmptyStr
+    request_queue: QueueStr = Field(alias="request-queue")
+    response_queue: QueueStr = Field(alias="response-queue")
+    config_params: tuple[ConfigParam, ...] = Field(default=(), alias="config-params")
+
+    @field_validator("config_params", mode="before")
+    @classmethod
+    def _bare_names(cls, value: Any) -> Any:
+        # A bare string is shorthand for an optional parameter of that name;
+        # null is read as "no parameters" rather than as an error.
+        if value is None:
+            return ()
+        if isinstance(value, list):
+            return [{"name": item} if isinstance(item, str) else item for item in value]
+        return value
+
+    @field_validator("config_params")
+    @classmethod
+    def _unique_params(cls, value: tuple[ConfigParam, ...]) -> tuple[ConfigParam, ...]:
+        seen: set[str] = set()
+        for param in value:
+            if param.name in seen:
+                raise ValueError(f"duplicate config param {param.name!r}")
+            seen.add(param.name)
+        return value
+
+    @property
+    def queues(self) -> tuple[str, str]:
+        """Both queues as Pulsar URLs: the key of the client that calls this service."""
+        return to_pulsar(self.request_queue), to_pulsar(self.response_queue)
+
+
+class McpServer(BaseModel):
+    """An ``mcp`` config item: an MCP server tool that ``mcp-tool`` tools call by this key.
+
+    ``auth-token`` is sent as ``Authorization: Bearer ...`` and never shown
+    (it is left out of ``repr``).  ``transport`` is our extension:
+    ``streamable-http`` (the default, as upstream) or ``sse``.
+    """
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    url: NonEmptyStr
+    remote_name: str | None = Field(default=None, alias="remote-name")
+    auth_token: str | None = Field(default=None, alias="auth-token", repr=False)
+    transport: Literal["streamable-http", "sse"] = "streamable-http"
+
+    @field_validator("url")
+    @classmethod
+    def _http(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError(f"{value!r} is not an http:// or https:// URL")
+        return value
+
+    @field_validator("transport", mode="before")
+    @classmethod
+    def _transport(cls, value: Any) -> Any:
+        return "streamable-http" if value in (None, "", "http") else value
+
+
+# -- tools -----------------------------------------------------------------------------
+
+
+class ToolDescriptor(BaseModel):
+    """The fields every tool type shares.
+
+    Unknown fields are kept (``model_extra``): a ``tool-service`` tool's
+    config values are top-level fields, and descriptors written for a newer
+    version must still load.
+    """
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    #: The tool's ``type`` value; set by each subclass.
+    kind: ClassVar[str] = ""
+    #: Types that take a fixed argument list rather than declaring one.
+    fixed_arguments: ClassVar[tuple[ToolArgument, ...] | None] = None
+
+    name: Annotated[str, AfterValidator(lambda v: _not_blank(v).strip())]
+    description: OptionalText = ""
+    group: StringList = None
+    state: Annotated[str | None, BeforeValidator(lambda v: v or None)] = None
+    applicable_states: StringList = Field(default=None, alias="applicable-states")
+    timeout: Seconds = None
+    validate_arguments: bool = Field(default=True, alias="validate-arguments")
+
+    def tool_arguments(self) -> tuple[ToolArgument, ...]:
+        """The arguments a caller fills in."""
+        if self.fixed_arguments is not None:
+            return self.fixed_arguments
+        return tuple(getattr(self, "arguments", ()))
+
+
+class _DeclaresArguments(ToolDescriptor):
+    arguments: tuple[ToolArgument, ...] = ()
+
+    @field_validator("arguments", mode="before")
+    @classmethod
+    def _null_arguments(cls, value: Any) -> Any:
+        return () if value is None else value
+
+    @field_validator("arguments")
+    @classmethod
+    def _unique(cls, value: tuple[ToolArgument, ...]) -> tuple[ToolArgument, ...]:
+        return tuple(unique_names(value))
+
+
+def _collection(value: Any) -> Any:
+    return "default" if value in (None, "") else value
+
+
+Collection = Annotated[str, BeforeValidator(_collection)]
+
+
+class KnowledgeQueryTool(ToolDescriptor):
+    """Graph-RAG over a collection (the request's user is not passed on, as upstream)."""
+
+    kind: ClassVar[str] = "knowledge-query"
+    fixed_arguments: ClassVar[tuple[ToolArgument, ...]] = (QUESTION,)
+    type: Literal["knowledge-query"]
+    collection: Collection = "default"
+
+
+class TextCompletionTool(ToolDescriptor):
+    """Asks the LLM through the prompt service's ``question`` template."""
+
+    kind: ClassVar[str] = "text-completion"
+    fixed_arguments: ClassVar[tuple[ToolArgument, ...]] = (QUESTION,)
+    type: Literal["text-completion"]
+
+
+class McpToolTool(_DeclaresArguments):
+    """Calls a tool of an MCP server; ``mcp-tool`` is a key of config type ``mcp``."""
+
+    kind: ClassVar[str] = "mcp-tool"
+    type: Literal["mcp-tool"]
+    mcp_tool: NonEmptyStr = Field(alias="mcp-tool")
+
+
+class PromptTool(_DeclaresArguments):
+    """Runs a prompt template with the arguments as its variables."""
+
+    kind: ClassVar[str] = "prompt"
+    type: Literal["prompt"]
+    template: NonEmptyStr
+
+
+class StructuredQueryTool(ToolDescriptor):
+    """Natural language over structured data, as the request's user."""
+
+    kind: ClassVar[str] = "structured-query"
+    fixed_arguments: ClassVar[tuple[ToolArgument, ...]] = (QUESTION,)
+    type: Literal["structured-query"]
+    collection: Collection = "default"
+
+
+class RowEmbeddingsQueryTool(ToolDescriptor):
+    """Semantic search over the rows of a structured-data schema."""
+
+    kind: ClassVar[str] = "row-embeddings-query"
+    fixed_arguments: ClassVar[tuple[ToolArgument, ...]] = (QUERY,)
+    type: Literal["row-embeddings-query"]
+    schema_name: str | None = Field(default=None, alias="schema-name")
+    collection: Collection = "default"
+    index_name: str | None = Field(default=None, alias="index-name")
+    limit: Annotated[int, BeforeValidator(lambda v: 10 if v is None else v)] = 10
+
+
+class ToolServiceTool(_DeclaresArguments):
+    """Calls a tool service; config values for the service's params are top-level fields."""
+
+    kind: ClassVar[str] = "tool-service"
+    type: Literal["tool-service"]
+    description: NonEmptyStr
+    service: NonEmptyStr
+
+
+#: Tool ``type`` -> its model.  Adding a type is a model and a line here.
+TOOL_TYPES: dict[str, type[ToolDescriptor]] = {
+    m.kind: m for m in (KnowledgeQueryTool, TextCompletionTool, McpToolTool, PromptTool,
+                        StructuredQueryTool, RowEmbeddingsQueryTool, ToolServiceTool)
+}
+
+#: What the ``type`` of a tool calling a tool service is.
+TOOL_SERVICE_TYPE = ToolServiceTool.kind

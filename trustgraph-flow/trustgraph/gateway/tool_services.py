@@ -1,0 +1,146 @@
+"""Calling tool services through the gateway (``POST /api/v1/tool-service``), and the tool catalog.
+
+This is how a person tries a tool service without an agent or an LLM
+(``tg-invoke-tool-service``), and how a non-Python program reaches one.  The
+request body names either
+
+* a **tool**: ``{"tool": "<tool name>", "arguments": {...}, "user": "..."}``;
+  the tool is looked up by its ``name`` in the tool catalog (built from
+  config exactly as the agent builds it) and called with its config values;
+  only ``tool-service`` tools can be called this way; or
+* a **service**: ``{"service": "<tool-service id>", "config": {...},
+  "arguments": {...}, "user": "..."}``; the ``tool-service/<id>`` descriptor
+  gives the queues and ``config`` is sent as given.
+
+``user`` defaults to ``"trustgraph"``.  The answer is ``{"response": text}``
+(streamed chunks joined) or ``{"error": {"type", "message"}}``: the service's
+own error, or ``gateway-error`` for an unknown or misconfigured tool (the
+message then carries the catalog's descriptor problem), a bad body, or
+``Timeout``.  Arguments are passed as given: the service validates its own
+inputs (the agent checks the model's against the tool's schema first).
+
+``GET /api/v1/tool-catalog`` serves :meth:`Catalog.to_json` (what
+``tg-show-tools`` shows) and ``GET /api/v1/tool-service/errors`` the list of
+descriptor problems alone.
+
+Calls go through the shared pool :class:`trustgraph.base.ToolServiceClients`
+(one client per request/response queue pair, created on first use, shared by
+every call); clients of queues that leave the config are closed once their
+calls finish.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from trustgraph.base import PubSub, ToolServiceClients, ToolServiceError
+from trustgraph.base.pubsub import PubSubError
+from trustgraph.base.topics import TopicError
+from trustgraph.catalog import TOOL_SERVICE_TYPE, Catalog, build_catalog
+
+from .dispatch import CLOSED_DURING_CALL, timeout_error
+from .translators import DEFAULT_USER, JsonObject, error_body, gateway_error
+
+logger = logging.getLogger(__name__)
+
+OnChunk = Callable[[str], Awaitable[None]]
+
+
+class ToolServices:
+    """The tool catalog of the current config, and the clients that call its services."""
+
+    def __init__(self, pubsub: PubSub, *, timeout: float) -> None:
+        self.pubsub = pubsub
+        self.timeout = timeout
+        self.catalog = Catalog()
+        self.clients = ToolServiceClients(pubsub, name="api-gateway")
+        self._closing: set[asyncio.Task] = set()
+
+    @property
+    def errors(self) -> list[str]:
+        """The catalog's descriptor problems, one line each."""
+        return [str(e) for e in self.catalog.errors]
+
+    # -- config --------------------------------------------------------------------
+    def update(self, config: dict[str, dict[str, str]]) -> None:
+        """Build the catalog of a config push and swap it in."""
+        catalog = build_catalog(config)
+        self.catalog = catalog
+        logger.info("Tool catalog: %d tools, %d services, %d descriptor errors",
+                    len(catalog.tools), len(catalog.services), len(catalog.errors))
+        for error in catalog.errors:
+            logger.warning("Descriptor error: %s", error)
+        # Clients of services no longer described close once their calls finish.
+        task = asyncio.ensure_future(self.clients.keep(catalog.service_queue_pairs))
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    async def stop(self) -> None:
+        """Close every client; calls still waiting end with an error at once."""
+        await asyncio.gather(*self._closing, return_exceptions=True)
+        await self.clients.close()
+
+    # -- calls ---------------------------------------------------------------------
+    def _target(self, body: Any) -> tuple[tuple[str, str], Any] | JsonObject:
+        """``((request queue, response queue), config)`` of a call, or its error JSON."""
+        if not isinstance(body, dict):
+            return gateway_error("the request must be a JSON object")
+        catalog = self.catalog
+        if body.get("tool") is not None:
+            name = body["tool"]
+            tool = catalog.tools.get(name) if isinstance(name, str) else None
+            if tool is None:
+                problems = catalog.tool_problems(name) if isinstance(name, str) else []
+                detail = f": {'; '.join(str(p) for p in problems)}" if problems else ""
+                return gateway_error(f"Unknown tool '{name}'{detail}")
+            if tool.queues is None:
+                return gateway_error(f"Tool '{name}' is of type {tool.type}; only {TOOL_SERVICE_TYPE} "
+                                     "tools can be called here")
+            return tool.queues, dict(tool.config)
+        if body.get("service") is not None:
+            sid = body["service"]
+            svc = catalog.find_service(sid) if isinstance(sid, str) else None
+            if svc is None:
+                problems = catalog.problems("tool-service", sid) if isinstance(sid, str) else []
+                if problems:
+                    return gateway_error(f"Tool service '{sid}' is misconfigured: {problems[0]}")
+                return gateway_error(f"Unknown tool service '{sid}'")
+            config = body.get("config")
+            if config is not None and not isinstance(config, dict):
+                return gateway_error("'config' must be a JSON object")
+            return svc.queues, config or {}
+        return gateway_error("the request needs 'tool' (a tool name) or 'service' (a tool-service id)")
+
+    async def call(self, body: Any, on_chunk: OnChunk | None = None) -> JsonObject:
+        """Run one tool-service call: ``{"response": text}`` or ``{"error": {...}}``.
+
+        ``on_chunk`` (the websocket) receives each streamed chunk as it
+        arrives.  Never raises for anything the body or the service does.
+        """
+        target = self._target(body)
+        if isinstance(target, dict):
+            return target
+        queues, config = target
+        user = body.get("user")
+        arguments = body.get("arguments")
+        if user is not None and not isinstance(user, str):
+            return gateway_error("'user' must be a string")
+        if arguments is not None and not isinstance(arguments, dict):
+            return gateway_error("'arguments' must be a JSON object")
+        logger.debug("Tool-service call on %s", queues[0])
+        client = None
+        try:
+            async with asyncio.timeout(self.timeout), self.clients.use(queues) as client:
+                text = await client.call_streaming(user or DEFAULT_USER, config, arguments or {},
+                                                   on_chunk, timeout=self.timeout)
+        except ToolServiceError as e:
+            return error_body(e.type, e.message)
+        except TimeoutError:
+            return timeout_error() if client is None or client.started else gateway_error(CLOSED_DURING_CALL)
+        except (PubSubError, TopicError, TypeError) as e:
+            logger.warning("Tool-service call on %s failed: %s", queues[0], e)
+            return gateway_error(str(e))
+        return {"response": text}
