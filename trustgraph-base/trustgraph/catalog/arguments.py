@@ -119,14 +119,14 @@ class ToolArgument(BaseModel):
         return schema
 
 
-def unique_names(arguments: Sequence[ToolArgument]) -> Sequence[ToolArgument]:
+def unique_names(items: Sequence[Any], what: str = "argument") -> Sequence[Any]:
     """Refuse a list that declares one name twice (which value would the tool get?)."""
     seen: set[str] = set()
-    for arg in arguments:
-        if arg.name in seen:
-            raise ValueError(f"duplicate argument {arg.name!r}")
-        seen.add(arg.name)
-    return arguments
+    for item in items:
+        if item.name in seen:
+            raise ValueError(f"duplicate {what} {item.name!r}")
+        seen.add(item.name)
+    return items
 
 
 def arguments_schema(arguments: Sequence[ToolArgument]) -> dict[str, Any]:

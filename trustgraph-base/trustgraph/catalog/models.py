@@ -123,12 +123,7 @@ class ToolServiceDescriptor(BaseModel):
     @field_validator("config_params")
     @classmethod
     def _unique_params(cls, value: tuple[ConfigParam, ...]) -> tuple[ConfigParam, ...]:
-        seen: set[str] = set()
-        for param in value:
-            if param.name in seen:
-                raise ValueError(f"duplicate config param {param.name!r}")
-            seen.add(param.name)
-        return value
+        return tuple(unique_names(value, "config param"))
 
     @property
     def queues(self) -> tuple[str, str]:
