@@ -6,6 +6,7 @@ import json
 
 import pytest
 from trustgraph.launch.components import COMPONENTS, Component, ComponentError, load_components, with_extra
+from trustgraph.launch.supervisor import RestartPolicy
 
 
 def test_the_stack_cannot_run_without_config_svc_and_gateway():
@@ -39,3 +40,7 @@ def test_bad_component_definitions_are_refused_saying_why(tmp_path, text, says):
     with pytest.raises(ComponentError, match=says.replace("[", r"\[")):
         load_components(f)
 
+
+def test_back_off_doubles_up_to_its_cap():
+    assert [RestartPolicy().delay(n) for n in range(1, 7)] == [2, 4, 8, 16, 30, 30]
+    assert RestartPolicy(backoff=0.5).delay(3) == 2.0
