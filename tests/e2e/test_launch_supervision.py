@@ -125,8 +125,8 @@ def test_children_killed_together_come_back_in_parallel_and_show_once_ready(tmp_
     wait_for("restart of both", lambda: len(a.pids()) == 2 and len(b.pids()) == 2, s)
     for x in (a, b):
         assert f"tg-launch: {x.name} was killed by SIGKILL; restart 1/5 in 2s" in s.output()
-    # Both back-offs ran at once: one after the other would start them 2 s apart.
-    assert abs(started_at(a.pids()[1]) - started_at(b.pids()[1])) < 1.0
+    # Both back-offs ran at once: one after the other would start them 2 s or more apart.
+    assert abs(started_at(a.pids()[1]) - started_at(b.pids()[1])) < 1.5
     # Running is not ready: neither is shown again until it serves.
     assert (s.shown(a.name), s.shown(b.name)) == (1, 1)
     b.go.touch()
