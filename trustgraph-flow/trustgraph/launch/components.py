@@ -7,8 +7,11 @@ line here, not writing code.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -19,13 +22,16 @@ class Component:
     listens: str = ""              # shown to the user once ready
     llm: str | None = None         # only started when the chosen LLM is this one
     env: dict[str, str] = field(default_factory=dict)
+    # The stack is useless without it: when it cannot be kept up, tg-launch
+    # stops everything and exits nonzero instead of limping on.
+    essential: bool = False
 
 
 COMPONENTS: tuple[Component, ...] = (
     Component("config-svc", "config-svc", ("--store", "{data_dir}/config.db"),
-              listens="store {data_dir}/config.db"),
+              listens="store {data_dir}/config.db", essential=True),
     Component("api-gateway", "api-gateway", ("--port", "{gateway_port}"),
-              listens="http://localhost:{gateway_port}/"),
+              listens="http://localhost:{gateway_port}/", essential=True),
     Component("prompt", "prompt-template", ("--concurrency", "4")),
     Component("llm", "text-completion-llamacpp", (), listens="embedded SmolLM2-135M-Instruct",
               llm="embedded"),
@@ -38,6 +44,42 @@ COMPONENTS: tuple[Component, ...] = (
 
 # config-svc must be up (and bootstrapped) before the rest start.
 FIRST = "config-svc"
+
+
+class ComponentError(ValueError):
+    """A component definition file is unusable."""
+
+
+def load_components(path: str | os.PathLike) -> tuple[Component, ...]:
+    """Component definitions from a JSON file: a list of objects with the fields
+    of ``Component`` (``name`` and ``command`` required, ``args`` a list).
+
+    Only tg-launch's hidden ``--extra-components`` test hook reads such a file,
+    so that a test can run a stand-in processor under the real launcher.
+    """
+    try:
+        items = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as e:
+        raise ComponentError(f"cannot read component definitions {path}: {e}") from e
+    if not isinstance(items, list):
+        raise ComponentError(f"{path}: expected a JSON list of component objects")
+    known = {f.name for f in dataclasses.fields(Component)}
+    out = []
+    for i, item in enumerate(items):
+        if not isinstance(item, dict) or not {"name", "command"} <= item.keys():
+            raise ComponentError(f"{path}: item {i} needs at least \"name\" and \"command\"")
+        unknown = item.keys() - known
+        if unknown:
+            raise ComponentError(f"{path}: item {i} has unknown fields {sorted(unknown)}")
+        out.append(Component(**{**item, "args": tuple(item.get("args", ()))}))
+    return tuple(out)
+
+
+def with_extra(base: tuple[Component, ...], extra: tuple[Component, ...]) -> tuple[Component, ...]:
+    """``base`` with every component named in ``extra`` replaced (all its LLM
+    variants too), and the new names appended."""
+    names = {c.name for c in extra}
+    return tuple(c for c in base if c.name not in names) + extra
 
 
 def choose_llm(flag: str | None) -> str:

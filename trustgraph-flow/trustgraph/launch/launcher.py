@@ -4,41 +4,31 @@ Starts the embedded pulsar-lite broker on 127.0.0.1 (unless --pulsar-host
 points at an existing Pulsar), then config-svc, loads the bootstrap config
 into an empty store, then the other processors, each as a child process with
 its output in ``<data-dir>/logs/<name>.log``.  Ctrl-C or SIGTERM stops every
-child and then the broker.  A child that dies is restarted with a back-off.
+child and then the broker.  A process that dies (the broker too) is restarted
+with a back-off and shown again once ready; one that keeps dying is given up
+on, and without the broker, config-svc or api-gateway the whole stack stops.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import ctypes
 import logging
 import os
 import shutil
 import signal
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 from trustgraph.base.broker import BrokerError, EmbeddedBroker, free_port, wait_for_port
 
 from .bootstrap import BootstrapError, bootstrap
-from .components import COMPONENTS, FIRST, Component, choose_llm
+from .components import COMPONENTS, FIRST, Component, ComponentError, choose_llm, load_components, with_extra
+from .processes import BrokerProcess, Child
+from .supervisor import RestartPolicy, Supervisor, say
 
 logger = logging.getLogger("tg-launch")
-
-READY_TIMEOUT = 90.0
-MAX_RESTARTS = 5
-
-
-def _die_with_parent() -> None:
-    """Ask Linux to SIGTERM the child if tg-launch itself dies, so nothing is orphaned."""
-    try:
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except OSError:
-        pass
 
 
 def default_bootstrap() -> Path | None:
@@ -51,74 +41,6 @@ def default_bootstrap() -> Path | None:
     return None
 
 
-class Child:
-    """One supervised processor."""
-
-    def __init__(self, comp: Component, argv: list[str], env: dict[str, str],
-                 log_path: Path, ready_path: Path, verbose: bool) -> None:
-        self.comp = comp
-        self.argv = argv
-        self.env = env
-        self.log_path = log_path
-        self.ready_path = ready_path
-        self.verbose = verbose
-        self.proc: asyncio.subprocess.Process | None = None
-        self.restarts = 0
-        self.stopping = False
-        self._pump: asyncio.Task | None = None
-
-    async def start(self) -> None:
-        self.ready_path.unlink(missing_ok=True)
-        self.proc = await asyncio.create_subprocess_exec(
-            *self.argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            # Ready means serving: processors that follow config report ready
-            # only once the first config (and so their flows) is in place.
-            env={**self.env, "TG_READY_FILE": str(self.ready_path), "TG_READY_AFTER_CONFIG": "1"},
-            preexec_fn=_die_with_parent,
-        )
-        self._pump = asyncio.create_task(self._copy_output(self.proc))
-
-    async def _copy_output(self, proc: asyncio.subprocess.Process) -> None:
-        with open(self.log_path, "ab") as log:
-            while True:
-                line = await proc.stdout.readline()
-                if not line:
-                    break
-                log.write(line)
-                log.flush()
-                if self.verbose:
-                    sys.stdout.write(f"[{self.comp.name}] {line.decode(errors='replace')}")
-                    sys.stdout.flush()
-
-    async def wait_ready(self, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        while not self.ready_path.exists():
-            if self.proc.returncode is not None:
-                raise RuntimeError(f"{self.comp.name} exited with code {self.proc.returncode}; "
-                                   f"see {self.log_path}")
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"{self.comp.name} not ready after {timeout:.0f}s; see {self.log_path}")
-            await asyncio.sleep(0.05)
-
-    async def stop(self, timeout: float = 10.0) -> None:
-        self.stopping = True
-        proc = self.proc
-        if proc is None or proc.returncode is not None:
-            return
-        try:
-            proc.terminate()
-            await asyncio.wait_for(proc.wait(), timeout)
-        except ProcessLookupError:
-            pass
-        except TimeoutError:
-            logger.warning("%s did not stop in %.0fs; killing it", self.comp.name, timeout)
-            proc.kill()
-            await proc.wait()
-        if self._pump is not None:
-            await asyncio.wait([self._pump], timeout=2)
-
-
 class Launcher:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
@@ -126,12 +48,18 @@ class Launcher:
         self.broker: EmbeddedBroker | None = None
         self.children: list[Child] = []
         self.stop_event = asyncio.Event()
+        self.supervisor = Supervisor(RestartPolicy(
+            max_restarts=args.max_restarts, backoff=args.backoff, stable_after=args.stable_after),
+            self.stop_event)
 
     def selected(self) -> list[Component]:
         llm = choose_llm(self.args.llm)
         skip = set(self.args.no or [])
+        table = COMPONENTS
+        if self.args.extra_components:
+            table = with_extra(COMPONENTS, load_components(self.args.extra_components))
         out = []
-        for comp in COMPONENTS:
+        for comp in table:
             if comp.name in skip or (comp.llm is not None and comp.llm != llm):
                 continue
             out.append(comp)
@@ -152,10 +80,8 @@ class Launcher:
         logs = self.data_dir / "logs"
         run = self.data_dir / "run"
         return Child(comp, argv, {**os.environ, **comp.env}, logs / f"{comp.name}.log",
-                     run / f"{comp.name}.ready", self.args.verbose)
-
-    def say(self, name: str, where: str) -> None:
-        print(f"  {name:<14} {where}", flush=True)
+                     run / f"{comp.name}.ready", self.args.verbose,
+                     where=self._fill(comp.listens, values) or "ready")
 
     async def run(self) -> int:
         args = self.args
@@ -168,7 +94,7 @@ class Launcher:
         try:
             if args.pulsar_host:
                 pulsar_url = args.pulsar_host
-                self.say("broker", f"{pulsar_url} (external)")
+                say("broker", f"{pulsar_url} (external)")
             else:
                 port = args.broker_port
                 try:
@@ -178,9 +104,11 @@ class Launcher:
                     pass
                 self.broker = EmbeddedBroker(self.data_dir / "broker", port=port,
                                              log_path=self.data_dir / "logs" / "broker.log")
-                await asyncio.to_thread(self.broker.start)
+                broker = BrokerProcess(self.broker)
+                await broker.come_up()
                 pulsar_url = self.broker.url
-                self.say("broker", f"{pulsar_url} (pulsar-lite, data {self.data_dir / 'broker'})")
+                say(broker.name, broker.where)
+                self.supervisor.watch(broker)
             (self.data_dir / "pulsar-url").write_text(pulsar_url + "\n")
             values = {
                 "data_dir": str(self.data_dir), "gateway_port": args.gateway_port,
@@ -194,51 +122,33 @@ class Launcher:
             rest = [c for c in self.children if c.comp.name != FIRST]
             for child in first:
                 await child.start()
-                await child.wait_ready(READY_TIMEOUT)
-                self.say(child.comp.name, self._fill(child.comp.listens, values) or "ready")
+                await child.wait_ready()
+                say(child.name, child.where)
+                self.supervisor.watch(child)
                 if not args.no_bootstrap:
                     path = Path(args.bootstrap) if args.bootstrap else default_bootstrap()
                     if path is None:
                         print("tg-launch: no bootstrap file found (config-examples/bootstrap.json); "
                               "starting with an empty config", flush=True)
                     elif await bootstrap(pulsar_url, path):
-                        self.say("bootstrap", f"loaded {path}")
+                        say("bootstrap", f"loaded {path}")
             for child in rest:
                 await child.start()
             for child in rest:
-                await child.wait_ready(READY_TIMEOUT)
-                self.say(child.comp.name, self._fill(child.comp.listens, values) or "ready")
+                await child.wait_ready()
+                say(child.name, child.where)
+                self.supervisor.watch(child)
             print("tg-launch: all components ready; Ctrl-C stops them", flush=True)
-            await self.supervise()
-            return 0
-        except (RuntimeError, BootstrapError, BrokerError) as e:
+            await self.stop_event.wait()
+            return 1 if self.supervisor.failed else 0
+        except (RuntimeError, BootstrapError, BrokerError, ComponentError) as e:
             print(f"tg-launch: error: {e}", file=sys.stderr, flush=True)
             return 1
         finally:
             await self.shutdown()
 
-    async def supervise(self) -> None:
-        """Wait for a stop signal; restart children that die, with a back-off."""
-        while not self.stop_event.is_set():
-            try:
-                await asyncio.wait_for(self.stop_event.wait(), 0.5)
-            except TimeoutError:
-                pass
-            for child in self.children:
-                rc = child.proc.returncode if child.proc else None
-                if rc is None or child.stopping or self.stop_event.is_set():
-                    continue
-                if child.restarts >= MAX_RESTARTS:
-                    continue
-                child.restarts += 1
-                delay = min(2 ** child.restarts, 30)
-                print(f"tg-launch: {child.comp.name} exited with code {rc}; restart {child.restarts}/"
-                      f"{MAX_RESTARTS} in {delay}s (log {child.log_path})", flush=True)
-                await asyncio.sleep(delay)
-                if not self.stop_event.is_set():
-                    await child.start()
-
     async def shutdown(self) -> None:
+        await self.supervisor.close()
         if self.children:
             print("tg-launch: stopping", flush=True)
         # Everything but config-svc first, config-svc last, then the broker.
@@ -251,6 +161,15 @@ class Launcher:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line.  Hidden flags, for tests only (never needed in use):
+
+    ``--extra-components FILE``
+        component definitions (JSON, see ``components.load_components``) added
+        to the table, replacing components of the same name;
+    ``--max-restarts N``, ``--backoff SECONDS``, ``--stable-after SECONDS``
+        the restart policy (``supervisor.RestartPolicy``; defaults 5, 2 s and
+        60 s), so a test sees a give-up or a reset in seconds.
+    """
     names = sorted({c.name for c in COMPONENTS})
     p = argparse.ArgumentParser(prog="tg-launch", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -271,6 +190,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="serve Prometheus metrics from each child (ports from --metrics-base-port)")
     p.add_argument("--metrics-base-port", type=int, default=8001)
     p.add_argument("-v", "--verbose", action="store_true", help="show every child's output live")
+    p.add_argument("--extra-components", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--max-restarts", type=int, default=RestartPolicy.max_restarts, help=argparse.SUPPRESS)
+    p.add_argument("--backoff", type=float, default=RestartPolicy.backoff, help=argparse.SUPPRESS)
+    p.add_argument("--stable-after", type=float, default=RestartPolicy.stable_after, help=argparse.SUPPRESS)
     for name in names:
         p.add_argument(f"--no-{name}", dest="no", action="append_const", const=name,
                        help=f"do not start {name}")

@@ -1,0 +1,215 @@
+"""tg-launch keeps its processes up: real tg-launch, real children, real kills.
+
+The children are stand-ins (``launch_stand_in.py``) added through tg-launch's
+hidden ``--extra-components`` hook, next to a real broker and config-svc;
+the broker test uses the real stack.  Each test has its own stack.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+import pytest
+
+from .conftest import Stack, alive, descendants
+
+STAND_IN = Path(__file__).with_name("launch_stand_in.py")
+# Only the broker and config-svc of the real stack, unless a test wants more.
+MINIMAL = ("--no-llm", "--no-prompt", "--no-agent", "--no-api-gateway", "--no-joke-service",
+           "--no-bootstrap")
+T = TypeVar("T")
+
+
+def wait_for(what: str, probe: Callable[[], T], stack: Stack, timeout: float = 60.0) -> T:
+    """Poll ``probe`` until it returns something truthy; fail naming ``what``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = probe()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"no {what} within {timeout:.0f}s\n{stack.output()}\n{stack.errors()}")
+        time.sleep(0.05)
+
+
+class Launch(Stack):
+    """A Stack whose tg-launch stderr is kept apart, to check what goes there."""
+
+    def __init__(self, tmp: Path, extra: list[str]) -> None:
+        super().__init__(tmp / "data", extra)
+        self.err = tmp / "tg-launch.err"
+
+    def start(self, timeout: float = 120.0) -> None:
+        with open(self.log, "wb") as out, open(self.err, "wb") as err:
+            self.proc = subprocess.Popen(self.args, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+        wait_for("'all components ready'", lambda: "all components ready" in self.output()
+                 or self.proc.poll() is not None, self, timeout)
+        assert self.proc.poll() is None, f"tg-launch exited:\n{self.output()}\n{self.errors()}"
+
+    def errors(self) -> str:
+        return self.err.read_text(errors="replace") if self.err.exists() else ""
+
+    def line(self, name: str) -> str:
+        """The status line of ``name`` as printed at start-up (it must be there)."""
+        found = [ln for ln in self.output().splitlines() if ln.startswith(f"  {name} ")]
+        assert found, self.output()
+        return found[0]
+
+    def shown(self, name: str) -> int:
+        return self.output().splitlines().count(self.line(name))
+
+
+class StandIn:
+    """One stand-in component: its definition and the pids of its starts."""
+
+    def __init__(self, tmp: Path, name: str, *args: str, essential: bool = False) -> None:
+        self.name = name
+        self.runs_file = tmp / f"{name}.runs"
+        self.go = tmp / f"{name}.go"
+        self.definition = {"name": name, "command": sys.executable, "essential": essential,
+                           "listens": f"stand-in {name}",
+                           "args": [str(STAND_IN), "--runs", str(self.runs_file), *args]}
+
+    def pids(self) -> list[int]:
+        return [int(p) for p in self.runs_file.read_text().split()] if self.runs_file.exists() else []
+
+    def kill(self) -> None:
+        os.kill(self.pids()[-1], signal.SIGKILL)
+
+
+def launch(tmp: Path, stand_ins: list[StandIn], *flags: str) -> Launch:
+    components = tmp / "components.json"
+    components.write_text(json.dumps([s.definition for s in stand_ins]))
+    stack = Launch(tmp, [*flags, "--extra-components", str(components)])
+    stack.start()
+    return stack
+
+
+def started_at(pid: int) -> float:
+    """When ``pid`` was started, in seconds since boot (from /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[19]) / os.sysconf("SC_CLK_TCK")
+
+
+def cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+@pytest.fixture
+def stacks():
+    made: list[Launch] = []
+    yield made
+    for s in made:
+        s.stop()
+
+
+def test_children_killed_together_come_back_in_parallel_and_show_once_ready(tmp_path, stacks):
+    a = StandIn(tmp_path, "stand-in-a", "--hold", str(tmp_path / "stand-in-a.go"))
+    b = StandIn(tmp_path, "stand-in-b", "--hold", str(tmp_path / "stand-in-b.go"))
+    s = launch(tmp_path, [a, b], *MINIMAL)
+    stacks.append(s)
+    assert (s.shown(a.name), s.shown(b.name)) == (1, 1)
+    a.kill()
+    b.kill()
+    wait_for("restart of both", lambda: len(a.pids()) == 2 and len(b.pids()) == 2, s)
+    for x in (a, b):
+        assert f"tg-launch: {x.name} was killed by SIGKILL; restart 1/5 in 2s" in s.output()
+    # Both back-offs ran at once: one after the other would start them 2 s or more apart.
+    assert abs(started_at(a.pids()[1]) - started_at(b.pids()[1])) < 1.5
+    # Running is not ready: neither is shown again until it serves.
+    assert (s.shown(a.name), s.shown(b.name)) == (1, 1)
+    b.go.touch()
+    wait_for(f"{b.name} shown again", lambda: s.shown(b.name) == 2, s)
+    assert s.shown(a.name) == 1
+    a.go.touch()
+    wait_for(f"{a.name} shown again", lambda: s.shown(a.name) == 2, s)
+    assert s.proc.poll() is None and s.stop() == 0
+
+
+def test_sigterm_during_a_back_off_stops_at_once(tmp_path, stacks):
+    a = StandIn(tmp_path, "stand-in")
+    s = launch(tmp_path, [a], *MINIMAL, "--backoff", "30")
+    stacks.append(s)
+    kids = descendants(s.proc.pid)
+    a.kill()
+    wait_for("restart notice", lambda: "restart 1/5 in 30s" in s.output(), s)
+    began = time.monotonic()
+    s.proc.send_signal(signal.SIGTERM)
+    # A back-off that blocked the launcher would hold the stop for 30 s.
+    assert s.proc.wait(timeout=60) == 0
+    assert time.monotonic() - began < 15, s.output()
+    assert len(a.pids()) == 1
+    wait_for("every child gone", lambda: not [p for p in kids if alive(p)], s)
+
+
+def test_give_up_is_loud_and_an_essential_one_stops_the_stack(tmp_path, stacks):
+    steady = StandIn(tmp_path, "steady")
+    flaky = StandIn(tmp_path, "flaky", "--up-runs", "1", "--fail", "after-ready")
+    vital = StandIn(tmp_path, "vital", "--up-runs", "1", "--fail", "before-ready", essential=True)
+    stable = 3.0
+    s = launch(tmp_path, [steady, flaky, vital], *MINIMAL, "--max-restarts", "2", "--backoff", "0.5",
+               "--stable-after", str(stable))
+    stacks.append(s)
+    kids = descendants(s.proc.pid)
+
+    # flaky comes back ready but dies at once, each time: not stable, so given up on.
+    flaky.kill()
+    steady.kill()
+    gave_up = wait_for("give-up line", lambda: [ln for ln in s.errors().splitlines()
+                                                if "giving up on flaky" in ln], s)
+    assert len(gave_up) == 1
+    assert "after 2 restarts" in gave_up[0] and str(s.data_dir / "logs" / "flaky.log") in gave_up[0]
+    assert "the rest keeps running" in gave_up[0]
+    assert s.proc.poll() is None and len(flaky.pids()) == 3
+
+    # steady, up for the stable period after its restart, starts its count again.
+    wait_for("steady shown again", lambda: s.shown(steady.name) == 2, s)
+    back = time.monotonic()
+    time.sleep(max(0.0, back + stable + 0.5 - time.monotonic()))  # the period itself is under test
+    steady.kill()
+    wait_for("steady shown a third time", lambda: s.shown(steady.name) == 3, s)
+    notices = [ln for ln in s.output().splitlines() if ln.startswith("tg-launch: steady ")]
+    assert len(notices) == 2 and all("restart 1/2 " in ln for ln in notices), notices
+
+    # vital never comes back: the launcher stops everything and fails.
+    vital.kill()
+    wait_for("tg-launch exit", lambda: s.proc.poll() is not None, s)
+    assert s.proc.returncode != 0
+    gave_up = [ln for ln in s.errors().splitlines() if "giving up on vital" in ln]
+    assert len(gave_up) == 1 and "after 2 restarts" in gave_up[0] and "stopping the stack" in gave_up[0]
+    assert "(it exited with code 3 before it was ready)" in gave_up[0]
+    assert len(vital.pids()) == 3 and "tg-launch: stopping" in s.output()
+    wait_for("every child gone", lambda: not [p for p in kids if alive(p)], s)
+
+
+def test_broker_killed_is_restarted_on_its_port_and_the_stack_recovers(tmp_path, stacks):
+    s = Launch(tmp_path, ["--no-llm", "--no-prompt", "--no-agent"])
+    s.start()
+    stacks.append(s)
+    first = s.line("broker")
+    brokers = [p for p in descendants(s.proc.pid) if b"pulsar-lite" in cmdline(p)]
+    assert len(brokers) == 1
+    os.kill(brokers[0], signal.SIGKILL)
+    wait_for("broker shown again", lambda: s.shown("broker") == 2, s)
+    assert "tg-launch: broker was killed by SIGKILL; restart 1/5 in 2s" in s.output()
+    # Same line: same port and data directory.  The dead one is reaped, not a zombie.
+    assert [ln for ln in s.output().splitlines() if ln.startswith("  broker ")] == [first, first]
+    assert brokers[0] not in descendants(s.proc.pid)
+    # The processors reconnect by themselves: a call through gateway and joke-service works.
+    # A call sent before joke-service has subscribed again is lost (non-persistent
+    # topic), hence short calls, retried.
+    wait_for("a tool call through the restarted broker",
+             lambda: s.cli("tg-invoke-tool-service", "-n", "tell-joke", "-a", "topic=cats",
+                           "--timeout", "3").returncode == 0, s)
+    assert s.stop() == 0

@@ -1,0 +1,46 @@
+"""tg-launch's component table and restart policy, as data."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from trustgraph.launch.components import COMPONENTS, Component, ComponentError, load_components, with_extra
+from trustgraph.launch.supervisor import RestartPolicy
+
+
+def test_the_stack_cannot_run_without_config_svc_and_gateway():
+    essential = {c.name for c in COMPONENTS if c.essential}
+    assert essential == {"config-svc", "api-gateway"}
+
+
+def test_extra_components_replace_by_name_and_append(tmp_path):
+    f = tmp_path / "c.json"
+    f.write_text(json.dumps([
+        {"name": "llm", "command": "/bin/true", "args": ["-x"]},
+        {"name": "stand-in", "command": "/bin/true", "essential": True, "listens": "here"},
+    ]))
+    extra = load_components(f)
+    assert extra[0] == Component("llm", "/bin/true", ("-x",))
+    table = with_extra(COMPONENTS, extra)
+    assert [c.command for c in table if c.name == "llm"] == ["/bin/true"]  # every LLM variant replaced
+    assert table[-1] == Component("stand-in", "/bin/true", essential=True, listens="here")
+    assert [c.name for c in table[:-2]] == [c.name for c in COMPONENTS if c.name != "llm"]
+
+
+@pytest.mark.parametrize("text, says", [
+    ("{", "cannot read"),
+    ('{"name": "x"}', "JSON list"),
+    ('[{"name": "x"}]', "item 0 needs"),
+    ('[{"name": "x", "command": "y", "colour": "red"}]', "unknown fields ['colour']"),
+])
+def test_bad_component_definitions_are_refused_saying_why(tmp_path, text, says):
+    f = tmp_path / "c.json"
+    f.write_text(text)
+    with pytest.raises(ComponentError, match=says.replace("[", r"\[")):
+        load_components(f)
+
+
+def test_back_off_doubles_up_to_its_cap():
+    assert [RestartPolicy().delay(n) for n in range(1, 7)] == [2, 4, 8, 16, 30, 30]
+    assert RestartPolicy(backoff=0.5).delay(3) == 2.0

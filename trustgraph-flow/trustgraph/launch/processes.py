@@ -1,0 +1,166 @@
+"""The processes tg-launch runs: processor children and the embedded broker.
+
+Both offer what the supervisor needs and nothing more: ``come_up()`` (start
+and wait until it serves), ``wait_exit()``, ``stop()``, and the ``name``,
+``where`` (its status line), ``log_path`` and ``essential`` it reports with.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import logging
+import signal
+import sys
+import time
+from pathlib import Path
+
+from trustgraph.base.broker import EmbeddedBroker
+
+from .components import Component
+
+logger = logging.getLogger("tg-launch")
+
+READY_TIMEOUT = 90.0
+
+
+class NotReady(RuntimeError):
+    """A child exited or hung before it wrote its readiness file."""
+
+    def __init__(self, name: str, reason: str, log_path: Path) -> None:
+        super().__init__(f"{name} {reason}; see {log_path}")
+        self.reason = reason
+
+
+def describe_exit(rc: int) -> str:
+    """``exited with code 3`` or ``was killed by SIGKILL``: what a user can act on."""
+    if rc < 0:
+        try:
+            return f"was killed by {signal.Signals(-rc).name}"
+        except ValueError:
+            return f"was killed by signal {-rc}"
+    return f"exited with code {rc}"
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to SIGTERM the child if tg-launch itself dies, so nothing is orphaned."""
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
+class Child:
+    """One processor child: started with ``$TG_READY_FILE``, output copied to its log."""
+
+    def __init__(self, comp: Component, argv: list[str], env: dict[str, str],
+                 log_path: Path, ready_path: Path, verbose: bool, where: str) -> None:
+        self.comp = comp
+        self.name = comp.name
+        self.essential = comp.essential
+        self.where = where
+        self.argv = argv
+        self.env = env
+        self.log_path = log_path
+        self.ready_path = ready_path
+        self.verbose = verbose
+        self.proc: asyncio.subprocess.Process | None = None
+        self._pump: asyncio.Task | None = None
+
+    async def start(self) -> None:
+        self.ready_path.unlink(missing_ok=True)
+        self.proc = await asyncio.create_subprocess_exec(
+            *self.argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            # Ready means serving: processors that follow config report ready
+            # only once the first config (and so their flows) is in place.
+            env={**self.env, "TG_READY_FILE": str(self.ready_path), "TG_READY_AFTER_CONFIG": "1"},
+            preexec_fn=_die_with_parent,
+        )
+        self._pump = asyncio.create_task(self._copy_output(self.proc))
+
+    async def _copy_output(self, proc: asyncio.subprocess.Process) -> None:
+        with open(self.log_path, "ab") as log:
+            while True:
+                line = await proc.stdout.readline()
+                if not line:
+                    break
+                log.write(line)
+                log.flush()
+                if self.verbose:
+                    sys.stdout.write(f"[{self.name}] {line.decode(errors='replace')}")
+                    sys.stdout.flush()
+
+    async def wait_ready(self, timeout: float = READY_TIMEOUT) -> None:
+        deadline = time.monotonic() + timeout
+        while not self.ready_path.exists():
+            if self.proc.returncode is not None:
+                raise NotReady(self.name, f"{describe_exit(self.proc.returncode)} before it was ready",
+                               self.log_path)
+            if time.monotonic() > deadline:
+                raise NotReady(self.name, f"was not ready after {timeout:.0f}s", self.log_path)
+            await asyncio.sleep(0.05)
+
+    async def come_up(self) -> None:
+        await self.start()
+        try:
+            await self.wait_ready()
+        except NotReady:
+            await self.stop()  # a hung child must not linger beside its replacement
+            raise
+
+    async def wait_exit(self) -> int:
+        return await self.proc.wait()
+
+    async def stop(self, timeout: float = 10.0) -> None:
+        proc = self.proc
+        if proc is None or proc.returncode is not None:
+            return
+        try:
+            proc.terminate()
+            await asyncio.wait_for(proc.wait(), timeout)
+        except ProcessLookupError:
+            pass
+        except TimeoutError:
+            logger.warning("%s did not stop in %.0fs; killing it", self.name, timeout)
+            proc.kill()
+            await proc.wait()
+        if self._pump is not None:
+            await asyncio.wait([self._pump], timeout=2)
+
+
+class BrokerProcess:
+    """The embedded broker as a supervised process: restarts keep its port and data
+    directory, so the processors' clients reconnect to it by themselves."""
+
+    name = "broker"
+    essential = True
+
+    def __init__(self, broker: EmbeddedBroker) -> None:
+        self.broker = broker
+        self.log_path = broker.log_path
+        self.where = f"{broker.url} (pulsar-lite, data {broker.data_dir})"
+
+    async def come_up(self) -> None:
+        # EmbeddedBroker.start blocks (it waits for the port), so it runs in a
+        # thread, which a cancellation cannot interrupt: if a shutdown cancels
+        # us meanwhile, let the start finish and undo it, or the broker it
+        # starts would outlive tg-launch.
+        start = asyncio.ensure_future(asyncio.to_thread(self.broker.start))
+        try:
+            await asyncio.shield(start)
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                await start
+            await asyncio.to_thread(self.broker.stop)
+            raise
+
+    async def wait_exit(self) -> int:
+        # A Popen has no awaitable exit; a thread blocked in waitpid also reaps
+        # the broker at once, so a killed broker never lingers as a zombie.
+        return await asyncio.to_thread(self.broker.proc.wait)
+
+    async def stop(self) -> None:
+        await asyncio.to_thread(self.broker.stop)

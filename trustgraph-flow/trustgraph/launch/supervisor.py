@@ -1,0 +1,127 @@
+"""Keeping tg-launch's processes up.
+
+One task per process awaits its exit, so a back-off delays only the process
+that died: another one's restart and a shutdown go on meanwhile (a shutdown
+cancels the tasks).  A restarted process counts as back only once it serves
+again (its readiness file, as at start-up), and its status line is printed
+again so the user sees it came back.  A process that keeps dying is given up
+on loudly; when the stack cannot work without it, the whole stack stops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from trustgraph.base.broker import BrokerError
+
+from .processes import NotReady, describe_exit
+
+logger = logging.getLogger("tg-launch")
+
+
+def say(name: str, where: str) -> None:
+    """A status line, as printed at start-up and again after a restart."""
+    print(f"  {name:<14} {where}", flush=True)
+
+
+class Supervised(Protocol):
+    name: str
+    where: str
+    log_path: Path
+    essential: bool
+
+    async def come_up(self) -> None: ...
+    async def wait_exit(self) -> int: ...
+    async def stop(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class RestartPolicy:
+    """When to restart a process that died, and when to stop trying."""
+
+    max_restarts: int = 5
+    backoff: float = 2.0           # before the first restart; doubles for each further one
+    max_backoff: float = 30.0
+    # Up this long, a process has proved it can run: its count starts again,
+    # so a crash a day is never given up on, while a crash loop is.
+    stable_after: float = 60.0
+
+    def delay(self, restart: int) -> float:
+        return min(self.backoff * 2 ** (restart - 1), self.max_backoff)
+
+
+class Supervisor:
+    """Restarts the processes it watches; ``failed`` names the essential ones it gave up on."""
+
+    def __init__(self, policy: RestartPolicy, stopping: asyncio.Event) -> None:
+        self.policy = policy
+        self.stopping = stopping
+        self.failed: list[str] = []
+        self._tasks: set[asyncio.Task] = set()
+
+    def watch(self, proc: Supervised) -> None:
+        """Keep ``proc`` up from now on; it must be up (started and ready) already."""
+        task = asyncio.create_task(self._keep_up(proc), name=f"supervise {proc.name}")
+        self._tasks.add(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            # A bug here would leave a process unwatched without a word.
+            logger.error("%s crashed", task.get_name(), exc_info=task.exception())
+
+    async def close(self) -> None:
+        """Stop watching (before the processes are stopped, so none is restarted)."""
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _keep_up(self, proc: Supervised) -> None:
+        policy = self.policy
+        restarts = 0
+        up_since = time.monotonic()
+        while True:
+            why = describe_exit(await proc.wait_exit())
+            if self.stopping.is_set():
+                return
+            if time.monotonic() - up_since >= policy.stable_after:
+                restarts = 0
+            while True:
+                if restarts >= policy.max_restarts:
+                    self._give_up(proc, restarts, why)
+                    return
+                restarts += 1
+                delay = policy.delay(restarts)
+                print(f"tg-launch: {proc.name} {why}; restart {restarts}/{policy.max_restarts} "
+                      f"in {delay:g}s (log {proc.log_path})", flush=True)
+                await asyncio.sleep(delay)
+                try:
+                    await proc.come_up()
+                except NotReady as e:
+                    why = e.reason
+                except (BrokerError, OSError) as e:
+                    why = f"did not start ({e})"
+                else:
+                    break
+            up_since = time.monotonic()
+            say(proc.name, proc.where)
+
+    def _give_up(self, proc: Supervised, restarts: int, why: str) -> None:
+        if proc.essential:
+            self.failed.append(proc.name)
+            self.stopping.set()
+            then = "stopping the stack, which cannot run without it"
+        else:
+            then = "the rest keeps running"
+        times = f"{restarts} restart{'' if restarts == 1 else 's'}"
+        print(f"tg-launch: error: giving up on {proc.name} after {times} (it {why}); "
+              f"{then}; see {proc.log_path}, fix the cause and restart tg-launch",
+              file=sys.stderr, flush=True)
