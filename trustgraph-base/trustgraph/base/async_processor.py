@@ -51,13 +51,17 @@ class AsyncProcessor:
         self.id: str = params.get("id") or "processor"
         self.params = params
         self.pulsar_host: str = params.get("pulsar_host") or DEFAULT_PULSAR_HOST
-        self.pubsub = PubSub(
+        # A PubSub given from outside (a test's in-memory one) replaces the broker connection.
+        self.pubsub: PubSub = params.get("pubsub") or PubSub(
             self.pulsar_host,
             api_key=params.get("pulsar_api_key") or None,
             listener=params.get("pulsar_listener") or None,
             processor=self.id,
             connect_timeout=float(params.get("connect_timeout") or 300.0),
         )
+        # False: no push subscription and no fetch from config-svc; whoever made the
+        # processor hands it config with apply_config() (trustgraph.base.testing does).
+        self.follow_config: bool = params.get("follow_config", True)
         self.config_push_queue: str = params.get("config_push_queue") or "q2/tg/config/config"
         self.config_request_queue: str = params.get("config_request_queue") or CONFIG_REQUEST
         self.config_response_queue: str = params.get("config_response_queue") or CONFIG_RESPONSE
@@ -155,7 +159,7 @@ class AsyncProcessor:
         if self.metrics_enabled:
             metrics.processor_info.info({"id": self.id})
             metrics.start_metrics_server(self.metrics_port)
-        if self._config_handlers:
+        if self._config_handlers and self.follow_config:
             await self.start_config()
 
     async def stop(self) -> None:

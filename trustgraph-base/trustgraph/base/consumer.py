@@ -96,6 +96,10 @@ class Consumer:
         """Called by pulsar-client's listener thread for every message."""
         if not self._running:
             return
+        if self._consumer is None:
+            # A message may come before subscribe() has returned to attach();
+            # the ack of its handler needs the consumer all the same.
+            self._consumer = consumer
         if self._direct is None:
             with self._lock:
                 self._queued += 1

@@ -171,12 +171,17 @@ class PubSub:
     """One Pulsar client per process, and the factory for producers and consumers."""
 
     def __init__(self, url: str, *, api_key: str | None = None, listener: str | None = None,
-                 processor: str = "", connect_timeout: float = 300.0) -> None:
+                 processor: str = "", connect_timeout: float = 300.0, client: Any = None) -> None:
+        """``client``: an object with pulsar.Client's ``create_producer``, ``subscribe`` and
+        ``close`` to use instead of connecting to ``url``; the in-memory broker of
+        :mod:`trustgraph.base.testing` passes one, so a test runs the same producer and
+        consumer code as production with no broker.
+        """
         self.url = url
         self.processor = processor
         self._api_key = api_key
         self._listener = listener
-        self._client: pulsar.Client | None = None
+        self._client: pulsar.Client | None = client
         self._connect_timeout = connect_timeout
         self._producers: list[Producer] = []
         self._consumers: list[Consumer] = []
