@@ -27,8 +27,9 @@ from typing import Any
 
 from ..schema import ConfigPush, ConfigRequest, ConfigResponse
 from . import metrics
-from .pubsub import Message, PubSub
+from .pubsub import Consumer, Message, Producer, PubSub
 from .request_response import SUBSCRIBE_SETTLE, RequestResponseClient
+from .serving import Replies, Work, serve
 from .topics import CONFIG_REQUEST, CONFIG_RESPONSE
 
 logger = logging.getLogger(__name__)
@@ -145,6 +146,24 @@ class AsyncProcessor:
         )
         await self._config_client.start()
         self.spawn(self._fetch_config())
+
+    # -- serving -----------------------------------------------------------
+    async def serve(self, request_topic: str, schema: type, work: Work, *, replies: Replies,
+                    subscription: str, response_topic: str | None = None,
+                    producer: Producer | None = None, concurrency: int = 1,
+                    name: str | None = None) -> Consumer:
+        """Answer requests on ``request_topic`` with ``work(msg, reply)``.
+
+        Replies go on ``producer``, or on a new producer for ``response_topic``.
+        The reply path (ids, id-less and undecodable requests, error replies)
+        is :mod:`trustgraph.base.serving`'s, the same as a flow service's.
+        """
+        if producer is None:
+            if response_topic is None:
+                raise ValueError("give response_topic or producer")
+            producer = await self.pubsub.producer(response_topic)
+        return await serve(self.pubsub, request_topic, subscription, schema, producer=producer,
+                           replies=replies, work=work, concurrency=concurrency, name=name)
 
     # -- lifecycle ---------------------------------------------------------
     def spawn(self, coro: Awaitable[Any]) -> asyncio.Task:

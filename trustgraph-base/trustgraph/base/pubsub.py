@@ -240,15 +240,14 @@ class PubSub:
                        handler: Handler | None = None, direct: DirectHandler | None = None,
                        concurrency: int = 1, initial_position: str = "latest",
                        name: str | None = None,
-                       malformed: MalformedHandler | None = None,
-                       needs_id: bool = False) -> Consumer:
+                       malformed: MalformedHandler | None = None) -> Consumer:
         """Subscribe (Shared) and start handling.
 
         ``handler`` is an async function run per message with at most
         ``concurrency`` running at once.  ``direct`` is a plain function called
         on the event loop, for response dispatch that cannot fail or block.
-        ``needs_id``: the handler answers requests, so a message without an
-        ``id`` property is logged and dropped (nobody could match a reply).
+        ``malformed(properties, reason)`` is told of each undecodable message
+        (a request/response service answers it: see :mod:`.serving`).
         """
         if (handler is None) == (direct is None):
             raise ValueError("give exactly one of handler or direct")
@@ -258,7 +257,7 @@ class PubSub:
         cons = Consumer(topic=url, schema=schema, handler=handler, direct=direct,
                         concurrency=concurrency, loop=asyncio.get_running_loop(),
                         name=name or subscription, processor=self.processor,
-                        malformed=malformed, needs_id=needs_id)
+                        malformed=malformed)
         c = await self._retrying(f"subscription {subscription} on {url}", lambda: self.client.subscribe(
             url, subscription, consumer_type=pulsar.ConsumerType.Shared,
             initial_position=pos, receiver_queue_size=1000,
