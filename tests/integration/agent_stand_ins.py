@@ -170,13 +170,14 @@ class AgentHarness:
         """Every response message of one dialog, up to its last."""
         got: list[AgentResponse] = []
 
-        def recipient(r: AgentResponse) -> bool:
-            got.append(r)
+        def last(r: AgentResponse) -> bool:
             return r.error is not None or (r.end_of_dialog if streaming else r.answer is not None)
 
         try:
-            await self.client.request(AgentRequest(question=question, group=group, state=state, user=user,
-                                                    streaming=streaming), timeout=timeout, recipient=recipient)
+            async for r in self.client.stream(AgentRequest(question=question, group=group, state=state,
+                                                           user=user, streaming=streaming),
+                                              final=last, timeout=timeout):
+                got.append(r)
         except TimeoutError:
             # Say where the dialog stopped: a flaky broker and a stuck agent look alike otherwise.
             raise AssertionError(f"no end of dialog in {timeout}s: {len(self.seen)} agent message(s) seen, "

@@ -68,6 +68,10 @@ def _check(resp: TextCompletionResponse) -> TextCompletionResponse:
     return resp
 
 
+def _end_of_stream(resp: TextCompletionResponse) -> bool:
+    return bool(resp.end_of_stream)
+
+
 class Processor(FlowProcessor):
     """Renders templates from config and completes them with the flow's LLM."""
 
@@ -116,18 +120,8 @@ class Processor(FlowProcessor):
                                         streaming=bool(req.streaming))
         prefix = rendered.visible_prefix
         if req.streaming:
-            joiner = PrefixStream(prefix)
-
-            async def forward(resp: TextCompletionResponse) -> bool:
-                last = bool(_check(resp).end_of_stream)
-                text = joiner.feed(resp.response or "")
-                if last:
-                    text += joiner.finish()
-                if text or last:
-                    await reply.send(PromptResponse(text=text, object=None, end_of_stream=last))
-                return last
-
-            await llm.request(request, recipient=forward, properties=rendered.properties)
+            responses = llm.stream(request, final=_end_of_stream, properties=rendered.properties)
+            await self._forward(reply, responses, prefix)
             return
         resp = _check(await llm.request(request, properties=rendered.properties))
         answer = join_prefix(prefix, resp.response or "")
@@ -137,6 +131,21 @@ class Processor(FlowProcessor):
             return
         value = (parse_json if kind == "json" else parse_jsonl)(rendered.template, answer)
         await reply.send(PromptResponse(text=None, object=json.dumps(value), end_of_stream=True))
+
+    @staticmethod
+    async def _forward(reply: Reply, responses: Any, prefix: str) -> None:
+        """Pass the LLM's chunks on as they come, the template's prefix in front of the first."""
+        joiner = PrefixStream(prefix)
+        try:
+            async for resp in responses:
+                last = bool(_check(resp).end_of_stream)
+                text = joiner.feed(resp.response or "")
+                if last:
+                    text += joiner.finish()
+                if text or last:
+                    await reply.send(PromptResponse(text=text, object=None, end_of_stream=last))
+        finally:
+            responses.close()
 
     @classmethod
     def add_args(cls, parser: argparse.ArgumentParser) -> None:
