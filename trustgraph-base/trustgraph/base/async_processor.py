@@ -28,7 +28,7 @@ from typing import Any
 from ..schema import ConfigPush, ConfigRequest, ConfigResponse
 from . import metrics
 from .pubsub import Consumer, Message, Producer, PubSub
-from .request_response import SUBSCRIBE_SETTLE, RequestResponseClient
+from .request_response import RequestResponseClient
 from .serving import Replies, Work, serve
 from .topics import CONFIG_REQUEST, CONFIG_RESPONSE
 
@@ -225,7 +225,7 @@ class AsyncProcessor:
             await self.wait_for_first_config()
             # Let the new subscriptions settle before anyone is told we are
             # ready (pulsar-lite may drop a message sent just after subscribe).
-            await asyncio.sleep(SUBSCRIBE_SETTLE)
+            await asyncio.sleep(self.pubsub.subscribe_settle)
             logger.info("Processor %s started (broker %s)", self.id, self.pulsar_host)
             ready = os.environ.get("TG_READY_FILE")
             if ready:

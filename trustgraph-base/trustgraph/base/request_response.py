@@ -30,7 +30,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-from .pubsub import Consumer, Message, Producer, PubSub, PubSubError
+from .pubsub import SUBSCRIBE_SETTLE, Consumer, Message, Producer, PubSub, PubSubError
 
 logger = logging.getLogger(__name__)
 
@@ -39,9 +39,6 @@ __all__ = ["SUBSCRIBE_SETTLE", "RequestResponseClient", "RequestTimeout", "Respo
 
 Req = TypeVar("Req")
 Resp = TypeVar("Resp")
-
-
-SUBSCRIBE_SETTLE = 0.05
 
 
 class RequestTimeout(TimeoutError):
@@ -136,11 +133,9 @@ class RequestResponseClient(Generic[Req, Resp]):
                 direct=self._on_response, name=self.name,
             )
             self._producer = await self.pubsub.producer(self.request_topic)
-            # pulsar-lite 0.2 may drop a non-persistent message published from
-            # another connection just after subscribe() returns (measured 18 in
-            # 300 under CPU load; none after 50 ms): let the subscription settle
-            # once before the first request can trigger a reply.
-            await asyncio.sleep(SUBSCRIBE_SETTLE)
+            # Let the subscription settle once before the first request can
+            # trigger a reply (pulsar-lite: see pubsub.SUBSCRIBE_SETTLE).
+            await asyncio.sleep(self.pubsub.subscribe_settle)
 
     def _starting(self) -> asyncio.Future:
         """The (shared) start of this client, begun once and shielded from callers' deadlines.

@@ -321,4 +321,5 @@ class MemoryClient:
 def memory_pubsub(broker: MemoryBroker, processor: str = "test") -> Any:
     """A real :class:`~trustgraph.base.pubsub.PubSub` on ``broker`` (one per "process")."""
     from ..pubsub import PubSub
-    return PubSub(f"memory://{processor}", processor=processor, client=broker.client())
+    return PubSub(f"memory://{processor}", processor=processor, client=broker.client(),
+                  subscribe_settle=0.0)
