@@ -290,8 +290,7 @@ async def wait_flow(c: Clients, llm_probe: Callable[[], Awaitable[Any]], timeout
     for the first two: the agent refuses an over-long history, prompt an unknown template)."""
     probe_history = [AgentStep(thought="probe", observation="probe")] * PROBE_HISTORY
     await _until_answered("agent", lambda: c.agent.request(
-        AgentRequest(question="probe", history=probe_history, user="bench"), timeout=1.0,
-        recipient=lambda r: True), timeout)
+        AgentRequest(question="probe", history=probe_history, user="bench"), timeout=1.0), timeout)
     await _until_answered("prompt", lambda: c.prompt.request(
         PromptRequest(id="bench-probe-no-such-template"), timeout=1.0), timeout)
     await _until_answered("text-completion", llm_probe, timeout)
@@ -316,23 +315,18 @@ class Dialog:
 async def run_dialog(agent: RequestResponseClient, question: str, timeout: float) -> Dialog:
     """One non-streaming dialog; returns when the message with ``end_of_dialog`` (or an error) comes."""
     d = Dialog(0.0)
-
-    def recipient(r: AgentResponse) -> bool:
+    t0 = time.perf_counter()
+    async for r in agent.stream(AgentRequest(question=question, user="bench"), timeout=timeout,
+                                final=lambda r: r.error is not None or r.end_of_dialog):
         if r.error is not None:
             d.error = f"{r.error.type}: {r.error.message}"
-            return True
+            continue
         if r.observation is not None and r.thought is None:
             d.observations.append(r.observation)
         elif r.thought is not None and r.observation is None and r.answer is None:
             d.thoughts.append(r.thought)
         if r.end_of_dialog:
             d.answer = r.answer or ""
-            return True
-        return False
-
-    t0 = time.perf_counter()
-    await agent.request(AgentRequest(question=question, user="bench"), timeout=timeout,
-                        recipient=recipient)
     d.secs = time.perf_counter() - t0
     return d
 

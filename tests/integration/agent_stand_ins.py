@@ -1,25 +1,26 @@
 """Stand-ins for the agent's integration tests: a scripted model, small responders, an agent harness.
 
-The ``ScriptedModel`` is a TEST STAND-IN for the prompt service and the LLM
-behind it: it answers ``agent-react`` requests with replies written in the
-test, chosen by the iteration (the length of the history), so a test can
-make the "model" call a tool, make a mistake, or answer.  Everything else is
-real: the broker, the agent processor, tool services and the clients.
+The scripted model is :class:`trustgraph.base.testing.ScriptedPrompt`, a TEST
+STAND-IN for the prompt service and the LLM behind it: it answers
+``agent-react`` requests with replies written in the test, chosen by the
+iteration (the length of the history), so a test can make the "model" call a
+tool, make a mistake, or answer.  Everything else is real: the broker, the
+agent processor, tool services and the clients.  (The unit tests use the same
+stand-ins on the in-memory transport.)
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from trustgraph.agent.react import Processor
 from trustgraph.agent.react.service import CLIENTS
-from trustgraph.base import PubSub, RequestResponseClient
-from trustgraph.schema import AgentRequest, AgentResponse, AgentStep, PromptRequest, PromptResponse
+from trustgraph.base import PubSub, RequestResponseClient, testing
+from trustgraph.base.testing import ScriptedPrompt, action, final_answer
+from trustgraph.schema import AgentRequest, AgentResponse, AgentStep
 
 PROBE = "(probe: are you listening?)"
 
@@ -39,63 +40,11 @@ def flow_definition(flow: str) -> dict[str, str]:
     return d
 
 
-class Responder:
-    """Answers requests on one topic pair with ``answer(request) -> [responses]``; records requests."""
-
-    def __init__(self, ps: PubSub, flow: dict[str, str], prefix: str,
-                 answer: Callable[[Any], list[Any]]) -> None:
-        self.ps, self.answer = ps, answer
-        self.req_topic, self.resp_topic = flow[f"{prefix}-request"], flow[f"{prefix}-response"]
-        self.schema = CLIENTS[prefix][0]
-        self.requests: list[Any] = []
-
-    async def start(self) -> Responder:
-        self.out = await self.ps.producer(self.resp_topic)
-        await self.ps.consumer(self.req_topic, unique("stand-in"), self.schema, handler=self._on,
-                               concurrency=16)
-        return self
-
-    async def _on(self, msg: Any) -> None:
-        self.requests.append(msg.value)
-        result = self.answer(msg.value)
-        if asyncio.iscoroutine(result):
-            result = await result
-        for resp in result:
-            await self.out.send(resp, {"id": msg.id})
-
-
-Reply = str | Callable[[dict[str, Any]], str]
-
-
-@dataclass
-class ScriptedModel:
-    """Replies to ``agent-react`` by iteration: ``replies[len(history)]`` (the last one repeats).
-
-    A reply may be a function of the decoded terms.  Other template ids are
-    answered by ``templates[id](terms)``.  Streaming replies go out in small
-    chunks, as a streaming LLM would send them.
-    """
-
-    replies: list[Reply] = field(default_factory=list)
-    templates: dict[str, Callable[[dict[str, Any]], str]] = field(default_factory=dict)
-    calls: list[dict[str, Any]] = field(default_factory=list)
-    silent: bool = False
-    chunk: int = 4
-
-    def __call__(self, req: PromptRequest) -> list[PromptResponse]:
-        terms = {k: json.loads(v) for k, v in req.terms.items()}
-        self.calls.append({"id": req.id, "streaming": req.streaming, **terms})
-        if self.silent:
-            return []
-        if req.id != "agent-react":
-            return [PromptResponse(text=self.templates[req.id](terms), object=None, end_of_stream=True)]
-        reply = self.replies[min(len(terms["history"]), len(self.replies) - 1)]
-        text = reply(terms) if callable(reply) else reply
-        if not req.streaming:
-            return [PromptResponse(text=text, object=None, end_of_stream=True)]
-        parts = [text[i:i + self.chunk] for i in range(0, len(text), self.chunk)]
-        return ([PromptResponse(text=p, object=None, end_of_stream=False) for p in parts]
-                + [PromptResponse(text="", object=None, end_of_stream=True)])
+def Responder(ps: PubSub, flow: dict[str, str], prefix: str,
+              answer: Callable[[Any], list[Any]]) -> testing.Responder:
+    """A stand-in on one of the agent's client topic pairs (``graph-rag``, ``mcp-tool``...)."""
+    return testing.Responder(ps, flow[f"{prefix}-request"], flow[f"{prefix}-response"],
+                             CLIENTS[prefix][0], answer)
 
 
 class AgentHarness:
@@ -106,7 +55,7 @@ class AgentHarness:
         self.flow = unique("flow")
         self.definition = flow_definition(self.flow)
         self.ident = unique("agent-manager")
-        self.model = ScriptedModel()
+        self.model = ScriptedPrompt()
         self.version = 1000
         self.seen: list[tuple[str, AgentRequest]] = []  # every message on request/next
         # Config topics of our own: no other test's config-svc can reach this agent.
@@ -170,13 +119,14 @@ class AgentHarness:
         """Every response message of one dialog, up to its last."""
         got: list[AgentResponse] = []
 
-        def recipient(r: AgentResponse) -> bool:
-            got.append(r)
+        def last(r: AgentResponse) -> bool:
             return r.error is not None or (r.end_of_dialog if streaming else r.answer is not None)
 
         try:
-            await self.client.request(AgentRequest(question=question, group=group, state=state, user=user,
-                                                    streaming=streaming), timeout=timeout, recipient=recipient)
+            async for r in self.client.stream(AgentRequest(question=question, group=group, state=state,
+                                                           user=user, streaming=streaming),
+                                              final=last, timeout=timeout):
+                got.append(r)
         except TimeoutError:
             # Say where the dialog stopped: a flaky broker and a stuck agent look alike otherwise.
             raise AssertionError(f"no end of dialog in {timeout}s: {len(self.seen)} agent message(s) seen, "
@@ -199,14 +149,8 @@ def service_tool(name: str, service: str, args: tuple[str, ...] = ("topic",), **
             **extra}
 
 
-def call(tool: str, **args: Any) -> str:
-    return f"Thought: I will use {tool}\nAction: {tool}\nArgs: {json.dumps(args)}"
-
-
-def final(text: str | Callable[[dict[str, Any]], str]) -> Reply:
-    if callable(text):
-        return lambda terms: f"Thought: I know now\nFinal Answer: {text(terms)}"
-    return f"Thought: I know now\nFinal Answer: {text}"
+call = action
+final = final_answer
 
 
 def observations(responses: list[AgentResponse]) -> list[str]:

@@ -1,7 +1,7 @@
 """agent-manager-react on a real broker: the loop, its messages, its tools and their mistakes.
 
 The agent runs in-process on a flow of its own; the model is a scripted
-stand-in (agent_stand_ins.ScriptedModel); tool services are the real
+stand-in (trustgraph.base.testing.ScriptedPrompt); tool services are the real
 joke-service process or in-process DynamicToolServices.
 """
 

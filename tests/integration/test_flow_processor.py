@@ -15,7 +15,8 @@ from trustgraph.base import (
     PubSub,
     RequestResponseClient,
 )
-from trustgraph.schema import Error, TextCompletionRequest, TextCompletionResponse
+from trustgraph.base.serving import Replies
+from trustgraph.schema import TextCompletionRequest, TextCompletionResponse
 
 
 class Upper(FlowProcessor):
@@ -25,17 +26,16 @@ class Upper(FlowProcessor):
         super().__init__(**params)
         self.handled: list[str] = []
         self.register_specification(ConsumerSpec(
-            "request", TextCompletionRequest, self.on_request, needs_id=True,
-            error_reply=lambda why: TextCompletionResponse(error=Error(type="llm-error", message=why),
-                                                           end_of_stream=True)))
+            "request", TextCompletionRequest, self.on_request,
+            replies=Replies(error_record=lambda error: TextCompletionResponse(error=error, end_of_stream=True),
+                            error_type="llm-error")))
         self.register_specification(ProducerSpec("response", TextCompletionResponse))
         self.register_specification(ParameterSpec("model"))
 
-    async def on_request(self, msg, flow):
+    async def on_request(self, msg, flow, reply):
         self.handled.append(msg.value.prompt)
-        await flow("response").send(
-            TextCompletionResponse(response=msg.value.prompt.upper(), model=flow("model") or "",
-                                   end_of_stream=True), {"id": msg.id})
+        await reply.send(TextCompletionResponse(response=msg.value.prompt.upper(), model=flow("model") or "",
+                                                end_of_stream=True))
 
 
 def flow_def(tag: str) -> dict:

@@ -118,16 +118,10 @@ class Llm:
 
     async def stream(self, prompt: str, system: str = "", timeout: float = 10.0,
                      **props: Any) -> list[TextCompletionResponse]:
-        got: list[TextCompletionResponse] = []
-
-        def take(r: TextCompletionResponse) -> bool:
-            got.append(r)
-            return r.end_of_stream
-
         properties = {k: v if isinstance(v, str) else json.dumps(v) for k, v in props.items()}
-        await self.client.request(TextCompletionRequest(system=system, prompt=prompt, streaming=True),
-                                  timeout=timeout, recipient=take, properties=properties)
-        return got
+        return [r async for r in self.client.stream(
+            TextCompletionRequest(system=system, prompt=prompt, streaming=True),
+            final=lambda r: r.end_of_stream, timeout=timeout, properties=properties)]
 
 
 async def llm_flow(stack: Stack, command: str, *args: str,
@@ -394,14 +388,9 @@ async def test_prompt_template_end_to_end(stack, tmp_path):
     assert errors["missing"].error.message == "template 'greet': missing variable 'place'"
     assert "no rule matches" in errors["llm"].error.message
 
-    got: list[PromptResponse] = []
-
-    def take(resp: PromptResponse) -> bool:
-        got.append(resp)
-        return resp.end_of_stream
-
-    await client.request(PromptRequest(id="agent", terms={"question": '"why"'}, streaming=True),
-                         timeout=10, recipient=take)
+    got: list[PromptResponse] = [r async for r in client.stream(
+        PromptRequest(id="agent", terms={"question": '"why"'}, streaming=True),
+        final=lambda r: r.end_of_stream, timeout=10)]
     assert len(got) > 1 and all(g.object is None and g.error is None for g in got)
     assert "".join(g.text for g in got) == "Thought: because\nFinal Answer: 42"
 

@@ -86,8 +86,9 @@ async def test_deadline_covers_the_whole_streaming_call(broker):
         chunks = []
         t0 = time.monotonic()
         with pytest.raises(RequestTimeout):
-            await c.request(ToolServiceRequest(user="x"), timeout=0.6,
-                            recipient=lambda r: chunks.append(r.response) or r.end_of_stream)
+            async for r in c.stream(ToolServiceRequest(user="x"), final=lambda r: r.end_of_stream,
+                                    timeout=0.6):
+                chunks.append(r.response)
         assert time.monotonic() - t0 < 1.5
         assert 3 <= len(chunks) < 40
     finally:

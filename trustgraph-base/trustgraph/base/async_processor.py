@@ -27,8 +27,9 @@ from typing import Any
 
 from ..schema import ConfigPush, ConfigRequest, ConfigResponse
 from . import metrics
-from .pubsub import Message, PubSub
-from .request_response import SUBSCRIBE_SETTLE, RequestResponseClient
+from .pubsub import Consumer, Message, Producer, PubSub
+from .request_response import RequestResponseClient
+from .serving import Replies, Work, serve
 from .topics import CONFIG_REQUEST, CONFIG_RESPONSE
 
 logger = logging.getLogger(__name__)
@@ -51,13 +52,17 @@ class AsyncProcessor:
         self.id: str = params.get("id") or "processor"
         self.params = params
         self.pulsar_host: str = params.get("pulsar_host") or DEFAULT_PULSAR_HOST
-        self.pubsub = PubSub(
+        # A PubSub given from outside (a test's in-memory one) replaces the broker connection.
+        self.pubsub: PubSub = params.get("pubsub") or PubSub(
             self.pulsar_host,
             api_key=params.get("pulsar_api_key") or None,
             listener=params.get("pulsar_listener") or None,
             processor=self.id,
             connect_timeout=float(params.get("connect_timeout") or 300.0),
         )
+        # False: no push subscription and no fetch from config-svc; whoever made the
+        # processor hands it config with apply_config() (trustgraph.base.testing does).
+        self.follow_config: bool = params.get("follow_config", True)
         self.config_push_queue: str = params.get("config_push_queue") or "q2/tg/config/config"
         self.config_request_queue: str = params.get("config_request_queue") or CONFIG_REQUEST
         self.config_response_queue: str = params.get("config_response_queue") or CONFIG_RESPONSE
@@ -142,6 +147,24 @@ class AsyncProcessor:
         await self._config_client.start()
         self.spawn(self._fetch_config())
 
+    # -- serving -----------------------------------------------------------
+    async def serve(self, request_topic: str, schema: type, work: Work, *, replies: Replies,
+                    subscription: str, response_topic: str | None = None,
+                    producer: Producer | None = None, concurrency: int = 1,
+                    name: str | None = None) -> Consumer:
+        """Answer requests on ``request_topic`` with ``work(msg, reply)``.
+
+        Replies go on ``producer``, or on a new producer for ``response_topic``.
+        The reply path (ids, id-less and undecodable requests, error replies)
+        is :mod:`trustgraph.base.serving`'s, the same as a flow service's.
+        """
+        if producer is None:
+            if response_topic is None:
+                raise ValueError("give response_topic or producer")
+            producer = await self.pubsub.producer(response_topic)
+        return await serve(self.pubsub, request_topic, subscription, schema, producer=producer,
+                           replies=replies, work=work, concurrency=concurrency, name=name)
+
     # -- lifecycle ---------------------------------------------------------
     def spawn(self, coro: Awaitable[Any]) -> asyncio.Task:
         """Run a background task that is cancelled at shutdown and never lost."""
@@ -155,7 +178,7 @@ class AsyncProcessor:
         if self.metrics_enabled:
             metrics.processor_info.info({"id": self.id})
             metrics.start_metrics_server(self.metrics_port)
-        if self._config_handlers:
+        if self._config_handlers and self.follow_config:
             await self.start_config()
 
     async def stop(self) -> None:
@@ -202,7 +225,7 @@ class AsyncProcessor:
             await self.wait_for_first_config()
             # Let the new subscriptions settle before anyone is told we are
             # ready (pulsar-lite may drop a message sent just after subscribe).
-            await asyncio.sleep(SUBSCRIBE_SETTLE)
+            await asyncio.sleep(self.pubsub.subscribe_settle)
             logger.info("Processor %s started (broker %s)", self.id, self.pulsar_host)
             ready = os.environ.get("TG_READY_FILE")
             if ready:

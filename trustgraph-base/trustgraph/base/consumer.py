@@ -59,9 +59,7 @@ class Consumer:
     def __init__(self, *, topic: str, schema: type,
                  handler: Handler | None, direct: DirectHandler | None,
                  concurrency: int, loop: asyncio.AbstractEventLoop,
-                 name: str, processor: str, malformed: MalformedHandler | None = None,
-                 needs_id: bool = False) -> None:
-        self._needs_id = needs_id
+                 name: str, processor: str, malformed: MalformedHandler | None = None) -> None:
         self._consumer: pulsar.Consumer | None = None
         self._schema = schema
         self._handler = handler
@@ -96,6 +94,10 @@ class Consumer:
         """Called by pulsar-client's listener thread for every message."""
         if not self._running:
             return
+        if self._consumer is None:
+            # A message may come before subscribe() has returned to attach();
+            # the ack of its handler needs the consumer all the same.
+            self._consumer = consumer
         if self._direct is None:
             with self._lock:
                 self._queued += 1
@@ -213,11 +215,6 @@ class Consumer:
         start = time.perf_counter()
         m = self._decode(msg)
         if m is None:
-            self._ack(msg)
-            return
-        if self._needs_id and m.id is None:
-            logger.warning("Request on %s without an id property dropped: nobody could match a reply",
-                           self.topic)
             self._ack(msg)
             return
         try:

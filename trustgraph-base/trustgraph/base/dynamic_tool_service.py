@@ -11,7 +11,9 @@
 ``invoke`` gets ``config`` and ``arguments`` as dicts and returns a string, a
 JSON-able value (sent JSON-encoded), or is an async generator yielding string
 chunks (each sent as it comes, then an end-of-stream message).  An exception
-becomes an error reply; nothing a request contains can stop the service.
+becomes an error reply (:class:`ToolError` chooses its type); nothing a
+request contains can stop the service.  The reply path is
+:mod:`trustgraph.base.serving`'s, shared with every other service.
 """
 
 from __future__ import annotations
@@ -24,10 +26,11 @@ import time
 import types
 from typing import Any
 
-from ..schema import Error, ToolServiceRequest, ToolServiceResponse
+from ..schema import ToolServiceRequest, ToolServiceResponse
 from . import metrics
 from .async_processor import AsyncProcessor
-from .pubsub import Message, Producer
+from .pubsub import Message
+from .serving import Replies, Reply, ReplyNotSent, ServiceError, message_or_type
 from .topics import tool_service_topics
 
 logger = logging.getLogger(__name__)
@@ -35,13 +38,11 @@ logger = logging.getLogger(__name__)
 ERROR_TYPE = "tool-service-error"
 
 
-class ToolError(Exception):
+class ToolError(ServiceError):
     """Raise from ``invoke`` to send the caller an error with your own message and type."""
 
     def __init__(self, message: str, type: str = ERROR_TYPE) -> None:
-        super().__init__(message)
-        self.type = type
-        self.message = message
+        super().__init__(message, type)
 
 
 def _parse_object(text: str, what: str) -> dict[str, Any]:
@@ -70,6 +71,17 @@ def _as_text(value: Any) -> str:
         return str(value)
 
 
+_END = ToolServiceResponse(response="", end_of_stream=True)
+
+
+async def _chunks(result: Any) -> Any:
+    """The response records of a streaming ``invoke``: one per non-empty chunk."""
+    async for chunk in result:
+        text = _as_text(chunk)
+        if text:
+            yield ToolServiceResponse(response=text, end_of_stream=False)
+
+
 class DynamicToolService(AsyncProcessor):
     """Serves ``non-persistent://tg/request/{topic}``, answers on ``.../response/{topic}``."""
 
@@ -81,10 +93,14 @@ class DynamicToolService(AsyncProcessor):
         self.topic: str = params.get("topic") or self.default_topic
         self.concurrency: int = int(params.get("concurrency") or self.default_concurrency)
         self.request_topic, self.response_topic = tool_service_topics(self.topic)
-        self._out: Producer | None = None
         # Labelled metric children looked up once, not per request.
         self._m_invocations = metrics.tool_invocations.labels(self.id)
         self._m_latency = metrics.tool_latency.labels(self.id)
+        ident = self.id
+        self.replies = Replies(
+            error_record=lambda error: ToolServiceResponse(error=error, response="", end_of_stream=True),
+            error_type=ERROR_TYPE, describe=message_or_type,
+            on_error=lambda etype: metrics.tool_errors.labels(ident, etype).inc())
 
     async def invoke(self, user: str, config: dict[str, Any], arguments: dict[str, Any]) -> Any:
         """Override: the tool's work.  Return the observation or yield chunks."""
@@ -92,59 +108,37 @@ class DynamicToolService(AsyncProcessor):
 
     async def start(self) -> None:
         await super().start()
-        self._out = await self.pubsub.producer(self.response_topic)
-        await self.pubsub.consumer(
-            self.request_topic, f"{self.id}-request", ToolServiceRequest,
-            handler=self.on_request, concurrency=self.concurrency, name="request",
-            malformed=self._on_malformed, needs_id=True,
-        )
+        await self.serve(self.request_topic, ToolServiceRequest, self.on_request,
+                         replies=self.replies, subscription=f"{self.id}-request",
+                         response_topic=self.response_topic, concurrency=self.concurrency,
+                         name="request")
         logger.info("Tool service %s serving %s (concurrency %d)",
                     self.id, self.request_topic, self.concurrency)
 
-    def _send(self, rid: str, response: ToolServiceResponse) -> None:
-        """Replies go without waiting for a receipt: the caller's deadline covers a lost one."""
-        self._out.send_nowait(response, {"id": rid})
-
-    def _send_error(self, rid: str, etype: str, message: str) -> None:
-        metrics.tool_errors.labels(self.id, etype).inc()
-        self._send(rid, ToolServiceResponse(
-            error=Error(type=etype, message=message), response="", end_of_stream=True))
-
-    async def _on_malformed(self, props: dict[str, str], reason: str) -> None:
-        if "id" in props:
-            self._send_error(props["id"], ERROR_TYPE, f"malformed request: {reason}")
-
-    async def on_request(self, msg: Message) -> None:
-        """Run one invocation; every outcome is a reply, never an exception."""
-        rid = msg.id  # never None: the consumer has needs_id
+    async def on_request(self, msg: Message, reply: Reply) -> None:
+        """Run one invocation and send its reply (errors become error replies: see serving)."""
         req: ToolServiceRequest = msg.value
         self._m_invocations.inc()
         start = time.perf_counter()
         try:
+            config = _parse_object(req.config, "config")
+            arguments = _parse_object(req.arguments, "arguments")
             try:
-                config = _parse_object(req.config, "config")
-                arguments = _parse_object(req.arguments, "arguments")
                 result = self.invoke(req.user or "trustgraph", config, arguments)
                 if inspect.isasyncgen(result):
-                    async for chunk in result:
-                        text = _as_text(chunk)
-                        if text:
-                            self._send(rid, ToolServiceResponse(response=text, end_of_stream=False))
-                    self._send(rid, ToolServiceResponse(response="", end_of_stream=True))
+                    await reply.stream(_chunks(result), end=_END)
                     return
                 if result.__class__ is _Coroutine or inspect.isawaitable(result):
                     result = await result
-                self._send(rid, ToolServiceResponse(response=_as_text(result), end_of_stream=True))
-            except ToolError as e:
-                self._send_error(rid, e.type, e.message)
+                await reply.send(ToolServiceResponse(response=_as_text(result), end_of_stream=True))
+            except (ServiceError, ReplyNotSent):
+                raise
             except Exception as e:
-                logger.warning("invoke failed (id=%s): %s: %s", rid, type(e).__name__, e,
+                # The author's code failing is the tool's answer, not a bug of ours:
+                # a warning, with the traceback only at DEBUG.
+                logger.warning("invoke failed (id=%s): %s: %s", reply.id, type(e).__name__, e,
                                exc_info=logger.isEnabledFor(logging.DEBUG))
-                self._send_error(rid, ERROR_TYPE, str(e) or type(e).__name__)
-        except Exception as e:
-            # The reply itself could not be sent (broker gone); re-running invoke
-            # could repeat its side effects, so log and let the caller time out.
-            logger.error("Reply for %s not sent: %s", rid, e)
+                raise ServiceError(message_or_type(e)) from e
         finally:
             self._m_latency.observe(time.perf_counter() - start)
 

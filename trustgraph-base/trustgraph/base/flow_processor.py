@@ -21,6 +21,7 @@ from typing import Any
 from .async_processor import AsyncProcessor
 from .pubsub import Consumer, Message, Producer
 from .request_response import RequestResponseClient
+from .serving import Replies, serve
 
 logger = logging.getLogger(__name__)
 
@@ -31,23 +32,23 @@ class FlowConfigError(ValueError):
 
 @dataclass
 class ConsumerSpec:
-    """Consume ``name``'s topic; ``handler(msg, flow)`` runs per message.
+    """Consume ``name``'s topic; the handler runs per message.
 
-    ``error_reply(reason)`` builds the response record sent (on the
-    ``reply_to`` producer, with the message's ``id``) when a message cannot be
-    decoded, so that the sender gets an error instead of waiting for its
-    deadline.  Without it such messages are only logged.
-
-    ``needs_id``: the handler answers requests, so a message without an ``id``
-    property is logged and dropped before it runs (nobody could match a reply).
+    With ``replies`` (the service's :class:`~trustgraph.base.serving.Replies`)
+    the consumer serves requests: ``handler(msg, flow, reply)`` sends its
+    records through ``reply`` (on the ``reply_to`` producer, with the
+    request's ``id``), a request without an ``id`` is dropped before the
+    handler runs, an undecodable one with an id gets the error record, and an
+    exception from the handler becomes the error reply (see
+    :mod:`trustgraph.base.serving`).  Without it, ``handler(msg, flow)``
+    consumes messages nobody answers, and undecodable ones are only logged.
     """
     name: str
     schema: type
-    handler: Callable[[Message, "Flow"], Awaitable[None]]
+    handler: Callable[..., Awaitable[None]]
     concurrency: int | None = None
-    error_reply: Callable[[str], Any] | None = None
+    replies: Replies | None = None
     reply_to: str = "response"
-    needs_id: bool = False
 
 
 @dataclass
@@ -172,18 +173,7 @@ class FlowProcessor(AsyncProcessor):
             # Consumers last: a handler may use any producer or client at once.
             for spec in self.specs:
                 if isinstance(spec, ConsumerSpec):
-                    handler = spec.handler
-
-                    async def run(msg: Message, _h=handler, _f=flow) -> None:
-                        await _h(msg, _f)
-
-                    flow.consumers[spec.name] = await self.pubsub.consumer(
-                        self._topic(name, definition, spec.name),
-                        f"{self.id}--{name}--{spec.name}", spec.schema,
-                        handler=run, concurrency=spec.concurrency or self.concurrency,
-                        name=f"{name}/{spec.name}", malformed=self._malformed_reply(spec, flow),
-                        needs_id=spec.needs_id,
-                    )
+                    flow.consumers[spec.name] = await self._consume(spec, flow)
         except BaseException:
             await self._close_flow(flow)
             raise
@@ -192,18 +182,28 @@ class FlowProcessor(AsyncProcessor):
         logger.info("Flow %s started", name)
         return flow
 
-    def _malformed_reply(self, spec: ConsumerSpec, flow: Flow) -> Any:
-        """The consumer's ``malformed`` callback: an error reply to the sender, if it can be matched."""
-        build = spec.error_reply
-        if build is None or spec.reply_to not in flow.producers:
-            return None
+    async def _consume(self, spec: ConsumerSpec, flow: Flow) -> Consumer:
+        topic = self._topic(flow.name, flow.definition, spec.name)
+        subscription = f"{self.id}--{flow.name}--{spec.name}"
+        concurrency = spec.concurrency or self.concurrency
+        name = f"{flow.name}/{spec.name}"
+        handler = spec.handler
+        if spec.replies is None:
+            async def consume(msg: Message) -> None:
+                await handler(msg, flow)
 
-        async def reply(props: dict[str, str], reason: str) -> None:
-            if "id" in props:
-                await flow.producers[spec.reply_to].send(build(f"malformed request: {reason}"),
-                                                         {"id": props["id"]})
+            return await self.pubsub.consumer(topic, subscription, spec.schema, handler=consume,
+                                              concurrency=concurrency, name=name)
+        producer = flow.producers.get(spec.reply_to)
+        if producer is None:
+            raise FlowConfigError(f"consumer {spec.name!r} replies on {spec.reply_to!r}, "
+                                  "which no ProducerSpec declares")
 
-        return reply
+        async def work(msg: Message, reply: Any) -> None:
+            await handler(msg, flow, reply)
+
+        return await serve(self.pubsub, topic, subscription, spec.schema, producer=producer,
+                           replies=spec.replies, work=work, concurrency=concurrency, name=name)
 
     async def _close_flow(self, flow: Flow) -> None:
         await self.pubsub.remove(*flow.consumers.values())

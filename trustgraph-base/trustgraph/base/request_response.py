@@ -12,32 +12,33 @@ from (aio-pika, nameko, the MCP SDK):
   full consumer cannot take and an unbounded sender only makes that worse;
 * responses nobody waits for (a late answer after a timeout, another
   instance's traffic) are dropped at DEBUG.
+
+``await client.request(req)`` returns the first response;
+``async for resp in client.stream(req, final=...)`` yields each response of
+a streamed answer.  Both are one :class:`ResponseStream`, so the waiter,
+the in-flight slot and the deadline are handled in one place.
 """
 
 from __future__ import annotations
 
 import asyncio
-import inspect
 import itertools
 import logging
 import os
 import uuid
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-from .pubsub import Consumer, Message, Producer, PubSub, PubSubError
+from .pubsub import SUBSCRIBE_SETTLE, Consumer, Message, Producer, PubSub, PubSubError
 
 logger = logging.getLogger(__name__)
 
+__all__ = ["SUBSCRIBE_SETTLE", "RequestResponseClient", "RequestTimeout", "ResponseStream",
+           "new_request_id"]
+
 Req = TypeVar("Req")
 Resp = TypeVar("Resp")
-
-# Called with each response; returns True when that response ends the call.
-Recipient = Callable[[Any], "bool | Awaitable[bool]"]
-
-
-SUBSCRIBE_SETTLE = 0.05
 
 
 class RequestTimeout(TimeoutError):
@@ -132,11 +133,9 @@ class RequestResponseClient(Generic[Req, Resp]):
                 direct=self._on_response, name=self.name,
             )
             self._producer = await self.pubsub.producer(self.request_topic)
-            # pulsar-lite 0.2 may drop a non-persistent message published from
-            # another connection just after subscribe() returns (measured 18 in
-            # 300 under CPU load; none after 50 ms): let the subscription settle
-            # once before the first request can trigger a reply.
-            await asyncio.sleep(SUBSCRIBE_SETTLE)
+            # Let the subscription settle once before the first request can
+            # trigger a reply (pulsar-lite: see pubsub.SUBSCRIBE_SETTLE).
+            await asyncio.sleep(self.pubsub.subscribe_settle)
 
     def _starting(self) -> asyncio.Future:
         """The (shared) start of this client, begun once and shielded from callers' deadlines.
@@ -168,60 +167,192 @@ class RequestResponseClient(Generic[Req, Resp]):
             return
         q.put_nowait(msg.value)
 
-    async def request(self, request: Req, *, timeout: float | None = None,
-                      recipient: Recipient | None = None,
-                      properties: dict[str, str] | None = None) -> Resp:
-        """Send ``request`` and return the final response.
+    def stream(self, request: Req, *, final: Callable[[Resp], bool] | None = None,
+               timeout: float | None = None,
+               properties: dict[str, str] | None = None) -> ResponseStream[Resp]:
+        """The responses to ``request`` as an async iterator::
 
-        Without ``recipient`` the first response is final.  With it, every
-        response is passed to ``recipient`` (sync or async) until it returns
-        True; the last response is returned.  ``timeout`` bounds the whole
-        call, including the wait for an in-flight slot.
+            async for resp in client.stream(req, final=lambda r: r.end_of_stream):
+                ...
+
+        The request goes out when iteration starts.  The iteration ends after
+        the response for which ``final`` returns True; without ``final`` it
+        goes on until the caller stops (break, then ``close()``).
+        ``timeout`` bounds the whole call, from the wait for an in-flight
+        slot to the last response, however long the caller takes between
+        responses; it raises :class:`RequestTimeout`.
         """
-        limit = self.timeout if timeout is None else timeout
-        rid = new_request_id()
-        queue = _Inbox()
+        return ResponseStream(self, request, final, self.timeout if timeout is None else timeout,
+                              properties)
+
+    async def request(self, request: Req, *, timeout: float | None = None,
+                      properties: dict[str, str] | None = None) -> Resp:
+        """Send ``request`` and return the first response (the whole call within ``timeout``)."""
+        call = ResponseStream(self, request, None, self.timeout if timeout is None else timeout,
+                              properties)
         try:
-            async with asyncio.timeout(limit):
-                if self._producer is None:
-                    await asyncio.shield(self._starting())
-                async with self._slots:
-                    self._waiters[rid] = queue
-                    props = {"id": rid}
-                    if properties:
-                        props.update(properties)
-                    loop = asyncio.get_running_loop()
-                    self._producer.send_nowait(
-                        request, props,
-                        on_error=lambda why: loop.call_soon_threadsafe(queue.put_nowait, _Failed(why)))
-                    while True:
-                        resp = await queue.get()
-                        if resp is _CLOSED:
-                            raise RequestTimeout(f"client for {self.request_topic} closed during the call")
-                        if isinstance(resp, _Failed):
-                            raise PubSubError(resp.reason)
-                        if recipient is None:
-                            return resp
-                        done = recipient(resp)
-                        if done.__class__ is not bool and inspect.isawaitable(done):
-                            done = await done
-                        if done:
-                            return resp
-        except TimeoutError as e:
-            if isinstance(e, RequestTimeout):
-                raise
-            raise RequestTimeout(
-                f"no response from {self.request_topic} within {limit:g}s"
-            ) from None
+            return await call.__anext__()
         finally:
-            self._waiters.pop(rid, None)
+            call.close()
 
 
-_CLOSED = object()
+class _Signal:
+    """Put in a call's inbox instead of a response: the call ends with an exception."""
 
-
-class _Failed:
-    """Put in a call's queue when its request could not be sent."""
+    __slots__ = ("reason",)
 
     def __init__(self, reason: str) -> None:
         self.reason = reason
+
+
+class _Expired(_Signal):
+    __slots__ = ()
+
+
+class _Closed(_Signal):
+    __slots__ = ()
+
+
+class _Failed(_Signal):
+    """The request could not be sent."""
+
+    __slots__ = ()
+
+
+_EXPIRED = _Expired("deadline")
+_CLOSED = _Closed("client closed")
+
+
+class ResponseStream(Generic[Resp]):
+    """The responses of one call: an async iterator that owns the call's waiter, slot and deadline.
+
+    One object serves :meth:`RequestResponseClient.request` (first response)
+    and :meth:`RequestResponseClient.stream` (several).  The deadline is a
+    timer that puts a marker in the call's inbox rather than a cancel scope:
+    a cancel scope cannot span the ``yield`` of an iterator (it would cancel
+    whatever the caller does between responses), and one timer per call is
+    also cheaper than a timeout context per response.  :meth:`close` frees
+    everything synchronously and is idempotent; it runs after the final
+    response, on an error, on cancellation, from ``aclose()`` /
+    ``async with``, and, for a caller that breaks out and drops the iterator,
+    when it is garbage-collected.
+    """
+
+    __slots__ = ("_client", "_request", "_final", "_limit", "_props", "_rid", "_inbox",
+                 "_timer", "_done")
+
+    def __init__(self, client: RequestResponseClient, request: Any, final: Callable[[Any], bool] | None,
+                 timeout: float, properties: dict[str, str] | None) -> None:
+        self._client = client
+        self._request = request
+        self._final = final
+        self._limit = timeout
+        self._props = properties
+        self._rid = ""
+        self._inbox: _Inbox | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._done = False
+
+    def __aiter__(self) -> ResponseStream[Resp]:
+        return self
+
+    async def __anext__(self) -> Resp:
+        inbox = self._inbox
+        if inbox is None:
+            if self._done:
+                raise StopAsyncIteration
+            inbox = await self._open()
+        try:
+            resp = await inbox.get()
+        except BaseException:
+            self.close()  # cancelled while waiting: the call is over
+            raise
+        if resp.__class__ in _SIGNALS:
+            self.close()
+            raise self._failure(resp)
+        final = self._final
+        try:
+            if final is not None and final(resp):
+                self.close()
+        except BaseException:
+            self.close()
+            raise
+        return resp
+
+    async def _open(self) -> _Inbox:
+        client = self._client
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._limit
+        try:
+            # Only waits that can block need the deadline's timeout context.
+            if client._producer is None or client._slots.locked():
+                async with asyncio.timeout_at(deadline):
+                    if client._producer is None:
+                        await asyncio.shield(client._starting())
+                    await client._slots.acquire()
+            else:
+                await client._slots.acquire()
+        except TimeoutError:
+            self._done = True
+            raise RequestTimeout(
+                f"no response from {client.request_topic} within {self._limit:g}s") from None
+        except BaseException:
+            self._done = True
+            raise
+        self._rid = rid = new_request_id()
+        self._inbox = inbox = _Inbox()
+        client._waiters[rid] = inbox
+        self._timer = loop.call_at(deadline, inbox.put_nowait, _EXPIRED)
+        producer = client._producer
+        try:
+            if producer is None:
+                raise RequestTimeout(f"client for {client.request_topic} closed during the call")
+            props = {"id": rid}
+            if self._props:
+                props.update(self._props)
+            producer.send_nowait(
+                self._request, props,
+                on_error=lambda why: loop.call_soon_threadsafe(inbox.put_nowait, _Failed(why)))
+        except BaseException:
+            self.close()
+            raise
+        return inbox
+
+    def _failure(self, signal: _Signal) -> Exception:
+        topic = self._client.request_topic
+        if signal.__class__ is _Expired:
+            return RequestTimeout(f"no response from {topic} within {self._limit:g}s")
+        if signal.__class__ is _Closed:
+            return RequestTimeout(f"client for {topic} closed during the call")
+        return PubSubError(signal.reason)
+
+    def close(self) -> None:
+        """End the call: free its waiter, in-flight slot and deadline timer (idempotent)."""
+        self._done = True
+        if self._inbox is None:
+            return
+        self._inbox = None
+        client = self._client
+        client._waiters.pop(self._rid, None)
+        self._timer.cancel()
+        client._slots.release()
+
+    async def aclose(self) -> None:
+        """The async form of :meth:`close`, for ``contextlib.aclosing``."""
+        self.close()
+
+    async def __aenter__(self) -> ResponseStream[Resp]:
+        return self
+
+    async def __aexit__(self, *_: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        if self._inbox is not None:
+            try:
+                self.close()
+            except Exception:  # the loop may be gone at interpreter exit
+                pass
+
+
+_SIGNALS = frozenset({_Expired, _Closed, _Failed})

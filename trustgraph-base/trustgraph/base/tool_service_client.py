@@ -79,27 +79,25 @@ class ToolServiceClient(RequestResponseClient):
             arguments=_as_json(arguments, "arguments"),
         )
         parts: list[str] = []
-
-        def collect(resp: ToolServiceResponse) -> bool:
-            # Plain function when there is no callback: no coroutine per response.
-            if resp.error is not None:
-                raise ToolServiceError(resp.error.type or "tool-service-error", resp.error.message or "")
-            if resp.response:
-                parts.append(resp.response)
-            return bool(resp.end_of_stream)
-
-        async def deliver(resp: ToolServiceResponse) -> bool:
-            if resp.error is not None:
-                raise ToolServiceError(resp.error.type or "tool-service-error", resp.error.message or "")
-            if resp.response:
-                parts.append(resp.response)
-                done = callback(resp.response)
-                if inspect.isawaitable(done):
-                    await done
-            return bool(resp.end_of_stream)
-
-        await self.request(request, timeout=timeout, recipient=collect if callback is None else deliver)
+        responses = self.stream(request, final=_end_of_stream, timeout=timeout)
+        try:
+            async for resp in responses:
+                if resp.error is not None:
+                    raise ToolServiceError(resp.error.type or "tool-service-error", resp.error.message or "")
+                text = resp.response
+                if text:
+                    parts.append(text)
+                    if callback is not None:
+                        done = callback(text)
+                        if done is not None and inspect.isawaitable(done):
+                            await done
+        finally:
+            responses.close()
         return "".join(parts)
+
+
+def _end_of_stream(resp: ToolServiceResponse) -> bool:
+    return bool(resp.end_of_stream)
 
 
 class ToolServiceClients:

@@ -170,25 +170,27 @@ class Dispatcher:
         request = translator.request(body)
         logger.debug("Call %s%s", kind, f" on flow {flow}" if flow else "")
         last: JsonObject = {}
-
-        async def recipient(record: Any) -> bool:
-            nonlocal last
-            last, final = translator.response(record)
-            if on_message is not None:
-                await on_message(last, final)
-            return final
-
+        # No final predicate: the translator decides which message is the last,
+        # and the loop stops there.
+        responses = client.stream(request, timeout=self.timeout)
         try:
             # The client's own deadline covers the exchange; this one also covers
             # opening the client (a subscription can wait on an absent broker).
             async with asyncio.timeout(self.timeout):
-                await client.request(request, timeout=self.timeout, recipient=recipient)
+                async for record in responses:
+                    last, final = translator.response(record)
+                    if on_message is not None:
+                        await on_message(last, final)
+                    if final:
+                        break
             return last
         except TimeoutError:
             out = timeout_error() if client.started else gateway_error(CLOSED_DURING_CALL)
         except (PubSubError, TopicError) as e:
             logger.warning("Call %s failed: %s", kind, e)
             out = gateway_error(str(e))
+        finally:
+            responses.close()
         if on_message is not None:
             await on_message(out, True)
         return out

@@ -362,25 +362,19 @@ class AgentManager:
 
     async def _stream(self, flow: Any, terms: dict[str, str]) -> AsyncIterator[str]:
         """The prompt service's text chunks as they arrive (one deadline for the whole reply)."""
-        queue: asyncio.Queue[str | None] = asyncio.Queue()
-
-        def recipient(resp: Any) -> bool:
-            if resp.error is not None:
-                raise PromptFailed(f"The prompt service failed: {resp.error.message or resp.error.type}")
-            if resp.text:
-                queue.put_nowait(resp.text)
-            return bool(resp.end_of_stream)
-
-        call = asyncio.ensure_future(flow("prompt-request").request(
-            self._request(terms, True), timeout=self.prompt_timeout, recipient=recipient))
-        call.add_done_callback(lambda _: queue.put_nowait(None))
+        responses = flow("prompt-request").stream(self._request(terms, True), final=_end_of_stream,
+                                                  timeout=self.prompt_timeout)
         try:
-            while (chunk := await queue.get()) is not None:
-                yield chunk
-            try:
-                await call
-            except (TimeoutError, PubSubError) as e:
-                raise PromptFailed(f"The prompt service did not answer: {e}") from None
+            async for resp in responses:
+                if resp.error is not None:
+                    raise PromptFailed(f"The prompt service failed: {resp.error.message or resp.error.type}")
+                if resp.text:
+                    yield resp.text
+        except (TimeoutError, PubSubError) as e:
+            raise PromptFailed(f"The prompt service did not answer: {e}") from None
         finally:
-            if not call.done():
-                call.cancel()
+            responses.close()
+
+
+def _end_of_stream(resp: Any) -> bool:
+    return bool(resp.end_of_stream)

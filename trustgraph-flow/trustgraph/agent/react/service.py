@@ -40,6 +40,7 @@ from typing import Any
 from trustgraph.base import ConsumerSpec, FlowProcessor, ProducerSpec, RequestResponseSpec
 from trustgraph.base.flow_processor import Flow
 from trustgraph.base.pubsub import Message
+from trustgraph.base.serving import Replies, Reply, message_or_type
 from trustgraph.base.tool_service_client import ToolServiceClients
 from trustgraph.catalog import CATALOG_TYPES
 from trustgraph.schema import (
@@ -85,6 +86,16 @@ CLIENTS: dict[str, tuple[type, type]] = {
     "embeddings": (EmbeddingsRequest, EmbeddingsResponse),
     "row-embeddings-query": (EmbeddingsRequest, EmbeddingsResponse),
 }
+
+
+# A failure of ours (not the model's) ends the dialog: eom and eod set.  An
+# undecodable request gets the streaming error shape, which both kinds of
+# caller read as the end (WIRE.md section 6).
+REPLIES = Replies(
+    error_record=lambda error: AgentResponse(error=error, end_of_message=True, end_of_dialog=True),
+    malformed_record=lambda error: AgentResponse(chunk_type="error", content=error.message,
+                                                 end_of_message=True, end_of_dialog=True, error=error),
+    error_type=ERROR_TYPE, describe=message_or_type, confirm=True)
 
 
 def to_response(event: Event, streaming: bool) -> AgentResponse:
@@ -135,10 +146,8 @@ class Processor(FlowProcessor):
         self.registry = Registry()
         self.descriptor_errors: list[str] = []
 
-        self.register_specification(ConsumerSpec(
-            "request", AgentRequest, self.on_request, needs_id=True,
-            error_reply=lambda why: AgentResponse(chunk_type="error", content=why, end_of_message=True,
-                                                  end_of_dialog=True, error=Error(type="agent-error", message=why))))
+        self.register_specification(ConsumerSpec("request", AgentRequest, self.on_request,
+                                                 replies=REPLIES))
         self.register_specification(ProducerSpec("next", AgentRequest))
         self.register_specification(ProducerSpec("response", AgentResponse))
         for prefix, (req, resp) in CLIENTS.items():
@@ -160,31 +169,23 @@ class Processor(FlowProcessor):
         logger.info("Tools at config version %d: %s (%d descriptor error(s))", version,
                     ", ".join(sorted(registry.tools)) or "none", len(registry.errors))
 
-    async def on_request(self, msg: Message, flow: Flow) -> None:
-        """Run one iteration and send its messages; every outcome is answered."""
-        rid = msg.id  # never None: the consumer spec has needs_id
+    async def on_request(self, msg: Message, flow: Flow, reply: Reply) -> None:
+        """Run one iteration and send its messages; a failure of ours becomes an agent-error."""
+        rid = reply.id
         request: AgentRequest = msg.value
         registry = self.registry
         streaming = bool(request.streaming)
-        props = {"id": rid}
         logger.debug("Agent request %s: iteration %d, streaming %s", rid,
                      len(request.history or []) + 1, streaming)
-        try:
-            # aclosing: if a send fails, the iteration's prompt call is cancelled at once.
-            async with aclosing(self.manager.react(request, registry, flow)) as events:
-                async for event in events:
-                    if isinstance(event, Continue):
-                        await flow("next").send(event.request, props)
-                    else:
-                        await flow("response").send(to_response(event, streaming), props)
-                        if isinstance(event, Failed):
-                            logger.info("Agent request %s failed: %s", rid, event.message)
-        except Exception as e:
-            # A bug of ours, not the model's: say so to the caller and end the dialog.
-            logger.exception("Agent request %s failed", rid)
-            await flow("response").send(AgentResponse(
-                error=Error(type=ERROR_TYPE, message=str(e) or type(e).__name__),
-                end_of_message=True, end_of_dialog=True), props)
+        # aclosing: if a send fails, the iteration's prompt call is cancelled at once.
+        async with aclosing(self.manager.react(request, registry, flow)) as events:
+            async for event in events:
+                if isinstance(event, Continue):
+                    await flow("next").send(event.request, {"id": rid})
+                else:
+                    await reply.send(to_response(event, streaming))
+                    if isinstance(event, Failed):
+                        logger.info("Agent request %s failed: %s", rid, event.message)
 
     async def stop(self) -> None:
         await self.tool_clients.close()

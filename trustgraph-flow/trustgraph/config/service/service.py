@@ -5,6 +5,12 @@ Every mutating request is written to the embedded SQLite store in one
 transaction *before* the reply, so a put the client saw acknowledged survives
 a crash of this process.  After each change, and once at start, the whole
 config goes out on the push topic for every processor that follows it.
+
+Replies go through the shared reply path (:mod:`trustgraph.base.serving`):
+a request without an ``id`` property is dropped before it is applied, since
+nobody could see its outcome (a put nobody hears about must not change the
+config either), and an undecodable one with an id gets a config-error or
+flow-error reply.
 """
 
 from __future__ import annotations
@@ -19,12 +25,12 @@ from typing import Any
 from trustgraph.base import AsyncProcessor
 from trustgraph.base.async_processor import env_default
 from trustgraph.base.pubsub import Message, Producer
+from trustgraph.base.serving import Replies, Reply
 from trustgraph.base.topics import CONFIG_REQUEST, CONFIG_RESPONSE, FLOW_REQUEST, FLOW_RESPONSE
 from trustgraph.schema import (
     ConfigPush,
     ConfigRequest,
     ConfigResponse,
-    Error,
     FlowRequest,
     FlowResponse,
 )
@@ -37,6 +43,14 @@ from .store import ConfigStore
 logger = logging.getLogger(__name__)
 
 default_ident = "config-svc"
+
+# Replies wait for the broker's receipt: a client that saw its put answered
+# may send the next request at once.  Undecodable requests get the decoder's
+# reason as the message, without a prefix, as before the shared reply path.
+CONFIG_REPLIES = Replies(error_record=lambda error: ConfigResponse(error=error),
+                         error_type="config-error", malformed_prefix="", confirm=True)
+FLOW_REPLIES = Replies(error_record=lambda error: FlowResponse(error=error),
+                       error_type="flow-error", malformed_prefix="", confirm=True)
 
 
 def default_store_path() -> str:
@@ -64,32 +78,18 @@ class Processor(AsyncProcessor):
         # One change at a time, so pushes leave in version order.
         self._write_lock = asyncio.Lock()
         self._push: Producer | None = None
-        self._config_out: Producer | None = None
-        self._flow_out: Producer | None = None
 
     async def start(self) -> None:
         await super().start()
         self._push = await self.pubsub.producer(self.config_push_queue)
-        self._config_out = await self.pubsub.producer(self.config_response_topic)
-        self._flow_out = await self.pubsub.producer(self.flow_response_topic)
-        await self.pubsub.consumer(
-            self.config_request_topic,
-            self.id,
-            ConfigRequest,
-            handler=self.on_config_request,
-            concurrency=16,
-            name="config-request",
-            malformed=self._config_malformed,
-        )
-        await self.pubsub.consumer(
-            self.flow_request_topic,
-            self.id,
-            FlowRequest,
-            handler=self.on_flow_request,
-            concurrency=16,
-            name="flow-request",
-            malformed=self._flow_malformed,
-        )
+        await self.serve(self.config_request_topic, ConfigRequest, self.on_config_request,
+                         replies=CONFIG_REPLIES, subscription=self.id,
+                         response_topic=self.config_response_topic, concurrency=16,
+                         name="config-request")
+        await self.serve(self.flow_request_topic, FlowRequest, self.on_flow_request,
+                         replies=FLOW_REPLIES, subscription=self.id,
+                         response_topic=self.flow_response_topic, concurrency=16,
+                         name="flow-request")
         await self.push()
         logger.info("Config store %s at version %d", self.store.path, self.store.version())
 
@@ -111,33 +111,13 @@ class Processor(AsyncProcessor):
                 await self.push()
         return response
 
-    async def on_config_request(self, msg: Message) -> None:
+    async def on_config_request(self, msg: Message, reply: Reply) -> None:
         response = await self._handle(self.config_ops, msg.value)
-        await self._reply(self._config_out, ConfigResponse, response, msg.id)
+        await reply.send(from_dict(ConfigResponse, response))
 
-    async def on_flow_request(self, msg: Message) -> None:
+    async def on_flow_request(self, msg: Message, reply: Reply) -> None:
         response = await self._handle(self.flow_ops, msg.value)
-        await self._reply(self._flow_out, FlowResponse, response, msg.id)
-
-    async def _reply(
-        self, producer: Producer, schema: type, response: dict[str, Any], rid: str | None
-    ) -> None:
-        if rid is None:
-            logger.warning("Request without id property answered nowhere: nobody could match a reply")
-            return
-        await producer.send(from_dict(schema, response), {"id": rid})
-
-    async def _config_malformed(self, props: dict[str, str], reason: str) -> None:
-        if "id" in props:
-            await self._config_out.send(
-                ConfigResponse(error=Error(type="config-error", message=reason)), {"id": props["id"]}
-            )
-
-    async def _flow_malformed(self, props: dict[str, str], reason: str) -> None:
-        if "id" in props:
-            await self._flow_out.send(
-                FlowResponse(error=Error(type="flow-error", message=reason)), {"id": props["id"]}
-            )
+        await reply.send(from_dict(FlowResponse, response))
 
     @classmethod
     def add_args(cls, parser: argparse.ArgumentParser) -> None:

@@ -34,7 +34,8 @@ from typing import Any
 from trustgraph.base import ConsumerSpec, FlowProcessor, ParameterSpec, ProducerSpec
 from trustgraph.base.flow_processor import Flow
 from trustgraph.base.pubsub import Message
-from trustgraph.schema import Error, TextCompletionRequest, TextCompletionResponse
+from trustgraph.base.serving import Replies, Reply, ServiceError
+from trustgraph.schema import TextCompletionRequest, TextCompletionResponse
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +44,10 @@ ERROR_TYPE = "llm-error"
 # The callers (prompt-template, the agent, the gateway) give up after 120 s;
 # work after that only delays the requests queued behind it.
 DEFAULT_TIMEOUT = 120.0
+
+REPLIES = Replies(
+    error_record=lambda error: TextCompletionResponse(error=error, response="", end_of_stream=True),
+    error_type=ERROR_TYPE)
 
 
 @dataclass
@@ -55,8 +60,8 @@ class LlmResult:
     model: str = ""
 
 
-class LlmError(Exception):
-    """A failure whose message is meant for the caller as is."""
+class LlmError(ServiceError):
+    """A failure whose message is meant for the caller as is (an ``llm-error`` reply)."""
 
 
 def parse_stop(raw: str | None) -> list[str]:
@@ -142,10 +147,8 @@ class LlmService(FlowProcessor):
         temperature = params.get("temperature")
         self.temperature: float = self.default_temperature if temperature is None else float(temperature)
         self.request_timeout: float = float(params.get("timeout") or DEFAULT_TIMEOUT)
-        self.register_specification(ConsumerSpec(
-            "request", TextCompletionRequest, self.on_request, needs_id=True,
-            error_reply=lambda why: TextCompletionResponse(error=Error(type="llm-error", message=why),
-                                                           end_of_stream=True)))
+        self.register_specification(ConsumerSpec("request", TextCompletionRequest, self.on_request,
+                                                 replies=REPLIES))
         self.register_specification(ProducerSpec("response", TextCompletionResponse))
         self.register_specification(ParameterSpec("model"))
         self.register_specification(ParameterSpec("temperature"))
@@ -172,63 +175,51 @@ class LlmService(FlowProcessor):
         model = model if isinstance(model, str) and model else self.model
         return model, _as_float(flow("temperature"), self.temperature)
 
-    async def on_request(self, msg: Message, flow: Flow) -> None:
-        """Answer one request; every outcome is a reply, never an exception."""
-        rid = msg.id  # never None: the consumer spec has needs_id
+    async def on_request(self, msg: Message, flow: Flow, reply: Reply) -> None:
+        """Answer one request; failures become ``llm-error`` replies (see serving)."""
         req: TextCompletionRequest = msg.value
-        out = flow("response")
-        props = {"id": rid}
         model, temperature = self.settings(flow)
+        stop = parse_stop(msg.properties.get("stop"))
+        prefix = msg.properties.get("prefix") or ""
+        args = (req.system or "", req.prompt or "", model, temperature, stop, prefix)
         try:
-            stop = parse_stop(msg.properties.get("stop"))
-            prefix = msg.properties.get("prefix") or ""
-            args = (req.system or "", req.prompt or "", model, temperature, stop, prefix)
             async with asyncio.timeout(self.request_timeout):
                 if req.streaming:
-                    await self._stream(out, props, model, stop, args)
-                else:
-                    result = await self.generate(*args)
-                    text, _ = cut_at_stop(result.text, stop)
-                    out.send_nowait(TextCompletionResponse(
-                        response=text, in_token=result.in_token, out_token=result.out_token,
-                        model=result.model or model, end_of_stream=True), props)
+                    await self._stream(reply, model, stop, args)
+                    return
+                result = await self.generate(*args)
         except TimeoutError:
-            logger.warning("Completion %s exceeded %gs", rid, self.request_timeout)
-            self._error(out, props, f"no completion within {self.request_timeout:g}s")
-        except LlmError as e:
-            logger.info("Completion %s failed: %s", rid, e)
-            self._error(out, props, str(e))
-        except Exception as e:
-            logger.exception("Completion %s failed", rid)
-            self._error(out, props, f"{type(e).__name__}: {e}")
+            logger.warning("Completion %s exceeded %gs", reply.id, self.request_timeout)
+            raise ServiceError(f"no completion within {self.request_timeout:g}s") from None
+        text, _ = cut_at_stop(result.text, stop)
+        await reply.send(TextCompletionResponse(
+            response=text, in_token=result.in_token, out_token=result.out_token,
+            model=result.model or model, end_of_stream=True))
 
-    async def _stream(self, out: Any, props: dict[str, str], model: str, stop: list[str],
-                      args: tuple) -> None:
+    async def _stream(self, reply: Reply, model: str, stop: list[str], args: tuple) -> None:
         cutter = StopFilter(stop)
         summary = LlmResult(text="", model=model)
 
-        def send(text: str) -> None:
-            if text:
-                out.send_nowait(TextCompletionResponse(response=text, model=summary.model or model,
-                                                       end_of_stream=False), props)
+        async def chunks() -> AsyncIterator[TextCompletionResponse]:
+            nonlocal summary
+            async with contextlib.aclosing(self.generate_stream(*args)) as items:
+                async for item in items:
+                    if isinstance(item, LlmResult):
+                        summary = LlmResult("", item.in_token, item.out_token, item.model or model)
+                        item = item.text
+                    if text := cutter.feed(item):
+                        yield TextCompletionResponse(response=text, model=summary.model or model,
+                                                     end_of_stream=False)
+                    if cutter.stopped:
+                        break  # closing the generator tells the backend to stop
+            if text := cutter.finish():
+                yield TextCompletionResponse(response=text, model=summary.model or model,
+                                             end_of_stream=False)
 
-        async with contextlib.aclosing(self.generate_stream(*args)) as chunks:
-            async for item in chunks:
-                if isinstance(item, LlmResult):
-                    summary = LlmResult("", item.in_token, item.out_token, item.model or model)
-                    item = item.text
-                send(cutter.feed(item))
-                if cutter.stopped:
-                    break  # closing the generator tells the backend to stop
-        send(cutter.finish())
-        out.send_nowait(TextCompletionResponse(
+        # The end marker is made after the last chunk: it carries the token counts.
+        await reply.stream(chunks(), end=lambda: TextCompletionResponse(
             response="", in_token=summary.in_token, out_token=summary.out_token,
-            model=summary.model or model, end_of_stream=True), props)
-
-    @staticmethod
-    def _error(out: Any, props: dict[str, str], message: str) -> None:
-        out.send_nowait(TextCompletionResponse(error=Error(type=ERROR_TYPE, message=message),
-                                               response="", end_of_stream=True), props)
+            model=summary.model or model, end_of_stream=True))
 
     @classmethod
     def add_args(cls, parser: argparse.ArgumentParser) -> None:

@@ -30,8 +30,8 @@ from trustgraph.base import ConsumerSpec, FlowProcessor, ProducerSpec, RequestRe
 from trustgraph.base.flow_processor import Flow
 from trustgraph.base.pubsub import Message
 from trustgraph.base.request_response import RequestTimeout
+from trustgraph.base.serving import Replies, Reply, ServiceError
 from trustgraph.schema import (
-    Error,
     PromptRequest,
     PromptResponse,
     TextCompletionRequest,
@@ -53,9 +53,23 @@ default_concurrency = 4
 
 ERROR_TYPE = "llm-error"
 
+REPLIES = Replies(
+    error_record=lambda error: PromptResponse(error=error, text=None, object=None, end_of_stream=True),
+    error_type=ERROR_TYPE)
 
-class LlmFailed(Exception):
-    """The text-completion service answered with an error."""
+
+class LlmFailed(ServiceError):
+    """The text-completion service answered with an error (its message goes to the caller)."""
+
+
+def _check(resp: TextCompletionResponse) -> TextCompletionResponse:
+    if resp.error is not None:
+        raise LlmFailed(resp.error.message or resp.error.type or "text-completion failed")
+    return resp
+
+
+def _end_of_stream(resp: TextCompletionResponse) -> bool:
+    return bool(resp.end_of_stream)
 
 
 class Processor(FlowProcessor):
@@ -67,10 +81,8 @@ class Processor(FlowProcessor):
         super().__init__(**params)
         self.config_type: str = params.get("config_type") or "prompt"
         self.prompts = PromptSet.from_config({})
-        self.register_specification(ConsumerSpec(
-            "request", PromptRequest, self.on_request, needs_id=True,
-            error_reply=lambda why: PromptResponse(error=Error(type="llm-error", message=why), text=None,
-                                                   object=None, end_of_stream=True)))
+        self.register_specification(ConsumerSpec("request", PromptRequest, self.on_request,
+                                                 replies=REPLIES))
         self.register_specification(ProducerSpec("response", PromptResponse))
         self.register_specification(RequestResponseSpec(
             "text-completion-request", "text-completion-response",
@@ -87,61 +99,53 @@ class Processor(FlowProcessor):
         logger.info("Prompt templates of config version %d: %s", version,
                     ", ".join(sorted(prompts.templates)) or "none")
 
-    async def on_request(self, msg: Message, flow: Flow) -> None:
-        """Answer one PromptRequest; every outcome is a reply, never an exception."""
-        rid = msg.id  # never None: the consumer spec has needs_id
+    async def on_request(self, msg: Message, flow: Flow, reply: Reply) -> None:
+        """Answer one PromptRequest; failures become ``llm-error`` replies (see serving)."""
         req: PromptRequest = msg.value
-        out = flow("response")
-        props = {"id": rid}
         try:
-            rendered = self.prompts.render(req.id, req.terms or {})
-            logger.debug("Template %s rendered (id=%s): system=%r prompt=%r",
-                         req.id, rid, rendered.system, rendered.prompt)
-            llm = flow("text-completion-request")
-            request = TextCompletionRequest(system=rendered.system, prompt=rendered.prompt,
-                                            streaming=bool(req.streaming))
-            prefix = rendered.visible_prefix
-            if req.streaming:
-                joiner = PrefixStream(prefix)
-
-                def forward(resp: TextCompletionResponse) -> bool:
-                    if resp.error is not None:
-                        raise LlmFailed(resp.error.message or resp.error.type or "text-completion failed")
-                    last = bool(resp.end_of_stream)
-                    text = joiner.feed(resp.response or "")
-                    if last:
-                        text += joiner.finish()
-                    if text or last:
-                        out.send_nowait(PromptResponse(text=text, object=None, end_of_stream=last), props)
-                    return last
-
-                await llm.request(request, recipient=forward, properties=rendered.properties)
-                return
-            resp: TextCompletionResponse = await llm.request(request, properties=rendered.properties)
-            if resp.error is not None:
-                raise LlmFailed(resp.error.message or resp.error.type or "text-completion failed")
-            answer = join_prefix(prefix, resp.response or "")
-            kind = rendered.template.response_type
-            if kind == "text":
-                reply = PromptResponse(text=answer, object=None, end_of_stream=True)
-            else:
-                value = (parse_json if kind == "json" else parse_jsonl)(rendered.template, answer)
-                reply = PromptResponse(text=None, object=json.dumps(value), end_of_stream=True)
-            out.send_nowait(reply, props)
-        except (PromptError, LlmFailed) as e:
-            logger.info("Prompt %s failed (id=%s): %s", req.id, rid, e)
-            self._error(out, props, str(e))
+            await self._answer(req, flow, reply)
+        except PromptError as e:
+            logger.debug("Prompt %s failed (id=%s): %s", req.id, reply.id, e)
+            raise ServiceError(str(e)) from None
         except RequestTimeout as e:
-            logger.warning("Prompt %s: text-completion did not answer (id=%s): %s", req.id, rid, e)
-            self._error(out, props, f"text-completion did not answer: {e}")
-        except Exception as e:
-            logger.exception("Prompt %s failed (id=%s)", req.id, rid)
-            self._error(out, props, f"{type(e).__name__}: {e}")
+            logger.warning("Prompt %s: text-completion did not answer (id=%s): %s", req.id, reply.id, e)
+            raise ServiceError(f"text-completion did not answer: {e}") from None
+
+    async def _answer(self, req: PromptRequest, flow: Flow, reply: Reply) -> None:
+        rendered = self.prompts.render(req.id, req.terms or {})
+        logger.debug("Template %s rendered (id=%s): system=%r prompt=%r",
+                     req.id, reply.id, rendered.system, rendered.prompt)
+        llm = flow("text-completion-request")
+        request = TextCompletionRequest(system=rendered.system, prompt=rendered.prompt,
+                                        streaming=bool(req.streaming))
+        prefix = rendered.visible_prefix
+        if req.streaming:
+            responses = llm.stream(request, final=_end_of_stream, properties=rendered.properties)
+            await self._forward(reply, responses, prefix)
+            return
+        resp = _check(await llm.request(request, properties=rendered.properties))
+        answer = join_prefix(prefix, resp.response or "")
+        kind = rendered.template.response_type
+        if kind == "text":
+            await reply.send(PromptResponse(text=answer, object=None, end_of_stream=True))
+            return
+        value = (parse_json if kind == "json" else parse_jsonl)(rendered.template, answer)
+        await reply.send(PromptResponse(text=None, object=json.dumps(value), end_of_stream=True))
 
     @staticmethod
-    def _error(out: Any, props: dict[str, str], message: str) -> None:
-        out.send_nowait(PromptResponse(error=Error(type=ERROR_TYPE, message=message),
-                                       text=None, object=None, end_of_stream=True), props)
+    async def _forward(reply: Reply, responses: Any, prefix: str) -> None:
+        """Pass the LLM's chunks on as they come, the template's prefix in front of the first."""
+        joiner = PrefixStream(prefix)
+        try:
+            async for resp in responses:
+                last = bool(_check(resp).end_of_stream)
+                text = joiner.feed(resp.response or "")
+                if last:
+                    text += joiner.finish()
+                if text or last:
+                    await reply.send(PromptResponse(text=text, object=None, end_of_stream=last))
+        finally:
+            responses.close()
 
     @classmethod
     def add_args(cls, parser: argparse.ArgumentParser) -> None:

@@ -1,0 +1,73 @@
+"""agent-manager-react on the in-memory transport, with a scripted prompt and a real tool service."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from trustgraph.agent.react import Processor as Agent
+from trustgraph.base import DynamicToolService
+from trustgraph.base.testing import MemoryBroker, ScriptedPrompt, action, final_answer, worker
+from trustgraph.base.topics import tool_service_topics
+from trustgraph.schema import AgentRequest, AgentResponse, PromptRequest
+
+REQ, RESP = tool_service_topics("unit-joke")
+
+
+class Joke(DynamicToolService):
+    default_topic = "unit-joke"
+
+    async def invoke(self, user, config, arguments):
+        return f"a joke about {arguments['topic']} for {user}"
+
+
+TOOL = {"type": "tool-service", "name": "joke", "description": "Tell a joke", "service": "joke-svc",
+        "arguments": [{"name": "topic", "type": "string", "description": "what about"}]}
+SERVICE = {"id": "joke-svc", "request-queue": REQ, "response-queue": RESP}
+
+
+def end_of_dialog(r: AgentResponse) -> bool:
+    return r.answer is not None or r.error is not None
+
+
+@pytest.fixture
+async def agent():
+    """A started agent with flow ``f`` open, its prompt scripted, and the joke service running."""
+    broker = MemoryBroker()
+    async with worker(Joke, broker=broker), worker(Agent, broker=broker) as w:
+        d = w.flow_definition("f")
+        d["next"] = d["request"]  # the dialog goes on through the agent's own request topic
+        await w.open_flow("f", d)
+        w.prompt = ScriptedPrompt(replies=[action("joke", topic="cats"),
+                                           final_answer(lambda t: t["history"][-1]["observation"])])
+        await w.respond(d["prompt-request"], d["prompt-response"], PromptRequest, w.prompt)
+
+        async def ask(question: str) -> list[AgentResponse]:
+            return await w.call(d["request"], d["response"], AgentRequest(question=question, user="alice"),
+                                AgentResponse, until=end_of_dialog)
+
+        w.ask = ask
+        yield w
+
+
+async def test_agent_reloads_when_only_tool_service_config_changes(agent):
+    # The tool names a service the config does not have yet: it is left out.
+    await agent.configure({"tool": {"joke": TOOL}, "tool-service": {}})
+    assert "joke" not in agent.processor.registry.tools
+    # Only the tool-service type changes: that alone must rebuild the tools.
+    await agent.configure({"tool-service": {"joke-svc": SERVICE}})
+    got = await agent.ask("Tell me a joke")
+    assert agent.prompt.calls[0]["tool_names"] == "joke"
+    assert [r.observation for r in got if r.observation] == ["a joke about cats for alice"]
+    assert got[-1].answer == "a joke about cats for alice"
+
+
+async def test_undecodable_request_with_an_id_ends_the_dialog_with_an_agent_error(agent):
+    d = agent.processor.flows["f"].definition
+    replies = await agent.listen(d["response"], AgentResponse)
+    rid = await agent.send(d["request"], json.dumps({"question": 7}).encode())
+    (err,) = await replies.wait_for(rid)
+    assert (err.chunk_type, err.end_of_message, err.end_of_dialog, err.error.type) == (
+        "error", True, True, "agent-error")
+    assert err.content == err.error.message and "AgentRequest.question" in err.content
+    assert agent.prompt.calls == []

@@ -1,0 +1,143 @@
+"""The in-memory broker under the real PubSub: the Pulsar semantics our code relies on."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from trustgraph.base.testing import MemoryBroker, memory_pubsub
+from trustgraph.schema import ToolServiceRequest
+
+NP = "non-persistent://tg/request/mem"
+P = "persistent://tg/flow/mem"
+
+
+class Seen:
+    """Handler that records users and lets a test wait for a count (an event, not a sleep)."""
+
+    def __init__(self) -> None:
+        self.users: list[str] = []
+        self._changed = asyncio.Event()
+
+    async def __call__(self, msg) -> None:
+        self.users.append(msg.value.user)
+        self._changed.set()
+
+    async def until(self, n: int) -> list[str]:
+        async with asyncio.timeout(10):
+            while len(self.users) < n:
+                self._changed.clear()
+                await self._changed.wait()
+        return self.users
+
+
+@pytest.fixture
+async def ps():
+    made = []
+
+    def make(name: str = "p"):
+        p = memory_pubsub(broker, name)
+        made.append(p)
+        return p
+
+    broker = MemoryBroker()
+    make.broker = broker
+    yield make
+    for p in made:
+        await p.close()
+
+
+async def test_shared_subscription_round_robin_and_every_subscription_gets_each(ps):
+    a, b, other = Seen(), Seen(), Seen()
+    await ps().consumer(NP, "sub", ToolServiceRequest, handler=a)
+    await ps().consumer(NP, "sub", ToolServiceRequest, handler=b)
+    await ps().consumer(NP, "other", ToolServiceRequest, handler=other)
+    out = await ps().producer(NP)
+    for i in range(10):
+        await out.send(ToolServiceRequest(user=str(i)), {"id": str(i)})
+    assert sorted(await other.until(10), key=int) == [str(i) for i in range(10)]
+    await a.until(5)
+    await b.until(5)
+    assert sorted(a.users + b.users, key=int) == [str(i) for i in range(10)]
+    assert len(a.users) == len(b.users) == 5
+
+
+async def test_non_persistent_drops_unsubscribed_and_persistent_keeps_for_earliest(ps):
+    out_np, out_p = await ps().producer(NP), await ps().producer(P)
+    await out_np.send(ToolServiceRequest(user="lost"))
+    await out_p.send(ToolServiceRequest(user="kept"))
+    late_np, late_p, latest = Seen(), Seen(), Seen()
+    await ps().consumer(NP, "late", ToolServiceRequest, handler=late_np)
+    await ps().consumer(P, "late", ToolServiceRequest, handler=late_p, initial_position="earliest")
+    await ps().consumer(P, "latest", ToolServiceRequest, handler=latest)
+    await out_np.send(ToolServiceRequest(user="new"))
+    await out_p.send(ToolServiceRequest(user="new"))
+    assert await late_np.until(1) == ["new"]
+    assert await late_p.until(2) == ["kept", "new"]
+    assert await latest.until(1) == ["new"]
+
+
+async def test_a_busy_consumer_pauses_the_listener_and_loses_nothing(ps):
+    release = asyncio.Event()
+    seen = Seen()
+
+    async def slow(msg):
+        await release.wait()
+        await seen(msg)
+
+    consumer = await ps().consumer(NP, "slow", ToolServiceRequest, handler=slow, concurrency=1)
+    out = await ps().producer(NP)
+    for i in range(30):
+        out.send_nowait(ToolServiceRequest(user=str(i)), {"id": str(i)})
+    fake = consumer._consumer
+    assert fake._paused and len(fake._pending) > 0  # held back below the real consumer
+    release.set()
+    assert await seen.until(30) == [str(i) for i in range(30)]  # all of them, in order
+    assert not fake._paused
+
+
+async def test_nack_redelivers_on_persistent_topics(ps):
+    attempts: list[str] = []
+    second = asyncio.Event()
+
+    async def flaky(msg):
+        attempts.append(msg.value.user)
+        if len(attempts) == 1:
+            raise RuntimeError("first attempt fails")
+        second.set()
+
+    p = ps()
+    await p.consumer(P, "r", ToolServiceRequest, handler=flaky)
+    # The consumer's redelivery delay is the real one (1 s): the wait is for the event.
+    await (await p.producer(P)).send(ToolServiceRequest(user="x"), {"id": "1"})
+    async with asyncio.timeout(10):
+        await second.wait()
+    assert attempts == ["x", "x"]
+
+
+async def test_malformed_payload_goes_to_the_malformed_callback(ps):
+    seen, bad = Seen(), []
+    got_bad = asyncio.Event()
+
+    async def on_bad(props, reason):
+        bad.append((props.get("id"), reason))
+        got_bad.set()
+
+    p = ps()
+    await p.consumer(NP, "m", ToolServiceRequest, handler=seen, malformed=on_bad)
+    ps.broker.publish(NP, b'{"user": 42}', {"id": "c"})
+    ps.broker.publish(NP, b'{"user": "good"}', {"id": "d"})
+    assert await seen.until(1) == ["good"]
+    async with asyncio.timeout(10):
+        await got_bad.wait()
+    assert bad[0][0] == "c" and "ToolServiceRequest.user" in bad[0][1]
+
+
+async def test_properties_must_be_strings_and_refused_topics_fail(ps):
+    from trustgraph.base.pubsub import PubSubError
+    out = await ps().producer(NP)
+    with pytest.raises(TypeError):
+        out.send_nowait(ToolServiceRequest(), {"id": None})
+    ps.broker.refuse_sends(NP)
+    with pytest.raises(PubSubError, match="refuses"):
+        out.send_nowait(ToolServiceRequest(), {"id": "x"})

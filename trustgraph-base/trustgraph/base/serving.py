@@ -1,0 +1,215 @@
+"""The serving side of request/response: one reply path for every service.
+
+Every service that answers requests (tool services, the LLM services,
+prompt-template, the agent, config-svc) must do the same things, and they
+are done here once:
+
+* take the request's ``id`` property, which every reply carries; a request
+  without one is dropped before any work, logged at DEBUG: nobody could match
+  a reply (upstream answers ``id="unknown"``, which nobody waits for), and a
+  request nobody can see the outcome of must not change anything either;
+* answer a message that cannot be decoded but has an id with the service's
+  error record, so its sender hears at once instead of at its deadline;
+* turn an exception from the work into the service's error reply:
+  :class:`ServiceError` carries its own error type, anything else gets the
+  service's default type;
+* tell "the work failed" (an error reply) from "the reply could not be
+  sent" (:class:`ReplyNotSent`: logged, and nothing is run again, because the
+  work may have had side effects; the caller's deadline reports the loss).
+
+A service describes its replies once (:class:`Replies`), and its handler gets
+a :class:`Reply` per request to send records with.  FlowProcessor wires this
+for a ``ConsumerSpec(..., replies=...)`` and AsyncProcessor for
+:meth:`~trustgraph.base.async_processor.AsyncProcessor.serve`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterable, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..schema import Error
+from .consumer import Consumer
+from .message import Message
+from .pubsub import MessageTooLarge, Producer, PubSub, PubSubError
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["Replies", "Reply", "ReplyNotSent", "RequestServer", "ServiceError", "serve"]
+
+
+class ServiceError(Exception):
+    """Raise from a handler to answer with this message; ``type`` overrides the service's default."""
+
+    def __init__(self, message: str, type: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.type = type
+
+
+class ReplyNotSent(PubSubError):
+    """A reply record could not be handed to the broker (not a failure of the work)."""
+
+
+def type_and_message(e: BaseException) -> str:
+    """The error text of an unexpected exception: ``ValueError: bad input``."""
+    return f"{type(e).__name__}: {e}"
+
+
+def message_or_type(e: BaseException) -> str:
+    """The error text of an unexpected exception: its message, or its type when it has none."""
+    return str(e) or type(e).__name__
+
+
+@dataclass(frozen=True)
+class Replies:
+    """How one service answers, declared once.
+
+    ``error_record(Error)`` builds the response record that carries an error
+    (every field the wire expects set, e.g. ``end_of_stream=True``);
+    ``error_type`` is the service's type for errors (``llm-error``...).
+    ``malformed_record`` builds the answer to an undecodable request when it
+    differs from ``error_record``; its message is ``malformed_prefix`` plus
+    the decoder's reason.  ``describe`` makes the message of an unexpected
+    exception.  ``confirm``: each reply waits for the broker's receipt (for
+    services whose callers need the reply to be durable before the next
+    request); otherwise replies go without waiting, since the caller's
+    deadline covers a lost one.  ``on_error(type)`` is called for each error
+    reply (a service's metrics).
+    """
+
+    error_record: Callable[[Error], Any]
+    error_type: str
+    malformed_record: Callable[[Error], Any] | None = None
+    malformed_prefix: str = "malformed request: "
+    describe: Callable[[BaseException], str] = type_and_message
+    confirm: bool = False
+    on_error: Callable[[str], None] | None = None
+
+    def error(self, message: str, type: str | None = None) -> Any:
+        """The error record for ``message``."""
+        return self.error_record(Error(type=type or self.error_type, message=message))
+
+    def malformed(self, reason: str) -> Any:
+        """The answer to a request that could not be decoded."""
+        build = self.malformed_record or self.error_record
+        return build(Error(type=self.error_type, message=self.malformed_prefix + reason))
+
+
+class Reply:
+    """The reply path of one request: every record goes out with the request's id."""
+
+    __slots__ = ("id", "sent", "_producer", "_props", "_replies")
+
+    def __init__(self, producer: Producer, rid: str, replies: Replies) -> None:
+        self.id = rid
+        self.sent = 0
+        self._producer = producer
+        self._props = {"id": rid}
+        self._replies = replies
+
+    async def send(self, record: Any) -> None:
+        """Send one response record.
+
+        Raises :class:`ReplyNotSent` when the broker does not take it.  A
+        record too big for its topic raises ``MessageTooLarge`` instead: that
+        is the outcome of the work, and the caller gets an error reply
+        saying so.
+        """
+        try:
+            if self._replies.confirm:
+                await self._producer.send(record, self._props)
+            else:
+                self._producer.send_nowait(record, self._props)
+        except MessageTooLarge:
+            raise
+        except PubSubError as e:
+            raise ReplyNotSent(str(e)) from e
+        self.sent += 1
+
+    async def error(self, message: str, type: str | None = None) -> None:
+        """Send the service's error record."""
+        await self.send(self._replies.error(message, type))
+        if self._replies.on_error is not None:
+            self._replies.on_error(type or self._replies.error_type)
+
+    async def stream(self, records: AsyncIterable[Any], end: Any) -> None:
+        """Send each record as it comes, then the end marker ``end``.
+
+        ``end`` is a record, or a function called after the last record that
+        returns it (so it can carry totals).  If ``records`` raises, no end
+        marker is sent: the exception becomes the error reply, which ends the
+        stream for the caller.  If a send fails, ``records`` is closed at
+        once, so the work behind it stops.
+        """
+        closing = (contextlib.aclosing(records) if hasattr(records, "aclose")
+                   else contextlib.nullcontext(records))
+        async with closing as items:
+            async for record in items:
+                await self.send(record)
+        await self.send(end() if callable(end) else end)
+
+
+Work = Callable[[Message, Reply], Awaitable[None]]
+
+
+class RequestServer:
+    """Runs ``work(msg, reply)`` per request of one consumer and owns every outcome."""
+
+    def __init__(self, producer: Producer, replies: Replies, work: Work, *, name: str) -> None:
+        self.producer = producer
+        self.replies = replies
+        self.work = work
+        self.name = name
+
+    async def handle(self, msg: Message) -> None:
+        """The consumer's handler: never raises for a request's content or the work's failure."""
+        rid = msg.id
+        if rid is None:
+            logger.debug("Request on %s without an id property dropped: nobody could match a reply",
+                         msg.topic)
+            return
+        reply = Reply(self.producer, rid, self.replies)
+        try:
+            await self.work(msg, reply)
+        except ReplyNotSent as e:
+            logger.error("Reply %s on %s not sent (%s); the request is not run again",
+                         rid, self.name, e)
+        except ServiceError as e:
+            logger.debug("Request %s on %s answered with an error: %s", rid, self.name, e.message)
+            await self._error(reply, e.message, e.type)
+        except Exception as e:
+            logger.exception("Request %s on %s failed", rid, self.name)
+            await self._error(reply, self.replies.describe(e), None)
+
+    async def _error(self, reply: Reply, message: str, type: str | None) -> None:
+        try:
+            await reply.error(message, type)
+        except PubSubError as e:
+            logger.error("Error reply %s on %s not sent: %s", reply.id, self.name, e)
+
+    async def malformed(self, props: dict[str, str], reason: str) -> None:
+        """The consumer's ``malformed`` callback: an error reply, if the sender can match one."""
+        rid = props.get("id")
+        if rid is None:
+            logger.debug("Undecodable request on %s without an id dropped", self.name)
+            return
+        try:
+            await Reply(self.producer, rid, self.replies).send(self.replies.malformed(reason))
+        except PubSubError as e:
+            logger.error("Error reply %s on %s not sent: %s", rid, self.name, e)
+            return
+        if self.replies.on_error is not None:
+            self.replies.on_error(self.replies.error_type)
+
+
+async def serve(pubsub: PubSub, request_topic: str, subscription: str, schema: type, *,
+                producer: Producer, replies: Replies, work: Work, concurrency: int = 1,
+                name: str | None = None) -> Consumer:
+    """Subscribe ``work`` to ``request_topic``, replying on ``producer``; returns the consumer."""
+    server = RequestServer(producer, replies, work, name=name or subscription)
+    return await pubsub.consumer(request_topic, subscription, schema, handler=server.handle,
+                                 concurrency=concurrency, name=name, malformed=server.malformed)
