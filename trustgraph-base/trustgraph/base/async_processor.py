@@ -30,7 +30,7 @@ from . import metrics
 from .pubsub import Consumer, Message, Producer, PubSub
 from .request_response import RequestResponseClient
 from .serving import Replies, Work, serve
-from .topics import CONFIG_REQUEST, CONFIG_RESPONSE
+from .topics import CONFIG_REQUEST, CONFIG_RESPONSE, config_push_queue
 
 logger = logging.getLogger(__name__)
 
@@ -63,7 +63,7 @@ class AsyncProcessor:
         # False: no push subscription and no fetch from config-svc; whoever made the
         # processor hands it config with apply_config() (trustgraph.base.testing does).
         self.follow_config: bool = params.get("follow_config", True)
-        self.config_push_queue: str = params.get("config_push_queue") or "q2/tg/config/config"
+        self.config_push_queue: str = params.get("config_push_queue") or config_push_queue
         self.config_request_queue: str = params.get("config_request_queue") or CONFIG_REQUEST
         self.config_response_queue: str = params.get("config_response_queue") or CONFIG_RESPONSE
         self.metrics_enabled: bool = params.get("metrics", True)
@@ -253,7 +253,7 @@ class AsyncProcessor:
         parser.add_argument("--metrics", action=argparse.BooleanOptionalAction, default=True,
                             help="serve Prometheus metrics")
         parser.add_argument("-P", "--metrics-port", type=int, default=8000)
-        parser.add_argument("--config-push-queue", default="q2/tg/config/config")
+        parser.add_argument("--config-push-queue", default=config_push_queue)
         # Accepted for compatibility with upstream deployments; we log to stderr only.
         parser.add_argument("--loki-enabled", action=argparse.BooleanOptionalAction, default=False,
                             help=argparse.SUPPRESS)

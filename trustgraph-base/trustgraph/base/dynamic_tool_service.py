@@ -31,6 +31,7 @@ from . import metrics
 from .async_processor import AsyncProcessor
 from .pubsub import Message
 from .serving import Replies, Reply, ReplyNotSent, ServiceError, message_or_type
+from .text import as_text
 from .topics import tool_service_topics
 
 logger = logging.getLogger(__name__)
@@ -62,22 +63,13 @@ def _parse_object(text: str, what: str) -> dict[str, Any]:
 _Coroutine = types.CoroutineType
 
 
-def _as_text(value: Any) -> str:
-    if value.__class__ is str or isinstance(value, str):
-        return value
-    try:
-        return json.dumps(value)
-    except (TypeError, ValueError):
-        return str(value)
-
-
 _END = ToolServiceResponse(response="", end_of_stream=True)
 
 
 async def _chunks(result: Any) -> Any:
     """The response records of a streaming ``invoke``: one per non-empty chunk."""
     async for chunk in result:
-        text = _as_text(chunk)
+        text = as_text(chunk)
         if text:
             yield ToolServiceResponse(response=text, end_of_stream=False)
 
@@ -130,7 +122,7 @@ class DynamicToolService(AsyncProcessor):
                     return
                 if result.__class__ is _Coroutine or inspect.isawaitable(result):
                     result = await result
-                await reply.send(ToolServiceResponse(response=_as_text(result), end_of_stream=True))
+                await reply.send(ToolServiceResponse(response=as_text(result), end_of_stream=True))
             except (ServiceError, ReplyNotSent):
                 raise
             except Exception as e:

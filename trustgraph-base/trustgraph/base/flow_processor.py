@@ -216,7 +216,3 @@ class FlowProcessor(AsyncProcessor):
         if flow is not None:
             await self._close_flow(flow)
             logger.info("Flow %s stopped", name)
-
-    @classmethod
-    def add_args(cls, parser: Any) -> None:
-        super().add_args(parser)

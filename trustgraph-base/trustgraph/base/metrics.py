@@ -22,7 +22,7 @@ messages_handled = Counter(
     "processing_count", "Messages handled, by outcome", ["processor", "consumer", "status"]
 )
 messages_dropped = Counter(
-    "dropped_count", "Messages acknowledged without handling (malformed or unmatched)",
+    "dropped_count", "Messages acknowledged without handling (undecodable)",
     ["processor", "consumer", "reason"],
 )
 handling_latency = Histogram(

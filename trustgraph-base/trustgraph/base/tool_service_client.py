@@ -54,7 +54,7 @@ class ToolServiceClient(RequestResponseClient):
 
     def __init__(self, pubsub: PubSub, *, request_topic: str, response_topic: str,
                  subscription: str | None = None, timeout: float = 60.0,
-                 max_in_flight: int = 256, name: str | None = None, **_: Any) -> None:
+                 max_in_flight: int = 256, name: str | None = None) -> None:
         super().__init__(
             pubsub, request_topic=request_topic, response_topic=response_topic,
             request_schema=ToolServiceRequest, response_schema=ToolServiceResponse,

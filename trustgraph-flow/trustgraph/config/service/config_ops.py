@@ -21,7 +21,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .dispatch import dispatch
+from .operations import run_operation
 from .store import ConfigStore
 
 __all__ = ["ConfigOperations", "RequestError"]
@@ -144,7 +144,7 @@ class ConfigOperations:
         Never raises: every failure becomes an ``error`` in the response, so
         one bad request cannot kill the service's consumer loop.
         """
-        return dispatch(request, self._handlers, error_type="config-error", refused=RequestError, error=_error)
+        return run_operation(request, self._handlers, error_type="config-error", refused=RequestError, error=_error)
 
     # -- reads ------------------------------------------------------------
 

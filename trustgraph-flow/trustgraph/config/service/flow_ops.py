@@ -23,7 +23,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .dispatch import dispatch
+from .operations import run_operation
 from .store import ConfigStore
 
 __all__ = ["FlowOperations", "FlowError"]
@@ -149,7 +149,7 @@ class FlowOperations:
         Never raises: failures become ``flow-error`` (or ``bad-operation`` for
         an unknown operation) so one bad request cannot stop the service.
         """
-        return dispatch(request, self._handlers, error_type="flow-error", refused=FlowError, error=_error)
+        return run_operation(request, self._handlers, error_type="flow-error", refused=FlowError, error=_error)
 
     # -- blueprints -------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""The request loop shared by the config and the flow operations.
+"""Running one operation of a table: shared by the config and the flow operations.
 
 Both look the operation up in a table, answer an unknown one with
 ``bad-operation``, and turn every failure into an error reply so one bad
@@ -18,7 +18,7 @@ Response = dict[str, Any]
 Handler = Callable[[Mapping[str, Any]], tuple[Response, bool]]
 
 
-def dispatch(request: Any, handlers: Mapping[str, Handler], *, error_type: str,
+def run_operation(request: Any, handlers: Mapping[str, Handler], *, error_type: str,
              refused: type[Exception], error: Callable[[str, str], Response]) -> tuple[Response, bool]:
     """Run ``request``'s operation; return ``(response, push_needed)``, never raise.
 
