@@ -19,7 +19,7 @@ def catalog_tool(key: str, descriptor: dict):
 def tool(name: str, groups=("default",), states=("*",), state=None) -> Tool:
     entry = catalog_tool(name, {"type": "text-completion", "name": name, "group": list(groups),
                                 "applicable-states": list(states), "state": state})
-    return Tool(entry, impl=None)
+    return Tool.of(entry, impl=None)
 
 
 TOOLS = [
@@ -100,7 +100,7 @@ def test_every_builtin_type_builds():
     }, mcp={"weather": '{"url": "http://127.0.0.1:9/mcp"}'}, agent={"additional-context": "raw \"text\""})
     assert reg.errors == ()
     assert sorted(reg.tools) == ["kq", "m", "p", "sq", "tc", "tell-joke"]
-    assert reg.tools["kq"].entry.arguments == (ToolArgument(name="question", type="string",
+    assert reg.tools["kq"].arguments == (ToolArgument(name="question", type="string",
                                                           description="The question to ask"),)
     assert reg.tools["kq"].impl.collection == "c"
     assert reg.tools["sq"].impl.collection == "default"
@@ -136,7 +136,7 @@ def test_a_bad_descriptor_is_reported_and_the_others_load(descriptor, field, rea
 
 def test_duplicate_names_keep_the_first_key():
     reg = build({"a": joke_tool("same"), "b": joke_tool("same")})
-    assert reg.tools["same"].entry.key == "a"
+    assert reg.tools["same"].key == "a"
     assert errors(reg)["b"][0] == "name" and "duplicate" in errors(reg)["b"][1]
 
 

@@ -327,7 +327,7 @@ class AgentManager:
                     f"The tools you can use are: {names}. Use one of them exactly as named, "
                     "or give a Final Answer."), None
         try:
-            arguments = tool.entry.check_arguments(action.arguments)
+            arguments = tool.check_arguments(action.arguments)
         except ArgumentError as e:
             return f"Error: {e}", None
         timeout = tool.timeout or self.tool_timeout

@@ -14,7 +14,7 @@ commands; this module only adds how the agent calls each type
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any
 
@@ -29,39 +29,14 @@ ANY = "*"
 
 
 @dataclass(frozen=True)
-class Tool:
-    """One catalog tool and the implementation the agent calls it through."""
+class Tool(CatalogTool):
+    """A catalog tool together with the implementation the agent calls it through."""
 
-    entry: CatalogTool
-    impl: ToolImpl
+    impl: ToolImpl | None = None
 
-    @property
-    def name(self) -> str:
-        return self.entry.name
-
-    @property
-    def type(self) -> str:
-        return self.entry.type
-
-    @property
-    def groups(self) -> tuple[str, ...]:
-        return self.entry.groups
-
-    @property
-    def applicable_states(self) -> tuple[str, ...]:
-        return self.entry.applicable_states
-
-    @property
-    def state(self) -> str | None:
-        return self.entry.state
-
-    @property
-    def timeout(self) -> float | None:
-        return self.entry.timeout
-
-    def describe(self) -> dict[str, Any]:
-        """The tool as listed in the ``agent-react`` prompt's ``tools`` variable."""
-        return self.entry.describe()
+    @classmethod
+    def of(cls, entry: CatalogTool, impl: ToolImpl | None) -> Tool:
+        return cls(**{f.name: getattr(entry, f.name) for f in fields(CatalogTool)}, impl=impl)
 
 
 @dataclass(frozen=True)
@@ -108,6 +83,6 @@ def build_registry(config: Mapping[str, Mapping[str, str]], clients: ToolService
     The context is kept as the raw string: upstream does not JSON-decode it.
     """
     catalog = build_catalog(config)
-    tools = {name: Tool(entry, BUILDERS[entry.type](entry, clients)) for name, entry in catalog.tools.items()}
+    tools = {name: Tool.of(entry, BUILDERS[entry.type](entry, clients)) for name, entry in catalog.tools.items()}
     context = (config.get(config_type) or {}).get("additional-context") or ""
     return Registry(tools=MappingProxyType(tools), context=context, catalog=catalog)
