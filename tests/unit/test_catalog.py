@@ -553,3 +553,37 @@ def test_unknown_mcp_server_is_a_missing_reference() -> None:
     err = only_error(list(mcp_catalog({"url": "http://x"}, tool_ref="elsewhere").errors))
     assert_error(err, "tool", "w", "mcp-tool", "unknown MCP service 'elsewhere' (no config item mcp/elsewhere)")
     assert err.missing_reference
+
+
+# --------------------------------------------------------------------------
+# Upstream 2.1.4 descriptors load unchanged
+# --------------------------------------------------------------------------
+
+
+def test_descriptors_as_upstreams_tg_set_tool_writes_them_load_unchanged() -> None:
+    # The fields of WIRE.md section 10 (tg-set-tool), with "number" arguments and
+    # group/state filters, one tool per upstream type the agent runs.
+    common = {"group": ["research"], "state": "searched", "applicable-states": ["undefined", "searched"]}
+    tools = {
+        "kb": {"name": "kb", "description": "Query the graph", "type": "knowledge-query",
+               "collection": "space", **common},
+        "ask": {"name": "ask", "description": "Ask the LLM", "type": "text-completion"},
+        "wx": {"name": "weather", "description": "Weather", "type": "mcp-tool", "mcp-tool": "weather",
+               "arguments": [{"name": "city", "type": "string", "description": "City"},
+                             {"name": "days", "type": "number", "description": "Days ahead"}]},
+        "sum": {"name": "summarise", "description": "Summarise", "type": "prompt", "template": "summary",
+                "arguments": [{"name": "text", "type": "string", "description": "Text"}]},
+        "sq": {"name": "rows", "description": "Structured data", "type": "structured-query",
+               "collection": "sales"},
+        "joke": tool(),
+    }
+    catalog = build_catalog({"tool": {k: j(v) for k, v in tools.items()},
+                             "tool-service": {"joke-service": j(svc())},
+                             "mcp": {"weather": j({"url": "http://mcp:9000/mcp"})}})
+    assert catalog.errors == () and catalog.warnings == ()
+    assert sorted(catalog.tools) == ["ask", "kb", "rows", "summarise", "tell-joke", "weather"]
+    kb = catalog.tools["kb"]
+    assert (kb.descriptor.collection, kb.groups, kb.state, kb.applicable_states) == (
+        "space", ("research",), "searched", ("undefined", "searched"))
+    assert catalog.tools["weather"].schema["properties"]["days"] == {"type": "number", "description": "Days ahead"}
+    assert catalog.tools["rows"].arguments[0].name == "question"
