@@ -58,13 +58,16 @@ class AgentHarness:
         self.model = ScriptedPrompt()
         self.version = 1000
         self.seen: list[tuple[str, AgentRequest]] = []  # every message on request/next
-        # Config topics of our own: no other test's config-svc can reach this agent.
+        # Config and announce topics of our own: no other test's config-svc or
+        # tool service can reach this agent (a test's own services use ``announce``).
         own = unique("cfg")
+        self.announce = {"announce_queue": f"non-persistent://tg/config/{own}-announce",
+                         "announce_probe_queue": f"non-persistent://tg/config/{own}-probe"}
         self.proc = Processor(id=self.ident, pulsar_host=broker.url, metrics=False,
                               config_push_queue=f"non-persistent://tg/config/{own}",
                               config_request_queue=f"non-persistent://tg/request/{own}",
                               config_response_queue=f"non-persistent://tg/response/{own}",
-                              **params)
+                              **self.announce, **params)
         self.ps = PubSub(broker.url, processor="test")
 
     async def start(self) -> AgentHarness:

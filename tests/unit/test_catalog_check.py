@@ -75,7 +75,8 @@ def test_a_name_another_tool_has_is_refused_whichever_key_sorts_first():
     for key in ("a", "z"):
         result = check_item(cfg, "tool", key, json.dumps(TOOL))
         assert lines(result.errors) == [f"tool/{key}: field 'name': duplicate tool name 'tell-joke' "
-                                        "(tool/m has it too); callers could not tell them apart"], key
+                                        "(tool/m has it too); callers could not tell them apart, so neither "
+                                        "is used: rename one"], key
         assert result.warnings == ()
     # Putting the same tool again under its own key is no clash.
     assert check_item(cfg, "tool", "m", json.dumps(TOOL)).errors == ()

@@ -37,6 +37,8 @@ from trustgraph.schema import (
     TextCompletionResponse,
     ToolRequest,
     ToolResponse,
+    ToolServiceAnnouncement,
+    ToolServiceProbe,
     ToolServiceRequest,
     ToolServiceResponse,
     codec,
@@ -80,6 +82,9 @@ EXPECTED_DEFAULTS: dict[type, dict] = {
     },
     ToolServiceRequest: {"user": "", "config": "", "arguments": ""},
     ToolServiceResponse: {"error": None, "response": "", "end_of_stream": False},
+    ToolServiceAnnouncement: {"service": "", "replica": "", "state": "up", "lease": 0.0, "descriptor": "",
+                              "tools": "", "sent": 0.0},
+    ToolServiceProbe: {"requester": ""},
     PromptRequest: {"id": "", "terms": {}, "streaming": False},
     PromptResponse: {"error": None, "text": "", "object": "", "end_of_stream": False},
     TextCompletionRequest: {"system": "", "prompt": "", "streaming": False},
@@ -259,6 +264,12 @@ EXAMPLES: list[tuple[type, str]] = [
             }
         ),
     ),
+    (
+        ToolServiceAnnouncement,
+        json.dumps({"service": "joke-service", "replica": "r1", "state": "up", "lease": 10.0,
+                    "descriptor": '{"id": "joke-service"}', "tools": "{}", "sent": 1764580000.5}),
+    ),
+    (ToolServiceProbe, json.dumps({"requester": "agent-manager"})),
     (
         PromptRequest,
         json.dumps(
@@ -904,6 +915,8 @@ MODULES = {
     "AgentResponse": "services.agent",
     "ToolServiceRequest": "services.tool_service",
     "ToolServiceResponse": "services.tool_service",
+    "ToolServiceAnnouncement": "services.tool_service",
+    "ToolServiceProbe": "services.tool_service",
     "PromptRequest": "services.prompt",
     "PromptResponse": "services.prompt",
     "TextCompletionRequest": "services.llm",

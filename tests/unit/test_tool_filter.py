@@ -134,10 +134,14 @@ def test_a_bad_descriptor_is_reported_and_the_others_load(descriptor, field, rea
     assert got_field == field and reason in got_reason, (got_field, got_reason)
 
 
-def test_duplicate_names_keep_the_first_key():
-    reg = build({"a": joke_tool("same"), "b": joke_tool("same")})
-    assert reg.tools["same"].key == "a"
-    assert errors(reg)["b"][0] == "name" and "duplicate" in errors(reg)["b"][1]
+def test_duplicate_names_leave_both_out_reported_against_both_keys():
+    # Whichever key sorts first must not silently win (issue 15: a new tool/aaa-shadow
+    # named like an existing tool replaced it).
+    reg = build({"a": joke_tool("same"), "b": joke_tool("same"), "c": joke_tool("other")})
+    assert list(reg.tools) == ["other"]
+    for key, other in (("a", "b"), ("b", "a")):
+        field, reason = errors(reg)[key]
+        assert field == "name" and f"duplicate tool name 'same' (tool/{other} has it too)" in reason
 
 
 def test_check_arguments():

@@ -30,7 +30,7 @@ from . import metrics
 from .pubsub import Consumer, Message, Producer, PubSub
 from .request_response import RequestResponseClient
 from .serving import Replies, Work, serve
-from .topics import CONFIG_REQUEST, CONFIG_RESPONSE, config_push_queue
+from .topics import ANNOUNCE, CONFIG_REQUEST, CONFIG_RESPONSE, PROBE, config_push_queue
 
 logger = logging.getLogger(__name__)
 
@@ -64,6 +64,9 @@ class AsyncProcessor:
         # processor hands it config with apply_config() (trustgraph.base.testing does).
         self.follow_config: bool = params.get("follow_config", True)
         self.config_push_queue: str = params.get("config_push_queue") or config_push_queue
+        # Where tool services announce themselves, and readers probe for them.
+        self.announce_queue: str = params.get("announce_queue") or ANNOUNCE
+        self.announce_probe_queue: str = params.get("announce_probe_queue") or PROBE
         self.config_request_queue: str = params.get("config_request_queue") or CONFIG_REQUEST
         self.config_response_queue: str = params.get("config_response_queue") or CONFIG_RESPONSE
         self.metrics_enabled: bool = params.get("metrics", True)
@@ -254,6 +257,10 @@ class AsyncProcessor:
                             help="serve Prometheus metrics")
         parser.add_argument("-P", "--metrics-port", type=int, default=8000)
         parser.add_argument("--config-push-queue", default=config_push_queue)
+        parser.add_argument("--announce-queue", default=ANNOUNCE,
+                            help="where tool services announce themselves (default %(default)s)")
+        parser.add_argument("--announce-probe-queue", default=PROBE,
+                            help="where readers ask tool services to announce (default %(default)s)")
         # Accepted for compatibility with upstream deployments; we log to stderr only.
         parser.add_argument("--loki-enabled", action=argparse.BooleanOptionalAction, default=False,
                             help=argparse.SUPPRESS)

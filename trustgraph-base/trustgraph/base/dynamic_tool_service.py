@@ -14,6 +14,13 @@ chunks (each sent as it comes, then an end-of-stream message).  An exception
 becomes an error reply (:class:`ToolError` chooses its type); nothing a
 request contains can stop the service.  The reply path is
 :mod:`trustgraph.base.serving`'s, shared with every other service.
+
+A service announces itself while it runs (``announcer.py``): its
+``tool-service`` descriptor (id, queues, ``config_params``, ``idempotent``,
+``call_timeout``) and the ``tools`` it declares, so agents and gateways can
+use it with no config step, and know at once when it stops.  ``--no-announce``
+turns that off (the service then needs its descriptors in config, as
+upstream's do).
 """
 
 from __future__ import annotations
@@ -24,10 +31,13 @@ import json
 import logging
 import time
 import types
+from collections.abc import Mapping, Sequence
+from types import SimpleNamespace
 from typing import Any
 
 from ..schema import ToolServiceRequest, ToolServiceResponse
 from . import metrics
+from .announcer import DEFAULT_LEASE, Announcer
 from .async_processor import AsyncProcessor
 from .pubsub import Message
 from .serving import Replies, Reply, ReplyNotSent, ServiceError, message_or_type
@@ -80,11 +90,29 @@ class DynamicToolService(AsyncProcessor):
     default_topic = "tool"
     default_concurrency = 16
 
+    #: The tools this service offers, announced while it runs: tool descriptors
+    #: as a person writes them (``name``, ``description``, ``arguments``, values
+    #: for ``config_params``), without ``type`` and ``service``, which the
+    #: announcement fills in.
+    tools: Sequence[Mapping[str, Any]] = ()
+    #: The config params its tools may set: bare names or ``{"name", "required"}``.
+    config_params: Sequence[str | Mapping[str, Any]] = ()
+    #: True when calling it twice does no harm: callers then retry a call that
+    #: timed out or found no replica (see ``ToolServiceClients.invoke``).
+    idempotent: bool = False
+    #: Seconds one call may take, announced as the descriptor's ``timeout``
+    #: (None: the caller's own limit).
+    call_timeout: float | None = None
+
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
         self.topic: str = params.get("topic") or self.default_topic
         self.concurrency: int = int(params.get("concurrency") or self.default_concurrency)
         self.request_topic, self.response_topic = tool_service_topics(self.topic)
+        self.service_id: str = params.get("service_id") or self.id
+        self.announce: bool = params.get("announce", True)
+        self.announce_lease: float = float(params.get("announce_lease") or DEFAULT_LEASE)
+        self.announcer: Announcer | None = None
         # Labelled metric children looked up once, not per request.
         self._m_invocations = metrics.tool_invocations.labels(self.id)
         self._m_latency = metrics.tool_latency.labels(self.id)
@@ -98,6 +126,36 @@ class DynamicToolService(AsyncProcessor):
         """Override: the tool's work.  Return the observation or yield chunks."""
         raise NotImplementedError(f"{type(self).__name__} does not implement invoke()")
 
+    def descriptor(self) -> dict[str, Any]:
+        """This service's ``tool-service`` descriptor, as it announces it."""
+        out: dict[str, Any] = {
+            "id": self.service_id, "request-queue": self.request_topic,
+            "response-queue": self.response_topic,
+            "config-params": [p if isinstance(p, str) else dict(p) for p in self.config_params],
+            "idempotent": self.idempotent,
+        }
+        if self.call_timeout is not None:
+            out["timeout"] = self.call_timeout
+        return out
+
+    def tool_descriptors(self) -> dict[str, dict[str, Any]]:
+        """The declared tools as tool descriptors, by tool name."""
+        return {str(t.get("name")): {**t, "type": "tool-service", "service": self.service_id}
+                for t in self.tools}
+
+    def declared_problems(self) -> list[str]:
+        """What the catalog says about this service's declarations (empty: they are fine).
+
+        Readers check announcements with the same catalog and leave out what
+        is wrong; a service author can call this in a unit test.
+        """
+        from trustgraph.catalog import build_catalog  # pydantic: only when asked
+
+        announced = SimpleNamespace(descriptor=json.dumps(self.descriptor()),
+                                    tools=json.dumps(self.tool_descriptors()))
+        catalog = build_catalog({}, {self.service_id: announced})
+        return [str(e) for e in (*catalog.errors, *catalog.warnings)]
+
     async def start(self) -> None:
         await super().start()
         await self.serve(self.request_topic, ToolServiceRequest, self.on_request,
@@ -106,6 +164,24 @@ class DynamicToolService(AsyncProcessor):
                          name="request")
         logger.info("Tool service %s serving %s (concurrency %d)",
                     self.id, self.request_topic, self.concurrency)
+        if self.announce:
+            self.announcer = Announcer(self.pubsub, service=self.service_id, descriptor=self.descriptor(),
+                                       tools=self.tool_descriptors(), lease=self.announce_lease,
+                                       topic=self.announce_queue, probe_topic=self.announce_probe_queue)
+            await self.announcer.start()
+            self.spawn(self._check_declarations())
+
+    async def _check_declarations(self) -> None:
+        # After start: checking needs the catalog's models (pydantic), which
+        # would otherwise add to every service's time to its first reply.
+        for problem in self.declared_problems():
+            logger.error("Declared %s", problem)
+
+    async def stop(self) -> None:
+        if self.announcer is not None:
+            await self.announcer.stop()
+            self.announcer = None
+        await super().stop()
 
     async def on_request(self, msg: Message, reply: Reply) -> None:
         """Run one invocation and send its reply (errors become error replies: see serving)."""
@@ -142,3 +218,11 @@ class DynamicToolService(AsyncProcessor):
                                  "responses on non-persistent://tg/response/TOPIC (default %(default)s)")
         parser.add_argument("-c", "--concurrency", type=int, default=cls.default_concurrency,
                             help="invocations in flight per process (default %(default)s)")
+        parser.add_argument("--service-id", default=None,
+                            help="the id it announces itself under, which tools name as their "
+                                 "'service' (default: the processor --id)")
+        parser.add_argument("--announce", action=argparse.BooleanOptionalAction, default=True,
+                            help="announce this service and its tools while it runs (default on)")
+        parser.add_argument("--announce-lease", type=float, default=DEFAULT_LEASE,
+                            help="seconds readers count this replica as live after each heartbeat; "
+                                 "a heartbeat goes every third of it (default %(default)s)")

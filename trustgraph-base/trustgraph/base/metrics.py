@@ -25,6 +25,10 @@ messages_dropped = Counter(
     "dropped_count", "Messages acknowledged without handling (undecodable)",
     ["processor", "consumer", "reason"],
 )
+requests_expired = Counter(
+    "expired_count", "Requests skipped because their caller's deadline had passed",
+    ["processor", "consumer"],
+)
 handling_latency = Histogram(
     "request_latency", "Seconds spent handling one message", ["processor", "consumer"],
     buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120),

@@ -30,11 +30,12 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
+from . import deadlines
 from .pubsub import SUBSCRIBE_SETTLE, Consumer, Message, Producer, PubSub, PubSubError
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["SUBSCRIBE_SETTLE", "RequestResponseClient", "RequestTimeout", "ResponseStream",
+__all__ = ["SUBSCRIBE_SETTLE", "ClientClosed", "RequestResponseClient", "RequestTimeout", "ResponseStream",
            "new_request_id"]
 
 Req = TypeVar("Req")
@@ -43,6 +44,10 @@ Resp = TypeVar("Resp")
 
 class RequestTimeout(TimeoutError):
     """No (complete) response within the call's deadline."""
+
+
+class ClientClosed(RequestTimeout):
+    """The client was closed during the call (its flow stopped, its process is stopping)."""
 
 
 # Correlation ids: a random UUID-shaped prefix per process and a counter, so
@@ -168,8 +173,9 @@ class RequestResponseClient(Generic[Req, Resp]):
         q.put_nowait(msg.value)
 
     def stream(self, request: Req, *, final: Callable[[Resp], bool] | None = None,
-               timeout: float | None = None,
-               properties: dict[str, str] | None = None) -> ResponseStream[Resp]:
+               timeout: float | None = None, deadline: float | None = None,
+               properties: dict[str, str] | None = None,
+               request_id: str | None = None) -> ResponseStream[Resp]:
         """The responses to ``request`` as an async iterator::
 
             async for resp in client.stream(req, final=lambda r: r.end_of_stream):
@@ -180,20 +186,29 @@ class RequestResponseClient(Generic[Req, Resp]):
         goes on until the caller stops (break, then ``close()``).
         ``timeout`` bounds the whole call, from the wait for an in-flight
         slot to the last response, however long the caller takes between
-        responses; it raises :class:`RequestTimeout`.
+        responses; it raises :class:`RequestTimeout`.  ``deadline`` (an
+        absolute UNIX time, e.g. the caller's own caller's) shortens it; the
+        request carries the resulting deadline (see ``deadlines.py``).
+        ``request_id`` sends a retry under the id of its first attempt, so a
+        service can tell it is one.
         """
-        return ResponseStream(self, request, final, self.timeout if timeout is None else timeout,
-                              properties)
+        return ResponseStream(self, request, final, self._limit(timeout, deadline), properties,
+                              request_id)
 
     async def request(self, request: Req, *, timeout: float | None = None,
-                      properties: dict[str, str] | None = None) -> Resp:
+                      deadline: float | None = None, properties: dict[str, str] | None = None,
+                      request_id: str | None = None) -> Resp:
         """Send ``request`` and return the first response (the whole call within ``timeout``)."""
-        call = ResponseStream(self, request, None, self.timeout if timeout is None else timeout,
-                              properties)
+        call = ResponseStream(self, request, None, self._limit(timeout, deadline), properties,
+                              request_id)
         try:
             return await call.__anext__()
         finally:
             call.close()
+
+
+    def _limit(self, timeout: float | None, deadline: float | None) -> float:
+        return deadlines.left(deadline, self.timeout if timeout is None else timeout)
 
 
 class _Signal:
@@ -242,13 +257,13 @@ class ResponseStream(Generic[Resp]):
                  "_timer", "_done")
 
     def __init__(self, client: RequestResponseClient, request: Any, final: Callable[[Any], bool] | None,
-                 timeout: float, properties: dict[str, str] | None) -> None:
+                 timeout: float, properties: dict[str, str] | None, request_id: str | None = None) -> None:
         self._client = client
         self._request = request
         self._final = final
         self._limit = timeout
         self._props = properties
-        self._rid = ""
+        self._rid = request_id or ""
         self._inbox: _Inbox | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._done = False
@@ -281,6 +296,9 @@ class ResponseStream(Generic[Resp]):
 
     async def _open(self) -> _Inbox:
         client = self._client
+        if self._limit <= 0:
+            self._done = True
+            raise RequestTimeout(f"no time left to call {client.request_topic}: the deadline has passed")
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._limit
         try:
@@ -299,17 +317,19 @@ class ResponseStream(Generic[Resp]):
         except BaseException:
             self._done = True
             raise
-        self._rid = rid = new_request_id()
+        self._rid = rid = self._rid or new_request_id()
         self._inbox = inbox = _Inbox()
         client._waiters[rid] = inbox
         self._timer = loop.call_at(deadline, inbox.put_nowait, _EXPIRED)
         producer = client._producer
         try:
             if producer is None:
-                raise RequestTimeout(f"client for {client.request_topic} closed during the call")
+                raise ClientClosed(f"client for {client.request_topic} closed during the call")
             props = {"id": rid}
             if self._props:
                 props.update(self._props)
+            # The service learns when we stop waiting (after any wait for a slot above).
+            props[deadlines.DEADLINE] = deadlines.stamp(deadline - loop.time())
             producer.send_nowait(
                 self._request, props,
                 on_error=lambda why: loop.call_soon_threadsafe(inbox.put_nowait, _Failed(why)))
@@ -323,7 +343,7 @@ class ResponseStream(Generic[Resp]):
         if signal.__class__ is _Expired:
             return RequestTimeout(f"no response from {topic} within {self._limit:g}s")
         if signal.__class__ is _Closed:
-            return RequestTimeout(f"client for {topic} closed during the call")
+            return ClientClosed(f"client for {topic} closed during the call")
         return PubSubError(signal.reason)
 
     def close(self) -> None:

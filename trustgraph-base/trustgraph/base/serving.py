@@ -15,7 +15,10 @@ are done here once:
   service's default type;
 * tell "the work failed" (an error reply) from "the reply could not be
   sent" (:class:`ReplyNotSent`: logged, and nothing is run again, because the
-  work may have had side effects; the caller's deadline reports the loss).
+  work may have had side effects; the caller's deadline reports the loss);
+* skip a request whose caller's deadline (``deadlines.py``) has passed
+  before any work, and give the work that deadline (:attr:`Reply.deadline`,
+  :meth:`Reply.left`) to bound itself and to pass on to what it calls.
 
 A service describes its replies once (:class:`Replies`), and its handler gets
 a :class:`Reply` per request to send records with.  FlowProcessor wires this
@@ -27,11 +30,13 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterable, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ..schema import Error
+from . import deadlines, metrics
 from .consumer import Consumer
 from .message import Message
 from .pubsub import MessageTooLarge, Producer, PubSub, PubSubError
@@ -100,16 +105,25 @@ class Replies:
 
 
 class Reply:
-    """The reply path of one request: every record goes out with the request's id."""
+    """The reply path of one request: every record goes out with the request's id.
 
-    __slots__ = ("id", "sent", "_producer", "_props", "_replies")
+    ``deadline`` is when the caller stops waiting (absolute UNIX time), or
+    None when the request did not say.
+    """
 
-    def __init__(self, producer: Producer, rid: str, replies: Replies) -> None:
+    __slots__ = ("id", "sent", "deadline", "_producer", "_props", "_replies")
+
+    def __init__(self, producer: Producer, rid: str, replies: Replies, deadline: float | None = None) -> None:
         self.id = rid
         self.sent = 0
+        self.deadline = deadline
         self._producer = producer
         self._props = {"id": rid}
         self._replies = replies
+
+    def left(self, cap: float) -> float:
+        """Seconds the work may take: what is left of the caller's deadline, at most ``cap``."""
+        return deadlines.left(self.deadline, cap)
 
     async def send(self, record: Any) -> None:
         """Send one response record.
@@ -159,11 +173,13 @@ Work = Callable[[Message, Reply], Awaitable[None]]
 class RequestServer:
     """Runs ``work(msg, reply)`` per request of one consumer and owns every outcome."""
 
-    def __init__(self, producer: Producer, replies: Replies, work: Work, *, name: str) -> None:
+    def __init__(self, producer: Producer, replies: Replies, work: Work, *, name: str,
+                 processor: str = "") -> None:
         self.producer = producer
         self.replies = replies
         self.work = work
         self.name = name
+        self._m_expired = metrics.requests_expired.labels(processor, name)
 
     async def handle(self, msg: Message) -> None:
         """The consumer's handler: never raises for a request's content or the work's failure."""
@@ -172,7 +188,14 @@ class RequestServer:
             logger.debug("Request on %s without an id property dropped: nobody could match a reply",
                          msg.topic)
             return
-        reply = Reply(self.producer, rid, self.replies)
+        deadline = deadlines.read(msg.properties)
+        if deadline is not None and deadlines.passed(deadline):
+            # The caller has given up: working for it would only delay the callers still waiting.
+            self._m_expired.inc()
+            logger.debug("Request %s on %s skipped: its caller's deadline passed %.1fs ago",
+                         rid, self.name, time.time() - deadline)
+            return
+        reply = Reply(self.producer, rid, self.replies, deadline)
         try:
             await self.work(msg, reply)
         except ReplyNotSent as e:
@@ -210,6 +233,6 @@ async def serve(pubsub: PubSub, request_topic: str, subscription: str, schema: t
                 producer: Producer, replies: Replies, work: Work, concurrency: int = 1,
                 name: str | None = None) -> Consumer:
     """Subscribe ``work`` to ``request_topic``, replying on ``producer``; returns the consumer."""
-    server = RequestServer(producer, replies, work, name=name or subscription)
+    server = RequestServer(producer, replies, work, name=name or subscription, processor=pubsub.processor)
     return await pubsub.consumer(request_topic, subscription, schema, handler=server.handle,
                                  concurrency=concurrency, name=name, malformed=server.malformed)

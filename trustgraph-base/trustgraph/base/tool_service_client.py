@@ -11,15 +11,19 @@ from __future__ import annotations
 import inspect
 import json
 import logging
+import time
 import uuid
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Protocol
+
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
 from ..schema import ToolServiceRequest, ToolServiceResponse
-from .pubsub import PubSub
-from .request_response import RequestResponseClient
+from . import deadlines
+from .pubsub import PubSub, PubSubError
+from .request_response import RequestResponseClient, RequestTimeout, new_request_id
 from .topics import to_pulsar
 
 logger = logging.getLogger(__name__)
@@ -36,6 +40,35 @@ class ToolServiceError(Exception):
         super().__init__(f"{type}: {message}" if type else message)
         self.type = type
         self.message = message
+
+
+UNAVAILABLE = "tool-service-unavailable"
+
+
+class ServiceUnavailable(ToolServiceError):
+    """The service announced itself before and no replica of it is live now: nothing would answer."""
+
+    def __init__(self, service: str, request_queue: str) -> None:
+        super().__init__(UNAVAILABLE, f"tool service '{service}' is not running: no replica is live, "
+                                      f"so nothing serves {request_queue}")
+        self.service = service
+
+
+class Service(Protocol):
+    """What :meth:`ToolServiceClients.invoke` needs of a service (a ``ToolServiceDescriptor`` has it)."""
+
+    id: str
+    idempotent: bool
+
+    @property
+    def queues(self) -> QueuePair: ...
+
+
+#: ``liveness(service id, request queue)``: True, False (known to be down) or None (not known).
+Liveness = Callable[[str, str], "bool | None"]
+
+#: Attempts of a call to an idempotent service; each gets its share of what is left of the deadline.
+ATTEMPTS = 3
 
 
 def _as_json(value: Any, what: str) -> str:
@@ -67,19 +100,26 @@ class ToolServiceClient(RequestResponseClient):
         return await self.call_streaming(user, config, arguments, None, timeout=timeout)
 
     async def call_streaming(self, user: str, config: Any, arguments: Any,
-                             callback: ChunkCallback | None, timeout: float | None = None) -> str:
+                             callback: ChunkCallback | None, timeout: float | None = None, *,
+                             deadline: float | None = None, request_id: str | None = None,
+                             last_chunk: bool = True) -> str:
         """Invoke the tool, pass each chunk to ``callback``, return the joined text.
 
         Raises :class:`ToolServiceError` when the service reports an error and
         :class:`~trustgraph.base.request_response.RequestTimeout` when the
-        whole call outlives ``timeout``.
+        whole call outlives ``timeout`` (or the absolute ``deadline``).
+        ``request_id`` repeats an earlier attempt's id (a retry).  With
+        ``last_chunk`` False the text of the final response is not passed to
+        ``callback`` (only joined): a service that does not stream then
+        passes nothing, and its whole answer stays one piece.
         """
         request = ToolServiceRequest(
             user=user or "", config=_as_json(config, "config"),
             arguments=_as_json(arguments, "arguments"),
         )
         parts: list[str] = []
-        responses = self.stream(request, final=_end_of_stream, timeout=timeout)
+        responses = self.stream(request, final=_end_of_stream, timeout=timeout, deadline=deadline,
+                                request_id=request_id)
         try:
             async for resp in responses:
                 if resp.error is not None:
@@ -87,7 +127,7 @@ class ToolServiceClient(RequestResponseClient):
                 text = resp.response
                 if text:
                     parts.append(text)
-                    if callback is not None:
+                    if callback is not None and (last_chunk or not resp.end_of_stream):
                         done = callback(text)
                         if done is not None and inspect.isawaitable(done):
                             await done
@@ -111,9 +151,11 @@ class ToolServiceClients:
     finishes first.  The agent and the gateway share this pool.
     """
 
-    def __init__(self, pubsub: PubSub | None, *, name: str = "client") -> None:
+    def __init__(self, pubsub: PubSub | None, *, name: str = "client",
+                 liveness: Liveness | None = None) -> None:
         self.pubsub = pubsub
         self.name = name
+        self.liveness = liveness
         self.clients: dict[QueuePair, ToolServiceClient] = {}
         self._active: Counter[QueuePair] = Counter()
         self._wanted: frozenset[QueuePair] = frozenset()
@@ -133,6 +175,51 @@ class ToolServiceClients:
             self.clients[key] = client
             logger.info("Tool-service client created for %s", key[0])
         return client
+
+    async def invoke(self, service: Service, user: str, config: Any, arguments: Any, *,
+                     timeout: float, deadline: float | None = None,
+                     on_chunk: ChunkCallback | None = None, last_chunk: bool = True) -> str:
+        """Call ``service`` once, or, when it is idempotent, up to :data:`ATTEMPTS` times.
+
+        A service known to have no live replica (it announced itself, then
+        stopped or missed its lease) fails at once with
+        :class:`ServiceUnavailable` instead of waiting out the deadline.  An
+        idempotent service's call is retried on a timeout, on that, or when
+        the request could not be sent, with a jittered back-off, under the
+        same request id, each attempt with its share of what is left of the
+        deadline; never once a chunk has been passed on (the caller would see
+        it twice).  Any other service is called exactly once.
+        """
+        key = service.queues
+        end = time.monotonic() + deadlines.left(deadline, timeout)
+        attempts = ATTEMPTS if service.idempotent else 1
+        rid = new_request_id()
+        streamed = False
+
+        def chunk(text: str) -> Any:
+            nonlocal streamed
+            streamed = True
+            return on_chunk(text)
+
+        def retryable(e: BaseException) -> bool:
+            return not streamed and isinstance(e, (RequestTimeout, ServiceUnavailable, PubSubError))
+
+        async for attempt in AsyncRetrying(stop=stop_after_attempt(attempts),
+                                           wait=wait_random_exponential(multiplier=0.1, max=1.0),
+                                           retry=retry_if_exception(retryable), reraise=True):
+            with attempt:
+                if self.liveness is not None and self.liveness(service.id, key[0]) is False:
+                    raise ServiceUnavailable(service.id, key[0])
+                left = end - time.monotonic()
+                share = left / (attempts - attempt.retry_state.attempt_number + 1)
+                if attempt.retry_state.attempt_number > 1:
+                    logger.info("Retrying the call to %s (attempt %d of %d)", service.id,
+                                attempt.retry_state.attempt_number, attempts)
+                async with self.use(key) as client:
+                    return await client.call_streaming(user, config, arguments,
+                                                       chunk if on_chunk is not None else None,
+                                                       timeout=share, request_id=rid, last_chunk=last_chunk)
+        raise AssertionError("unreachable")
 
     @asynccontextmanager
     async def use(self, key: QueuePair) -> AsyncIterator[ToolServiceClient]:

@@ -73,6 +73,13 @@ FLOW_REQUEST = to_pulsar(flow_request_queue)
 FLOW_RESPONSE = to_pulsar(flow_response_queue)
 
 
+# Our extension: where running tool services announce themselves (see
+# docs/self-announcing.md).  Non-persistent, in the namespace of config
+# (which every TrustGraph deployment has), and no upstream peer subscribes.
+ANNOUNCE = "non-persistent://tg/config/tool-service-announce"
+PROBE = "non-persistent://tg/config/tool-service-probe"
+
+
 def tool_service_topics(name: str) -> tuple[str, str]:
     """Request and response topics of a dynamic tool service serving topic ``name``."""
     return (f"non-persistent://tg/request/{name}", f"non-persistent://tg/response/{name}")

@@ -86,7 +86,10 @@ class CatalogTool:
 
     @property
     def timeout(self) -> float | None:
-        return self.descriptor.timeout
+        """Seconds one call may take: the tool's own ``timeout``, else its service's."""
+        if self.descriptor.timeout is not None:
+            return self.descriptor.timeout
+        return self.service.timeout if self.service is not None else None
 
     @property
     def queues(self) -> tuple[str, str] | None:
@@ -181,6 +184,7 @@ class Catalog:
     mcp: Mapping[str, McpServer] = field(default_factory=lambda: _EMPTY)            # usable MCP servers by config key
     errors: tuple[DescriptorError, ...] = ()
     warnings: tuple[DescriptorError, ...] = ()
+    announced: frozenset[str] = frozenset()          # ids of the services that announce themselves
 
     @property
     def queue_pairs(self) -> frozenset[tuple[str, str]]:
@@ -271,9 +275,9 @@ class _Builder:
     broken_services: dict[str, DescriptorError]
     mcp: dict[str, McpServer]
     broken_mcp: dict[str, DescriptorError]
-    warnings: list[DescriptorError] = field(default_factory=list)
+    warnings: list[DescriptorError]
 
-    def tool(self, key: str, raw: Any) -> CatalogTool | BrokenTool:
+    def tool(self, key: str, raw: Any, source: str = "config") -> CatalogTool | BrokenTool:
         data = load_object("tool", key, raw)
         if isinstance(data, DescriptorError):
             return BrokenTool(key, (data,))
@@ -304,7 +308,7 @@ class _Builder:
                     "tool", key, f"arguments[{i}].type",
                     f"type {arg.type!r} is not one of {', '.join(TYPES)}; values of {arg.name!r} "
                     "are not type-checked"))
-        return CatalogTool(key, descriptor, service_key, service, MappingProxyType(config), mcp)
+        return CatalogTool(key, descriptor, service_key, service, MappingProxyType(config), mcp, source)
 
     def _service(self, key: str, data: dict[str, Any], errors: list[DescriptorError]
                  ) -> tuple[str | None, ToolServiceDescriptor | None, dict[str, Any]]:
@@ -345,36 +349,102 @@ class _Builder:
         return self.mcp[ref]
 
 
-def build_catalog(config: Mapping[str, Mapping[str, str]]) -> Catalog:
-    """The catalog of a whole config (its ``tool``, ``tool-service`` and ``mcp`` sections).
+def build_catalog(config: Mapping[str, Mapping[str, str]],
+                  announced: Mapping[str, Any] | None = None) -> Catalog:
+    """The catalog of a whole config (its ``tool``, ``tool-service`` and ``mcp`` sections),
+    and of the services that announce themselves.
+
+    ``announced`` maps a running service's id to what it announced: an object
+    with ``descriptor`` (its tool-service descriptor, JSON text) and ``tools``
+    (``{key: tool descriptor}``, JSON text), as
+    :class:`~trustgraph.base.service_directory.ServiceDirectory` keeps them.
 
     Every problem is reported: bad service and MCP descriptors even when no
     tool uses them (so they are fixed before one does), and every bad tool.
     A bad descriptor only removes itself, and the tools that depend on it.
-    Two tools with one name: the first key (in sorted order) keeps it, the
-    other is left out, because a caller could not tell them apart.
+    What a person configured wins over what a service announces with the
+    same service id or tool name (reported as a warning).  Two tools of one
+    source with one name are both left out, each reported, because a caller
+    could not tell them apart and neither is the obvious winner.
     """
     errors: list[DescriptorError] = []
+    warnings: list[DescriptorError] = []
     services, broken_services = _parse_all("tool-service", ToolServiceDescriptor,
                                            config.get("tool-service") or {}, errors, id_from_key=True)
+    announced_tools = _announced_services(announced or {}, services, broken_services, errors, warnings)
     mcp, broken_mcp = _parse_all("mcp", McpServer, config.get("mcp") or {}, errors)
-    builder = _Builder(services, broken_services, mcp, broken_mcp)
+    builder = _Builder(services, broken_services, mcp, broken_mcp, warnings)
     tools: dict[str, CatalogTool] = {}
     broken: dict[str, BrokenTool] = {}
     section = config.get("tool") or {}
-    for key in sorted(section):
-        entry = builder.tool(key, section[key])
-        if isinstance(entry, CatalogTool) and entry.name in tools:
-            other = tools[entry.name]
-            entry = BrokenTool(key, (DescriptorError(
-                "tool", key, "name", f"duplicate tool name {entry.name!r} (tool/{other.key} has it too); "
-                f"callers could not tell them apart, so only tool/{other.key} is used"),),
-                entry.descriptor.model_dump(mode="json", by_alias=True, exclude_none=True))
+    configured = _unique_names([builder.tool(key, section[key]) for key in sorted(section)])
+    for entry in configured:
         if isinstance(entry, BrokenTool):
-            broken[key] = entry
+            broken[entry.key] = entry
             errors.extend(entry.errors)
+        else:
+            tools[entry.name] = entry
+    offered = _unique_names([builder.tool(key, data, source="announced") for key, data in announced_tools])
+    for entry in offered:
+        if isinstance(entry, BrokenTool):
+            broken[entry.key] = entry
+            errors.extend(entry.errors)
+        elif entry.name in tools:
+            warnings.append(DescriptorError(
+                "tool", entry.key, "name", f"announced tool {entry.name!r} is not used: the configured "
+                f"tool/{tools[entry.name].key} has that name"))
         else:
             tools[entry.name] = entry
     return Catalog(tools=MappingProxyType(tools), broken=MappingProxyType(broken),
                    services=MappingProxyType(services), mcp=MappingProxyType(mcp),
-                   errors=tuple(errors), warnings=tuple(builder.warnings))
+                   errors=tuple(errors), warnings=tuple(warnings),
+                   announced=frozenset(announced or ()))
+
+
+def _unique_names(entries: list[CatalogTool | BrokenTool]) -> list[CatalogTool | BrokenTool]:
+    """Left out, with an error each: every usable tool whose name another one has too."""
+    keys: dict[str, list[str]] = {}
+    for e in entries:
+        if isinstance(e, CatalogTool):
+            keys.setdefault(e.name, []).append(e.key)
+    out: list[CatalogTool | BrokenTool] = []
+    for e in entries:
+        if isinstance(e, CatalogTool) and len(keys[e.name]) > 1:
+            others = ", ".join(f"tool/{k}" for k in keys[e.name] if k != e.key)
+            e = BrokenTool(e.key, (DescriptorError(
+                "tool", e.key, "name", f"duplicate tool name {e.name!r} ({others} has it too); callers "
+                "could not tell them apart, so neither is used: rename one"),),
+                e.descriptor.model_dump(mode="json", by_alias=True, exclude_none=True))
+        out.append(e)
+    return out
+
+
+def _announced_services(announced: Mapping[str, Any], services: dict[str, ToolServiceDescriptor],
+                        broken_services: dict[str, DescriptorError], errors: list[DescriptorError],
+                        warnings: list[DescriptorError]) -> list[tuple[str, dict[str, Any]]]:
+    """Add the announced services a person has not configured; return their tools to build."""
+    tools: list[tuple[str, dict[str, Any]]] = []
+    for sid in sorted(announced):
+        a = announced[sid]
+        parsed = _parse("tool-service", ToolServiceDescriptor, sid, a.descriptor or "{}", {"id": sid})
+        if sid in services or sid in broken_services:
+            mine = services.get(sid)
+            if mine is not None and not isinstance(parsed, list) and parsed.queues != mine.queues:
+                warnings.append(DescriptorError(
+                    "tool-service", sid, "request-queue", "a running service announces itself under this "
+                    f"id with other queues ({parsed.request_queue}); the configured descriptor is used"))
+        elif isinstance(parsed, list):
+            errors.extend(DescriptorError(e.kind, e.key, e.field, e.reason + " (announced by the service)")
+                          for e in parsed)
+            continue
+        else:
+            services[sid] = parsed
+        data = load_object("tool-service", sid, a.tools or "{}")
+        if isinstance(data, DescriptorError):
+            errors.append(DescriptorError("tool-service", sid, "tools", data.reason + " (announced)"))
+            continue
+        for key in sorted(data):
+            tool = data[key]
+            tool = {**tool, "type": "tool-service", "service": sid} if isinstance(tool, dict) else tool
+            tools.append((f"{sid}/{key}", tool))
+    return tools

@@ -108,6 +108,10 @@ class ToolServiceDescriptor(BaseModel):
     request_queue: QueueStr = Field(alias="request-queue")
     response_queue: QueueStr = Field(alias="response-queue")
     config_params: tuple[ConfigParam, ...] = Field(default=(), alias="config-params")
+    #: Ours: calling twice does no harm, so a caller may retry (never on upstream descriptors).
+    idempotent: bool = False
+    #: Ours: seconds one call may take; a tool's own ``timeout`` overrides it.
+    timeout: Seconds = None
 
     @field_validator("config_params", mode="before")
     @classmethod

@@ -38,7 +38,11 @@ class TokenAuth:
 
     def allows(self, request: web.Request) -> bool:
         """True when ``request`` may proceed."""
-        if not self._token or request.path in PUBLIC_PATHS:
+        return request.path in PUBLIC_PATHS or self.authorized(request)
+
+    def authorized(self, request: web.Request) -> bool:
+        """True when ``request`` carries the token (or none is needed), public path or not."""
+        if not self._token:
             return True
         header = request.headers.get("Authorization", "")
         if header.startswith("Bearer ") and self._matches(header[len("Bearer "):]):

@@ -14,16 +14,21 @@ Endpoints (all need the token when one is set, except health):
 * ``POST /api/v1/tool-service``: call a tool or a tool service (tool_services.py);
 * ``GET /api/v1/tool-catalog``: the tool catalog of the current config
   (every tool, usable or not, with its arguments, service and problems);
+* ``GET /api/v1/tool-services``: every tool service known from config or
+  from its announcements, with its queues, replicas and last heartbeat;
 * ``GET /api/v1/tool-service/errors``: the catalog's descriptor problems
   alone, a JSON list of strings;
 * ``GET /api/v1/health``: liveness, see below;
 * ``GET /api/metrics/{path}``: proxied to ``{prometheus}/api/v1/{path}``.
 
 ``/api/v1/health`` answers ``{"status": "ok", "config-service": bool,
-"version": int|null}``: the gateway is up, whether config-svc answered a
-2-second probe, and the config version it reported.  It is left open so that
-load balancers and ``tg-launch`` can probe without the secret; it reveals
-only liveness and a version counter, never config content or the token.
+"version": int|null, "tool-services": ...}``: the gateway is up, whether
+config-svc answered a 2-second probe, the config version it reported, and
+the tool services: as ``/api/v1/tool-services`` lists them to a caller that
+may see them (authentication off, or the token given), else only how many
+are live and how many down.  It is left open so that load balancers and
+``tg-launch`` can probe without the secret; without it, it reveals only
+liveness and counters, never config content, service names or the token.
 """
 
 from __future__ import annotations
@@ -58,7 +63,7 @@ class Parts:
     auth: TokenAuth
     timeout: float
     prometheus_url: str
-    health: Callable[[], Awaitable[dict[str, Any]]]
+    health: Callable[[bool], Awaitable[dict[str, Any]]]
 
 
 def _json(body: Any, status: int = 200) -> web.Response:
@@ -137,11 +142,15 @@ class Handlers:
 
     async def tool_catalog(self, _request: web.Request) -> web.Response:
         """``GET /api/v1/tool-catalog``: every tool and its problems, for tg-show-tools."""
-        return _json(self.p.tools.catalog.to_json())
+        return _json(self.p.tools.catalog_json())
 
-    async def health(self, _request: web.Request) -> web.Response:
+    async def tool_services(self, _request: web.Request) -> web.Response:
+        """``GET /api/v1/tool-services``: every known service and its replicas, for tg-show-tool-services."""
+        return _json(self.p.tools.services_json())
+
+    async def health(self, request: web.Request) -> web.Response:
         """``GET /api/v1/health``: open to all (see the module docstring)."""
-        return _json(await self.p.health())
+        return _json(await self.p.health(self.p.auth.authorized(request)))
 
     async def socket(self, request: web.Request) -> web.StreamResponse:
         """``GET /api/v1/socket``: the multiplexer; authentication happened in the middleware."""
@@ -183,6 +192,7 @@ def build_app(parts: Parts) -> web.Application:
     app.router.add_post("/api/v1/tool-service", h.tool_service)
     app.router.add_get("/api/v1/tool-service/errors", h.tool_service_errors)
     app.router.add_get("/api/v1/tool-catalog", h.tool_catalog)
+    app.router.add_get("/api/v1/tool-services", h.tool_services)
     app.router.add_post("/api/v1/flow/{flow}/service/{kind}", h.flow_service)
     app.router.add_post("/api/v1/{kind}", h.global_service)
     app.router.add_get("/api/metrics/{path:.+}", h.metrics)

@@ -3,7 +3,8 @@
 Serves TrustGraph 2.1's REST API and websocket multiplexer (WIRE.md section
 9) on ``--port`` (8088), plus endpoints of ours: ``GET /api/v1/health``,
 ``POST /api/v1/tool-service`` (call a tool or tool service by name or id),
-``GET /api/v1/tool-catalog`` and ``GET /api/v1/tool-service/errors``.  See
+``GET /api/v1/tool-catalog``, ``GET /api/v1/tool-services`` and
+``GET /api/v1/tool-service/errors``.  See
 endpoints.py for the list and tool_services.py for the tool-service call.
 
 Flows and tool descriptors are learned from config pushes.  Every call has
@@ -18,13 +19,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from aiohttp import web
 from trustgraph.base import AsyncProcessor
 from trustgraph.base.async_processor import env_default
+from trustgraph.base.catalog_feed import CatalogFeed
 from trustgraph.base.topics import CONFIG_REQUEST, CONFIG_RESPONSE, FLOW_REQUEST, FLOW_RESPONSE
-from trustgraph.catalog import CATALOG_TYPES
 
 from .auth import TokenAuth
 from .dispatch import Dispatcher
@@ -56,20 +58,20 @@ class Processor(AsyncProcessor):
             flow_topics=(params.get("flow_request_queue") or FLOW_REQUEST,
                          params.get("flow_response_queue") or FLOW_RESPONSE),
         )
-        self.tools = ToolServices(self.pubsub, timeout=self.timeout)
+        self.feed = CatalogFeed(self, self._on_tools)
+        self.tools = ToolServices(self.pubsub, timeout=self.timeout, directory=self.feed.directory)
         self.register_config_handler(self._on_flows, types=["flow"])
-        self.register_config_handler(self._on_tools, types=CATALOG_TYPES)
         self._runner: web.AppRunner | None = None
         self._probe: asyncio.Future | None = None
 
     async def _on_flows(self, config: dict[str, dict[str, str]], version: int) -> None:
         self.dispatcher.update_flows(config.get("flow") or {})
 
-    async def _on_tools(self, config: dict[str, dict[str, str]], version: int) -> None:
-        self.tools.update(config)
+    async def _on_tools(self, config: dict[str, dict[str, str]], announced: Mapping[str, Any]) -> None:
+        self.tools.update(config, announced)
 
-    async def health(self) -> dict[str, Any]:
-        """The body of ``GET /api/v1/health``.
+    async def health(self, detailed: bool = True) -> dict[str, Any]:
+        """The body of ``GET /api/v1/health``; ``detailed``: the caller may see service names.
 
         Concurrent health checks share one probe: the endpoint is open to
         anyone, and a flood of probes must not take the config client's
@@ -78,10 +80,16 @@ class Processor(AsyncProcessor):
         if self._probe is None or self._probe.done():
             self._probe = asyncio.ensure_future(self.dispatcher.probe_config(HEALTH_PROBE_TIMEOUT))
         answered, version = await asyncio.shield(self._probe)
-        return {"status": "ok", "config-service": answered, "version": version if answered else None}
+        services = self.tools.services_json()
+        if not detailed:
+            services = {"live": sum(1 for s in services if s["live"]),
+                        "down": sum(1 for s in services if s["live"] is False)}
+        return {"status": "ok", "config-service": answered, "version": version if answered else None,
+                "tool-services": services}
 
     async def start(self) -> None:
         """Open the bus side, then listen: readiness is only signalled once the port is open."""
+        await self.feed.start()
         await super().start()
         await self.dispatcher.start()
         app = build_app(Parts(dispatcher=self.dispatcher, tools=self.tools, auth=self.auth,
@@ -108,6 +116,7 @@ class Processor(AsyncProcessor):
             self._runner = None
         await self.dispatcher.stop()
         await self.tools.stop()
+        await self.feed.stop()
         await super().stop()
 
     @classmethod

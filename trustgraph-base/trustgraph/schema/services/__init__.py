@@ -18,7 +18,12 @@ from .prompt import PromptRequest, PromptResponse
 from .retrieval import GraphRagQuery, GraphRagResponse
 from .structured_query import StructuredQueryRequest, StructuredQueryResponse
 from .tool import ToolRequest, ToolResponse
-from .tool_service import ToolServiceRequest, ToolServiceResponse
+from .tool_service import (
+    ToolServiceAnnouncement,
+    ToolServiceProbe,
+    ToolServiceRequest,
+    ToolServiceResponse,
+)
 
 __all__ = [
     "AgentRequest",
@@ -43,6 +48,8 @@ __all__ = [
     "TextCompletionResponse",
     "ToolRequest",
     "ToolResponse",
+    "ToolServiceAnnouncement",
+    "ToolServiceProbe",
     "ToolServiceRequest",
     "ToolServiceResponse",
     "config_push_queue",

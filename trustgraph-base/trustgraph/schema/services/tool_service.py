@@ -21,3 +21,33 @@ class ToolServiceResponse:
     error: Error | None = None
     response: str = ""
     end_of_stream: bool = False
+
+
+@dataclass
+class ToolServiceAnnouncement:
+    """A running tool service saying what it offers (a heartbeat), or that it stops.
+
+    Our extension (upstream 2.1.4 has no such record), published on its own
+    topic, so upstream peers never see it.  ``descriptor`` is the JSON text
+    of the service's ``tool-service`` descriptor and ``tools`` of
+    ``{tool key: tool descriptor}``; ``service`` is the descriptor's id, shared
+    by every ``replica`` (one process each).  A replica counts as live for
+    ``lease`` seconds after each ``"up"`` message; ``"down"`` withdraws it at
+    once.  ``sent`` is the sender's clock (UNIX seconds), shown to people
+    only: liveness is timed on the receiver's own clock.
+    """
+
+    service: str = ""
+    replica: str = ""
+    state: str = "up"
+    lease: float = 0.0
+    descriptor: str = ""
+    tools: str = ""
+    sent: float = 0.0
+
+
+@dataclass
+class ToolServiceProbe:
+    """Asks every running tool service to announce itself now (sent by a reader that starts)."""
+
+    requester: str = ""

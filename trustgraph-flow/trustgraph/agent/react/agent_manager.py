@@ -27,16 +27,19 @@ multi-line final answer keeps its line breaks.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
 
+from trustgraph.base import deadlines
 from trustgraph.base.pubsub import PubSubError
 from trustgraph.base.text import as_text, strip_fences
+from trustgraph.base.tool_service_client import ServiceUnavailable
 from trustgraph.catalog import ArgumentError
 from trustgraph.schema import AgentRequest, AgentStep, PromptRequest
 
@@ -266,8 +269,14 @@ class AgentManager:
         self.tool_timeout = tool_timeout
         self.prompt_timeout = prompt_timeout
 
-    async def react(self, request: AgentRequest, registry: Registry, flow: Any) -> AsyncIterator[Event]:
-        """Yield the events of one iteration; the last is Answer(end), Continue or Failed."""
+    async def react(self, request: AgentRequest, registry: Registry, flow: Any,
+                    deadline: float | None = None) -> AsyncIterator[Event]:
+        """Yield the events of one iteration; the last is Answer(end), Continue or Failed.
+
+        ``deadline`` is when the dialog's caller stops waiting (absolute UNIX
+        time, None when it did not say): every prompt and tool call of the
+        iteration ends by then.
+        """
         history = list(request.history or [])
         if len(history) >= self.max_iterations:
             yield Failed("Too many agent iterations")
@@ -278,7 +287,7 @@ class AgentManager:
         try:
             if request.streaming:
                 parser = StreamParser()
-                async with aclosing(self._stream(flow, terms)) as chunks:
+                async with aclosing(self._stream(flow, terms, deadline)) as chunks:
                     async for chunk in chunks:
                         for event in parser.feed(chunk):
                             yield event
@@ -287,7 +296,7 @@ class AgentManager:
                 for event in tail:
                     yield event
             else:
-                text = await self._complete(flow, terms)
+                text = await self._complete(flow, terms, deadline)
                 logger.debug("Model reply: %.500r", text)
                 try:
                     result = parse_react(text)
@@ -305,20 +314,65 @@ class AgentManager:
         if isinstance(result, ReactParseError):
             logger.debug("Unparseable reply: %s", result.reason)
             step = AgentStep(thought=result.thought, observation=f"Error: {result.reason}. {FORMAT_HINT}")
+            yield Observation(step.observation)
         else:
-            observation, tool = await self._act(result, tools, request, flow)
+            outcome: list[Any] = []
+            async with aclosing(self._observe(result, tools, request, flow, deadline, outcome)) as parts:
+                async for part in parts:
+                    yield part
+            observation, tool = outcome
             if tool is not None and tool.state:
                 state = tool.state
             step = AgentStep(thought=result.thought, action=result.name,
                              arguments={k: as_text(v) for k, v in result.arguments.items()},
                              observation=observation)
-        yield Observation(step.observation)
         yield Continue(AgentRequest(question=request.question, state=state, group=request.group,
                                     history=[*history, step], user=request.user,
                                     streaming=request.streaming))
 
-    async def _act(self, action: Action, tools: list[Tool], request: AgentRequest,
-                   flow: Any) -> tuple[str, Tool | None]:
+    async def _observe(self, action: Action, tools: list[Tool], request: AgentRequest, flow: Any,
+                       deadline: float | None, outcome: list[Any]) -> AsyncIterator[Observation]:
+        """:meth:`_act`, and the observation events it makes; ``outcome`` gets ``[observation, tool]``.
+
+        Not streaming: one ``Observation`` with the whole result.  Streaming:
+        ``Observation(chunk, end=False)`` for each chunk of the tool's output
+        as it arrives, then one closing ``Observation`` with what was not
+        streamed (all of it when the tool did not stream, the error when it
+        failed midway).
+        """
+        if not request.streaming:
+            observation, tool = await self._act(action, tools, request, flow, deadline)
+            outcome.extend((observation, tool))
+            yield Observation(observation)
+            return
+        chunks: asyncio.Queue[str | None] = asyncio.Queue()
+        call = asyncio.ensure_future(self._act(action, tools, request, flow, deadline, chunks.put_nowait))
+        call.add_done_callback(lambda _: chunks.put_nowait(None))
+        streamed = ""
+        try:
+            while (chunk := await chunks.get()) is not None:
+                streamed += chunk
+                yield Observation(chunk, end=False)
+            observation, tool = call.result()
+        finally:
+            if not call.done():
+                call.cancel()
+                with contextlib.suppress(BaseException):
+                    await call
+        outcome.extend((observation, tool))
+        if not streamed:
+            tail = observation
+        elif observation == streamed.strip():
+            tail = ""
+        elif observation.startswith(streamed):
+            tail = observation[len(streamed):]
+        else:
+            tail = "\n" + observation  # the tool failed after streaming part of its answer
+        yield Observation(tail, end=True)
+
+    async def _act(self, action: Action, tools: list[Tool], request: AgentRequest, flow: Any,
+                   deadline: float | None = None,
+                   on_chunk: Callable[[str], Any] | None = None) -> tuple[str, Tool | None]:
         """Call the tool; return the observation, and the tool when the call succeeded."""
         tool = next((t for t in tools if t.name == action.name), None)
         if tool is None:
@@ -330,17 +384,21 @@ class AgentManager:
             arguments = tool.check_arguments(action.arguments)
         except ArgumentError as e:
             return f"Error: {e}", None
-        timeout = tool.timeout or self.tool_timeout
-        ctx = CallContext(user=request.user, flow=flow, timeout=timeout)
+        timeout = deadlines.left(deadline, tool.timeout or self.tool_timeout)
+        ctx = CallContext(user=request.user, flow=flow, timeout=timeout, on_chunk=on_chunk)
         logger.debug("Calling tool %s (%s)", tool.name, tool.type)
         try:
             async with asyncio.timeout(timeout):
                 result = await tool.impl.invoke(ctx, arguments)
         except TimeoutError:
-            logger.info("Tool %s did not answer within %gs", tool.name, timeout)
-            return (f"Error: tool '{tool.name}' did not answer within {timeout:g} seconds; it may be "
-                    "busy or not running. Try again, use another tool, or give a Final Answer "
+            logger.info("Tool %s did not answer within %.3gs", tool.name, timeout)
+            return (f"Error: tool '{tool.name}' did not answer within {max(timeout, 0):.3g} seconds; it may "
+                    "be busy or not running. Try again, use another tool, or give a Final Answer "
                     "with what you know."), None
+        except ServiceUnavailable as e:
+            logger.info("Tool %s: %s", tool.name, e.message)
+            return (f"Error: tool '{tool.name}' cannot be used now: {e.message}. Use another tool, "
+                    "or give a Final Answer with what you know."), None
         except Exception as e:
             logger.info("Tool %s failed: %s", tool.name, e)
             return (f"Error: tool '{tool.name}' failed: {e}. Check the arguments and try again, "
@@ -350,20 +408,21 @@ class AgentManager:
     def _request(self, terms: dict[str, str], streaming: bool) -> PromptRequest:
         return PromptRequest(id=TEMPLATE, terms=terms, streaming=streaming)
 
-    async def _complete(self, flow: Any, terms: dict[str, str]) -> str:
+    async def _complete(self, flow: Any, terms: dict[str, str], deadline: float | None = None) -> str:
         try:
             resp = await flow("prompt-request").request(self._request(terms, False),
-                                                        timeout=self.prompt_timeout)
+                                                        timeout=self.prompt_timeout, deadline=deadline)
         except (TimeoutError, PubSubError) as e:
             raise PromptFailed(f"The prompt service did not answer: {e}") from None
         if resp.error is not None:
             raise PromptFailed(f"The prompt service failed: {resp.error.message or resp.error.type}")
         return resp.text if resp.text is not None else (resp.object or "")
 
-    async def _stream(self, flow: Any, terms: dict[str, str]) -> AsyncIterator[str]:
+    async def _stream(self, flow: Any, terms: dict[str, str], deadline: float | None = None
+                      ) -> AsyncIterator[str]:
         """The prompt service's text chunks as they arrive (one deadline for the whole reply)."""
         responses = flow("prompt-request").stream(self._request(terms, True), final=_end_of_stream,
-                                                  timeout=self.prompt_timeout)
+                                                  timeout=self.prompt_timeout, deadline=deadline)
         try:
             async for resp in responses:
                 if resp.error is not None:

@@ -77,12 +77,13 @@ def filter_tools(tools: Iterable[Any], group: list[str] | None, state: str | Non
 
 
 def build_registry(config: Mapping[str, Mapping[str, str]], clients: ToolServiceClients,
-                   config_type: str = "agent") -> Registry:
-    """The tools of a whole config, and ``<config_type>/additional-context``.
+                   config_type: str = "agent", announced: Mapping[str, Any] | None = None) -> Registry:
+    """The tools of a whole config and of the services that announce themselves, and
+    ``<config_type>/additional-context``.
 
     The context is kept as the raw string: upstream does not JSON-decode it.
     """
-    catalog = build_catalog(config)
+    catalog = build_catalog(config, announced)
     tools = {name: Tool.of(entry, BUILDERS[entry.type](entry, clients)) for name, entry in catalog.tools.items()}
     context = (config.get(config_type) or {}).get("additional-context") or ""
     return Registry(tools=MappingProxyType(tools), context=context, catalog=catalog)

@@ -34,15 +34,16 @@ from __future__ import annotations
 
 import argparse
 import logging
+from collections.abc import Mapping
 from contextlib import aclosing
 from typing import Any
 
-from trustgraph.base import ConsumerSpec, FlowProcessor, ProducerSpec, RequestResponseSpec
+from trustgraph.base import ConsumerSpec, FlowProcessor, ProducerSpec, RequestResponseSpec, deadlines
+from trustgraph.base.catalog_feed import CatalogFeed
 from trustgraph.base.flow_processor import Flow
 from trustgraph.base.pubsub import Message
 from trustgraph.base.serving import Replies, Reply, message_or_type
 from trustgraph.base.tool_service_client import ToolServiceClients
-from trustgraph.catalog import CATALOG_TYPES
 from trustgraph.schema import (
     AgentRequest,
     AgentResponse,
@@ -117,7 +118,7 @@ def to_response(event: Event, streaming: bool) -> AgentResponse:
                                  end_of_message=event.end)
         if isinstance(event, Observation):
             return AgentResponse(chunk_type="observation", content=event.content,
-                                 observation=event.content, end_of_message=True)
+                                 observation=event.content, end_of_message=event.end)
         return AgentResponse(chunk_type="answer", content=event.content, end_of_message=event.end,
                              end_of_dialog=event.end)
     if isinstance(event, Thought):
@@ -142,7 +143,11 @@ class Processor(FlowProcessor):
             tool_timeout=float(params.get("tool_timeout") or default_tool_timeout),
             prompt_timeout=prompt_timeout,
         )
-        self.tool_clients = ToolServiceClients(self.pubsub, name=self.id)
+        # Tools: config, and the services that announce themselves; calls to a
+        # service known to be down fail at once (its liveness is the directory's).
+        self.feed = CatalogFeed(self, self.on_tools, extra_types=[self.config_type])
+        self.tool_clients = ToolServiceClients(self.pubsub, name=self.id,
+                                               liveness=self.feed.directory.live_for)
         self.registry = Registry()
         self.descriptor_errors: list[str] = []
 
@@ -154,20 +159,23 @@ class Processor(FlowProcessor):
             self.register_specification(RequestResponseSpec(
                 f"{prefix}-request", f"{prefix}-response", req, resp,
                 timeout=prompt_timeout if prefix == "prompt" else default_tool_timeout))
-        self.register_config_handler(self.on_tools_config, types=[*CATALOG_TYPES, self.config_type])
 
-    async def on_tools_config(self, config: dict[str, dict[str, str]], version: int) -> None:
+    async def on_tools(self, config: dict[str, dict[str, str]], announced: Mapping[str, Any]) -> None:
         """Build a new registry and swap it in; requests in flight keep theirs."""
-        registry = build_registry(config, self.tool_clients, self.config_type)
+        registry = build_registry(config, self.tool_clients, self.config_type, announced)
+        old = set(self.descriptor_errors)
         for error in registry.errors:
-            logger.warning("Tool descriptor skipped: %s", error)
-        for warning in registry.catalog.warnings:
-            logger.info("Tool descriptor warning: %s", warning)
+            if str(error) not in old:  # a rebuild for a heartbeat does not repeat known problems
+                logger.warning("Tool descriptor skipped: %s", error)
         self.registry = registry
         self.descriptor_errors = [str(e) for e in registry.errors]
         await self.tool_clients.keep(registry.queue_pairs)
-        logger.info("Tools at config version %d: %s (%d descriptor error(s))", version,
-                    ", ".join(sorted(registry.tools)) or "none", len(registry.errors))
+        logger.info("Tools: %s (%d announced service(s), %d descriptor error(s))",
+                    ", ".join(sorted(registry.tools)) or "none", len(announced), len(registry.errors))
+
+    async def start(self) -> None:
+        await self.feed.start()
+        await super().start()
 
     async def on_request(self, msg: Message, flow: Flow, reply: Reply) -> None:
         """Run one iteration and send its messages; a failure of ours becomes an agent-error."""
@@ -177,17 +185,22 @@ class Processor(FlowProcessor):
         streaming = bool(request.streaming)
         logger.debug("Agent request %s: iteration %d, streaming %s", rid,
                      len(request.history or []) + 1, streaming)
+        # The dialog's deadline (its caller's) goes on with it to the next iteration.
+        props = {"id": rid}
+        if reply.deadline is not None:
+            props[deadlines.DEADLINE] = f"{reply.deadline:.3f}"
         # aclosing: if a send fails, the iteration's prompt call is cancelled at once.
-        async with aclosing(self.manager.react(request, registry, flow)) as events:
+        async with aclosing(self.manager.react(request, registry, flow, reply.deadline)) as events:
             async for event in events:
                 if isinstance(event, Continue):
-                    await flow("next").send(event.request, {"id": rid})
+                    await flow("next").send(event.request, props)
                 else:
                     await reply.send(to_response(event, streaming))
                     if isinstance(event, Failed):
                         logger.info("Agent request %s failed: %s", rid, event.message)
 
     async def stop(self) -> None:
+        await self.feed.stop()
         await self.tool_clients.close()
         await super().stop()
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from trustgraph.base.text import text_or_json
 from trustgraph.base.tool_service_client import QueuePair, ToolServiceClients
-from trustgraph.catalog import CatalogTool
+from trustgraph.catalog import CatalogTool, ToolServiceDescriptor
 from trustgraph.schema import (
     GraphRagQuery,
     PromptRequest,
@@ -110,30 +110,35 @@ class StructuredQueryImpl:
 
 @dataclass(frozen=True)
 class ToolServiceImpl:
-    """Calls a tool service through the pool's shared client for its queues.
+    """Calls a tool service through the pool (its shared client, fail-fast, retries when safe).
 
     ``config`` is this tool's values for the service's config params; the
     user comes from the call, never from the client, which every tool and
-    request on the service shares.
+    request on the service shares.  Streamed chunks go to ``ctx.on_chunk``
+    as they arrive; the joined text is the result.
     """
 
     clients: ToolServiceClients
-    service: str
-    queues: QueuePair
+    service: ToolServiceDescriptor
     config: Mapping[str, Any]
 
+    @property
+    def queues(self) -> QueuePair:
+        return self.service.queues
+
     async def invoke(self, ctx: CallContext, arguments: dict[str, Any]) -> str:
-        async with self.clients.use(self.queues) as client:
-            # The client joins streamed chunks and always returns text.
-            return await client.call(ctx.user, dict(self.config), arguments, timeout=ctx.timeout)
+        # Only a streaming service's chunks are passed on as they come; one
+        # answer in one message stays one observation.
+        return await self.clients.invoke(self.service, ctx.user, dict(self.config), arguments,
+                                         timeout=ctx.timeout, on_chunk=ctx.on_chunk, last_chunk=False)
 
 
 Builder = Callable[[CatalogTool, ToolServiceClients], ToolImpl]
 
 
 def _tool_service(tool: CatalogTool, clients: ToolServiceClients) -> ToolImpl:
-    assert tool.service is not None and tool.queues is not None  # the catalog joined them
-    return ToolServiceImpl(clients, tool.service.id, tool.queues, dict(tool.config))
+    assert tool.service is not None  # the catalog joined it
+    return ToolServiceImpl(clients, tool.service, dict(tool.config))
 
 
 #: Tool type -> implementation.  Every type the catalog can hand out has one.

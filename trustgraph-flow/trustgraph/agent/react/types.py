@@ -8,6 +8,7 @@ WIRE.md section 6.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -59,9 +60,15 @@ class Thought:
 
 @dataclass(frozen=True)
 class Observation:
-    """A tool's result, or an ``Error: ...`` the model should act on."""
+    """A tool's result, or an ``Error: ...`` the model should act on.
+
+    Streaming: a tool's output as it arrives (``end`` False), then one with
+    ``end`` True holding what was not streamed.  Otherwise the whole
+    observation, ``end`` True.
+    """
 
     content: str
+    end: bool = True
 
 
 @dataclass(frozen=True)
@@ -102,12 +109,16 @@ class CallContext:
     ``user`` is the agent request's user, passed explicitly on every call
     rather than stored on a shared object, so concurrent requests of different
     users cannot see each other's.  ``flow`` gives the flow's clients
-    (``flow("graph-rag-request")``); ``timeout`` is the call's whole deadline.
+    (``flow("graph-rag-request")``); ``timeout`` is the seconds the whole
+    call may take (the tool's limit, cut to what is left of the dialog's).
     """
 
     user: str
     flow: Any
     timeout: float
+    #: Called with each chunk of a tool's output as it arrives, when the
+    #: caller streams (tools that do not stream ignore it).
+    on_chunk: Callable[[str], Any] | None = None
 
 
 class ToolImpl(Protocol):

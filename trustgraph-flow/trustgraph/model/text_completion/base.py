@@ -182,15 +182,18 @@ class LlmService(FlowProcessor):
         stop = parse_stop(msg.properties.get("stop"))
         prefix = msg.properties.get("prefix") or ""
         args = (req.system or "", req.prompt or "", model, temperature, stop, prefix)
+        # Generation stops when the caller stops waiting: work for a caller
+        # that has left only delays the requests queued behind it.
+        limit = reply.left(self.request_timeout)
         try:
-            async with asyncio.timeout(self.request_timeout):
+            async with asyncio.timeout(limit):
                 if req.streaming:
                     await self._stream(reply, model, stop, args)
                     return
                 result = await self.generate(*args)
         except TimeoutError:
-            logger.warning("Completion %s exceeded %gs", reply.id, self.request_timeout)
-            raise ServiceError(f"no completion within {self.request_timeout:g}s") from None
+            logger.warning("Completion %s stopped after %.1fs: its deadline passed", reply.id, limit)
+            raise ServiceError(f"no completion within {limit:.1f}s") from None
         text, _ = cut_at_stop(result.text, stop)
         await reply.send(TextCompletionResponse(
             response=text, in_token=result.in_token, out_token=result.out_token,

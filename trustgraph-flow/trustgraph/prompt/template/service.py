@@ -120,10 +120,11 @@ class Processor(FlowProcessor):
                                         streaming=bool(req.streaming))
         prefix = rendered.visible_prefix
         if req.streaming:
-            responses = llm.stream(request, final=_end_of_stream, properties=rendered.properties)
+            responses = llm.stream(request, final=_end_of_stream, properties=rendered.properties,
+                                   deadline=reply.deadline)
             await self._forward(reply, responses, prefix)
             return
-        resp = _check(await llm.request(request, properties=rendered.properties))
+        resp = _check(await llm.request(request, properties=rendered.properties, deadline=reply.deadline))
         answer = join_prefix(prefix, resp.response or "")
         kind = rendered.template.response_type
         if kind == "text":

@@ -1,0 +1,104 @@
+"""A running tool service makes itself known: heartbeats, answers to probes, a goodbye.
+
+The other half of ``service_directory.py`` (see there, and
+``docs/self-announcing.md``).  Every replica of a service sends, on
+:data:`~trustgraph.base.topics.ANNOUNCE`, its descriptor and its tools with
+a lease, again every third of the lease, at once when a reader probes, and a
+``down`` message when it stops cleanly.  A replica that dies without a word
+is withdrawn by every reader when its lease runs out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+import uuid
+from typing import Any
+
+from ..schema import ToolServiceAnnouncement, ToolServiceProbe
+from .pubsub import Consumer, Message, Producer, PubSub, PubSubError
+from .topics import ANNOUNCE, PROBE
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_LEASE = 10.0
+
+
+class Announcer:
+    """Announces one replica of a service until :meth:`stop`."""
+
+    def __init__(self, pubsub: PubSub, *, service: str, descriptor: dict[str, Any],
+                 tools: dict[str, dict[str, Any]], lease: float = DEFAULT_LEASE,
+                 topic: str = ANNOUNCE, probe_topic: str = PROBE) -> None:
+        self.pubsub = pubsub
+        self.topic = topic
+        self.probe_topic = probe_topic
+        self.service = service
+        self.replica = str(uuid.uuid4())
+        self.lease = lease
+        self._descriptor = json.dumps(descriptor)
+        self._tools = json.dumps(tools)
+        self._out: Producer | None = None
+        self._probes: Consumer | None = None
+        self._task: asyncio.Task | None = None
+        self._last = 0.0
+        self._answer: asyncio.Handle | None = None
+
+    def _record(self, state: str) -> ToolServiceAnnouncement:
+        return ToolServiceAnnouncement(service=self.service, replica=self.replica, state=state,
+                                       lease=self.lease, descriptor=self._descriptor, tools=self._tools,
+                                       sent=time.time())
+
+    async def start(self) -> None:
+        """Announce now, then every third of the lease; answer probes."""
+        self._out = await self.pubsub.producer(self.topic)
+        self._probes = await self.pubsub.consumer(
+            self.probe_topic, f"{self.service}--probe--{self.replica}", ToolServiceProbe, direct=self._on_probe,
+            name="announce-probe")
+        self._beat()
+        self._task = asyncio.ensure_future(self._heartbeats())
+        logger.info("Announcing tool service %s (replica %s, lease %gs)", self.service, self.replica,
+                    self.lease)
+
+    def _beat(self) -> None:
+        self._last = time.monotonic()
+        try:
+            self._out.send_nowait(self._record("up"))
+        except PubSubError as e:
+            # The broker is away; the next heartbeat tries again, readers wait out the lease.
+            logger.warning("Heartbeat of %s not sent: %s", self.service, e)
+
+    async def _heartbeats(self) -> None:
+        interval = self.lease / 3
+        while True:
+            await asyncio.sleep(max(0.0, self._last + interval - time.monotonic()))
+            if time.monotonic() - self._last >= interval * 0.99:
+                self._beat()
+
+    def _on_probe(self, _msg: Message) -> None:
+        # Probes that arrive together (several readers starting) get one heartbeat.
+        if self._answer is None:
+            self._answer = asyncio.get_running_loop().call_soon(self._answer_probe)
+
+    def _answer_probe(self) -> None:
+        self._answer = None
+        if self._out is not None:
+            self._beat()
+
+    async def stop(self) -> None:
+        """Say goodbye (readers withdraw this replica at once), then close."""
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+        if self._answer is not None:
+            self._answer.cancel()
+        out, self._out = self._out, None
+        if out is not None:
+            try:
+                await asyncio.wait_for(out.send(self._record("down")), 2.0)
+            except (PubSubError, TimeoutError) as e:
+                logger.warning("Goodbye of %s not sent (%s); readers withdraw it when its lease ends",
+                               self.service, e)
+        await self.pubsub.remove(*[p for p in (self._probes, out) if p is not None])

@@ -1,0 +1,60 @@
+"""What a reader of the tool catalog follows: config pushes and the running services.
+
+The agent and the gateway (and anything else that offers tools) need the
+catalog of the current config *and* of the services that announce
+themselves, rebuilt when either changes.  A :class:`CatalogFeed` owns that:
+it registers the processor's config handler for the catalog's config types,
+runs a :class:`~trustgraph.base.service_directory.ServiceDirectory`, and
+calls ``rebuild(config, announced)`` after each change, one rebuild at a
+time, so a reader only says what to do with a new catalog.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any
+
+from .service_directory import ServiceDirectory, ServiceState
+
+logger = logging.getLogger(__name__)
+
+Config = dict[str, dict[str, str]]
+Rebuild = Callable[[Config, Mapping[str, ServiceState]], Awaitable[None]]
+
+#: The config types the tool catalog is built from (``trustgraph.catalog.CATALOG_TYPES``;
+#: repeated here so a processor that follows the feed need not import pydantic to start).
+CATALOG_TYPES = ("tool", "tool-service", "mcp")
+
+
+class CatalogFeed:
+    """Calls ``rebuild`` whenever the catalog's config or the set of running services changes."""
+
+    def __init__(self, processor: Any, rebuild: Rebuild, *, extra_types: Iterable[str] = ()) -> None:
+        self.rebuild = rebuild
+        self.config: Config = {}
+        self.directory = ServiceDirectory(processor.pubsub, on_change=self._on_services,
+                                          name=f"{processor.id}-service-directory",
+                                          topic=processor.announce_queue,
+                                          probe_topic=processor.announce_probe_queue)
+        self._lock = asyncio.Lock()
+        processor.register_config_handler(self._on_config, types=[*CATALOG_TYPES, *extra_types])
+
+    async def start(self) -> None:
+        """Follow the running services (config arrives through the processor's handler)."""
+        await self.directory.start()
+
+    async def stop(self) -> None:
+        await self.directory.stop()
+
+    async def _on_config(self, config: Config, version: int) -> None:
+        self.config = config
+        await self._rebuild()
+
+    async def _on_services(self) -> None:
+        await self._rebuild()
+
+    async def _rebuild(self) -> None:
+        async with self._lock:
+            await self.rebuild(self.config, self.directory.announced())

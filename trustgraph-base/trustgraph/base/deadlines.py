@@ -1,0 +1,58 @@
+"""Deadlines that travel with every request.
+
+A caller knows how long it will wait; the service it calls does not, unless
+it is told.  Every request our clients send carries the ``deadline`` message
+property: the absolute UNIX time (seconds, as decimal text) after which the
+caller no longer waits.  A service skips a request whose deadline has passed
+before it starts it, bounds its work by what is left, and hands the same
+deadline on to the services it calls in turn (the agent to the prompt
+service, the prompt service to the LLM), so a dialog's whole chain gives up
+together.  Without this, a service under load keeps working for callers
+that have left while the callers still waiting time out behind them.
+
+It is a message property, not a record field, so the wire records stay
+upstream's: upstream peers ignore it, and a request without one is handled
+as before, bounded only by the service's own limits.
+
+Absolute times assume the machines' clocks agree (NTP keeps them within
+milliseconds); on one machine they are one clock.  A deadline that cannot be
+read is ignored rather than trusted.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+
+#: The message property holding a request's deadline.
+DEADLINE = "deadline"
+
+
+def stamp(seconds: float) -> str:
+    """The property value for a deadline ``seconds`` from now."""
+    return f"{time.time() + seconds:.3f}"
+
+
+def read(properties: Mapping[str, str]) -> float | None:
+    """The deadline a message carries, or None (absent or unreadable)."""
+    raw = properties.get(DEADLINE)
+    if raw is None:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def left(deadline: float | None, cap: float) -> float:
+    """Seconds of work allowed: what is left before ``deadline``, at most ``cap``."""
+    if deadline is None:
+        return cap
+    return min(cap, deadline - time.time())
+
+
+def passed(deadline: float | None) -> bool:
+    """Whether ``deadline`` is set and over."""
+    return deadline is not None and time.time() >= deadline
