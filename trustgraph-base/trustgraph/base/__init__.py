@@ -29,6 +29,9 @@ _EXPORTS = {
     "ToolServiceClient": "tool_service_client",
     "ToolServiceError": "tool_service_client",
     "ToolServiceClients": "tool_service_client",
+    "ServiceUnavailable": "tool_service_client",
+    "ServiceNotFound": "service_lookup",
+    "ServiceDirectory": "service_directory",
     "EmbeddedBroker": "broker",
     "to_pulsar": "topics",
 }

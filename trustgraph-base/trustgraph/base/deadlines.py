@@ -34,16 +34,25 @@ def stamp(seconds: float) -> str:
     return f"{time.time() + seconds:.3f}"
 
 
-def read(properties: Mapping[str, str]) -> float | None:
-    """The deadline a message carries, or None (absent or unreadable)."""
-    raw = properties.get(DEADLINE)
-    if raw is None:
+#: The HTTP header a gateway client may send its deadline in (the websocket frame's
+#: ``"deadline"`` field does the same for a socket request).
+HEADER = "TrustGraph-Deadline"
+
+
+def parse(raw: object) -> float | None:
+    """A deadline given as a number or decimal text, or None when it is not one."""
+    if isinstance(raw, bool) or not isinstance(raw, (int, float, str)):
         return None
     try:
         value = float(raw)
     except ValueError:
         return None
     return value if math.isfinite(value) else None
+
+
+def read(properties: Mapping[str, str]) -> float | None:
+    """The deadline a message carries, or None (absent or unreadable)."""
+    return parse(properties.get(DEADLINE))
 
 
 def left(deadline: float | None, cap: float) -> float:

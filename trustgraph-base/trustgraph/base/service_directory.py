@@ -196,9 +196,10 @@ class ServiceDirectory:
             loop = asyncio.get_running_loop()
             # The monotonic clock is the loop's clock unless a test gave another one.
             delay = max(0.0, min(expiries) - self._clock())
-            self._timer = loop.call_later(delay, self._expire)
+            self._timer = loop.call_later(delay, self.sweep)
 
-    def _expire(self) -> None:
+    def sweep(self) -> None:
+        """Withdraw the replicas whose lease has run out (the expiry timer calls it; tests may too)."""
         self._timer = None
         now = self._clock()
         changed = False

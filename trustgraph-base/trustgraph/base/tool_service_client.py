@@ -95,6 +95,29 @@ class ToolServiceClient(RequestResponseClient):
             timeout=timeout, max_in_flight=max_in_flight, name=name,
         )
 
+    @classmethod
+    async def for_service(cls, pubsub: PubSub, service: str, *, timeout: float = 60.0,
+                          lookup_timeout: float = 10.0, **where: str) -> ToolServiceClient:
+        """A started client for the tool service with id ``service``, wherever it is described.
+
+        Its ``tool-service/<id>`` config item, else the announcement of a
+        running replica (``service_lookup.find_service``; ``where`` may name
+        other config or announce queues).  Raises ``ServiceNotFound`` when
+        neither knows it within ``lookup_timeout``.  Stop it with ``stop()``.
+        """
+        from .service_lookup import find_service
+
+        descriptor = await find_service(pubsub, service, timeout=lookup_timeout, **where)
+        try:
+            request_queue, response_queue = descriptor["request-queue"], descriptor["response-queue"]
+        except (KeyError, TypeError):
+            raise ToolServiceError("tool-service-error",
+                                   f"the descriptor of tool service '{service}' has no queues") from None
+        client = cls(pubsub, request_topic=request_queue, response_topic=response_queue, timeout=timeout,
+                     name=f"{service}-client")
+        await client.start()
+        return client
+
     async def call(self, user: str, config: Any, arguments: Any, timeout: float | None = None) -> str:
         """Invoke the tool and return its observation text (chunks joined)."""
         return await self.call_streaming(user, config, arguments, None, timeout=timeout)

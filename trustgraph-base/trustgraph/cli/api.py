@@ -22,6 +22,7 @@ import json
 import os
 import socket
 import sys
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
@@ -118,6 +119,8 @@ class Api:
         }
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
+        # Our gateway ends the call (and the services behind it) when we stop waiting.
+        headers["TrustGraph-Deadline"] = f"{time.time() + wait:.3f}"
         data = json.dumps(body).encode("utf-8")
 
         try:

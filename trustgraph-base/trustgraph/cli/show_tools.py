@@ -1,7 +1,8 @@
 """Shows the agent's tools: one table per ``tool`` config item, then every descriptor problem.
 
 As upstream, plus the argument types, and for tools of type ``tool-service``
-the service they call, its queues and the tool's config values.  A tool the
+the service they call, whether it is running, its queues and the tool's
+config values; a tool a running service announced says so (``source``).  A tool the
 agent leaves out says why in its own table (``error`` rows), and the list of
 every problem (services and MCP servers included) follows the tables.
 
@@ -21,6 +22,9 @@ from trustgraph.cli.show_flows import render_table
 
 PROG = "tg-show-tools"
 CATALOG_PATH = "api/v1/tool-catalog"
+
+_LIVE = {True: "yes", False: "NO: no replica is running; calls fail at once",
+         None: "not known (the service does not announce itself)"}
 
 # Type-specific descriptor fields shown when a tool has them (upstream's columns).
 _FIELDS = ("mcp-tool", "collection", "schema-name", "index-name", "limit", "template")
@@ -62,8 +66,12 @@ def tool_rows(tool: dict[str, Any]) -> list[tuple[str, str]]:
         rows += [("name", _text(tool.get("name", ""))), ("description", _text(tool.get("description", ""))),
                  ("type", _text(tool.get("type", "")))]
     rows += [(f, _text(tool[f])) for f in _FIELDS if tool.get(f) is not None]
+    if tool.get("source", "config") != "config":
+        rows.append(("source", f"{_text(tool['source'])} (by the running service)"))
     if tool.get("type") == "tool-service" and tool.get("service") is not None:
         rows.append(("service", _text(tool["service"])))
+        if "live" in tool:
+            rows.append(("service live", _LIVE.get(tool["live"], _text(tool["live"]))))
         if "request-queue" in tool:
             rows.append(("request queue", _text(tool["request-queue"])))
             rows.append(("response queue", _text(tool.get("response-queue", ""))))
@@ -97,6 +105,11 @@ def show_tools(api: Api) -> None:
         print("Descriptor errors:")
         for e in errors:
             print(f"  {e}")
+    warnings = catalog.get("warnings") or []
+    if warnings:
+        print("Warnings:")
+        for w in warnings:
+            print(f"  {w}")
 
 
 def run(argv: list[str] | None = None) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -33,7 +34,9 @@ async def _stream(url: str, token: str | None, service: str, request: dict[str, 
     import aiohttp
 
     rid = str(uuid.uuid4())
-    envelope: dict[str, Any] = {"id": rid, "service": service, "request": request}
+    # "deadline": our gateway ends the call, and the services behind it, when we stop waiting.
+    envelope: dict[str, Any] = {"id": rid, "service": service, "request": request,
+                                "deadline": round(time.time() + timeout, 3)}
     if flow:
         envelope["flow"] = flow
     target = socket_url(url, token)

@@ -20,7 +20,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from trustgraph.base import PubSub, RequestResponseClient
+from trustgraph.base import PubSub, RequestResponseClient, deadlines
 from trustgraph.base.pubsub import PubSubError
 from trustgraph.base.topics import TopicError, to_pulsar
 from trustgraph.schema import ConfigRequest, ConfigResponse
@@ -158,25 +158,28 @@ class Dispatcher:
 
     # -- calls -------------------------------------------------------------------
     async def call(self, kind: str, flow: str | None, body: Any,
-                   on_message: OnMessage | None = None) -> JsonObject:
+                   on_message: OnMessage | None = None, deadline: float | None = None) -> JsonObject:
         """Run one call and return its final JSON message.
 
         ``on_message`` (the websocket) sees every message as it arrives, the
-        final one included.  Routing and body problems raise
-        :class:`GatewayError`; everything after the request is sent is a JSON
-        answer, a timeout included.
+        final one included.  ``deadline`` is the caller's (absolute), when it
+        said: the call, and the service behind it, end by then.  Routing and
+        body problems raise :class:`GatewayError`; everything after the
+        request is sent is a JSON answer, a timeout included.
         """
         translator, client = self.route(kind, flow)
         request = translator.request(body)
         logger.debug("Call %s%s", kind, f" on flow {flow}" if flow else "")
         last: JsonObject = {}
+        limit = deadlines.left(deadline, self.timeout)
         # No final predicate: the translator decides which message is the last,
-        # and the loop stops there.
-        responses = client.stream(request, timeout=self.timeout)
+        # and the loop stops there.  The request carries the deadline, so an
+        # agent's whole dialog (every iteration) ends within it.
+        responses = client.stream(request, timeout=limit)
         try:
             # The client's own deadline covers the exchange; this one also covers
             # opening the client (a subscription can wait on an absent broker).
-            async with asyncio.timeout(self.timeout):
+            async with asyncio.timeout(limit):
                 async for record in responses:
                     last, final = translator.response(record)
                     if on_message is not None:

@@ -42,6 +42,7 @@ from typing import Any
 
 import aiohttp
 from aiohttp import web
+from trustgraph.base import deadlines
 
 from .auth import SOCKET_PATH, TokenAuth
 from .dispatch import Dispatcher, GatewayError
@@ -96,6 +97,11 @@ def _auth_middleware(auth: TokenAuth) -> Callable:
     return check
 
 
+def _deadline(request: web.Request) -> float | None:
+    """The caller's deadline, from our ``TrustGraph-Deadline`` header (absent: the gateway's own)."""
+    return deadlines.parse(request.headers.get(deadlines.HEADER))
+
+
 async def _read_json(request: web.Request) -> Any:
     """The request body as JSON, or raise :class:`GatewayError` saying what is wrong."""
     raw = await request.read()
@@ -124,7 +130,7 @@ class Handlers:
     async def _service(self, request: web.Request, kind: str, flow: str | None) -> web.Response:
         try:
             body = await _read_json(request)
-            return _json(await self.p.dispatcher.call(kind, flow, body))
+            return _json(await self.p.dispatcher.call(kind, flow, body, deadline=_deadline(request)))
         except (GatewayError, RequestError) as e:
             return _json({"error": str(e)})
 
@@ -134,7 +140,7 @@ class Handlers:
             body = await _read_json(request)
         except GatewayError as e:
             return _json({"error": str(e)})
-        return _json(await self.p.tools.call(body))
+        return _json(await self.p.tools.call(body, deadline=_deadline(request)))
 
     async def tool_service_errors(self, _request: web.Request) -> web.Response:
         """``GET /api/v1/tool-service/errors``: what is wrong with the descriptors."""

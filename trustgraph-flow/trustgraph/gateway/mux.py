@@ -7,6 +7,8 @@ one socket; at most :data:`MAX_IN_FLIGHT` (16, as upstream), after which the
 socket stops reading until one finishes, so a client cannot make the gateway
 hold an unbounded number of calls.
 
+* an optional ``"deadline"`` (UNIX time, our extension) says when the client
+  stops waiting; the call and the services behind it end by then;
 * no ``flow`` means a global service (``config``, ``flow``); service
   ``tool-service`` takes the body of ``POST /api/v1/tool-service`` and streams
   ``{"response": chunk, "end_of_stream": false}`` per chunk, then
@@ -29,6 +31,7 @@ import logging
 from typing import Any
 
 from aiohttp import WSMsgType, web
+from trustgraph.base import deadlines
 
 from .dispatch import Dispatcher, GatewayError, SocketGone
 from .tool_services import ToolServices
@@ -117,7 +120,8 @@ class SocketSession:
         # Wait for a slot here, not in the task: the socket stops reading while
         # it is full, so the backlog stays in TCP buffers rather than in memory.
         await self._slots.acquire()
-        task = asyncio.ensure_future(self._serve(rid, frame["service"], frame.get("flow"), frame["request"]))
+        task = asyncio.ensure_future(self._serve(rid, frame["service"], frame.get("flow"), frame["request"],
+                                                 deadlines.parse(frame.get("deadline"))))
         self._tasks.add(task)
         task.add_done_callback(self._finished)
 
@@ -135,17 +139,18 @@ class SocketSession:
             out["id"] = rid
         return out
 
-    async def _serve(self, rid: Any, service: str, flow: str | None, body: Any) -> None:
+    async def _serve(self, rid: Any, service: str, flow: str | None, body: Any,
+                     deadline: float | None = None) -> None:
         logger.debug("Socket request %s: %s%s", rid, service, f" on flow {flow}" if flow else "")
         try:
             if service == TOOL_SERVICE:
-                await self._serve_tool(rid, body)
+                await self._serve_tool(rid, body, deadline)
                 return
 
             async def forward(response: JsonObject, final: bool) -> None:
                 await self._send({"id": rid, "response": response, "complete": final})
 
-            await self.dispatcher.call(service, flow, body, forward)
+            await self.dispatcher.call(service, flow, body, forward, deadline)
         except (GatewayError, RequestError) as e:
             await self._send(self._routing_error(str(e), rid))
         except SocketGone:
@@ -154,12 +159,12 @@ class SocketSession:
             logger.exception("Socket request %s (%s) failed", rid, service)
             await self._send({"id": rid, "response": gateway_error("Internal error"), "complete": True})
 
-    async def _serve_tool(self, rid: Any, body: Any) -> None:
+    async def _serve_tool(self, rid: Any, body: Any, deadline: float | None) -> None:
         async def chunk(text: str) -> None:
             await self._send({"id": rid, "response": {"response": text, "end_of_stream": False},
                               "complete": False})
 
-        result = await self.tools.call(body, chunk)
+        result = await self.tools.call(body, chunk, deadline)
         if "error" in result:
             await self._send({"id": rid, "response": result, "complete": True})
         else:

@@ -1,0 +1,69 @@
+"""Shows every tool service the gateway knows: from config, or announced by a running service.
+
+For each: where it comes from (``configured``, ``announced`` or both), whether
+a replica is live, the replicas and when the last heartbeat came, its queues,
+and whether callers may retry it (``idempotent``).  A configured service that
+never announces itself (an upstream 2.1.4 one) shows ``live: not known``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from trustgraph.cli.api import Api, CliError, api_from_args, main_wrapper, make_parser
+from trustgraph.cli.show_flows import render_table
+
+PROG = "tg-show-tool-services"
+PATH = "api/v1/tool-services"
+
+_LIVE = {True: "yes", False: "NO (it stopped, or missed its lease)", None: "not known (it does not announce)"}
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def service_rows(svc: dict[str, Any]) -> list[tuple[str, str]]:
+    rows = [("id", _text(svc.get("id", ""))), ("source", _text(svc.get("source", ""))),
+            ("live", _LIVE.get(svc.get("live"), _text(svc.get("live"))))]
+    replicas = svc.get("replicas") or []
+    rows.append(("replicas", "\n".join(_text(r) for r in replicas) if replicas else "(none)"))
+    ago = svc.get("last-heartbeat-seconds-ago")
+    if ago is not None:
+        rows.append(("last heartbeat", f"{ago:g} s ago"))
+    for label, key in (("request queue", "request-queue"), ("response queue", "response-queue")):
+        if svc.get(key) is not None:
+            rows.append((label, _text(svc[key])))
+    if svc.get("idempotent") is not None:
+        rows.append(("idempotent", "yes (callers retry it)" if svc["idempotent"] else "no"))
+    if svc.get("timeout") is not None:
+        rows.append(("timeout", f"{svc['timeout']:g} s"))
+    return rows
+
+
+def show_tool_services(api: Api) -> None:
+    services = api.get(PATH)
+    if not isinstance(services, list):
+        raise CliError(f"the gateway at {api.url} does not list tool services ({PATH}); "
+                       "is it this project's api-gateway?")
+    if not services:
+        print("No tool services.")
+    for svc in services:
+        if isinstance(svc, dict):
+            print(render_table(service_rows(svc)))
+            print()
+
+
+def run(argv: list[str] | None = None) -> None:
+    parser = make_parser(PROG, __doc__)
+    args = parser.parse_args(argv)
+    show_tool_services(api_from_args(args))
+
+
+def main(argv: list[str] | None = None) -> None:
+    main_wrapper(PROG, lambda: run(argv))
+
+
+if __name__ == "__main__":
+    main()
