@@ -50,7 +50,7 @@ def Responder(ps: PubSub, flow: dict[str, str], prefix: str,
 class AgentHarness:
     """An in-process agent on a flow of its own, a scripted model, and a client to ask it."""
 
-    def __init__(self, broker: Any, **params: Any) -> None:
+    def __init__(self, broker: Any, announce: dict[str, str] | None = None, **params: Any) -> None:
         self.broker = broker
         self.flow = unique("flow")
         self.definition = flow_definition(self.flow)
@@ -61,8 +61,8 @@ class AgentHarness:
         # Config and announce topics of our own: no other test's config-svc or
         # tool service can reach this agent (a test's own services use ``announce``).
         own = unique("cfg")
-        self.announce = {"announce_queue": f"non-persistent://tg/config/{own}-announce",
-                         "announce_probe_queue": f"non-persistent://tg/config/{own}-probe"}
+        self.announce = announce or {"announce_queue": f"non-persistent://tg/config/{own}-announce",
+                                     "announce_probe_queue": f"non-persistent://tg/config/{own}-probe"}
         self.proc = Processor(id=self.ident, pulsar_host=broker.url, metrics=False,
                               config_push_queue=f"non-persistent://tg/config/{own}",
                               config_request_queue=f"non-persistent://tg/request/{own}",
@@ -118,9 +118,10 @@ class AgentHarness:
             await self._wait_until_listening()
 
     async def ask(self, question: str, *, streaming: bool = False, group: list[str] | None = None,
-                  state: str = "", user: str = "alice", timeout: float = 20) -> list[AgentResponse]:
-        """Every response message of one dialog, up to its last."""
-        got: list[AgentResponse] = []
+                  state: str = "", user: str = "alice", timeout: float = 20,
+                  into: list[AgentResponse] | None = None) -> list[AgentResponse]:
+        """Every response message of one dialog, up to its last (also appended to ``into`` as they come)."""
+        got: list[AgentResponse] = into if into is not None else []
 
         def last(r: AgentResponse) -> bool:
             return r.error is not None or (r.end_of_dialog if streaming else r.answer is not None)

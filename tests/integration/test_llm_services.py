@@ -297,6 +297,20 @@ async def test_scripted_model_rules_replies_stop_prefix_and_streaming(stack, tmp
 
 
 @pytest.mark.slow
+async def test_callers_that_gave_up_cannot_starve_a_fresh_request(stack, tmp_path):
+    # One generation at a time, a second each: eight callers that give up after 0.3 s
+    # would hold the model for 8 s if their requests were still worked on.
+    script = tmp_path / "slow.json"
+    script.write_text(json.dumps({"rules": [], "default": "answer", "delay": 1.0}))
+    llm, _ = await llm_flow(stack, "text-completion-scripted", "--script", str(script), "-c", "1")
+    abandoned = [asyncio.ensure_future(llm.ask(f"abandoned {i}", timeout=0.3)) for i in range(8)]
+    for call in abandoned:
+        with pytest.raises(TimeoutError):
+            await call
+    fresh = await llm.ask("fresh", timeout=6.0)
+    assert (fresh.error, fresh.response) == (None, "answer")
+
+
 async def test_llamacpp_real_model_answers_with_counts(stack):
     llm, _ = await llm_flow(stack, "text-completion-llamacpp", "-x", "24", "--ctx", "1024")
 

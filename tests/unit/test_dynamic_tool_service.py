@@ -67,3 +67,23 @@ async def test_answers_errors_and_bad_input_without_dying():
         (err,) = await replies.wait_for(rid)
         assert err.error.type == "tool-service-error" and err.error.message.startswith("malformed request")
         assert len(w.processor.invoked) == 2  # neither bad request reached invoke
+
+
+class Chunky(DynamicToolService):
+    """An invoke that returns an async generator (rather than being one): it still streams."""
+
+    default_topic = "unit-echo"
+
+    async def invoke(self, user, config, arguments):
+        async def words():
+            for w in ("a", "b", "c"):
+                yield w
+
+        return words()
+
+
+async def test_an_invoke_that_returns_an_async_generator_streams():
+    async with worker(Chunky) as w:
+        got = await w.call(REQ, RESP, request(), ToolServiceResponse, until=final)
+        assert [(r.response, r.end_of_stream) for r in got] == [("a", False), ("b", False), ("c", False),
+                                                               ("", True)]

@@ -193,11 +193,12 @@ class DynamicToolService(AsyncProcessor):
             arguments = _parse_object(req.arguments, "arguments")
             try:
                 result = self.invoke(req.user or "trustgraph", config, arguments)
+                if result.__class__ is _Coroutine or inspect.isawaitable(result):
+                    result = await result
+                # An async generator streams, whether invoke is one or returns one.
                 if inspect.isasyncgen(result):
                     await reply.stream(_chunks(result), end=_END)
                     return
-                if result.__class__ is _Coroutine or inspect.isawaitable(result):
-                    result = await result
                 await reply.send(ToolServiceResponse(response=as_text(result), end_of_stream=True))
             except (ServiceError, ReplyNotSent):
                 raise

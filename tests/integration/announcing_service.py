@@ -1,0 +1,56 @@
+"""A tool service for the announce tests: it declares a ``weather`` tool, so it needs no config.
+
+Run as a real process: ``python announcing_service.py --id weather-service -t weather -p URL``.
+``--tool NAME`` renames the tool; ``--stream`` makes ``invoke`` yield its answer in chunks,
+``--hold FILE`` waits between chunks until FILE exists (so a test sees them arrive one by one).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+
+from trustgraph.base import DynamicToolService
+
+
+class Weather(DynamicToolService):
+    default_topic = "weather"
+    config_params = ["units"]
+    tools = [{"name": "weather", "description": "Current weather in a city", "units": "metric",
+              "arguments": [{"name": "city", "type": "string", "description": "The city"}]}]
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.stream = params.get("stream", False)
+        self.hold = params.get("hold")
+
+    async def invoke(self, user, config, arguments):
+        text = f"It is sunny in {arguments.get('city')} ({config.get('units', 'metric')}), {user}."
+        if not self.stream:
+            return text
+        return self._chunks(text)
+
+    async def _chunks(self, text):
+        for word in text.split(" "):
+            yield word + " "
+            while self.hold and not os.path.exists(self.hold):
+                await asyncio.sleep(0.02)
+
+    @classmethod
+    def add_args(cls, parser):
+        super().add_args(parser)
+        parser.add_argument("--tool", default="weather")
+        parser.add_argument("--stream", action="store_true")
+        parser.add_argument("--hold", default=None)
+
+
+def main() -> None:
+    if "--tool" in sys.argv:
+        name = sys.argv[sys.argv.index("--tool") + 1]
+        Weather.tools = [{**Weather.tools[0], "name": name}]
+    Weather.launch("weather-service", __doc__)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,198 @@
+"""Self-announcing tool services as real processes on the broker, with the agent following them.
+
+The service is ``announcing_service.py`` (a DynamicToolService declaring a
+``weather`` tool), started and killed as a real process; the agent is the
+in-process harness of ``agent_stand_ins.py`` with announce topics of its own,
+which the services of each test are given too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from agent_stand_ins import AgentHarness, call, final, last_observation, observations, service_tool
+from conftest import Proc
+from trustgraph.base import PubSub
+from trustgraph.base.service_directory import ServiceDirectory
+from trustgraph.base.tool_service_client import ServiceUnavailable, ToolServiceClients
+from trustgraph.catalog import ToolServiceDescriptor
+
+SCRIPT = Path(__file__).with_name("announcing_service.py")
+
+
+@pytest.fixture
+async def agent(broker):
+    made: list[AgentHarness] = []
+
+    async def make(**params):
+        h = await AgentHarness(broker, **params).start()
+        made.append(h)
+        await h.configure()
+        return h
+
+    yield make
+    for h in made:
+        await h.stop()
+
+
+@pytest.fixture
+def services(broker, tmp_path):
+    """Start announcing services as real processes on the announce topics of ``topics``."""
+    procs: list[Proc] = []
+
+    def start(topics: dict[str, str], *args: str, sid: str = "weather-service", topic: str | None = None) -> Proc:
+        n = len(procs)
+        ready = tmp_path / f"ready-{n}"
+        argv = [sys.executable, str(SCRIPT), "--id", sid, "-t", topic or f"weather-{uuid.uuid4().hex[:6]}",
+                "-p", broker.url, "--no-metrics", "--announce-queue", topics["announce_queue"],
+                "--announce-probe-queue", topics["announce_probe_queue"], *args]
+        proc = Proc(argv, tmp_path / f"service-{n}.log", env={"TG_READY_FILE": str(ready)}).start()
+        proc.wait_ready(ready)
+        procs.append(proc)
+        return proc
+
+    yield start
+    for p in procs:
+        p.stop()
+
+
+async def until(what: str, probe, timeout: float = 30.0) -> float:
+    """Wait for ``probe()`` to be true (a generous bound); return how long it took."""
+    t0 = time.monotonic()
+    while not probe():
+        if time.monotonic() - t0 > timeout:
+            raise AssertionError(f"no {what} within {timeout:g}s")
+        await asyncio.sleep(0.02)
+    return time.monotonic() - t0
+
+
+async def test_a_new_service_is_used_by_the_agent_with_no_config_step(agent, services):
+    a = await agent()
+    assert "weather" not in a.proc.registry.tools
+    started = time.monotonic()
+    services(a.announce)
+    # Announced at start, before its ready file: the agent knows it at once.
+    await until("weather tool", lambda: "weather" in a.proc.registry.tools)
+    assert time.monotonic() - started < 2 + 0.5  # the issue's bound (2 s), from the service being up
+    a.model.replies = [call("weather", city="Oslo"), final(last_observation)]
+    got = await a.ask("What is the weather in Oslo?", user="ann")
+    assert got[-1].answer == "It is sunny in Oslo (metric), ann."
+    tool = a.proc.registry.tools["weather"]
+    assert (tool.source, tool.key) == ("announced", "weather-service/weather")
+
+
+async def test_a_clean_stop_withdraws_the_tools_at_once(agent, services):
+    a = await agent()
+    proc = services(a.announce)
+    await until("weather tool", lambda: "weather" in a.proc.registry.tools)
+    proc.stop()  # SIGTERM: the service says goodbye
+    took = await until("withdrawal", lambda: "weather" not in a.proc.registry.tools)
+    assert took < 5, "withdrawn at once, not after the lease"
+    assert a.proc.feed.directory.live("weather-service") is False
+
+
+async def test_after_kill_9_the_tools_go_within_the_lease(agent, services):
+    a = await agent()
+    proc = services(a.announce, "--announce-lease", "2")
+    await until("weather tool", lambda: "weather" in a.proc.registry.tools)
+    killed = time.monotonic()
+    proc.kill()
+    await until("withdrawal", lambda: "weather" not in a.proc.registry.tools)
+    assert time.monotonic() - killed < 2 + 3  # the 2 s lease, with room for a loaded machine
+
+
+async def test_replicas_share_one_entry_and_the_tool_stays_while_any_lives(agent, services):
+    a = await agent()
+    topic = f"weather-{uuid.uuid4().hex[:6]}"
+    first = services(a.announce, topic=topic)
+    second = services(a.announce, topic=topic)
+    directory = a.proc.feed.directory
+    await until("two replicas", lambda: len(directory.services.get("weather-service").replicas) == 2
+                if "weather-service" in directory.services else False)
+    first.kill()
+    first.p.wait()
+    a.model.replies = [call("weather", city="Rome"), final(last_observation)]
+    got = await a.ask("weather?")   # the other replica serves (shared subscription)
+    assert got[-1].answer.startswith("It is sunny in Rome")
+    assert "weather" in a.proc.registry.tools
+    second.stop()
+    await until("withdrawal", lambda: "weather" not in a.proc.registry.tools)
+
+
+async def test_an_agent_started_after_the_service_learns_its_tools_at_once(broker, agent, services):
+    topics = {"announce_queue": f"non-persistent://tg/config/a-{uuid.uuid4().hex[:6]}",
+              "announce_probe_queue": f"non-persistent://tg/config/p-{uuid.uuid4().hex[:6]}"}
+    # A 60 s lease: the next heartbeat is 20 s away, so only the agent's probe explains a quick start.
+    services(topics, "--announce-lease", "60")
+    h = AgentHarness(broker, announce=topics)
+    await h.start()
+    try:
+        await h.configure()
+        took = await until("weather tool", lambda: "weather" in h.proc.registry.tools)
+        assert took < 20, "learned from the probe, within one heartbeat"
+    finally:
+        await h.stop()
+
+
+async def test_a_configured_tool_of_a_dead_service_fails_at_once(agent, services):
+    a = await agent(tool_timeout=60)
+    topic = f"weather-{uuid.uuid4().hex[:6]}"
+    proc = services(a.announce, topic=topic, sid="forecast")
+    descriptor = {"id": "forecast", "request-queue": f"non-persistent://tg/request/{topic}",
+                  "response-queue": f"non-persistent://tg/response/{topic}"}
+    await a.configure(tools={"fc": service_tool("forecast", "forecast", args=("city",))},
+                      services={"forecast": descriptor})
+    directory = a.proc.feed.directory
+    await until("live service", lambda: directory.live("forecast") is True)
+    proc.stop()
+    await until("service down", lambda: directory.live("forecast") is False)
+    a.model.replies = [call("forecast", city="Paris"), final(last_observation)]
+    t0 = time.monotonic()
+    got = await a.ask("forecast?", timeout=60)
+    assert time.monotonic() - t0 < 30, "not the tool's 60 s deadline"
+    (obs,) = observations(got)
+    assert obs.startswith("Error: tool 'forecast' cannot be used now: tool service 'forecast' is not running: "
+                          f"no replica is live, so nothing serves non-persistent://tg/request/{topic}.")
+
+
+async def test_a_service_that_never_announces_keeps_its_deadline(broker):
+    # An upstream 2.1.4 service never announces: the pool cannot know it is down, so it waits.
+    ps = PubSub(broker.url, processor="test")
+    directory = ServiceDirectory(ps)
+    await directory.start()
+    pool = ToolServiceClients(ps, liveness=directory.live_for)
+    silent = ToolServiceDescriptor.model_validate({"id": "upstream", "request-queue": "non-persistent://tg/request/u",
+                                                   "response-queue": "non-persistent://tg/response/u"})
+    try:
+        with pytest.raises(TimeoutError) as e:
+            await pool.invoke(silent, "u", {}, {}, timeout=0.5)
+        assert not isinstance(e.value, ServiceUnavailable)
+    finally:
+        await pool.close()
+        await directory.stop()
+        await ps.close()
+
+
+async def test_tool_output_streams_through_the_agent(agent, services, tmp_path):
+    a = await agent()
+    hold = tmp_path / "go"
+    services(a.announce, "--stream", "--hold", str(hold))
+    await until("weather tool", lambda: "weather" in a.proc.registry.tools)
+    a.model.replies = [call("weather", city="Lima"), final("done")]
+    seen: list = []
+    dialog = asyncio.ensure_future(a.ask("weather?", streaming=True, into=seen))
+    # The first word arrives while the service still holds the rest back: it streamed.
+    await until("first chunk", lambda: any(r.chunk_type == "observation" and r.content for r in seen))
+    assert not any(r.chunk_type == "observation" and r.end_of_message for r in seen), [
+        (r.content, r.end_of_message) for r in seen if r.chunk_type == "observation"]
+    hold.touch()
+    got = await dialog
+    chunks = [r for r in got if r.chunk_type == "observation"]
+    assert len(chunks) > 2 and [r.end_of_message for r in chunks] == [False] * (len(chunks) - 1) + [True]
+    assert "".join(r.content for r in chunks).strip() == "It is sunny in Lima (metric), alice."
+    assert a.seen[-1][1].history[-1].observation == "It is sunny in Lima (metric), alice."
