@@ -587,3 +587,40 @@ def test_descriptors_as_upstreams_tg_set_tool_writes_them_load_unchanged() -> No
         "space", ("research",), "searched", ("undefined", "searched"))
     assert catalog.tools["weather"].schema["properties"]["days"] == {"type": "number", "description": "Days ahead"}
     assert catalog.tools["rows"].arguments[0].name == "question"
+
+
+# --------------------------------------------------------------------------
+# A tool service may not use the framework's own topics
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("queue", "what"), [
+    ("persistent://tg/config/config", "the config pushes"),
+    ("q2/tg/config/config", "the config pushes"),
+    ("non-persistent://tg/request/config", "config-svc's requests"),
+    ("non-persistent://tg/config/tool-service-announce", "the tool-service announcements"),
+    ("non-persistent://tg/request/agent:default", "agent-manager's 'request' in flow default"),
+])
+def test_framework_topics_are_refused(queue: str, what: str) -> None:
+    flows = {"agent-manager": j({"default": {"request": "non-persistent://tg/request/agent:default"}})}
+    catalog = build_catalog({"tool-service": {"s": j(svc(**{"request-queue": queue}))},
+                             "tool": {"t": j(tool(service="s"))}, "active-flow": flows})
+    err = next(e for e in catalog.errors if e.kind == "tool-service")
+    assert_error(err, "tool-service", "s", "request-queue", f"is a topic of the framework itself ({what})")
+    assert catalog.tools == {} and "s" not in catalog.services
+
+
+def test_an_announced_service_on_a_framework_topic_is_refused_too() -> None:
+    announced = {"evil": type("A", (), {"descriptor": j(svc(id="evil", **{"response-queue":
+                                                                          "persistent://tg/config/config"})),
+                                        "tools": j({"t": {"name": "t", "description": "d"}})})()}
+    catalog = build_catalog({}, announced)
+    assert catalog.tools == {} and "evil" not in catalog.services
+    assert [e.reason.endswith("(announced by the service)") for e in catalog.errors] == [True]
+
+
+def test_the_feed_follows_every_type_the_catalog_reads() -> None:
+    from trustgraph.base import catalog_feed
+    from trustgraph.catalog import CATALOG_TYPES
+
+    assert catalog_feed.CATALOG_TYPES == CATALOG_TYPES

@@ -24,8 +24,9 @@ Config = dict[str, dict[str, str]]
 Rebuild = Callable[[Config, Mapping[str, ServiceState]], Awaitable[None]]
 
 #: The config types the tool catalog is built from (``trustgraph.catalog.CATALOG_TYPES``;
-#: repeated here so a processor that follows the feed need not import pydantic to start).
-CATALOG_TYPES = ("tool", "tool-service", "mcp")
+#: repeated here so a processor that follows the feed need not import pydantic to start;
+#: a unit test checks the two agree).
+CATALOG_TYPES = ("tool", "tool-service", "mcp", "active-flow")
 
 
 class CatalogFeed:

@@ -8,7 +8,7 @@
 """
 
 from .arguments import TYPES, ArgumentError, ToolArgument, arguments_schema
-from .build import CATALOG_TYPES, BrokenTool, Catalog, CatalogTool, build_catalog
+from .build import CATALOG_TYPES, DESCRIPTOR_TYPES, BrokenTool, Catalog, CatalogTool, build_catalog
 from .check import ItemCheck, check_item
 from .errors import JSON_FIELD, DescriptorError
 from .models import (
@@ -22,6 +22,7 @@ from .models import (
 
 __all__ = [
     "CATALOG_TYPES",
+    "DESCRIPTOR_TYPES",
     "JSON_FIELD",
     "TOOL_SERVICE_TYPE",
     "TOOL_TYPES",

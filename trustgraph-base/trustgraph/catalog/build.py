@@ -23,12 +23,26 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..base.topics import (
+    ANNOUNCE,
+    CONFIG_REQUEST,
+    CONFIG_RESPONSE,
+    FLOW_REQUEST,
+    FLOW_RESPONSE,
+    PROBE,
+    TopicError,
+    config_push_queue,
+    to_pulsar,
+)
 from .arguments import TYPES, ArgumentError, ToolArgument, arguments_schema, check_arguments
 from .errors import DescriptorError, Kind, from_validation, load_object
 from .models import TOOL_TYPES, McpServer, ToolDescriptor, ToolServiceDescriptor
 
-#: The config types the catalog is built from.
-CATALOG_TYPES = ("tool", "tool-service", "mcp")
+#: The config types that hold descriptors (what ``tg-put-config-item`` checks).
+DESCRIPTOR_TYPES = ("tool", "tool-service", "mcp")
+#: The config types the catalog is built from: the descriptors, and the flows
+#: (whose topics a tool service may not use).
+CATALOG_TYPES = (*DESCRIPTOR_TYPES, "active-flow")
 
 DEFAULT_GROUPS = ("default",)
 ANY_STATE = ("*",)
@@ -371,7 +385,10 @@ def build_catalog(config: Mapping[str, Mapping[str, str]],
     warnings: list[DescriptorError] = []
     services, broken_services = _parse_all("tool-service", ToolServiceDescriptor,
                                            config.get("tool-service") or {}, errors, id_from_key=True)
-    announced_tools = _announced_services(announced or {}, services, broken_services, errors, warnings)
+    reserved = _framework_topics(config)
+    _refuse_framework_topics(services, broken_services, reserved, errors)
+    announced_tools = _announced_services(announced or {}, services, broken_services, errors, warnings,
+                                          reserved)
     mcp, broken_mcp = _parse_all("mcp", McpServer, config.get("mcp") or {}, errors)
     builder = _Builder(services, broken_services, mcp, broken_mcp, warnings)
     tools: dict[str, CatalogTool] = {}
@@ -419,14 +436,59 @@ def _unique_names(entries: list[CatalogTool | BrokenTool]) -> list[CatalogTool |
     return out
 
 
+def _framework_topics(config: Mapping[str, Mapping[str, str]]) -> dict[str, str]:
+    """The topics of the framework itself (Pulsar URL -> what it is), which no tool service may use.
+
+    A descriptor naming one would make the agent publish tool calls on the
+    config push topic or into a flow's queues.
+    """
+    reserved = {CONFIG_REQUEST: "config-svc's requests", CONFIG_RESPONSE: "config-svc's replies",
+                to_pulsar(config_push_queue): "the config pushes", FLOW_REQUEST: "config-svc's flow requests",
+                FLOW_RESPONSE: "config-svc's flow replies", ANNOUNCE: "the tool-service announcements",
+                PROBE: "the tool-service probes"}
+    for processor, raw in (config.get("active-flow") or {}).items():
+        data = load_object("tool", processor, raw)
+        for flow, definition in (data.items() if isinstance(data, dict) else ()):
+            for spec, topic in (definition.items() if isinstance(definition, dict) else ()):
+                try:
+                    reserved.setdefault(to_pulsar(topic), f"{processor}'s '{spec}' in flow {flow}")
+                except TopicError:
+                    continue
+    return reserved
+
+
+def _refuse_framework_topics(services: dict[str, ToolServiceDescriptor], broken: dict[str, DescriptorError],
+                             reserved: Mapping[str, str], errors: list[DescriptorError],
+                             note: str = "") -> None:
+    for sid in sorted(services):
+        svc = services[sid]
+        for field_name, topic in (("request-queue", svc.queues[0]), ("response-queue", svc.queues[1])):
+            what = reserved.get(topic)
+            if what is not None:
+                err = DescriptorError("tool-service", sid, field_name,
+                                      f"{topic!r} is a topic of the framework itself ({what}); a tool service "
+                                      f"needs topics of its own{note}")
+                errors.append(err)
+                broken.setdefault(sid, err)
+        if sid in broken:
+            del services[sid]
+
+
 def _announced_services(announced: Mapping[str, Any], services: dict[str, ToolServiceDescriptor],
                         broken_services: dict[str, DescriptorError], errors: list[DescriptorError],
-                        warnings: list[DescriptorError]) -> list[tuple[str, dict[str, Any]]]:
+                        warnings: list[DescriptorError],
+                        reserved: Mapping[str, str]) -> list[tuple[str, dict[str, Any]]]:
     """Add the announced services a person has not configured; return their tools to build."""
     tools: list[tuple[str, dict[str, Any]]] = []
     for sid in sorted(announced):
         a = announced[sid]
         parsed = _parse("tool-service", ToolServiceDescriptor, sid, a.descriptor or "{}", {"id": sid})
+        if not isinstance(parsed, list):
+            mine: dict[str, ToolServiceDescriptor] = {sid: parsed}
+            refused: dict[str, DescriptorError] = {}
+            _refuse_framework_topics(mine, refused, reserved, errors, " (announced by the service)")
+            if refused:
+                continue
         if sid in services or sid in broken_services:
             mine = services.get(sid)
             if mine is not None and not isinstance(parsed, list) and parsed.queues != mine.queues:

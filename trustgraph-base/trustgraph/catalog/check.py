@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .build import CATALOG_TYPES, build_catalog
+from .build import CATALOG_TYPES, DESCRIPTOR_TYPES, build_catalog
 from .errors import DescriptorError, Kind
 
 
@@ -32,8 +32,8 @@ class ItemCheck:
 
 
 def check_item(config: Mapping[str, Mapping[str, str]], kind: str, key: str, value: str) -> ItemCheck:
-    """Check ``kind/key = value`` against ``config`` (only its catalog types are read)."""
-    if kind not in CATALOG_TYPES:
+    """Check ``kind/key = value`` against ``config`` (only its ``CATALOG_TYPES`` are read)."""
+    if kind not in DESCRIPTOR_TYPES:
         return ItemCheck()
     before = {t: dict(config.get(t) or {}) for t in CATALOG_TYPES}
     after = {t: dict(s) for t, s in before.items()}

@@ -109,9 +109,9 @@ def check_json(ctype: str, key: str, value: str) -> None:
 def check_descriptor(api: Api, ctype: str, key: str, value: str, force: bool) -> None:
     """Refuse (or, with ``force``, warn about) a catalog descriptor the agent could not use."""
     # Imported here: pydantic is slow to import and only catalog types need it.
-    from trustgraph.catalog import CATALOG_TYPES, check_item
+    from trustgraph.catalog import CATALOG_TYPES, DESCRIPTOR_TYPES, check_item
 
-    if ctype not in CATALOG_TYPES:
+    if ctype not in DESCRIPTOR_TYPES:
         return
     current = {t: config_values(api, t) for t in CATALOG_TYPES}
     result = check_item(current, ctype, key, value)
