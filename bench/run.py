@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import pulsar  # noqa: E402
 from agent_bench import AgentBenchError, run_agent_table  # noqa: E402
+from announce_bench import announce_table  # noqa: E402
 from common import (  # noqa: E402
     BENCH,
     PEERS,
@@ -450,7 +451,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=5, help="measured rounds of the tool-call table")
     ap.add_argument("--scaling-rounds", type=int, default=3)
-    ap.add_argument("--only", choices=["tool", "scaling", "footprint", "agent"], action="append",
+    ap.add_argument("--only", choices=["tool", "scaling", "footprint", "announce", "agent"], action="append",
                     help="run only these tables (repeatable); BENCHMARKS.md is then not written")
     ap.add_argument("--peers", default=",".join(ALL_PEERS),
                     help="tool-call peers to measure (comma-separated; ours is always one)")
@@ -463,10 +464,10 @@ def main() -> int:
     WORK.mkdir(parents=True, exist_ok=True)
     up_versions = ensure_upstream_venv()
     started = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    only = set(args.only or ["tool", "scaling", "footprint", "agent"])
+    only = set(args.only or ["tool", "scaling", "footprint", "announce", "agent"])
     inflight = 32
 
-    tool = scaling = foot = agent = None
+    tool = scaling = foot = announce = agent = None
     background: dict[str, tuple[float, float]] = {}
 
     def quiet(name: str) -> ForeignCpu:
@@ -507,6 +508,13 @@ def main() -> int:
         foot = footprint_table(load_n=3000, inflight=inflight, cold_trials=5)
         record("footprint", fc)
         print(foot["idle"] + "\n\n" + foot["load"] + "\n\n" + foot["cold"] + "\n", flush=True)
+    if "announce" in only:
+        fc = quiet("announce")
+        print("Announce table...", flush=True)
+        with broker("announce-broker") as b:
+            announce = announce_table(b.url, rounds=5)
+        record("announce", fc)
+        print(announce["text"] + "\n", flush=True)
     if "agent" in only:
         fc = quiet("agent")
         print("Agent table...", flush=True)
@@ -522,7 +530,8 @@ def main() -> int:
     if args.only or args.peers != ",".join(ALL_PEERS):
         return 0
 
-    assert tool is not None and scaling is not None and foot is not None and agent is not None
+    assert tool is not None and scaling is not None and foot is not None and announce is not None
+    assert agent is not None
     load = "\n".join(f"- {k} table: {before:.0%} just before, {during:.0%} during"
                       for k, (before, during) in background.items())
     notes_path = BENCH / "notes.md"
@@ -593,6 +602,17 @@ dependencies, so upstream's `DynamicToolService` echo is measured instead, and o
 for a like-for-like row.
 
 {foot['cold']}
+
+## Announce table
+
+How soon a tool service that announces itself is usable, and how fast a call to one that stopped
+fails (`bench/announce_bench.py`): a real service process per round on its own topic, a reader
+in the bench process following announcements as an agent does. {announce['rounds']} rounds after
+a warm-up; announce = the service's first announcement (its own clock; one machine). Without
+announcements (an upstream service) a call to a stopped service waits its whole deadline (the
+agent's default: 60 s).
+
+{announce['text']}
 
 ## Agent table
 

@@ -34,6 +34,9 @@ class Processor(DynamicToolService):
     """Echo, CPU-bound or I/O-bound tool, chosen by ``--work``."""
 
     def __init__(self, **params: Any) -> None:
+        if params.get("tool"):  # announce an echo tool of this name (the announce table)
+            self.tools = [{"name": params["tool"], "description": "Echoes its text",
+                           "arguments": [{"name": "text", "type": "string", "description": "what"}]}]
         super().__init__(**params)
         self.work: str = params.get("work") or "echo"
 
@@ -48,6 +51,7 @@ class Processor(DynamicToolService):
     def add_args(cls, parser: argparse.ArgumentParser) -> None:
         super().add_args(parser)
         parser.add_argument("--work", choices=["echo", "cpu", "sleep"], default="echo")
+        parser.add_argument("--tool", default=None, help="announce an echo tool of this name")
 
 
 if __name__ == "__main__":
