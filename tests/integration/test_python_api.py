@@ -105,3 +105,15 @@ async def test_routing_errors_raise(stack) -> None:  # noqa: F811
     with pytest.raises(ApplicationException, match="Invalid flow"):
         await in_thread(api.flow().id(unique("nope")).text_completion, "", "hi")
     api.close()
+
+
+async def test_flow_parameters_of_any_json_type_are_stored_as_upstream_stores_them(stack, http) -> None:  # noqa: F811
+    flow_id = unique("f")
+    await start_flow(http, stack, flow_id)  # puts the blueprint
+    api = Api(stack.url, timeout=30)
+    other = unique("g")
+    await in_thread(api.flow().start, f"bp-{stack.tag}", other, "typed parameters",
+                    {"n": 1, "b": True, "o": {"a": 1}, "s": "x"})
+    stored = await in_thread(api.flow().get, other)
+    assert stored["parameters"] == {"n": "1", "b": "True", "o": "{'a': 1}", "s": "x"}
+    await in_thread(api.flow().stop, other)

@@ -726,14 +726,6 @@ WRONG_TYPES = [
     (ConfigPush, {"version": 7.0}, "ConfigPush", "version", "int", "float"),
     (
         FlowRequest,
-        {"parameters": {"temperature": 0.3}},
-        "FlowRequest",
-        "parameters['temperature']",
-        "str",
-        "float",
-    ),
-    (
-        FlowRequest,
         {"blueprint_definition": {"flow": {}}},
         "FlowRequest",
         "blueprint_definition",
