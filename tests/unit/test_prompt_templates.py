@@ -244,3 +244,14 @@ def test_bootstrap_common_prompt_renders_in_jinja_too():
                                        history=[{"thought": "t", "action": "a", "arguments": {"x": "1"},
                                                  "observation": "o"}]))
     assert "Question: Q?" in r.prompt and "Observation: o" in r.prompt
+
+
+def test_an_answer_that_repeats_the_prefix_last_lines_gets_only_the_rest_back():
+    from trustgraph.prompt.template.templates import PrefixStream, join_prefix
+    prefix = "Thought: I know\nFinal Answer:"
+    assert join_prefix(prefix, " forty-two") == "Thought: I know\nFinal Answer: forty-two"
+    assert join_prefix(prefix, "Final Answer: 42") == "Thought: I know\nFinal Answer: 42"
+    assert join_prefix(prefix, "Thought: I know\nFinal Answer: 42") == "Thought: I know\nFinal Answer: 42"
+    stream = PrefixStream(prefix)
+    assert stream.feed("Fin") == "" and stream.feed("al Answer: 4") == "Thought: I know\nFinal Answer: 4"
+    assert stream.feed("2") == "2"

@@ -143,7 +143,7 @@ def _sample(tp: object, depth: int = 0) -> object:
             return None
         hints = typing.get_type_hints(tp)
         return tp(**{f.name: _sample(hints[f.name], depth + 1) for f in dataclasses.fields(tp)})
-    return {str: "s", int: 7, float: 0.5, bool: True, bytes: b"b"}[tp]
+    return {str: "s", int: 7, float: 0.5, bool: True, bytes: b"b", typing.Any: "any"}[tp]
 
 
 @pytest.mark.parametrize("name", sorted(n for n, v in SCHEMA.items() if isinstance(v, dict)))

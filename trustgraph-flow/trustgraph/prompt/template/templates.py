@@ -376,16 +376,27 @@ def parse_jsonl(t: Template, text: str) -> list[Any]:
     return out
 
 
+def _tails(prefix: str) -> list[str]:
+    """The prefix, then each of its line-suffixes: what an answer may already start with."""
+    lines = prefix.split("\n")
+    return [t for t in ("\n".join(lines[k:]) for k in range(len(lines))) if t]
+
+
 def join_prefix(prefix: str, text: str) -> str:
     """The whole assistant turn: ``prefix`` + the LLM's continuation.
 
     Our LLM services continue after the prefix, so their text lacks it.  An
     LLM service that ignores the ``prefix`` property answers a whole turn,
-    which usually starts with the prefix already (the template asks for that
-    format); it is then not added twice.
+    which usually starts with the prefix, or with its last lines, already
+    (the template asks for that format); only what is missing is put back,
+    so nothing appears twice.
     """
-    if not prefix or text.lstrip().startswith(prefix):
+    if not prefix:
         return text
+    stripped = text.lstrip()
+    for tail in _tails(prefix):
+        if stripped.startswith(tail):
+            return prefix[:len(prefix) - len(tail)] + stripped
     return prefix + text
 
 
@@ -393,11 +404,13 @@ class PrefixStream:
     """:func:`join_prefix` for a stream of chunks.
 
     Holds back the first characters only until it is clear whether the
-    stream starts with the prefix, so chunks otherwise flow through at once.
+    stream starts with the prefix (or its last lines), so chunks otherwise
+    flow through at once.
     """
 
     def __init__(self, prefix: str) -> None:
         self.prefix = prefix
+        self._tails = _tails(prefix)
         self._buf = ""
         self._decided = not prefix
 
@@ -407,7 +420,7 @@ class PrefixStream:
             return chunk
         self._buf += chunk
         probe = self._buf.lstrip()
-        if len(probe) < len(self.prefix) and self.prefix.startswith(probe):
+        if any(len(probe) < len(tail) and tail.startswith(probe) for tail in self._tails):
             return ""
         return self.finish()
 
