@@ -64,7 +64,7 @@ def test_upstream_cli_against_our_gateway(upstream_venv, stack, row, tmp_path: P
     checks.append(("tg-show-tools", f"n-{kind}" in out))
     # Upstream's tg-set-prompt reads the template index first (every deployment has one).
     run(upstream_venv, url, "tg-put-config-item", "--type", "prompt", "--key", "template-index", "--value",
-        '["agent-react"]')
+        '[]')
     run(upstream_venv, url, "tg-put-config-item", "--type", "prompt", "--key", "system", "--value", '"Be helpful."')
     out = run(upstream_venv, url, "tg-set-prompt", "--id", f"p-{kind}", "--prompt", "Hi {{name}}")
     out = run(upstream_venv, url, "tg-show-prompts")
