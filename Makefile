@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 WORKERS ?= 3
 
-.PHONY: install run test lint bench clean
+.PHONY: install run test lint bench interop clean
 
 $(STAMP): trustgraph-base/pyproject.toml trustgraph-flow/pyproject.toml requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,7 +25,7 @@ run: install
 	@$(BIN)/tg-launch $(ARGS)
 
 test: install
-	$(BIN)/ruff check trustgraph-base trustgraph-flow tests $(wildcard bench)
+	$(BIN)/ruff check trustgraph-base trustgraph-flow tests interop $(wildcard bench)
 	$(BIN)/pytest -n $(WORKERS) tests
 
 lint: install
@@ -33,6 +33,11 @@ lint: install
 
 bench: install
 	$(BIN)/python bench/run.py
+
+# Upstream TrustGraph 2.1.4 (venvs under .interop/, made once from PyPI) against ours;
+# writes INTEROP.md.  `make test` runs the same tests (marker interop) without the report.
+interop: install
+	INTEROP_REPORT=$(CURDIR)/INTEROP.md $(BIN)/pytest -n $(WORKERS) -m interop tests/interop
 
 clean:
 	rm -rf $(VENV) .trustgraph

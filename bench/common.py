@@ -23,11 +23,11 @@ REPO = BENCH.parent
 PEERS = BENCH / "peers"
 WORK = BENCH / ".work"
 VENV_BIN = Path(sys.executable).parent
-UPSTREAM_VENV = BENCH / ".upstream-venv"
-UPSTREAM_PY = UPSTREAM_VENV / "bin" / "python"
-# What the comparison venv holds: upstream's library and the MCP SDK, never
-# installed into the project's venv.
-UPSTREAM_REQUIREMENTS = ["trustgraph-base==2.1.4", "mcp"]
+sys.path.insert(0, str(REPO))
+from interop.venvs import UPSTREAM, VenvError  # noqa: E402 - the one module that makes upstream venvs
+
+UPSTREAM_VENV = UPSTREAM.path
+UPSTREAM_PY = UPSTREAM.python
 
 
 class BenchError(RuntimeError):
@@ -50,27 +50,16 @@ def venv_versions(python: Path, names: list[str]) -> dict[str, str]:
 
 
 def ensure_upstream_venv() -> dict[str, str]:
-    """Create ``bench/.upstream-venv`` with upstream 2.1.4 and the MCP SDK if needed.
+    """The upstream 2.1.4 venv (shared with the interop suite: ``interop/venvs.py``), created if needed.
 
     A separate venv because upstream's ``trustgraph-base`` would replace ours in
     the project's venv (same distribution name and namespace).
     """
-    want = ["trustgraph-base", "mcp", "pulsar-client"]
-    if UPSTREAM_PY.exists():
-        have = venv_versions(UPSTREAM_PY, want)
-        if have.get("trustgraph-base") == "2.1.4" and "mcp" in have:
-            return have
-    print(f"Creating {UPSTREAM_VENV.relative_to(REPO)} (upstream trustgraph-base 2.1.4 and mcp)...", flush=True)
-    steps = [[str(UPSTREAM_PY), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-              *UPSTREAM_REQUIREMENTS]]
-    if not UPSTREAM_PY.exists():
-        steps.insert(0, [sys.executable, "-m", "venv", str(UPSTREAM_VENV)])
-    for step in steps:
-        # Output kept for a failure only: pip's notices would bury the tables.
-        r = subprocess.run(step, capture_output=True, text=True, timeout=600)
-        if r.returncode != 0:
-            raise BenchError(f"{' '.join(step[:4])} failed:\n{(r.stdout + r.stderr)[-3000:]}")
-    return venv_versions(UPSTREAM_PY, want)
+    try:
+        UPSTREAM.ensure()
+    except VenvError as e:
+        raise BenchError(str(e)) from None
+    return venv_versions(UPSTREAM_PY, ["trustgraph-base", "mcp", "pulsar-client"])
 
 
 # -- processes ------------------------------------------------------------------

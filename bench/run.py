@@ -7,7 +7,7 @@ Why it is built this way:
   rounds is reported, so the machine's drift cancels in the ratios;
 * every server and client is its own process (as deployed), started through
   ``common.Procs`` so each one is stopped however a table ends;
-* upstream TrustGraph 2.1.4 and the MCP SDK live in ``bench/.upstream-venv``,
+* upstream TrustGraph 2.1.4 and the MCP SDK live in ``.interop/upstream``,
   created on first use, never in the project's venv;
 * nothing listens beyond 127.0.0.1 and every loop is bounded in calls or time.
 
@@ -443,7 +443,7 @@ def machine(upstream_versions: dict[str, str]) -> str:
         f"- OS: {platform.platform()}",
         f"- Python: {platform.python_version()} ({sys.executable})",
         "- ours (.venv): " + ", ".join(f"{k} {v}" for k, v in ours.items()),
-        "- comparison venv (bench/.upstream-venv): " + ", ".join(f"{k} {v}" for k, v in upstream_versions.items()),
+        "- comparison venv (.interop/upstream): " + ", ".join(f"{k} {v}" for k, v in upstream_versions.items()),
     ])
 
 
@@ -566,7 +566,7 @@ alternate round by round.
 - raw = minimal pulsar-client sync echo server (message listener, `send_async`, batching off) and a
   client with {inflight} threads; ours = `ToolServiceClient` -> `DynamicToolService` (default
   `--concurrency` 16); upstream = `trustgraph-base==2.1.4` from PyPI, its `DynamicToolService`
-  and `ToolServiceClient`, both in `bench/.upstream-venv`; MCP = the official `mcp` SDK
+  and `ToolServiceClient`, both in `.interop/upstream`; MCP = the official `mcp` SDK
   (`MCPServer`, the 2.x name of FastMCP) over Streamable HTTP with one `ClientSession`.
 
 ## Tool-call table

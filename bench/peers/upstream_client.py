@@ -2,7 +2,7 @@
 
 Built the way upstream's ``RequestResponseSpec.add`` builds it (a
 ``PulsarBackend``, a unique subscription, no metrics objects).  Runs in
-``bench/.upstream-venv``.
+``.interop/upstream``.
 
 Usage: ``upstream_client.py PULSAR_URL TOPIC``.
 """

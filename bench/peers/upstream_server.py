@@ -1,6 +1,6 @@
 """Upstream TrustGraph 2.1.4's ``DynamicToolService`` with the echo tool.
 
-Runs with ``bench/.upstream-venv/bin/python`` (``trustgraph-base==2.1.4`` from
+Runs with ``.interop/upstream/bin/python`` (``trustgraph-base==2.1.4`` from
 PyPI), never with the project's interpreter.  Upstream has no readiness file:
 the client's warm-up call tells us when it is subscribed.
 

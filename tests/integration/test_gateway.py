@@ -217,9 +217,8 @@ async def test_flow_routing_and_routing_errors(stack: Stack, http: aiohttp.Clien
 
     for url, error in ((f"{stack.url}/api/v1/flow/{unique('nope')}/service/agent", "Invalid flow"),
                        (f"{service}/graph-rag", "This kind not supported by flow"),
-                       (f"{service}/triples-store", "This kind not supported by flow"),  # send-only
-                       (f"{service}/triples", "Invalid kind"),  # in the flow, not translated
-                       (f"{stack.url}/api/v1/librarian", "Invalid kind")):
+                       (f"{service}/triples-store", "Invalid kind"),  # an import interface, not a service
+                       (f"{stack.url}/api/v1/bogus", "Invalid kind")):
         assert await post(http, url, {}) == {"error": error}
 
     flows = await post(http, f"{stack.url}/api/v1/flow", {"operation": "list-flows"})
@@ -253,7 +252,9 @@ async def test_agent_rest_returns_only_the_final_message(stack: Stack, http: aio
         "answer": "42", "end_of_message": True, "end_of_dialog": True}
     assert seen[0].user == "trustgraph" and seen[0].state is None and seen[0].group is None
     assert await post(http, url, {"question": "fail"}) == {"error": {"type": "agent-error", "message": "no luck"}}
-    assert await post(http, url, {"user": "bob"}) == {"error": "Bad request: 'question' is required"}
+    # A body that cannot be translated: upstream's shape, a gateway-error (issue 14).
+    assert await post(http, url, {"user": "bob"}) == {
+        "error": {"type": "gateway-error", "message": "Bad request: 'question' is required"}}
 
 
 # -- websocket ---------------------------------------------------------------------------
@@ -322,14 +323,19 @@ async def test_websocket_malformed_frames_get_errors_with_ids(stack: Stack,
 
         assert (await reply_to("{nope"))["error"].startswith("Bad message: not valid JSON")
         assert "id" not in await reply_to({"service": "config", "request": {}})
-        assert await reply_to({"id": "a", "service": "config"}) == {
-            "id": "a", "error": "Bad message: 'request' is missing"}
-        assert await reply_to({"id": "b", "service": "bogus", "request": {}}) == {
-            "id": "b", "error": "Invalid kind"}
-        assert await reply_to({"id": "c", "service": "agent", "flow": unique("x"), "request": {}}) == {
-            "id": "c", "error": "Invalid flow"}
+        # With an id, every error is that request's error response (issue 14: upstream's
+        # clients read response.error as an {type, message} object).
+        def failed(rid: str, message: str) -> dict:
+            return {"id": rid, "response": {"error": {"type": "gateway-error", "message": message}},
+                    "complete": True}
+
+        assert await reply_to({"id": "a", "service": "config"}) == failed("a", "Bad message: 'request' is missing")
+        assert await reply_to({"id": "b", "service": "bogus", "request": {}}) == failed("b", "Invalid kind")
+        assert await reply_to({"id": "c", "service": "agent", "flow": unique("x"), "request": {}}) == failed(
+            "c", "Invalid flow")
         bad = await reply_to({"id": "d", "service": "config", "request": {"operation": "get", "keys": 5}})
-        assert bad["id"] == "d" and bad["error"].startswith("Bad request: ConfigRequest.keys")
+        assert bad["id"] == "d" and bad["complete"] is True
+        assert bad["response"]["error"]["message"].startswith("Bad request: ConfigRequest.keys")
         # The socket still serves after all that.
         ok = await reply_to({"id": "e", "service": "config", "request": {"operation": "list", "type": "x"}})
         assert ok["id"] == "e" and ok["complete"] is True and "version" in ok["response"]
@@ -338,9 +344,11 @@ async def test_websocket_malformed_frames_get_errors_with_ids(stack: Stack,
 async def test_rest_malformed_requests_get_json_errors(stack: Stack, http: aiohttp.ClientSession) -> None:
     api = f"{stack.url}/api/v1/config"
     assert (await post(http, api, "{not json"))["error"].startswith("Bad request: body is not valid JSON")
-    assert await post(http, api, "[1, 2]") == {"error": "Bad request: the request must be a JSON object"}
+    assert await post(http, api, "[1, 2]") == {
+        "error": {"type": "gateway-error", "message": "Bad request: the request must be a JSON object"}}
     reply = await post(http, api, {"operation": "put", "values": [{"type": "t", "key": "k", "value": {}}]})
-    assert reply["error"].startswith("Bad request: ConfigValue.value: expected str")
+    assert reply["error"]["type"] == "gateway-error"
+    assert reply["error"]["message"].startswith("Bad request: ConfigValue.value: expected str")
     for method, path, status in (("GET", "/api/v2/x", 404), ("GET", "/api/v1/config", 405)):
         async with http.request(method, stack.url + path) as r:
             assert r.status == status and "error" in await r.json()

@@ -365,7 +365,7 @@ async def test_prompt_template_end_to_end(stack, tmp_path):
             "text-completion-request": tc[0], "text-completion-response": tc[1]}}),
         **templates(
             ping={"prompt": "PING"},
-            greet={"prompt": "Say hello to {{name}} from {{ place.city }}"},
+            greet={"prompt": "Say hello to {{name}} from {{ place.city }}", "strict": True},  # opts in (issue 14)
             person={"prompt": "Describe {{name}}", "response-type": "json", "schema": SCHEMA},
             people={"prompt": "List people", "response-type": "jsonl", "schema": SCHEMA},
             agent={"prompt": "Question: {{question}}", "stop": ["\nObservation"], "prefix": "Thought:"},

@@ -459,7 +459,8 @@ def test_user_values_are_stringified(ops: FlowOperations, store: ConfigStore) ->
         {"t": 0.9, "f": True, "n": 5},
     )
     assert resp["error"] is None
-    assert spec == {"temperature": "0.9", "flag": "true", "n": "5"}
+    # As upstream stores them (issue 14): Python's str() of the JSON value.
+    assert spec == {"temperature": "0.9", "flag": "True", "n": "5"}
 
 
 def test_required_without_default_fails(ops: FlowOperations, store: ConfigStore) -> None:
@@ -687,7 +688,7 @@ def store_is_clean(ops: FlowOperations) -> bool:
 def test_bad_parameter_value_is_named(ops: FlowOperations) -> None:
     put_blueprint(ops)
     resp, changed = start(ops, parameters={"llm-model": object()})
-    assert_error(resp, changed, "flow-error", contains="parameter 'llm-model' must be a string")
+    assert_error(resp, changed, "flow-error", contains="parameter 'llm-model' must be a string or another JSON value")
 
 
 def test_store_failure_becomes_flow_error(store: ConfigStore) -> None:

@@ -180,13 +180,20 @@ async def test_routing_errors_follow_upstream_order() -> None:
                    flow_topics=("c", "d"))
     d.update_flows({"f": flow_record(agent=PAIR, triples=PAIR, store="persistent://tg/flow/s"),
                     "broken": "{not json"})
+    # Upstream's order: the flow, then the kind among its interfaces, then a kind the gateway
+    # translates; a request/response kind whose interface is a bare topic is not supported.
+    d.update_flows({"f": flow_record(agent=PAIR, triples=PAIR, store="persistent://tg/flow/s",
+                                     rows="persistent://tg/flow/r"),
+                    "broken": "{not json"})
     cases = [("agent", "nope", "Invalid flow"), ("agent", "broken", "Invalid flow"),
              ("prompt", "f", "This kind not supported by flow"),
-             ("store", "f", "This kind not supported by flow"),
-             ("triples", "f", "Invalid kind"), ("librarian", None, "Invalid kind")]
+             ("store", "f", "Invalid kind"), ("rows", "f", "This kind not supported by flow"),
+             ("bogus", None, "Invalid kind")]
     for kind, flow, message in cases:
         with pytest.raises(GatewayError, match=f"^{message}$"):
             d.route(kind, flow)
+    assert d.route("triples", "f")[0].kind == "triples"        # upstream's kinds are routed too
+    assert d.route("librarian", None)[0].kind == "librarian"
     translator, client = d.route("agent", "f")
     assert translator.kind == "agent" and client.request_topic == PAIR["request"]
     assert d.route("agent", "f")[1] is client          # one client per (flow, kind)

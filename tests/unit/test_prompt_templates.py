@@ -48,7 +48,8 @@ def test_renders_loops_items_and_system_from_json_terms():
 
 
 def test_missing_variable_names_template_and_variable():
-    ps = PromptSet.from_config(config({"agent": AGENT}))
+    # Strictness is a template's opt-in since issue 14 (upstream renders a missing variable empty).
+    ps = PromptSet.from_config(config({"agent": {**AGENT, "strict": True}}))
     with pytest.raises(PromptError) as e:
         ps.render("agent", terms(role="x", tools=[], extra={}))
     assert str(e.value) == "template 'agent': missing variable 'question'"
@@ -56,6 +57,21 @@ def test_missing_variable_names_template_and_variable():
         ps.render("agent", terms(role="x", question="q", extra={}, tools=[{"description": "d"}]))
     with pytest.raises(PromptError, match=r"system template \(rendering 'agent'\): missing variable 'role'"):
         ps.render("agent", terms(question="q", tools=[], extra={}))
+
+
+def test_a_missing_variable_renders_as_upstream_renders_it():
+    # ibis: empty text, false, empty when iterated; chained attributes too.
+    ps = PromptSet.from_config(config({"t": {"prompt": "[{{ nope }}][{{ a.b.c }}]{% if nope %}x{% endif %}"
+                                                       "{% for i in nope %}y{% endfor %}{{ q }}"}}))
+    r = ps.render("t", terms(q="Q"))
+    assert r.prompt == "[][]Q" and r.system == "You are ."
+    with pytest.raises(PromptError, match="'strict' must be true or false"):
+        PromptSet.from_config(config({"t": {"prompt": "x", "strict": "yes"}})).render("t", {})
+
+
+def test_prompt_jinja2_is_preferred_over_the_common_prompt():
+    ps = PromptSet.from_config(config({"t": {"prompt": "both: {{ q }}", "prompt-jinja2": "{{ q | upper }}"}}))
+    assert ps.render("t", terms(q="x")).prompt == "X"
 
 
 def test_optional_variables_and_sandbox():
@@ -179,15 +195,17 @@ def test_stop_strings_whole_and_streamed():
     assert g.feed("abc") == "abc" and g.finish() == ""
 
 
-def test_prefix_is_a_template_and_only_its_last_line_is_put_back():
-    spec = {"prompt": "Q: {{question}}",
-            "prefix": "{% for s in history %}Thought: {{s.thought}}\nObservation: {{s.obs}}\n{% endfor %}Thought:"}
+def test_prefix_is_given_back_whole_and_the_replay_is_not():
+    # Issue 14: the whole prefix goes back in front of the answer (a streamed answer then
+    # reads as the non-streamed one); earlier turns replayed to the LLM go in 'replay'.
+    spec = {"prompt": "Q: {{question}}", "prefix": "{% if history %}Thought: again\n{% endif %}Thought:",
+            "replay": "{% for s in history %}Thought: {{s.thought}}\nObservation: {{s.obs}}\n{% endfor %}"}
     ps = PromptSet.from_config(config({"r": spec}, system="S"))
     r = ps.render("r", terms(question="q", history=[{"thought": "a", "obs": "b"}]))
-    assert r.prefix == "Thought: a\nObservation: b\nThought:"
-    assert r.properties["prefix"] == r.prefix      # the LLM continues after the replayed turns
-    assert r.visible_prefix == "Thought:"          # the caller sees only the line being completed
-    assert ps.render("r", terms(question="q", history=[])).prefix == "Thought:"
+    assert r.replay == "Thought: a\nObservation: b\n" and r.prefix == "Thought: again\nThought:"
+    assert r.properties["prefix"] == r.replay + r.prefix   # the LLM continues after the replayed turns
+    assert r.visible_prefix == r.prefix                    # the caller gets the whole prefix back
+    assert ps.render("r", terms(question="q", history=[])).properties["prefix"] == "Thought:"
 
 
 def test_bootstrap_agent_template_loads_and_renders():
@@ -203,12 +221,37 @@ def test_bootstrap_agent_template_loads_and_renders():
                                                              "observation": "line1\nline2"}]))
     assert "Question: Tell me a joke" in r.prompt and 'Args: {"topic": "example 1"}' in r.prompt
     # After a tool result the replayed turn asks for the final answer ...
-    assert r.prefix.endswith("Observation: line1 line2\nThought: I have the result, so I know the answer\n"
-                             "Final Answer:")
-    assert r.visible_prefix == "Final Answer:"
+    assert r.properties["prefix"].endswith("Observation: line1 line2\nThought: I have the result, so I know "
+                                           "the answer\nFinal Answer:")
+    assert r.visible_prefix == "Thought: I have the result, so I know the answer\nFinal Answer:"
     assert json.loads(r.properties["stop"]) == ["\nObservation", "\nQuestion:", "\nExample"]
     # ... after an error it lets the model think again.
     r = ps.render("agent-react", terms(question="q", tools=tools, tool_names="tell-joke", context="",
                                        history=[{"thought": "t", "action": "x", "arguments": {},
                                                  "observation": "Error: unknown tool"}]))
-    assert r.prefix.endswith("Observation: Error: unknown tool\nThought:")
+    assert r.properties["prefix"].endswith("Observation: Error: unknown tool\nThought:")
+    assert r.visible_prefix == "Thought:"
+
+
+def test_bootstrap_common_prompt_renders_in_jinja_too():
+    # 'prompt' is what upstream's ibis renders; it must stay valid Jinja2 as well (the interop
+    # suite loads it into upstream's prompt-template).
+    from pathlib import Path
+    spec = json.loads((Path(__file__).resolve().parents[2] / "config-examples" / "prompt-agent-react.json").read_text())
+    common = {k: v for k, v in spec.items() if k != "prompt-jinja2"}
+    ps = PromptSet.from_config(config({"agent-react": common}, system="S"))
+    r = ps.render("agent-react", terms(question="Q?", tools=[], tool_names="", context="",
+                                       history=[{"thought": "t", "action": "a", "arguments": {"x": "1"},
+                                                 "observation": "o"}]))
+    assert "Question: Q?" in r.prompt and "Observation: o" in r.prompt
+
+
+def test_an_answer_that_repeats_the_prefix_last_lines_gets_only_the_rest_back():
+    from trustgraph.prompt.template.templates import PrefixStream, join_prefix
+    prefix = "Thought: I know\nFinal Answer:"
+    assert join_prefix(prefix, " forty-two") == "Thought: I know\nFinal Answer: forty-two"
+    assert join_prefix(prefix, "Final Answer: 42") == "Thought: I know\nFinal Answer: 42"
+    assert join_prefix(prefix, "Thought: I know\nFinal Answer: 42") == "Thought: I know\nFinal Answer: 42"
+    stream = PrefixStream(prefix)
+    assert stream.feed("Fin") == "" and stream.feed("al Answer: 4") == "Thought: I know\nFinal Answer: 4"
+    assert stream.feed("2") == "2"

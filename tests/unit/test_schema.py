@@ -9,6 +9,7 @@ import dataclasses
 import importlib
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 import trustgraph.schema as schema
@@ -482,8 +483,13 @@ def _is_record(value: object) -> bool:
 
 
 def test_every_exported_record_has_defaults_and_an_example() -> None:
+    # The records of the services this fork runs have hand-written defaults and examples here;
+    # the rest of upstream's records (issue 14) are checked field by field against a recording
+    # of upstream 2.1.4 and round-tripped in test_python_api_surface.py.
     exported = {getattr(schema, n) for n in schema.__all__ if _is_record(getattr(schema, n))}
-    assert exported == set(ALL_RECORDS)
+    recorded = set(json.loads((Path(__file__).parent / "data" / "upstream-2.1.4-schema.json").read_text()))
+    assert set(ALL_RECORDS) <= exported
+    assert {cls.__name__ for cls in exported - set(ALL_RECORDS)} <= recorded
     assert {cls for cls, _ in EXAMPLES} == set(ALL_RECORDS)
 
 
@@ -729,14 +735,6 @@ WRONG_TYPES = [
         "dict",
     ),
     (ConfigPush, {"version": 7.0}, "ConfigPush", "version", "int", "float"),
-    (
-        FlowRequest,
-        {"parameters": {"temperature": 0.3}},
-        "FlowRequest",
-        "parameters['temperature']",
-        "str",
-        "float",
-    ),
     (
         FlowRequest,
         {"blueprint_definition": {"flow": {}}},

@@ -124,7 +124,6 @@ def test_every_builtin_type_builds():
     ({"type": "prompt", "name": "x"}, "template", "required"),
     ({"type": "prompt", "name": "x", "template": "t", "arguments": [{"type": "string"}]},
      "arguments[0].name", "required"),
-    ({"type": "row-embeddings-query", "name": "x"}, "type", "not supported"),
     ({"type": "tool-service", "name": "x", "description": "d", "service": "nope"}, "service", "unknown"),
 ])
 def test_a_bad_descriptor_is_reported_and_the_others_load(descriptor, field, reason):
@@ -157,8 +156,8 @@ def test_check_arguments():
 
 
 def test_every_type_the_catalog_hands_out_has_an_implementation():
-    supported = set(TOOL_TYPES) - {"row-embeddings-query"}
-    assert set(BUILDERS) == supported
+    # row-embeddings-query is supported since issue 14 (WIRE.md section 6).
+    assert set(BUILDERS) == set(TOOL_TYPES)
 
 
 def test_descriptor_errors_without_an_agent():
@@ -167,3 +166,39 @@ def test_descriptor_errors_without_an_agent():
     assert [str(e) for e in build_catalog(config).errors] == [
         "tool/x: field 'type': unknown tool type 'magic' (known: knowledge-query, mcp-tool, prompt, "
         "row-embeddings-query, structured-query, text-completion, tool-service)"]
+
+
+async def test_row_embeddings_query_embeds_then_searches_and_formats_as_upstream():
+    from trustgraph.agent.react.tools import BUILDERS as TOOLS
+    from trustgraph.agent.react.types import CallContext
+    from trustgraph.schema import (
+        EmbeddingsResponse,
+        RowEmbeddingsRequest,
+        RowEmbeddingsResponse,
+        RowIndexMatch,
+    )
+
+    class Client:
+        def __init__(self, answer):
+            self.answer, self.sent, self.started = answer, [], False
+            self.request_schema = self.response_schema = None
+
+        async def request(self, record, timeout):
+            self.sent.append(record)
+            return self.answer
+
+    embed = Client(EmbeddingsResponse(vectors=[[0.1, 0.2]]))
+    rows = Client(RowEmbeddingsResponse(matches=[RowIndexMatch(index_name="name", index_value=["Ada", "L"],
+                                                               score=0.91234)]))
+    clients = {"embeddings-request": embed, "row-embeddings-query-request": rows}
+    tool = catalog_tool("r", {"type": "row-embeddings-query", "name": "people", "description": "d",
+                              "schema-name": "person", "index-name": "name", "limit": 3})
+    impl = TOOLS["row-embeddings-query"](tool, None)
+    ctx = CallContext(user="ann", flow=clients.__getitem__, timeout=5.0)
+    assert await impl.invoke(ctx, {"query": "ada"}) == "Matching records:\n- name: Ada, L (score: 0.912)"
+    assert embed.sent[0].text == "ada"
+    assert rows.sent[0] == RowEmbeddingsRequest(vectors=[[0.1, 0.2]], limit=3, user="ann", collection="default",
+                                                schema_name="person", index_name="name")
+    assert rows.response_schema is RowEmbeddingsResponse
+    rows.answer = RowEmbeddingsResponse(matches=[])
+    assert await impl.invoke(ctx, {"query": "x"}) == "No matching records found"

@@ -48,7 +48,7 @@ DEFAULT_GROUPS = ("default",)
 ANY_STATE = ("*",)
 
 # Types the fork models (so their descriptors are checked) but cannot run yet.
-_UNSUPPORTED = {"row-embeddings-query": "type 'row-embeddings-query' is not supported by this agent"}
+_UNSUPPORTED: dict[str, str] = {}
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 

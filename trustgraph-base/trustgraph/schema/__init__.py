@@ -1,82 +1,16 @@
 """TrustGraph 2.1 wire schema: dataclass records, topic names and the JSON codec.
 
 Everything a processor, client or the gateway needs is importable from here,
-e.g. ``from trustgraph.schema import AgentRequest, encode, decode``.
+as from upstream's ``trustgraph.schema``: e.g. ``from trustgraph.schema
+import AgentRequest, Triple, IRI, encode, decode``.
 """
 
 from .codec import SchemaError, decode, encode, from_dict, to_dict
-from .core import Error, topic
-from .services import (
-    AgentRequest,
-    AgentResponse,
-    AgentStep,
-    ConfigKey,
-    ConfigPush,
-    ConfigRequest,
-    ConfigResponse,
-    ConfigValue,
-    EmbeddingsRequest,
-    EmbeddingsResponse,
-    FlowRequest,
-    FlowResponse,
-    GraphRagQuery,
-    GraphRagResponse,
-    PromptRequest,
-    PromptResponse,
-    StructuredQueryRequest,
-    StructuredQueryResponse,
-    TextCompletionRequest,
-    TextCompletionResponse,
-    ToolRequest,
-    ToolResponse,
-    ToolServiceAnnouncement,
-    ToolServiceProbe,
-    ToolServiceRequest,
-    ToolServiceResponse,
-    config_push_queue,
-    config_request_queue,
-    config_response_queue,
-    flow_request_queue,
-    flow_response_queue,
-)
+from .core import *  # noqa: F403 - the schema is one flat namespace, as upstream's
+from .core import __all__ as _core
+from .knowledge import *  # noqa: F403
+from .knowledge import __all__ as _knowledge
+from .services import *  # noqa: F403
+from .services import __all__ as _services
 
-__all__ = [
-    "AgentRequest",
-    "AgentResponse",
-    "AgentStep",
-    "ConfigKey",
-    "ConfigPush",
-    "ConfigRequest",
-    "ConfigResponse",
-    "ConfigValue",
-    "EmbeddingsRequest",
-    "EmbeddingsResponse",
-    "Error",
-    "FlowRequest",
-    "FlowResponse",
-    "GraphRagQuery",
-    "GraphRagResponse",
-    "PromptRequest",
-    "PromptResponse",
-    "SchemaError",
-    "StructuredQueryRequest",
-    "StructuredQueryResponse",
-    "TextCompletionRequest",
-    "TextCompletionResponse",
-    "ToolRequest",
-    "ToolResponse",
-    "ToolServiceAnnouncement",
-    "ToolServiceProbe",
-    "ToolServiceRequest",
-    "ToolServiceResponse",
-    "config_push_queue",
-    "config_request_queue",
-    "config_response_queue",
-    "decode",
-    "encode",
-    "flow_request_queue",
-    "flow_response_queue",
-    "from_dict",
-    "to_dict",
-    "topic",
-]
+__all__ = ["SchemaError", "decode", "encode", "from_dict", "to_dict", *_core, *_knowledge, *_services]

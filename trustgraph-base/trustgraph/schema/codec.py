@@ -5,6 +5,7 @@ present (``None`` as ``null``).  Decoding is lenient about *shape* (unknown
 keys are ignored, missing keys take the dataclass default, ``null`` stays
 ``None``) but strict about *types*: nothing is coerced, and a value of the
 wrong JSON type raises :class:`SchemaError` naming the record and field.
+(The one conversion is upstream's: a ``bytes`` field travels as its UTF-8 text.)
 
 These functions run on every message, so each record class is analysed
 once (``typing.get_type_hints`` and ``dataclasses.fields``) into a cached
@@ -144,11 +145,25 @@ def _conv_any(v: Any) -> Any:
     return v
 
 
+def _conv_bytes(v: Any) -> Any:
+    # Upstream writes bytes as their UTF-8 text and reads text back as bytes.
+    if isinstance(v, str):
+        return v.encode("utf-8")
+    if isinstance(v, (bytes, bytearray)):
+        return bytes(v)
+    raise _Mismatch("bytes", v)
+
+
+def _enc_bytes(v: Any) -> Any:
+    return v.decode("utf-8") if isinstance(v, (bytes, bytearray)) else v
+
+
 _SCALARS: dict[Any, _Spec] = {
     str: (str, _conv_str, None, "str"),
     int: (int, _conv_int, None, "int"),
     float: (float, _conv_float, None, "float"),
     bool: (bool, _conv_bool, None, "bool"),
+    bytes: (bytes, _conv_bytes, _enc_bytes, "bytes"),
     Any: (None, _conv_any, None, "any"),
 }
 

@@ -2,9 +2,9 @@
 
 One shared secret (``--api-token``, default ``$GATEWAY_SECRET``); empty means
 no authentication, as upstream.  REST clients send ``Authorization: Bearer
-<token>``; browsers cannot set headers on a websocket, so the socket also
-accepts ``?token=<token>``.  The query form is accepted on the socket path
-only: a token in a URL ends up in proxy and access logs, which is a price
+<token>``; browsers cannot set headers on a websocket, so the websockets
+(the multiplexer and the import/export sockets) also accept
+``?token=<token>``.  The query form is accepted on those paths only: a token in a URL ends up in proxy and access logs, which is a price
 worth paying only where there is no other way.
 
 The comparison takes constant time, and the token is never logged.
@@ -47,4 +47,13 @@ class TokenAuth:
         header = request.headers.get("Authorization", "")
         if header.startswith("Bearer ") and self._matches(header[len("Bearer "):]):
             return True
-        return request.path == SOCKET_PATH and self._matches(request.query.get("token"))
+        return _is_socket(request.path) and self._matches(request.query.get("token"))
+
+
+def _is_socket(path: str) -> bool:
+    """Websocket endpoints, whose browser clients cannot set headers: the token may come as ``?token=``."""
+    if path == SOCKET_PATH:
+        return True
+    parts = path.split("/")  # "", "api", "v1", "flow", flow, "import"|"export", kind
+    return len(parts) == 7 and parts[1:4] == ["api", "v1", "flow"] and parts[5] in ("import", "export")
+

@@ -1,7 +1,9 @@
 """Routing of gateway calls to services on the bus, with one deadline per call.
 
-Global services (``config``, ``flow``) have fixed topics and one client each,
-opened at start.  Flow services are found through each flow's ``interfaces``
+Global services have fixed topics and one client each: ``config`` and
+``flow`` opened at start, upstream's ``librarian``, ``knowledge`` and
+``collection-management`` on first use (most deployments of this fork run
+none of them).  Flow services are found through each flow's ``interfaces``
 (config ``flow/<id>``, learned from pushes); their clients are created on
 first use, one per (flow, kind), and closed when the flow disappears or its
 topics change, so a stopped flow leaves no subscription behind.
@@ -21,11 +23,20 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from trustgraph.base import PubSub, RequestResponseClient, deadlines
-from trustgraph.base.pubsub import PubSubError
+from trustgraph.base.pubsub import Producer, PubSubError
 from trustgraph.base.topics import TopicError, to_pulsar
-from trustgraph.schema import ConfigRequest, ConfigResponse
+from trustgraph.schema import (
+    ConfigRequest,
+    ConfigResponse,
+    collection_request_queue,
+    collection_response_queue,
+    knowledge_request_queue,
+    knowledge_response_queue,
+    librarian_request_queue,
+    librarian_response_queue,
+)
 
-from .translators import FLOW_KINDS, GLOBAL_KINDS, JsonObject, Translator, gateway_error
+from .translators import FLOW_KINDS, GLOBAL_KINDS, SENDERS, JsonObject, OneWay, Translator, gateway_error
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +56,13 @@ class SocketGone(Exception):
     """The client a streamed call was answering has gone; the call is abandoned."""
 
 
+#: Upstream's fixed topics of the global services other than config and flow.
+UPSTREAM_GLOBAL_TOPICS = {
+    "librarian": (librarian_request_queue, librarian_response_queue),
+    "knowledge": (knowledge_request_queue, knowledge_response_queue),
+    "collection-management": (collection_request_queue, collection_response_queue),
+}
+
 #: The answer of a call whose client was closed under it (flow stopped, gateway stopping).
 CLOSED_DURING_CALL = "Call abandoned: its flow or the gateway stopped"
 
@@ -58,26 +76,31 @@ class Dispatcher:
     """Owns the request/response clients and runs calls through them."""
 
     def __init__(self, pubsub: PubSub, *, timeout: float, config_topics: tuple[str, str],
-                 flow_topics: tuple[str, str]) -> None:
+                 flow_topics: tuple[str, str], other_topics: dict[str, tuple[str, str]] | None = None) -> None:
         self.pubsub = pubsub
         self.timeout = timeout
-        self._global_topics = {"config": config_topics, "flow": flow_topics}
+        self._global_topics = {"config": config_topics, "flow": flow_topics,
+                              **UPSTREAM_GLOBAL_TOPICS, **(other_topics or {})}
         self._global: dict[str, RequestResponseClient] = {}
+        self._producers: dict[str, Producer] = {}
         self._flow_clients: dict[tuple[str, str], RequestResponseClient] = {}
         self.flows: dict[str, dict[str, Any]] = {}
         self._closing: set[asyncio.Task] = set()
 
+    def _global_client(self, kind: str) -> RequestResponseClient:
+        req, resp = self._global_topics[kind]
+        t = GLOBAL_KINDS[kind]
+        client = self._global[kind] = RequestResponseClient(
+            self.pubsub, request_topic=req, response_topic=resp,
+            request_schema=t.request_schema, response_schema=t.response_schema,
+            subscription=f"gateway-{kind}-request-{uuid.uuid4()}", timeout=self.timeout,
+            name=f"gateway-{kind}")
+        return client
+
     async def start(self) -> None:
-        """Open the global clients, so the first config call pays no subscription."""
-        for kind, (req, resp) in self._global_topics.items():
-            t = GLOBAL_KINDS[kind]
-            client = RequestResponseClient(
-                self.pubsub, request_topic=req, response_topic=resp,
-                request_schema=t.request_schema, response_schema=t.response_schema,
-                subscription=f"gateway-{kind}-request-{uuid.uuid4()}", timeout=self.timeout,
-                name=f"gateway-{kind}")
-            await client.start()
-            self._global[kind] = client
+        """Open the config and flow clients, so the first config call pays no subscription."""
+        for kind in ("config", "flow"):
+            await self._global_client(kind).start()
 
     async def stop(self) -> None:
         """Close every client; calls still waiting end with :data:`CLOSED_DURING_CALL`."""
@@ -128,19 +151,16 @@ class Dispatcher:
         """
         if flow is None:
             translator = GLOBAL_KINDS.get(kind)
-            client = self._global.get(kind)
-            if translator is None or client is None:
+            if translator is None or kind not in self._global_topics:
                 raise GatewayError("Invalid kind")
-            return translator, client
-        interfaces = self.flows.get(flow)
-        if interfaces is None:
-            raise GatewayError("Invalid flow")
-        pair = _pair(interfaces.get(kind))
-        if pair is None:
-            raise GatewayError("This kind not supported by flow")
+            return translator, self._global.get(kind) or self._global_client(kind)
+        interfaces = self._interfaces(flow, kind)
         translator = FLOW_KINDS.get(kind)
         if translator is None:
             raise GatewayError("Invalid kind")
+        pair = _pair(interfaces[kind])
+        if pair is None:
+            raise GatewayError("This kind not supported by flow")
         client = self._flow_clients.get((flow, kind))
         if client is None:
             try:
@@ -156,6 +176,46 @@ class Dispatcher:
             self._flow_clients[(flow, kind)] = client
         return translator, client
 
+    def _interfaces(self, flow: str, kind: str) -> dict[str, Any]:
+        interfaces = self.flows.get(flow)
+        if interfaces is None:
+            raise GatewayError("Invalid flow")
+        if kind not in interfaces:
+            raise GatewayError("This kind not supported by flow")
+        return interfaces
+
+    def interface_topic(self, flow: str, interface: str) -> str:
+        """The topic of a one-way interface (a sender, an import or an export), or :class:`GatewayError`."""
+        topic = self._interfaces(flow, interface)[interface]
+        if not isinstance(topic, str) or not topic:
+            raise GatewayError("This kind not supported by flow")
+        try:
+            to_pulsar(topic)
+        except TopicError as e:
+            raise GatewayError(f"Flow {flow} has a bad {interface} interface: {e}") from None
+        return topic
+
+    async def producer(self, topic: str) -> Producer:
+        """One shared producer per topic, for senders and imports."""
+        producer = self._producers.get(topic)
+        if producer is None:
+            producer = self._producers[topic] = await self.pubsub.producer(topic)
+        return producer
+
+    async def send(self, sender: OneWay, flow: str, body: Any) -> JsonObject:
+        """A one-way call (text-load, document-load): publish the record, answer ``{}``."""
+        topic = self.interface_topic(flow, sender.kind)
+        record = sender.request(body)
+        try:
+            async with asyncio.timeout(self.timeout):
+                await (await self.producer(topic)).send(record)
+        except TimeoutError:
+            return timeout_error()
+        except (PubSubError, TopicError) as e:
+            logger.warning("Send %s failed: %s", sender.kind, e)
+            return gateway_error(str(e))
+        return {}
+
     # -- calls -------------------------------------------------------------------
     async def call(self, kind: str, flow: str | None, body: Any,
                    on_message: OnMessage | None = None, deadline: float | None = None) -> JsonObject:
@@ -167,6 +227,11 @@ class Dispatcher:
         body problems raise :class:`GatewayError`; everything after the
         request is sent is a JSON answer, a timeout included.
         """
+        if flow is not None and kind in SENDERS:
+            out = await self.send(SENDERS[kind], flow, body)
+            if on_message is not None:
+                await on_message(out, True)
+            return out
         translator, client = self.route(kind, flow)
         request = translator.request(body)
         logger.debug("Call %s%s", kind, f" on flow {flow}" if flow else "")

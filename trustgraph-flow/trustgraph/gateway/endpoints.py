@@ -1,16 +1,23 @@
 """The gateway's HTTP surface: routes, middlewares and REST handlers.
 
 REST answers are HTTP 200 with a JSON body even when the call failed, as
-upstream's (clients look for an ``error`` key); only authentication failures
+upstream's (clients look for an ``error`` key): a routing problem or a body
+that is not JSON is ``{"error": "<text>"}``, a body that cannot be
+translated ``{"error": {"type": "gateway-error", "message": ...}}`` (the
+shapes upstream's gateway gives); only authentication failures
 are 401, and requests the server cannot take at all (unknown path, wrong
 method, body over 256 MiB) get their HTTP status with a JSON body.  No
 failure, expected or not, is answered with a traceback.
 
 Endpoints (all need the token when one is set, except health):
 
-* ``POST /api/v1/{kind}``: global services ``config`` and ``flow``;
-* ``POST /api/v1/flow/{flow}/service/{kind}``: flow services (translators.py);
+* ``POST /api/v1/{kind}``: global services ``config``, ``flow``, ``librarian``,
+  ``knowledge``, ``collection-management``;
+* ``POST /api/v1/flow/{flow}/service/{kind}``: flow services (translators/),
+  the one-way ``text-load`` and ``document-load`` included;
 * ``GET /api/v1/socket``: the websocket multiplexer (mux.py);
+* ``GET /api/v1/flow/{flow}/import/{kind}``, ``.../export/{kind}``,
+  ``POST /api/v1/import-core``, ``GET /api/v1/export-core``: bulk streams (bulk.py);
 * ``POST /api/v1/tool-service``: call a tool or a tool service (tool_services.py);
 * ``GET /api/v1/tool-catalog``: the tool catalog of the current config
   (every tool, usable or not, with its arguments, service and problems);
@@ -44,11 +51,12 @@ import aiohttp
 from aiohttp import web
 from trustgraph.base import deadlines
 
+from . import bulk
 from .auth import SOCKET_PATH, TokenAuth
 from .dispatch import Dispatcher, GatewayError
 from .mux import socket_handler
 from .tool_services import ToolServices
-from .translators import RequestError
+from .translators import RequestError, gateway_error
 
 logger = logging.getLogger(__name__)
 
@@ -131,8 +139,10 @@ class Handlers:
         try:
             body = await _read_json(request)
             return _json(await self.p.dispatcher.call(kind, flow, body, deadline=_deadline(request)))
-        except (GatewayError, RequestError) as e:
+        except GatewayError as e:
             return _json({"error": str(e)})
+        except RequestError as e:
+            return _json(gateway_error(str(e)))
 
     async def tool_service(self, request: web.Request) -> web.Response:
         """``POST /api/v1/tool-service``: streamed chunks come back joined."""
@@ -162,6 +172,22 @@ class Handlers:
         """``GET /api/v1/socket``: the multiplexer; authentication happened in the middleware."""
         return await socket_handler(request, self.p.dispatcher, self.p.tools,
                                     self.p.timeout, self.sockets)
+
+    async def import_socket(self, request: web.Request) -> web.StreamResponse:
+        """``GET /api/v1/flow/{flow}/import/{kind}``."""
+        return await bulk.import_socket(request, self.p.dispatcher)
+
+    async def export_socket(self, request: web.Request) -> web.StreamResponse:
+        """``GET /api/v1/flow/{flow}/export/{kind}``."""
+        return await bulk.export_socket(request, self.p.dispatcher, self.p.timeout)
+
+    async def import_core(self, request: web.Request) -> web.StreamResponse:
+        """``POST /api/v1/import-core``."""
+        return await bulk.import_core(request, self.p.dispatcher)
+
+    async def export_core(self, request: web.Request) -> web.StreamResponse:
+        """``GET /api/v1/export-core``."""
+        return await bulk.export_core(request, self.p.dispatcher)
 
     async def metrics(self, request: web.Request) -> web.Response:
         """Proxy a Prometheus API query, so dashboards need only the gateway's address."""
@@ -200,6 +226,10 @@ def build_app(parts: Parts) -> web.Application:
     app.router.add_get("/api/v1/tool-catalog", h.tool_catalog)
     app.router.add_get("/api/v1/tool-services", h.tool_services)
     app.router.add_post("/api/v1/flow/{flow}/service/{kind}", h.flow_service)
+    app.router.add_get("/api/v1/flow/{flow}/import/{kind}", h.import_socket)
+    app.router.add_get("/api/v1/flow/{flow}/export/{kind}", h.export_socket)
+    app.router.add_post("/api/v1/import-core", h.import_core)
+    app.router.add_get("/api/v1/export-core", h.export_core)
     app.router.add_post("/api/v1/{kind}", h.global_service)
     app.router.add_get("/api/metrics/{path:.+}", h.metrics)
     return app

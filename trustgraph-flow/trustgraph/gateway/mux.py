@@ -15,9 +15,11 @@ hold an unbounded number of calls.
   ``{"response": "", "end_of_stream": true}`` with ``complete: true``;
 * service errors, timeouts included, arrive as
   ``{"id", "response": {"error": {"type", "message"}}, "complete": true}``;
-* malformed frames and routing errors arrive as ``{"error": "<text>"}`` plus
-  ``"id"`` whenever the frame was readable far enough to have one (upstream
-  leaves the id out, so a client cannot tell which request failed).
+  so do routing errors and malformed frames whenever the frame was readable
+  far enough to have an id (type ``gateway-error``): the request's own error
+  response, which upstream's clients read as they read a service error;
+* a frame without a readable id gets ``{"error": "<text>"}`` (upstream's
+  shape: nobody could match it to a request).
 
 Sends from concurrent calls are serialised, and each has a deadline: a client
 that stops reading is disconnected rather than holding calls open forever.
@@ -134,10 +136,9 @@ class SocketSession:
 
     @staticmethod
     def _routing_error(text: str, rid: Any) -> JsonObject:
-        out: JsonObject = {"error": text}
-        if rid is not None:
-            out["id"] = rid
-        return out
+        if rid is None:
+            return {"error": text}
+        return {"id": rid, "response": gateway_error(text), "complete": True}
 
     async def _serve(self, rid: Any, service: str, flow: str | None, body: Any,
                      deadline: float | None = None) -> None:

@@ -27,6 +27,12 @@ from trustgraph.base import AsyncProcessor
 from trustgraph.base.async_processor import env_default
 from trustgraph.base.catalog_feed import CatalogFeed
 from trustgraph.base.topics import CONFIG_REQUEST, CONFIG_RESPONSE, FLOW_REQUEST, FLOW_RESPONSE
+from trustgraph.schema import (
+    knowledge_request_queue,
+    knowledge_response_queue,
+    librarian_request_queue,
+    librarian_response_queue,
+)
 
 from .auth import TokenAuth
 from .dispatch import Dispatcher
@@ -57,6 +63,12 @@ class Processor(AsyncProcessor):
             config_topics=(self.config_request_queue, self.config_response_queue),
             flow_topics=(params.get("flow_request_queue") or FLOW_REQUEST,
                          params.get("flow_response_queue") or FLOW_RESPONSE),
+            other_topics={
+                "librarian": (params.get("librarian_request_queue") or librarian_request_queue,
+                              params.get("librarian_response_queue") or librarian_response_queue),
+                "knowledge": (params.get("knowledge_request_queue") or knowledge_request_queue,
+                              params.get("knowledge_response_queue") or knowledge_response_queue),
+            },
         )
         self.feed = CatalogFeed(self, self._on_tools)
         self.tools = ToolServices(self.pubsub, timeout=self.timeout, directory=self.feed.directory)
@@ -136,11 +148,12 @@ class Processor(AsyncProcessor):
         parser.add_argument("--config-response-queue", default=CONFIG_RESPONSE)
         parser.add_argument("--flow-request-queue", default=FLOW_REQUEST)
         parser.add_argument("--flow-response-queue", default=FLOW_RESPONSE)
-        # Upstream's knowledge and librarian services are not in this fork; the
-        # flags are accepted so that existing deployments start unchanged.
-        for name in ("knowledge", "librarian"):
-            for side in ("request", "response"):
-                parser.add_argument(f"--{name}-{side}-queue", default=None, help=argparse.SUPPRESS)
+        # Upstream's knowledge and librarian services are not in this fork, but the
+        # gateway routes to them where they run.
+        parser.add_argument("--knowledge-request-queue", default=knowledge_request_queue)
+        parser.add_argument("--knowledge-response-queue", default=knowledge_response_queue)
+        parser.add_argument("--librarian-request-queue", default=librarian_request_queue)
+        parser.add_argument("--librarian-response-queue", default=librarian_response_queue)
 
 
 def _positive(text: str) -> float:

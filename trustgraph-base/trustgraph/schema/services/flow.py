@@ -1,6 +1,7 @@
 """Flow-management records (served by config-svc), and (re-exported) their global topics."""
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from ...base.topics import flow_request_queue, flow_response_queue
 from ..core.primitives import Error
@@ -12,6 +13,8 @@ class FlowRequest:
 
     ``blueprint_definition`` is JSON text.  ``description`` may arrive as null
     (start-flow then fails with "No description"), hence ``str | None``.
+    ``parameters`` values may be any JSON value: upstream's clients send
+    numbers and booleans as they are, and config-svc stringifies them.
     """
 
     operation: str = ""
@@ -19,7 +22,7 @@ class FlowRequest:
     blueprint_definition: str | None = ""
     description: str | None = ""
     flow_id: str = ""
-    parameters: dict[str, str] = field(default_factory=dict)
+    parameters: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

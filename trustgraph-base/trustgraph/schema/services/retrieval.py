@@ -1,4 +1,4 @@
-"""Graph-RAG query records."""
+"""Retrieval-augmented generation records: graph RAG and document RAG."""
 
 from dataclasses import dataclass
 
@@ -22,6 +22,26 @@ class GraphRagQuery:
 @dataclass
 class GraphRagResponse:
     """Graph-RAG answer (whole, or one chunk when streaming)."""
+
+    error: Error | None = None
+    response: str = ""
+    end_of_stream: bool = False
+
+
+@dataclass
+class DocumentRagQuery:
+    """A question answered from the documents nearest to it."""
+
+    query: str = ""
+    user: str = ""
+    collection: str = ""
+    doc_limit: int = 0
+    streaming: bool = False
+
+
+@dataclass
+class DocumentRagResponse:
+    """Document-RAG answer (whole, or one chunk when streaming)."""
 
     error: Error | None = None
     response: str = ""

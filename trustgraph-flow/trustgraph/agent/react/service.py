@@ -26,8 +26,8 @@ Differences from upstream worth knowing:
   prompt; missing it ends the dialog with an ``agent-error``.
 * The model's arguments are checked against the tool's argument schema
   before the call; a mismatch is an ``Error:`` observation naming what to fix.
-* Type ``row-embeddings-query`` is reported as not supported; its flow keys
-  are still required, for wire compatibility (WIRE.md section 5).
+* Type ``row-embeddings-query`` embeds the query (``embeddings-*``) and
+  searches the rows (``row-embeddings-query-*``), as upstream.
 """
 
 from __future__ import annotations
@@ -54,6 +54,8 @@ from trustgraph.schema import (
     GraphRagResponse,
     PromptRequest,
     PromptResponse,
+    RowEmbeddingsRequest,
+    RowEmbeddingsResponse,
     StructuredQueryRequest,
     StructuredQueryResponse,
     TextCompletionRequest,
@@ -76,8 +78,6 @@ default_prompt_timeout = 120.0
 ERROR_TYPE = "agent-error"
 
 # Client flow keys (WIRE.md section 5): prefix -> request and response records.
-# No row-embeddings record exists in 2.1.4's schema; EmbeddingsRequest/Response
-# stand in so the keys are registered (the agent never calls it).
 CLIENTS: dict[str, tuple[type, type]] = {
     "text-completion": (TextCompletionRequest, TextCompletionResponse),
     "prompt": (PromptRequest, PromptResponse),
@@ -85,7 +85,7 @@ CLIENTS: dict[str, tuple[type, type]] = {
     "graph-rag": (GraphRagQuery, GraphRagResponse),
     "structured-query": (StructuredQueryRequest, StructuredQueryResponse),
     "embeddings": (EmbeddingsRequest, EmbeddingsResponse),
-    "row-embeddings-query": (EmbeddingsRequest, EmbeddingsResponse),
+    "row-embeddings-query": (RowEmbeddingsRequest, RowEmbeddingsResponse),
 }
 
 

@@ -19,8 +19,10 @@ from trustgraph.base.text import text_or_json
 from trustgraph.base.tool_service_client import QueuePair, ToolServiceClients
 from trustgraph.catalog import CatalogTool, ToolServiceDescriptor
 from trustgraph.schema import (
+    EmbeddingsRequest,
     GraphRagQuery,
     PromptRequest,
+    RowEmbeddingsRequest,
     StructuredQueryRequest,
     ToolRequest,
 )
@@ -109,6 +111,34 @@ class StructuredQueryImpl:
 
 
 @dataclass(frozen=True)
+class RowEmbeddingsQueryImpl:
+    """Semantic search over a schema's row indexes (WIRE.md section 6): embed, then query.
+
+    The answer is upstream's text: ``Matching records:`` and one ``- index:
+    values (score: s)`` line per match, or ``No matching records found``.
+    """
+
+    schema_name: str
+    collection: str
+    index_name: str | None
+    limit: int
+
+    async def invoke(self, ctx: CallContext, arguments: dict[str, Any]) -> str:
+        emb = await ctx.flow("embeddings-request").request(
+            EmbeddingsRequest(text=str(arguments.get("query", ""))), timeout=ctx.timeout)
+        _check(emb.error)
+        resp = await ctx.flow("row-embeddings-query-request").request(RowEmbeddingsRequest(
+            vectors=emb.vectors or [], schema_name=self.schema_name, user=ctx.user,
+            collection=self.collection, index_name=self.index_name or None, limit=self.limit),
+            timeout=ctx.timeout)
+        _check(resp.error)
+        if not resp.matches:
+            return "No matching records found"
+        lines = [f"- {m.index_name}: {', '.join(m.index_value)} (score: {m.score:.3f})" for m in resp.matches]
+        return "Matching records:\n" + "\n".join(lines)
+
+
+@dataclass(frozen=True)
 class ToolServiceImpl:
     """Calls a tool service through the pool (its shared client, fail-fast, retries when safe).
 
@@ -148,5 +178,8 @@ BUILDERS: dict[str, Builder] = {
     "mcp-tool": lambda tool, _: McpToolImpl(tool.descriptor.mcp_tool),
     "prompt": lambda tool, _: PromptImpl(tool.descriptor.template),
     "structured-query": lambda tool, _: StructuredQueryImpl(tool.descriptor.collection),
+    "row-embeddings-query": lambda tool, _: RowEmbeddingsQueryImpl(
+        tool.descriptor.schema_name or "", tool.descriptor.collection, tool.descriptor.index_name,
+        tool.descriptor.limit),
     "tool-service": _tool_service,
 }

@@ -307,7 +307,13 @@ class FlowOperations:
 
     @staticmethod
     def _user_parameters(request: Mapping[str, Any]) -> dict[str, str]:
-        """The request's parameters, stringified; null values count as absent."""
+        """The request's parameters, stringified as upstream stores them: ``str(value)``.
+
+        So ``1`` is ``"1"``, ``true`` is ``"True"`` and ``{"a": 1}`` is
+        ``"{'a': 1}"``, byte for byte what an upstream config-svc writes for
+        the same request (defaults from a parameter type keep their JSON
+        spelling, as upstream's do); null values count as absent.
+        """
         raw = request.get("parameters")
         if raw is None:
             return {}
@@ -317,8 +323,12 @@ class FlowOperations:
         for name, value in raw.items():
             if not isinstance(name, str):
                 raise FlowError(f"parameter names must be strings, got {name!r}")
-            if value is not None:
-                out[name] = _param_text(value, f"parameter '{name}'")
+            if value is None:
+                continue
+            if not isinstance(value, (str, int, float, bool, list, dict)):
+                raise FlowError(f"parameter '{name}' must be a string or another JSON value, "
+                                f"got {type(value).__name__}")
+            out[name] = value if isinstance(value, str) else str(value)
         return out
 
     def _type_default(self, type_name: Any, param: str) -> tuple[str | None, bool]:

@@ -10,17 +10,27 @@ broker.  The config layout is upstream's (WIRE.md section 7), type ``prompt``:
   "schema"}``.  Upstream's templates repo also writes ``object-schema``, which
   2.1.4 ignores, and so do we.
 
-Two optional fields are our extensions for the agent, and travel to the LLM
-service as message properties so the wire records stay upstream's:
-``"stop": ["\\nObservation"]`` (stop strings) and ``"prefix": "Thought:"``
-(the start of the assistant's turn).
+Optional fields are our extensions, which upstream ignores; ``stop`` and
+the prefix travel to the LLM service as message properties so the wire
+records stay upstream's:
+
+* ``"stop": ["\\nObservation"]``: stop strings;
+* ``"prefix": "Thought:"``: the start of the assistant's turn, given back
+  whole in front of the answer (streamed or not, so both read the same);
+* ``"replay"``: a template put into the assistant's turn before the prefix
+  and not given back (an agent's earlier turns, so a chat model continues
+  after them);
+* ``"prompt-jinja2"``: the Jinja2 version of ``prompt``, preferred by this
+  service, so a config can carry ``prompt`` in what upstream's ibis parses
+  and a richer template for us;
+* ``"strict": true``: a variable the terms do not supply is an error naming
+  the template and the variable.
 
 Rendering uses Jinja2's sandbox where upstream uses ibis.  Differences a
 template author may meet:
 
-* a variable the terms do not supply is an **error** naming the template and
-  the variable (ibis renders it as empty text, hiding the mistake);
-  ``{% if x is defined %}`` still works for optional ones;
+* by default a missing variable renders as empty text and is false and
+  empty, as in ibis (``strict`` makes it an error);
 * Jinja's filter and test names, not ibis's (``|join``, ``|tojson``, ...);
 * a trailing newline of the template is kept, as ibis does;
 * the sandbox refuses access to private attributes and unsafe callables.
@@ -71,8 +81,18 @@ class _Strict(jinja2.StrictUndefined):
         super().__init__(hint, obj, name, partial(_MissingVariable, name))
 
 
-def _environment() -> SandboxedEnvironment:
-    return SandboxedEnvironment(undefined=_Strict, autoescape=False, keep_trailing_newline=True)
+class _Sandbox(SandboxedEnvironment):
+    """The sandbox, refusing unsafe attributes at once even where missing values are lenient."""
+
+    def unsafe_undefined(self, obj: Any, attribute: str) -> Any:
+        raise jinja2.exceptions.SecurityError(
+            f"access to attribute {attribute!r} of {type(obj).__name__!r} object is unsafe")
+
+
+def _environment(strict: bool = False) -> SandboxedEnvironment:
+    """Strict: a missing variable raises; lenient (upstream's ibis): it is empty, false and chainable."""
+    undefined = _Strict if strict else jinja2.ChainableUndefined
+    return _Sandbox(undefined=undefined, autoescape=False, keep_trailing_newline=True)
 
 
 @dataclass
@@ -85,9 +105,12 @@ class Template:
     schema: dict[str, Any] | None = None
     stop: list[str] = field(default_factory=list)
     prefix: str = ""
+    replay: str = ""
+    strict: bool = False
     error: str | None = None
     compiled: jinja2.Template | None = None
     prefix_compiled: jinja2.Template | None = None
+    replay_compiled: jinja2.Template | None = None
     validator: Any = None
 
 
@@ -99,16 +122,16 @@ class Rendered:
     system: str
     prompt: str
     prefix: str = ""
+    replay: str = ""
 
     @property
     def visible_prefix(self) -> str:
-        """The part of the prefix put back in front of the answer: its last line.
+        """What is put back in front of the answer: the whole prefix (never the replay).
 
-        A prefix may replay earlier turns (an agent's history) so that a chat
-        model continues *after* them; the caller only needs the line the model
-        was completing (``Thought:``), not the replayed turns.
+        Whole, so that a streamed answer reads exactly as the non-streamed one
+        and a parser that needs ``Thought:`` before ``Final Answer:`` finds it.
         """
-        return self.prefix.rsplit("\n", 1)[-1]
+        return self.prefix
 
     @property
     def properties(self) -> dict[str, str]:
@@ -116,12 +139,12 @@ class Rendered:
         props: dict[str, str] = {}
         if self.template.stop:
             props["stop"] = json.dumps(self.template.stop)
-        if self.prefix:
-            props["prefix"] = self.prefix
+        if self.replay or self.prefix:
+            props["prefix"] = self.replay + self.prefix
         return props
 
 
-def _load_template(env: SandboxedEnvironment, tid: str, raw: str | None) -> Template:
+def _load_template(tid: str, raw: str | None) -> Template:
     """Parse and compile one template; problems land in ``error``, never raise."""
     t = Template(id=tid)
     if raw is None:
@@ -135,7 +158,17 @@ def _load_template(env: SandboxedEnvironment, tid: str, raw: str | None) -> Temp
     if not isinstance(spec, dict) or not isinstance(spec.get("prompt"), str):
         t.error = f"template.{tid} must be a JSON object with a string field 'prompt'"
         return t
-    t.source = spec["prompt"]
+    jinja_source = spec.get("prompt-jinja2")
+    if jinja_source is not None and not isinstance(jinja_source, str):
+        t.error = f"template {tid!r}: 'prompt-jinja2' must be a string"
+        return t
+    t.source = jinja_source or spec["prompt"]
+    strict = spec.get("strict", False)
+    if not isinstance(strict, bool):
+        t.error = f"template {tid!r}: 'strict' must be true or false"
+        return t
+    t.strict = strict
+    env = _environment(strict)
     t.response_type = spec.get("response-type") or "text"
     if t.response_type not in RESPONSE_TYPES:
         t.error = f"template {tid!r}: response-type {t.response_type!r} is not one of {', '.join(RESPONSE_TYPES)}"
@@ -152,11 +185,18 @@ def _load_template(env: SandboxedEnvironment, tid: str, raw: str | None) -> Temp
         t.error = f"template {tid!r}: 'prefix' must be a string"
         return t
     t.prefix = prefix
-    if prefix:
+    replay = spec.get("replay") or ""
+    if not isinstance(replay, str):
+        t.error = f"template {tid!r}: 'replay' must be a string"
+        return t
+    t.replay = replay
+    for name, text in (("prefix", prefix), ("replay", replay)):
+        if not text:
+            continue
         try:
-            t.prefix_compiled = env.from_string(prefix)
+            setattr(t, f"{name}_compiled", env.from_string(text))
         except jinja2.TemplateSyntaxError as e:
-            t.error = f"template {tid!r}: 'prefix' is not a valid template: {e.message} (line {e.lineno})"
+            t.error = f"template {tid!r}: '{name}' is not a valid template: {e.message} (line {e.lineno})"
             return t
     schema = spec.get("schema")
     if schema is not None:
@@ -184,6 +224,7 @@ class PromptSet:
 
     system_source: str = DEFAULT_SYSTEM
     system: jinja2.Template | None = None
+    system_strict: jinja2.Template | None = None
     system_error: str | None = None
     templates: dict[str, Template] = field(default_factory=dict)
 
@@ -194,7 +235,6 @@ class PromptSet:
         One broken template is reported on use and does not stop the others
         loading.
         """
-        env = _environment()
         ps = cls()
         raw_system = values.get("system")
         if raw_system is not None:
@@ -205,7 +245,9 @@ class PromptSet:
             except ValueError:
                 pass
         try:
-            ps.system = env.from_string(ps.system_source)
+            # Compiled twice: it renders as strictly as the template it goes with.
+            ps.system = _environment().from_string(ps.system_source)
+            ps.system_strict = _environment(strict=True).from_string(ps.system_source)
         except jinja2.TemplateSyntaxError as e:
             ps.system_error = f"system template does not compile: {e.message} (line {e.lineno})"
         index: list[Any] = []
@@ -219,7 +261,7 @@ class PromptSet:
                 index = []
         for tid in index:
             if isinstance(tid, str) and tid not in ps.templates:
-                ps.templates[tid] = _load_template(env, tid, values.get(f"template.{tid}"))
+                ps.templates[tid] = _load_template(tid, values.get(f"template.{tid}"))
         return ps
 
     @property
@@ -242,10 +284,13 @@ class PromptSet:
             raise PromptError(self.system_error)
         variables = decode_terms(terms)
         prompt = _render(t.compiled, f"template {tid!r}", variables)
-        system = _render(self.system, f"system template (rendering {tid!r})", variables)
+        system = _render(self.system_strict if t.strict else self.system,
+                         f"system template (rendering {tid!r})", variables)
         prefix = (_render(t.prefix_compiled, f"prefix of template {tid!r}", variables)
                   if t.prefix_compiled is not None else "")
-        return Rendered(template=t, system=system, prompt=prompt, prefix=prefix)
+        replay = (_render(t.replay_compiled, f"replay of template {tid!r}", variables)
+                  if t.replay_compiled is not None else "")
+        return Rendered(template=t, system=system, prompt=prompt, prefix=prefix, replay=replay)
 
 
 def decode_terms(terms: dict[str, str]) -> dict[str, Any]:
@@ -331,16 +376,27 @@ def parse_jsonl(t: Template, text: str) -> list[Any]:
     return out
 
 
+def _tails(prefix: str) -> list[str]:
+    """The prefix, then each of its line-suffixes: what an answer may already start with."""
+    lines = prefix.split("\n")
+    return [t for t in ("\n".join(lines[k:]) for k in range(len(lines))) if t]
+
+
 def join_prefix(prefix: str, text: str) -> str:
     """The whole assistant turn: ``prefix`` + the LLM's continuation.
 
     Our LLM services continue after the prefix, so their text lacks it.  An
     LLM service that ignores the ``prefix`` property answers a whole turn,
-    which usually starts with the prefix already (the template asks for that
-    format); it is then not added twice.
+    which usually starts with the prefix, or with its last lines, already
+    (the template asks for that format); only what is missing is put back,
+    so nothing appears twice.
     """
-    if not prefix or text.lstrip().startswith(prefix):
+    if not prefix:
         return text
+    stripped = text.lstrip()
+    for tail in _tails(prefix):
+        if stripped.startswith(tail):
+            return prefix[:len(prefix) - len(tail)] + stripped
     return prefix + text
 
 
@@ -348,11 +404,13 @@ class PrefixStream:
     """:func:`join_prefix` for a stream of chunks.
 
     Holds back the first characters only until it is clear whether the
-    stream starts with the prefix, so chunks otherwise flow through at once.
+    stream starts with the prefix (or its last lines), so chunks otherwise
+    flow through at once.
     """
 
     def __init__(self, prefix: str) -> None:
         self.prefix = prefix
+        self._tails = _tails(prefix)
         self._buf = ""
         self._decided = not prefix
 
@@ -362,7 +420,7 @@ class PrefixStream:
             return chunk
         self._buf += chunk
         probe = self._buf.lstrip()
-        if len(probe) < len(self.prefix) and self.prefix.startswith(probe):
+        if any(len(probe) < len(tail) and tail.startswith(probe) for tail in self._tails):
             return ""
         return self.finish()
 

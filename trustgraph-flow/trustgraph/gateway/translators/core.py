@@ -1,4 +1,4 @@
-"""Per-kind translation between the gateway's JSON and the wire records (WIRE.md section 9).
+"""The kinds this fork serves itself: config, flow, agent, LLM, prompt, mcp-tool, graph-rag, ...
 
 The gateway speaks the JSON dialect that TrustGraph 2.1 clients send and read;
 the bus speaks the schema records.  Each kind gets a :class:`Translator`:
@@ -15,17 +15,11 @@ because existing clients depend on them:
   ``{"error": {"type", "message"}}`` whatever the kind;
 * the non-streaming agent's final message is the one whose ``answer`` is not
   null (a thought or observation carries an explicit ``"answer": null``).
-
-Request bodies are checked against the record's field types (through the
-schema codec) so that a wrongly typed field is answered with a clear
-``Bad request`` instead of a malformed message on the bus.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from trustgraph.base.text import json_or_text
@@ -42,7 +36,6 @@ from trustgraph.schema import (
     GraphRagResponse,
     PromptRequest,
     PromptResponse,
-    SchemaError,
     StructuredQueryRequest,
     StructuredQueryResponse,
     TextCompletionRequest,
@@ -52,84 +45,18 @@ from trustgraph.schema import (
     from_dict,
 )
 
-JsonObject = dict[str, Any]
-
-DEFAULT_USER = "trustgraph"
-DEFAULT_COLLECTION = "default"
-
-
-class RequestError(ValueError):
-    """A request body that cannot be translated; the text goes back as ``{"error": text}``."""
-
-
-def error_body(type_: str, message: str) -> JsonObject:
-    """The JSON of a failed call: the schema-wide Error convention."""
-    return {"error": {"type": type_ or "", "message": message or ""}}
-
-
-def gateway_error(message: str) -> JsonObject:
-    """A failure of the gateway itself (timeout, broker, unknown tool), not of a service."""
-    return error_body("gateway-error", message)
-
-
-@dataclass(frozen=True)
-class Translator:
-    """How one kind of service maps between gateway JSON and wire records."""
-
-    kind: str
-    request_schema: type
-    response_schema: type
-    encode: Callable[[JsonObject], Any]
-    decode: Callable[[Any], JsonObject]
-    final: Callable[[Any], bool]
-
-    def request(self, body: Any) -> Any:
-        """Turn a JSON request body into the wire record, or raise :class:`RequestError`."""
-        if not isinstance(body, dict):
-            raise RequestError("Bad request: the request must be a JSON object")
-        try:
-            return self.encode(body)
-        except SchemaError as e:
-            raise RequestError(f"Bad request: {e}") from None
-
-    def response(self, record: Any) -> tuple[JsonObject, bool]:
-        """Return ``(json, is_final)`` for one response record."""
-        err = getattr(record, "error", None)
-        if err is not None:
-            return error_body(err.type, err.message), True
-        return self.decode(record), bool(self.final(record))
-
-
-# -- helpers ----------------------------------------------------------------
-
-
-def _given(body: JsonObject, key: str, default: Any = None) -> Any:
-    """``body[key]``, with null treated as absent (clients send both)."""
-    value = body.get(key)
-    return default if value is None else value
-
-
-def _required(body: JsonObject, key: str) -> Any:
-    value = body.get(key)
-    if value is None:
-        raise RequestError(f"Bad request: '{key}' is required")
-    return value
-
-
-def _object(body: JsonObject, key: str) -> JsonObject | None:
-    value = body.get(key)
-    if value is not None and not isinstance(value, dict):
-        raise RequestError(f"Bad request: '{key}' must be a JSON object")
-    return value
-
-
-def _first(_record: Any) -> bool:
-    return True
-
-
-def _end_of_stream(record: Any) -> bool:
-    return bool(record.end_of_stream)
-
+from .base import (
+    DEFAULT_COLLECTION,
+    DEFAULT_USER,
+    JsonObject,
+    Translator,
+    first,
+    given,
+    is_end_of_stream,
+    json_object,
+    required,
+    translator,
+)
 
 # -- config -------------------------------------------------------------------
 
@@ -166,7 +93,7 @@ def _flow_request(body: JsonObject) -> FlowRequest:
     # Absent stays null: config-svc answers start-flow without one with "No description".
     fields["description"] = body.get("description")
     record = from_dict(FlowRequest, fields)
-    params = _object(body, "parameters")
+    params = json_object(body, "parameters")
     if params is not None:
         # Values are passed as given: config-svc stringifies them (WIRE.md section 5).
         record.parameters = dict(params)
@@ -185,12 +112,12 @@ def _flow_response(r: FlowResponse) -> JsonObject:
 
 def _agent_request(body: JsonObject) -> AgentRequest:
     return from_dict(AgentRequest, {
-        "question": _required(body, "question"),
+        "question": required(body, "question"),
         "state": body.get("state"),
         "group": body.get("group"),
-        "history": _given(body, "history", []),
-        "user": _given(body, "user", DEFAULT_USER),
-        "streaming": _given(body, "streaming", False),
+        "history": given(body, "history", []),
+        "user": given(body, "user", DEFAULT_USER),
+        "streaming": given(body, "streaming", False),
     })
 
 
@@ -222,9 +149,9 @@ def _agent_final(r: AgentResponse) -> bool:
 
 def _text_completion_request(body: JsonObject) -> TextCompletionRequest:
     return from_dict(TextCompletionRequest, {
-        "system": _given(body, "system", ""),
-        "prompt": _required(body, "prompt"),
-        "streaming": _given(body, "streaming", False),
+        "system": given(body, "system", ""),
+        "prompt": required(body, "prompt"),
+        "streaming": given(body, "streaming", False),
     })
 
 
@@ -241,15 +168,15 @@ def _text_completion_response(r: TextCompletionResponse) -> JsonObject:
 
 
 def _prompt_request(body: JsonObject) -> PromptRequest:
-    variables = _object(body, "variables")
+    variables = json_object(body, "variables")
     if variables is not None:
         terms: Any = {k: json.dumps(v) for k, v in variables.items()}
     else:
-        terms = _given(body, "terms", {})
+        terms = given(body, "terms", {})
     return from_dict(PromptRequest, {
-        "id": _given(body, "id", ""),
+        "id": given(body, "id", ""),
         "terms": terms,
-        "streaming": _given(body, "streaming", False),
+        "streaming": given(body, "streaming", False),
     })
 
 
@@ -271,7 +198,7 @@ def _mcp_tool_request(body: JsonObject) -> ToolRequest:
     # No parameters means a call without arguments: "{}" rather than upstream's null,
     # which an MCP invoker cannot parse.
     return from_dict(ToolRequest, {
-        "name": _given(body, "name", ""),
+        "name": given(body, "name", ""),
         "parameters": json.dumps({} if params is None else params),
     })
 
@@ -287,14 +214,14 @@ def _mcp_tool_response(r: ToolResponse) -> JsonObject:
 
 def _graph_rag_request(body: JsonObject) -> GraphRagQuery:
     return from_dict(GraphRagQuery, {
-        "query": _given(body, "query", ""),
-        "user": _given(body, "user", DEFAULT_USER),
-        "collection": _given(body, "collection", DEFAULT_COLLECTION),
-        "entity_limit": _given(body, "entity-limit", 50),
-        "triple_limit": _given(body, "triple-limit", 30),
-        "max_subgraph_size": _given(body, "max-subgraph-size", 1000),
-        "max_path_length": _given(body, "max-path-length", 2),
-        "streaming": _given(body, "streaming", False),
+        "query": given(body, "query", ""),
+        "user": given(body, "user", DEFAULT_USER),
+        "collection": given(body, "collection", DEFAULT_COLLECTION),
+        "entity_limit": given(body, "entity-limit", 50),
+        "triple_limit": given(body, "triple-limit", 30),
+        "max_subgraph_size": given(body, "max-subgraph-size", 1000),
+        "max_path_length": given(body, "max-path-length", 2),
+        "streaming": given(body, "streaming", False),
     })
 
 
@@ -308,9 +235,9 @@ def _graph_rag_response(r: GraphRagResponse) -> JsonObject:
 
 def _structured_query_request(body: JsonObject) -> StructuredQueryRequest:
     return from_dict(StructuredQueryRequest, {
-        "question": _given(body, "question", ""),
-        "user": _given(body, "user", DEFAULT_USER),
-        "collection": _given(body, "collection", DEFAULT_COLLECTION),
+        "question": given(body, "question", ""),
+        "user": given(body, "user", DEFAULT_USER),
+        "collection": given(body, "collection", DEFAULT_COLLECTION),
     })
 
 
@@ -319,7 +246,7 @@ def _structured_query_response(r: StructuredQueryResponse) -> JsonObject:
 
 
 def _embeddings_request(body: JsonObject) -> EmbeddingsRequest:
-    return from_dict(EmbeddingsRequest, {"text": _given(body, "text", "")})
+    return from_dict(EmbeddingsRequest, {"text": given(body, "text", "")})
 
 
 def _embeddings_response(r: EmbeddingsResponse) -> JsonObject:
@@ -329,28 +256,24 @@ def _embeddings_response(r: EmbeddingsResponse) -> JsonObject:
 # -- the tables ---------------------------------------------------------------------
 
 
-def _t(kind: str, req: type, resp: type, enc: Callable, dec: Callable, fin: Callable) -> Translator:
-    return Translator(kind, req, resp, enc, dec, fin)
-
-
 #: Services reached on fixed topics: ``POST /api/v1/{kind}``.
 GLOBAL_KINDS: dict[str, Translator] = {
-    "config": _t("config", ConfigRequest, ConfigResponse, _config_request, _config_response, _first),
-    "flow": _t("flow", FlowRequest, FlowResponse, _flow_request, _flow_response, _first),
+    "config": translator("config", ConfigRequest, ConfigResponse, _config_request, _config_response, first),
+    "flow": translator("flow", FlowRequest, FlowResponse, _flow_request, _flow_response, first),
 }
 
 #: Services reached through a flow's interfaces: ``POST /api/v1/flow/{flow}/service/{kind}``.
 FLOW_KINDS: dict[str, Translator] = {
-    "agent": _t("agent", AgentRequest, AgentResponse, _agent_request, _agent_response, _agent_final),
-    "text-completion": _t("text-completion", TextCompletionRequest, TextCompletionResponse,
-                          _text_completion_request, _text_completion_response, _end_of_stream),
-    "prompt": _t("prompt", PromptRequest, PromptResponse, _prompt_request, _prompt_response,
-                 _end_of_stream),
-    "mcp-tool": _t("mcp-tool", ToolRequest, ToolResponse, _mcp_tool_request, _mcp_tool_response, _first),
-    "graph-rag": _t("graph-rag", GraphRagQuery, GraphRagResponse, _graph_rag_request,
-                    _graph_rag_response, _end_of_stream),
-    "structured-query": _t("structured-query", StructuredQueryRequest, StructuredQueryResponse,
-                           _structured_query_request, _structured_query_response, _first),
-    "embeddings": _t("embeddings", EmbeddingsRequest, EmbeddingsResponse, _embeddings_request,
-                     _embeddings_response, _first),
+    "agent": translator("agent", AgentRequest, AgentResponse, _agent_request, _agent_response, _agent_final),
+    "text-completion": translator("text-completion", TextCompletionRequest, TextCompletionResponse,
+                          _text_completion_request, _text_completion_response, is_end_of_stream),
+    "prompt": translator("prompt", PromptRequest, PromptResponse, _prompt_request, _prompt_response,
+                 is_end_of_stream),
+    "mcp-tool": translator("mcp-tool", ToolRequest, ToolResponse, _mcp_tool_request, _mcp_tool_response, first),
+    "graph-rag": translator("graph-rag", GraphRagQuery, GraphRagResponse, _graph_rag_request,
+                    _graph_rag_response, is_end_of_stream),
+    "structured-query": translator("structured-query", StructuredQueryRequest, StructuredQueryResponse,
+                           _structured_query_request, _structured_query_response, first),
+    "embeddings": translator("embeddings", EmbeddingsRequest, EmbeddingsResponse, _embeddings_request,
+                     _embeddings_response, first),
 }

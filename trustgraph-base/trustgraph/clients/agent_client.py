@@ -1,0 +1,5 @@
+"""Upstream's module path of :class:`AgentClient` (see :mod:`.services`)."""
+
+from .services import AgentClient
+
+__all__ = ["AgentClient"]

@@ -1,0 +1,5 @@
+"""Upstream's module path of :class:`RowEmbeddingsClient` (see :mod:`.services`)."""
+
+from .services import RowEmbeddingsClient
+
+__all__ = ["RowEmbeddingsClient"]
