@@ -199,6 +199,8 @@ async def test_row_embeddings_query_embeds_then_searches_and_formats_as_upstream
     assert embed.sent[0].text == "ada"
     assert rows.sent[0] == RowEmbeddingsRequest(vectors=[[0.1, 0.2]], limit=3, user="ann", collection="default",
                                                 schema_name="person", index_name="name")
-    assert rows.response_schema is RowEmbeddingsResponse
+    # The flow's client for these calls carries the row-embeddings records.
+    from trustgraph.agent.react.service import CLIENTS
+    assert CLIENTS["row-embeddings-query"] == (RowEmbeddingsRequest, RowEmbeddingsResponse)
     rows.answer = RowEmbeddingsResponse(matches=[])
     assert await impl.invoke(ctx, {"query": "x"}) == "No matching records found"
