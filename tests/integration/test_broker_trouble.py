@@ -174,3 +174,35 @@ def test_a_lost_broker_is_one_line_each_way(tmp_path, services, own_broker):
     svc.wait_for("reconnected line", lambda: svc.lines("Reconnected to the broker"), timeout=60)
     assert svc.stop_with(signal.SIGTERM) == 0
     quiet(svc)
+
+
+def test_processors_started_by_hand_get_their_own_metrics_port_quietly(tmp_path, broker):
+    """No -P: port 8000 when free, else any free one; never a warning, always on 127.0.0.1."""
+    procs = []
+    try:
+        for n in range(2):
+            (tmp_path / str(n)).mkdir()
+            err = tmp_path / str(n) / "err.log"
+            ready = tmp_path / str(n) / "ready"
+            env = {**os.environ, "TG_READY_FILE": str(ready), "TRUSTGRAPH_DATA": str(tmp_path / "none")}
+            with open(err, "wb") as f:
+                procs.append((subprocess.Popen(
+                    [str(BIN / "joke-service"), "-p", broker.url, "-t", f"joke-{free_port()}"],
+                    stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env), err, ready))
+        ports = []
+        for p, err, ready in procs:
+            deadline = time.monotonic() + 30
+            while not ready.exists():
+                assert p.poll() is None and time.monotonic() < deadline, err.read_text()
+                time.sleep(0.05)
+            text = err.read_text()
+            assert " WARNING " not in text and " ERROR " not in text, text
+            found = [ln.split("http://127.0.0.1:")[1].split("/")[0] for ln in text.splitlines()
+                     if "Metrics on http://127.0.0.1:" in ln]
+            assert found, text
+            ports.append(int(found[0]))
+        assert len(set(ports)) == 2
+    finally:
+        for p, _, _ in procs:
+            p.terminate()
+            p.wait(10)
