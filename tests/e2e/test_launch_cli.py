@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import re
+import subprocess
 import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
 
 import pytest
+from conftest import BIN
+from trustgraph.base import PubSub
+from trustgraph.base.broker import free_port
+from trustgraph.schema import AgentRequest
 
 from .conftest import alive, descendants
 
@@ -82,11 +92,121 @@ def test_restart_keeps_config_and_sigterm_leaves_no_process(stack_factory):
     assert s.stop() == 0
     time.sleep(0.5)
     assert [p for p in kids if alive(p)] == []
+    # A stop removes its run files (and only those).
+    left = sorted(p.relative_to(s.data_dir).as_posix() for p in s.data_dir.rglob("*")
+                  if p.name in ("pulsar-url", "tg-launch.lock") or p.suffix == ".ready")
+    assert left == []
+    assert (s.data_dir / "config.db").exists()
     # Same data dir again: the config is still there and bootstrap is skipped.
     s.start()
     r = s.cli("tg-get-config-item", "widget/keep")
     assert r.stdout.strip() == '"kept"'
     assert "bootstrap      loaded" not in s.output()
+    assert "bootstrap      skipped: the config store already holds config" in s.output()
+
+
+def test_a_second_launch_on_the_same_data_dir_is_refused_untouched(stack):
+    url_file = stack.data_dir / "pulsar-url"
+    before = url_file.read_text()
+    logs = {p.name: p.stat().st_size for p in (stack.data_dir / "logs").iterdir()}
+    r = subprocess.run([str(BIN / "tg-launch"), "--data-dir", str(stack.data_dir)],
+                       capture_output=True, text=True, timeout=60)
+    assert (r.returncode, r.stdout) == (1, "")
+    assert r.stderr.splitlines() == [
+        f"tg-launch: error: a stack is already running on {stack.data_dir} (pid {stack.proc.pid}, "
+        f"gateway http://localhost:{stack.gateway_port}/); stop it first (Ctrl-C in its terminal, "
+        f"or kill {stack.proc.pid}), or give another --data-dir"]
+    assert url_file.read_text() == before
+    assert {p.name: p.stat().st_size for p in (stack.data_dir / "logs").iterdir()} == logs
+    assert stack.cli("tg-show-config").returncode == 0
+
+
+def test_deleting_a_missing_item_fails_and_says_so(stack):
+    r = stack.cli("tg-delete-config-item", "widget/never-there")
+    assert (r.returncode, r.stdout) == (1, "")
+    assert r.stderr.splitlines() == [
+        "tg-delete-config-item: error: no config item widget/never-there; nothing was deleted "
+        "(tg-list-config-items --type widget lists its keys)"]
+    assert stack.cli("tg-put-config-item", "widget/gone", input='"x"').returncode == 0
+    r = stack.cli("tg-delete-config-item", "widget/gone")
+    assert (r.returncode, r.stdout.strip()) == (0, "Configuration item deleted: widget/gone")
+
+
+def listening() -> dict[int, set[str]]:
+    """Every listening TCP port of this machine and the addresses it listens on (/proc/net)."""
+    out: dict[int, set[str]] = {}
+    for table, v6 in (("/proc/net/tcp", False), ("/proc/net/tcp6", True)):
+        try:
+            rows = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            if fields[3] != "0A":  # LISTEN
+                continue
+            address, port = fields[1].split(":")
+            if v6:
+                shown = "::1" if address == "0" * 31 + "1" else ("::" if set(address) == {"0"} else address)
+            else:
+                shown = ".".join(str(int(address[i:i + 2], 16)) for i in (6, 4, 2, 0))
+            out.setdefault(int(port, 16), set()).add(shown)
+    return out
+
+
+def test_everything_listens_on_loopback_each_metrics_server_on_its_own_port(stack_factory):
+    s = stack_factory(*LIGHT, "--metrics")
+    ports = [int(m) for m in re.findall(r"\(metrics http://127\.0\.0\.1:(\d+)/metrics\)", s.output())]
+    assert len(ports) == 3 and len(set(ports)) == 3, s.output()  # config-svc, api-gateway, joke-service
+    broker = urllib.parse.urlsplit(s.broker_url()).port
+    lock = json.loads((s.data_dir / "tg-launch.lock").read_text())
+    assert lock["pid"] == s.proc.pid
+    table = listening()
+    broker_metrics = re.findall(r'addr = "127\.0\.0\.1:(\d+)"',
+                                (s.data_dir / "broker" / "pulsar-lite.toml").read_text())
+    for port in (s.gateway_port, broker, int(broker_metrics[0]), *ports):
+        assert table.get(port) == {"127.0.0.1"}, (port, table.get(port))
+    for port in ports:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
+            assert b"processor_info" in r.read()
+
+
+def interface_rows(out: str, name: str) -> list[str]:
+    """The value lines of one interface's rows in tg-show-flows' table."""
+    rows, inside = [], False
+    for line in out.splitlines():
+        if line.startswith("|"):
+            label, value = (part.strip() for part in line.strip("|").split("|", 1))
+            inside = label == name if label else inside
+            if inside:
+                rows.append(value)
+        else:
+            inside = False
+    return rows
+
+
+def test_show_flows_marks_interfaces_no_processor_serves(stack):
+    """This stack runs no agent: its interface is marked until something consumes it."""
+    mark = "(not served: no running processor consumes this)"
+    out = stack.cli("tg-show-flows").stdout
+    assert mark in interface_rows(out, "agent") and mark in interface_rows(out, "embeddings"), out
+
+    async def serve_agent_meanwhile() -> str:
+        ps = PubSub(stack.broker_url(), processor="show-flows-test")
+        try:
+            await ps.consumer("non-persistent://tg/request/agent:default", "show-flows-test",
+                              AgentRequest, handler=lambda msg: asyncio.sleep(0))
+            deadline = time.monotonic() + 60  # the broker counts consumers every few seconds
+            while True:
+                out = await asyncio.to_thread(lambda: stack.cli("tg-show-flows").stdout)
+                if mark not in interface_rows(out, "agent") or time.monotonic() > deadline:
+                    return out
+                await asyncio.sleep(0.5)
+        finally:
+            await ps.close()
+
+    out = asyncio.run(serve_agent_meanwhile())
+    assert mark not in interface_rows(out, "agent"), out
+    assert mark in interface_rows(out, "embeddings"), out
 
 
 def test_invoke_tool_service_by_tool_and_by_service(stack):
@@ -108,3 +228,17 @@ def test_invoke_tool_service_errors_exit_nonzero(stack):
     assert r.returncode != 0
     assert "tool-service-error" in r.stderr and "sonnet" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("url, says", [
+    ("pulsar://127.0.0.1:{port}", "cannot reach the broker at pulsar://127.0.0.1:{port}: connection refused"),
+    ("127.0.0.1:{port}", "malformed broker URL '127.0.0.1:{port}': it needs a scheme"),
+])
+def test_an_external_broker_that_is_not_there_is_one_line(tmp_path, url, says):
+    port = free_port()
+    r = subprocess.run([str(BIN / "tg-launch"), "--data-dir", str(tmp_path / "data"),
+                        "-p", url.format(port=port)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tg-launch: error: " + says.format(port=port)), r.stderr
+    assert not (tmp_path / "data" / "pulsar-url").exists()

@@ -140,6 +140,13 @@ def test_streaming_answer_only(gateway):
     assert frame["request"] == {"question": "Tell me a joke", "user": "trustgraph", "streaming": True}
 
 
+@pytest.mark.parametrize("flag", ["--api-url", "--url"])
+def test_url_flag_as_every_command_spells_it_and_as_upstream_does(gateway, flag):
+    gateway.responses = STREAM
+    proc = tg("invoke_agent", flag, gateway.url, "-q", "Tell me a joke")
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "A pun.\n", "")
+
+
 def test_verbose_shows_thoughts_and_observations(gateway):
     gateway.responses = STREAM
     proc = agent(gateway, "-q", "q", "-v", "-f", "other", "-U", "alice", "-s", "start", "-g", "fun", "admin",

@@ -27,7 +27,8 @@ from typing import Any
 
 from ..schema import ConfigPush, ConfigRequest, ConfigResponse
 from . import metrics
-from .pubsub import Consumer, Message, Producer, PubSub
+from .broker_url import DEFAULT_PULSAR_HOST, BrokerUrlError, choose_broker_url
+from .pubsub import Consumer, Message, Producer, PubSub, PubSubError
 from .request_response import RequestResponseClient
 from .serving import Replies, Work, serve
 from .topics import ANNOUNCE, CONFIG_REQUEST, CONFIG_RESPONSE, PROBE, config_push_queue
@@ -36,7 +37,6 @@ logger = logging.getLogger(__name__)
 
 ConfigHandler = Callable[[dict[str, dict[str, str]], int], Awaitable[None]]
 
-DEFAULT_PULSAR_HOST = "pulsar://localhost:6650"
 _LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
@@ -51,14 +51,20 @@ class AsyncProcessor:
     def __init__(self, **params: Any) -> None:
         self.id: str = params.get("id") or "processor"
         self.params = params
-        self.pulsar_host: str = params.get("pulsar_host") or DEFAULT_PULSAR_HOST
         # A PubSub given from outside (a test's in-memory one) replaces the broker connection.
-        self.pubsub: PubSub = params.get("pubsub") or PubSub(
+        given: PubSub | None = params.get("pubsub")
+        if given is not None:
+            self.pulsar_host, self.broker_source = given.url, "given"
+        else:
+            self.pulsar_host, self.broker_source = choose_broker_url(params.get("pulsar_host"))
+        timeout = params.get("connect_timeout")
+        self.pubsub: PubSub = given or PubSub(
             self.pulsar_host,
             api_key=params.get("pulsar_api_key") or None,
             listener=params.get("pulsar_listener") or None,
             processor=self.id,
-            connect_timeout=float(params.get("connect_timeout") or 300.0),
+            # A service waits for its broker as long as it takes (and stays killable).
+            connect_timeout=float(timeout) if timeout else None,
         )
         # False: no push subscription and no fetch from config-svc; whoever made the
         # processor hands it config with apply_config() (trustgraph.base.testing does).
@@ -70,7 +76,10 @@ class AsyncProcessor:
         self.config_request_queue: str = params.get("config_request_queue") or CONFIG_REQUEST
         self.config_response_queue: str = params.get("config_response_queue") or CONFIG_RESPONSE
         self.metrics_enabled: bool = params.get("metrics", True)
-        self.metrics_port: int = int(params.get("metrics_port") or 8000)
+        # None: the default port if free, else any free one (see metrics.start_metrics_server).
+        port = params.get("metrics_port")
+        self.metrics_port: int | None = int(port) if port is not None else None
+        self.metrics_host: str = params.get("metrics_host") or metrics.DEFAULT_HOST
         self.config_version: int | None = None
         self._config_handlers: list[tuple[ConfigHandler, frozenset[str] | None]] = []
         self._seen: dict[int, dict[str, Any]] = {}
@@ -180,7 +189,7 @@ class AsyncProcessor:
         """Open what the processor needs; subclasses extend and call super()."""
         if self.metrics_enabled:
             metrics.processor_info.info({"id": self.id})
-            metrics.start_metrics_server(self.metrics_port)
+            metrics.start_metrics_server(self.metrics_port, self.metrics_host)
         if self._config_handlers and self.follow_config:
             await self.start_config()
 
@@ -216,28 +225,46 @@ class AsyncProcessor:
         self._stopping.set()
 
     async def run(self) -> None:
-        """Start, signal readiness, wait for SIGINT/SIGTERM, stop."""
+        """Start, signal readiness, wait for SIGINT/SIGTERM, stop.
+
+        A signal during the start (a broker that is not there yet, a config
+        service that does not answer) cancels the start at once: a processor
+        must never need ``kill -9``.
+        """
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             try:
                 loop.add_signal_handler(sig, self.request_stop)
             except (NotImplementedError, RuntimeError):
                 pass
+        logger.info("Processor %s: broker %s (%s)", self.id, self.pulsar_host, self.broker_source)
         try:
-            await self.start()
-            await self.wait_for_first_config()
-            # Let the new subscriptions settle before anyone is told we are
-            # ready (pulsar-lite may drop a message sent just after subscribe).
-            await asyncio.sleep(self.pubsub.subscribe_settle)
-            logger.info("Processor %s started (broker %s)", self.id, self.pulsar_host)
-            ready = os.environ.get("TG_READY_FILE")
-            if ready:
-                with open(ready, "w") as f:
-                    f.write(str(os.getpid()))
+            starting = asyncio.ensure_future(self._come_up())
+            stopping = asyncio.ensure_future(self._stopping.wait())
+            await asyncio.wait({starting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            if not starting.done():
+                logger.info("Processor %s stopping before it was started", self.id)
+                starting.cancel()
+                await asyncio.gather(starting, return_exceptions=True)
+                return
+            stopping.cancel()
+            starting.result()
             await self._stopping.wait()
             logger.info("Processor %s stopping", self.id)
         finally:
             await self.stop()
+
+    async def _come_up(self) -> None:
+        await self.start()
+        await self.wait_for_first_config()
+        # Let the new subscriptions settle before anyone is told we are
+        # ready (pulsar-lite may drop a message sent just after subscribe).
+        await asyncio.sleep(self.pubsub.subscribe_settle)
+        logger.info("Processor %s started (broker %s)", self.id, self.pulsar_host)
+        ready = os.environ.get("TG_READY_FILE")
+        if ready:
+            with open(ready, "w") as f:
+                f.write(str(os.getpid()))
 
     # -- command line --------------------------------------------------------
     @classmethod
@@ -246,8 +273,10 @@ class AsyncProcessor:
         parser.add_argument("--id", default=None, help="processor id (default: the command's)")
         parser.add_argument("--pubsub-backend", default=env_default("PUBSUB_BACKEND", "pulsar"),
                             choices=["pulsar"], help="messaging backend (only pulsar)")
-        parser.add_argument("-p", "--pulsar-host", default=env_default("PULSAR_HOST", DEFAULT_PULSAR_HOST),
-                            help="Pulsar URL (env PULSAR_HOST; default %(default)s)")
+        parser.add_argument("-p", "--pulsar-host", default=env_default("PULSAR_HOST"),
+                            help="broker URL (default: $PULSAR_HOST, else the broker of the stack "
+                                 "running in ./.trustgraph or $TRUSTGRAPH_DATA, else "
+                                 f"{DEFAULT_PULSAR_HOST})")
         parser.add_argument("--pulsar-api-key", default=env_default("PULSAR_API_KEY"),
                             help="Pulsar token (env PULSAR_API_KEY)")
         parser.add_argument("--pulsar-listener", default=None, help="Pulsar listener name")
@@ -255,7 +284,12 @@ class AsyncProcessor:
                             choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"])
         parser.add_argument("--metrics", action=argparse.BooleanOptionalAction, default=True,
                             help="serve Prometheus metrics")
-        parser.add_argument("-P", "--metrics-port", type=int, default=8000)
+        parser.add_argument("-P", "--metrics-port", type=int, default=None,
+                            help=f"metrics port (default {metrics.DEFAULT_PORT}, or a free one "
+                                 "when that is taken)")
+        parser.add_argument("--metrics-host", default=metrics.DEFAULT_HOST,
+                            help="address the metrics server listens on (default %(default)s; "
+                                 "0.0.0.0 for every interface)")
         parser.add_argument("--config-push-queue", default=config_push_queue)
         parser.add_argument("--announce-queue", default=ANNOUNCE,
                             help="where tool services announce themselves (default %(default)s)")
@@ -283,6 +317,10 @@ class AsyncProcessor:
             asyncio.run(cls(**params).run())
         except KeyboardInterrupt:
             pass
+        except (BrokerUrlError, PubSubError) as e:
+            # A user's mistake or the broker's state, not our bug: one line, no traceback.
+            print(f"{ident}: error: {e}", file=sys.stderr, flush=True)
+            sys.exit(2 if isinstance(e, BrokerUrlError) else 1)
         except Exception as e:
             logging.getLogger(ident).critical("%s failed: %s", ident, e, exc_info=True)
             sys.exit(1)

@@ -5,6 +5,13 @@
 directory of ours.  We start the binary ourselves rather than through the
 package's process manager because that one logs to a fixed file in /tmp and
 picks ports from a fixed range, which collides when two test runs overlap.
+
+pulsar-lite also serves Prometheus metrics, on 0.0.0.0:8080 unless its config
+file says otherwise (``[metrics] addr``, read from ``--config``; its
+``--help`` shows only the flag, the key is in its docs).  We write that file
+so the metrics listen where the broker does, on a free port of their own:
+two brokers never clash, and nothing is exposed that was not asked for.
+The gateway reads them to tell which request queues have a consumer.
 """
 
 from __future__ import annotations
@@ -67,24 +74,42 @@ class EmbeddedBroker:
     """One ``pulsar-lite`` process: start, stop, restart on the same port and data."""
 
     def __init__(self, data_dir: str | os.PathLike, port: int | None = None,
-                 host: str = "127.0.0.1", log_path: str | os.PathLike | None = None) -> None:
+                 host: str = "127.0.0.1", log_path: str | os.PathLike | None = None,
+                 metrics_port: int | None = None) -> None:
+        """``host``: the address to listen on (``0.0.0.0``: every interface; clients of
+        this machine still connect through 127.0.0.1)."""
         self.data_dir = Path(data_dir)
         self.host = host
-        self.port = port or free_port(host)
+        self.connect_host = "127.0.0.1" if host in ("0.0.0.0", "") else host
+        self.port = port or free_port(self.connect_host)
+        self.metrics_port = metrics_port or free_port(self.connect_host)
         self.log_path = Path(log_path) if log_path else self.data_dir / "broker.log"
         self.proc: subprocess.Popen | None = None
 
     @property
     def url(self) -> str:
-        return f"pulsar://{self.host}:{self.port}"
+        return f"pulsar://{self.connect_host}:{self.port}"
+
+    @property
+    def admin_url(self) -> str:
+        """Where the broker's Prometheus metrics are (``/metrics``), as a Pulsar admin URL."""
+        return f"http://{self.connect_host}:{self.metrics_port}"
+
+    def _write_config(self) -> Path:
+        path = self.data_dir / "pulsar-lite.toml"
+        path.write_text("# Written by trustgraph.base.broker at each start.\n"
+                        "[metrics]\nenabled = true\n"
+                        f'addr = "{self.host}:{self.metrics_port}"\n')
+        return path
 
     def start(self, timeout: float = 20.0) -> None:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         binary = find_broker_binary()
+        config = self._write_config()
         log = open(self.log_path, "ab")
         try:
             self.proc = subprocess.Popen(
-                [binary, "--addr", f"{self.host}:{self.port}",
+                [binary, "--config", str(config), "--addr", f"{self.host}:{self.port}",
                  "--db-path", str(self.data_dir / "broker.db"), "--log-level", "warn"],
                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 cwd=str(self.data_dir),
@@ -92,7 +117,7 @@ class EmbeddedBroker:
         finally:
             log.close()
         try:
-            wait_for_port(self.host, self.port, timeout, self.proc)
+            wait_for_port(self.connect_host, self.port, timeout, self.proc)
         except BrokerError as e:
             self.stop()
             raise BrokerError(f"embedded broker failed to start ({e}); see {self.log_path}") from e

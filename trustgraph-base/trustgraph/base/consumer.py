@@ -89,6 +89,13 @@ class Consumer:
     def attach(self, consumer: pulsar.Consumer) -> None:
         self._consumer = consumer
 
+    def is_connected(self) -> bool:
+        """False while pulsar-client is reconnecting this consumer to the broker."""
+        try:
+            return self._consumer is None or bool(self._consumer.is_connected())
+        except Exception:  # closed, or a stand-in without the method
+            return True
+
     # -- listener thread ---------------------------------------------------
     def on_message(self, consumer: Any, msg: Any) -> None:
         """Called by pulsar-client's listener thread for every message."""

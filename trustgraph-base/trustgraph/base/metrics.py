@@ -44,23 +44,32 @@ tool_latency = Histogram(
     buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120),
 )
 
+DEFAULT_PORT = 8000
+# Metrics say what runs and how busy it is: not for the whole network unless asked.
+DEFAULT_HOST = "127.0.0.1"
+
 _started_port: int | None = None
 
 
-def start_metrics_server(port: int) -> bool:
-    """Serve /metrics on ``port`` once per process; a busy port is logged, not fatal.
+def start_metrics_server(port: int | None = None, host: str = DEFAULT_HOST) -> int | None:
+    """Serve /metrics once per process; the port it listens on, or None.
 
-    Several processors on one machine all default to port 8000, so a port clash
+    ``port=None`` (no ``-P`` given): port 8000, or any free port when 8000 is
+    taken, quietly: every processor started by hand would otherwise want 8000.
+    A port that was asked for and is busy is a warning, never fatal: metrics
     must not stop a processor from doing its real work.
     """
     global _started_port
     if _started_port is not None:
-        return True
-    try:
-        start_http_server(port)
-    except OSError as e:
-        logger.warning("Metrics server not started on port %d: %s", port, e)
-        return False
-    _started_port = port
-    logger.info("Metrics on http://0.0.0.0:%d/metrics", port)
-    return True
+        return _started_port
+    for candidate in ((DEFAULT_PORT, 0) if port is None else (port,)):
+        try:
+            server, _thread = start_http_server(candidate, addr=host)
+        except OSError as e:
+            if port is not None:
+                logger.warning("Metrics server not started on %s:%d: %s", host, port, e)
+            continue
+        _started_port = server.server_port
+        logger.info("Metrics on http://%s:%d/metrics", host, _started_port)
+        return _started_port
+    return None

@@ -22,39 +22,42 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import pulsar
-from tenacity import (
-    AsyncRetrying,
-    retry_if_exception_type,
-    stop_after_delay,
-    wait_exponential,
-)
 
 from ..schema.codec import encode
+from .broker_url import BrokerUrl, parse_broker_url, probe, unreachable
 from .consumer import Consumer, DirectHandler, Handler, MalformedHandler
 from .message import Message
+from .pulsar_backend import get_pubsub  # upstream's name for its sync backend (tg-dump-queues imports it)
 from .topics import to_pulsar
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Consumer", "DirectHandler", "Handler", "MalformedHandler", "Message", "MessageTooLarge",
+__all__ = ["get_pubsub", "Consumer", "DirectHandler", "Handler", "MalformedHandler", "Message", "MessageTooLarge",
            "Producer", "PubSub", "PubSubError"]
 
 T = TypeVar("T")
 
 
 def _client_logger() -> Any:
-    """pulsar-client's own C++ console logger, at WARN unless we run at DEBUG.
+    """pulsar-client's own C++ log: on the console at INFO when we run at DEBUG, else discarded.
 
-    Passing a Python logger instead makes the client's threads call into Python
+    The C++ client logs every failed connection attempt at ERROR, several a
+    second while a broker is down, so even its ERROR level buried the one
+    line that matters.  We report broker trouble ourselves instead (an
+    unreachable broker, a failed open, a lost connection: see PubSub).
+    Passing a Python logger would make the client's threads call into Python
     while the interpreter shuts down, which aborts the process (measured: about
-    one exit in eight ended in SIGABRT), so we keep its logging in C++.
+    one exit in eight ended in SIGABRT), so its logging stays in C++.
     """
-    level = pulsar.LoggerLevel.Info if logger.isEnabledFor(logging.DEBUG) else pulsar.LoggerLevel.Warn
-    return pulsar.ConsoleLogger(level)
+    if logger.isEnabledFor(logging.DEBUG):
+        return pulsar.ConsoleLogger(pulsar.LoggerLevel.Info)
+    return pulsar.FileLogger(pulsar.LoggerLevel.Error, os.devnull)
 
 
 _OK = pulsar.Result.Ok
@@ -153,6 +156,13 @@ class Producer:
         except pulsar.PulsarException as e:
             raise PubSubError(f"send to {self.topic} failed: {e}") from e
 
+    def is_connected(self) -> bool:
+        """False while pulsar-client is reconnecting this producer to the broker."""
+        try:
+            return bool(self._producer.is_connected())
+        except Exception:  # closed under us
+            return True
+
     def _log_failure(self, result: pulsar.Result, _msg_id: Any) -> None:
         if result != _OK:
             logger.error("send to %s failed: %s", self.topic, result)
@@ -171,19 +181,36 @@ def _settle(fut: asyncio.Future, result: Any) -> None:
 
 _RETRYABLE = (pulsar.ConnectError, pulsar.Timeout, pulsar.LookupError,
               pulsar.ServiceUnitNotReady, pulsar.TopicNotFound)
+# Back-off between attempts to reach the broker, and between attempts to open a
+# producer or consumer on a reachable one (short: pulsar-lite's consumer-id clash
+# of shared subscriptions, see DEVELOPERS.md, is resolved by the next attempt).
+_FIRST_DELAY = 1.0
+_MAX_DELAY = 30.0
+_OPEN_DELAYS = (0.2, 5.0)
+# How often a connected PubSub checks its producers and consumers are still
+# connected, to say so once when the broker goes away and once when it is back.
+WATCH_EVERY = 2.0
 
 
 class PubSub:
     """One Pulsar client per process, and the factory for producers and consumers."""
 
     def __init__(self, url: str, *, api_key: str | None = None, listener: str | None = None,
-                 processor: str = "", connect_timeout: float = 300.0, client: Any = None,
+                 processor: str = "", connect_timeout: float | None = 300.0, client: Any = None,
                  subscribe_settle: float = SUBSCRIBE_SETTLE) -> None:
         """``client``: an object with pulsar.Client's ``create_producer``, ``subscribe`` and
         ``close`` to use instead of connecting to ``url``; the in-memory broker of
         :mod:`trustgraph.base.testing` passes one, so a test runs the same producer and
         consumer code as production with no broker (and no settle time: ``subscribe_settle``).
+
+        ``connect_timeout``: how long to keep trying to reach the broker and open a
+        producer or consumer before :class:`PubSubError`; None: for ever (a service
+        waits for its broker to come back).  A malformed ``url`` raises
+        :class:`~trustgraph.base.broker_url.BrokerUrlError` here, before anything runs.
         """
+        # Checked first: pulsar-client would take an http:// gateway URL, or no scheme,
+        # and fail much later with a bare Timeout.
+        self._broker: BrokerUrl | None = parse_broker_url(url) if client is None else None
         self.url = url
         self.subscribe_settle = subscribe_settle
         self.processor = processor
@@ -193,6 +220,8 @@ class PubSub:
         self._connect_timeout = connect_timeout
         self._producers: list[Producer] = []
         self._consumers: list[Consumer] = []
+        self._reach: asyncio.Future | None = None
+        self._watch: asyncio.Task | None = None
 
     # operation_timeout_seconds is short on purpose: pulsar-lite 0.2 keys the
     # consumers of a shared subscription by the client-chosen consumer id, so a
@@ -211,27 +240,105 @@ class PubSub:
             )
         return self._client
 
+    def _deadline(self) -> float | None:
+        return None if self._connect_timeout is None else time.monotonic() + self._connect_timeout
+
+    async def _reachable(self) -> None:
+        """Wait until the broker accepts connections; one task shared by every opener.
+
+        pulsar-client itself would retry in C++ threads that no Ctrl-C can
+        stop, logging each attempt; probing first (an asyncio connection,
+        cancelled at once) keeps a processor killable and lets us say
+        what is wrong in one line.
+        """
+        if self._broker is None:
+            return
+        if self._reach is None or (self._reach.done() and not self._reach.cancelled()
+                                   and self._reach.exception() is not None):
+            self._reach = asyncio.ensure_future(self._wait_for_broker(self._broker))
+        await asyncio.shield(self._reach)
+
+    async def _wait_for_broker(self, broker: BrokerUrl) -> None:
+        deadline = self._deadline()
+        delay = _FIRST_DELAY
+        failures = 0
+        while True:
+            problem = await probe(broker)
+            if problem is None:
+                if failures:
+                    logger.info("Broker %s reachable after %d failed attempt%s", self.url, failures,
+                                "" if failures == 1 else "s")
+                return
+            failures += 1
+            line = unreachable(self.url, problem)
+            if deadline is not None and time.monotonic() + delay > deadline:
+                raise PubSubError(line)
+            if failures == 1:
+                logger.warning("%s; retrying every %g-%gs", line, _FIRST_DELAY, _MAX_DELAY)
+            else:
+                logger.info("Broker %s still unreachable: %s; retrying in %gs", self.url, problem, delay)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, _MAX_DELAY)
+
     async def _retrying(self, what: str, fn: Callable[[], T]) -> T:
-        """Run a blocking broker call in a thread, retrying while the broker is unreachable."""
-        attempt = 0
-        last: BaseException | None = None
-        async for attempt_ctx in AsyncRetrying(
-            retry=retry_if_exception_type(_RETRYABLE),
-            wait=wait_exponential(multiplier=0.2, max=5),
-            stop=stop_after_delay(self._connect_timeout),
-            reraise=True,
-        ):
-            with attempt_ctx:
-                attempt += 1
-                if attempt > 1:
-                    logger.warning("%s on %s failed (%s: %s); retrying, attempt %d", what, self.url,
-                                   type(last).__name__, last, attempt)
-                try:
-                    return await asyncio.to_thread(fn)
-                except _RETRYABLE as e:
-                    last = e
-                    raise
-        raise AssertionError("unreachable")
+        """Run a blocking broker call in a thread, retrying while the broker is unreachable.
+
+        The first failure is one WARNING line; later ones are INFO, with a
+        back-off, so a service left waiting for its broker stays quiet.
+        """
+        await self._reachable()
+        deadline = self._deadline()
+        delay, max_delay = _OPEN_DELAYS
+        failures = 0
+        while True:
+            try:
+                result = await asyncio.to_thread(fn)
+            except _RETRYABLE as e:
+                failures += 1
+                why = f"{what} on {self.url} failed ({type(e).__name__}: {e})"
+                if self._broker is not None and self._broker.http:
+                    why += ("; an http:// broker URL must be Pulsar's HTTP lookup service: "
+                            "the broker URL usually looks like pulsar://host:6650")
+                if deadline is not None and time.monotonic() + delay > deadline:
+                    raise PubSubError(why) from e
+                if failures == 1:
+                    logger.warning("%s; retrying", why)
+                else:
+                    logger.info("%s; retrying in %gs (attempt %d)", why, delay, failures + 1)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, max_delay)
+                continue
+            if failures:
+                logger.info("%s on %s succeeded after %d failed attempt%s", what, self.url, failures,
+                            "" if failures == 1 else "s")
+            self._start_watching()
+            return result
+
+    def _start_watching(self) -> None:
+        if self._watch is None and self._broker is not None:
+            self._watch = asyncio.get_running_loop().create_task(self._watch_connection())
+
+    async def _watch_connection(self) -> None:
+        """Say once that the broker went away and once that it is back.
+
+        pulsar-client reconnects by itself; without this (its own log being
+        discarded) a stopped stack would leave a service silent, and with its
+        log it printed a line per attempt.
+        """
+        lost_at: float | None = None
+        while True:
+            await asyncio.sleep(WATCH_EVERY)
+            connected = all(p.is_connected() for p in (*self._producers, *self._consumers))
+            if not connected and lost_at is None:
+                lost_at = time.monotonic()
+                problem = await probe(self._broker) if self._broker is not None else None
+                logger.warning("Lost the connection to the broker at %s%s; reconnecting in the "
+                               "background (messages sent meanwhile may be lost)", self.url,
+                               f": {problem}" if problem else "")
+            elif connected and lost_at is not None:
+                logger.info("Reconnected to the broker at %s after %.0fs", self.url,
+                            time.monotonic() - lost_at)
+                lost_at = None
 
     async def producer(self, topic: str) -> Producer:
         """A producer on ``topic`` (generic name or Pulsar URL)."""
@@ -289,6 +396,10 @@ class PubSub:
 
     async def close(self) -> None:
         """Stop every consumer, close every producer, then the client."""
+        for task in (self._watch, self._reach):
+            if task is not None and not task.done():
+                task.cancel()
+        self._watch = self._reach = None
         await asyncio.gather(*(c.stop() for c in self._consumers), return_exceptions=True)
         for p in self._producers:
             await asyncio.to_thread(p.close)

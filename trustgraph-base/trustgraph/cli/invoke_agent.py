@@ -95,7 +95,8 @@ def ask(args: argparse.Namespace, printer: Printer) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description="Asks the agent a question.")
-    parser.add_argument("-u", "--url", default=default_url(),
+    # Upstream spells it --url here and --api-url everywhere else: both work.
+    parser.add_argument("-u", "--api-url", "--url", dest="url", default=default_url(),
                         help=f"API URL (default: $TRUSTGRAPH_URL or {DEFAULT_URL})")
     parser.add_argument("-t", "--token", default=default_token(),
                         help="API bearer token (default: $TRUSTGRAPH_TOKEN)")

@@ -1,11 +1,20 @@
 """Shows the running flows: one small table per flow with its blueprint,
-description, parameters and the queues behind each interface."""
+description, parameters and the queues behind each interface.
+
+An interface that no running processor serves (nothing consumes its request
+queue, or its queue for a send-only one) is marked so: a blueprint may name
+services this stack does not run, and a request sent there is dropped.  The
+counts come from the broker, through the gateway's
+``GET /api/v1/broker/consumers``; without it (an upstream gateway, or one not
+told where the broker's metrics are) nothing is marked.
+"""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+from trustgraph.base.topics import TopicError, to_pulsar
 from trustgraph.cli.api import Api, api_from_args, main_wrapper, make_parser
 
 PROG = "tg-show-flows"
@@ -24,8 +33,32 @@ def describe_interface(value: Any) -> str:
     return _text(value)
 
 
-def flow_rows(flow_id: str, reply: dict[str, Any]) -> list[tuple[str, str]]:
+NOT_SERVED = "(not served: no running processor consumes this)"
+
+
+def _topic_key(topic: str) -> str:
+    """A queue as the broker counts it: ``tenant/namespace/name``, whatever its form."""
+    try:
+        topic = to_pulsar(topic)
+    except TopicError:
+        pass
+    return topic.split("://", 1)[-1]
+
+
+def served(value: Any, consumers: dict[str, int]) -> bool:
+    """Whether the interface's request queue (or its only queue) has a consumer."""
+    queue = value.get("request") if isinstance(value, dict) else value
+    if not isinstance(queue, str):
+        return True  # nothing we can check: no mark rather than a wrong one
+    return consumers.get(_topic_key(queue), 0) > 0
+
+
+def flow_rows(flow_id: str, reply: dict[str, Any],
+              consumers: dict[str, int] | None = None) -> list[tuple[str, str]]:
     """The (label, value) rows of one flow's table.
+
+    With ``consumers`` (the broker's count per queue), interfaces nobody
+    serves get a last line saying so.
 
     ``get-flow`` returns the stored ``flow/<id>`` config value as a JSON
     string; ``description`` and ``parameters`` are also sent alongside it and
@@ -53,7 +86,10 @@ def flow_rows(flow_id: str, reply: dict[str, Any]) -> list[tuple[str, str]]:
     interfaces = flow.get("interfaces") or {}
     if isinstance(interfaces, dict):
         for name in sorted(interfaces):
-            rows.append((name, describe_interface(interfaces[name])))
+            text = describe_interface(interfaces[name])
+            if consumers is not None and not served(interfaces[name], consumers):
+                text += "\n" + NOT_SERVED
+            rows.append((name, text))
     return rows
 
 
@@ -71,14 +107,22 @@ def render_table(rows: list[tuple[str, str]]) -> str:
     return "\n".join(out)
 
 
+def broker_consumers(api: Api) -> dict[str, int] | None:
+    """The broker's consumer count per queue, or None when the gateway cannot tell."""
+    reply = api.get("api/v1/broker/consumers")
+    counts = reply.get("consumers") if isinstance(reply, dict) else None
+    return counts if isinstance(counts, dict) else None
+
+
 def show_flows(api: Api) -> None:
     ids = api.flow({"operation": "list-flows"}).get("flow-ids") or []
     if not ids:
         print("No flows.")
         return
+    consumers = broker_consumers(api)
     for flow_id in ids:
         reply = api.flow({"operation": "get-flow", "flow-id": flow_id})
-        print(render_table(flow_rows(flow_id, reply)))
+        print(render_table(flow_rows(flow_id, reply, consumers)))
         print()
 
 

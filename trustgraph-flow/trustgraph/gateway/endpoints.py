@@ -26,6 +26,12 @@ Endpoints (all need the token when one is set, except health):
 * ``GET /api/v1/tool-service/errors``: the catalog's descriptor problems
   alone, a JSON list of strings;
 * ``GET /api/v1/health``: liveness, see below;
+* ``GET /api/v1/config/{type}/{key}``: one config item, ``{"type", "key", "value"
+  (null when absent), "version"}``; tg-delete-config-item asks it first, since
+  the wire's ``delete`` does not say whether the item was there;
+* ``GET /api/v1/broker/consumers``: ``{"consumers": {"tenant/namespace/topic": n},
+  "source": url}``, the broker's count of consumers per topic (broker_consumers.py),
+  when the gateway was given ``--pulsar-admin-url``; else 404 with an ``error``;
 * ``GET /api/metrics/{path}``: proxied to ``{prometheus}/api/v1/{path}``.
 
 ``/api/v1/health`` answers ``{"status": "ok", "config-service": bool,
@@ -53,6 +59,7 @@ from trustgraph.base import deadlines
 
 from . import bulk
 from .auth import SOCKET_PATH, TokenAuth
+from .broker_consumers import BrokerStatsError, fetch_consumer_counts
 from .dispatch import Dispatcher, GatewayError
 from .mux import socket_handler
 from .tool_services import ToolServices
@@ -73,6 +80,7 @@ class Parts:
     timeout: float
     prometheus_url: str
     health: Callable[[bool], Awaitable[dict[str, Any]]]
+    pulsar_admin_url: str | None = None
 
 
 def _json(body: Any, status: int = 200) -> web.Response:
@@ -189,16 +197,45 @@ class Handlers:
         """``GET /api/v1/export-core``."""
         return await bulk.export_core(request, self.p.dispatcher)
 
+    async def config_item(self, request: web.Request) -> web.Response:
+        """``GET /api/v1/config/{type}/{key}``: a ``get`` of one item."""
+        ctype, key = request.match_info["type"], request.match_info["key"]
+        try:
+            reply = await self.p.dispatcher.call(
+                "config", None, {"operation": "get", "keys": [{"type": ctype, "key": key}]})
+        except (GatewayError, RequestError) as e:
+            return _json({"error": str(e)})
+        if reply.get("error"):
+            return _json(reply)
+        values = reply.get("values") or [{}]
+        return _json({"type": ctype, "key": key, "value": values[0].get("value"),
+                      "version": reply.get("version")})
+
+    async def broker_consumers(self, _request: web.Request) -> web.Response:
+        """``GET /api/v1/broker/consumers``: who consumes what, as the broker counts it."""
+        admin = self.p.pulsar_admin_url
+        if not admin:
+            return _json({"error": "the gateway was not given the broker's --pulsar-admin-url"}, 404)
+        try:
+            counts = await fetch_consumer_counts(self._session(), admin)
+        except BrokerStatsError as e:
+            logger.info("Broker consumer counts unavailable: %s", e)
+            return _json({"error": str(e)}, 502)
+        return _json({"consumers": counts, "source": f"{admin.rstrip('/')}/metrics"})
+
+    def _session(self) -> aiohttp.ClientSession:
+        if self._http is None:
+            self._http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self.p.timeout))
+        return self._http
+
     async def metrics(self, request: web.Request) -> web.Response:
         """Proxy a Prometheus API query, so dashboards need only the gateway's address."""
         path = request.match_info["path"]
         if ".." in path.split("/"):
             return _json({"error": "Bad metrics path"}, 400)
-        if self._http is None:
-            self._http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self.p.timeout))
         url = f"{self.p.prometheus_url.rstrip('/')}/api/v1/{path}"
         try:
-            async with self._http.get(url, params=request.query) as resp:
+            async with self._session().get(url, params=request.query) as resp:
                 body = await resp.read()
                 return web.Response(body=body, status=resp.status,
                                     content_type=resp.content_type or "application/json")
@@ -225,6 +262,8 @@ def build_app(parts: Parts) -> web.Application:
     app.router.add_get("/api/v1/tool-service/errors", h.tool_service_errors)
     app.router.add_get("/api/v1/tool-catalog", h.tool_catalog)
     app.router.add_get("/api/v1/tool-services", h.tool_services)
+    app.router.add_get("/api/v1/broker/consumers", h.broker_consumers)
+    app.router.add_get("/api/v1/config/{type}/{key:.+}", h.config_item)
     app.router.add_post("/api/v1/flow/{flow}/service/{kind}", h.flow_service)
     app.router.add_get("/api/v1/flow/{flow}/import/{kind}", h.import_socket)
     app.router.add_get("/api/v1/flow/{flow}/export/{kind}", h.export_socket)

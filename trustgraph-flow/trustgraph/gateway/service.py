@@ -3,9 +3,12 @@
 Serves TrustGraph 2.1's REST API and websocket multiplexer (WIRE.md section
 9) on ``--port`` (8088), plus endpoints of ours: ``GET /api/v1/health``,
 ``POST /api/v1/tool-service`` (call a tool or tool service by name or id),
-``GET /api/v1/tool-catalog``, ``GET /api/v1/tool-services`` and
-``GET /api/v1/tool-service/errors``.  See
-endpoints.py for the list and tool_services.py for the tool-service call.
+``GET /api/v1/tool-catalog``, ``GET /api/v1/tool-services``,
+``GET /api/v1/tool-service/errors`` and ``GET /api/v1/broker/consumers``.
+See endpoints.py for the list and tool_services.py for the tool-service call.
+
+It listens on 127.0.0.1 unless ``--host`` says otherwise: authentication is
+off unless a token is set, so the network at large is opt-in.
 
 Flows and tool descriptors are learned from config pushes.  Every call has
 one deadline, ``--timeout`` seconds (120): a service that does not answer
@@ -43,6 +46,7 @@ logger = logging.getLogger(__name__)
 
 default_ident = "api-gateway"
 DEFAULT_PORT = 8088
+DEFAULT_HOST = "127.0.0.1"
 DEFAULT_TIMEOUT = 120.0
 HEALTH_PROBE_TIMEOUT = 2.0
 
@@ -53,10 +57,11 @@ class Processor(AsyncProcessor):
     def __init__(self, **params: Any) -> None:
         params.setdefault("id", default_ident)
         super().__init__(**params)
-        self.host: str = params.get("host") or "0.0.0.0"
+        self.host: str = params.get("host") or DEFAULT_HOST
         self.port: int = DEFAULT_PORT if params.get("port") is None else int(params["port"])
         self.timeout: float = float(params.get("timeout") or DEFAULT_TIMEOUT)
         self.prometheus_url: str = params.get("prometheus_url") or "http://prometheus:9090"
+        self.pulsar_admin_url: str | None = params.get("pulsar_admin_url") or None
         self.auth = TokenAuth(params.get("api_token") or None)
         self.dispatcher = Dispatcher(
             self.pubsub, timeout=self.timeout,
@@ -106,7 +111,7 @@ class Processor(AsyncProcessor):
         await self.dispatcher.start()
         app = build_app(Parts(dispatcher=self.dispatcher, tools=self.tools, auth=self.auth,
                               timeout=self.timeout, prometheus_url=self.prometheus_url,
-                              health=self.health))
+                              health=self.health, pulsar_admin_url=self.pulsar_admin_url))
         # Closing the clients fails the calls still waiting, so they answer at
         # once instead of holding the shutdown until their deadline.
         app.on_shutdown.append(self._release_clients)
@@ -136,12 +141,17 @@ class Processor(AsyncProcessor):
         super().add_args(parser)
         parser.add_argument("--port", type=int, default=DEFAULT_PORT,
                             help="HTTP port (default %(default)s)")
-        parser.add_argument("--host", default="0.0.0.0", help="address to listen on (default %(default)s)")
+        parser.add_argument("--host", default=DEFAULT_HOST,
+                            help="address to listen on (default %(default)s; 0.0.0.0 for every "
+                                 "interface, with --api-token set)")
         parser.add_argument("--api-token", default=env_default("GATEWAY_SECRET", ""),
                             help="bearer token clients must send (env GATEWAY_SECRET; empty: no auth)")
         parser.add_argument("-m", "--prometheus-url",
                             default=env_default("PROMETHEUS_URL", "http://prometheus:9090"),
                             help="Prometheus for /api/metrics (env PROMETHEUS_URL; default %(default)s)")
+        parser.add_argument("--pulsar-admin-url", default=env_default("PULSAR_ADMIN_URL"),
+                            help="the broker's admin/metrics URL (Apache Pulsar: http://pulsar:8080), "
+                                 "read for GET /api/v1/broker/consumers (env PULSAR_ADMIN_URL)")
         parser.add_argument("--timeout", type=_positive, default=DEFAULT_TIMEOUT,
                             help="deadline of each call in seconds (default %(default)s)")
         parser.add_argument("--config-request-queue", default=CONFIG_REQUEST)

@@ -59,8 +59,12 @@ def read_bootstrap(path: Path) -> tuple[list[ConfigValue], list[dict[str, Any]]]
     return values, list(doc.get("flows") or [])
 
 
-async def bootstrap(pulsar_url: str, path: Path, timeout: float = 30.0) -> bool:
-    """Load ``path`` when the store is empty; True when something was loaded."""
+async def bootstrap(pulsar_url: str, path: Path, timeout: float = 30.0) -> int:
+    """Load ``path`` when the store is empty.
+
+    Returns the store's version before: 0 when the file was loaded, else the
+    version of the config that was kept (so the caller can say so).
+    """
     values, flows = read_bootstrap(path)
     ps = PubSub(pulsar_url, processor="tg-launch")
     try:
@@ -77,7 +81,7 @@ async def bootstrap(pulsar_url: str, path: Path, timeout: float = 30.0) -> bool:
             raise BootstrapError(f"config-svc: {current.error.message}")
         if current.version:
             logger.info("Config store at version %d: bootstrap skipped", current.version)
-            return False
+            return current.version
         r = await config.request(ConfigRequest(operation="put", values=values), timeout=timeout)
         if r.error is not None:
             raise BootstrapError(f"config-svc refused the bootstrap config: {r.error.message}")
@@ -90,6 +94,6 @@ async def bootstrap(pulsar_url: str, path: Path, timeout: float = 30.0) -> bool:
             if r.error is not None:
                 raise BootstrapError(f"starting flow {f['id']}: {r.error.message}")
         logger.info("Bootstrap config loaded from %s (%d items, %d flows)", path, len(values), len(flows))
-        return True
+        return 0
     finally:
         await ps.close()

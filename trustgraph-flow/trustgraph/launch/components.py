@@ -30,8 +30,9 @@ class Component:
 COMPONENTS: tuple[Component, ...] = (
     Component("config-svc", "config-svc", ("--store", "{data_dir}/config.db"),
               listens="store {data_dir}/config.db", essential=True),
-    Component("api-gateway", "api-gateway", ("--port", "{gateway_port}"),
-              listens="http://localhost:{gateway_port}/", essential=True),
+    Component("api-gateway", "api-gateway",
+              ("--port", "{gateway_port}", "--host", "{host}", "--pulsar-admin-url", "{pulsar_admin_url}"),
+              listens="http://{gateway_host}:{gateway_port}/", essential=True),
     Component("prompt", "prompt-template", ("--concurrency", "4")),
     Component("llm", "text-completion-llamacpp", (), listens="embedded SmolLM2-135M-Instruct",
               llm="embedded"),

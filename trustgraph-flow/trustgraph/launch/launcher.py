@@ -7,6 +7,10 @@ its output in ``<data-dir>/logs/<name>.log``.  Ctrl-C or SIGTERM stops every
 child and then the broker.  A process that dies (the broker too) is restarted
 with a back-off and shown again once ready; one that keeps dying is given up
 on, and without the broker, config-svc or api-gateway the whole stack stops.
+
+One stack per data directory: a second tg-launch on it is refused before it
+touches anything.  The gateway, the broker and the metrics servers listen on
+127.0.0.1 unless --host says otherwise.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from trustgraph.base.broker import BrokerError, EmbeddedBroker, free_port, wait_for_port
+from trustgraph.base.broker_url import BrokerUrlError, parse_broker_url, probe
+from trustgraph.base.stack import AlreadyRunning, RunFiles
 
 from .bootstrap import BootstrapError, bootstrap
 from .components import COMPONENTS, FIRST, Component, ComponentError, choose_llm, load_components, with_extra
@@ -45,6 +51,9 @@ class Launcher:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
         self.data_dir = Path(args.data_dir).resolve()
+        self.run_files = RunFiles(self.data_dir)
+        # Clients on this machine reach a 0.0.0.0 listener through the loopback.
+        self.local_host = "127.0.0.1" if args.host in ("0.0.0.0", "") else args.host
         self.broker: EmbeddedBroker | None = None
         self.children: list[Child] = []
         self.stop_event = asyncio.Event()
@@ -68,22 +77,58 @@ class Launcher:
     def _fill(self, text: str, values: dict[str, Any]) -> str:
         return text.format(**values)
 
+    def gateway_url(self) -> str:
+        """What the status line and a refused second launch show for the gateway."""
+        if "api-gateway" not in {c.name for c in self.selected()}:
+            return ""
+        shown = "localhost" if self.args.host == "127.0.0.1" else self.args.host
+        return f"http://{shown}:{self.args.gateway_port}/"
+
+    def _metrics_port(self, index: int) -> int:
+        """Each child its own port: given a base, base + index; else a free one."""
+        base = self.args.metrics_base_port
+        return base + index if base else free_port(self.local_host)
+
     def _child(self, comp: Component, pulsar_url: str, values: dict[str, Any], index: int) -> Child:
         exe = shutil.which(comp.command, path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
         if exe is None:
             raise RuntimeError(f"command {comp.command!r} for component {comp.name} is not installed")
         argv = [exe, *(self._fill(a, values) for a in comp.args), "--pulsar-host", pulsar_url]
+        where = self._fill(comp.listens, values) or "ready"
         if self.args.metrics:
-            argv += ["--metrics-port", str(self.args.metrics_base_port + index)]
+            port = self._metrics_port(index)
+            argv += ["--metrics-port", str(port), "--metrics-host", self.args.host]
+            where += f" (metrics http://{self.local_host}:{port}/metrics)"
         else:
             argv += ["--no-metrics"]
         logs = self.data_dir / "logs"
         run = self.data_dir / "run"
         return Child(comp, argv, {**os.environ, **comp.env}, logs / f"{comp.name}.log",
-                     run / f"{comp.name}.ready", self.args.verbose,
-                     where=self._fill(comp.listens, values) or "ready")
+                     run / f"{comp.name}.ready", self.args.verbose, where=where)
 
     async def run(self) -> int:
+        """Take the data directory, run the stack until told to stop, give the directory back."""
+        try:
+            self.run_files.acquire(gateway=self.gateway_url())
+        except AlreadyRunning as e:
+            print(f"tg-launch: error: {e}", file=sys.stderr, flush=True)
+            return 1
+        try:
+            return await self._run()
+        finally:
+            self.run_files.release()
+
+    async def _external_broker(self, url: str) -> None:
+        """An existing Pulsar must be there before anything starts: one line if not."""
+        try:
+            problem = await probe(parse_broker_url(url))
+        except BrokerUrlError as e:
+            raise RuntimeError(str(e)) from None
+        if problem is not None:
+            raise RuntimeError(f"cannot reach the broker at {url}: {problem}; check --pulsar-host, "
+                               f"or leave it out to run the embedded broker")
+
+    async def _run(self) -> int:
         args = self.args
         (self.data_dir / "logs").mkdir(parents=True, exist_ok=True)
         (self.data_dir / "run").mkdir(parents=True, exist_ok=True)
@@ -92,26 +137,30 @@ class Launcher:
             loop.add_signal_handler(sig, self.stop_event.set)
         print(f"tg-launch: data in {self.data_dir}", flush=True)
         try:
+            admin_url = ""
             if args.pulsar_host:
                 pulsar_url = args.pulsar_host
+                await self._external_broker(pulsar_url)
                 say("broker", f"{pulsar_url} (external)")
             else:
                 port = args.broker_port
                 try:
-                    wait_for_port("127.0.0.1", port, 0.1)
-                    port = free_port()  # 6650 is taken: pick any free port
+                    wait_for_port(self.local_host, port, 0.1)
+                    port = free_port(self.local_host)  # 6650 is taken: pick any free port
                 except BrokerError:
                     pass
-                self.broker = EmbeddedBroker(self.data_dir / "broker", port=port,
+                self.broker = EmbeddedBroker(self.data_dir / "broker", port=port, host=args.host,
                                              log_path=self.data_dir / "logs" / "broker.log")
                 broker = BrokerProcess(self.broker)
                 await broker.come_up()
-                pulsar_url = self.broker.url
+                pulsar_url, admin_url = self.broker.url, self.broker.admin_url
                 say(broker.name, broker.where)
                 self.supervisor.watch(broker)
-            (self.data_dir / "pulsar-url").write_text(pulsar_url + "\n")
+            self.run_files.set_pulsar_url(pulsar_url)
+            shown = "localhost" if args.host == "127.0.0.1" else args.host
             values = {
                 "data_dir": str(self.data_dir), "gateway_port": args.gateway_port,
+                "host": args.host, "gateway_host": shown, "pulsar_admin_url": admin_url,
                 "openai_url": os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1"),
                 "llm_script": args.llm_script or "",
             }
@@ -130,8 +179,12 @@ class Launcher:
                     if path is None:
                         print("tg-launch: no bootstrap file found (config-examples/bootstrap.json); "
                               "starting with an empty config", flush=True)
-                    elif await bootstrap(pulsar_url, path):
+                    elif (kept := await bootstrap(pulsar_url, path)) == 0:
                         say("bootstrap", f"loaded {path}")
+                    else:
+                        say("bootstrap", f"skipped: the config store already holds config (version "
+                                         f"{kept}), which is kept; the bootstrap loads only into an "
+                                         f"empty store")
             for child in rest:
                 await child.start()
             for child in rest:
@@ -180,6 +233,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--broker-port", type=int, default=6650,
                    help="port of the embedded broker (a free one is used if it is taken)")
     p.add_argument("--gateway-port", type=int, default=8088)
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address the gateway, the embedded broker and the metrics servers listen on "
+                        "(default %(default)s: this machine only; 0.0.0.0 exposes them to the network, "
+                        "so set GATEWAY_SECRET too)")
     p.add_argument("--llm", choices=["embedded", "openai", "scripted"], default=None,
                    help="LLM service: embedded SmolLM2 (default), openai (default when OPENAI_BASE_URL "
                         "or OPENAI_TOKEN is set), or scripted (a test stand-in; needs --llm-script)")
@@ -187,8 +244,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--bootstrap", default=None, help="bootstrap file (default config-examples/bootstrap.json)")
     p.add_argument("--no-bootstrap", action="store_true", help="do not load bootstrap config")
     p.add_argument("--metrics", action=argparse.BooleanOptionalAction, default=False,
-                   help="serve Prometheus metrics from each child (ports from --metrics-base-port)")
-    p.add_argument("--metrics-base-port", type=int, default=8001)
+                   help="serve Prometheus metrics from each child, each on a free port (shown)")
+    p.add_argument("--metrics-base-port", type=int, default=None,
+                   help="with --metrics: ports from this one up, in component order")
     p.add_argument("-v", "--verbose", action="store_true", help="show every child's output live")
     p.add_argument("--extra-components", default=None, help=argparse.SUPPRESS)
     p.add_argument("--max-restarts", type=int, default=RestartPolicy.max_restarts, help=argparse.SUPPRESS)
