@@ -3,38 +3,51 @@
 from __future__ import annotations
 
 import json
+import sys
+import time
 import urllib.request
+from pathlib import Path
 
+import jsonschema
 import pytest
+from conftest import Proc
 
-ACTION = 'Thought: I will use the tell-joke tool.\nAction: tell-joke\nArgs: {"topic": "cats"}'
-FINAL = "Final Answer: Here is your cat joke."
+from .test_announce_cli import SERVICE, eventually
+
+# The bootstrap template asks for a structured decision; the scripted model enforces the
+# schema it gets, as llama.cpp's grammar does, so a reply outside it would be an error.
+ACTION = json.dumps({"action": "tell-joke", "args": {"topic": "cats"}})
+JOKE = "The cat ran for mayor and won by a whisker."
 
 
 @pytest.fixture(scope="module")
 def scripted(stack_factory, tmp_path_factory):
     script = tmp_path_factory.mktemp("script") / "script.json"
-    # One rule whose replies are consumed in order: each dialog is an action, then a final answer.
-    script.write_text(json.dumps({"rules": [{"match": "Question: Tell me a joke about cats",
-                                             "replies": [ACTION, FINAL, ACTION, FINAL, ACTION, FINAL]}],
-                                  "default": "Final Answer: no rule matched"}))
+    script.write_text(json.dumps({"rules": [
+        # The ReAct text template (an upstream agent's, or text mode): its format, not JSON.
+        {"match": "Final Answer:.*Question: Tell me a joke about cats", "replies": [
+            'Thought: a joke tool fits\nAction: tell-joke\nArgs: {"topic": "cats"}',
+            "Thought: I have the result, so I know the answer\nFinal Answer: a cat joke, as text"]},
+        {"match": "Question: Tell me a joke about cats", "reply": ACTION},
+    ], "default": "no rule matched"}))
     return stack_factory("--llm", "scripted", "--llm-script", str(script))
 
 
-def test_agent_streams_thought_tool_observation_answer(scripted):
+def test_agent_streams_action_observation_and_answers_from_the_tool(scripted):
     r = scripted.cli("tg-invoke-agent", "-q", "Tell me a joke about cats", "-v", "-U", "alice")
     assert r.returncode == 0, r.stderr
-    lines = r.stdout
-    assert "🤔 I will use the tell-joke tool." in lines
-    assert "💡 Hey alice! Here's a pun for you:" in lines      # the joke tool service ran
-    assert lines.rstrip().endswith("Here is your cat joke.")
+    lines = r.stdout.splitlines()
+    assert lines[0] == '🛠️ tell-joke {"topic": "cats"}'
+    assert lines[1] == "💡 Hey alice! Here's a pun for you:"      # the joke tool service ran
+    # After a tool result the bootstrap template answers with it (after-result: observation).
+    assert lines[-1] == JOKE and "Hey alice! Here's a pun for you:" in lines[-3]
 
 
 def test_agent_non_streaming_over_websocket(scripted):
     r = scripted.cli("tg-invoke-agent", "-q", "Tell me a joke about cats", "--no-streaming", "-v")
     assert r.returncode == 0, r.stderr
     assert "💡 Hey trustgraph! Here's a pun for you:" in r.stdout
-    assert r.stdout.rstrip().endswith("Here is your cat joke.")
+    assert r.stdout.rstrip().endswith(JOKE)
 
 
 def test_agent_over_rest_returns_the_final_message(scripted):
@@ -42,8 +55,29 @@ def test_agent_over_rest_returns_the_final_message(scripted):
     req = urllib.request.Request(scripted.url + "api/v1/flow/default/service/agent", data=body,
                                  headers={"Content-Type": "application/json"})
     reply = json.loads(urllib.request.urlopen(req, timeout=60).read())
-    assert reply["answer"] == "Here is your cat joke."
+    assert reply["answer"] == f"Hey bob! Here's a pun for you:\n\n{JOKE}"
     assert reply["end_of_dialog"] is True
+
+
+def test_text_mode_template_still_works(scripted, tmp_path):
+    # The ReAct text template as agent-react (a template without "decision", like upstream's):
+    # the agent reads ReAct text, and the scripted model gets no schema to enforce.
+    text = (Path(__file__).resolve().parents[2] / "config-examples" / "prompt-agent-react-text.json")
+    put = scripted.cli("tg-put-config-item", "prompt/template.agent-react", input=text.read_text())
+    assert put.returncode == 0, put.stderr
+    try:
+        # prompt-template reloads on the config push: ask until the dialog shows the text form.
+        deadline = time.monotonic() + 60
+        while "a cat joke, as text" not in (r := scripted.cli("tg-invoke-agent", "-q", "Tell me a joke about cats",
+                                                              "-v")).stdout:
+            assert r.returncode == 0 and time.monotonic() < deadline, r.stdout + r.stderr
+        assert r.returncode == 0, r.stderr
+        assert "🤔 a joke tool fits" in r.stdout and '🛠️ tell-joke {"topic": "cats"}' in r.stdout
+        assert r.stdout.rstrip().splitlines()[-1] == "a cat joke, as text"
+    finally:
+        boot = (Path(__file__).resolve().parents[2] / "config-examples" / "prompt-agent-react.json")
+        assert scripted.cli("tg-put-config-item", "prompt/template.agent-react",
+                            input=boot.read_text()).returncode == 0
 
 
 def test_show_tools_lists_the_tool_services(scripted):
@@ -53,14 +87,41 @@ def test_show_tools_lists_the_tool_services(scripted):
     assert "joke-service" in r.stdout and "style=dad-joke" in r.stdout
 
 
-def test_real_smollm2_dialog_calls_the_tool_service(stack_factory):
-    """The embedded 135M model with the bootstrap template: the dialog completes and the tool ran."""
+def test_real_smollm2_makes_schema_valid_calls_of_a_tool_added_while_it_runs(stack_factory, tmp_path):
+    """The embedded 135M model with the bootstrap template, as a user meets it: the joke tools,
+    then a weather service started while the stack runs; every call it makes follows the
+    called tool's argument schema (llama.cpp's grammar), and the dialog answers from the tool."""
     s = stack_factory()
     r = s.cli("tg-invoke-agent", "-q", "Tell me a joke about programming", "-v", timeout=120)
     assert r.returncode == 0, r.stderr + s.child_logs()
     assert "💡 Hey trustgraph! Here's a pun for you:" in r.stdout
-    answer = r.stdout.rstrip().splitlines()[-1]
-    assert answer and not answer.startswith(("🤔", "💡"))
+
+    ready = tmp_path / "weather.ready"
+    weather = Proc([sys.executable, str(SERVICE), "--id", "weather-service", "-t", "weather-e2e",
+                    "-p", s.broker_url(), "--no-metrics"], tmp_path / "weather.log",
+                   env={"TG_READY_FILE": str(ready)}).start()
+    try:
+        weather.wait_ready(ready)
+        def with_weather() -> dict | None:
+            c = json.loads(urllib.request.urlopen(s.url + "api/v1/tool-catalog", timeout=30).read())
+            return c if any(t["name"] == "weather" for t in c["tools"]) else None
+
+        catalog = eventually("the weather tool in the catalog", with_weather)
+        schemas = {t["name"]: t["input-schema"] for t in catalog["tools"]}
+        r = s.cli("tg-invoke-agent", "-q", "What is the weather in Paris?", "-v", timeout=120)
+    finally:
+        weather.stop()
+    assert r.returncode == 0, r.stderr + s.child_logs()
+    lines = r.stdout.rstrip().splitlines()
+    calls = [line.removeprefix("🛠️ ").split(" ", 1) for line in lines if line.startswith("🛠️ ")]
+    assert calls, r.stdout
+    for name, args in calls:
+        assert name in schemas, r.stdout
+        jsonschema.validate(json.loads(args), schemas[name])
+    # After the last observation: the observation itself, then the answer, which is the same text.
+    tail = r.stdout[r.stdout.rindex("💡 ") + 2:].strip()
+    result = tail[:(len(tail) - 1) // 2]
+    assert tail == f"{result}\n{result}" and not result.startswith("Error:"), r.stdout
 
 
 def test_show_tools_reports_descriptor_errors_of_every_type(scripted):

@@ -81,17 +81,18 @@ async def test_joke_service_answers_non_streaming_and_streaming(agent, broker, s
         messages = [await asyncio.to_thread(wire.receive, 5000) for _ in got]
     finally:
         raw.close()
-    joke = got[1].observation
+    joke = got[2].observation
     # On the wire: the id on every message, unused legacy fields written as explicit nulls.
     assert {m.properties()["id"] for m in messages} == {a.seen[0][0]}
     bodies = [json.loads(m.data()) for m in messages]
     assert [(b["thought"] is None, b["observation"] is None, b["answer"] is None) for b in bodies] == [
-        (False, True, True), (True, False, True), (False, True, True), (True, True, False)]
+        (False, True, True), (True, True, True), (True, False, True), (False, True, True), (True, True, False)]
     assert joke.startswith("Hey alice! Here's a pun for you:")
     shapes = [(r.chunk_type, r.content, r.thought, r.observation, r.answer, r.end_of_message, r.end_of_dialog)
               for r in got]
     assert shapes == [
         ("", "", "I will use tell-joke", None, None, True, False),
+        ("action", 'tell-joke {"topic": "programming"}', None, None, None, True, False),  # ours, for -v
         ("", "", None, joke, None, True, False),
         ("", "", "I know now", None, None, True, False),
         ("", "", None, None, joke, True, True),
@@ -113,9 +114,10 @@ async def test_joke_service_answers_non_streaming_and_streaming(agent, broker, s
 
     got = await a.ask("Tell me a joke about programming", streaming=True, user="bob")
     kinds = [r.chunk_type for r in got]
-    at = kinds.index("observation")
-    thoughts, obs, rest = got[:at], got[at], got[at + 1:]
+    at = kinds.index("action")
+    thoughts, act, obs, rest = got[:at], got[at], got[at + 1], got[at + 2:]
     assert kinds[:at] == ["thought"] * at and at > 2  # streamed in pieces, as it came
+    assert (act.content, act.end_of_message) == ('tell-joke {"topic": "programming"}', True)
     assert "".join(r.content for r in thoughts) == "I will use tell-joke"
     assert all(r.thought == r.content and r.answer == "" for r in thoughts)
     assert [r.end_of_message for r in thoughts] == [False] * (at - 1) + [True]
@@ -177,9 +179,63 @@ async def test_model_mistakes_become_observations(agent, echo):
     assert obs[3].startswith("Error: the reply has neither an 'Action:' nor a 'Final Answer:' line")
     assert json.loads(obs[4]) == {"user": "carol", "config": {}, "arguments": {"topic": "a {brace} inside"}}
     assert got[-1].answer == "done" and len(a.seen) == 6
-    # Every message of the dialog, error steps included, kept the thought-then-result order.
-    assert [("t" if r.thought else "o" if r.observation is not None else "a") for r in got] == \
-        ["t", "o"] * 5 + ["t", "a"]
+    # Every message of the dialog, error steps included, kept the thought-then-result order
+    # (with our action message before each tool call: the three replies that named a tool).
+    assert [("t" if r.thought else "c" if r.chunk_type == "action" else "o" if r.observation is not None
+             else "a") for r in got] == ["t", "c", "o", "t", "o", "t", "c", "o", "t", "o", "t", "c", "o", "t", "a"]
+
+
+def decide(action: str, **args) -> str:
+    """A structured decision, as a model under the decision schema writes it."""
+    if action == "final-answer":
+        return json.dumps({"action": action, "answer": args["answer"]})
+    return json.dumps({"action": action, "args": args}, indent=2)
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+async def test_json_decisions_the_schema_sent_and_honest_endings(agent, echo, streaming):
+    a = await agent()
+    question = "What is the echo of cats?"
+    a.model.replies = [
+        decide("echo", topic="cats"),
+        decide("final-answer", answer="I will use the echo tool to find the echo of cats."),  # a thought
+        decide("final-answer", answer="  "),                                                  # nothing
+        decide("final-answer", answer="What is the echo of cats"),                            # said back
+        "```json\n" + decide("final-answer", answer="The echo says cats.") + "\n```",
+    ]
+    counted = {**service_tool("count", echo, args=()), "arguments": [
+        {"name": "n", "type": "integer", "description": "how many"}]}
+    await a.configure(tools={"echo": service_tool("echo", echo), "count": counted},
+                      services={echo: service_descriptor(echo)})
+    got = await a.ask(question, streaming=streaming)
+
+    # Each step's prompt request carries the schema of what the model may do next: each tool
+    # with its own argument schema, or the answer.
+    sent = json.loads(a.prompt.properties[0]["decision-schema"])
+    by_action = {alt["properties"]["action"]["const"]: alt for alt in sent["anyOf"]}
+    assert set(by_action) == {"echo", "count", "final-answer"}
+    assert by_action["count"]["properties"]["args"]["properties"]["n"]["type"] == "integer"
+    assert by_action["echo"]["properties"]["args"]["required"] == ["topic"]
+    assert len(a.prompt.properties) == 5
+    assert all("decision-schema" in p for p in a.prompt.properties)
+
+    if streaming:
+        kinds = [r.chunk_type for r in got]
+        obs = [r.content for r in got if r.chunk_type == "observation"]
+        assert [r.content for r in got if r.chunk_type == "action"] == ['echo {"topic": "cats"}']
+        assert kinds[:2] == ["action", "observation"]
+        assert "".join(r.content for r in got if r.chunk_type == "answer") == "The echo says cats."
+        assert got[-1].end_of_dialog and "thought" not in kinds   # JSON decisions carry no thought
+    else:
+        obs = observations(got)
+        assert [r.content for r in got if r.chunk_type == "action"] == ['echo {"topic": "cats"}']
+        assert got[-1].answer == "The echo says cats."
+    assert json.loads(obs[0])["arguments"] == {"topic": "cats"}
+    assert obs[1] == ("Error: the final answer announces a tool call instead of making it: call the tool "
+                      "with an action and its args, then answer from its result.")
+    assert obs[2] == "Error: the final answer is empty: give the answer itself."
+    assert obs[3].startswith("Error: the final answer only restates the question")
+    assert len(obs) == 4
 
 
 async def test_arguments_are_checked_against_the_tools_schema(agent, echo):
@@ -208,13 +264,14 @@ async def test_max_iterations_ends_the_dialog(agent, echo):
     await a.configure(tools={"echo": service_tool("echo", echo)}, services={echo: service_descriptor(echo)})
     got = await a.ask("q")
     err = got[-1]
-    assert (err.error.type, err.error.message, err.end_of_dialog) == ("agent-error", "Too many agent iterations",
-                                                                      False)
+    limit = ("Too many agent iterations: the dialog reached the limit of 2 steps without an answer "
+             "(agent-manager-react --max-iterations; tg-launch --max-iterations)")
+    assert (err.error.type, err.error.message, err.end_of_dialog) == ("agent-error", limit, False)
     assert len(observations(got)) == 2 and len(a.model.calls) == 2
     got = await a.ask("q", streaming=True)
     err = got[-1]
     assert (err.chunk_type, err.content, err.end_of_message, err.end_of_dialog, err.error.type) == (
-        "error", "Too many agent iterations", True, True, "agent-error")
+        "error", limit, True, True, "agent-error")
 
 
 async def test_prompt_service_silence_is_our_error(agent):

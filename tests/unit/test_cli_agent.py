@@ -123,6 +123,8 @@ def one_error(proc: subprocess.CompletedProcess[str]) -> str:
 STREAM = [
     {"chunk_type": "thought", "content": "I need ", "end_of_message": False, "end_of_dialog": False},
     {"chunk_type": "thought", "content": "a joke", "end_of_message": True, "end_of_dialog": False},
+    {"chunk_type": "action", "content": 'tell-joke {"topic": "cats"}', "end_of_message": True,
+     "end_of_dialog": False},
     {"chunk_type": "observation", "content": "Hey! A pun.", "end_of_message": True, "end_of_dialog": False},
     {"chunk_type": "thought", "content": "Done", "end_of_message": True, "end_of_dialog": False},
     {"chunk_type": "answer", "content": "A ", "end_of_message": False, "end_of_dialog": False},
@@ -147,12 +149,12 @@ def test_url_flag_as_every_command_spells_it_and_as_upstream_does(gateway, flag)
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "A pun.\n", "")
 
 
-def test_verbose_shows_thoughts_and_observations(gateway):
+def test_verbose_shows_thoughts_actions_and_observations(gateway):
     gateway.responses = STREAM
     proc = agent(gateway, "-q", "q", "-v", "-f", "other", "-U", "alice", "-s", "start", "-g", "fun", "admin",
                  "-C", "ignored", "-l", "ignored")
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == "🤔 I need a joke\n💡 Hey! A pun.\n🤔 Done\nA pun.\n"
+    assert proc.stdout == '🤔 I need a joke\n🛠️ tell-joke {"topic": "cats"}\n💡 Hey! A pun.\n🤔 Done\nA pun.\n'
     frame = gateway.frames[0]
     assert frame["flow"] == "other"
     assert frame["request"] == {"question": "q", "user": "alice", "streaming": True, "state": "start",

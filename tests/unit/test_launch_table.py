@@ -44,3 +44,17 @@ def test_bad_component_definitions_are_refused_saying_why(tmp_path, text, says):
 def test_back_off_doubles_up_to_its_cap():
     assert [RestartPolicy().delay(n) for n in range(1, 7)] == [2, 4, 8, 16, 30, 30]
     assert RestartPolicy(backoff=0.5).delay(3) == 2.0
+
+
+def test_launch_passes_the_agents_limits_through_only_when_given(tmp_path):
+    from trustgraph.launch.launcher import Launcher, parse_args
+    agent = next(c for c in COMPONENTS if c.name == "agent")
+
+    def argv(*flags: str) -> list[str]:
+        launcher = Launcher(parse_args(["--data-dir", str(tmp_path), *flags]))
+        return launcher._child(agent, "pulsar://127.0.0.1:1", {}, 1).argv
+
+    given = argv("--max-iterations", "3", "--tool-timeout", "7.5")
+    assert given[given.index("--max-iterations") + 1] == "3"
+    assert given[given.index("--tool-timeout") + 1] == "7.5"
+    assert "--max-iterations" not in argv() and "--tool-timeout" not in argv()   # the agent's defaults

@@ -208,10 +208,10 @@ def test_prefix_is_given_back_whole_and_the_replay_is_not():
     assert ps.render("r", terms(question="q", history=[])).properties["prefix"] == "Thought:"
 
 
-def test_bootstrap_agent_template_loads_and_renders():
+def test_bootstrap_text_agent_template_loads_and_renders():
     from pathlib import Path
     root = Path(__file__).resolve().parents[2] / "config-examples"
-    spec = json.loads((root / "prompt-agent-react.json").read_text())
+    spec = json.loads((root / "prompt-agent-react-text.json").read_text())
     ps = PromptSet.from_config(config({"agent-react": spec}, system="S"))
     tools = [{"name": "tell-joke", "description": "jokes",
               "arguments": [{"name": "topic", "type": "string", "description": "t"}]}]
@@ -233,17 +233,18 @@ def test_bootstrap_agent_template_loads_and_renders():
     assert r.visible_prefix == "Thought:"
 
 
-def test_bootstrap_common_prompt_renders_in_jinja_too():
-    # 'prompt' is what upstream's ibis renders; it must stay valid Jinja2 as well (the interop
-    # suite loads it into upstream's prompt-template).
+@pytest.mark.parametrize("name", ["prompt-agent-react.json", "prompt-agent-react-text.json"])
+def test_bootstrap_common_prompt_renders_in_jinja_too(name):
+    # 'prompt' is what upstream's ibis renders (the ReAct text form, in both files); it must stay
+    # valid Jinja2 as well (the interop suite loads it into upstream's prompt-template).
     from pathlib import Path
-    spec = json.loads((Path(__file__).resolve().parents[2] / "config-examples" / "prompt-agent-react.json").read_text())
-    common = {k: v for k, v in spec.items() if k != "prompt-jinja2"}
+    spec = json.loads((Path(__file__).resolve().parents[2] / "config-examples" / name).read_text())
+    common = {k: v for k, v in spec.items() if k not in ("prompt-jinja2", "decision")}
     ps = PromptSet.from_config(config({"agent-react": common}, system="S"))
     r = ps.render("agent-react", terms(question="Q?", tools=[], tool_names="", context="",
                                        history=[{"thought": "t", "action": "a", "arguments": {"x": "1"},
                                                  "observation": "o"}]))
-    assert "Question: Q?" in r.prompt and "Observation: o" in r.prompt
+    assert "Question: Q?" in r.prompt and "Observation: o" in r.prompt and "Final Answer" in r.prompt
 
 
 def test_an_answer_that_repeats_the_prefix_last_lines_gets_only_the_rest_back():

@@ -4,7 +4,8 @@ Talks to the API gateway's websocket (``GET {url}api/v1/socket``) with one
 frame ``{id, service: "agent", flow, request}`` and reads ``{id, response,
 complete}`` frames until the dialog is complete, as upstream's command does.
 Streaming is on unless ``--no-streaming``; ``-v`` also shows the agent's
-thoughts (🤔) and the tools' observations (💡) as they arrive.
+thoughts (🤔), each tool call with its arguments (🛠️) and the tools'
+observations (💡) as they arrive.
 
 The answer goes to standard output.  An agent error is one line on standard
 error and a nonzero exit status (upstream prints it and exits 0).
@@ -28,7 +29,8 @@ from trustgraph.cli.api import (
 PROG = "tg-invoke-agent"
 # A whole dialog: up to --max-iterations model calls, each possibly slow on a CPU model.
 AGENT_TIMEOUT = 600.0
-PREFIX = {"thought": "🤔 ", "observation": "💡 ", "answer": ""}
+# "action" (the tool and its arguments, before the call) is ours; upstream's agent sends none.
+PREFIX = {"thought": "🤔 ", "action": "🛠️ ", "observation": "💡 ", "answer": ""}
 
 
 class Printer:

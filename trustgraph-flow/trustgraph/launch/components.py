@@ -22,6 +22,8 @@ class Component:
     listens: str = ""              # shown to the user once ready
     llm: str | None = None         # only started when the chosen LLM is this one
     env: dict[str, str] = field(default_factory=dict)
+    # tg-launch flags passed through as the same flag when given (dest names).
+    options: tuple[str, ...] = ()
     # The stack is useless without it: when it cannot be kept up, tg-launch
     # stops everything and exits nonzero instead of limping on.
     essential: bool = False
@@ -39,7 +41,7 @@ COMPONENTS: tuple[Component, ...] = (
     Component("llm", "text-completion-openai", (), listens="{openai_url}", llm="openai"),
     Component("llm", "text-completion-scripted", ("--script", "{llm_script}"),
               listens="scripted test model {llm_script}", llm="scripted"),
-    Component("agent", "agent-manager-react", ()),
+    Component("agent", "agent-manager-react", (), options=("max_iterations", "tool_timeout")),
     Component("joke-service", "joke-service", (), listens="non-persistent://tg/request/joke"),
 )
 
@@ -72,7 +74,8 @@ def load_components(path: str | os.PathLike) -> tuple[Component, ...]:
         unknown = item.keys() - known
         if unknown:
             raise ComponentError(f"{path}: item {i} has unknown fields {sorted(unknown)}")
-        out.append(Component(**{**item, "args": tuple(item.get("args", ()))}))
+        out.append(Component(**{**item, "args": tuple(item.get("args", ())),
+                                "options": tuple(item.get("options", ()))}))
     return tuple(out)
 
 

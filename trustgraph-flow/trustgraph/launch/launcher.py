@@ -94,6 +94,9 @@ class Launcher:
         if exe is None:
             raise RuntimeError(f"command {comp.command!r} for component {comp.name} is not installed")
         argv = [exe, *(self._fill(a, values) for a in comp.args), "--pulsar-host", pulsar_url]
+        for option in comp.options:
+            if (value := getattr(self.args, option, None)) is not None:
+                argv += [f"--{option.replace('_', '-')}", str(value)]
         where = self._fill(comp.listens, values) or "ready"
         if self.args.metrics:
             port = self._metrics_port(index)
@@ -241,6 +244,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="LLM service: embedded SmolLM2 (default), openai (default when OPENAI_BASE_URL "
                         "or OPENAI_TOKEN is set), or scripted (a test stand-in; needs --llm-script)")
     p.add_argument("--llm-script", default=None, help="rules file for --llm scripted")
+    p.add_argument("--max-iterations", type=int, default=None,
+                   help="the agent's limit of steps per dialog (agent-manager-react's default: 10)")
+    p.add_argument("--tool-timeout", type=float, default=None,
+                   help="seconds the agent waits for one tool call (agent-manager-react's default: 60)")
     p.add_argument("--bootstrap", default=None, help="bootstrap file (default config-examples/bootstrap.json)")
     p.add_argument("--no-bootstrap", action="store_true", help="do not load bootstrap config")
     p.add_argument("--metrics", action=argparse.BooleanOptionalAction, default=False,

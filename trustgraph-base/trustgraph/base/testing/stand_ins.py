@@ -31,7 +31,7 @@ Answer = Callable[[Any], Any]
 
 
 class Responder:
-    """Answers requests on one topic pair with ``answer(request)``; records every request."""
+    """Answers requests on one topic pair with ``answer(request)``; records every request and its properties."""
 
     def __init__(self, pubsub: PubSub, request_topic: str, response_topic: str, schema: type,
                  answer: Answer) -> None:
@@ -41,6 +41,7 @@ class Responder:
         self.schema = schema
         self.answer = answer
         self.requests: list[Any] = []
+        self.properties: list[dict[str, str]] = []
         self._seen = asyncio.Event()
 
     async def start(self) -> Responder:
@@ -51,6 +52,7 @@ class Responder:
 
     async def _on(self, msg: Any) -> None:
         self.requests.append(msg.value)
+        self.properties.append(dict(msg.properties))
         self._seen.set()
         result = self.answer(msg.value)
         if hasattr(result, "__aiter__"):

@@ -33,6 +33,7 @@ Differences from upstream worth knowing:
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 from collections.abc import Mapping
 from contextlib import aclosing
@@ -66,7 +67,7 @@ from trustgraph.schema import (
 
 from .agent_manager import AgentManager
 from .registry import Registry, build_registry
-from .types import Answer, Continue, Event, Failed, Observation, Thought
+from .types import Act, Answer, Continue, Event, Failed, Observation, Thought
 
 logger = logging.getLogger(__name__)
 
@@ -112,6 +113,14 @@ def to_response(event: Event, streaming: bool) -> AgentResponse:
             return AgentResponse(chunk_type="error", content=event.message, end_of_message=True,
                                  end_of_dialog=True, error=error)
         return AgentResponse(error=error)
+    if isinstance(event, Act):
+        # Ours, for callers who want to see why (tg-invoke-agent -v); upstream's API reads an
+        # "action" chunk as a thought and its CLI skips it.
+        content = f"{event.name} {json.dumps(event.arguments)}"
+        if streaming:
+            return AgentResponse(chunk_type="action", content=content, end_of_message=True)
+        return AgentResponse(chunk_type="action", content=content, thought=None, answer=None,
+                             observation=None, end_of_message=True)
     if streaming:
         if isinstance(event, Thought):
             return AgentResponse(chunk_type="thought", content=event.content, thought=event.content,

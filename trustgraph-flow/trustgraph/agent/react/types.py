@@ -59,6 +59,14 @@ class Thought:
 
 
 @dataclass(frozen=True)
+class Act:
+    """The tool call the model decided on (shown to the caller as it is made)."""
+
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Observation:
     """A tool's result, or an ``Error: ...`` the model should act on.
 
@@ -96,7 +104,7 @@ class Failed:
     message: str
 
 
-Event = Thought | Observation | Answer | Continue | Failed
+Event = Thought | Act | Observation | Answer | Continue | Failed
 
 
 # -- what a tool is given --------------------------------------------------------

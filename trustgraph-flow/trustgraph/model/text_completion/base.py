@@ -16,6 +16,12 @@ a caller sees (WIRE.md sections 3 and 5):
   turn.  Services pass them to their backend; the base also cuts the output at
   a stop string, for backends that ignore or limit them.  A service returns
   the text *after* the prefix (the continuation);
+* a third, ``schema``: a JSON Schema the output must follow (the agent's
+  structured decision).  It reaches ``generate``/``generate_stream`` as the
+  keyword ``schema`` when the service declares that parameter, and the
+  service constrains generation with it where its backend can; a service
+  that does not declare it is called without (its output unconstrained, and
+  a warning logged once);
 * every failure, a deadline included, is an ``llm-error`` reply with
   ``end_of_stream: true``; nothing a request contains stops the service.
 """
@@ -25,13 +31,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import inspect
 import json
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-from trustgraph.base import ConsumerSpec, FlowProcessor, ParameterSpec, ProducerSpec
+from trustgraph.base import ConsumerSpec, FlowProcessor, ParameterSpec, ProducerSpec, decision_schema
 from trustgraph.base.flow_processor import Flow
 from trustgraph.base.pubsub import Message
 from trustgraph.base.serving import Replies, Reply, ServiceError
@@ -152,21 +159,26 @@ class LlmService(FlowProcessor):
         self.register_specification(ProducerSpec("response", TextCompletionResponse))
         self.register_specification(ParameterSpec("model"))
         self.register_specification(ParameterSpec("temperature"))
+        self._takes_schema = all("schema" in inspect.signature(f).parameters
+                                 for f in (self.generate, self.generate_stream))
+        self._warned_schema = False
 
     # -- what a subclass writes -----------------------------------------------
     async def generate(self, system: str, prompt: str, model: str, temperature: float,
-                       stop: list[str], prefix: str) -> LlmResult:
-        """The whole completion (the text after ``prefix``)."""
+                       stop: list[str], prefix: str, *, schema: dict[str, Any] | None = None) -> LlmResult:
+        """The whole completion (the text after ``prefix``), following ``schema`` when given."""
         raise NotImplementedError(f"{type(self).__name__} does not implement generate()")
 
     async def generate_stream(self, system: str, prompt: str, model: str, temperature: float,
-                              stop: list[str], prefix: str) -> AsyncIterator[str | LlmResult]:
+                              stop: list[str], prefix: str, *, schema: dict[str, Any] | None = None
+                              ) -> AsyncIterator[str | LlmResult]:
         """Yield text chunks, then optionally an :class:`LlmResult` with the counts.
 
         The default yields one result from :meth:`generate`, for backends that
         cannot stream; a yielded result's text is sent as a chunk too.
         """
-        yield await self.generate(system, prompt, model, temperature, stop, prefix)
+        yield await self.generate(system, prompt, model, temperature, stop, prefix,
+                                  **({"schema": schema} if schema is not None else {}))
 
     # -- serving ----------------------------------------------------------------
     def settings(self, flow: Flow) -> tuple[str, float]:
@@ -182,15 +194,21 @@ class LlmService(FlowProcessor):
         stop = parse_stop(msg.properties.get("stop"))
         prefix = msg.properties.get("prefix") or ""
         args = (req.system or "", req.prompt or "", model, temperature, stop, prefix)
+        try:
+            schema = decision_schema.parse(msg.properties.get(decision_schema.LLM_PROPERTY),
+                                           decision_schema.LLM_PROPERTY)
+        except ValueError as e:
+            raise LlmError(str(e)) from None
+        kwargs = self._schema_kwargs(schema)
         # Generation stops when the caller stops waiting: work for a caller
         # that has left only delays the requests queued behind it.
         limit = reply.left(self.request_timeout)
         try:
             async with asyncio.timeout(limit):
                 if req.streaming:
-                    await self._stream(reply, model, stop, args)
+                    await self._stream(reply, model, stop, args, kwargs)
                     return
-                result = await self.generate(*args)
+                result = await self.generate(*args, **kwargs)
         except TimeoutError:
             logger.warning("Completion %s stopped after %.1fs: its deadline passed", reply.id, limit)
             raise ServiceError(f"no completion within {limit:.1f}s") from None
@@ -199,13 +217,25 @@ class LlmService(FlowProcessor):
             response=text, in_token=result.in_token, out_token=result.out_token,
             model=result.model or model, end_of_stream=True))
 
-    async def _stream(self, reply: Reply, model: str, stop: list[str], args: tuple) -> None:
+    def _schema_kwargs(self, schema: dict[str, Any] | None) -> dict[str, Any]:
+        if schema is None:
+            return {}
+        if self._takes_schema:
+            return {"schema": schema}
+        if not self._warned_schema:
+            self._warned_schema = True
+            logger.warning("%s cannot constrain output to a JSON Schema: requests asking for one "
+                           "get unconstrained output", type(self).__name__)
+        return {}
+
+    async def _stream(self, reply: Reply, model: str, stop: list[str], args: tuple,
+                      kwargs: dict[str, Any]) -> None:
         cutter = StopFilter(stop)
         summary = LlmResult(text="", model=model)
 
         async def chunks() -> AsyncIterator[TextCompletionResponse]:
             nonlocal summary
-            async with contextlib.aclosing(self.generate_stream(*args)) as items:
+            async with contextlib.aclosing(self.generate_stream(*args, **kwargs)) as items:
                 async for item in items:
                     if isinstance(item, LlmResult):
                         summary = LlmResult("", item.in_token, item.out_token, item.model or model)

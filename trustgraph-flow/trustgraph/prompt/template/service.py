@@ -17,6 +17,12 @@ properties of the text-completion request (``stop`` = JSON array text,
 do not know them simply ignore them.  Our LLM services continue the turn
 after the prefix, so this service puts the prefix back in front of the answer
 (unless the answer already starts with it): the agent sees ``Thought: ...``.
+
+Structured decisions: the agent sends the JSON Schema of its next step as
+the prompt request's property ``decision-schema``; a template with a
+``decision`` policy (see ``templates``) narrows it and passes it to the LLM
+service as the property ``schema``, or answers without the LLM when its
+policy says so.  Other templates ignore it, as upstream's service does.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ import json
 import logging
 from typing import Any
 
-from trustgraph.base import ConsumerSpec, FlowProcessor, ProducerSpec, RequestResponseSpec
+from trustgraph.base import ConsumerSpec, FlowProcessor, ProducerSpec, RequestResponseSpec, decision_schema
 from trustgraph.base.flow_processor import Flow
 from trustgraph.base.pubsub import Message
 from trustgraph.base.request_response import RequestTimeout
@@ -103,7 +109,7 @@ class Processor(FlowProcessor):
         """Answer one PromptRequest; failures become ``llm-error`` replies (see serving)."""
         req: PromptRequest = msg.value
         try:
-            await self._answer(req, flow, reply)
+            await self._answer(req, flow, reply, msg.properties)
         except PromptError as e:
             logger.debug("Prompt %s failed (id=%s): %s", req.id, reply.id, e)
             raise ServiceError(str(e)) from None
@@ -111,8 +117,17 @@ class Processor(FlowProcessor):
             logger.warning("Prompt %s: text-completion did not answer (id=%s): %s", req.id, reply.id, e)
             raise ServiceError(f"text-completion did not answer: {e}") from None
 
-    async def _answer(self, req: PromptRequest, flow: Flow, reply: Reply) -> None:
-        rendered = self.prompts.render(req.id, req.terms or {})
+    async def _answer(self, req: PromptRequest, flow: Flow, reply: Reply, properties: dict[str, str]) -> None:
+        try:
+            schema = decision_schema.parse(properties.get(decision_schema.PROPERTY))
+        except ValueError as e:
+            raise PromptError(str(e)) from None
+        rendered = self.prompts.render(req.id, req.terms or {}, schema)
+        if rendered.direct is not None:
+            # The template's policy answers this step itself (e.g. with the tool's result).
+            logger.debug("Template %s answered without the LLM (id=%s)", req.id, reply.id)
+            await reply.send(PromptResponse(text=rendered.direct, object=None, end_of_stream=True))
+            return
         logger.debug("Template %s rendered (id=%s): system=%r prompt=%r",
                      req.id, reply.id, rendered.system, rendered.prompt)
         llm = flow("text-completion-request")

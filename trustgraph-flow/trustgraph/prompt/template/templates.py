@@ -24,7 +24,24 @@ records stay upstream's:
   service, so a config can carry ``prompt`` in what upstream's ibis parses
   and a richer template for us;
 * ``"strict": true``: a variable the terms do not supply is an error naming
-  the template and the variable.
+  the template and the variable;
+* ``"decision"``: the template asks for the agent's next step as one JSON
+  object constrained by the schema the agent sends (request property
+  ``decision-schema``, ``trustgraph.base.decision_schema``), which goes on to
+  the LLM service as its ``schema`` property.  Its policy, read from the
+  agent's ``history`` term::
+
+      {"first-step": "tool" | "any",
+       "after-result": "answer" | "observation" | "any",
+       "text-template": "<id>"}
+
+  ``first-step: tool`` leaves the final answer out of the first step's
+  schema when there are tools, so the model must pick one; after a tool
+  result (the last step's observation not starting ``Error:``),
+  ``answer`` leaves only the final answer, and ``observation`` answers with
+  the observation itself, without asking the LLM.  A request without a
+  schema (an upstream agent) is rendered with ``text-template`` instead,
+  when one is named (a ReAct text template).
 
 Rendering uses Jinja2's sandbox where upstream uses ibis.  Differences a
 template author may meet:
@@ -48,10 +65,13 @@ import jsonschema
 from jinja2.sandbox import SandboxedEnvironment
 from jinja2.utils import missing
 from jsonschema.exceptions import best_match
+from trustgraph.base import decision_schema
 from trustgraph.base.text import strip_fences
 
 DEFAULT_SYSTEM = "Be helpful."
 RESPONSE_TYPES = ("text", "json", "jsonl")
+FIRST_STEPS = ("any", "tool")
+AFTER_RESULTS = ("any", "answer", "observation")
 
 
 class PromptError(Exception):
@@ -95,6 +115,36 @@ def _environment(strict: bool = False) -> SandboxedEnvironment:
     return _Sandbox(undefined=undefined, autoescape=False, keep_trailing_newline=True)
 
 
+@dataclass(frozen=True)
+class Decision:
+    """A template's ``decision`` policy (see the module docstring)."""
+
+    first_step: str = "any"
+    after_result: str = "any"
+    text_template: str | None = None
+
+
+def _load_decision(tid: str, raw: Any) -> Decision | str:
+    """The policy, or a message saying what is wrong with it."""
+    if raw is True:
+        return Decision()
+    if not isinstance(raw, dict):
+        return f"template {tid!r}: 'decision' must be a JSON object (or true)"
+    unknown = sorted(set(raw) - {"first-step", "after-result", "text-template"})
+    if unknown:
+        return f"template {tid!r}: 'decision' has unknown field(s) {', '.join(unknown)}"
+    first = raw.get("first-step", "any")
+    after = raw.get("after-result", "any")
+    text = raw.get("text-template")
+    if first not in FIRST_STEPS:
+        return f"template {tid!r}: decision first-step must be one of {', '.join(FIRST_STEPS)}"
+    if after not in AFTER_RESULTS:
+        return f"template {tid!r}: decision after-result must be one of {', '.join(AFTER_RESULTS)}"
+    if text is not None and (not isinstance(text, str) or not text or text == tid):
+        return f"template {tid!r}: decision text-template must name another template"
+    return Decision(first, after, text)
+
+
 @dataclass
 class Template:
     """One loaded ``template.<id>``; ``error`` is set when it cannot be used."""
@@ -107,6 +157,7 @@ class Template:
     prefix: str = ""
     replay: str = ""
     strict: bool = False
+    decision: Decision | None = None
     error: str | None = None
     compiled: jinja2.Template | None = None
     prefix_compiled: jinja2.Template | None = None
@@ -123,6 +174,10 @@ class Rendered:
     prompt: str
     prefix: str = ""
     replay: str = ""
+    #: The JSON Schema the LLM's output must follow (a structured decision).
+    schema: dict[str, Any] | None = None
+    #: The answer itself, when the template's policy needs no LLM call.
+    direct: str | None = None
 
     @property
     def visible_prefix(self) -> str:
@@ -141,6 +196,8 @@ class Rendered:
             props["stop"] = json.dumps(self.template.stop)
         if self.replay or self.prefix:
             props["prefix"] = self.replay + self.prefix
+        if self.schema is not None:
+            props[decision_schema.LLM_PROPERTY] = json.dumps(self.schema)
         return props
 
 
@@ -198,6 +255,12 @@ def _load_template(tid: str, raw: str | None) -> Template:
         except jinja2.TemplateSyntaxError as e:
             t.error = f"template {tid!r}: '{name}' is not a valid template: {e.message} (line {e.lineno})"
             return t
+    if spec.get("decision") not in (None, False):
+        decision = _load_decision(tid, spec["decision"])
+        if isinstance(decision, str):
+            t.error = decision
+            return t
+        t.decision = decision
     schema = spec.get("schema")
     if schema is not None:
         try:
@@ -272,8 +335,38 @@ class PromptSet:
             found["system"] = self.system_error
         return found
 
-    def render(self, tid: str, terms: dict[str, str]) -> Rendered:
-        """Render template ``tid`` and the system template from JSON-encoded terms."""
+    def render(self, tid: str, terms: dict[str, str], schema: dict[str, Any] | None = None) -> Rendered:
+        """Render template ``tid`` and the system template from JSON-encoded terms.
+
+        ``schema`` is the agent's decision schema, used by a template with a
+        ``decision`` policy (see the module docstring) and ignored by others.
+        """
+        t = self._template(tid)
+        if t.decision is not None and schema is None and t.decision.text_template:
+            if t.decision.text_template not in self.templates:
+                raise PromptError(f"template {tid!r} names text-template {t.decision.text_template!r} for "
+                                  "requests without a decision schema, and that template is not defined "
+                                  "(add it to template-index)")
+            t = self._template(t.decision.text_template)
+        variables = decode_terms(terms)
+        if t.decision is not None and schema is not None:
+            rendered = _decide(t.decision, schema, variables.get("history"))
+            if rendered.direct is not None:
+                return Rendered(template=t, system="", prompt="", direct=rendered.direct)
+            schema = rendered.schema
+        else:
+            schema = None
+        prompt = _render(t.compiled, f"template {t.id!r}", variables)
+        system = _render(self.system_strict if t.strict else self.system,
+                         f"system template (rendering {t.id!r})", variables)
+        prefix = (_render(t.prefix_compiled, f"prefix of template {t.id!r}", variables)
+                  if t.prefix_compiled is not None else "")
+        replay = (_render(t.replay_compiled, f"replay of template {t.id!r}", variables)
+                  if t.replay_compiled is not None else "")
+        return Rendered(template=t, system=system, prompt=prompt, prefix=prefix, replay=replay,
+                        schema=schema)
+
+    def _template(self, tid: str) -> Template:
         t = self.templates.get(tid)
         if t is None:
             known = ", ".join(sorted(self.templates)[:20]) or "none"
@@ -282,15 +375,29 @@ class PromptSet:
             raise PromptError(t.error)
         if self.system_error:
             raise PromptError(self.system_error)
-        variables = decode_terms(terms)
-        prompt = _render(t.compiled, f"template {tid!r}", variables)
-        system = _render(self.system_strict if t.strict else self.system,
-                         f"system template (rendering {tid!r})", variables)
-        prefix = (_render(t.prefix_compiled, f"prefix of template {tid!r}", variables)
-                  if t.prefix_compiled is not None else "")
-        replay = (_render(t.replay_compiled, f"replay of template {tid!r}", variables)
-                  if t.replay_compiled is not None else "")
-        return Rendered(template=t, system=system, prompt=prompt, prefix=prefix, replay=replay)
+        return t
+
+
+@dataclass
+class _Step:
+    schema: dict[str, Any] | None = None
+    direct: str | None = None
+
+
+def _decide(policy: Decision, schema: dict[str, Any], history: Any) -> _Step:
+    """What a ``decision`` template asks of this step: the (narrowed) schema, or the answer itself."""
+    steps = history if isinstance(history, list) else []
+    last = steps[-1] if steps and isinstance(steps[-1], dict) else None
+    observation = last.get("observation") if last is not None else None
+    succeeded = isinstance(observation, str) and bool(observation.strip()) \
+        and not observation.startswith("Error:")
+    if succeeded and policy.after_result == "observation":
+        return _Step(direct=decision_schema.final(observation.strip()))
+    if succeeded and policy.after_result == "answer":
+        return _Step(schema=decision_schema.narrow(schema, calls=False))
+    if not steps and policy.first_step == "tool":
+        return _Step(schema=decision_schema.narrow(schema, answer=False))
+    return _Step(schema=schema)
 
 
 def decode_terms(terms: dict[str, str]) -> dict[str, Any]:

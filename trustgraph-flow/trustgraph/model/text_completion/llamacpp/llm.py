@@ -17,6 +17,10 @@ package is located, never imported.
   because reusing it changes the numerics: the same request then gives
   byte-identical output in every run.  ``--cache-prompt`` trades that for
   speed on long, growing prompts (an agent's).
+* A ``schema`` (the agent's structured decision) constrains the output with
+  llama.cpp's JSON-schema grammar (``response_format`` ``json_schema``): the
+  model can only write JSON that follows it (after a ``prefix``, the
+  continuation does).
 * Token counts are llama.cpp's own.
 * A flow's ``model`` parameter cannot switch the loaded model and is ignored;
   replies name the loaded file.
@@ -143,7 +147,7 @@ class Processor(LlmService):
         return self.model, temperature
 
     def _request(self, system: str, prompt: str, temperature: float, stop: list[str],
-                 prefix: str) -> dict[str, Any]:
+                 prefix: str, schema: dict[str, Any] | None = None) -> dict[str, Any]:
         messages = [{"role": "system", "content": system}] if system else []
         messages.append({"role": "user", "content": prompt})
         if prefix:
@@ -157,13 +161,17 @@ class Processor(LlmService):
             request["top_k"] = 1
         if stop:
             request["stop"] = stop
+        if schema is not None:
+            request["response_format"] = {"type": "json_schema",
+                                          "json_schema": {"name": "output", "schema": schema}}
         return request
 
     async def generate_stream(self, system: str, prompt: str, model: str, temperature: float,
-                              stop: list[str], prefix: str) -> AsyncIterator[str | LlmResult]:
+                              stop: list[str], prefix: str, *, schema: dict[str, Any] | None = None
+                              ) -> AsyncIterator[str | LlmResult]:
         if self.engine is None:
             raise LlmError("model not loaded yet")
-        request = self._request(system, prompt, temperature, stop, prefix)
+        request = self._request(system, prompt, temperature, stop, prefix, schema)
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue = asyncio.Queue()
         cancel = threading.Event()
@@ -200,11 +208,11 @@ class Processor(LlmService):
         yield summary
 
     async def generate(self, system: str, prompt: str, model: str, temperature: float,
-                       stop: list[str], prefix: str) -> LlmResult:
+                       stop: list[str], prefix: str, *, schema: dict[str, Any] | None = None) -> LlmResult:
         parts: list[str] = []
         summary = LlmResult(text="", model=self.model)
-        async with contextlib.aclosing(
-                self.generate_stream(system, prompt, model, temperature, stop, prefix)) as chunks:
+        async with contextlib.aclosing(self.generate_stream(system, prompt, model, temperature, stop,
+                                                            prefix, schema=schema)) as chunks:
             async for item in chunks:
                 if isinstance(item, LlmResult):
                     summary = item

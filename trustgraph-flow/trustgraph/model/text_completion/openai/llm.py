@@ -20,6 +20,16 @@ Stop strings go to the server (at most 4, the API's limit; the base class cuts
 at the others).  The ``prefix`` property is not sent: the Chat Completions API
 has no portable way to continue an assistant turn, so the model answers a
 whole turn and prompt-template adds the prefix when the answer lacks it.
+
+A ``schema`` (the agent's structured decision) is sent as structured output,
+``response_format: {"type": "json_schema", "json_schema": {"name", "schema",
+"strict": false}}``: the form OpenAI, vLLM, llama.cpp's server, Ollama and
+LM Studio all accept (non-strict, because OpenAI's strict mode refuses a
+schema whose root is ``anyOf``; the local servers enforce it with a grammar
+either way).  A server that refuses it (HTTP 400/422 naming
+``response_format`` or the schema) is asked again without it, and that model
+is not sent a schema again (one warning in the log): the agent still reads
+and checks the unconstrained answer.
 """
 
 from __future__ import annotations
@@ -83,6 +93,14 @@ def describe(e: BaseException) -> str:
     return f"{type(e).__name__}: {e}"
 
 
+def refuses_schema(e: BaseException) -> bool:
+    """True when the server refused the request because of its ``response_format``."""
+    if not isinstance(e, openai.APIStatusError) or e.status_code not in (400, 404, 422):
+        return False
+    text = describe(e).lower()
+    return any(word in text for word in ("response_format", "json_schema", "schema", "structured"))
+
+
 class Processor(LlmService):
     """Completions through the OpenAI Chat Completions API."""
 
@@ -99,6 +117,8 @@ class Processor(LlmService):
         # A local server ignores the key, but the SDK insists on having one.
         self.client = openai.AsyncOpenAI(api_key=key or "not-needed", base_url=self.url,
                                          max_retries=0, timeout=self.request_timeout)
+        # Models whose server refused structured output once: not asked again.
+        self.unstructured: set[str] = set()
         logger.info("OpenAI-compatible server %s, default model %s", self.url, self.model)
 
     def _retrying(self) -> AsyncRetrying:
@@ -113,7 +133,7 @@ class Processor(LlmService):
         )
 
     def _request(self, system: str, prompt: str, model: str, temperature: float,
-                 stop: list[str]) -> dict[str, Any]:
+                 stop: list[str], schema: dict[str, Any] | None = None) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": model,
             "messages": [{"role": "user", "content": f"{system}\n\n{prompt}" if system else prompt}],
@@ -122,17 +142,35 @@ class Processor(LlmService):
         }
         if stop:
             body["stop"] = stop[:API_STOP_LIMIT]
+        if schema is not None and model not in self.unstructured:
+            body["response_format"] = {"type": "json_schema",
+                                       "json_schema": {"name": "output", "schema": schema, "strict": False}}
         return body
 
-    async def generate(self, system: str, prompt: str, model: str, temperature: float,
-                       stop: list[str], prefix: str) -> LlmResult:
-        body = self._request(system, prompt, model, temperature, stop)
+    async def _attempts(self, body: dict[str, Any]) -> Any:
+        async for attempt in self._retrying():
+            with attempt:
+                return await self.client.chat.completions.create(**body)
+        raise AssertionError("unreachable: the retry policy reraises the last error")
+
+    async def _create(self, body: dict[str, Any]) -> Any:
+        """One API call with the retry policy; a refused ``response_format`` is dropped once."""
         try:
-            async for attempt in self._retrying():
-                with attempt:
-                    resp = await self.client.chat.completions.create(**body)
+            return await self._attempts(body)
+        except openai.OpenAIError as e:
+            if "response_format" not in body or not refuses_schema(e):
+                raise LlmError(describe(e)) from None
+            self.unstructured.add(body["model"])
+            logger.warning("The LLM server refused structured output for model %s (%s); asking without "
+                           "a schema from now on", body["model"], describe(e))
+        try:
+            return await self._attempts({k: v for k, v in body.items() if k != "response_format"})
         except openai.OpenAIError as e:
             raise LlmError(describe(e)) from None
+
+    async def generate(self, system: str, prompt: str, model: str, temperature: float,
+                       stop: list[str], prefix: str, *, schema: dict[str, Any] | None = None) -> LlmResult:
+        resp = await self._create(self._request(system, prompt, model, temperature, stop, schema))
         if not resp.choices:
             raise LlmError("LLM server returned no choices")
         usage = resp.usage
@@ -144,16 +182,12 @@ class Processor(LlmService):
         )
 
     async def generate_stream(self, system: str, prompt: str, model: str, temperature: float,
-                              stop: list[str], prefix: str) -> AsyncIterator[str | LlmResult]:
-        body = self._request(system, prompt, model, temperature, stop)
+                              stop: list[str], prefix: str, *, schema: dict[str, Any] | None = None
+                              ) -> AsyncIterator[str | LlmResult]:
+        body = self._request(system, prompt, model, temperature, stop, schema)
         body.update(stream=True, stream_options={"include_usage": True})
-        try:
-            # Retry only the opening of the stream: errors surface there, before any text.
-            async for attempt in self._retrying():
-                with attempt:
-                    stream = await self.client.chat.completions.create(**body)
-        except openai.OpenAIError as e:
-            raise LlmError(describe(e)) from None
+        # Retry only the opening of the stream: errors surface there, before any text.
+        stream = await self._create(body)
         summary = LlmResult(text="", model=model)
         try:
             async with stream:

@@ -23,6 +23,9 @@ The script (``--script PATH``, JSON)::
 * Stop strings cut the reply as a real model would.  A ``prefix`` is treated
   as the start of the reply: when the reply starts with it, only the rest is
   returned (what a model continuing the prefix would produce).
+* A ``schema`` (request property) is enforced as a model server would:
+  a reply that is not JSON following it is an ``llm-error`` naming the
+  problem, so a test sees both that the schema arrived and what it allowed.
 * Streaming splits the reply into a few chunks.  Token counts are word
   counts; the model name is ``scripted``.
 """
@@ -37,6 +40,9 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import jsonschema
+from jsonschema.exceptions import best_match
 
 from ..base import LlmError, LlmResult, LlmService, cut_at_stop
 
@@ -124,6 +130,23 @@ def split_chunks(text: str, parts: int = 3) -> list[str]:
     return ["".join(pieces[i:i + size]) for i in range(0, len(pieces), size)]
 
 
+def check_schema(reply: str, schema: dict[str, Any]) -> None:
+    """Raise :class:`LlmError` unless ``reply`` is JSON that follows ``schema``."""
+    try:
+        value = json.loads(reply)
+    except ValueError as e:
+        raise LlmError(f"scripted model: the reply is not JSON, as the request's schema requires ({e})") from None
+    try:
+        validator = jsonschema.validators.validator_for(schema)(schema)
+        error = best_match(validator.iter_errors(value))
+    except jsonschema.SchemaError as e:
+        raise LlmError(f"scripted model: the request's schema is not valid: {e.message}") from None
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path)
+        raise LlmError(f"scripted model: the reply does not follow the request's schema: {error.message}"
+                       + (f" (at /{where})" if where else ""))
+
+
 class Processor(LlmService):
     """Answers from a script.  A test stand-in, not a model."""
 
@@ -138,25 +161,29 @@ class Processor(LlmService):
             raise ScriptError("--script PATH is required")
         self.script = Script.load(path)
 
-    def _answer(self, system: str, prompt: str, stop: list[str], prefix: str) -> LlmResult:
+    def _answer(self, system: str, prompt: str, stop: list[str], prefix: str,
+                schema: dict[str, Any] | None) -> LlmResult:
         text = f"{system}\n\n{prompt}"
         reply = self.script.reply(text)
         if prefix and reply.startswith(prefix):
             reply = reply[len(prefix):]
         reply, _ = cut_at_stop(reply, stop)
+        if schema is not None:
+            check_schema(reply, schema)
         return LlmResult(text=reply, in_token=len(text.split()), out_token=len(reply.split()),
                          model=MODEL_NAME)
 
     async def generate(self, system: str, prompt: str, model: str, temperature: float,
-                       stop: list[str], prefix: str) -> LlmResult:
-        result = self._answer(system, prompt, stop, prefix)
+                       stop: list[str], prefix: str, *, schema: dict[str, Any] | None = None) -> LlmResult:
+        result = self._answer(system, prompt, stop, prefix, schema)
         if self.script.delay:
             await asyncio.sleep(self.script.delay)
         return result
 
     async def generate_stream(self, system: str, prompt: str, model: str, temperature: float,
-                              stop: list[str], prefix: str) -> AsyncIterator[str | LlmResult]:
-        result = await self.generate(system, prompt, model, temperature, stop, prefix)
+                              stop: list[str], prefix: str, *, schema: dict[str, Any] | None = None
+                              ) -> AsyncIterator[str | LlmResult]:
+        result = await self.generate(system, prompt, model, temperature, stop, prefix, schema=schema)
         for chunk in split_chunks(result.text):
             yield chunk
             await asyncio.sleep(0)

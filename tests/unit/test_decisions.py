@@ -1,0 +1,271 @@
+"""Structured decisions: the schema of the agent's next step, its reading, a template's policy, honest endings."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+from trustgraph.agent.react.decisions import answer_problem, parse_decision
+from trustgraph.agent.react.types import Action, Final, ReactParseError
+from trustgraph.base import decision_schema as ds
+from trustgraph.catalog.arguments import ToolArgument, arguments_schema
+from trustgraph.prompt.template.templates import PromptError, PromptSet
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "config-examples"
+
+WEATHER = ("weather", arguments_schema([ToolArgument(name="city", type="string", description="The city")]))
+CONVERT = ("convert", arguments_schema([ToolArgument(name="amount", type="number", description="How much"),
+                                        ToolArgument(name="to", type="string", description="Currency")]))
+
+
+def valid(schema: dict, value: object) -> bool:
+    return jsonschema.Draft202012Validator(schema).is_valid(value)
+
+
+# -- the schema ---------------------------------------------------------------------------
+
+def test_the_schema_allows_each_tool_with_its_own_arguments_and_the_answer():
+    schema = ds.decision_schema([WEATHER, CONVERT])
+    jsonschema.Draft202012Validator.check_schema(schema)
+    assert valid(schema, {"action": "weather", "args": {"city": "Paris"}})
+    assert valid(schema, {"action": "convert", "args": {"amount": 20, "to": "EUR"}})
+    assert valid(schema, {"action": "final-answer", "answer": "It is sunny."})
+    # The measured failure of ReAct text: another tool's argument name, a wrong type, a made-up tool.
+    assert not valid(schema, {"action": "weather", "args": {"topic": "Paris"}})
+    assert not valid(schema, {"action": "convert", "args": {"amount": "twenty", "to": "EUR"}})
+    assert not valid(schema, {"action": "tell-joke", "args": {}})
+    assert not valid(schema, {"action": "final-answer", "answer": ""})
+
+
+def test_every_free_string_is_bounded_so_a_constrained_generation_ends():
+    schema = ds.decision_schema([WEATHER])
+    city = schema["anyOf"][0]["properties"]["args"]["properties"]["city"]
+    assert city["maxLength"] == ds.STRING_LIMIT
+    assert schema["anyOf"][-1]["properties"]["answer"]["maxLength"] == ds.ANSWER_LIMIT
+    assert "maxLength" not in WEATHER[1]["properties"]["city"]  # the catalog's own schema is untouched
+
+
+def test_narrowing_keeps_calls_or_answer_and_never_leaves_nothing():
+    schema = ds.decision_schema([WEATHER, CONVERT])
+    calls = ds.narrow(schema, answer=False)
+    assert [a["properties"]["action"]["const"] for a in calls["anyOf"]] == ["weather", "convert"]
+    answer = ds.narrow(schema, calls=False)
+    assert [a["properties"]["action"]["const"] for a in answer["anyOf"]] == ["final-answer"]
+    only_answer = ds.decision_schema([])
+    assert ds.narrow(only_answer, answer=False) == only_answer   # no tools: the answer stays possible
+
+
+def test_schema_properties_are_read_or_refused_with_a_reason():
+    assert ds.parse(None) is None and ds.parse("") is None
+    assert ds.parse('{"type": "object"}') == {"type": "object"}
+    with pytest.raises(ValueError, match="not JSON"):
+        ds.parse("{nope")
+    with pytest.raises(ValueError, match="JSON Schema object"):
+        ds.parse("[1]")
+
+
+# -- reading a decision -------------------------------------------------------------------
+
+def test_a_json_decision_is_read_and_react_text_is_left_to_the_react_parser():
+    assert parse_decision('{"action": "weather", "args": {"city": "Paris"}}') == Action("", "weather", {"city": "Paris"})
+    assert parse_decision('```json\n{"action": "final-answer", "answer": " Sunny. "}\n```') == Final("", "Sunny.")
+    assert parse_decision('{"action": "ping"}') == Action("", "ping", {})
+    assert parse_decision("Thought: hm\nAction: weather\nArgs: {}") is None
+
+
+@pytest.mark.parametrize("text, reason", [
+    ('{"action": "weather", "args": ', "not valid JSON"),
+    ('{"args": {}}', 'names no "action"'),
+    ('{"action": "weather", "args": [1]}', '"args" must be a JSON object'),
+    ('{"action": "final-answer"}', 'needs "answer"'),
+])
+def test_a_broken_decision_says_what_is_wrong_and_how_to_reply(text, reason):
+    with pytest.raises(ReactParseError) as e:
+        parse_decision(text)
+    assert reason in e.value.reason and '"final-answer"' in e.value.reason
+
+
+# -- honest endings -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("answer, question", [
+    ("", "What is the weather in Paris?"),
+    ("   ", "What is the weather in Paris?"),
+    ("What is the weather in Paris?", "What is the weather in Paris?"),
+    ("the weather in Paris", "What is the weather in Paris?"),
+    ("I will use the weather tool to determine the weather in Paris.", "What is the weather in Paris?"),
+])
+def test_a_non_answer_is_refused(answer, question):
+    assert answer_problem(answer, question, ["weather", "tell-joke"]) is not None
+
+
+@pytest.mark.parametrize("answer, question", [
+    ("It is 21°C and sunny in Paris.", "What is the weather in Paris?"),
+    ("Paris", "Which is the capital of France, Paris or Lyon?"),
+    ("4", "How many words are in 'the quick brown fox'?"),
+    ("I will use a map next time.", "Where is Paris?"),   # no tool is named
+])
+def test_a_real_answer_passes(answer, question):
+    assert answer_problem(answer, question, ["weather", "tell-joke"]) is None
+
+
+# -- a template's decision policy -----------------------------------------------------------
+
+def bootstrap_prompts() -> PromptSet:
+    """The prompt config tg-launch loads from config-examples/bootstrap.json."""
+    boot = json.loads((EXAMPLES / "bootstrap.json").read_text())
+    values = {k: json.dumps(v) for k, v in boot["config"]["prompt"].items()}
+    for key, name in boot["files"].items():
+        if key.startswith("prompt/"):
+            values[key.split("/", 1)[1]] = (EXAMPLES / name).read_text()
+    prompts = PromptSet.from_config(values)
+    assert prompts.errors == {}
+    return prompts
+
+
+TOOLS = [{"name": f"tool-{i}", "description": f"Does thing {i}.",
+          "arguments": [{"name": f"arg{i}", "type": "string", "description": "d"}]} for i in range(6)]
+
+
+def agent_terms(history: list[dict]) -> dict[str, str]:
+    return {"question": json.dumps("Q?"), "tools": json.dumps(TOOLS), "context": '""',
+            "tool_names": json.dumps(", ".join(t["name"] for t in TOOLS)), "history": json.dumps(history)}
+
+
+def step(observation: str) -> dict:
+    return {"thought": "", "action": "tool-5", "arguments": {"arg5": "x"}, "observation": observation}
+
+
+SCHEMA = ds.decision_schema((t["name"], {"type": "object", "properties": {}}) for t in TOOLS)
+
+
+def actions(schema: dict) -> list[str]:
+    return [a["properties"]["action"]["const"] for a in schema["anyOf"]]
+
+
+def test_bootstrap_first_step_lists_every_tool_and_must_call_one():
+    r = bootstrap_prompts().render("agent-react", agent_terms([]), SCHEMA)
+    for t in TOOLS:  # every tool, not the first two
+        assert f"- {t['name']}: Does thing" in r.prompt and f'"{t["arguments"][0]["name"]}" (string)' in r.prompt
+    assert "Question: Q?" in r.prompt
+    assert actions(json.loads(r.properties["schema"])) == [t["name"] for t in TOOLS]
+    assert "stop" not in r.properties and "prefix" not in r.properties
+
+
+def test_bootstrap_answers_with_a_successful_result_without_the_llm():
+    r = bootstrap_prompts().render("agent-react", agent_terms([step(" It is sunny.\n")]), SCHEMA)
+    assert json.loads(r.direct) == {"action": "final-answer", "answer": "It is sunny."}
+
+
+def test_bootstrap_after_an_error_shows_it_and_allows_every_step():
+    r = bootstrap_prompts().render("agent-react", agent_terms([step("Error: bad city")]), SCHEMA)
+    assert r.direct is None
+    assert 'Step 1: {"action": "tool-5", "args": {"arg5": "x"}} gave: Error: bad city' in r.prompt
+    assert actions(json.loads(r.properties["schema"])) == [*(t["name"] for t in TOOLS), "final-answer"]
+
+
+def test_bootstrap_without_a_schema_is_the_react_text_template():
+    # An upstream agent sends no schema: it gets the ReAct text form it parses.
+    r = bootstrap_prompts().render("agent-react", agent_terms([]))
+    assert r.template.id == "agent-react-text" and "schema" not in r.properties
+    assert "Final Answer:" in r.prompt and json.loads(r.properties["stop"])
+
+
+def policy_set(decision: object, extra: dict | None = None) -> PromptSet:
+    templates = {"d": {"prompt": "Q: {{question}}", "decision": decision}, **(extra or {})}
+    values = {f"template.{k}": json.dumps(v) for k, v in templates.items()}
+    values["template-index"] = json.dumps(list(templates))
+    return PromptSet.from_config(values)
+
+
+@pytest.mark.parametrize("policy, after, direct, names", [
+    ({"after-result": "answer"}, [step("ok")], None, ["final-answer"]),
+    ({"after-result": "any"}, [step("ok")], None, [*(t["name"] for t in TOOLS), "final-answer"]),
+    ({"first-step": "any"}, [], None, [*(t["name"] for t in TOOLS), "final-answer"]),
+    (True, [step("")], None, [*(t["name"] for t in TOOLS), "final-answer"]),
+    ({"after-result": "observation"}, [step("")], None, [*(t["name"] for t in TOOLS), "final-answer"]),
+])
+def test_policies_narrow_the_schema_as_they_say(policy, after, direct, names):
+    r = policy_set(policy).render("d", agent_terms(after), SCHEMA)
+    assert r.direct is direct and actions(json.loads(r.properties["schema"])) == names
+
+
+def test_a_template_without_a_policy_ignores_the_schema():
+    values = {"template.t": json.dumps({"prompt": "Q: {{question}}"}), "template-index": '["t"]'}
+    r = PromptSet.from_config(values).render("t", agent_terms([]), SCHEMA)
+    assert "schema" not in r.properties
+
+
+@pytest.mark.parametrize("policy, problem", [
+    ("yes", "must be a JSON object"),
+    ({"first-step": "never"}, "first-step must be one of"),
+    ({"after-result": "guess"}, "after-result must be one of"),
+    ({"text-template": "d"}, "must name another template"),
+    ({"bogus": 1}, "unknown field(s) bogus"),
+])
+def test_a_bad_policy_is_reported_on_its_template(policy, problem):
+    ps = policy_set(policy)
+    assert problem in ps.errors["d"]
+    with pytest.raises(PromptError, match="decision"):
+        ps.render("d", agent_terms([]), SCHEMA)
+
+
+def test_a_missing_text_template_is_named_when_a_request_needs_it():
+    ps = policy_set({"text-template": "gone"})
+    assert ps.errors == {}
+    with pytest.raises(PromptError, match="text-template 'gone'.*not defined"):
+        ps.render("d", agent_terms([]))
+    assert ps.render("d", agent_terms([]), SCHEMA).properties["schema"]   # with a schema it is not needed
+
+
+# -- streaming an answer only once it cannot be refused ------------------------------------
+
+def gate_run(question: str, chunks: list[str]) -> tuple[list[str], str, bool]:
+    from trustgraph.agent.react.decisions import AnswerGate
+    gate = AnswerGate(question)
+    sent = [gate.feed(c) for c in chunks]
+    return sent, gate.finish(), gate.released
+
+
+def test_a_real_answer_streams_once_it_is_clearly_one():
+    chunks = ["It is ", "21°C and sunny in Paris, ", "with a light breeze ", "from the west."]
+    sent, rest, released = gate_run("What is the weather in Paris?", chunks)
+    assert released and sent[0] == "" and "".join(sent) + rest == "".join(chunks)
+    assert sent[-1] == "from the west."   # after release, chunks pass at once
+
+
+@pytest.mark.parametrize("chunks", [
+    ["I will use the weather ", "tool to find the weather in Paris ", "and tell you what it says."],
+    ["What is the ", "weather in Paris"],
+    ["   "],
+])
+def test_a_refusable_answer_is_never_released_while_streaming(chunks):
+    sent, rest, released = gate_run("What is the weather in Paris?", chunks)
+    assert not released and not any(sent) and rest == "".join(chunks)
+
+
+def test_the_start_of_a_reply_tells_json_from_react_text():
+    from trustgraph.agent.react.agent_manager import _is_json
+    assert _is_json('{"action"') is True and _is_json('  \n{') is True
+    assert _is_json("```json\n{") is True and _is_json("```\nThought:") is False
+    assert _is_json("Thought: x") is False
+    for undecided in ("", "  ", "`", "``", "```json", "```json\n  "):
+        assert _is_json(undecided) is None
+
+
+def test_tools_that_fit_the_question_are_listed_first():
+    from types import SimpleNamespace as T
+
+    from trustgraph.agent.react.decisions import by_relevance
+    arg = T(name="topic", description="The topic")
+    joke = T(name="tell-joke", description="Tell a joke on a given topic", arguments=[arg])
+    dad = T(name="tell-dad-joke", description="Tell a groan-worthy dad joke about a given topic", arguments=[arg])
+    weather = T(name="weather", description="Current weather in a city",
+                arguments=[T(name="city", description="The city")])
+    names = lambda q, tools: [t.name for t in by_relevance(q, tools)]  # noqa: E731
+    assert names("Tell me a dad joke about dogs", [joke, dad, weather]) == ["tell-dad-joke", "tell-joke", "weather"]
+    # A tie on "joke": the more specific tool (fewer words of its own) first, in either config order.
+    assert names("Tell me a joke about cats", [dad, joke, weather])[0] == "tell-joke"
+    assert names("What is the weather in Paris?", [dad, joke, weather])[0] == "weather"
+    assert names("Hello there", [dad, weather, joke]) == ["tell-dad-joke", "weather", "tell-joke"]

@@ -1,0 +1,99 @@
+"""The schema of an agent's next step, shared by the agent that builds it and the services that use it.
+
+The agent (``agent/react/decisions.py``) asks for its next step as one JSON
+object, ``{"action": <tool name>, "args": {...}}`` or ``{"action":
+"final-answer", "answer": "..."}``, and sends the JSON Schema of what is
+allowed with its prompt request (message property :data:`PROPERTY`).
+prompt-template may narrow it (a template's ``decision`` policy:
+:func:`narrow`) and passes it to the LLM service (property ``schema``),
+which constrains generation with it.  Both ends read the schema through
+this module, so the format is defined once.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+#: The prompt request's property carrying the schema of the next step.
+PROPERTY = "decision-schema"
+#: The text-completion request's property carrying the JSON Schema its output
+#: must follow (any schema, not only a decision's).
+LLM_PROPERTY = "schema"
+#: The ``action`` of a final answer.
+FINAL_ACTION = "final-answer"
+# Bounds that make a constrained generation always end in valid JSON: a
+# model that loops inside a string would otherwise run into its token limit.
+STRING_LIMIT = 300
+ANSWER_LIMIT = 2000
+
+
+def _bounded(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with a length limit on every string that has none (a copy)."""
+    out = dict(schema)
+    if out.get("type") == "string" and "maxLength" not in out and "enum" not in out:
+        out["maxLength"] = STRING_LIMIT
+    if isinstance(out.get("properties"), dict):
+        out["properties"] = {k: _bounded(v) if isinstance(v, dict) else v for k, v in out["properties"].items()}
+    if isinstance(out.get("items"), dict):
+        out["items"] = _bounded(out["items"])
+    return out
+
+
+def call_alternative(name: str, args_schema: dict[str, Any]) -> dict[str, Any]:
+    """One tool call: its name, and its arguments as its argument schema says."""
+    return {"type": "object", "properties": {"action": {"const": name}, "args": _bounded(args_schema)},
+            "required": ["action", "args"], "additionalProperties": False}
+
+
+def final_alternative() -> dict[str, Any]:
+    return {"type": "object",
+            "properties": {"action": {"const": FINAL_ACTION},
+                           "answer": {"type": "string", "minLength": 1, "maxLength": ANSWER_LIMIT}},
+            "required": ["action", "answer"], "additionalProperties": False}
+
+
+def decision_schema(tools: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    """The schema of the next step: a call of one of ``tools`` (``(name, argument schema)``), or the answer."""
+    alternatives = [call_alternative(name, schema) for name, schema in tools if name != FINAL_ACTION]
+    alternatives.append(final_alternative())
+    return {"anyOf": alternatives}
+
+
+def _is_final(alternative: Any) -> bool:
+    try:
+        return alternative["properties"]["action"]["const"] == FINAL_ACTION
+    except (KeyError, TypeError):
+        return False
+
+
+def parse(raw: str | None, what: str = PROPERTY) -> dict[str, Any] | None:
+    """A schema property's value: None when absent; ValueError saying why when it is not a JSON object."""
+    if not raw:
+        return None
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        raise ValueError(f"request property {what!r} is not JSON: {raw[:80]!r}") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"request property {what!r} must be a JSON Schema object")
+    return value
+
+
+def final(answer: str) -> str:
+    """The decision text of a final answer."""
+    return json.dumps({"action": FINAL_ACTION, "answer": answer}, ensure_ascii=False)
+
+
+def narrow(schema: dict[str, Any], *, calls: bool = True, answer: bool = True) -> dict[str, Any]:
+    """``schema`` with only the tool calls (``answer=False``) or only the answer (``calls=False``).
+
+    Returns ``schema`` itself when narrowing would leave nothing (no tools:
+    only the answer is possible anyway).
+    """
+    alternatives = schema.get("anyOf")
+    if not isinstance(alternatives, list):
+        return schema
+    kept = [a for a in alternatives if (answer if _is_final(a) else calls)]
+    return {**schema, "anyOf": kept} if kept else schema
