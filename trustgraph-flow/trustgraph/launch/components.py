@@ -41,6 +41,7 @@ COMPONENTS: tuple[Component, ...] = (
               listens="scripted test model {llm_script}", llm="scripted"),
     Component("agent", "agent-manager-react", ()),
     Component("joke-service", "joke-service", (), listens="non-persistent://tg/request/joke"),
+    Component("mcp-tool", "mcp-tool", (), listens="calls tools of the servers in config type mcp"),
 )
 
 # config-svc must be up (and bootstrapped) before the rest start.
