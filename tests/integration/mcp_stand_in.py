@@ -9,7 +9,7 @@ Tools:
 * ``fail(reason)``: raises ``ToolError(reason)``, so the result is flagged ``isError``;
 * ``slow(seconds)``: answers after ``seconds`` (a server that is slow to answer);
 * ``grow(name)``: adds a tool ``name`` (it answers ``"<name> ok"``) and tells every
-  client that the tool list changed.
+  connected client that the tool list changed.
 
 With ``--token`` every HTTP request needs ``Authorization: Bearer <token>``
 (else 401), as a server behind a gateway would.
@@ -26,7 +26,17 @@ import uvicorn
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-server = MCPServer("stand-in", log_level="WARNING")
+SESSIONS: dict[str, object] = {}   # Mcp-Session-Id -> its latest session, to notify every client
+
+
+async def remember_sessions(ctx, call_next):
+    sid = ctx.request.headers.get("mcp-session-id") if ctx.request is not None else None
+    if sid:
+        SESSIONS[sid] = ctx.session
+    return await call_next(ctx)
+
+
+server = MCPServer("stand-in", log_level="WARNING", middleware=[remember_sessions])
 
 
 class Weather(TypedDict):
@@ -65,7 +75,11 @@ async def grow(name: str, ctx: Context) -> str:
     def added(text: str = "") -> str:
         return f"{name} ok"
     server.add_tool(added, name=name, description=f"The {name} tool", structured_output=False)
-    await ctx.request_context.session.send_tool_list_changed()
+    for session in list(SESSIONS.values()):
+        try:
+            await session.send_tool_list_changed()
+        except Exception:
+            pass
     await ctx.notify_tools_changed()
     return f"added {name}"
 

@@ -42,6 +42,8 @@ COMPONENTS: tuple[Component, ...] = (
     Component("agent", "agent-manager-react", ()),
     Component("joke-service", "joke-service", (), listens="non-persistent://tg/request/joke"),
     Component("mcp-tool", "mcp-tool", (), listens="calls tools of the servers in config type mcp"),
+    Component("mcp-server", "mcp-server", ("--port", "{mcp_port}", "--host", "{host}"),
+              listens="http://{gateway_host}:{mcp_port}/mcp (our tools, for MCP clients)"),
 )
 
 # config-svc must be up (and bootstrapped) before the rest start.
