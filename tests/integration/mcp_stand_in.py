@@ -8,6 +8,7 @@ Tools:
 * ``shout(text)``: plain text (no structured content), upper-cased;
 * ``fail(reason)``: raises ``ToolError(reason)``, so the result is flagged ``isError``;
 * ``slow(seconds)``: answers after ``seconds`` (a server that is slow to answer);
+* ``sessions()``: how many MCP sessions the server has seen (clients that keep one show 1);
 * ``grow(name)``: adds a tool ``name`` (it answers ``"<name> ok"``) and tells every
   connected client that the tool list changed.
 
@@ -82,6 +83,12 @@ async def grow(name: str, ctx: Context) -> str:
             pass
     await ctx.notify_tools_changed()
     return f"added {name}"
+
+
+@server.tool(structured_output=False)
+def sessions() -> str:
+    """How many MCP sessions (``Mcp-Session-Id`` values) this server has seen."""
+    return str(len(SESSIONS))
 
 
 def bearer_only(app, token: str):

@@ -103,6 +103,10 @@ async def test_agent_calls_mcp_tools_structured_text_and_failing(stack, mcp_stan
     assert obj.error is None and obj.text is None and json.loads(obj.object) == {"city": "Paris", "temp": 21}
     text = await mcp.call("loud", {"text": "a"})
     assert text.error is None and text.text == "A" and text.object is None
+    # Five calls through three entries of one server: one session, kept (upstream opens one per call).
+    await mcp.configure({"wx": entry(server, "lookup"), "loud": entry(server, "shout"),
+                         "count": entry(server, "sessions")})
+    assert (await mcp.call("count", {})).text == "1"
 
 
 async def test_bearer_token_is_required_and_a_config_change_applies_at_once(stack, mcp_stand_in):

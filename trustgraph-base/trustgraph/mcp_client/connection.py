@@ -95,9 +95,7 @@ def _never_delivered(exc: BaseException) -> bool:
     exc = root_cause(exc)
     if isinstance(exc, httpx2.ConnectError):
         return True
-    if isinstance(exc, httpx2.HTTPStatusError):
-        return exc.response.status_code == 404   # the server forgot the session (it restarted)
-    if isinstance(exc, MCPError):
+    if isinstance(exc, MCPError):   # the SDK's words for a 404: the server forgot the session
         message = (exc.error.message or "").lower()
         return "session" in message and ("terminated" in message or "not found" in message)
     return False
@@ -229,7 +227,7 @@ class McpConnection:
             reused = current.used
             current.used = True
             try:
-                return await self._race(current, work, end - loop.time())
+                return await self._call(current, work, end - loop.time())
             except McpUnavailable as e:
                 self._retire(current)
                 if attempt == 1 and reused and _never_delivered(e.__cause__ or e):
@@ -238,31 +236,20 @@ class McpConnection:
                 raise
         raise AssertionError("unreachable")
 
-    async def _race(self, current: _Session, work: Callable[[ClientSession], Awaitable[T]], timeout: float) -> T:
-        call = asyncio.ensure_future(work(current.ready.result()))
+    async def _call(self, current: _Session, work: Callable[[ClientSession], Awaitable[T]], timeout: float) -> T:
+        # When the transport dies the SDK ends every pending request ("Connection
+        # closed"), so waiting for the answer alone does not outlive the session.
         try:
-            done, _ = await asyncio.wait({call, current.task}, timeout=max(timeout, 0.001),
-                                         return_when=asyncio.FIRST_COMPLETED)
-        except BaseException:
-            call.cancel()
-            raise
-        if call in done:
-            try:
-                return call.result()
-            except MCPError as e:
-                if _never_delivered(e) or current.dead or e.error.code == CONNECTION_CLOSED:
-                    raise McpUnavailable(f"the session to {self.url} broke: {describe(e)}") from e
-                raise McpCallFailed(describe(e)) from e
-            except (httpx2.HTTPError, OSError) as e:
-                raise McpUnavailable(f"the session to {self.url} broke: {describe(e)}") from e
-        call.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await call
-        if current.dead:
-            cause = current.error or McpUnavailable("closed")
-            raise McpUnavailable(f"lost the connection to MCP server {self.url}: {current.explain(cause)}") \
-                from cause
-        raise TimeoutError(f"MCP server {self.url} did not answer in time")
+            return await asyncio.wait_for(work(current.ready.result()), max(timeout, 0.001))
+        except TimeoutError:
+            raise TimeoutError(f"MCP server {self.url} did not answer in time") from None
+        except MCPError as e:
+            if _never_delivered(e) or current.dead or e.error.code == CONNECTION_CLOSED:
+                cause = current.error or e
+                raise McpUnavailable(f"the session to {self.url} broke: {current.explain(cause)}") from e
+            raise McpCallFailed(describe(e)) from e
+        except (httpx2.HTTPError, OSError) as e:
+            raise McpUnavailable(f"the session to {self.url} broke: {describe(e)}") from e
 
     def _retire(self, current: _Session) -> None:
         if self._session is current:
