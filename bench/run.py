@@ -74,15 +74,37 @@ def broker(name: str) -> EmbeddedBroker:
 
 
 def ours_server(procs: Procs, name: str, url: str, topic: str, *, work: str = "echo",
-                sid: str | None = None, concurrency: int | None = None) -> tuple[Proc, Path]:
+                sid: str | None = None, concurrency: int | None = None,
+                tool: str | None = None) -> tuple[Proc, Path]:
     """Start one replica of our bench tool service; returns it and its readiness file."""
     ready = ready_file(name)
     args = [PY, str(PEERS / "ours_server.py"), "-p", url, "-t", topic, "--work", work,
             "--id", sid or topic, "-l", "WARNING", *NO_METRICS]
     if concurrency is not None:
         args += ["--concurrency", str(concurrency)]
+    if tool is not None:
+        args += ["--tool", tool]
     proc = procs.add(Proc(name, args, env={"TG_READY_FILE": str(ready)}))
     return proc, ready
+
+
+def wait_for_mcp_tool(url: str, name: str, timeout: float) -> None:
+    """Until the MCP server at ``url`` lists ``name`` (our mcp-server learns announced tools in ms)."""
+    import asyncio
+
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    async def listed() -> bool:
+        async with streamable_http_client(url) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            return name in {t.name for t in (await session.list_tools()).tools}
+
+    end = time.monotonic() + timeout
+    while not asyncio.run(listed()):
+        if time.monotonic() > end:
+            raise RuntimeError(f"{url} did not list tool {name!r} within {timeout:g}s")
+        time.sleep(0.1)
 
 
 # ---------------------------------------------------------------------------
@@ -96,7 +118,7 @@ class PeerResult:
     rate: list[float] = field(default_factory=list)
 
 
-ALL_PEERS = ("raw", "ours", "upstream", "mcp", "floor")
+ALL_PEERS = ("raw", "ours", "ours-mcp", "upstream", "mcp", "floor")
 
 
 def tool_call_table(rounds: int, seq_n: int, load_n: int, inflight: int,
@@ -120,14 +142,31 @@ def tool_call_table(rounds: int, seq_n: int, load_n: int, inflight: int,
                                            "-p", b.url, "-t", topic_up, *NO_METRICS]))
         mcp_port = free_port()
         mcp_srv = procs.add(Proc("mcp-server", [str(UPSTREAM_PY), str(PEERS / "mcp_server.py"), str(mcp_port)]))
-        wait_files([(raw_srv, raw_ready), (ours_srv, ours_ready), (floor_srv, floor_ready)], 60)
+        waits = [(raw_srv, raw_ready), (ours_srv, ours_ready), (floor_srv, floor_ready)]
+        ours_mcp_url = ""
+        if "ours-mcp" in peers:
+            # Our mcp-server in front of an echo service that announces an `echo` tool:
+            # what an MCP client of this project calls.
+            echo_srv, echo_ready = ours_server(procs, "ours-mcp-echo", b.url, "bench-echo-mcp",
+                                               sid="bench-echo-mcp", tool="echo")
+            our_mcp_port = free_port()
+            our_mcp_ready = ready_file("ours-mcp-server")
+            our_mcp = procs.add(Proc("ours-mcp-server", [str(VENV_BIN / "mcp-server"), "-p", b.url,
+                                                         "--port", str(our_mcp_port), "-l", "WARNING",
+                                                         *NO_METRICS], env={"TG_READY_FILE": str(our_mcp_ready)}))
+            waits += [(echo_srv, echo_ready), (our_mcp, our_mcp_ready)]
+            ours_mcp_url = f"http://127.0.0.1:{our_mcp_port}/mcp"
+        wait_files(waits, 60)
         wait_for_port("127.0.0.1", mcp_port, 60, mcp_srv.p)
+        if ours_mcp_url:
+            wait_for_mcp_tool(ours_mcp_url, "echo", 60)
 
         commands = {
             "raw": [PY, str(PEERS / "raw_client.py"), b.url, topic_raw],
             "ours": [PY, str(PEERS / "ours_client.py"), b.url, topic_ours],
             "upstream": [str(UPSTREAM_PY), str(PEERS / "upstream_client.py"), b.url, topic_up],
             "mcp": [str(UPSTREAM_PY), str(PEERS / "mcp_client.py"), f"http://127.0.0.1:{mcp_port}/mcp"],
+            "ours-mcp": [str(UPSTREAM_PY), str(PEERS / "mcp_client.py"), ours_mcp_url],
             "floor": [PY, str(PEERS / "floor_client.py"), b.url, topic_floor],
         }
         workers: dict[str, Worker] = {}
@@ -161,6 +200,7 @@ def tool_call_table(rounds: int, seq_n: int, load_n: int, inflight: int,
         "ours": "ours: ToolServiceClient -> DynamicToolService",
         "upstream": "upstream TrustGraph 2.1.4",
         "mcp": "MCP SDK, Streamable HTTP",
+        "ours-mcp": "ours via MCP: SDK client -> our mcp-server -> DynamicToolService",
         "floor": "(diagnostic) asyncio floor: bare bridge both sides",
     }
     med = {n: (median(r.p50), median(r.p99), median(r.rate)) for n, r in results.items()}
@@ -181,6 +221,10 @@ def tool_call_table(rounds: int, seq_n: int, load_n: int, inflight: int,
         targets.append(("ours calls/s >= 5x upstream", ours_up, ours_up >= 5.0))
     ratio_lines = "\n".join(f"- {what}: **{value:.2f}x** ({'met' if ok else 'MISSED'})"
                             for what, value, ok in targets)
+    if "ours-mcp" in med and "mcp" in med:
+        om, sdk = med["ours-mcp"], med["mcp"]
+        ratio_lines += (f"\n- ours via MCP vs the MCP SDK's own server: calls/s {om[2] / sdk[2]:.2f}x, "
+                        f"seq p50 {om[0] / sdk[0]:.2f}x (the extra hop: HTTP in, then the broker)")
     if "floor" in med:
         fl = med["floor"]
         ratio_lines += (f"\n- (diagnostic) ours vs the asyncio floor: seq p50 {med['ours'][0] / fl[0]:.2f}x, "

@@ -116,3 +116,54 @@ def spawn(tmp_path: Path):
 
 
 __all__ = ["free_port", "Proc", "REPO", "BIN"]
+
+
+class McpStandIn:
+    """The test MCP server (``tests/integration/mcp_stand_in.py``, the official SDK) as a process.
+
+    ``kill()`` then ``start()`` restarts it on the same port, as a server that
+    crashed and came back would be.
+    """
+
+    SCRIPT = REPO / "tests" / "integration" / "mcp_stand_in.py"
+
+    def __init__(self, log: Path, token: str | None = None, transport: str = "streamable-http") -> None:
+        self.port = free_port()
+        self.token = token
+        self.transport = transport
+        self.log = log
+        self.proc: Proc | None = None
+        path = "/sse" if transport == "sse" else "/mcp"
+        self.url = f"http://127.0.0.1:{self.port}{path}"
+
+    def start(self, timeout: float = 60.0) -> McpStandIn:
+        from trustgraph.base.broker import wait_for_port
+        args = [sys.executable, str(self.SCRIPT), str(self.port), "--transport", self.transport]
+        if self.token:
+            args += ["--token", self.token]
+        self.proc = Proc(args, self.log).start()
+        wait_for_port("127.0.0.1", self.port, timeout, self.proc.p)
+        return self
+
+    def kill(self) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.stop()
+
+
+@pytest.fixture
+def mcp_stand_in(tmp_path: Path):
+    """``mcp_stand_in(token=None, transport="streamable-http")``: a started test MCP server."""
+    servers: list[McpStandIn] = []
+
+    def make(token: str | None = None, transport: str = "streamable-http") -> McpStandIn:
+        server = McpStandIn(tmp_path / f"mcp-{len(servers)}.log", token, transport).start()
+        servers.append(server)
+        return server
+
+    yield make
+    for s in servers:
+        s.stop()

@@ -47,9 +47,12 @@ class Stack:
         self.data_dir = data_dir
         self.gateway_port = free_port()
         self.url = f"http://127.0.0.1:{self.gateway_port}/"
+        self.mcp_port = free_port()
+        self.mcp_url = f"http://127.0.0.1:{self.mcp_port}/mcp"
         self.log = data_dir.parent / "tg-launch.out"
         self.args = [str(BIN / "tg-launch"), "--data-dir", str(data_dir),
-                     "--broker-port", str(free_port()), "--gateway-port", str(self.gateway_port), *extra]
+                     "--broker-port", str(free_port()), "--gateway-port", str(self.gateway_port),
+                     "--mcp-port", str(self.mcp_port), *extra]
         self.proc: subprocess.Popen | None = None
 
     def start(self, timeout: float = 120.0) -> None:

@@ -19,7 +19,7 @@ from trustgraph.schema import AgentRequest
 
 from .conftest import alive, descendants
 
-LIGHT = ("--no-llm", "--no-prompt", "--no-agent")
+LIGHT = ("--no-llm", "--no-prompt", "--no-agent", "--no-mcp-tool", "--no-mcp-server")
 
 
 @pytest.fixture(scope="module")

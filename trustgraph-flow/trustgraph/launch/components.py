@@ -43,6 +43,9 @@ COMPONENTS: tuple[Component, ...] = (
               listens="scripted test model {llm_script}", llm="scripted"),
     Component("agent", "agent-manager-react", (), options=("max_iterations", "tool_timeout")),
     Component("joke-service", "joke-service", (), listens="non-persistent://tg/request/joke"),
+    Component("mcp-tool", "mcp-tool", (), listens="calls tools of the servers in config type mcp"),
+    Component("mcp-server", "mcp-server", ("--port", "{mcp_port}", "--host", "{host}"),
+              listens="http://{gateway_host}:{mcp_port}/mcp (our tools, for MCP clients)"),
 )
 
 # config-svc must be up (and bootstrapped) before the rest start.

@@ -84,6 +84,14 @@ class Launcher:
         shown = "localhost" if self.args.host == "127.0.0.1" else self.args.host
         return f"http://{shown}:{self.args.gateway_port}/"
 
+    def _mcp_port(self) -> int:
+        """--mcp-port, or a free port when that one is taken (the status line shows which)."""
+        try:
+            wait_for_port(self.local_host, self.args.mcp_port, 0.1)
+        except BrokerError:
+            return self.args.mcp_port
+        return free_port(self.local_host)
+
     def _metrics_port(self, index: int) -> int:
         """Each child its own port: given a base, base + index; else a free one."""
         base = self.args.metrics_base_port
@@ -162,6 +170,7 @@ class Launcher:
             self.run_files.set_pulsar_url(pulsar_url)
             shown = "localhost" if args.host == "127.0.0.1" else args.host
             values = {
+                "mcp_port": self._mcp_port(),
                 "data_dir": str(self.data_dir), "gateway_port": args.gateway_port,
                 "host": args.host, "gateway_host": shown, "pulsar_admin_url": admin_url,
                 "openai_url": os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1"),
@@ -236,6 +245,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--broker-port", type=int, default=6650,
                    help="port of the embedded broker (a free one is used if it is taken)")
     p.add_argument("--gateway-port", type=int, default=8088)
+    p.add_argument("--mcp-port", type=int, default=8089,
+                   help="port of mcp-server, our tools for MCP clients (a free one is used if it is taken)")
     p.add_argument("--host", default="127.0.0.1",
                    help="address the gateway, the embedded broker and the metrics servers listen on "
                         "(default %(default)s: this machine only; 0.0.0.0 exposes them to the network, "

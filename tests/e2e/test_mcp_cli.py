@@ -1,0 +1,114 @@
+"""MCP both ways on a launched stack: the real commands, a real MCP server, the agent, our MCP server.
+
+A scripted model makes the agent call an imported MCP tool; the MCP server is
+the SDK's (``tests/integration/mcp_stand_in.py``) on 127.0.0.1; our
+``mcp-server`` is the one tg-launch started, called with the SDK's client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import time
+
+import pytest
+from conftest import BIN, McpStandIn
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+TOKEN = "e2e-mcp-token"
+ACTION = 'Thought: I will use the lookup tool.\nAction: lookup\nArgs: {"city": "Oslo"}'
+FINAL = "Final Answer: It is cold in Oslo."
+
+
+@pytest.fixture(scope="module")
+def stack(stack_factory, tmp_path_factory):
+    script = tmp_path_factory.mktemp("script") / "script.json"
+    script.write_text(json.dumps({"rules": [{"match": "Question: How cold is Oslo",
+                                             "replies": [ACTION, FINAL]}],
+                                  "default": "Final Answer: no rule matched"}))
+    return stack_factory("--llm", "scripted", "--llm-script", str(script))
+
+
+@pytest.fixture
+def server(tmp_path):
+    s = McpStandIn(tmp_path / "mcp.log", token=TOKEN).start()
+    yield s
+    s.stop()
+
+
+def until(what: str, probe, timeout: float = 30.0) -> None:
+    end = time.monotonic() + timeout
+    while not probe():
+        if time.monotonic() > end:
+            raise AssertionError(f"no {what} within {timeout:g}s")
+        time.sleep(0.1)
+
+
+def test_imported_tools_are_used_by_the_agent_at_once(stack, server):
+    dry = stack.cli("tg-import-mcp-tools", server.url, "--only", "lookup", "shout", "--auth-token", TOKEN,
+                    "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert "mcp/lookup" in dry.stdout and "tool/shout" in dry.stdout and "nothing was written" in dry.stdout
+    assert TOKEN not in dry.stdout
+    assert "lookup" not in stack.cli("tg-list-config-items", "--type", "tool").stdout
+    done = stack.cli("tg-import-mcp-tools", server.url, "--only", "lookup", "shout", "--auth-token", TOKEN)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"Imported 2 tool(s) from {server.url}: lookup, shout"
+    # No waiting: the agent reloads on the config push that the import made.
+    r = stack.cli("tg-invoke-agent", "-q", "How cold is Oslo?", "-v")
+    assert r.returncode == 0, r.stderr + stack.child_logs()
+    assert '💡 {"city": "Oslo", "temp": 4}' in r.stdout
+    assert r.stdout.rstrip().endswith("It is cold in Oslo.")
+    # The typed arguments came from the tool's input schema.
+    tool = json.loads(stack.cli("tg-get-config-item", "tool/lookup").stdout)
+    assert tool["arguments"] == [{"name": "city", "type": "string", "description": "City", "required": True}]
+
+
+def test_mcp_tool_commands(stack, server):
+    r = stack.cli("tg-set-mcp-tool", "--id", "loud", "-r", "shout", "--tool-url", server.url,
+                  "--auth-token", TOKEN)
+    assert r.returncode == 0, r.stderr
+    r = stack.cli("tg-invoke-mcp-tool", "-n", "loud", "-P", '{"text": "quiet"}')
+    assert (r.returncode, r.stdout) == (0, "QUIET\n"), r.stderr
+    r = stack.cli("tg-show-mcp-tools")
+    assert "loud" in r.stdout and "Yes (configured)" in r.stdout and TOKEN not in r.stdout
+    assert stack.cli("tg-delete-mcp-tool", "--id", "loud").returncode == 0
+    again = stack.cli("tg-delete-mcp-tool", "--id", "loud")
+    assert again.returncode == 1 and "not found" in again.stderr
+    bad = stack.cli("tg-set-mcp-tool", "--id", "x", "--tool-url", "ftp://nowhere")
+    assert bad.returncode == 1 and "http://" in bad.stderr
+
+
+def test_watch_follows_the_servers_tool_list(stack, server):
+    log = open(server.log.with_name("watch.log"), "w+")
+    watch = subprocess.Popen([str(BIN / "tg-import-mcp-tools"), server.url, "--auth-token", TOKEN,
+                              "--prefix", "w-", "--watch", "-u", stack.url], stdout=log, stderr=subprocess.STDOUT)
+    try:
+        until("watching", lambda: "Watching" in server.log.with_name("watch.log").read_text())
+        r = stack.cli("tg-invoke-mcp-tool", "-n", "w-grow", "-P", '{"name": "fresh"}')
+        assert r.returncode == 0, r.stderr
+        until("the new tool in config", lambda: "w-fresh" in stack.cli(
+            "tg-list-config-items", "--type", "tool").stdout.split())
+        r = stack.cli("tg-invoke-mcp-tool", "-n", "w-fresh")
+        assert (r.returncode, r.stdout) == (0, "fresh ok\n"), r.stderr
+    finally:
+        watch.terminate()
+        watch.wait(10)
+        log.close()
+
+
+async def _through_our_mcp_server(url: str) -> tuple[list[str], str]:
+    async with streamable_http_client(url) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        names = [t.name for t in (await session.list_tools()).tools]
+        result = await session.call_tool("tell-joke", {"topic": "cats"})
+        return names, "".join(c.text for c in result.content)
+
+
+def test_an_mcp_client_calls_the_joke_service_through_our_mcp_server(stack):
+    assert f"mcp-server     http://localhost:{stack.mcp_port}/mcp" in stack.output()
+    names, joke = asyncio.run(_through_our_mcp_server(stack.mcp_url))
+    assert "tell-joke" in names and "tell-dad-joke" in names
+    assert joke.startswith("Hey trustgraph! Here's a pun for you:")

@@ -1,0 +1,123 @@
+"""A real MCP server for the tests, written with the official SDK (``MCPServer``), on 127.0.0.1.
+
+Run as a process: ``python mcp_stand_in.py PORT [--token T] [--transport sse]``.
+
+Tools:
+
+* ``lookup(city)``: structured content ``{"city", "temp"}``;
+* ``shout(text)``: plain text (no structured content), upper-cased;
+* ``fail(reason)``: raises ``ToolError(reason)``, so the result is flagged ``isError``;
+* ``slow(seconds)``: answers after ``seconds`` (a server that is slow to answer);
+* ``sessions()``: how many MCP sessions the server has seen (clients that keep one show 1);
+* ``grow(name)``: adds a tool ``name`` (it answers ``"<name> ok"``) and tells every
+  connected client that the tool list changed.
+
+With ``--token`` every HTTP request needs ``Authorization: Bearer <token>``
+(else 401), as a server behind a gateway would.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hmac
+from typing import TypedDict
+
+import uvicorn
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+SESSIONS: dict[str, object] = {}   # Mcp-Session-Id -> its latest session, to notify every client
+
+
+async def remember_sessions(ctx, call_next):
+    sid = ctx.request.headers.get("mcp-session-id") if ctx.request is not None else None
+    if sid:
+        SESSIONS[sid] = ctx.session
+    return await call_next(ctx)
+
+
+server = MCPServer("stand-in", log_level="WARNING", middleware=[remember_sessions])
+
+
+class Weather(TypedDict):
+    city: str
+    temp: int
+
+
+@server.tool()
+def lookup(city: str) -> Weather:
+    """The weather in a city (structured)."""
+    return {"city": city, "temp": 21 if city != "Oslo" else 4}
+
+
+@server.tool(structured_output=False)
+def shout(text: str) -> str:
+    """The text in capitals (plain text)."""
+    return text.upper()
+
+
+@server.tool()
+def fail(reason: str) -> str:
+    """Always fails with ``reason``."""
+    raise ToolError(reason)
+
+
+@server.tool(structured_output=False)
+async def slow(seconds: float) -> str:
+    """Answers after ``seconds``."""
+    await asyncio.sleep(seconds)
+    return "finally"
+
+
+@server.tool(structured_output=False)
+async def grow(name: str, ctx: Context) -> str:
+    """Adds a tool and announces the change."""
+    def added(text: str = "") -> str:
+        return f"{name} ok"
+    server.add_tool(added, name=name, description=f"The {name} tool", structured_output=False)
+    for session in list(SESSIONS.values()):
+        try:
+            await session.send_tool_list_changed()
+        except Exception:
+            pass
+    await ctx.notify_tools_changed()
+    return f"added {name}"
+
+
+@server.tool(structured_output=False)
+def sessions() -> str:
+    """How many MCP sessions (``Mcp-Session-Id`` values) this server has seen."""
+    return str(len(SESSIONS))
+
+
+def bearer_only(app, token: str):
+    """The app behind a bearer-token check."""
+    expected = f"Bearer {token}".encode()
+
+    async def guarded(scope, receive, send):
+        if scope["type"] == "http":
+            got = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(got, expected):
+                await send({"type": "http.response.start", "status": 401,
+                            "headers": [(b"content-type", b"text/plain")]})
+                await send({"type": "http.response.body", "body": b"unauthorized"})
+                return
+        await app(scope, receive, send)
+    return guarded
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("port", type=int)
+    p.add_argument("--token", default=None)
+    p.add_argument("--transport", default="streamable-http", choices=["streamable-http", "sse"])
+    args = p.parse_args()
+    app = server.sse_app() if args.transport == "sse" else server.streamable_http_app()
+    if args.token:
+        app = bearer_only(app, args.token)
+    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,150 @@
+"""mcp-server on a real broker, called by the MCP SDK's own client over Streamable HTTP on 127.0.0.1.
+
+The server runs in-process with config handed over directly; the joke
+service and an announcing service run as real processes; the client is the
+official SDK's ``ClientSession`` (what an IDE or a desktop assistant uses).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from agent_stand_ins import service_descriptor, service_tool, unique
+from conftest import Proc
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from trustgraph.mcp_server import Processor
+
+SCRIPT = Path(__file__).with_name("announcing_service.py")
+
+
+class Server:
+    def __init__(self, broker, **params) -> None:
+        own = unique("mcp-cfg")
+        self.topics = {"announce_queue": f"non-persistent://tg/config/{own}-announce",
+                       "announce_probe_queue": f"non-persistent://tg/config/{own}-probe"}
+        self.proc = Processor(id=unique("mcp-server"), pulsar_host=broker.url, metrics=False,
+                              follow_config=False, port=0, **self.topics, **params)
+        self.version = 0
+
+    async def configure(self, tools: dict, services: dict) -> None:
+        self.version += 1
+        await self.proc.apply_config({"tool": {k: json.dumps(v) for k, v in tools.items()},
+                                      "tool-service": {k: json.dumps(v) for k, v in services.items()}},
+                                     self.version)
+
+
+@pytest.fixture
+async def mcp_server(broker):
+    started: list[Server] = []
+
+    async def make(**params) -> Server:
+        s = Server(broker, **params)
+        await s.proc.start()
+        started.append(s)
+        return s
+
+    yield make
+    for s in started:
+        await s.proc.stop()
+
+
+@contextlib.asynccontextmanager
+async def client(url: str, token: str | None = None, changed: asyncio.Event | None = None,
+                 statuses: list[int] | None = None):
+    """The SDK's client session; ``changed`` is set on ``notifications/tools/list_changed``,
+    ``statuses`` gets every HTTP status the server answered with."""
+    async def on_message(message) -> None:
+        if getattr(message, "method", None) == "notifications/tools/list_changed" and changed is not None:
+            changed.set()
+
+    http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"} if token else None)
+
+    async def seen(response) -> None:
+        if statuses is not None:
+            statuses.append(response.status_code)
+    http.event_hooks["response"].append(seen)
+    async with http, streamable_http_client(url, http_client=http) as (read, write), \
+            ClientSession(read, write, message_handler=on_message) as session:
+        await session.initialize()
+        yield session
+
+
+def text(result) -> str:
+    return "".join(c.text for c in result.content)
+
+
+def announcing(broker, tmp_path, topics, *args: str) -> Proc:
+    ready = tmp_path / f"ready-{uuid.uuid4().hex[:6]}"
+    argv = [sys.executable, str(SCRIPT), "--id", unique("weather-service"), "-t", unique("weather"),
+            "-p", broker.url, "--no-metrics", "--announce-queue", topics["announce_queue"],
+            "--announce-probe-queue", topics["announce_probe_queue"], *args]
+    proc = Proc(argv, tmp_path / f"{ready.name}.log", env={"TG_READY_FILE": str(ready)}).start()
+    proc.wait_ready(ready)
+    return proc
+
+
+async def test_a_client_calls_the_joke_service_and_sees_an_announced_tool_without_reconnecting(
+        mcp_server, broker, spawn, tmp_path):
+    topic = unique("joke")
+    spawn("joke-service", "-t", topic, broker=broker)
+    server = await mcp_server()
+    await server.configure(
+        tools={"tell-joke": service_tool("tell-joke", topic, style="pun"),
+               "bad-joke": service_tool("bad-joke", topic, style="no-such-style")},
+        services={topic: service_descriptor(topic, ["style"])})
+    changed = asyncio.Event()
+    async with client(server.proc.url, changed=changed) as session:
+        listed = {t.name: t for t in (await session.list_tools()).tools}
+        assert set(listed) == {"tell-joke", "bad-joke"}
+        assert listed["tell-joke"].input_schema["properties"]["topic"]["type"] == "string"
+        assert listed["tell-joke"].input_schema["required"] == ["topic"]
+        joke = await session.call_tool("tell-joke", {"topic": "cats"})
+        assert not joke.is_error and text(joke).startswith("Hey trustgraph! Here's a pun for you:")
+        failed = await session.call_tool("bad-joke", {"topic": "cats"})
+        assert failed.is_error and text(failed).startswith("tool-service-error:")
+        wrong = await session.call_tool("tell-joke", {"subject": "cats"})
+        assert wrong.is_error and "unknown argument(s) 'subject'" in text(wrong)
+        unknown = await session.call_tool("no-such-tool", {})
+        assert unknown.is_error and "tell-joke" in text(unknown)
+
+        # A service that announces itself (and streams): the client is told, and lists it on
+        # the same session.
+        name = unique("weather")
+        proc = announcing(broker, tmp_path, server.topics, "--tool", name, "--stream")
+        try:
+            await asyncio.wait_for(changed.wait(), 30)
+            assert name in {t.name for t in (await session.list_tools()).tools}
+            chunks: list[str] = []
+
+            async def on_progress(progress, total, message) -> None:
+                chunks.append(message)
+
+            sunny = await session.call_tool(name, {"city": "Oslo"}, progress_callback=on_progress)
+            assert not sunny.is_error and text(sunny) == "It is sunny in Oslo (metric), trustgraph. "
+            assert len(chunks) > 1 and "".join(chunks) == text(sunny)   # each chunk as it came
+            changed.clear()
+        finally:
+            proc.stop()
+        await asyncio.wait_for(changed.wait(), 30)                        # a clean stop withdraws it
+        assert name not in {t.name for t in (await session.list_tools()).tools}
+
+
+async def test_a_token_is_required_when_set(mcp_server):
+    server = await mcp_server(token="mcp-secret")
+    await server.configure(tools={}, services={})
+    for token in (None, "wrong"):
+        statuses: list[int] = []
+        with pytest.raises(ExceptionGroup):   # the SDK's task group, wrapping "Server returned an error"
+            async with client(server.proc.url, token=token, statuses=statuses):
+                pass
+        assert statuses == [401]
+    async with client(server.proc.url, token="mcp-secret") as session:
+        assert (await session.list_tools()).tools == []

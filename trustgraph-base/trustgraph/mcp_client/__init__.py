@@ -1,0 +1,8 @@
+"""Talking to MCP servers with the official SDK: sessions kept open, results read one way.
+
+* ``connection``: :class:`McpConnection`, one session per server, re-opened when it breaks;
+* ``results``: what a ``CallToolResult`` means for us (text, object or a tool error);
+* ``schemas``: an MCP tool's input schema as the arguments of a ``tool`` descriptor.
+
+Needs the ``mcp`` package (``pip install 'trustgraph-base[mcp]'``; trustgraph-flow has it).
+"""

@@ -1,0 +1,196 @@
+"""mcp-server: every tool of the catalog, offered to any MCP client over Streamable HTTP.
+
+Serves ``http://127.0.0.1:8089/mcp`` (``--host``, ``--port``, ``--path``) with
+the official MCP SDK's low-level server.  The tools are the catalog's (see
+:mod:`trustgraph.catalog`): configured and announced tool services, and the
+other types the agent can call, each with its argument schema as its input
+schema; the list follows config pushes and the services that announce
+themselves (:class:`~trustgraph.base.catalog_feed.CatalogFeed`), and every
+connected client is told when it changes (``notifications/tools/list_changed``).
+
+A call is made as the agent makes it (``tools.py``): tool services through
+the shared client pool (fail-fast for a service that stopped, retries for
+idempotent ones), the other types through the flow's clients (``--flow``,
+default ``default``: the processor's entry ``mcp-server:{id}`` in the flow
+blueprint holds the same client keys as the agent's).  Calls are made as
+``--user`` (MCP has no user of its own).  Errors come back as results
+flagged ``isError``; a streaming tool service's chunks as progress
+notifications.
+
+With ``--token`` (default ``$MCP_SERVER_TOKEN``) every request needs
+``Authorization: Bearer <token>``.  Without one, anything that can reach the
+port can call every tool: keep the default 127.0.0.1, or set a token.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import mcp_types as types
+import uvicorn
+from mcp.server.lowlevel import NotificationOptions, Server
+from trustgraph.agent.react.service import CLIENTS
+from trustgraph.base import FlowProcessor, RequestResponseSpec
+from trustgraph.base.catalog_feed import CatalogFeed
+from trustgraph.base.tool_service_client import ToolServiceClients
+from trustgraph.catalog import build_catalog
+
+from .auth import bearer_only
+from .notify import ChangeNotifier
+from .tools import ToolTable
+
+logger = logging.getLogger(__name__)
+
+default_ident = "mcp-server"
+default_port = 8089
+default_timeout = 60.0
+DEFAULT_USER = "trustgraph"
+
+
+class _Server(Server):
+    """The SDK's server, saying in its capabilities that the tool list may change."""
+
+    def create_initialization_options(self, notification_options: Any = None, *args: Any, **kw: Any) -> Any:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True), *args, **kw)
+
+
+class _Uvicorn(uvicorn.Server):
+    """uvicorn inside a processor: the processor owns SIGINT/SIGTERM, not uvicorn."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+class Processor(FlowProcessor):
+    """The MCP face of the catalog: an HTTP server in the processor's own event loop."""
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self.host: str = params.get("host") or "127.0.0.1"
+        self.port = int(params.get("port") if params.get("port") is not None else default_port)
+        self.path: str = params.get("path") or "/mcp"
+        self.token: str | None = params.get("token") or None
+        self.flow_name: str = params.get("flow") or "default"
+        self.user: str = params.get("user") or DEFAULT_USER
+        self.timeout = float(params.get("timeout") or default_timeout)
+        groups = params.get("group")
+        self.groups: list[str] | None = list(groups) if groups else None
+        self.feed = CatalogFeed(self, self.on_catalog)
+        self.clients = ToolServiceClients(self.pubsub, name=self.id, liveness=self.feed.directory.live_for)
+        self.table = ToolTable({})
+        self.notifier = ChangeNotifier()
+        self.mcp = _Server("trustgraph", version="2.1", instructions="The tools of a TrustGraph deployment.",
+                           on_list_tools=self._list_tools, on_call_tool=self._call_tool,
+                           on_subscriptions_listen=self.notifier.listen)
+        self.mcp.middleware.append(self.notifier)
+        self._http: _Uvicorn | None = None
+        self._serving: asyncio.Task | None = None
+        self.bound_port: int | None = None
+        for prefix, (req, resp) in CLIENTS.items():
+            self.register_specification(RequestResponseSpec(
+                f"{prefix}-request", f"{prefix}-response", req, resp, timeout=self.timeout))
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.bound_port or self.port}{self.path}"
+
+    # -- the catalog -----------------------------------------------------------------
+    async def on_catalog(self, config: dict[str, dict[str, str]], announced: Mapping[str, Any]) -> None:
+        """Swap in the new tools; tell the clients when what they see changed."""
+        catalog = build_catalog(config, announced)
+        table = ToolTable.build(catalog, self.clients, self.groups)
+        before = self.table.signature()
+        self.table = table
+        await self.clients.keep(catalog.service_queue_pairs)
+        if table.signature() != before:
+            logger.info("MCP tools: %s", ", ".join(table.tools) or "none")
+            await self.notifier.tools_changed()
+
+    # -- MCP handlers ----------------------------------------------------------------
+    async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=self.table.listing())
+
+    async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        sent = 0
+
+        async def progress(chunk: str) -> None:
+            nonlocal sent
+            sent += 1
+            with contextlib.suppress(Exception):   # a client gone mid-call must not fail the call
+                await ctx.session.report_progress(sent, None, chunk)
+
+        return await self.table.call(params.name, params.arguments, user=self.user,
+                                     flow=self.flows.get(self.flow_name), timeout=self.timeout,
+                                     progress=progress)
+
+    # -- lifecycle ---------------------------------------------------------------------
+    def _bind(self) -> socket.socket:
+        sock = socket.socket(socket.AF_INET6 if ":" in self.host else socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((self.host, self.port))
+        except OSError as e:
+            sock.close()
+            raise RuntimeError(f"mcp-server cannot listen on {self.host}:{self.port}: {e.strerror or e}; "
+                               "give another --port") from None
+        sock.listen(128)
+        sock.setblocking(False)
+        self.bound_port = sock.getsockname()[1]
+        return sock
+
+    async def start(self) -> None:
+        sock = self._bind()
+        app: Any = self.mcp.streamable_http_app(streamable_http_path=self.path, host=self.host)
+        if self.token:
+            app = bearer_only(app, self.token)
+        self._http = _Uvicorn(uvicorn.Config(app, log_level="warning", lifespan="on"))
+        await self.feed.start()
+        await super().start()
+        self._serving = asyncio.ensure_future(self._http.serve(sockets=[sock]))
+        while not self._http.started:
+            if self._serving.done():
+                self._serving.result()
+                raise RuntimeError("mcp-server's HTTP server stopped while starting")
+            await asyncio.sleep(0.02)
+        logger.info("MCP server on %s (%s)", self.url, "bearer token required" if self.token else "no token")
+
+    async def stop(self) -> None:
+        if self._http is not None and self._serving is not None:
+            self._http.should_exit = True
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await asyncio.wait_for(self._serving, 10)
+        await self.feed.stop()
+        await self.clients.close()
+        await super().stop()
+
+    @classmethod
+    def add_args(cls, parser: argparse.ArgumentParser) -> None:
+        super().add_args(parser)
+        parser.add_argument("--host", default="127.0.0.1",
+                            help="address to listen on (default %(default)s: this machine only)")
+        parser.add_argument("--port", type=int, default=default_port, help="port (default %(default)s)")
+        parser.add_argument("--path", default="/mcp", help="the MCP endpoint's path (default %(default)s)")
+        parser.add_argument("--token", default=os.environ.get("MCP_SERVER_TOKEN"),
+                            help="bearer token every request must carry (default $MCP_SERVER_TOKEN; "
+                                 "none: no auth)")
+        parser.add_argument("--flow", default="default",
+                            help="flow whose services the non-tool-service tools call (default %(default)s)")
+        parser.add_argument("--user", default=DEFAULT_USER, help="user tool services are called as")
+        parser.add_argument("--group", nargs="+", default=None,
+                            help="offer only tools of these groups (default: every tool)")
+        parser.add_argument("--timeout", type=float, default=default_timeout,
+                            help="seconds one tool call may take (default %(default)s)")
+
+
+def run() -> None:
+    """Console script ``mcp-server``."""
+    Processor.launch(default_ident, __doc__)
