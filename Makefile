@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 WORKERS ?= 3
 
-.PHONY: install run test lint bench interop clean
+.PHONY: install run test lint bench interop reliability clean
 
 # $(call step,WHAT,COMMAND): one progress line; COMMAND's output (pip's chatter) only if it
 # fails, then all of it, so the cause is never hidden.
@@ -37,7 +37,7 @@ test: install
 	@echo "make: ruff (lint)"
 	@$(BIN)/ruff check trustgraph-base trustgraph-flow tests interop $(wildcard bench)
 	@echo "make: pytest ($(WORKERS) workers)"
-	@$(BIN)/pytest -n $(WORKERS) tests
+	@$(BIN)/pytest -n $(WORKERS) -m "not long" tests
 
 lint: install
 	$(BIN)/ruff check trustgraph-base trustgraph-flow tests interop $(wildcard bench)
@@ -49,6 +49,11 @@ bench: install
 # writes INTEROP.md.  `make test` runs the same tests (marker interop) without the report.
 interop: install
 	INTEROP_REPORT=$(CURDIR)/INTEROP.md $(BIN)/pytest -n $(WORKERS) -m interop tests/interop
+
+# Tries to break the stack (tests/reliability, long scenarios included); writes RELIABILITY.md.
+# `make test` runs its fast scenarios.
+reliability: install
+	RELIABILITY_REPORT=$(CURDIR)/RELIABILITY.md $(BIN)/pytest -n $(WORKERS) tests/reliability
 
 clean:
 	rm -rf $(VENV) .trustgraph

@@ -101,12 +101,26 @@ async def test_bound_on_requests_in_flight(broker):
     server, caller = PubSub(broker.url, processor="s"), PubSub(broker.url, processor="c")
     seen: list = []
     try:
-        await echo_server(server, req, resp, delay=0.2, seen=seen)
+        out = await server.producer(resp)
+        release = asyncio.Event()
+        four = asyncio.Event()
+
+        async def hold(msg):   # answers nothing until released: no slot frees before that
+            seen.append(msg.value)
+            if len(seen) >= 4:
+                four.set()
+            await release.wait()
+            await out.send(ToolServiceResponse(response=msg.value.user, end_of_stream=True), {"id": msg.id})
+
+        await server.consumer(req, "hold", ToolServiceRequest, handler=hold, concurrency=64)
         c = client(caller, req, resp, max_in_flight=4)
         await c.start()
-        calls = [asyncio.create_task(c.request(ToolServiceRequest(user=str(i)), timeout=10)) for i in range(12)]
-        await asyncio.sleep(0.1)
+        calls = [asyncio.create_task(c.request(ToolServiceRequest(user=str(i)), timeout=30)) for i in range(12)]
+        await asyncio.wait_for(four.wait(), 10)
+        # A fifth would arrive in about a millisecond if it had been sent; give it ample time.
+        await asyncio.sleep(0.3)
         assert len(seen) == 4  # only four were sent; the rest wait for a slot
+        release.set()
         await asyncio.gather(*calls)
         assert len(seen) == 12
     finally:
