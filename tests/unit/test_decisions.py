@@ -269,3 +269,16 @@ def test_tools_that_fit_the_question_are_listed_first():
     assert names("Tell me a joke about cats", [dad, joke, weather])[0] == "tell-joke"
     assert names("What is the weather in Paris?", [dad, joke, weather])[0] == "weather"
     assert names("Hello there", [dad, weather, joke]) == ["tell-dad-joke", "weather", "tell-joke"]
+
+
+def test_a_schema_too_big_for_a_message_property_is_not_sent(caplog):
+    from types import SimpleNamespace as T
+
+    from trustgraph.agent.react.agent_manager import MAX_SCHEMA_CHARS, AgentManager
+    schema = {"type": "object", "properties": {"text": {"type": "string", "description": "x" * 200}}}
+    few = [T(name=f"tool-{i}", schema=schema) for i in range(3)]
+    many = [T(name=f"tool-{i}", schema=schema) for i in range(MAX_SCHEMA_CHARS // 200)]
+    manager = AgentManager()
+    assert json.loads(manager._schema_property(few)["decision-schema"])["anyOf"]
+    assert manager._schema_property(many) == {} and manager._schema_property(many) == {}
+    assert sum("steps go without it" in r.message for r in caplog.records) == 1   # said once

@@ -65,6 +65,7 @@ from .types import (
 logger = logging.getLogger(__name__)
 
 TEMPLATE = "agent-react"
+MAX_SCHEMA_CHARS = 256 * 1024
 
 
 # -- the loop ----------------------------------------------------------------------------
@@ -95,6 +96,7 @@ class AgentManager:
         self.max_iterations = max_iterations
         self.tool_timeout = tool_timeout
         self.prompt_timeout = prompt_timeout
+        self._schema_warned = False
 
     async def react(self, request: AgentRequest, registry: Registry, flow: Any,
                     deadline: float | None = None) -> AsyncIterator[Event]:
@@ -112,8 +114,7 @@ class AgentManager:
             return
         tools = by_relevance(request.question, filter_tools(registry.tools.values(), request.group, request.state))
         terms = prompt_terms(request, tools, registry.context)
-        # The schema of the next step, for a template that asks for a structured decision.
-        props = {SCHEMA_PROPERTY: json.dumps(decision_schema(tools))}
+        props = self._schema_property(tools)
         logger.debug("Iteration %d, tools %s", len(history) + 1, [t.name for t in tools])
         outcome: list[Any] = []
         gate = AnswerGate(request.question)
@@ -165,6 +166,23 @@ class AgentManager:
         yield Continue(AgentRequest(question=request.question, state=state, group=request.group,
                                     history=[*history, step], user=request.user,
                                     streaming=request.streaming))
+
+    def _schema_property(self, tools: list[Tool]) -> dict[str, str]:
+        """The schema of the next step, for a template that asks for a structured decision.
+
+        A message property: with thousands of tools it would outgrow what a
+        broker takes in a message's metadata, and no model's context holds
+        such a prompt anyway; then none is sent (the model is unconstrained).
+        """
+        schema = json.dumps(decision_schema(tools))
+        if len(schema) <= MAX_SCHEMA_CHARS:
+            return {SCHEMA_PROPERTY: schema}
+        if not self._schema_warned:
+            self._schema_warned = True
+            logger.warning("The decision schema of %d tools is %d characters, over %d: steps go without "
+                           "it (unconstrained); fewer tools per request (groups) would keep it",
+                           len(tools), len(schema), MAX_SCHEMA_CHARS)
+        return {}
 
     async def _decide(self, flow: Any, terms: dict[str, str], props: dict[str, str],
                       deadline: float | None, streaming: bool, outcome: list[Any]) -> AsyncIterator[Event]:
