@@ -21,6 +21,7 @@ from trustgraph.agent.react.service import CLIENTS
 from trustgraph.base import PubSub, RequestResponseClient, testing
 from trustgraph.base.testing import ScriptedPrompt, action, final_answer
 from trustgraph.schema import AgentRequest, AgentResponse, AgentStep
+from trustgraph.schema.services.agent import SHOW_ACTIONS
 
 PROBE = "(probe: are you listening?)"
 
@@ -58,6 +59,7 @@ class AgentHarness:
         self.model = ScriptedPrompt()
         self.version = 1000
         self.seen: list[tuple[str, AgentRequest]] = []  # every message on request/next
+        self.seen_properties: list[dict[str, str]] = []  # and its properties
         # Config and announce topics of our own: no other test's config-svc or
         # tool service can reach this agent (a test's own services use ``announce``).
         own = unique("cfg")
@@ -84,6 +86,7 @@ class AgentHarness:
     async def _watch(self, msg: Any) -> None:
         if msg.value.question != PROBE:
             self.seen.append((msg.id, msg.value))
+            self.seen_properties.append(dict(msg.properties))
 
     async def _wait_until_listening(self) -> None:
         """Ask until the agent answers: its new subscription may not be live yet.
@@ -118,6 +121,7 @@ class AgentHarness:
             await self._wait_until_listening()
 
     async def ask(self, question: str, *, streaming: bool = False, group: list[str] | None = None,
+                  show_actions: bool = True,
                   state: str = "", user: str = "alice", timeout: float = 20,
                   into: list[AgentResponse] | None = None) -> list[AgentResponse]:
         """Every response message of one dialog, up to its last (also appended to ``into`` as they come)."""
@@ -129,7 +133,8 @@ class AgentHarness:
         try:
             async for r in self.client.stream(AgentRequest(question=question, group=group, state=state,
                                                            user=user, streaming=streaming),
-                                              final=last, timeout=timeout):
+                                              final=last, timeout=timeout,
+                                              properties={SHOW_ACTIONS: "true"} if show_actions else None):
                 got.append(r)
         except TimeoutError:
             # Say where the dialog stopped: a flaky broker and a stuck agent look alike otherwise.

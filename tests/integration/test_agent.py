@@ -238,6 +238,21 @@ async def test_json_decisions_the_schema_sent_and_honest_endings(agent, echo, st
     assert len(obs) == 4
 
 
+@pytest.mark.parametrize("streaming", [False, True])
+async def test_action_messages_only_for_a_caller_that_asks(agent, echo, streaming):
+    # Upstream's clients never ask, and would show an action message as a thought.
+    a = await agent()
+    a.model.replies = [decide("echo", topic="cats"), decide("final-answer", answer="The echo says cats.")]
+    await a.configure(tools={"echo": service_tool("echo", echo)}, services={echo: service_descriptor(echo)})
+    plain = await a.ask("What is the echo of cats?", streaming=streaming, show_actions=False)
+    assert "action" not in [r.chunk_type for r in plain]
+    assert json.loads((observations(plain) or [r.content for r in plain if r.chunk_type == "observation"])[0])
+    asked = await a.ask("What is the echo of cats?", streaming=streaming)
+    assert [r.content for r in asked if r.chunk_type == "action"] == ['echo {"topic": "cats"}']
+    # The request's property goes on with the dialog's next iteration, and only with it.
+    assert [p.get("show-actions") for p in a.seen_properties] == [None, None, "true", "true"]
+
+
 async def test_arguments_are_checked_against_the_tools_schema(agent, echo):
     a = await agent()
     counted = {**service_tool("count", echo, args=()), "arguments": [

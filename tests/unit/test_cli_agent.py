@@ -158,7 +158,7 @@ def test_verbose_shows_thoughts_actions_and_observations(gateway):
     frame = gateway.frames[0]
     assert frame["flow"] == "other"
     assert frame["request"] == {"question": "q", "user": "alice", "streaming": True, "state": "start",
-                                "group": ["fun", "admin"]}
+                                "group": ["fun", "admin"], "show_actions": True}
 
 
 def test_no_streaming_reads_legacy_messages(gateway):

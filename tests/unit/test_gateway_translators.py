@@ -236,3 +236,12 @@ async def test_tool_lookup_errors_name_the_descriptor_problem() -> None:
 ])
 def test_token_auth(token: str, path: str, headers: dict, allowed: bool) -> None:
     assert TokenAuth(token).allows(make_mocked_request("GET", path, headers=headers)) is allowed
+
+
+def test_agent_show_actions_is_a_message_property_not_a_record_field() -> None:
+    agent = T["agent"]
+    assert agent.request_properties({"question": "q", "show_actions": True}) == {"show-actions": "true"}
+    assert agent.request_properties({"question": "q"}) == {}
+    assert agent.request_properties({"question": "q", "show_actions": "yes"}) == {}
+    assert "show_actions" not in wire("agent", {"question": "q", "show_actions": True})   # upstream's record
+    assert T["prompt"].request_properties({"id": "x"}) == {}

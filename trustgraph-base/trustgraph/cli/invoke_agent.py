@@ -91,6 +91,8 @@ def ask(args: argparse.Namespace, printer: Printer) -> None:
         request["state"] = args.state
     if args.group is not None:
         request["group"] = args.group
+    if args.verbose:
+        request["show_actions"] = True   # ours; an upstream gateway and agent ignore it
     stream(args.url, args.token, "agent", request, flow=args.flow_id,
            on_response=lambda response: handle(response, printer), timeout=AGENT_TIMEOUT)
 

@@ -240,7 +240,7 @@ class Dispatcher:
         # No final predicate: the translator decides which message is the last,
         # and the loop stops there.  The request carries the deadline, so an
         # agent's whole dialog (every iteration) ends within it.
-        responses = client.stream(request, timeout=limit)
+        responses = client.stream(request, timeout=limit, properties=translator.request_properties(body))
         try:
             # The client's own deadline covers the exchange; this one also covers
             # opening the client (a subscription can wait on an absent broker).

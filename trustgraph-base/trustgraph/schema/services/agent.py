@@ -8,6 +8,12 @@ from dataclasses import dataclass, field
 
 from ..core.primitives import Error
 
+#: Ours, a message property of an agent request: ``"true"`` when the caller
+#: wants an ``action`` message (the tool and its arguments) before each tool
+#: call.  A property, so the record stays upstream's; upstream's clients never
+#: set it and get none (they would show one as a thought).
+SHOW_ACTIONS = "show-actions"
+
 
 @dataclass
 class AgentStep:

@@ -64,6 +64,7 @@ from trustgraph.schema import (
     ToolRequest,
     ToolResponse,
 )
+from trustgraph.schema.services.agent import SHOW_ACTIONS
 
 from .agent_manager import AgentManager
 from .registry import Registry, build_registry
@@ -114,8 +115,8 @@ def to_response(event: Event, streaming: bool) -> AgentResponse:
                                  end_of_dialog=True, error=error)
         return AgentResponse(error=error)
     if isinstance(event, Act):
-        # Ours, for callers who want to see why (tg-invoke-agent -v); upstream's API reads an
-        # "action" chunk as a thought and its CLI skips it.
+        # Ours, for callers who ask (property show-actions: tg-invoke-agent -v); upstream's
+        # API reads an "action" chunk as a thought.
         content = f"{event.name} {json.dumps(event.arguments)}"
         if streaming:
             return AgentResponse(chunk_type="action", content=content, end_of_message=True)
@@ -198,11 +199,16 @@ class Processor(FlowProcessor):
         props = {"id": rid}
         if reply.deadline is not None:
             props[deadlines.DEADLINE] = f"{reply.deadline:.3f}"
+        show_actions = msg.properties.get(SHOW_ACTIONS) == "true"
+        if show_actions:
+            props[SHOW_ACTIONS] = "true"   # and for the next iterations
         # aclosing: if a send fails, the iteration's prompt call is cancelled at once.
         async with aclosing(self.manager.react(request, registry, flow, reply.deadline)) as events:
             async for event in events:
                 if isinstance(event, Continue):
                     await flow("next").send(event.request, props)
+                elif isinstance(event, Act) and not show_actions:
+                    continue   # only for a caller that asked (upstream's clients would show it as a thought)
                 else:
                     await reply.send(to_response(event, streaming))
                     if isinstance(event, Failed):

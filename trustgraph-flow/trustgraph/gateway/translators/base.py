@@ -47,6 +47,11 @@ class Translator:
     encode: Callable[[JsonObject], Any]
     decode: Callable[[Any], JsonObject]
     final: Callable[[Any], bool]
+    #: Message properties a request body asks for (our extensions that are not record fields).
+    properties: Callable[[JsonObject], dict[str, str]] | None = None
+
+    def request_properties(self, body: JsonObject) -> dict[str, str]:
+        return self.properties(body) if self.properties is not None else {}
 
     def request(self, body: Any) -> Any:
         """Turn a JSON request body into the wire record, or raise :class:`RequestError`."""
@@ -110,6 +115,7 @@ def is_end_of_stream(record: Any) -> bool:
     return bool(record.end_of_stream)
 
 
-def translator(kind: str, req: type, resp: type, enc: Callable, dec: Callable, fin: Callable) -> Translator:
+def translator(kind: str, req: type, resp: type, enc: Callable, dec: Callable, fin: Callable,
+               props: Callable | None = None) -> Translator:
     """Shorthand for a table entry."""
-    return Translator(kind, req, resp, enc, dec, fin)
+    return Translator(kind, req, resp, enc, dec, fin, props)

@@ -44,6 +44,7 @@ from trustgraph.schema import (
     ToolResponse,
     from_dict,
 )
+from trustgraph.schema.services.agent import SHOW_ACTIONS
 
 from .base import (
     DEFAULT_COLLECTION,
@@ -118,7 +119,13 @@ def _agent_request(body: JsonObject) -> AgentRequest:
         "history": given(body, "history", []),
         "user": given(body, "user", DEFAULT_USER),
         "streaming": given(body, "streaming", False),
+        "show_actions": given(body, "show_actions", False),   # ours: action messages (AgentRequest)
     })
+
+
+def _agent_properties(body: JsonObject) -> dict[str, str]:
+    """``"show_actions": true`` (ours) asks for the agent's action messages."""
+    return {SHOW_ACTIONS: "true"} if body.get("show_actions") is True else {}
 
 
 def _agent_response(r: AgentResponse) -> JsonObject:
@@ -264,7 +271,8 @@ GLOBAL_KINDS: dict[str, Translator] = {
 
 #: Services reached through a flow's interfaces: ``POST /api/v1/flow/{flow}/service/{kind}``.
 FLOW_KINDS: dict[str, Translator] = {
-    "agent": translator("agent", AgentRequest, AgentResponse, _agent_request, _agent_response, _agent_final),
+    "agent": translator("agent", AgentRequest, AgentResponse, _agent_request, _agent_response, _agent_final,
+                        _agent_properties),
     "text-completion": translator("text-completion", TextCompletionRequest, TextCompletionResponse,
                           _text_completion_request, _text_completion_response, is_end_of_stream),
     "prompt": translator("prompt", PromptRequest, PromptResponse, _prompt_request, _prompt_response,
