@@ -45,9 +45,10 @@ SECTIONS = {
         "Upstream 2.1.4's `agent-manager-react`, `prompt-template`, `api-gateway` and `joke-service`\n"
         "(a DynamicToolService) run as processes from `.interop/upstream` beside ours (config-svc,\n"
         "api-gateway, prompt-template, agent-manager-react, `text-completion-scripted`, joke-service),\n"
-        "on one pulsar-lite broker with the default topics (`tests/interop/deployment.py`). Each row\n"
-        "asks through a gateway or a command and checks the thoughts, the tool's observation (the joke\n"
-        "the service told), the answer or the config value, streamed and whole."),
+        "on one pulsar-lite broker with the default topics (`tests/interop/deployment.py`), with a test\n"
+        "agent-react template and with the shipped one (`config-examples`). Each row asks through a\n"
+        "gateway or a command and checks the thoughts, the tool's observation (the joke the service\n"
+        "told), the answer or the config value, streamed and whole."),
     "test_upstream_peers.py": (
         "Upstream's Python client, prompt manager and DynamicToolService",
         "Upstream code run from `.interop/upstream` against our gateway, config and client."),

@@ -14,17 +14,25 @@ config-svc         ours      config and flows (SQLite in the test's directory)
 api-gateway        ours      on ``gateway``
 text-completion    ours      ``text-completion-scripted`` with :data:`SCRIPT`
 our-prompt         ours      prompt-template
+our-prompt-boot    ours      prompt-template on the bootstrap templates (:data:`BOOTSTRAP_TYPE`)
 our-agent          ours      agent-manager-react
 joke-service       ours      the example tool service, topic ``joke``
 up-agent           upstream  agent-manager-react 2.1.4
+up-agent-boot      upstream  agent-manager-react 2.1.4, for the bootstrap-template flow
 up-prompt          upstream  prompt-template 2.1.4
+up-prompt-boot     upstream  prompt-template 2.1.4 on the bootstrap templates
 up-joke-service    upstream  joke-service 2.1.4, topic ``up-joke``
 up-api-gateway     upstream  api-gateway 2.1.4 on ``upstream_gateway``
 =================  ========  ============================================================
 
 Flows: ``up-agent-flow`` (upstream agent, our prompt service, our LLM) and
-``our-agent-flow`` (our agent, upstream's prompt service, our LLM).  Tools:
-``tell-joke`` (our joke service) and ``tell-upstream-joke`` (upstream's).
+``our-agent-flow`` (our agent, upstream's prompt service, our LLM), with a test
+template whose history is in the prompt text, where the scripted LLM sees it;
+``up-agent-boot-flow`` and ``our-agent-boot-flow`` the same with the shipped
+agent-react template of ``config-examples`` (its prefix, stop strings and
+replay travel as properties the scripted LLM cannot match, so those flows
+answer one-step questions).  Tools: ``tell-joke`` (our joke service) and
+``tell-upstream-joke`` (upstream's).
 
 Ours report ready through ``$TG_READY_FILE`` once their config and flows are in
 place.  Upstream's processes have no readiness signal: each row first makes
@@ -65,12 +73,13 @@ GREET_TEMPLATE = {"prompt": "Greet {{ name }} in one line.", "response-type": "t
 #: is in the prompt, and "pong" for the probes.
 SCRIPT = {
     "rules": [
+        # First: the bootstrap template's worked examples mention the joke tools too.
+        {"match": r"Question: ping\n", "reply": "Thought: a probe\nFinal Answer: pong"},
         {"match": r"Observation: Hey ", "reply": f"Thought: I have the joke\nFinal Answer: {ANSWER}"},
         {"match": r"Question: [^\n]*upstream joke",
          "reply": 'Thought: I will use tell-upstream-joke\nAction: tell-upstream-joke\nArgs: {"topic": "cats"}'},
         {"match": r"Question: [^\n]*joke",
          "reply": 'Thought: I will use tell-joke\nAction: tell-joke\nArgs: {"topic": "cats"}'},
-        {"match": r"Question: ping", "reply": "Thought: a probe\nFinal Answer: pong"},
         {"match": r"Greet Ada in one line", "reply": "Hello there, Ada! Nice to meet you."},
     ],
 }
@@ -104,7 +113,21 @@ def blueprint(agent: str, prompt: str) -> dict[str, Any]:
 
 
 FLOWS = {"up-agent-flow": blueprint("up-agent", "our-prompt"),
-         "our-agent-flow": blueprint("our-agent", "up-prompt")}
+         "our-agent-flow": blueprint("our-agent", "up-prompt"),
+         # The shipped agent-react template (config-examples), under config type BOOTSTRAP_TYPE.
+         "up-agent-boot-flow": blueprint("up-agent-boot", "our-prompt-boot"),
+         "our-agent-boot-flow": blueprint("our-agent", "up-prompt-boot")}
+
+BOOTSTRAP_TYPE = "prompt-bootstrap"
+EXAMPLES = Path(__file__).resolve().parents[2] / "config-examples"
+
+
+def bootstrap_prompts() -> dict[str, Any]:
+    """The bootstrap config's prompt type (system, index, the shipped agent-react), as config items."""
+    bootstrap = json.loads((EXAMPLES / "bootstrap.json").read_text())
+    items = dict(bootstrap["config"]["prompt"])
+    items["template.agent-react"] = json.loads((EXAMPLES / "prompt-agent-react.json").read_text())
+    return items
 
 
 def joke_service(sid: str, topic: str) -> dict[str, Any]:
@@ -126,6 +149,7 @@ CONFIG = {
     "tool": {"tell-joke": joke_tool("tell-joke", "joke-service"),
              "tell-upstream-joke": joke_tool("tell-upstream-joke", "up-joke-service")},
 }
+CONFIG[BOOTSTRAP_TYPE] = bootstrap_prompts()
 
 
 class DeploymentError(RuntimeError):
@@ -280,16 +304,22 @@ def start(broker: EmbeddedBroker, tmp: Path, upstream: Venv) -> Deployment:
         # Everything else at once: the two cores start them while we wait.
         d.ours("text-completion", "text-completion-scripted", "--script", str(tmp / "script.json"))
         d.ours("our-prompt", "prompt-template", "--id", "our-prompt")
+        d.ours("our-prompt-boot", "prompt-template", "--id", "our-prompt-boot", "--config-type", BOOTSTRAP_TYPE)
         d.ours("our-agent", "agent-manager-react", "--id", "our-agent")
         d.ours("joke-service", "joke-service", "--no-announce", after_config=False)
         d.theirs("up-agent", "agent-manager-react", "--id", "up-agent", "--no-loki-enabled")
+        # A flow per upstream agent: each of its flows runs a dozen blocking receive loops in
+        # the default thread pool (6 threads on 2 cores), and two flows made every hop ~1 s.
+        d.theirs("up-agent-boot", "agent-manager-react", "--id", "up-agent-boot", "--no-loki-enabled")
         d.theirs("up-prompt", "prompt-template", "--id", "up-prompt", "--no-loki-enabled")
+        d.theirs("up-prompt-boot", "prompt-template", "--id", "up-prompt-boot", "--config-type", BOOTSTRAP_TYPE,
+                 "--no-loki-enabled")
         d.theirs("up-joke-service", "joke-service", "--id", "up-joke-service", "-t", "up-joke",
                  "--no-loki-enabled")
         up_port = free_port()
         d.upstream_gateway = f"http://127.0.0.1:{up_port}/"
         d.theirs("up-api-gateway", "api-gateway", "--port", str(up_port))
-        for name in ("text-completion", "our-prompt", "our-agent", "joke-service"):
+        for name in ("text-completion", "our-prompt", "our-prompt-boot", "our-agent", "joke-service"):
             d.procs[name].wait_ready(d.procs[name].ready_file, timeout=60)
         return d
     except BaseException:

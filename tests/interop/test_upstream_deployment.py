@@ -183,6 +183,36 @@ async def test_our_gateway_prompt_kind_to_upstream_prompt_template(deployment, r
         r.check((len(frames) > 1) is streaming, lambda: f"{len(frames)} frames")
 
 
+def check_one_step(r: Row, got: Dialog, streaming: bool) -> None:
+    """The probe question's dialog: one thought, no tool, the answer."""
+    r.check(got.complete and got.streamed is streaming, lambda: f"streamed={got.streamed}, frames {got}")
+    r.check(got.thoughts == ["a probe"] and got.observations == [], lambda: f"steps {got}")
+    r.check(words(got.answer or "") == "pong", lambda: f"answer {got.answer!r}")
+
+
+@pytest.mark.parametrize("streaming", MODES)
+async def test_upstream_agent_with_our_prompt_on_the_bootstrap_template(deployment, row, streaming):
+    """The shipped template's prefix ("Thought:") is given back whole, so upstream's parser reads the answer."""
+    with interop_row(row, f"upstream agent-manager-react, bootstrap agent-react template ({mode(streaming)})",
+                     "our gateway -> upstream agent -> our prompt-template (prefix, stop) -> our LLM") as r:
+        await asyncio.to_thread(deployment.ready_agent, deployment.gateway, "up-agent-boot-flow")
+        frames = await socket_call(deployment.gateway, "agent",
+                                   {"question": "ping", "user": USER, "streaming": streaming},
+                                   flow="up-agent-boot-flow")
+        check_one_step(r, read_dialog(frames), streaming)
+
+
+@pytest.mark.parametrize("streaming", MODES)
+async def test_upstream_prompt_template_on_the_bootstrap_template_under_our_agent(deployment, row, streaming):
+    with interop_row(row, f"upstream prompt-template, bootstrap agent-react template ({mode(streaming)})",
+                     "our gateway -> our agent -> upstream prompt-template (ibis) -> our LLM") as r:
+        await asyncio.to_thread(deployment.ready_agent, deployment.gateway, "our-agent-boot-flow")
+        frames = await socket_call(deployment.gateway, "agent",
+                                   {"question": "ping", "user": USER, "streaming": streaming},
+                                   flow="our-agent-boot-flow")
+        check_one_step(r, read_dialog(frames), streaming)
+
+
 @pytest.mark.parametrize("flag", AGENT_FLAGS)
 def test_upstream_tg_invoke_agent_against_our_gateway(deployment, our_joke, upstream_venv, row, flag):
     with interop_row(row, f"upstream tg-invoke-agent -v {' '.join(flag) or '(streaming)'}",
