@@ -153,7 +153,7 @@ CONFIG[BOOTSTRAP_TYPE] = bootstrap_prompts()
 
 
 class DeploymentError(RuntimeError):
-    """A process of the deployment did not come up; the message carries its log."""
+    """A part of the deployment did not come up or does not answer; the message says which."""
 
 
 def answered(body: Any) -> bool:
@@ -164,6 +164,13 @@ def answered(body: Any) -> bool:
     if error is None:
         return True
     return isinstance(error, dict) and error.get("type") not in (None, "", "gateway-error")
+
+
+def _answered(body: Any) -> Any:
+    """``body`` if the service answered it, else a ValueError saying what came instead (not ready yet)."""
+    if not answered(body):
+        raise ValueError(f"not answered yet: {body}")
+    return body
 
 
 def post(url: str, body: dict[str, Any], timeout: float = 60.0, deadline: float | None = None) -> Any:
@@ -233,11 +240,13 @@ class Deployment:
         deadline = time.monotonic() + timeout
         bound, last = 2.0, None
         while time.monotonic() < deadline:
-            dead = {name: proc.p.returncode for name, proc in self.procs.items()
+            dead = {name: proc for name, proc in self.procs.items()
                     if proc.p is not None and proc.p.poll() is not None}
             if dead:
-                last = f"exited: {dead}"
+                last = "; ".join(f"{name} exited {proc.p.returncode}: {proc.output()[-500:]}"
+                                 for name, proc in dead.items())
                 break
+            started = time.monotonic()
             try:
                 value = attempt(bound)
                 if value is not None:
@@ -246,6 +255,8 @@ class Deployment:
             except (OSError, ValueError) as e:  # refused, timed out, not JSON yet
                 last = e
             bound = min(bound * 1.5, 15.0)
+            if time.monotonic() - started < 0.1:
+                time.sleep(0.1)  # a polling interval for quick refusals ("Invalid flow"), not a wait for anything
         error = DeploymentError(f"{what}: not answering after {timeout:.0f} s (last: {last!r})")
         self._warm[what] = error
         raise error
@@ -253,16 +264,14 @@ class Deployment:
     def ready_agent(self, gateway: str, flow: str) -> None:
         """The flow's agent chain answers through ``gateway`` (any answer or service error)."""
         def attempt(seconds: float) -> Any:
-            body = post(f"{gateway}api/v1/flow/{flow}/service/agent", {"question": "ping"},
-                        timeout=seconds + 1, deadline=seconds)
-            return body if answered(body) else None
+            return _answered(post(f"{gateway}api/v1/flow/{flow}/service/agent", {"question": "ping"},
+                                  timeout=seconds + 1, deadline=seconds))
         self.warm(f"agent of {flow} through {self.whose(gateway)} gateway", attempt)
 
     def ready_kind(self, gateway: str, path: str, body: dict[str, Any]) -> None:
         """``POST {gateway}{path}`` with ``body`` answers (warms that route's subscription)."""
         def attempt(seconds: float) -> Any:
-            got = post(f"{gateway}{path}", body, timeout=seconds + 1, deadline=seconds)
-            return got if answered(got) else None
+            return _answered(post(f"{gateway}{path}", body, timeout=seconds + 1, deadline=seconds))
         self.warm(f"{path} through {self.whose(gateway)} gateway", attempt)
 
     def ready_tool_service(self, service: str) -> None:
