@@ -123,10 +123,13 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "config-examples"
 
 
 def bootstrap_prompts() -> dict[str, Any]:
-    """The bootstrap config's prompt type (system, index, the shipped agent-react), as config items."""
+    """The bootstrap config's prompt type (system, index, the shipped templates), as config items."""
     bootstrap = json.loads((EXAMPLES / "bootstrap.json").read_text())
     items = dict(bootstrap["config"]["prompt"])
-    items["template.agent-react"] = json.loads((EXAMPLES / "prompt-agent-react.json").read_text())
+    for key, name in bootstrap.get("files", {}).items():
+        kind, _, item = key.partition("/")
+        if kind == "prompt":  # every template the bootstrap ships (the index may list several)
+            items[item] = json.loads((EXAMPLES / name).read_text())
     return items
 
 
