@@ -37,7 +37,7 @@ test: install
 	@echo "make: ruff (lint)"
 	@$(BIN)/ruff check trustgraph-base trustgraph-flow tests interop $(wildcard bench)
 	@echo "make: pytest ($(WORKERS) workers)"
-	@$(BIN)/pytest -n $(WORKERS) -m "not long" tests
+	@$(BIN)/pytest -n $(WORKERS) --dist loadgroup -m "not long" tests
 
 lint: install
 	$(BIN)/ruff check trustgraph-base trustgraph-flow tests interop $(wildcard bench)
@@ -48,12 +48,12 @@ bench: install
 # Upstream TrustGraph 2.1.4 (venvs under .interop/, made once from PyPI) against ours;
 # writes INTEROP.md.  `make test` runs the same tests (marker interop) without the report.
 interop: install
-	INTEROP_REPORT=$(CURDIR)/INTEROP.md $(BIN)/pytest -n $(WORKERS) -m interop tests/interop
+	INTEROP_REPORT=$(CURDIR)/INTEROP.md $(BIN)/pytest -n $(WORKERS) --dist loadgroup -m interop tests/interop
 
 # Tries to break the stack (tests/reliability, long scenarios included); writes RELIABILITY.md.
 # `make test` runs its fast scenarios.
 reliability: install
-	RELIABILITY_REPORT=$(CURDIR)/RELIABILITY.md $(BIN)/pytest -n $(WORKERS) tests/reliability
+	RELIABILITY_REPORT=$(CURDIR)/RELIABILITY.md $(BIN)/pytest -n $(WORKERS) --dist loadgroup tests/reliability
 
 clean:
 	rm -rf $(VENV) .trustgraph

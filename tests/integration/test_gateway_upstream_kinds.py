@@ -11,6 +11,7 @@ import asyncio
 import base64
 import io
 import json
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -161,6 +162,49 @@ async def test_text_load_and_import_export_sockets(stack, upstream_gateway, http
 
     async with http.ws_connect(f"{url}/api/v1/flow/{flow}/import/rows") as ws:
         assert await asyncio.wait_for(ws.receive_json(), 10) == {"error": "This kind not supported by flow"}
+
+
+async def test_an_export_socket_removes_its_subscription_when_it_ends(  # noqa: F811
+        stack, broker, http, pubsub, tmp_path) -> None:  # noqa: F811
+    """A closed export leaves no subscription on the persistent topic, so the broker keeps nothing for it."""
+    proc, url = start_gateway(tmp_path, broker, stack.queues)
+    try:
+        flow = unique("f")
+        await start_upstream_flow(http, url, stack.tag, flow)
+        producer = await pubsub.producer(one_way(stack.tag, "graph-embeddings-store", flow))
+
+        def record(rid: str) -> GraphEmbeddings:
+            return GraphEmbeddings(metadata=Metadata(id=rid, user="u", collection="c"), entities=[])
+
+        async with http.ws_connect(f"{url}/api/v1/flow/{flow}/export/graph-embeddings") as ws:
+            async def exported() -> Any:
+                await producer.send(record("first"))
+                try:
+                    return await asyncio.wait_for(ws.receive_json(), 0.5)
+                except TimeoutError:
+                    return None  # the export's subscription may not exist yet: send again
+
+            await eventually(exported)
+
+        async def removed() -> str | None:
+            log = proc.output()
+            found = re.search(r"Export of (\S+) ended: subscription (\S+) removed", log)
+            return found.group(2) if found else None
+
+        subscription = await eventually(removed)
+        # Under the export's own name: a subscription kept by the broker would get this first.
+        await producer.send(record("while-away"))
+        got: asyncio.Queue = asyncio.Queue()
+
+        async def keep(msg: Any) -> None:
+            await got.put(msg.value.metadata.id)
+
+        await pubsub.consumer(one_way(stack.tag, "graph-embeddings-store", flow), subscription,
+                              GraphEmbeddings, handler=keep)
+        await producer.send(record("after"))
+        assert await asyncio.wait_for(got.get(), 10) == "after"
+    finally:
+        proc.stop()
 
 
 async def test_global_kinds_and_knowledge_cores(stack, upstream_gateway, http, pubsub) -> None:  # noqa: F811

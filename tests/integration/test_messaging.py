@@ -236,3 +236,27 @@ async def test_deadline_holds_when_the_broker_is_unreachable():
         await c.stop()
     finally:
         await ps.close()
+
+
+@pytest.mark.parametrize(("unsubscribe", "first"), [(False, "while-away"), (True, "after")])
+async def test_unsubscribe_removes_a_persistent_subscription_and_close_keeps_it(broker, unsubscribe, first):
+    """On the real broker: what a closed subscription kept, and that an unsubscribed one kept nothing."""
+    topic, name = f"persistent://tg/flow/t-{uuid.uuid4().hex[:8]}", f"s-{uuid.uuid4().hex[:8]}"
+    ps = PubSub(broker.url, processor="unsub")
+    got: asyncio.Queue = asyncio.Queue()
+
+    async def keep(msg) -> None:
+        await got.put(msg.value.user)
+
+    try:
+        mine = await ps.consumer(topic, name, ToolServiceRequest, handler=keep)
+        out = await ps.producer(topic)
+        await out.send(ToolServiceRequest(user="before"))
+        assert await asyncio.wait_for(got.get(), 10) == "before"
+        await ps.remove(mine, unsubscribe=unsubscribe)
+        await out.send(ToolServiceRequest(user="while-away"))
+        await ps.consumer(topic, name, ToolServiceRequest, handler=keep)
+        await out.send(ToolServiceRequest(user="after"))
+        assert await asyncio.wait_for(got.get(), 10) == first
+    finally:
+        await ps.close()

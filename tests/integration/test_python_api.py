@@ -117,3 +117,15 @@ async def test_flow_parameters_of_any_json_type_are_stored_as_upstream_stores_th
     stored = await in_thread(api.flow().get, other)
     assert stored["parameters"] == {"n": "1", "b": "True", "o": "{'a': 1}", "s": "x"}
     await in_thread(api.flow().stop, other)
+
+
+async def test_a_null_flow_parameter_is_stored_as_upstream_stores_it(stack, http) -> None:  # noqa: F811
+    """Through the gateway to config-svc: null is upstream's str(None), not a missing value."""
+    flow_id = unique("f")
+    await start_flow(http, stack, flow_id)  # puts the blueprint
+    api = Api(stack.url, timeout=30)
+    other = unique("g")
+    await in_thread(api.flow().start, f"bp-{stack.tag}", other, "a null parameter", {"n": None})
+    stored = await in_thread(api.flow().get, other)
+    assert stored["parameters"] == {"n": "None"}
+    await in_thread(api.flow().stop, other)

@@ -36,7 +36,27 @@ def _root_conftest():
 BIN = _root_conftest().BIN
 Proc = _root_conftest().Proc
 
-_ROWS: list[tuple[str, str, str, str]] = []
+_ROWS: list[tuple[str, int, int, str, str, str, str]] = []  # (module, line, n, peer, direction, result, detail)
+
+#: INTEROP.md's sections, in order: the test module, its title and what its rows run.
+SECTIONS = {
+    "test_upstream_deployment.py": (
+        "Upstream processes and ours on one broker",
+        "Upstream 2.1.4's `agent-manager-react`, `prompt-template`, `api-gateway` and `joke-service`\n"
+        "(a DynamicToolService) run as processes from `.interop/upstream` beside ours (config-svc,\n"
+        "api-gateway, prompt-template, agent-manager-react, `text-completion-scripted`, joke-service),\n"
+        "on one pulsar-lite broker with the default topics (`tests/interop/deployment.py`), with a test\n"
+        "agent-react template and with the shipped one (`config-examples`). Each row asks through a\n"
+        "gateway or a command and checks the thoughts, the tool's observation (the joke the service\n"
+        "told), the answer or the config value, streamed and whole."),
+    "test_upstream_peers.py": (
+        "Upstream's Python client, prompt manager and DynamicToolService",
+        "Upstream code run from `.interop/upstream` against our gateway, config and client."),
+    "test_upstream_cli.py": (
+        "Upstream's command line",
+        "Upstream's `trustgraph-cli` against our gateway and config-svc, and every upstream command's\n"
+        "`--help` with upstream's CLI installed over our `trustgraph-base` (`.interop/mixed`)."),
+}
 
 
 @pytest.fixture(scope="session")
@@ -58,22 +78,55 @@ def row(record_property: Any):
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Collect the rows; a test that failed without recording one (its setup failed: a peer that
+    never came up) is a FAIL row of its own, so the report never looks better than the run."""
+    module = Path(report.nodeid.split("::", 1)[0]).name
+    line = report.location[1] or 0  # rows are reported in the order of the tests in their module
+    rows = [value for name, value in report.user_properties if name == "interop-row"]
     if report.when == "call":
-        for name, value in report.user_properties:
-            if name == "interop-row":
-                _ROWS.append(tuple(value))
+        _ROWS.extend((module, line, n, *value) for n, value in enumerate(rows))
+    if report.failed and not rows and report.when in ("setup", "call"):
+        crash = getattr(report.longrepr, "reprcrash", None)
+        text = crash.message if crash is not None else report.longreprtext
+        reason = (text.strip().splitlines() or [""])[0][:200]
+        _ROWS.append((module, line, 0, report.nodeid.split("::", 1)[-1], f"(test {report.when} failed)",
+                      "FAIL", reason))
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render_report(found: list[tuple[str, int, int, str, str, str, str]]) -> str:
+    """INTEROP.md: the failing rows first, then one table per section, rows in test order."""
+    rows: list[tuple[str, str, str, str, str]] = []
+    for module, _line, _n, *row in sorted(found, key=lambda r: (r[0], r[1], r[3], r[2])):
+        if (module, *row) not in rows:  # a parametrized test may record the same row twice
+            rows.append((module, *row))
+    failed = [r for r in rows if r[3] != "pass"]
+    lines = ["# Interop with upstream TrustGraph 2.1.4", "",
+             "Written by `make interop` (`tests/interop`, which `make test` also runs). Upstream runs",
+             "from venvs made once from PyPI (`interop/venvs.py`); ours from the checkout.", "",
+             f"**{len(rows) - len(failed)} of {len(rows)} rows pass.**", ""]
+    if failed:
+        lines += ["Failing:", ""] + [f"- {_cell(peer)} ({_cell(direction)}): {_cell(detail)}"
+                                     for _, peer, direction, _, detail in failed] + [""]
+    order = list(SECTIONS) + sorted({r[0] for r in rows} - set(SECTIONS))
+    for module in order:
+        mine = [r for r in rows if r[0] == module]
+        if not mine:
+            continue
+        title, about = SECTIONS.get(module, (module, ""))
+        lines += [f"## {title}", ""] + ([about, ""] if about else [])
+        lines += ["| peer | direction | result | detail |", "|---|---|---|---|"]
+        lines += [f"| {_cell(peer)} | {_cell(direction)} | {result} | {_cell(detail)} |"
+                  for _, peer, direction, result, detail in mine]
+        lines.append("")
+    return "\n".join(lines)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     target = os.environ.get("INTEROP_REPORT")
     if not target or not _ROWS or hasattr(session.config, "workerinput"):
         return
-    lines = ["# Interop with upstream TrustGraph 2.1.4", "",
-             "Written by `make interop` (tests/interop). Upstream runs from venvs made from PyPI",
-             "(`interop/venvs.py`); ours from the checkout. One pulsar-lite broker.", "",
-             "| peer | direction | result | detail |", "|---|---|---|---|"]
-    for peer, direction, result, detail in sorted(set(_ROWS)):
-        lines.append(f"| {peer} | {direction} | {result} | {detail} |")
-    passed = sum(1 for r in _ROWS if r[2] == "pass")
-    lines += ["", f"{passed} of {len(set(_ROWS))} rows pass.", ""]
-    Path(target).write_text("\n".join(lines))
+    Path(target).write_text(render_report(_ROWS))

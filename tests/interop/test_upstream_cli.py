@@ -14,9 +14,9 @@ from interop.venvs import upstream_commands
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(900)]
 
-# Needs ``get_pubsub`` importable from trustgraph/base/pubsub.py, a module another branch owns
-# (issue 16); ours is in base/pulsar_backend.py.
-KNOWN_BROKEN = {"tg-dump-queues": "needs get_pubsub re-exported from base/pubsub.py (owned by issue 16)"}
+# Commands known not to start on our trustgraph-base, with the reason (none now: tg-dump-queues
+# starts since base.pubsub re-exports get_pubsub).
+KNOWN_BROKEN: dict[str, str] = {}
 
 
 def test_every_upstream_command_starts_on_our_base(mixed_venv, row) -> None:

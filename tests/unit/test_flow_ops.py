@@ -463,6 +463,20 @@ def test_user_values_are_stringified(ops: FlowOperations, store: ConfigStore) ->
     assert spec == {"temperature": "0.9", "flag": "True", "n": "5"}
 
 
+def test_a_null_value_is_stored_as_upstream_stores_it(ops: FlowOperations, store: ConfigStore) -> None:
+    """Upstream writes str(None): a null is a value given, so it beats the default, declared or not."""
+    resp, _, spec, record = start_probe(
+        ops, store, {"m": {"type": "llm-model"}}, {"model": "{m}", "x": "{extra}"}, {"m": None, "extra": None})
+    assert resp["error"] is None
+    assert spec == {"model": "None", "x": "None"}
+    assert record["parameters"] == {"m": "None", "extra": "None"}
+
+
+def test_a_null_value_without_a_parameters_section(ops: FlowOperations, store: ConfigStore) -> None:
+    resp, _, spec, _ = start_probe(ops, store, None, {"n": "{n}"}, {"n": None})
+    assert resp["error"] is None and spec == {"n": "None"}
+
+
 def test_required_without_default_fails(ops: FlowOperations, store: ConfigStore) -> None:
     resp, changed, spec, record = start_probe(ops, store, {"key": {"type": "api-key"}}, {"k": "{key}"})
     assert_error(resp, changed, "flow-error", contains="key")

@@ -22,9 +22,11 @@ from trustgraph.schema import (
     FlowResponse,
     GraphRagResponse,
     PromptResponse,
+    RowsQueryRequest,
     StructuredQueryResponse,
     TextCompletionResponse,
     ToolResponse,
+    decode,
     to_dict,
 )
 
@@ -90,6 +92,15 @@ def test_prompt_variables_are_json_encoded_into_terms() -> None:
 def test_mcp_tool_parameters_are_json_encoded() -> None:
     assert wire("mcp-tool", {"name": "t", "parameters": {"a": 1}}) == {"name": "t", "parameters": '{"a": 1}'}
     assert wire("mcp-tool", {"name": "t"})["parameters"] == "{}"
+
+
+def test_rows_variables_pass_on_as_given_as_upstream_passes_them() -> None:
+    variables = {"n": 5, "b": True, "o": {"a": [1]}, "s": "x", "z": None}
+    out = wire("rows", {"query": "{ q }", "variables": variables})
+    assert out == {"user": "trustgraph", "collection": "default", "query": "{ q }", "variables": variables,
+                   "operation_name": None}
+    # And a record with such variables, as an upstream client puts it on the bus, decodes.
+    assert decode(RowsQueryRequest, json.dumps(out).encode()).variables == variables
 
 
 def test_graph_rag_and_structured_query_defaults() -> None:

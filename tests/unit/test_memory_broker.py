@@ -141,3 +141,19 @@ async def test_properties_must_be_strings_and_refused_topics_fail(ps):
     ps.broker.refuse_sends(NP)
     with pytest.raises(PubSubError, match="refuses"):
         out.send_nowait(ToolServiceRequest(), {"id": "x"})
+
+
+@pytest.mark.parametrize(("unsubscribe", "first"), [(False, "while-away"), (True, "after")])
+async def test_unsubscribe_removes_a_persistent_subscription_and_close_keeps_it(ps, unsubscribe, first):
+    """As pulsar: a closed subscription keeps what arrives for its next consumer; an unsubscribed one is gone."""
+    p = ps()
+    seen, again = Seen(), Seen()
+    mine = await p.consumer(P, "mine", ToolServiceRequest, handler=seen)
+    out = await p.producer(P)
+    await out.send(ToolServiceRequest(user="before"))
+    await seen.until(1)
+    await p.remove(mine, unsubscribe=unsubscribe)
+    await out.send(ToolServiceRequest(user="while-away"))
+    await p.consumer(P, "mine", ToolServiceRequest, handler=again)
+    await out.send(ToolServiceRequest(user="after"))
+    assert (await again.until(1))[0] == first

@@ -250,8 +250,15 @@ class Consumer:
         except Exception as e:
             logger.warning("Negative ack on %s failed: %s", self.topic, e)
 
-    async def stop(self, drain_timeout: float = 5.0) -> None:
-        """Stop taking messages, let handlers in flight finish, then close."""
+    async def stop(self, drain_timeout: float = 5.0, unsubscribe: bool = False) -> None:
+        """Stop taking messages, let handlers in flight finish, then close.
+
+        ``unsubscribe``: also remove the subscription from the broker.  Closing
+        alone keeps a subscription on a persistent topic, and the broker then
+        keeps every later message for it, for ever: right for a service that
+        comes back under the same name, wrong for a subscription of one
+        caller's (an export socket's), whose name nobody uses again.
+        """
         self._running = False
         if self._consumer is not None:
             try:
@@ -265,6 +272,11 @@ class Consumer:
         self._flush_acks()
         if self._tasks:
             await asyncio.wait(list(self._tasks), timeout=drain_timeout)
+        if self._consumer is not None and unsubscribe:
+            try:
+                await asyncio.to_thread(self._consumer.unsubscribe)
+            except Exception as e:  # e.g. the broker is gone: it will expire the subscription, if it can
+                logger.warning("Could not remove the subscription of %s on %s: %s", self.name, self.topic, e)
         if self._consumer is not None:
             try:
                 await asyncio.to_thread(self._consumer.close)

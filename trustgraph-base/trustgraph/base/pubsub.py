@@ -382,11 +382,15 @@ class PubSub:
         self._consumers.append(cons)
         return cons
 
-    async def remove(self, *parts: Producer | Consumer) -> None:
-        """Close some producers and consumers (a flow stopping)."""
+    async def remove(self, *parts: Producer | Consumer, unsubscribe: bool = False) -> None:
+        """Close some producers and consumers (a flow stopping).
+
+        ``unsubscribe``: remove the consumers' subscriptions from the broker too
+        (see :meth:`Consumer.stop`).
+        """
         for part in parts:
             if isinstance(part, Consumer):
-                await part.stop()
+                await part.stop(unsubscribe=unsubscribe)
                 if part in self._consumers:
                     self._consumers.remove(part)
             else:

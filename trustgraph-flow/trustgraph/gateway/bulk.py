@@ -4,7 +4,8 @@
   one record published on the flow's ``{kind}-store`` interface (triples,
   graph-embeddings, document-embeddings, entity-contexts (``-load``), rows);
 * ``GET /api/v1/flow/{flow}/export/{kind}``: every record on that interface
-  from now on is one frame to the client, under a subscription of its own;
+  from now on is one frame to the client, under a subscription of its own,
+  removed from the broker when the socket ends;
 * ``POST /api/v1/import-core?id=&user=``: a msgpack stream of ``("t",
   {"m": {"m": metadata}, "t": triples})`` and ``("ge", {"m": ..., "e":
   [{"e": entity, "v": vectors}]})`` items, each stored with the knowledge
@@ -97,16 +98,21 @@ async def export_socket(request: web.Request, dispatcher: Dispatcher, send_timeo
         except (ConnectionError, RuntimeError, TimeoutError):
             await ws.close()
 
+    subscription = f"api-gateway-{uuid.uuid4()}"
     try:
-        consumer = await dispatcher.pubsub.consumer(topic, f"api-gateway-{uuid.uuid4()}", one_way.schema,
+        consumer = await dispatcher.pubsub.consumer(topic, subscription, one_way.schema,
                                                     handler=forward, concurrency=1)
     except (PubSubError, TopicError) as e:
         return await _refuse(ws, str(e))
+    logger.info("Export of %s to a socket: subscription %s", topic, subscription)
     try:
         async for _msg in ws:  # the client sends nothing; this waits for it to close
             pass
     finally:
-        await consumer.stop()
+        # The subscription is this socket's alone: removed, not just closed, or the broker
+        # would keep every later record of a persistent topic for it (as upstream's export).
+        await dispatcher.pubsub.remove(consumer, unsubscribe=True)
+        logger.info("Export of %s ended: subscription %s removed", topic, subscription)
     return ws
 
 

@@ -14,7 +14,8 @@ in production.  What is modelled is what that code relies on:
   starts with all of them, and a subscription without consumers keeps what
   arrives for the next one; a negative ack redelivers (after the consumer's
   ``negative_ack_redelivery_delay_ms``), as does closing a consumer that has
-  unacknowledged messages;
+  unacknowledged messages; ``unsubscribe`` (of its last consumer) removes the
+  subscription and what it kept;
 * a consumer's ``pause_message_listener`` holds its messages back until
   ``resume_message_listener``.
 
@@ -173,9 +174,15 @@ class MemoryBroker:
                 return
         self.redeliver(sub, left)
 
+    def drop(self, sub: _Subscription) -> None:
+        """Remove a subscription that has no consumer left (an unsubscribe)."""
+        with self._lock:
+            if not sub.consumers and sub.topic.subscriptions.get(sub.name) is sub:
+                del sub.topic.subscriptions[sub.name]
+
 
 class MemoryConsumer:
-    """pulsar.Consumer's listener side: pause/resume, ack, negative ack, close."""
+    """pulsar.Consumer's listener side: pause/resume, ack, negative ack, close, unsubscribe."""
 
     def __init__(self, broker: MemoryBroker, client: MemoryClient, subscription: _Subscription,
                  listener: Listener, redelivery_delay: float) -> None:
@@ -249,6 +256,11 @@ class MemoryConsumer:
         timer.daemon = True
         self._timers.add(timer)
         timer.start()
+
+    def unsubscribe(self) -> None:
+        """Close, and remove the subscription with its backlog once no other consumer is on it."""
+        self.close()
+        self.broker.drop(self.subscription)
 
     def close(self) -> None:
         with self._lock:

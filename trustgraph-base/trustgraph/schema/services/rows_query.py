@@ -1,6 +1,7 @@
 """GraphQL over stored rows (the rows service)."""
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..core.primitives import Error
 
@@ -16,12 +17,17 @@ class GraphQLError:
 
 @dataclass
 class RowsQueryRequest:
-    """A GraphQL query against a user's collection."""
+    """A GraphQL query against a user's collection.
+
+    ``variables`` values may be any JSON value: upstream declares them
+    ``dict[str, str]`` but its gateway and clients pass GraphQL variables on
+    as given (numbers, booleans, objects), and its rows service reads them so.
+    """
 
     user: str = ""
     collection: str = ""
     query: str = ""
-    variables: dict[str, str] = field(default_factory=dict)
+    variables: dict[str, Any] = field(default_factory=dict)
     operation_name: str | None = None
 
 

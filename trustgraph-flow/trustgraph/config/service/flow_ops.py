@@ -309,10 +309,11 @@ class FlowOperations:
     def _user_parameters(request: Mapping[str, Any]) -> dict[str, str]:
         """The request's parameters, stringified as upstream stores them: ``str(value)``.
 
-        So ``1`` is ``"1"``, ``true`` is ``"True"`` and ``{"a": 1}`` is
-        ``"{'a': 1}"``, byte for byte what an upstream config-svc writes for
-        the same request (defaults from a parameter type keep their JSON
-        spelling, as upstream's do); null values count as absent.
+        So ``1`` is ``"1"``, ``true`` is ``"True"``, ``{"a": 1}`` is
+        ``"{'a': 1}"`` and null is ``"None"`` (a value given, so it beats the
+        parameter type's default), byte for byte what an upstream config-svc
+        writes for the same request; defaults from a parameter type keep
+        their JSON spelling, as upstream's do.
         """
         raw = request.get("parameters")
         if raw is None:
@@ -323,9 +324,7 @@ class FlowOperations:
         for name, value in raw.items():
             if not isinstance(name, str):
                 raise FlowError(f"parameter names must be strings, got {name!r}")
-            if value is None:
-                continue
-            if not isinstance(value, (str, int, float, bool, list, dict)):
+            if value is not None and not isinstance(value, (str, int, float, bool, list, dict)):
                 raise FlowError(f"parameter '{name}' must be a string or another JSON value, "
                                 f"got {type(value).__name__}")
             out[name] = value if isinstance(value, str) else str(value)
