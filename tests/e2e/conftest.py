@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import BIN
+from support import BIN
 from trustgraph.base.broker import free_port
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import Proc
+from support import Proc
 
 from .test_announce_cli import SERVICE, eventually
 

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import Proc
+from support import Proc
 
 from .test_launch_cli import LIGHT
 

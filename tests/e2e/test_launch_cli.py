@@ -12,7 +12,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import BIN
+from support import BIN
 from trustgraph.base import PubSub
 from trustgraph.base.broker import free_port
 from trustgraph.schema import AgentRequest

@@ -13,9 +13,9 @@ import subprocess
 import time
 
 import pytest
-from conftest import BIN, McpStandIn
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from support import BIN, McpStandIn
 
 TOKEN = "e2e-mcp-token"
 # A structured decision, as the bootstrap template asks for (the scripted model enforces its schema).

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from agent_stand_ins import AgentHarness, call, final, last_observation, observations, service_tool
-from conftest import Proc
+from support import Proc
 from trustgraph.base import PubSub
 from trustgraph.base.service_directory import ServiceDirectory
 from trustgraph.base.tool_service_client import ServiceUnavailable, ToolServiceClients

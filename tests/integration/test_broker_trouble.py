@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import BIN
+from support import BIN
 from trustgraph.base.broker import free_port
 from trustgraph.base.stack import RunFiles
 

@@ -213,7 +213,7 @@ async def test_ready_after_config_waits_for_the_first_config(own_broker, spawn, 
     """Under tg-launch a processor's ready file means its config (and flows) are in place."""
     import os
 
-    from conftest import BIN, Proc
+    from support import BIN, Proc
     ready = tmp_path / "agent-ready"
     agent = Proc([str(BIN / "agent-manager-react"), "--no-metrics", "-p", own_broker.url],
                  tmp_path / "agent.log", env={"TG_READY_FILE": str(ready), "TG_READY_AFTER_CONFIG": "1"}).start()

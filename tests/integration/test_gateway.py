@@ -21,7 +21,7 @@ from typing import Any
 import aiohttp
 import pytest
 from aiohttp import web
-from conftest import BIN, Proc
+from support import BIN, Proc
 from trustgraph.base import DynamicToolService, PubSub
 from trustgraph.base.broker import EmbeddedBroker, free_port
 from trustgraph.schema import (

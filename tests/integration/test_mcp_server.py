@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 from agent_stand_ins import service_descriptor, service_tool, unique
-from conftest import Proc
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from support import Proc
 from trustgraph.mcp_server import Processor
 
 SCRIPT = Path(__file__).with_name("announcing_service.py")

@@ -193,7 +193,7 @@ async def test_killed_mid_call_times_out_at_deadline(broker, spawn, tmp_path):
         "        await asyncio.sleep(30)\n"
         "        return 'late'\n"
         "P.launch('slow')\n")
-    from conftest import Proc
+    from support import Proc
     ready = tmp_path / "ready"
     proc = Proc([sys.executable, str(script), "-t", topic, "--no-metrics", "-p", broker.url],
                 tmp_path / "slow.log", env={"TG_READY_FILE": str(ready)}).start()

@@ -22,20 +22,6 @@ sys.path.insert(0, str(REPO / "tests" / "integration"))
 
 from interop.venvs import UPSTREAM, Venv, ensure_mixed  # noqa: E402
 
-
-def _root_conftest():
-    """tests/conftest.py's helpers: test_gateway.py imports them as ``conftest``, which here is us."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("_root_conftest", REPO / "tests" / "conftest.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-BIN = _root_conftest().BIN
-Proc = _root_conftest().Proc
-
 _ROWS: list[tuple[str, int, int, str, str, str, str]] = []  # (module, line, n, peer, direction, result, detail)
 
 #: INTEROP.md's sections, in order: the test module, its title and what its rows run.

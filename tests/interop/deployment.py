@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conftest import BIN, Proc
+from support import BIN, Proc
 from trustgraph.base.broker import EmbeddedBroker, free_port
 
 from interop.venvs import Venv

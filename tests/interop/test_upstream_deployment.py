@@ -16,9 +16,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import pytest
-from conftest import BIN
 from deployment import ANSWER, QUESTION_OURS, QUESTION_UPSTREAM, Deployment, post, start
 from dialogs import Dialog, cli_words, read_dialog, socket_call, words
+from support import BIN
 from trustgraph.base import PubSub, ToolServiceClient
 from trustgraph.base.broker import EmbeddedBroker
 

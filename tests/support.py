@@ -1,0 +1,104 @@
+"""Helpers the tests share: where our commands are and how a test runs a process.
+
+They live here, not in a conftest.py, because there are several conftest.py
+files and ``from support import`` finds whichever pytest loaded last; a test
+imports these as ``from support import BIN, Proc``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from trustgraph.base.broker import free_port
+
+REPO = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+
+
+class Proc:
+    """A child process of a test: started with output to a log file, always reaped."""
+
+    def __init__(self, args: list[str], log: Path, env: dict[str, str] | None = None) -> None:
+        self.args = args
+        self.log = log
+        self.env = {**os.environ, **(env or {})}
+        self.p: subprocess.Popen | None = None
+
+    def start(self) -> "Proc":
+        with open(self.log, "ab") as f:
+            self.p = subprocess.Popen(self.args, stdout=f, stderr=subprocess.STDOUT,
+                                      stdin=subprocess.DEVNULL, env=self.env)
+        return self
+
+    def wait_ready(self, ready_file: Path, timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        while not ready_file.exists():
+            if self.p.poll() is not None:
+                raise RuntimeError(f"{self.args[0]} exited {self.p.returncode}:\n{self.output()}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{self.args[0]} not ready in {timeout}s:\n{self.output()}")
+            time.sleep(0.05)
+
+    def output(self) -> str:
+        try:
+            return self.log.read_text(errors="replace")[-5000:]
+        except OSError:
+            return ""
+
+    def stop(self, timeout: float = 10.0) -> int | None:
+        if self.p is None or self.p.poll() is not None:
+            return self.p.returncode if self.p else None
+        self.p.terminate()
+        try:
+            return self.p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            return self.p.wait()
+
+    def kill(self) -> None:
+        if self.p is not None and self.p.poll() is None:
+            self.p.kill()
+            self.p.wait()
+
+
+class McpStandIn:
+    """The test MCP server (``tests/integration/mcp_stand_in.py``, the official SDK) as a process.
+
+    ``kill()`` then ``start()`` restarts it on the same port, as a server that
+    crashed and came back would be.
+    """
+
+    SCRIPT = REPO / "tests" / "integration" / "mcp_stand_in.py"
+
+    def __init__(self, log: Path, token: str | None = None, transport: str = "streamable-http") -> None:
+        self.port = free_port()
+        self.token = token
+        self.transport = transport
+        self.log = log
+        self.proc: Proc | None = None
+        path = "/sse" if transport == "sse" else "/mcp"
+        self.url = f"http://127.0.0.1:{self.port}{path}"
+
+    def start(self, timeout: float = 60.0) -> McpStandIn:
+        from trustgraph.base.broker import wait_for_port
+        args = [sys.executable, str(self.SCRIPT), str(self.port), "--transport", self.transport]
+        if self.token:
+            args += ["--token", self.token]
+        self.proc = Proc(args, self.log).start()
+        wait_for_port("127.0.0.1", self.port, timeout, self.proc.p)
+        return self
+
+    def kill(self) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.stop()
+
+
+__all__ = ["free_port", "Proc", "McpStandIn", "REPO", "BIN"]
