@@ -337,7 +337,8 @@ async def ask(session: aiohttp.ClientSession, gateway: str, question: str,
     """One question over ``GET /api/v1/socket``, streaming, as tg-invoke-agent asks it."""
     rid = str(uuid.uuid4())
     envelope = {"id": rid, "service": "agent", "flow": FLOW,
-                "request": {"question": question, "user": USER, "streaming": True},
+                "request": {"question": question, "user": USER, "streaming": True,
+                            "show_actions": True},
                 "deadline": round(time.time() + timeout, 3)}
     d = Dialog(question)
     ws_url = "ws" + gateway[4:] + "api/v1/socket"
