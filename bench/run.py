@@ -11,7 +11,9 @@ Why it is built this way:
   created on first use, never in the project's venv;
 * nothing listens beyond 127.0.0.1 and every loop is bounded in calls or time.
 
-The agent table (issue 7 item 4) is measured by ``bench/agent_bench.py``.
+The agent table (issue 7 item 4) is measured by ``bench/agent_bench.py``, the
+agent-quality table (issue 12 point 5: the embedded model's tool choice and
+arguments over five tools, structured and text mode) by ``bench/agent_quality.py``.
 Hand-written analysis (what limits a missed target) is kept in
 ``bench/notes.md`` and copied into BENCHMARKS.md below the tables.
 """
@@ -36,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import pulsar  # noqa: E402
 from agent_bench import AgentBenchError, run_agent_table  # noqa: E402
+from agent_quality import QualityBenchError, run_quality_table  # noqa: E402
 from announce_bench import announce_table  # noqa: E402
 from common import (  # noqa: E402
     BENCH,
@@ -63,6 +66,7 @@ from common import (  # noqa: E402
 from trustgraph.base.broker import EmbeddedBroker, free_port, wait_for_port  # noqa: E402
 
 PY = str(VENV_BIN / "python")
+TABLES = ["tool", "scaling", "footprint", "announce", "agent", "quality"]
 NO_METRICS = ["--no-metrics"]
 
 
@@ -495,7 +499,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=5, help="measured rounds of the tool-call table")
     ap.add_argument("--scaling-rounds", type=int, default=3)
-    ap.add_argument("--only", choices=["tool", "scaling", "footprint", "announce", "agent"], action="append",
+    ap.add_argument("--only", choices=TABLES, action="append",
                     help="run only these tables (repeatable); BENCHMARKS.md is then not written")
     ap.add_argument("--peers", default=",".join(ALL_PEERS),
                     help="tool-call peers to measure (comma-separated; ours is always one)")
@@ -508,10 +512,10 @@ def main() -> int:
     WORK.mkdir(parents=True, exist_ok=True)
     up_versions = ensure_upstream_venv()
     started = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    only = set(args.only or ["tool", "scaling", "footprint", "announce", "agent"])
+    only = set(args.only or TABLES)
     inflight = 32
 
-    tool = scaling = foot = announce = agent = None
+    tool = scaling = foot = announce = agent = quality = None
     background: dict[str, tuple[float, float]] = {}
 
     def quiet(name: str) -> ForeignCpu:
@@ -569,13 +573,23 @@ def main() -> int:
                 raise BenchError(str(e)) from e
         record("agent", fc)
         print(agent["markdown"] + "\n", flush=True)
+    if "quality" in only:
+        fc = quiet("agent quality")
+        print("Agent quality table (about 15 minutes)...", flush=True)
+        try:
+            quality = run_quality_table(WORK / "quality", command=" ".join([".venv/bin/python", "bench/run.py",
+                                                                            *sys.argv[1:]]))
+        except QualityBenchError as e:
+            raise BenchError(str(e)) from e
+        record("agent quality", fc)
+        print(quality["markdown"] + "\n", flush=True)
     elapsed = time.perf_counter() - t0
     print(f"make bench took {elapsed:.0f} s", flush=True)
     if args.only or args.peers != ",".join(ALL_PEERS):
         return 0
 
     assert tool is not None and scaling is not None and foot is not None and announce is not None
-    assert agent is not None
+    assert agent is not None and quality is not None
     load = "\n".join(f"- {k} table: {before:.0%} just before, {during:.0%} during"
                       for k, (before, during) in background.items())
     notes_path = BENCH / "notes.md"
@@ -661,6 +675,13 @@ agent's default: 60 s).
 ## Agent table
 
 {agent['markdown']}
+
+## Agent quality table
+
+How well the embedded model uses the tools of a running stack, in structured mode (the bootstrap
+`agent-react`) and in text mode (ReAct text), on the same questions (`bench/agent_quality.py`).
+
+{quality['markdown']}
 
 {notes}"""
     Path(args.output).write_text(doc)
