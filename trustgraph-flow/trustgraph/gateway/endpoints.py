@@ -39,9 +39,14 @@ Endpoints (all need the token when one is set, except health):
 config-svc answered a 2-second probe, the config version it reported, and
 the tool services: as ``/api/v1/tool-services`` lists them to a caller that
 may see them (authentication off, or the token given), else only how many
-are live and how many down.  It is left open so that load balancers and
-``tg-launch`` can probe without the secret; without it, it reveals only
-liveness and counters, never config content, service names or the token.
+are live and how many down.  Under tg-launch (``--stack-status``) it also
+has ``components``: each process's state as the launcher's supervisor sees
+it (``up``, ``starting``, ``restarting``, ``given-up``, with restart count,
+reason and log), and ``given-up``, the names of those it gave up on; any
+such makes ``status`` ``"degraded"``.  It is left open so that load
+balancers and ``tg-launch`` can probe without the secret; without it, it
+reveals only liveness and counters (``components``: how many in each
+state), never config content, names, paths or the token.
 """
 
 from __future__ import annotations

@@ -59,7 +59,7 @@ class Launcher:
         self.stop_event = asyncio.Event()
         self.supervisor = Supervisor(RestartPolicy(
             max_restarts=args.max_restarts, backoff=args.backoff, stable_after=args.stable_after),
-            self.stop_event)
+            self.stop_event, report=self.run_files.set_components)
 
     def selected(self) -> list[Component]:
         llm = choose_llm(self.args.llm)
@@ -163,6 +163,7 @@ class Launcher:
                 self.broker = EmbeddedBroker(self.data_dir / "broker", port=port, host=args.host,
                                              log_path=self.data_dir / "logs" / "broker.log")
                 broker = BrokerProcess(self.broker)
+                self.supervisor.note(broker, "starting")
                 await broker.come_up()
                 pulsar_url, admin_url = self.broker.url, self.broker.admin_url
                 say(broker.name, broker.where)
@@ -175,10 +176,12 @@ class Launcher:
                 "host": args.host, "gateway_host": shown, "pulsar_admin_url": admin_url,
                 "openai_url": os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1"),
                 "llm_script": args.llm_script or "",
+                "stack_status": str(self.run_files.components_path),
             }
             comps = self.selected()
             for i, comp in enumerate(comps):
                 self.children.append(self._child(comp, pulsar_url, values, i + 1))
+                self.supervisor.note(self.children[-1], "starting")
             first = [c for c in self.children if c.comp.name == FIRST]
             rest = [c for c in self.children if c.comp.name != FIRST]
             for child in first:
