@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from trustgraph.base import logsafe
 from trustgraph.base.broker import BrokerError, EmbeddedBroker, free_port, wait_for_port
 from trustgraph.base.broker_url import BrokerUrlError, parse_broker_url, probe
 from trustgraph.base.stack import AlreadyRunning, RunFiles
@@ -284,6 +285,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def run(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logsafe.configure(logging.INFO if args.verbose else logging.WARNING,
+                      "%(asctime)s %(levelname)s %(name)s: %(message)s")
     sys.exit(asyncio.run(Launcher(args).run()))
