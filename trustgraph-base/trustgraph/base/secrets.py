@@ -18,10 +18,11 @@ commands, the log filter (:mod:`.logsafe`) and tg-launch agree:
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import hmac
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from urllib.parse import quote
 
 MASK = "***"
@@ -70,6 +71,18 @@ def token_problem(token: str) -> str | None:
     if not token.isascii():
         return "it contains non-ASCII characters, which HTTP clients do not send alike in a header"
     return None
+
+
+def token_argument(source: str) -> Callable[[str], str]:
+    """An argparse ``type`` for a bearer-token flag: refuses a token :func:`token_problem` finds
+    unusable, in one line that names ``source`` (the flag and its variable) and never the token."""
+    def check(text: str) -> str:
+        problem = token_problem(text) if text else None
+        if problem:
+            raise argparse.ArgumentTypeError(f"the token from {source} cannot be used: {problem}")
+        return text
+    check.__name__ = "token"
+    return check
 
 
 def secret_values(params: Mapping[str, object]) -> list[str]:

@@ -29,6 +29,7 @@ from aiohttp import web
 from trustgraph.base import AsyncProcessor
 from trustgraph.base.async_processor import env_default
 from trustgraph.base.catalog_feed import CatalogFeed
+from trustgraph.base.secrets import token_argument
 from trustgraph.base.stack import read_components
 from trustgraph.base.topics import CONFIG_REQUEST, CONFIG_RESPONSE, FLOW_REQUEST, FLOW_RESPONSE
 from trustgraph.schema import (
@@ -159,6 +160,7 @@ class Processor(AsyncProcessor):
                             help="address to listen on (default %(default)s; 0.0.0.0 for every "
                                  "interface, with --api-token set)")
         parser.add_argument("--api-token", default=env_default("GATEWAY_SECRET", ""),
+                            type=token_argument("--api-token or GATEWAY_SECRET"),
                             help="bearer token clients must send (env GATEWAY_SECRET; empty: no auth)")
         parser.add_argument("-m", "--prometheus-url",
                             default=env_default("PROMETHEUS_URL", "http://prometheus:9090"),

@@ -28,10 +28,20 @@ from typing import Any
 from trustgraph.base import logsafe
 from trustgraph.base.broker import BrokerError, EmbeddedBroker, free_port, wait_for_port
 from trustgraph.base.broker_url import BrokerUrlError, parse_broker_url, probe
+from trustgraph.base.secrets import child_environment, redact_url
 from trustgraph.base.stack import AlreadyRunning, RunFiles
 
 from .bootstrap import BootstrapError, bootstrap
-from .components import COMPONENTS, FIRST, Component, ComponentError, choose_llm, load_components, with_extra
+from .components import (
+    BROKER_SECRETS,
+    COMPONENTS,
+    FIRST,
+    Component,
+    ComponentError,
+    choose_llm,
+    load_components,
+    with_extra,
+)
 from .processes import BrokerProcess, Child
 from .supervisor import RestartPolicy, Supervisor, say
 
@@ -115,7 +125,9 @@ class Launcher:
             argv += ["--no-metrics"]
         logs = self.data_dir / "logs"
         run = self.data_dir / "run"
-        return Child(comp, argv, {**os.environ, **comp.env}, logs / f"{comp.name}.log",
+        # Only the secrets this child needs (README, "Limits, logs and secrets").
+        env = {**child_environment(os.environ, (*BROKER_SECRETS, *comp.secrets)), **comp.env}
+        return Child(comp, argv, env, logs / f"{comp.name}.log",
                      run / f"{comp.name}.ready", self.args.verbose, where=where)
 
     async def run(self) -> int:
@@ -175,7 +187,7 @@ class Launcher:
                 "mcp_port": self._mcp_port(),
                 "data_dir": str(self.data_dir), "gateway_port": args.gateway_port,
                 "host": args.host, "gateway_host": shown, "pulsar_admin_url": admin_url,
-                "openai_url": os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1"),
+                "openai_url": redact_url(os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1")),
                 "llm_script": args.llm_script or "",
                 "stack_status": str(self.run_files.components_path),
             }
