@@ -14,7 +14,8 @@ The limits (README, "Limits"):
 * :data:`MAX_JSON_DEPTH` levels of nested arrays and objects;
 * :data:`MAX_JSON_CONTAINERS` arrays and objects in one text (a body of
   ``[{}, {}, ...]`` costs about 25 times its size in memory);
-* the gateway's body and frame size, :data:`MAX_BODY`.
+* the gateway's body and frame size, :data:`MAX_BODY`;
+* a request's ``id``, :data:`MAX_ID` characters.
 """
 
 from __future__ import annotations
@@ -35,6 +36,12 @@ MAX_JSON_CONTAINERS = 1_000_000
 #: this leaves room for the bulk kinds (text-load, document-load) on
 #: persistent ones while bounding what one request can make the gateway hold.
 MAX_BODY = 32 * 1024 * 1024
+
+#: A request id (the ``id`` message property, a websocket frame's ``id``).  Ids
+#: are uuid4s (36 characters) for every client we know; a longer one is refused
+#: with an error reply carrying it, so a caller can still match it, because
+#: every reply, log line and in-flight table would otherwise hold a copy.
+MAX_ID = 1024
 
 _DECODER = json.JSONDecoder()
 _LENIENT = json.JSONDecoder(strict=False)
@@ -107,6 +114,13 @@ def _check_containers(text: str) -> None:
     if len(text) > MAX_JSON_CONTAINERS and text.count("[") + text.count("{") > MAX_JSON_CONTAINERS:
         raise JsonLimitError(f"JSON with more than {MAX_JSON_CONTAINERS:,} arrays and objects "
                              f"is over the limit")
+
+
+def id_problem(rid: str) -> str | None:
+    """Why a request id is refused, or None: the one wording, for the bus and the websocket."""
+    if len(rid) > MAX_ID:
+        return f"the request id is {len(rid):,} characters long, over the limit of {MAX_ID:,}"
+    return None
 
 
 def _too_deep(max_depth: int) -> JsonLimitError:

@@ -144,6 +144,8 @@ class SocketSession:
             problem = "Bad message: a frame must be a JSON object"
         elif rid is None:
             problem = "Bad message: 'id' is missing (a string or number)"
+        elif isinstance(rid, str) and limits.id_problem(rid):
+            problem = f"Bad message: {limits.id_problem(rid)}"
         elif "request" not in frame:
             problem = "Bad message: 'request' is missing"
         elif not isinstance(frame.get("service"), str) or not frame["service"]:
