@@ -26,7 +26,9 @@ from typing import Any, TextIO
 
 from . import secrets
 
-MAX_ARG = 256
+#: As long as the longest request id served (limits.MAX_ID), so no valid id is ever cut,
+#: and long enough for the composed one-line explanations some messages pass as one argument.
+MAX_ARG = 1024
 MAX_DEBUG_ARG = 4096
 MAX_MESSAGE = 16384
 
