@@ -198,6 +198,13 @@ class Replies:
     def __init__(self) -> None:
         self.ids: Counter[str] = Counter()
         self._cond = threading.Condition()
+        self.consumer: Any = None
+
+    def close(self) -> None:
+        """Stop following the topic.  Subscriptions left open pile up on the one connection,
+        and the broker then drops non-persistent messages it cannot write to it at once."""
+        if self.consumer is not None:
+            self.consumer.unsubscribe()
 
     def on_message(self, consumer: Any, msg: Any) -> None:
         rid = msg.properties().get("id")
@@ -230,7 +237,7 @@ class RawBus:
 
     def replies(self, topic: str) -> Replies:
         replies = Replies()
-        self.client.subscribe(
+        replies.consumer = self.client.subscribe(
             topic,
             f"hostile-{os.getpid()}-{time.monotonic_ns()}",
             consumer_type=pulsar.ConsumerType.Shared,
