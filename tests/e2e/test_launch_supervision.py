@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -43,13 +44,15 @@ def wait_for(what: str, probe: Callable[[], T], stack: Stack, timeout: float = 6
 class Launch(Stack):
     """A Stack whose tg-launch stderr is kept apart, to check what goes there."""
 
-    def __init__(self, tmp: Path, extra: list[str]) -> None:
+    def __init__(self, tmp: Path, extra: list[str], env: dict[str, str] | None = None) -> None:
         super().__init__(tmp / "data", extra)
         self.err = tmp / "tg-launch.err"
+        self.env = {**os.environ, **(env or {})}
 
     def start(self, timeout: float = 120.0) -> None:
         with open(self.log, "wb") as out, open(self.err, "wb") as err:
-            self.proc = subprocess.Popen(self.args, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+            self.proc = subprocess.Popen(self.args, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                                         env=self.env)
         wait_for("'all components ready'", lambda: "all components ready" in self.output()
                  or self.proc.poll() is not None, self, timeout)
         assert self.proc.poll() is None, f"tg-launch exited:\n{self.output()}\n{self.errors()}"
@@ -85,10 +88,10 @@ class StandIn:
         os.kill(self.pids()[-1], signal.SIGKILL)
 
 
-def launch(tmp: Path, stand_ins: list[StandIn], *flags: str) -> Launch:
+def launch(tmp: Path, stand_ins: list[StandIn], *flags: str, env: dict[str, str] | None = None) -> Launch:
     components = tmp / "components.json"
     components.write_text(json.dumps([s.definition for s in stand_ins]))
-    stack = Launch(tmp, [*flags, "--extra-components", str(components)])
+    stack = Launch(tmp, [*flags, "--extra-components", str(components)], env)
     stack.start()
     return stack
 
@@ -214,3 +217,47 @@ def test_broker_killed_is_restarted_on_its_port_and_the_stack_recovers(tmp_path,
              lambda: s.cli("tg-invoke-tool-service", "-n", "tell-joke", "-a", "topic=cats",
                            "--timeout", "3").returncode == 0, s)
     assert s.stop() == 0
+
+
+def health(stack: Launch, token: str | None = None) -> dict:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    request = urllib.request.Request(stack.url + "api/v1/health", headers=headers)
+    with urllib.request.urlopen(request, timeout=30) as resp:
+        return json.loads(resp.read())
+
+
+def test_the_health_endpoint_shows_restarts_and_a_component_given_up_on(tmp_path, stacks):
+    held = StandIn(tmp_path, "held", "--hold", str(tmp_path / "held.go"))
+    flaky = StandIn(tmp_path, "flaky", "--up-runs", "1", "--fail", "before-ready")
+    with_gateway = [f for f in MINIMAL if f != "--no-api-gateway"]
+    s = launch(tmp_path, [held, flaky], *with_gateway, "--max-restarts", "1", "--backoff", "0.2",
+               env={"GATEWAY_SECRET": "health-token"})
+    stacks.append(s)
+    first = health(s, "health-token")
+    assert first["status"] == "ok" and first["given-up"] == []
+    assert {name: c["state"] for name, c in first["components"].items()} == {
+        name: "up" for name in ("broker", "config-svc", "api-gateway", "mcp-tool", "mcp-server", "held", "flaky")}
+
+    # A restart that is not ready yet shows as restarting, with why it restarts.
+    held.kill()
+    wait_for("held restarted", lambda: len(held.pids()) == 2, s)
+    during = health(s, "health-token")["components"]["held"]
+    assert during["state"] == "restarting" and during["reason"] == "was killed by SIGKILL", during
+    held.go.touch()
+    wait_for("held up again", lambda: health(s, "health-token")["components"]["held"]["state"] == "up", s)
+
+    # Given up on: printed on stderr, and the health endpoint says so until tg-launch stops.
+    flaky.kill()
+    wait_for("give-up line", lambda: "giving up on flaky" in s.errors(), s)
+    after = health(s, "health-token")
+    assert after["status"] == "degraded" and after["given-up"] == ["flaky"], after
+    gone = after["components"]["flaky"]
+    assert gone["state"] == "given-up" and gone["restarts"] == 1
+    assert gone["reason"] == "exited with code 3 before it was ready"
+    assert gone["log"] == str(s.data_dir / "logs" / "flaky.log")
+    # Without the token: the verdict and counts, no names or paths.
+    anonymous = health(s)
+    assert anonymous["status"] == "degraded" and "given-up" not in anonymous
+    assert anonymous["components"] == {"given-up": 1, "up": 6}
+    assert s.proc.poll() is None and s.stop() == 0
+    assert not (s.data_dir / "run" / "components.json").exists()

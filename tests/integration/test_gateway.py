@@ -49,6 +49,7 @@ class Stack:
     url: str
     queues: list[str]  # the flags that give config-svc and gateways this module's topics
     tag: str
+    gateway_pid: int = 0
 
 
 def start_proc(tmp: Path, name: str, cmd: list[str], broker: EmbeddedBroker, env: dict | None = None) -> Proc:
@@ -83,7 +84,7 @@ def stack(broker: EmbeddedBroker, tmp_path_factory: pytest.TempPathFactory) -> S
     config_svc = start_proc(tmp, "config-svc", [str(BIN / "config-svc"), "--store", str(tmp / "c.db"), *queues],
                             broker)
     gateway, url = start_gateway(tmp, broker, queues)
-    yield Stack(url, queues, tag)
+    yield Stack(url, queues, tag, gateway.p.pid)
     gateway.stop()
     config_svc.stop()
 
@@ -352,6 +353,70 @@ async def test_rest_malformed_requests_get_json_errors(stack: Stack, http: aioht
     for method, path, status in (("GET", "/api/v2/x", 404), ("GET", "/api/v1/config", 405)):
         async with http.request(method, stack.url + path) as r:
             assert r.status == status and "error" in await r.json()
+
+
+def deep(levels: int) -> str:
+    return "[" * levels + "]" * levels
+
+
+async def test_json_over_the_limits_is_a_clear_error_and_never_closes_the_socket(
+        stack: Stack, http: aiohttp.ClientSession, pubsub: PubSub) -> None:
+    from trustgraph.base import limits
+    api = f"{stack.url}/api/v1/config"
+    too_deep = f"Bad request: JSON nested deeper than {limits.MAX_JSON_DEPTH} levels is over the limit"
+    for levels in (limits.MAX_JSON_DEPTH + 1, 960, 5_000, 100_000):
+        assert await post(http, api, deep(levels)) == {"error": too_deep}, levels
+        body = '{"operation": "list", "type": "x", "extra": ' + deep(levels) + "}"
+        assert await post(http, api, body) == {"error": too_deep}, levels
+    fine = '{"operation": "list", "type": "x", "extra": ' + deep(limits.MAX_JSON_DEPTH - 1) + "}"
+    assert "directory" in await post(http, api, fine)
+    many = "[" + ",".join(["{}"] * (limits.MAX_JSON_CONTAINERS + 1)) + "]"
+    assert (await post(http, api, many))["error"].startswith("Bad request: JSON with more than 1,000,000")
+
+    # A call in flight on the socket outlives the bad frames sent beside it.
+    flow = unique("f")
+    await start_flow(http, stack, flow)
+    release = asyncio.Event()
+
+    async def held(req: TextCompletionRequest) -> AsyncIterator[TextCompletionResponse]:
+        await release.wait()
+        yield TextCompletionResponse(response="held " + req.prompt, end_of_stream=True)
+
+    await responder(pubsub, topics(stack, "text-completion", flow), TextCompletionRequest, held)
+    async with http.ws_connect(f"{stack.url}/api/v1/socket") as ws:
+        await ws.send_json({"id": "slow", "service": "text-completion", "flow": flow, "request": {"prompt": "p"}})
+        for i, levels in enumerate((limits.MAX_JSON_DEPTH + 1, 980, 400_000)):
+            await ws.send_str(f'{{"id": "bad-{i}", "service": "config", "request": {deep(levels)}}}')
+            assert await asyncio.wait_for(ws.receive_json(), 10) == {
+                "id": f"bad-{i}", "response": {"error": {"type": "gateway-error", "message":
+                                                         f"Bad message: {too_deep[len('Bad request: '):]}"}},
+                "complete": True}
+        await ws.send_str(deep(2_000))  # no id to answer to
+        assert (await asyncio.wait_for(ws.receive_json(), 10))["error"].startswith("Bad message: JSON nested")
+        await ws.send_json({"id": "ok", "service": "config", "request": {"operation": "list", "type": "x"}})
+        assert (await asyncio.wait_for(ws.receive_json(), 10))["id"] == "ok"
+        release.set()
+        frame = await asyncio.wait_for(ws.receive_json(), 10)
+        assert frame["id"] == "slow" and frame["response"]["response"] == "held p"
+
+
+async def test_a_body_over_the_limit_is_413_and_the_gateway_stays_small(stack: Stack,
+                                                                        http: aiohttp.ClientSession) -> None:
+    from trustgraph.base import limits
+    def rss_mb() -> float:
+        status = Path(f"/proc/{stack.gateway_pid}/status").read_text().splitlines()
+        fields = dict(line.split(":", 1) for line in status)
+        return int(fields["VmRSS"].split()[0]) / 1024
+
+    before = rss_mb()
+    body = b'{"operation": "list", "type": "' + b"x" * (limits.MAX_BODY + 1) + b'"}'
+    async with http.post(f"{stack.url}/api/v1/config", data=body) as r:
+        assert r.status == 413
+        assert await r.json() == {"error": f"Request body over the limit of {limits.MAX_BODY:,} bytes"}
+    # Refused while reading: the gateway never holds much more than the limit.
+    assert rss_mb() - before < limits.MAX_BODY / 2**20 * 3
+    async with http.get(f"{stack.url}/api/v1/health") as r:
+        assert r.status == 200
 
 
 # -- auth, deadlines, metrics -------------------------------------------------------------

@@ -536,3 +536,30 @@ async def test_prompt_template_narrows_the_agents_schema_and_passes_it_to_the_ll
     assert (r.error, r.text) == (None, "Thought: ok\nFinal Answer: text mode")
     r = await ask("call", [], props={ds.PROPERTY: "[oops"})
     assert "property 'decision-schema' is not JSON" in r.error.message
+
+
+async def test_a_template_over_its_render_budget_is_an_llm_error_and_holds_up_nothing(stack, tmp_path):
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"rules": [{"match": "PING", "reply": "PONG"}]}))
+    loop = "{% for i in range(10000) %}{% for j in range(10000) %}{% endfor %}{% endfor %}PING"
+    client = await prompt_flow(stack, script, templates(
+        ping={"prompt": "PING"}, spin={"prompt": loop}, huge={"prompt": "{{ 'x' * 10**10 }}"}))
+    await until_served(lambda: client.request(PromptRequest(id="ping"), timeout=1.0), "prompt-template")
+    finished: list[str] = []
+
+    async def ask(tid: str) -> PromptResponse:
+        r = await client.request(PromptRequest(id=tid), timeout=30)
+        finished.append(tid)
+        return r
+
+    slow = asyncio.ensure_future(ask("spin"))
+    await asyncio.sleep(0)  # sent first
+    fast = await ask("ping")
+    spun = await slow
+    # The 10^8-iteration render ran in a worker thread: the request behind it was answered first.
+    assert fast.text == "PONG" and finished == ["ping", "spin"]
+    assert spun.error.type == "llm-error"
+    assert spun.error.message == ("template 'spin' is over its render budget: rendering took more "
+                                  "than 1s of CPU time")
+    huge = await ask("huge")
+    assert huge.error.type == "llm-error" and "over its render budget: str * 10000000000" in huge.error.message

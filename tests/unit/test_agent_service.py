@@ -71,3 +71,14 @@ async def test_undecodable_request_with_an_id_ends_the_dialog_with_an_agent_erro
         "error", True, True, "agent-error")
     assert err.content == err.error.message and "AgentRequest.question" in err.content
     assert agent.prompt.calls == []
+
+
+async def test_a_null_question_is_an_agent_error_saying_so_not_a_traceback(agent, caplog):
+    d = agent.processor.flows["f"].definition
+    replies = await agent.listen(d["response"], AgentResponse)
+    rid = await agent.send(d["request"], json.dumps({"question": None, "user": "alice"}).encode())
+    (err,) = await replies.wait_for(rid)
+    assert err.error.type == "agent-error" and err.error.message == (
+        "the request has no question: 'question' must be a string")
+    assert agent.prompt.calls == [] and "Traceback" not in caplog.text
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]

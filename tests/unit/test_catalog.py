@@ -600,6 +600,8 @@ def test_descriptors_as_upstreams_tg_set_tool_writes_them_load_unchanged() -> No
     ("non-persistent://tg/request/config", "config-svc's requests"),
     ("non-persistent://tg/config/tool-service-announce", "the tool-service announcements"),
     ("non-persistent://tg/request/agent:default", "agent-manager's 'request' in flow default"),
+    ("persistent://tg/config/anything-new", "the framework's config namespace, tg/config"),
+    ("q0/tg/config/x", "the framework's config namespace, tg/config"),
 ])
 def test_framework_topics_are_refused(queue: str, what: str) -> None:
     flows = {"agent-manager": j({"default": {"request": "non-persistent://tg/request/agent:default"}})}
@@ -608,6 +610,12 @@ def test_framework_topics_are_refused(queue: str, what: str) -> None:
     err = next(e for e in catalog.errors if e.kind == "tool-service")
     assert_error(err, "tool-service", "s", "request-queue", f"is a topic of the framework itself ({what})")
     assert catalog.tools == {} and "s" not in catalog.services
+
+
+def test_topics_beside_the_framework_namespaces_are_a_tool_services_own() -> None:
+    for queue in ("persistent://tg/configs/x", "non-persistent://other/config/x", "non-persistent://tg/request/joke"):
+        catalog = build_catalog({"tool-service": {"s": j(svc(**{"request-queue": queue}))}})
+        assert catalog.errors == () and "s" in catalog.services, queue
 
 
 def test_an_announced_service_on_a_framework_topic_is_refused_too() -> None:

@@ -58,3 +58,32 @@ def test_launch_passes_the_agents_limits_through_only_when_given(tmp_path):
     assert given[given.index("--max-iterations") + 1] == "3"
     assert given[given.index("--tool-timeout") + 1] == "7.5"
     assert "--max-iterations" not in argv() and "--tool-timeout" not in argv()   # the agent's defaults
+
+
+SECRETS = {"GATEWAY_SECRET": "g-secret", "OPENAI_TOKEN": "sk-secret", "OPENAI_BASE_URL": "http://u:p@llm/v1",
+           "MCP_SERVER_TOKEN": "m-secret", "PULSAR_API_KEY": "pulsar-key", "AWS_SECRET_ACCESS_KEY": "aws",
+           "TRUSTGRAPH_TOKEN": "cli-token", "HTTPS_PROXY": "http://user:pw@proxy:3128"}
+
+
+def test_each_child_gets_only_the_secrets_it_needs(tmp_path, monkeypatch):
+    from trustgraph.launch.launcher import Launcher, parse_args
+    for name, value in SECRETS.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    launcher = Launcher(parse_args(["--data-dir", str(tmp_path)]))
+    values = {"data_dir": str(tmp_path), "gateway_port": 1, "host": "127.0.0.1", "gateway_host": "x",
+              "pulsar_admin_url": "", "openai_url": "", "llm_script": "", "mcp_port": 2, "stack_status": ""}
+    seen = {}
+    for comp in COMPONENTS:
+        env = launcher._child(comp, "pulsar://127.0.0.1:1", values, 1).env
+        assert env["LANG"] == "C.UTF-8", comp.name  # the rest of the environment is passed on
+        seen[comp.command] = sorted(k for k in SECRETS if k in env)
+    broker_only = ["PULSAR_API_KEY"]
+    assert seen == {
+        "config-svc": broker_only, "api-gateway": ["GATEWAY_SECRET", "PULSAR_API_KEY"],
+        "prompt-template": broker_only, "text-completion-llamacpp": broker_only,
+        "text-completion-openai": ["HTTPS_PROXY", "OPENAI_BASE_URL", "OPENAI_TOKEN", "PULSAR_API_KEY"],
+        "text-completion-scripted": broker_only, "agent-manager-react": broker_only,
+        "joke-service": broker_only, "mcp-tool": ["HTTPS_PROXY", "PULSAR_API_KEY"],
+        "mcp-server": ["MCP_SERVER_TOKEN", "PULSAR_API_KEY"]}
+

@@ -159,3 +159,20 @@ def test_describe_and_error_records(message, want):
     rec = REPLIES.malformed("why")
     assert (rec.error.type, rec.error.message) == ("test-error", "malformed request: why")
     assert REPLIES.error("m", "t").error.type == "t"
+
+
+async def test_an_id_over_the_limit_is_answered_with_an_error_and_not_worked_on():
+    from trustgraph.base.limits import MAX_ID
+
+    async with worker(Service) as w:
+        inbox = await w.listen(RESP, ToolServiceResponse)
+        for rid, worked in (("x" * MAX_ID, True), ("y" * (MAX_ID + 1), False)):
+            await w.send(REQ, ToolServiceRequest(arguments=rid[:8]), id=rid)
+            (reply,) = await inbox.wait_for(rid, until=last)
+            if worked:
+                assert reply.error is None and reply.response == f"echo {rid[:8]}"
+            else:
+                assert reply.error.type == "test-error"
+                assert reply.error.message == (f"the request id is {MAX_ID + 1:,} characters long, over the "
+                                               f"limit of {MAX_ID:,}")
+        assert w.processor.runs == ["x" * 8]

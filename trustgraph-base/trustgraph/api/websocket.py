@@ -11,6 +11,7 @@ each wait for the next frame.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 from collections.abc import AsyncIterator
@@ -19,6 +20,7 @@ from urllib.parse import quote
 
 import aiohttp
 
+from ..base.secrets import redact_url, scrub
 from .exceptions import ProtocolException, raise_from_error_dict
 from .types import AgentAnswer, AgentObservation, AgentThought, RAGChunk, StreamingChunk
 
@@ -39,6 +41,22 @@ def endpoint(base: str, path: str, token: str | None) -> str:
     """The websocket URL of ``path`` under ``base``, with the token as ``?token=``."""
     url = f"{base.rstrip('/')}/{path.lstrip('/')}"
     return f"{url}?token={quote(token)}" if token else url
+
+
+@contextlib.asynccontextmanager
+async def connect(session: aiohttp.ClientSession, base: str, path: str,
+                  token: str | None) -> AsyncIterator[aiohttp.ClientWebSocketResponse]:
+    """The websocket at ``path``; a failure to open it is a :class:`ProtocolException` whose
+    text shows the URL without the token (aiohttp's own errors quote it whole)."""
+    url = endpoint(base, path, token)
+    try:
+        ws = await session.ws_connect(url, max_msg_size=MAX_FRAME, heartbeat=20)
+    except aiohttp.WSServerHandshakeError as e:
+        raise ProtocolException(f"websocket {redact_url(url)} refused: HTTP {e.status}") from None
+    except aiohttp.ClientError as e:
+        raise ProtocolException(f"websocket {redact_url(url)} failed: {scrub(str(e), [token])}") from None
+    async with ws:
+        yield ws
 
 
 async def receive_json(ws: aiohttp.ClientWebSocketResponse, timeout: float) -> Any | None:
@@ -66,8 +84,7 @@ async def call(base: str, token: str | None, timeout: float, service: str, flow:
     if flow:
         frame["flow"] = flow
     async with aiohttp.ClientSession() as session:
-        async with session.ws_connect(endpoint(base, "api/v1/socket", token), max_msg_size=MAX_FRAME,
-                                      heartbeat=20) as ws:
+        async with connect(session, base, "api/v1/socket", token) as ws:
             await ws.send_str(json.dumps(frame))
             while True:
                 message = await receive_json(ws, timeout)
@@ -122,8 +139,7 @@ def parse_chunk(resp: dict[str, Any]) -> StreamingChunk:
 async def send_all(base: str, path: str, token: str | None, messages: Any, timeout: float) -> None:
     """Send every message of a (sync or async) iterable as one JSON frame on ``path``."""
     async with aiohttp.ClientSession() as session:
-        async with session.ws_connect(endpoint(base, path, token), max_msg_size=MAX_FRAME,
-                                      heartbeat=20) as ws:
+        async with connect(session, base, path, token) as ws:
             if hasattr(messages, "__aiter__"):
                 async for message in messages:
                     await ws.send_str(json.dumps(message))
@@ -135,8 +151,7 @@ async def send_all(base: str, path: str, token: str | None, messages: Any, timeo
 async def receive_all(base: str, path: str, token: str | None) -> AsyncIterator[Any]:
     """Every JSON frame ``path`` sends, until it closes (an export runs until the caller stops)."""
     async with aiohttp.ClientSession() as session:
-        async with session.ws_connect(endpoint(base, path, token), max_msg_size=MAX_FRAME,
-                                      heartbeat=20) as ws:
+        async with connect(session, base, path, token) as ws:
             async for msg in ws:
                 if msg.type in (aiohttp.WSMsgType.TEXT, aiohttp.WSMsgType.BINARY):
                     yield json.loads(msg.data)

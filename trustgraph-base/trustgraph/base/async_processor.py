@@ -26,10 +26,11 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from ..schema import ConfigPush, ConfigRequest, ConfigResponse
-from . import metrics
+from . import logsafe, metrics
 from .broker_url import DEFAULT_PULSAR_HOST, BrokerUrlError, choose_broker_url
 from .pubsub import Consumer, Message, Producer, PubSub, PubSubError
 from .request_response import RequestResponseClient
+from .secrets import secret_values
 from .serving import Replies, Work, serve
 from .topics import ANNOUNCE, CONFIG_REQUEST, CONFIG_RESPONSE, PROBE, config_push_queue
 
@@ -311,8 +312,7 @@ class AsyncProcessor:
         args = parser.parse_args(argv)
         params = vars(args)
         params["id"] = params.get("id") or ident
-        logging.basicConfig(level=getattr(logging, params.get("log_level") or "INFO"),
-                            format=_LOG_FORMAT, stream=sys.stderr)
+        logsafe.configure(params.get("log_level") or "INFO", _LOG_FORMAT, sys.stderr, secret_values(params))
         try:
             asyncio.run(cls(**params).run())
         except KeyboardInterrupt:

@@ -24,6 +24,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from .secrets import child_environment
+
 logger = logging.getLogger(__name__)
 
 
@@ -113,6 +115,7 @@ class EmbeddedBroker:
                  "--db-path", str(self.data_dir / "broker.db"), "--log-level", "warn"],
                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 cwd=str(self.data_dir),
+                env=child_environment(os.environ),  # the broker needs none of our secrets
             )
         finally:
             log.close()

@@ -16,6 +16,8 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from . import limits
+
 #: The prompt request's property carrying the schema of the next step.
 PROPERTY = "decision-schema"
 #: The text-completion request's property carrying the JSON Schema its output
@@ -73,7 +75,7 @@ def parse(raw: str | None, what: str = PROPERTY) -> dict[str, Any] | None:
     if not raw:
         return None
     try:
-        value = json.loads(raw)
+        value = limits.loads(raw)
     except ValueError:
         raise ValueError(f"request property {what!r} is not JSON: {raw[:80]!r}") from None
     if not isinstance(value, dict):

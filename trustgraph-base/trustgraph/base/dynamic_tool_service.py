@@ -36,7 +36,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from ..schema import ToolServiceRequest, ToolServiceResponse
-from . import metrics
+from . import limits, metrics
 from .announcer import DEFAULT_LEASE, Announcer
 from .async_processor import AsyncProcessor
 from .pubsub import Message
@@ -60,7 +60,7 @@ def _parse_object(text: str, what: str) -> dict[str, Any]:
     if not text or text == "{}":  # the common case, without the JSON parser
         return {}
     try:
-        value = json.loads(text)
+        value = limits.loads(text)
     except ValueError as e:
         raise ToolError(f"request {what} is not valid JSON: {e}") from None
     if value is None:

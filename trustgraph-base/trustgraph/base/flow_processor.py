@@ -11,13 +11,13 @@ is reported and skipped; the other flows run (upstream fails the whole push).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from . import limits
 from .async_processor import AsyncProcessor
 from .pubsub import Consumer, Message, Producer
 from .request_response import RequestResponseClient
@@ -112,7 +112,7 @@ class FlowProcessor(AsyncProcessor):
         wanted: dict[str, Any] = {}
         if raw:
             try:
-                wanted = json.loads(raw)
+                wanted = limits.loads(raw)
                 if not isinstance(wanted, dict):
                     raise ValueError("not a JSON object")
             except ValueError as e:

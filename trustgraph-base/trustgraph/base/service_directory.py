@@ -22,7 +22,6 @@ other tools.  Heartbeats that change nothing cost a dict update each.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 import uuid
@@ -31,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..schema import ToolServiceAnnouncement, ToolServiceProbe
+from . import limits
 from .pubsub import Consumer, Message, Producer, PubSub
 from .topics import ANNOUNCE, PROBE
 
@@ -76,7 +76,7 @@ ChangeHandler = Callable[[], "Awaitable[None] | None"]
 
 def _request_queue(descriptor: str | None) -> str | None:
     try:
-        value = json.loads(descriptor or "")
+        value = limits.loads(descriptor or "")
     except ValueError:
         return None
     queue = value.get("request-queue") if isinstance(value, dict) else None

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import uuid
 from typing import Any
 
 from ..schema import ConfigKey, ConfigRequest, ConfigResponse
+from . import limits
 from .pubsub import PubSub
 from .request_response import RequestResponseClient
 from .service_directory import ServiceDirectory
@@ -44,7 +44,7 @@ async def find_service(pubsub: PubSub, service: str, *, timeout: float = 10.0,
         while (state := directory.announced().get(service)) is None:
             found.clear()
             await found.wait()
-        return json.loads(state.descriptor or "{}")
+        return limits.loads(state.descriptor or "{}")
 
     try:
         async with asyncio.timeout(timeout):
@@ -81,7 +81,7 @@ async def _configured(config: RequestResponseClient, service: str) -> dict[str, 
     if not raw:
         return None
     try:
-        value = json.loads(raw)
+        value = limits.loads(raw)
     except ValueError:
         return None
     return value if isinstance(value, dict) else None

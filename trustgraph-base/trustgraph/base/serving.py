@@ -9,7 +9,8 @@ are done here once:
   a reply (upstream answers ``id="unknown"``, which nobody waits for), and a
   request nobody can see the outcome of must not change anything either;
 * answer a message that cannot be decoded but has an id with the service's
-  error record, so its sender hears at once instead of at its deadline;
+  error record, so its sender hears at once instead of at its deadline, and
+  one whose id is over ``limits.MAX_ID`` with an error reply, unworked;
 * turn an exception from the work into the service's error reply:
   :class:`ServiceError` carries its own error type, anything else gets the
   service's default type;
@@ -36,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..schema import Error
-from . import deadlines, metrics
+from . import deadlines, limits, metrics
 from .consumer import Consumer
 from .message import Message
 from .pubsub import MessageTooLarge, Producer, PubSub, PubSubError
@@ -196,6 +197,10 @@ class RequestServer:
                          rid, self.name, time.time() - deadline)
             return
         reply = Reply(self.producer, rid, self.replies, deadline)
+        problem = limits.id_problem(rid)
+        if problem is not None:  # answered (with the id, so it can be matched), not worked on
+            await self._error(reply, problem, None)
+            return
         try:
             await self.work(msg, reply)
         except ReplyNotSent as e:

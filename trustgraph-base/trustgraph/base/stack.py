@@ -10,7 +10,11 @@ holds files that tell others about the running stack:
   can name the running stack;
 * ``pulsar-url``: the broker URL, for a processor started by hand (and for
   scripts);
-* ``run/<component>.ready``: the children's readiness files.
+* ``run/<component>.ready``: the children's readiness files;
+* ``run/components.json``: each component's state as tg-launch's supervisor
+  sees it (``up``, ``starting``, ``restarting``, ``given-up``), read by the
+  gateway's health endpoint, so a component tg-launch gave up on shows there
+  and not only in tg-launch's terminal.
 
 The stack removes them when it stops.  A stack killed with SIGKILL leaves
 them behind, which is why a reader checks that the pid is still alive, and
@@ -31,6 +35,7 @@ DEFAULT_DATA_DIR = ".trustgraph"
 LOCK_FILE = "tg-launch.lock"
 PULSAR_URL_FILE = "pulsar-url"
 READY_DIR = "run"
+COMPONENTS_FILE = "components.json"
 
 
 def data_dir(given: str | os.PathLike | None = None) -> Path:
@@ -98,6 +103,16 @@ class AlreadyRunning(RuntimeError):
         self.stack = stack
 
 
+def read_components(path: str | os.PathLike) -> dict[str, dict[str, object]] | None:
+    """The component states tg-launch wrote to ``path``, or None when there are none to read."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+    states = data.get("components") if isinstance(data, dict) else None
+    return {str(k): v for k, v in states.items() if isinstance(v, dict)} if isinstance(states, dict) else None
+
+
 class RunFiles:
     """The run files of the stack this process runs; only its holder writes or removes them."""
 
@@ -106,6 +121,7 @@ class RunFiles:
         self.lock_path = self.dir / LOCK_FILE
         self.pulsar_url_path = self.dir / PULSAR_URL_FILE
         self.ready_dir = self.dir / READY_DIR
+        self.components_path = self.ready_dir / COMPONENTS_FILE
         self._fd: int | None = None
         self._info: dict[str, object] = {}
 
@@ -127,6 +143,13 @@ class RunFiles:
         self._info["pulsar"] = url
         self._write_info()
 
+    def set_components(self, states: dict[str, dict[str, object]]) -> None:
+        """Write the components' states (replaced at once: a reader never sees half a file)."""
+        self.ready_dir.mkdir(parents=True, exist_ok=True)
+        tmp = self.components_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"components": states}))
+        tmp.replace(self.components_path)
+
     def _write_info(self) -> None:
         assert self._fd is not None
         data = json.dumps(self._info).encode()
@@ -137,7 +160,8 @@ class RunFiles:
         """Remove the run files (ours: we hold the lock), then drop the lock."""
         if self._fd is None:
             return
-        for path in (self.pulsar_url_path, *self.ready_dir.glob("*.ready"), self.lock_path):
+        for path in (self.pulsar_url_path, *self.ready_dir.glob("*.ready"), self.components_path,
+                     self.lock_path):
             with contextlib.suppress(OSError):
                 path.unlink()
         with contextlib.suppress(OSError):

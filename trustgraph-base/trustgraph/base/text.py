@@ -10,6 +10,8 @@ import json
 import re
 from typing import Any
 
+from . import limits
+
 
 def as_text(value: Any) -> str:
     """``value`` as text: a string unchanged, anything else JSON-encoded (``str()`` if it cannot be).
@@ -37,7 +39,7 @@ def text_or_json(text: str | None, obj: str | None) -> str:
     if not obj:
         return ""
     try:
-        return json.dumps(json.loads(obj))
+        return json.dumps(limits.loads(obj))
     except ValueError:
         return obj
 
@@ -45,7 +47,7 @@ def text_or_json(text: str | None, obj: str | None) -> str:
 def json_or_text(text: str | None) -> Any:
     """A JSON-string field decoded for a client; text that is not JSON is passed on as it is."""
     try:
-        return json.loads(text)
+        return limits.loads(text)
     except (TypeError, ValueError):
         return text
 

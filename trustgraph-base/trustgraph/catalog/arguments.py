@@ -30,6 +30,8 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, model_validator
 
+from ..base import limits
+
 #: The argument types a schema can check.
 TYPES = ("string", "number", "integer", "boolean", "object", "array")
 
@@ -159,7 +161,7 @@ def _coerce(value: Any, type_: str) -> Any:
             return text.lower() == "true"
         if type_ in ("integer", "number"):
             try:
-                number = json.loads(text)
+                number = limits.loads(text)
             except ValueError:
                 return value
             if isinstance(number, (int, float)) and not isinstance(number, bool) \

@@ -457,13 +457,23 @@ def _framework_topics(config: Mapping[str, Mapping[str, str]]) -> dict[str, str]
     return reserved
 
 
+def _in_config_namespace(topic: str) -> str | None:
+    """What a topic of the ``tg/config`` namespace is, whichever of its topics it is.
+
+    Only the framework publishes there (pushes, announcements, probes, and
+    whatever a later version adds), so the whole namespace is its own.
+    """
+    return "the framework's config namespace, tg/config" if topic.partition("://")[2].startswith(
+        "tg/config/") else None
+
+
 def _refuse_framework_topics(services: dict[str, ToolServiceDescriptor], broken: dict[str, DescriptorError],
                              reserved: Mapping[str, str], errors: list[DescriptorError],
                              note: str = "") -> None:
     for sid in sorted(services):
         svc = services[sid]
         for field_name, topic in (("request-queue", svc.queues[0]), ("response-queue", svc.queues[1])):
-            what = reserved.get(topic)
+            what = reserved.get(topic) or _in_config_namespace(topic)
             if what is not None:
                 err = DescriptorError("tool-service", sid, field_name,
                                       f"{topic!r} is a topic of the framework itself ({what}); a tool service "

@@ -16,6 +16,8 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
+from ..base import limits
+
 Kind = Literal["tool", "tool-service", "mcp"]
 
 #: Pseudo field name used when the descriptor as a whole cannot be read.
@@ -115,7 +117,7 @@ def load_object(kind: Kind, key: str, raw: str | bytes | dict[str, Any]) -> dict
     if isinstance(raw, dict):
         return raw
     try:
-        data = json.loads(raw)
+        data = limits.loads(raw)
     except (TypeError, ValueError) as exc:
         return DescriptorError(kind, key, JSON_FIELD, f"not valid JSON: {exc}")
     if not isinstance(data, dict):

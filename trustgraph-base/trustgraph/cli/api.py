@@ -10,7 +10,8 @@ plenty for JSON POSTs.  Nothing in this module imports aiohttp.
 Why a wrapper around every ``main()``: upstream prints ``Exception: ...`` and
 exits 0, which makes failures invisible to scripts and ``make``.  Our commands
 print exactly one line, ``tg-xxx: error: <what went wrong and what to do>``,
-on stderr and exit nonzero (1, or 130 after Ctrl-C).
+on stderr and exit nonzero (1, or 130 after Ctrl-C).  That line never shows
+the token or credentials inside a URL (``trustgraph.base.secrets.scrub``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable
 from typing import Any, NoReturn
+
+from ..base.secrets import remember, scrub
 
 DEFAULT_URL = "http://localhost:8088/"
 
@@ -105,6 +108,7 @@ class Api:
         self.url = normalise_url(url if url is not None else default_url())
         self.token = token or None
         self.timeout = timeout
+        remember(self.token)  # masked in any error line this command prints
 
     def post(self, path: str, body: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
         """POST ``body`` as JSON to ``{url}{path}`` and return the decoded
@@ -306,7 +310,8 @@ def fail(prog: str, message: str, code: int = 1) -> NoReturn:
     # stdout may already be gone (closed pipe); the error line still matters.
     with contextlib.suppress(OSError, ValueError):
         sys.stdout.flush()
-    print(f"{prog}: error: {_one_line(message)}", file=sys.stderr, flush=True)
+    # Never the token, nor credentials in a URL the user gave (scrub).
+    print(f"{prog}: error: {scrub(_one_line(message), [default_token()])}", file=sys.stderr, flush=True)
     sys.exit(code)
 
 

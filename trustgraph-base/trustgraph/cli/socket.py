@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from ..base.secrets import redact_url, remember, scrub
 from .api import START_HINT, CliError, describe_error, normalise_url
 
 OnResponse = Callable[[dict[str, Any]], None]
@@ -40,6 +41,7 @@ async def _stream(url: str, token: str | None, service: str, request: dict[str, 
     if flow:
         envelope["flow"] = flow
     target = socket_url(url, token)
+    remember(token)
     try:
         async with aiohttp.ClientSession() as session:
             async with session.ws_connect(target, max_msg_size=0, heartbeat=30) as ws:
@@ -65,14 +67,14 @@ async def _stream(url: str, token: str | None, service: str, request: dict[str, 
     except aiohttp.WSServerHandshakeError as e:
         if e.status == 401:
             raise CliError("unauthorized: set --token or TRUSTGRAPH_TOKEN") from None
-        raise CliError(f"websocket to {target} refused: HTTP {e.status}") from None
+        raise CliError(f"websocket to {redact_url(target)} refused: HTTP {e.status}") from None
     except aiohttp.ClientConnectorError as e:
         reason = getattr(e.os_error, "strerror", None) or str(e)
         raise CliError(f"cannot connect to {normalise_url(url)}: {reason}; {START_HINT}") from None
     except TimeoutError:
         raise CliError(f"no complete answer within {timeout:g}s") from None
     except aiohttp.ClientError as e:
-        raise CliError(f"connection to the gateway failed: {e}") from None
+        raise CliError(f"connection to the gateway failed: {scrub(str(e), [token])}") from None
     except ValueError as e:
         raise CliError(f"the gateway sent a frame that is not JSON: {e}") from None
 

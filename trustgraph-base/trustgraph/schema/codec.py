@@ -404,7 +404,17 @@ def from_dict(cls: type[T], data: dict[str, Any]) -> T:
             expected="dict",
             actual=_type_name(data),
         )
-    return _decode_record(cls, data)
+    return _decode_nested(cls, data)
+
+
+def _decode_nested(cls: type[T], data: dict[str, Any]) -> T:
+    # Records that contain themselves (a Term quoting a Triple of Terms) decode
+    # recursively: a payload nested deep enough runs out of stack, which is
+    # that payload's fault, so it is a SchemaError like any other misfit.
+    try:
+        return _decode_record(cls, data)
+    except RecursionError:
+        raise SchemaError(f"{cls.__name__}: nested too deeply to decode") from None
 
 
 def decode(cls: type[T], payload: bytes | bytearray | str) -> T:
@@ -433,4 +443,4 @@ def decode(cls: type[T], payload: bytes | bytearray | str) -> T:
             expected="dict",
             actual=_type_name(data),
         )
-    return _decode_record(cls, data)
+    return _decode_nested(cls, data)

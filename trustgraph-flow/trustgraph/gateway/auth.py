@@ -7,14 +7,16 @@ no authentication, as upstream.  REST clients send ``Authorization: Bearer
 ``?token=<token>``.  The query form is accepted on those paths only: a token in a URL ends up in proxy and access logs, which is a price
 worth paying only where there is no other way.
 
-The comparison takes constant time, and the token is never logged.
+The comparison is exact and takes constant time (``secrets.tokens_match``),
+and the token is never logged.  HTTP itself drops whitespace around a header
+value, which is why a token with surrounding whitespace is refused when the
+gateway starts (``secrets.token_problem``) rather than half-accepted.
 """
 
 from __future__ import annotations
 
-import hmac
-
 from aiohttp import web
+from trustgraph.base.secrets import tokens_match
 
 #: Paths anyone may call: they reveal nothing a probe could not see anyway.
 PUBLIC_PATHS = frozenset({"/api/v1/health"})
@@ -26,7 +28,7 @@ class TokenAuth:
     """Checks requests against the configured token (or lets all through when none is set)."""
 
     def __init__(self, token: str | None) -> None:
-        self._token = (token or "").encode()
+        self._token = token or ""
 
     @property
     def enabled(self) -> bool:
@@ -34,7 +36,7 @@ class TokenAuth:
         return bool(self._token)
 
     def _matches(self, given: str | None) -> bool:
-        return given is not None and hmac.compare_digest(given.encode(), self._token)
+        return given is not None and tokens_match(given, self._token)
 
     def allows(self, request: web.Request) -> bool:
         """True when ``request`` may proceed."""

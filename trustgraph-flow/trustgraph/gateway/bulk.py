@@ -21,13 +21,13 @@ error frame and the socket goes on.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import uuid
 from typing import Any
 
 import msgpack
 from aiohttp import WSMsgType, web
+from trustgraph.base import limits
 from trustgraph.base.pubsub import PubSubError
 from trustgraph.base.topics import TopicError
 
@@ -36,7 +36,7 @@ from .translators import EXPORTS, IMPORTS, JsonObject, OneWay, RequestError, int
 
 logger = logging.getLogger(__name__)
 
-MAX_FRAME = 50 * 1024 * 1024
+MAX_FRAME = limits.MAX_BODY
 READ_CHUNK = 128 * 1024
 
 
@@ -69,9 +69,10 @@ async def import_socket(request: web.Request, dispatcher: Dispatcher) -> web.Web
         if msg.type not in (WSMsgType.TEXT, WSMsgType.BINARY):
             continue
         try:
-            await producer.send(one_way.request(json.loads(msg.data)))
-        except ValueError as e:  # bad JSON, or a RequestError
-            text = str(e) if isinstance(e, RequestError) else f"Bad message: not valid JSON ({e})"
+            await producer.send(one_way.request(limits.loads(msg.data)))
+        except ValueError as e:  # bad JSON, JSON over the limits, or a RequestError
+            text = (str(e) if isinstance(e, RequestError) else f"Bad message: {e}"
+                    if isinstance(e, limits.JsonLimitError) else f"Bad message: not valid JSON ({e})")
             await ws.send_json({"error": text})
         except PubSubError as e:
             logger.warning("Import %s failed: %s", one_way.kind, e)
@@ -139,11 +140,12 @@ async def import_core(request: web.Request, dispatcher: Dispatcher) -> web.Respo
     core, user = request.query.get("id"), request.query.get("user")
     if not core or not user:
         return web.json_response({"error": "Bad request: 'id' and 'user' are required"}, status=400)
-    unpacker = msgpack.Unpacker(raw=False)
+    unpacker = msgpack.Unpacker(raw=False, max_buffer_size=limits.MAX_BODY)
     try:
         while chunk := await request.content.read(READ_CHUNK):
             unpacker.feed(chunk)
             for item in unpacker:
+                limits.check_depth(item)  # a JsonLimitError is a ValueError: refused below
                 body = _core_put(user, core, item)
                 if body is None:
                     continue

@@ -16,13 +16,12 @@ name would split, and so lose, each other's responses.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from trustgraph.base import PubSub, RequestResponseClient, deadlines
+from trustgraph.base import PubSub, RequestResponseClient, deadlines, limits
 from trustgraph.base.pubsub import Producer, PubSubError
 from trustgraph.base.topics import TopicError, to_pulsar
 from trustgraph.schema import (
@@ -116,7 +115,7 @@ class Dispatcher:
         flows: dict[str, dict[str, Any]] = {}
         for flow_id, text in section.items():
             try:
-                record = json.loads(text)
+                record = limits.loads(text)
                 interfaces = record.get("interfaces") or {}
                 if not isinstance(interfaces, dict):
                     raise ValueError("'interfaces' is not an object")

@@ -6,8 +6,12 @@ that is not JSON is ``{"error": "<text>"}``, a body that cannot be
 translated ``{"error": {"type": "gateway-error", "message": ...}}`` (the
 shapes upstream's gateway gives); only authentication failures
 are 401, and requests the server cannot take at all (unknown path, wrong
-method, body over 256 MiB) get their HTTP status with a JSON body.  No
-failure, expected or not, is answered with a traceback.
+method, a body over ``limits.MAX_BODY``, 32 MiB: 413) get their HTTP
+status with a JSON body.  A body nested deeper than ``limits.MAX_JSON_DEPTH``
+levels, or with more than ``limits.MAX_JSON_CONTAINERS`` arrays and
+objects, is not JSON this gateway reads: ``{"error": "Bad request: ..."}``
+like any unreadable body.  No failure, expected or not, is answered with a
+traceback.
 
 Endpoints (all need the token when one is set, except health):
 
@@ -39,15 +43,19 @@ Endpoints (all need the token when one is set, except health):
 config-svc answered a 2-second probe, the config version it reported, and
 the tool services: as ``/api/v1/tool-services`` lists them to a caller that
 may see them (authentication off, or the token given), else only how many
-are live and how many down.  It is left open so that load balancers and
-``tg-launch`` can probe without the secret; without it, it reveals only
-liveness and counters, never config content, service names or the token.
+are live and how many down.  Under tg-launch (``--stack-status``) it also
+has ``components``: each process's state as the launcher's supervisor sees
+it (``up``, ``starting``, ``restarting``, ``given-up``, with restart count,
+reason and log), and ``given-up``, the names of those it gave up on; any
+such makes ``status`` ``"degraded"``.  It is left open so that load
+balancers and ``tg-launch`` can probe without the secret; without it, it
+reveals only liveness and counters (``components``: how many in each
+state), never config content, names, paths or the token.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -55,7 +63,7 @@ from typing import Any
 
 import aiohttp
 from aiohttp import web
-from trustgraph.base import deadlines
+from trustgraph.base import deadlines, limits
 
 from . import bulk
 from .auth import SOCKET_PATH, TokenAuth
@@ -67,7 +75,7 @@ from .translators import RequestError, gateway_error
 
 logger = logging.getLogger(__name__)
 
-MAX_BODY = 256 * 1024 * 1024
+MAX_BODY = limits.MAX_BODY
 
 
 @dataclass
@@ -92,6 +100,8 @@ async def _errors(request: web.Request, handler: Callable) -> web.StreamResponse
     """Every failure as JSON: HTTP errors keep their status, bugs become a bare 500."""
     try:
         return await handler(request)
+    except web.HTTPRequestEntityTooLarge:
+        return _json({"error": f"Request body over the limit of {MAX_BODY:,} bytes"}, 413)
     except web.HTTPException as e:
         if e.status < 400:
             raise
@@ -122,8 +132,10 @@ async def _read_json(request: web.Request) -> Any:
     """The request body as JSON, or raise :class:`GatewayError` saying what is wrong."""
     raw = await request.read()
     try:
-        return json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as e:
+        return limits.loads(raw)
+    except limits.JsonLimitError as e:
+        raise GatewayError(f"Bad request: {e}") from None
+    except ValueError as e:  # JSONDecodeError, UnicodeDecodeError
         raise GatewayError(f"Bad request: body is not valid JSON ({e})") from None
 
 

@@ -19,7 +19,13 @@ hold an unbounded number of calls.
   far enough to have an id (type ``gateway-error``): the request's own error
   response, which upstream's clients read as they read a service error;
 * a frame without a readable id gets ``{"error": "<text>"}`` (upstream's
-  shape: nobody could match it to a request).
+  shape: nobody could match it to a request);
+* a frame over the JSON limits (``limits``: nested deeper than 100 levels,
+  more than a million arrays and objects) is answered like any malformed
+  one, with its id when the frame starts with one (``{"id": ...``), and the
+  socket stays open with every other call on it; only a frame over
+  ``limits.MAX_BODY`` (32 MiB) closes the socket, with the protocol's code
+  1009 (message too big), since it is refused before it is read.
 
 Sends from concurrent calls are serialised, and each has a deadline: a client
 that stops reading is disconnected rather than holding calls open forever.
@@ -30,10 +36,11 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 from typing import Any
 
 from aiohttp import WSMsgType, web
-from trustgraph.base import deadlines
+from trustgraph.base import deadlines, limits
 
 from .dispatch import Dispatcher, GatewayError, SocketGone
 from .tool_services import ToolServices
@@ -42,8 +49,22 @@ from .translators import JsonObject, RequestError, gateway_error
 logger = logging.getLogger(__name__)
 
 MAX_IN_FLIGHT = 16
-MAX_FRAME = 50 * 1024 * 1024
+MAX_FRAME = limits.MAX_BODY
+# The id of a frame the decoder refused, when the frame begins with it (as
+# every client we know writes it), so the error still reaches its caller.
+_LEADING_ID = re.compile(r'\s*\{\s*"id"\s*:\s*("(?:[^"\\\n]|\\.){0,1024}"|-?\d{1,30})\s*,')
 TOOL_SERVICE = "tool-service"
+
+
+def _leading_id(text: str) -> Any:
+    """The id a refused frame starts with, or None."""
+    m = _LEADING_ID.match(text)
+    if m is None:
+        return None
+    try:
+        return json.loads(m[1])
+    except ValueError:
+        return None
 
 
 def _readable_id(frame: Any) -> Any:
@@ -75,14 +96,14 @@ class SocketSession:
         try:
             async for msg in self.ws:
                 if msg.type == WSMsgType.TEXT:
-                    await self._on_frame(msg.data)
+                    await self._guarded(msg.data)
                 elif msg.type == WSMsgType.BINARY:
                     try:
                         text = msg.data.decode("utf-8")
                     except UnicodeDecodeError:
                         await self._send({"error": "Bad message: binary frame is not UTF-8 JSON"})
                         continue
-                    await self._on_frame(text)
+                    await self._guarded(text)
                 elif msg.type == WSMsgType.ERROR:
                     logger.debug("Websocket error: %s", self.ws.exception())
                     break
@@ -98,9 +119,22 @@ class SocketSession:
                 task.cancel()
             await asyncio.gather(*self._tasks, return_exceptions=True)
 
+    async def _guarded(self, text: str) -> None:
+        """One frame; a failure of ours is that frame's error, never the end of the socket."""
+        try:
+            await self._on_frame(text)
+        except (SocketGone, asyncio.CancelledError):
+            raise
+        except Exception:
+            logger.exception("Websocket frame could not be handled")
+            await self._send({"error": "Internal error"})
+
     async def _on_frame(self, text: str) -> None:
         try:
-            frame = json.loads(text)
+            frame = limits.loads(text)
+        except limits.JsonLimitError as e:
+            await self._send(self._routing_error(f"Bad message: {e}", _leading_id(text)))
+            return
         except ValueError as e:
             await self._send({"error": f"Bad message: not valid JSON ({e})"})
             return
@@ -110,6 +144,8 @@ class SocketSession:
             problem = "Bad message: a frame must be a JSON object"
         elif rid is None:
             problem = "Bad message: 'id' is missing (a string or number)"
+        elif isinstance(rid, str) and limits.id_problem(rid):
+            problem = f"Bad message: {limits.id_problem(rid)}"
         elif "request" not in frame:
             problem = "Bad message: 'request' is missing"
         elif not isinstance(frame.get("service"), str) or not frame["service"]:

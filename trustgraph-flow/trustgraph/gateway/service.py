@@ -29,6 +29,8 @@ from aiohttp import web
 from trustgraph.base import AsyncProcessor
 from trustgraph.base.async_processor import env_default
 from trustgraph.base.catalog_feed import CatalogFeed
+from trustgraph.base.secrets import token_argument
+from trustgraph.base.stack import read_components
 from trustgraph.base.topics import CONFIG_REQUEST, CONFIG_RESPONSE, FLOW_REQUEST, FLOW_RESPONSE
 from trustgraph.schema import (
     knowledge_request_queue,
@@ -62,6 +64,7 @@ class Processor(AsyncProcessor):
         self.timeout: float = float(params.get("timeout") or DEFAULT_TIMEOUT)
         self.prometheus_url: str = params.get("prometheus_url") or "http://prometheus:9090"
         self.pulsar_admin_url: str | None = params.get("pulsar_admin_url") or None
+        self.stack_status: str | None = params.get("stack_status") or None
         self.auth = TokenAuth(params.get("api_token") or None)
         self.dispatcher = Dispatcher(
             self.pubsub, timeout=self.timeout,
@@ -101,8 +104,20 @@ class Processor(AsyncProcessor):
         if not detailed:
             services = {"live": sum(1 for s in services if s["live"]),
                         "down": sum(1 for s in services if s["live"] is False)}
-        return {"status": "ok", "config-service": answered, "version": version if answered else None,
-                "tool-services": services}
+        body: dict[str, Any] = {"status": "ok", "config-service": answered,
+                                "version": version if answered else None, "tool-services": services}
+        components = read_components(self.stack_status) if self.stack_status else None
+        if components is not None:
+            given_up = sorted(name for name, c in components.items() if c.get("state") == "given-up")
+            if given_up:
+                body["status"] = "degraded"
+            if detailed:
+                body["components"] = components
+                body["given-up"] = given_up
+            else:
+                body["components"] = {state: sum(1 for c in components.values() if c.get("state") == state)
+                                      for state in sorted({str(c.get("state")) for c in components.values()})}
+        return body
 
     async def start(self) -> None:
         """Open the bus side, then listen: readiness is only signalled once the port is open."""
@@ -145,6 +160,7 @@ class Processor(AsyncProcessor):
                             help="address to listen on (default %(default)s; 0.0.0.0 for every "
                                  "interface, with --api-token set)")
         parser.add_argument("--api-token", default=env_default("GATEWAY_SECRET", ""),
+                            type=token_argument("--api-token or GATEWAY_SECRET"),
                             help="bearer token clients must send (env GATEWAY_SECRET; empty: no auth)")
         parser.add_argument("-m", "--prometheus-url",
                             default=env_default("PROMETHEUS_URL", "http://prometheus:9090"),
@@ -152,6 +168,9 @@ class Processor(AsyncProcessor):
         parser.add_argument("--pulsar-admin-url", default=env_default("PULSAR_ADMIN_URL"),
                             help="the broker's admin/metrics URL (Apache Pulsar: http://pulsar:8080), "
                                  "read for GET /api/v1/broker/consumers (env PULSAR_ADMIN_URL)")
+        parser.add_argument("--stack-status", default=None,
+                            help="the component states tg-launch writes (run/components.json), "
+                                 "reported by GET /api/v1/health (tg-launch passes it)")
         parser.add_argument("--timeout", type=_positive, default=DEFAULT_TIMEOUT,
                             help="deadline of each call in seconds (default %(default)s)")
         parser.add_argument("--config-request-queue", default=CONFIG_REQUEST)

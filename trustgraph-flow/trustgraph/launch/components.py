@@ -27,25 +27,37 @@ class Component:
     # The stack is useless without it: when it cannot be kept up, tg-launch
     # stops everything and exits nonzero instead of limping on.
     essential: bool = False
+    # The secret environment variables it needs (trustgraph.base.secrets):
+    # every other secret of tg-launch's environment is kept from it.
+    secrets: tuple[str, ...] = ()
 
+
+#: Every processor talks to the broker, with Pulsar token auth when one is set.
+BROKER_SECRETS = ("PULSAR_API_KEY",)
+#: Proxies (which may carry credentials) for the components that call out over HTTP.
+OUTBOUND = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
 
 COMPONENTS: tuple[Component, ...] = (
     Component("config-svc", "config-svc", ("--store", "{data_dir}/config.db"),
               listens="store {data_dir}/config.db", essential=True),
     Component("api-gateway", "api-gateway",
-              ("--port", "{gateway_port}", "--host", "{host}", "--pulsar-admin-url", "{pulsar_admin_url}"),
-              listens="http://{gateway_host}:{gateway_port}/", essential=True),
+              ("--port", "{gateway_port}", "--host", "{host}", "--pulsar-admin-url", "{pulsar_admin_url}",
+               "--stack-status", "{stack_status}"),
+              listens="http://{gateway_host}:{gateway_port}/", essential=True, secrets=("GATEWAY_SECRET",)),
     Component("prompt", "prompt-template", ("--concurrency", "4")),
     Component("llm", "text-completion-llamacpp", (), listens="embedded SmolLM2-135M-Instruct",
               llm="embedded"),
-    Component("llm", "text-completion-openai", (), listens="{openai_url}", llm="openai"),
+    Component("llm", "text-completion-openai", (), listens="{openai_url}", llm="openai",
+              secrets=("OPENAI_TOKEN", "OPENAI_BASE_URL", *OUTBOUND)),
     Component("llm", "text-completion-scripted", ("--script", "{llm_script}"),
               listens="scripted test model {llm_script}", llm="scripted"),
     Component("agent", "agent-manager-react", (), options=("max_iterations", "tool_timeout")),
     Component("joke-service", "joke-service", (), listens="non-persistent://tg/request/joke"),
-    Component("mcp-tool", "mcp-tool", (), listens="calls tools of the servers in config type mcp"),
+    Component("mcp-tool", "mcp-tool", (), listens="calls tools of the servers in config type mcp",
+              secrets=OUTBOUND),
     Component("mcp-server", "mcp-server", ("--port", "{mcp_port}", "--host", "{host}"),
-              listens="http://{gateway_host}:{mcp_port}/mcp (our tools, for MCP clients)"),
+              listens="http://{gateway_host}:{mcp_port}/mcp (our tools, for MCP clients)",
+              secrets=("MCP_SERVER_TOKEN",)),
 )
 
 # config-svc must be up (and bootstrapped) before the rest start.
@@ -78,7 +90,8 @@ def load_components(path: str | os.PathLike) -> tuple[Component, ...]:
         if unknown:
             raise ComponentError(f"{path}: item {i} has unknown fields {sorted(unknown)}")
         out.append(Component(**{**item, "args": tuple(item.get("args", ())),
-                                "options": tuple(item.get("options", ()))}))
+                                "options": tuple(item.get("options", ())),
+                                "secrets": tuple(item.get("secrets", ()))}))
     return tuple(out)
 
 

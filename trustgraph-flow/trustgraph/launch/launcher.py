@@ -25,12 +25,23 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from trustgraph.base import logsafe
 from trustgraph.base.broker import BrokerError, EmbeddedBroker, free_port, wait_for_port
 from trustgraph.base.broker_url import BrokerUrlError, parse_broker_url, probe
+from trustgraph.base.secrets import child_environment, redact_url
 from trustgraph.base.stack import AlreadyRunning, RunFiles
 
 from .bootstrap import BootstrapError, bootstrap
-from .components import COMPONENTS, FIRST, Component, ComponentError, choose_llm, load_components, with_extra
+from .components import (
+    BROKER_SECRETS,
+    COMPONENTS,
+    FIRST,
+    Component,
+    ComponentError,
+    choose_llm,
+    load_components,
+    with_extra,
+)
 from .processes import BrokerProcess, Child
 from .supervisor import RestartPolicy, Supervisor, say
 
@@ -59,7 +70,7 @@ class Launcher:
         self.stop_event = asyncio.Event()
         self.supervisor = Supervisor(RestartPolicy(
             max_restarts=args.max_restarts, backoff=args.backoff, stable_after=args.stable_after),
-            self.stop_event)
+            self.stop_event, report=self.run_files.set_components)
 
     def selected(self) -> list[Component]:
         llm = choose_llm(self.args.llm)
@@ -114,7 +125,9 @@ class Launcher:
             argv += ["--no-metrics"]
         logs = self.data_dir / "logs"
         run = self.data_dir / "run"
-        return Child(comp, argv, {**os.environ, **comp.env}, logs / f"{comp.name}.log",
+        # Only the secrets this child needs (README, "Limits, logs and secrets").
+        env = {**child_environment(os.environ, (*BROKER_SECRETS, *comp.secrets)), **comp.env}
+        return Child(comp, argv, env, logs / f"{comp.name}.log",
                      run / f"{comp.name}.ready", self.args.verbose, where=where)
 
     async def run(self) -> int:
@@ -163,6 +176,7 @@ class Launcher:
                 self.broker = EmbeddedBroker(self.data_dir / "broker", port=port, host=args.host,
                                              log_path=self.data_dir / "logs" / "broker.log")
                 broker = BrokerProcess(self.broker)
+                self.supervisor.note(broker, "starting")
                 await broker.come_up()
                 pulsar_url, admin_url = self.broker.url, self.broker.admin_url
                 say(broker.name, broker.where)
@@ -173,12 +187,14 @@ class Launcher:
                 "mcp_port": self._mcp_port(),
                 "data_dir": str(self.data_dir), "gateway_port": args.gateway_port,
                 "host": args.host, "gateway_host": shown, "pulsar_admin_url": admin_url,
-                "openai_url": os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1"),
+                "openai_url": redact_url(os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1")),
                 "llm_script": args.llm_script or "",
+                "stack_status": str(self.run_files.components_path),
             }
             comps = self.selected()
             for i, comp in enumerate(comps):
                 self.children.append(self._child(comp, pulsar_url, values, i + 1))
+                self.supervisor.note(self.children[-1], "starting")
             first = [c for c in self.children if c.comp.name == FIRST]
             rest = [c for c in self.children if c.comp.name != FIRST]
             for child in first:
@@ -281,6 +297,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def run(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logsafe.configure(logging.INFO if args.verbose else logging.WARNING,
+                      "%(asctime)s %(levelname)s %(name)s: %(message)s")
     sys.exit(asyncio.run(Launcher(args).run()))

@@ -6,6 +6,12 @@ cancels the tasks).  A restarted process counts as back only once it serves
 again (its readiness file, as at start-up), and its status line is printed
 again so the user sees it came back.  A process that keeps dying is given up
 on loudly; when the stack cannot work without it, the whole stack stops.
+
+Each process's state (``starting``, ``up``, ``restarting``, ``given-up``,
+with its restart count and the reason of its last exit) goes to a reporter
+on every change: tg-launch writes it to the run directory, where the
+gateway's health endpoint reads it, so a component given up on is visible
+to whatever watches the stack, not only in tg-launch's terminal.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import asyncio
 import logging
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -56,17 +63,38 @@ class RestartPolicy:
         return min(self.backoff * 2 ** (restart - 1), self.max_backoff)
 
 
+#: What a reporter gets: each process's state, by name.
+States = dict[str, dict[str, object]]
+
+
 class Supervisor:
     """Restarts the processes it watches; ``failed`` names the essential ones it gave up on."""
 
-    def __init__(self, policy: RestartPolicy, stopping: asyncio.Event) -> None:
+    def __init__(self, policy: RestartPolicy, stopping: asyncio.Event,
+                 report: Callable[[States], None] | None = None) -> None:
         self.policy = policy
         self.stopping = stopping
         self.failed: list[str] = []
+        self.states: States = {}
+        self._report = report
         self._tasks: set[asyncio.Task] = set()
+
+    def note(self, proc: Supervised, state: str, restarts: int = 0, reason: str = "") -> None:
+        """Record (and report) ``proc``'s state; ``starting`` for one not up yet."""
+        entry: dict[str, object] = {"state": state, "restarts": restarts, "since": round(time.time(), 3),
+                                    "log": str(proc.log_path)}
+        if reason:
+            entry["reason"] = reason
+        self.states[proc.name] = entry
+        if self._report is not None:
+            try:
+                self._report(dict(self.states))
+            except OSError as e:  # a full disk must not stop the supervision itself
+                logger.warning("Could not write the component states: %s", e)
 
     def watch(self, proc: Supervised) -> None:
         """Keep ``proc`` up from now on; it must be up (started and ready) already."""
+        self.note(proc, "up")
         task = asyncio.create_task(self._keep_up(proc), name=f"supervise {proc.name}")
         self._tasks.add(task)
         task.add_done_callback(self._done)
@@ -99,6 +127,7 @@ class Supervisor:
                     self._give_up(proc, restarts, why)
                     return
                 restarts += 1
+                self.note(proc, "restarting", restarts, why)
                 delay = policy.delay(restarts)
                 print(f"tg-launch: {proc.name} {why}; restart {restarts}/{policy.max_restarts} "
                       f"in {delay:g}s (log {proc.log_path})", flush=True)
@@ -109,12 +138,16 @@ class Supervisor:
                     why = e.reason
                 except (BrokerError, OSError) as e:
                     why = f"did not start ({e})"
+                except Exception as e:  # noqa: BLE001 - a start that fails oddly is still a failed start
+                    why = f"did not start ({type(e).__name__}: {e})"
                 else:
                     break
             up_since = time.monotonic()
+            self.note(proc, "up", restarts)
             say(proc.name, proc.where)
 
     def _give_up(self, proc: Supervised, restarts: int, why: str) -> None:
+        self.note(proc, "given-up", restarts, why)
         if proc.essential:
             self.failed.append(proc.name)
             self.stopping.set()

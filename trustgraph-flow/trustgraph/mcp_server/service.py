@@ -39,6 +39,7 @@ from mcp.server.lowlevel import NotificationOptions, Server
 from trustgraph.agent.react.service import CLIENTS
 from trustgraph.base import FlowProcessor, RequestResponseSpec
 from trustgraph.base.catalog_feed import CatalogFeed
+from trustgraph.base.secrets import token_argument
 from trustgraph.base.tool_service_client import ToolServiceClients
 from trustgraph.catalog import build_catalog
 
@@ -180,6 +181,7 @@ class Processor(FlowProcessor):
         parser.add_argument("--port", type=int, default=default_port, help="port (default %(default)s)")
         parser.add_argument("--path", default="/mcp", help="the MCP endpoint's path (default %(default)s)")
         parser.add_argument("--token", default=os.environ.get("MCP_SERVER_TOKEN"),
+                            type=token_argument("--token or MCP_SERVER_TOKEN"),
                             help="bearer token every request must carry (default $MCP_SERVER_TOKEN; "
                                  "none: no auth)")
         parser.add_argument("--flow", default="default",

@@ -27,12 +27,11 @@ Where it differs from upstream 2.1.4 (same topics, records and config):
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 from collections.abc import Mapping
 from typing import Any
 
-from trustgraph.base import ConsumerSpec, FlowProcessor, ProducerSpec
+from trustgraph.base import ConsumerSpec, FlowProcessor, ProducerSpec, limits
 from trustgraph.base.flow_processor import Flow
 from trustgraph.base.pubsub import Message
 from trustgraph.base.serving import Replies, Reply, ServiceError
@@ -68,7 +67,7 @@ def parameters_of(raw: str | None) -> dict[str, Any]:
     if not raw:
         return {}
     try:
-        value = json.loads(raw)
+        value = limits.loads(raw)
     except ValueError as e:
         raise ServiceError(f"parameters are not valid JSON: {e}") from None
     if value is None:
@@ -119,7 +118,7 @@ class Processor(FlowProcessor):
             return server
         if name in self.problems:
             try:
-                has_url = "url" in json.loads(self.raw.get(name) or "{}")
+                has_url = "url" in limits.loads(self.raw.get(name) or "{}")
             except (ValueError, TypeError, AttributeError):
                 has_url = True
             if not has_url:

@@ -26,11 +26,11 @@ empty answer, or the question said back.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from typing import Any
 
+from trustgraph.base import limits
 from trustgraph.base.decision_schema import FINAL_ACTION, PROPERTY
 from trustgraph.base.decision_schema import decision_schema as shared_schema
 from trustgraph.base.text import strip_fences
@@ -57,7 +57,7 @@ def parse_decision(text: str) -> Action | Final | None:
     if not body.startswith("{"):
         return None
     try:
-        value, _ = json.JSONDecoder(strict=False).raw_decode(body)
+        value, _ = limits.raw_decode(body, strict=False)
     except ValueError as e:
         raise ReactParseError(f"the reply is not valid JSON ({e}). {FORMAT_HINT}") from None
     if not isinstance(value, dict):

@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from trustgraph.base import limits
 from trustgraph.base.text import strip_fences
 
 from .types import Action, Answer, Final, ReactParseError, Thought
@@ -29,7 +30,6 @@ FORMAT_HINT = ("Reply with 'Thought: <your reasoning>' followed by either 'Actio
 _MARKER = re.compile(
     r"(?:(?:^|(?<=\n))[ \t>*_#-]*(?P<line>(?i:thought|action|args|final[ \t]+answer))"
     r"|(?<=[ \t])(?P<inline>Thought|Action|Args|Final Answer))[ \t*_]*:")
-_DECODER = json.JSONDecoder(strict=False)  # tolerate raw newlines inside strings
 _LINE_FORMS = ("thought:", "thought :", "action:", "action :", "final answer:", "final answer :")
 _INLINE_FORMS = ("Action:", "Action :", "Final Answer:", "Final Answer :")
 
@@ -78,10 +78,12 @@ def _parse_args(body: str, i: int, marked: bool, thought: str) -> dict[str, Any]
         raise ReactParseError("'Args:' must be followed by a JSON object such as {\"name\": \"value\"}",
                               thought)
     try:
-        value, _ = _DECODER.raw_decode(body, i)
+        value, _ = limits.raw_decode(body, i, strict=False)  # raw newlines inside strings are fine
     except json.JSONDecodeError as e:
         raise ReactParseError(f"the Args are not valid JSON ({e.msg}); write them as one JSON object "
                               "with double-quoted names and strings", thought) from None
+    except ValueError as e:  # over the JSON limits, or a number too long to read
+        raise ReactParseError(f"the Args cannot be read: {e}", thought) from None
     return value
 
 

@@ -43,7 +43,7 @@ from trustgraph.base import ConsumerSpec, FlowProcessor, ProducerSpec, RequestRe
 from trustgraph.base.catalog_feed import CatalogFeed
 from trustgraph.base.flow_processor import Flow
 from trustgraph.base.pubsub import Message
-from trustgraph.base.serving import Replies, Reply, message_or_type
+from trustgraph.base.serving import Replies, Reply, ServiceError, message_or_type
 from trustgraph.base.tool_service_client import ToolServiceClients
 from trustgraph.schema import (
     AgentRequest,
@@ -191,6 +191,9 @@ class Processor(FlowProcessor):
         """Run one iteration and send its messages; a failure of ours becomes an agent-error."""
         rid = reply.id
         request: AgentRequest = msg.value
+        if not isinstance(request.question, str):
+            # null decodes as None (WIRE.md 1): the caller's mistake, said as such, not a traceback.
+            raise ServiceError("the request has no question: 'question' must be a string")
         registry = self.registry
         streaming = bool(request.streaming)
         logger.debug("Agent request %s: iteration %d, streaming %s", rid,

@@ -23,6 +23,8 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from trustgraph.base import limits
+
 from .operations import run_operation
 from .store import ConfigStore
 
@@ -88,7 +90,7 @@ def _param_text(value: Any, what: str = "parameter value") -> str:
 
 def _load_json_object(text: str, what: str) -> dict[str, Any]:
     try:
-        value = json.loads(text)
+        value = limits.loads(text)
     except ValueError as e:
         raise FlowError(f"{what} is not valid JSON: {e}") from None
     if not isinstance(value, dict):

@@ -10,9 +10,9 @@ which streams to ``end_of_stream``.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from trustgraph.base import limits
 from trustgraph.schema import (
     DocumentEmbeddingsRequest,
     DocumentEmbeddingsResponse,
@@ -49,7 +49,7 @@ from .terms import term_from_json, term_to_json, triples_to_json
 
 def _json_or_text(text: str) -> Any:
     try:
-        return json.loads(text)
+        return limits.loads(text)
     except (TypeError, ValueError):
         return text
 

@@ -32,13 +32,12 @@ import argparse
 import asyncio
 import contextlib
 import inspect
-import json
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-from trustgraph.base import ConsumerSpec, FlowProcessor, ParameterSpec, ProducerSpec, decision_schema
+from trustgraph.base import ConsumerSpec, FlowProcessor, ParameterSpec, ProducerSpec, decision_schema, limits
 from trustgraph.base.flow_processor import Flow
 from trustgraph.base.pubsub import Message
 from trustgraph.base.serving import Replies, Reply, ServiceError
@@ -76,7 +75,7 @@ def parse_stop(raw: str | None) -> list[str]:
     if not raw:
         return []
     try:
-        value = json.loads(raw)
+        value = limits.loads(raw)
     except ValueError:
         raise LlmError(f"request property 'stop' is not JSON: {raw[:80]!r}") from None
     if isinstance(value, str):

@@ -6,9 +6,10 @@ on ``response``, and calls the flow's text-completion service through
 and 7).  Templates come from config type ``prompt`` (``--config-type``) and are
 reloaded on every config push, without a restart.
 
-Every failure (unknown template, missing variable, LLM error or timeout, an
-answer that is not the JSON the template promises) is an ``llm-error`` reply,
-as upstream; nothing a request contains stops the service.
+Every failure (unknown template, missing variable, a render over its budget
+of CPU time or length, LLM error or timeout, an answer that is not the JSON
+the template promises) is an ``llm-error`` reply, as upstream; nothing a
+request contains stops the service.
 
 Our extensions for the agent: a template may declare ``stop`` strings and a
 ``prefix`` that starts the assistant's turn.  They travel as Pulsar message
@@ -28,6 +29,7 @@ policy says so.  Other templates ignore it, as upstream's service does.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import logging
 from typing import Any
@@ -122,7 +124,9 @@ class Processor(FlowProcessor):
             schema = decision_schema.parse(properties.get(decision_schema.PROPERTY))
         except ValueError as e:
             raise PromptError(str(e)) from None
-        rendered = self.prompts.render(req.id, req.terms or {}, schema)
+        # In a worker thread: the render budget traces that thread, and a slow
+        # template does not hold up the other requests meanwhile.
+        rendered = await asyncio.to_thread(self.prompts.render, req.id, req.terms or {}, schema)
         if rendered.direct is not None:
             # The template's policy answers this step itself (e.g. with the tool's result).
             logger.debug("Template %s answered without the LLM (id=%s)", req.id, reply.id)

@@ -57,7 +57,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from functools import partial
+from functools import partial, wraps
 from typing import Any
 
 import jinja2
@@ -65,8 +65,10 @@ import jsonschema
 from jinja2.sandbox import SandboxedEnvironment
 from jinja2.utils import missing
 from jsonschema.exceptions import best_match
-from trustgraph.base import decision_schema
+from trustgraph.base import decision_schema, limits
 from trustgraph.base.text import strip_fences
+
+from . import budget
 
 DEFAULT_SYSTEM = "Be helpful."
 RESPONSE_TYPES = ("text", "json", "jsonl")
@@ -101,12 +103,41 @@ class _Strict(jinja2.StrictUndefined):
         super().__init__(hint, obj, name, partial(_MissingVariable, name))
 
 
+_PADDING_METHODS = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs"})
+
+
 class _Sandbox(SandboxedEnvironment):
-    """The sandbox, refusing unsafe attributes at once even where missing values are lenient."""
+    """The sandbox, refusing unsafe attributes at once even where missing values are lenient,
+    and operations whose one result would be over the render budget (budget.py)."""
+
+    # Intercepted, so also never folded into a constant when the template compiles.
+    intercepted_binops = frozenset({"*", "**"})
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        for name in ("center", "indent"):
+            self.filters[name] = _width_checked(name, self.filters[name])
 
     def unsafe_undefined(self, obj: Any, attribute: str) -> Any:
         raise jinja2.exceptions.SecurityError(
             f"access to attribute {attribute!r} of {type(obj).__name__!r} object is unsafe")
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        budget.check_binop(operator, left, right)
+        return super().call_binop(context, operator, left, right)
+
+    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805 - Jinja's signature
+        if isinstance(getattr(__obj, "__self__", None), str) and getattr(__obj, "__name__", "") in _PADDING_METHODS:
+            budget.check_width(__obj.__name__, args[0] if args else next(iter(kwargs.values()), None))
+        return super().call(__context, __obj, *args, **kwargs)
+
+
+def _width_checked(name: str, fn: Any) -> Any:
+    @wraps(fn)
+    def checked(value: Any, width: Any = 80, *args: Any, **kwargs: Any) -> Any:
+        budget.check_width(name, width)
+        return fn(value, width, *args, **kwargs)
+    return checked
 
 
 def _environment(strict: bool = False) -> SandboxedEnvironment:
@@ -208,7 +239,7 @@ def _load_template(tid: str, raw: str | None) -> Template:
         t.error = f"template {tid!r} is listed in template-index but template.{tid} is missing"
         return t
     try:
-        spec = json.loads(raw)
+        spec = limits.loads(raw)
     except ValueError as e:
         t.error = f"template.{tid} is not valid JSON: {e}"
         return t
@@ -302,7 +333,7 @@ class PromptSet:
         raw_system = values.get("system")
         if raw_system is not None:
             try:
-                decoded = json.loads(raw_system)
+                decoded = limits.loads(raw_system)
                 if isinstance(decoded, str):
                     ps.system_source = decoded
             except ValueError:
@@ -317,7 +348,7 @@ class PromptSet:
         raw_index = values.get("template-index")
         if raw_index:
             try:
-                index = json.loads(raw_index)
+                index = limits.loads(raw_index)
             except ValueError:
                 index = []
             if not isinstance(index, list):
@@ -340,7 +371,14 @@ class PromptSet:
 
         ``schema`` is the agent's decision schema, used by a template with a
         ``decision`` policy (see the module docstring) and ignored by others.
+        Everything rendered for the request shares one budget (budget.py);
+        call this in a worker thread, since the budget traces the calling one.
         """
+        with budget.RenderBudget() as allowance:
+            return self._render_all(tid, terms, schema, allowance)
+
+    def _render_all(self, tid: str, terms: dict[str, str], schema: dict[str, Any] | None,
+                    allowance: budget.RenderBudget) -> Rendered:
         t = self._template(tid)
         if t.decision is not None and schema is None and t.decision.text_template:
             if t.decision.text_template not in self.templates:
@@ -356,13 +394,11 @@ class PromptSet:
             schema = rendered.schema
         else:
             schema = None
-        prompt = _render(t.compiled, f"template {t.id!r}", variables)
-        system = _render(self.system_strict if t.strict else self.system,
-                         f"system template (rendering {t.id!r})", variables)
-        prefix = (_render(t.prefix_compiled, f"prefix of template {t.id!r}", variables)
-                  if t.prefix_compiled is not None else "")
-        replay = (_render(t.replay_compiled, f"replay of template {t.id!r}", variables)
-                  if t.replay_compiled is not None else "")
+        render = partial(_render, variables=variables, allowance=allowance)
+        prompt = render(t.compiled, f"template {t.id!r}")
+        system = render(self.system_strict if t.strict else self.system, f"system template (rendering {t.id!r})")
+        prefix = render(t.prefix_compiled, f"prefix of template {t.id!r}") if t.prefix_compiled is not None else ""
+        replay = render(t.replay_compiled, f"replay of template {t.id!r}") if t.replay_compiled is not None else ""
         return Rendered(template=t, system=system, prompt=prompt, prefix=prefix, replay=replay,
                         schema=schema)
 
@@ -405,17 +441,26 @@ def decode_terms(terms: dict[str, str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in (terms or {}).items():
         try:
-            out[key] = json.loads(value) if value is not None else None
+            out[key] = limits.loads(value) if value is not None else None
+        except limits.JsonLimitError as e:
+            raise PromptError(f"term {key!r}: {e}") from None
         except (TypeError, ValueError):
             raise PromptError(f"term {key!r} is not JSON text: {str(value)[:80]!r}") from None
     return out
 
 
-def _render(compiled: jinja2.Template | None, what: str, variables: dict[str, Any]) -> str:
+def _render(compiled: jinja2.Template | None, what: str, variables: dict[str, Any],
+            allowance: budget.RenderBudget) -> str:
     if compiled is None:
         raise PromptError(f"{what} is not loaded")
     try:
-        return compiled.render(variables)
+        parts = []
+        for chunk in compiled.generate(variables):
+            allowance.output(chunk)
+            parts.append(chunk)
+        return "".join(parts)
+    except budget.BudgetExceeded as e:
+        raise PromptError(f"{what} is over its render budget: {e}") from None
     except _MissingVariable as e:
         if "is unsafe" in e.detail:
             raise PromptError(f"{what}: refused by the template sandbox: {e.detail}") from None
@@ -448,11 +493,11 @@ def _schema_problem(t: Template, value: Any) -> str | None:
 def parse_json(t: Template, text: str) -> Any:
     """A ``json`` template's answer: parsed (fences stripped) and validated."""
     try:
-        value = json.loads(text.strip())
+        value = limits.loads(text.strip())
     except ValueError:
         body = strip_fences(text, first_block=True)
         try:
-            value = json.loads(body)
+            value = limits.loads(body)
         except ValueError as e:
             raise PromptError(
                 f"template {t.id!r}: the LLM's answer is not valid JSON ({e.msg} at line "
@@ -475,7 +520,7 @@ def parse_jsonl(t: Template, text: str) -> list[Any]:
         if not line or line.startswith("```"):
             continue
         try:
-            value = json.loads(line)
+            value = limits.loads(line)
         except ValueError:
             continue
         if _schema_problem(t, value) is None:

@@ -7,7 +7,8 @@ The API key (``-k/--api-key``, env ``OPENAI_TOKEN``) is required only when the
 URL is OpenAI's own (``api.openai.com``); a local server (llama.cpp's server,
 vLLM, Ollama, LM Studio...) needs none, so the command starts without one.
 The key is never logged: the SDK's own loggers are held at WARNING, since at
-DEBUG they print request details.
+DEBUG they print request details; credentials inside the URL
+(``https://user:key@host/v1``) are masked wherever it is shown.
 
 Rate limits (429), server errors (5xx) and failed connections are retried a
 few times with a short exponential backoff (tenacity), all within the request
@@ -49,6 +50,7 @@ from tenacity import (
     wait_exponential,
 )
 from trustgraph.base.async_processor import env_default
+from trustgraph.base.secrets import redact_url, scrub
 
 from ..base import LlmError, LlmResult, LlmService
 
@@ -77,7 +79,15 @@ def _retryable(e: BaseException) -> bool:
 
 
 def describe(e: BaseException) -> str:
-    """The server's own message where there is one, with the HTTP status."""
+    """The server's own message where there is one, with the HTTP status.
+
+    It goes back to callers as the ``llm-error`` message, so credentials in
+    it (a URL's, the key) are masked.
+    """
+    return scrub(_describe(e))
+
+
+def _describe(e: BaseException) -> str:
     if isinstance(e, openai.APIStatusError):
         body = e.body
         message = None
@@ -119,7 +129,7 @@ class Processor(LlmService):
                                          max_retries=0, timeout=self.request_timeout)
         # Models whose server refused structured output once: not asked again.
         self.unstructured: set[str] = set()
-        logger.info("OpenAI-compatible server %s, default model %s", self.url, self.model)
+        logger.info("OpenAI-compatible server %s, default model %s", redact_url(self.url), self.model)
 
     def _retrying(self) -> AsyncRetrying:
         return AsyncRetrying(

@@ -1,0 +1,57 @@
+"""What rendering a request's templates may cost (prompt/template/budget.py)."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from trustgraph.prompt.template import budget
+from trustgraph.prompt.template.templates import PromptError, PromptSet
+
+
+def render(source: str, **terms: object) -> str:
+    ps = PromptSet.from_config({"template-index": json.dumps(["t"]), "template.t": json.dumps({"prompt": source})})
+    assert ps.errors == {}
+    return ps.render("t", {k: json.dumps(v) for k, v in terms.items()}).prompt
+
+
+@pytest.mark.parametrize("source, says", [
+    ("{% for i in range(10000) %}{% for j in range(10000) %}{% endfor %}{% endfor %}", "1s of CPU time"),
+    ("{% for i in range(99999) %}{{ 'y' * 100000 }}{% endfor %}", "over 4,194,304 characters"),
+    ("{{ 'x' * 10**10 }}", "str * 10000000000 is over"),
+    ("{% set n = 10 %}{{ [1, 2] * (n ** 9) }}", "list * 1000000000 is over"),
+    ("{{ 9 ** 9999999 }}", "an exponent over 4096"),
+    ("{{ 'x'|center(10**9) }}", "center to 1,000,000,000 characters"),
+    ("{{ 'x'|indent(10**9, true) }}", "indent to 1,000,000,000 characters"),
+    ("{{ 'x'.rjust(10**9) }}", "rjust to 1,000,000,000 characters"),
+    ("{{ 'x'.zfill(width=10**9) }}", "zfill to 1,000,000,000 characters"),
+])
+def test_a_template_over_its_budget_is_refused_saying_why(source, says):
+    started = time.thread_time()
+    with pytest.raises(PromptError, match="^template 't' is over its render budget: ") as e:
+        render(source)
+    assert says in str(e.value)
+    # Stopped at the budget, not after the work: 1 s of CPU, plus the check's granularity.
+    assert time.thread_time() - started < budget.CPU_SECONDS + 1.0
+
+
+def test_ordinary_templates_are_unaffected():
+    assert render("{% for t in tools %}{{ t|center(12) }}|{% endfor %}{{ 'ab' * 3 }}{{ 2 ** 10 }}",
+                  tools=["a", "b"]) == "     a      |     b      |ababab1024"
+
+
+def test_the_budget_restores_the_threads_trace_function():
+    import sys
+    seen = []
+
+    def outer(frame, event, arg):
+        seen.append(event)
+        return None
+
+    sys.settrace(outer)
+    try:
+        render("{{ 1 }}")
+        assert sys.gettrace() is outer
+    finally:
+        sys.settrace(None)
