@@ -85,6 +85,12 @@ MAX_MESSAGE_BYTES = 5 * 1024 * 1024 - 10 * 1024
 # long before the first request or before reporting ready.
 SUBSCRIBE_SETTLE = 0.05
 
+# Connections of a PubSub (see PubSub.lane_client): the default one, and the
+# two that carry config, whose messages can be megabytes.
+DEFAULT_LANE = "default"
+CONFIG_PUSH_LANE = "config-push"
+CONFIG_LANE = "config"
+
 
 class Producer:
     """Sends records on one topic; batching off, chunking on (as upstream)."""
@@ -97,7 +103,8 @@ class Producer:
         self._limit = None if topic.startswith("persistent://") else MAX_MESSAGE_BYTES
 
     def _encode(self, value: Any) -> bytes:
-        data = encode(value)
+        # A record, or its encoding already made (a reply measured before it was sent).
+        data = value if value.__class__ is bytes else encode(value)
         if self._limit is not None and len(data) > self._limit:
             raise MessageTooLarge(
                 f"message of {len(data):,} bytes is over the {self._limit:,}-byte limit of "
@@ -105,7 +112,7 @@ class Producer:
         return data
 
     async def send(self, value: Any, properties: dict[str, str] | None = None) -> None:
-        """Encode ``value`` and send it; returns when the broker has it."""
+        """Encode ``value`` (a record, or bytes already encoded) and send it; returns when the broker has it."""
         await self.send_bytes(self._encode(value), properties)
 
     async def send_bytes(self, data: bytes, properties: dict[str, str] | None = None) -> None:
@@ -216,7 +223,8 @@ class PubSub:
         self.processor = processor
         self._api_key = api_key
         self._listener = listener
-        self._client: pulsar.Client | None = client
+        self._given_client: Any = client
+        self._lanes: dict[str, pulsar.Client] = {}
         self._connect_timeout = connect_timeout
         self._producers: list[Producer] = []
         self._consumers: list[Consumer] = []
@@ -231,14 +239,34 @@ class PubSub:
     # (Apache Pulsar keys consumers per connection and never hits this.)
     @property
     def client(self) -> pulsar.Client:
-        if self._client is None:
+        """The pulsar-client of the default lane (see :meth:`lane_client`)."""
+        return self.lane_client(DEFAULT_LANE)
+
+    def lane_client(self, lane: str) -> pulsar.Client:
+        """The pulsar-client, so the TCP connection, that carries ``lane``'s subscriptions.
+
+        A broker drops a non-persistent message for a consumer whose
+        connection is busy sending it something big (Apache Pulsar's
+        non-persistent dispatcher skips a consumer whose channel is not
+        writable, and pulsar-lite does the same).  Measured: with pushes of
+        450 KB on the same connection, 27 of 100 config replies never arrived;
+        with the push subscription on a connection of its own, none was lost
+        (below ~22 KB pushes nothing was lost either).  So the traffic that
+        carries big messages has a connection of its own: :data:`CONFIG_PUSH_LANE`
+        for the config push and :data:`CONFIG_LANE` for config replies.
+        A ``client`` given to the constructor (the in-memory one) serves every lane.
+        """
+        if self._given_client is not None:
+            return self._given_client
+        client = self._lanes.get(lane)
+        if client is None:
             auth = pulsar.AuthenticationToken(self._api_key) if self._api_key else None
-            self._client = pulsar.Client(
+            client = self._lanes[lane] = pulsar.Client(
                 self.url, authentication=auth, listener_name=self._listener,
                 operation_timeout_seconds=3, connection_timeout_ms=3000,
                 io_threads=1, message_listener_threads=1, logger=_client_logger(),
             )
-        return self._client
+        return client
 
     def _deadline(self) -> float | None:
         return None if self._connect_timeout is None else time.monotonic() + self._connect_timeout
@@ -355,7 +383,8 @@ class PubSub:
                        handler: Handler | None = None, direct: DirectHandler | None = None,
                        concurrency: int = 1, initial_position: str = "latest",
                        name: str | None = None,
-                       malformed: MalformedHandler | None = None) -> Consumer:
+                       malformed: MalformedHandler | None = None,
+                       lane: str = DEFAULT_LANE) -> Consumer:
         """Subscribe (Shared) and start handling.
 
         ``handler`` is an async function run per message with at most
@@ -363,6 +392,7 @@ class PubSub:
         on the event loop, for response dispatch that cannot fail or block.
         ``malformed(properties, reason)`` is told of each undecodable message
         (a request/response service answers it: see :mod:`.serving`).
+        ``lane`` chooses the connection (:meth:`lane_client`).
         """
         if (handler is None) == (direct is None):
             raise ValueError("give exactly one of handler or direct")
@@ -373,7 +403,7 @@ class PubSub:
                         concurrency=concurrency, loop=asyncio.get_running_loop(),
                         name=name or subscription, processor=self.processor,
                         malformed=malformed)
-        c = await self._retrying(f"subscription {subscription} on {url}", lambda: self.client.subscribe(
+        c = await self._retrying(f"subscription {subscription} on {url}", lambda: self.lane_client(lane).subscribe(
             url, subscription, consumer_type=pulsar.ConsumerType.Shared,
             initial_position=pos, receiver_queue_size=1000,
             negative_ack_redelivery_delay_ms=1000, message_listener=cons.on_message,
@@ -409,8 +439,10 @@ class PubSub:
             await asyncio.to_thread(p.close)
         self._consumers.clear()
         self._producers.clear()
-        if self._client is not None:
-            client, self._client = self._client, None
+        clients = [self._given_client] if self._given_client is not None else list(self._lanes.values())
+        self._lanes.clear()
+        self._given_client = None
+        for client in clients:
             try:
                 await asyncio.to_thread(client.close)
             except Exception:

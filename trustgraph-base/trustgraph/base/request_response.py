@@ -31,7 +31,7 @@ from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 from . import deadlines
-from .pubsub import SUBSCRIBE_SETTLE, Consumer, Message, Producer, PubSub, PubSubError
+from .pubsub import DEFAULT_LANE, SUBSCRIBE_SETTLE, Consumer, Message, Producer, PubSub, PubSubError
 
 logger = logging.getLogger(__name__)
 
@@ -80,11 +80,12 @@ class _Inbox:
     matters at thousands of calls per second; used from the loop only.
     """
 
-    __slots__ = ("_items", "_waiter")
+    __slots__ = ("_items", "_waiter", "messages")
 
-    def __init__(self) -> None:
+    def __init__(self, messages: bool = False) -> None:
         self._items: deque[Any] = deque()
         self._waiter: asyncio.Future | None = None
+        self.messages = messages  # the call wants whole messages (properties too), not records
 
     def put_nowait(self, item: Any) -> None:
         self._items.append(item)
@@ -108,8 +109,11 @@ class RequestResponseClient(Generic[Req, Resp]):
 
     def __init__(self, pubsub: PubSub, *, request_topic: str, response_topic: str,
                  request_schema: type, response_schema: type, subscription: str,
-                 max_in_flight: int = 256, timeout: float = 120.0, name: str | None = None) -> None:
+                 max_in_flight: int = 256, timeout: float = 120.0, name: str | None = None,
+                 lane: str = DEFAULT_LANE) -> None:
+        """``lane``: the connection its responses arrive on (``PubSub.lane_client``)."""
         self.pubsub = pubsub
+        self.lane = lane
         self.request_topic = request_topic
         self.response_topic = response_topic
         self.request_schema = request_schema
@@ -135,7 +139,7 @@ class RequestResponseClient(Generic[Req, Resp]):
                 return
             self._consumer = await self.pubsub.consumer(
                 self.response_topic, self.subscription, self.response_schema,
-                direct=self._on_response, name=self.name,
+                direct=self._on_response, name=self.name, lane=self.lane,
             )
             self._producer = await self.pubsub.producer(self.request_topic)
             # Let the subscription settle once before the first request can
@@ -170,12 +174,12 @@ class RequestResponseClient(Generic[Req, Resp]):
         if q is None:
             logger.debug("Response on %s with id %s has no waiter; dropped", self.response_topic, rid)
             return
-        q.put_nowait(msg.value)
+        q.put_nowait(msg if q.messages else msg.value)
 
     def stream(self, request: Req, *, final: Callable[[Resp], bool] | None = None,
                timeout: float | None = None, deadline: float | None = None,
                properties: dict[str, str] | None = None,
-               request_id: str | None = None) -> ResponseStream[Resp]:
+               request_id: str | None = None, messages: bool = False) -> ResponseStream[Resp]:
         """The responses to ``request`` as an async iterator::
 
             async for resp in client.stream(req, final=lambda r: r.end_of_stream):
@@ -190,10 +194,12 @@ class RequestResponseClient(Generic[Req, Resp]):
         absolute UNIX time, e.g. the caller's own caller's) shortens it; the
         request carries the resulting deadline (see ``deadlines.py``).
         ``request_id`` sends a retry under the id of its first attempt, so a
-        service can tell it is one.
+        service can tell it is one.  ``messages``: yield each response as its
+        :class:`~trustgraph.base.message.Message` (record and properties), and
+        pass that to ``final``.
         """
         return ResponseStream(self, request, final, self._limit(timeout, deadline), properties,
-                              request_id)
+                              request_id, messages)
 
     async def request(self, request: Req, *, timeout: float | None = None,
                       deadline: float | None = None, properties: dict[str, str] | None = None,
@@ -254,10 +260,11 @@ class ResponseStream(Generic[Resp]):
     """
 
     __slots__ = ("_client", "_request", "_final", "_limit", "_props", "_rid", "_inbox",
-                 "_timer", "_done")
+                 "_timer", "_done", "_messages")
 
     def __init__(self, client: RequestResponseClient, request: Any, final: Callable[[Any], bool] | None,
-                 timeout: float, properties: dict[str, str] | None, request_id: str | None = None) -> None:
+                 timeout: float, properties: dict[str, str] | None, request_id: str | None = None,
+                 messages: bool = False) -> None:
         self._client = client
         self._request = request
         self._final = final
@@ -267,6 +274,7 @@ class ResponseStream(Generic[Resp]):
         self._inbox: _Inbox | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._done = False
+        self._messages = messages
 
     def __aiter__(self) -> ResponseStream[Resp]:
         return self
@@ -318,7 +326,7 @@ class ResponseStream(Generic[Resp]):
             self._done = True
             raise
         self._rid = rid = self._rid or new_request_id()
-        self._inbox = inbox = _Inbox()
+        self._inbox = inbox = _Inbox(self._messages)
         client._waiters[rid] = inbox
         self._timer = loop.call_at(deadline, inbox.put_nowait, _EXPIRED)
         producer = client._producer

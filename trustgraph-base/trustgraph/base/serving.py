@@ -125,19 +125,20 @@ class Reply:
         """Seconds the work may take: what is left of the caller's deadline, at most ``cap``."""
         return deadlines.left(self.deadline, cap)
 
-    async def send(self, record: Any) -> None:
-        """Send one response record.
+    async def send(self, record: Any, properties: dict[str, str] | None = None) -> None:
+        """Send one response record (or its encoding, as bytes), with ``properties`` beside the id.
 
         Raises :class:`ReplyNotSent` when the broker does not take it.  A
         record too big for its topic raises ``MessageTooLarge`` instead: that
         is the outcome of the work, and the caller gets an error reply
         saying so.
         """
+        props = self._props if not properties else {**properties, **self._props}
         try:
             if self._replies.confirm:
-                await self._producer.send(record, self._props)
+                await self._producer.send(record, props)
             else:
-                self._producer.send_nowait(record, self._props)
+                self._producer.send_nowait(record, props)
         except MessageTooLarge:
             raise
         except PubSubError as e:

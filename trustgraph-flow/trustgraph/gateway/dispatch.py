@@ -22,8 +22,8 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from trustgraph.base import PubSub, RequestResponseClient, deadlines
-from trustgraph.base.pubsub import Producer, PubSubError
+from trustgraph.base import PubSub, RequestResponseClient, config_parts, deadlines
+from trustgraph.base.pubsub import CONFIG_LANE, DEFAULT_LANE, Producer, PubSubError
 from trustgraph.base.topics import TopicError, to_pulsar
 from trustgraph.schema import (
     ConfigRequest,
@@ -94,7 +94,7 @@ class Dispatcher:
             self.pubsub, request_topic=req, response_topic=resp,
             request_schema=t.request_schema, response_schema=t.response_schema,
             subscription=f"gateway-{kind}-request-{uuid.uuid4()}", timeout=self.timeout,
-            name=f"gateway-{kind}")
+            name=f"gateway-{kind}", lane=CONFIG_LANE if kind == "config" else DEFAULT_LANE)
         return client
 
     async def start(self) -> None:
@@ -240,7 +240,11 @@ class Dispatcher:
         # No final predicate: the translator decides which message is the last,
         # and the loop stops there.  The request carries the deadline, so an
         # agent's whole dialog (every iteration) ends within it.
-        responses = client.stream(request, timeout=limit, properties=translator.request_properties(body))
+        # A config reply may come in parts (a config bigger than one message):
+        # gathered into one record, so every client sees upstream's one reply.
+        props = translator.request_properties(body)
+        responses = (_gathered_config(client, request, limit, props) if flow is None and kind == "config"
+                     else client.stream(request, timeout=limit, properties=props))
         try:
             # The client's own deadline covers the exchange; this one also covers
             # opening the client (a subscription can wait on an absent broker).
@@ -254,11 +258,11 @@ class Dispatcher:
             return last
         except TimeoutError:
             out = timeout_error() if client.started else gateway_error(CLOSED_DURING_CALL)
-        except (PubSubError, TopicError) as e:
+        except (PubSubError, TopicError, config_parts.PartsError) as e:
             logger.warning("Call %s failed: %s", kind, e)
             out = gateway_error(str(e))
         finally:
-            responses.close()
+            await responses.aclose()
         if on_message is not None:
             await on_message(out, True)
         return out
@@ -275,6 +279,12 @@ class Dispatcher:
         except (TimeoutError, PubSubError):
             return False, None
         return True, resp.version
+
+
+async def _gathered_config(client: RequestResponseClient, request: Any, limit: float,
+                           properties: dict[str, str] | None) -> Any:
+    """The one (gathered) reply of a config call, as a one-item stream."""
+    yield await config_parts.request(client, request, timeout=limit, properties=properties)
 
 
 def _pair(interface: Any) -> tuple[str, str] | None:
