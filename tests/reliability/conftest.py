@@ -47,8 +47,13 @@ _ROWS: list[Row] = []
 
 @pytest.fixture
 def scenario(record_property: Any):
-    """``scenario(Row(...))``: record one row (and fail the test when ``ok`` is false)."""
-    def add(row: Row) -> Row:
+    """``scenario(Row(...))`` or ``scenario(**fields)``: record one row.
+
+    The keyword form lets a test module record rows without importing Row:
+    ``from conftest import`` finds whichever conftest.py pytest loaded last.
+    """
+    def add(row: Row | None = None, **fields: Any) -> Row:
+        row = row if row is not None else Row(**fields)
         record_property("reliability-row", asdict(row))
         return row
     return add

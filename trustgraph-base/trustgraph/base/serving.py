@@ -46,6 +46,10 @@ logger = logging.getLogger(__name__)
 __all__ = ["Replies", "Reply", "ReplyNotSent", "RequestServer", "ServiceError", "serve"]
 
 
+#: Error type of the reply to a request refused because too many already wait (consumer.SHED_AT).
+OVERLOADED = "overloaded"
+
+
 class ServiceError(Exception):
     """Raise from a handler to answer with this message; ``type`` overrides the service's default."""
 
@@ -230,10 +234,22 @@ class RequestServer:
             self.replies.on_error(self.replies.error_type)
 
 
+    async def overloaded(self, props: dict[str, str], reason: str) -> None:
+        """The consumer's ``overloaded`` callback: an error reply at once, instead of a silent drop."""
+        rid = props.get("id")
+        if rid is None:
+            return
+        try:
+            await Reply(self.producer, rid, self.replies).error(reason, OVERLOADED)
+        except PubSubError as e:
+            logger.error("Error reply %s on %s not sent: %s", rid, self.name, e)
+
+
 async def serve(pubsub: PubSub, request_topic: str, subscription: str, schema: type, *,
                 producer: Producer, replies: Replies, work: Work, concurrency: int = 1,
                 name: str | None = None) -> Consumer:
     """Subscribe ``work`` to ``request_topic``, replying on ``producer``; returns the consumer."""
     server = RequestServer(producer, replies, work, name=name or subscription, processor=pubsub.processor)
     return await pubsub.consumer(request_topic, subscription, schema, handler=server.handle,
-                                 concurrency=concurrency, name=name, malformed=server.malformed)
+                                 concurrency=concurrency, name=name, malformed=server.malformed,
+                                 overloaded=server.overloaded)
