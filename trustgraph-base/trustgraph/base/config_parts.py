@@ -52,8 +52,9 @@ class PartsError(ValueError):
     """A reply that cannot be cut into messages (one item alone is too big), or parts that do not fit together."""
 
 
-def fits(data: bytes, limit: int = PART_LIMIT) -> bool:
-    return len(data) <= limit
+def fits(data: bytes, limit: int | None = None) -> bool:
+    """Whether ``data`` fits one message (``limit`` defaults to :data:`PART_LIMIT`, read at call time)."""
+    return len(data) <= (PART_LIMIT if limit is None else limit)
 
 
 # -- the serving side: cutting a reply -------------------------------------------------
@@ -88,12 +89,13 @@ def _part(resp: ConfigResponse, pieces: list[tuple[str, Any]]) -> ConfigResponse
                    directory=directory if resp.directory is not None else None)
 
 
-def split(resp: ConfigResponse, limit: int = PART_LIMIT) -> list[tuple[ConfigResponse, bytes]]:
+def split(resp: ConfigResponse, limit: int | None = None) -> list[tuple[ConfigResponse, bytes]]:
     """``resp`` as messages of at most ``limit`` bytes: ``[(record, its encoding), ...]``.
 
     One message when it fits (the common case costs one encoding).  Raises
     :class:`PartsError` when a single item is bigger than ``limit`` on its own.
     """
+    limit = PART_LIMIT if limit is None else limit
     whole = encode(resp)
     if fits(whole, limit):
         return [(resp, whole)]
@@ -127,11 +129,13 @@ def split(resp: ConfigResponse, limit: int = PART_LIMIT) -> list[tuple[ConfigRes
 
 
 def part_property(i: int, n: int) -> dict[str, str]:
+    """The properties of part ``i`` of ``n`` (1-based), beside the reply's id."""
     return {PART: f"{i}/{n}"}
 
 
-def too_large(size: int, limit: int = PART_LIMIT) -> str:
+def too_large(size: int, limit: int | None = None) -> str:
     """The error an upstream caller (one that cannot take parts) gets for a reply too big."""
+    limit = PART_LIMIT if limit is None else limit
     return (f"the reply is {size:,} bytes, over the {limit:,}-byte limit of one message; "
             f"a client that sets the request property '{PARTS}' gets it in parts "
             f"(this fork's commands and processors do), or read fewer items at a time")
@@ -215,8 +219,9 @@ async def request(client: RequestResponseClient, req: ConfigRequest, *, timeout:
     raise PartsError("the reply ended before all of its parts arrived")
 
 
-def push_size_line(version: int, size: int, limit: int = PART_LIMIT) -> str:
+def push_size_line(version: int, size: int, limit: int | None = None) -> str:
     """config-svc's log line for a config too big to push (what upstream peers then miss)."""
+    limit = PART_LIMIT if limit is None else limit
     return (f"Config version {version} is {size:,} bytes ({math.ceil(size / 1048576)} MiB), over the "
             f"{limit:,}-byte limit of one message: it is not pushed whole; processors of this fork "
             f"fetch it in parts on the notice, upstream 2.1.4 processors keep the last version that fitted")
