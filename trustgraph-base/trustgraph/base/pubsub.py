@@ -213,8 +213,10 @@ _FIRST_DELAY = 1.0
 _MAX_DELAY = 30.0
 _OPEN_DELAYS = (0.2, 5.0)
 # How often a connected PubSub checks its producers and consumers are still
-# connected, to say so once when the broker goes away and once when it is back.
-WATCH_EVERY = 2.0
+# connected, to say so once when the broker goes away and once when it is back,
+# and to end the calls then in flight (lost_calls): a broker back within this
+# period may go unnoticed, and those calls keep their deadlines.
+WATCH_EVERY = 0.5
 
 
 class PubSub:
@@ -248,6 +250,15 @@ class PubSub:
         self._consumers: list[Consumer] = []
         self._reach: asyncio.Future | None = None
         self._watch: asyncio.Task | None = None
+        self._calls: Any = None
+
+    @property
+    def calls(self) -> Any:
+        """This PubSub's :class:`~trustgraph.base.lost_calls.CallWatch` (made on first use)."""
+        if self._calls is None:
+            from .lost_calls import CallWatch  # it imports the schema, which imports nothing of ours
+            self._calls = CallWatch(self)
+        return self._calls
 
     # operation_timeout_seconds is short on purpose: pulsar-lite 0.2 keys the
     # consumers of a shared subscription by the client-chosen consumer id, so a
@@ -377,6 +388,8 @@ class PubSub:
             connected = all(p.is_connected() for p in (*self._producers, *self._consumers))
             if not connected and lost_at is None:
                 lost_at = time.monotonic()
+                if self._calls is not None:  # first: what was in flight is gone, say so to its callers now
+                    self._calls.connection_lost()
                 problem = await probe(self._broker) if self._broker is not None else None
                 logger.warning("Lost the connection to the broker at %s%s; reconnecting in the "
                                "background (messages sent meanwhile may be lost)", self.url,

@@ -25,6 +25,7 @@ import asyncio
 import itertools
 import logging
 import os
+import time
 import uuid
 from collections import deque
 from collections.abc import Callable
@@ -44,6 +45,11 @@ Resp = TypeVar("Resp")
 
 class RequestTimeout(TimeoutError):
     """No (complete) response within the call's deadline."""
+
+
+class CallLost(RequestTimeout):
+    """The call cannot be answered any more: its service restarted, or the broker connection went
+    (see :mod:`.lost_calls`)."""
 
 
 class ClientClosed(RequestTimeout):
@@ -80,12 +86,13 @@ class _Inbox:
     matters at thousands of calls per second; used from the loop only.
     """
 
-    __slots__ = ("_items", "_waiter", "messages")
+    __slots__ = ("_items", "_waiter", "messages", "sent")
 
     def __init__(self, messages: bool = False) -> None:
         self._items: deque[Any] = deque()
         self._waiter: asyncio.Future | None = None
         self.messages = messages  # the call wants whole messages (properties too), not records
+        self.sent = 0.0           # wall-clock time the request went (lost_calls compares it across processes)
 
     def put_nowait(self, item: Any) -> None:
         self._items.append(item)
@@ -142,6 +149,7 @@ class RequestResponseClient(Generic[Req, Resp]):
                 direct=self._on_response, name=self.name, lane=self.lane,
             )
             self._producer = await self.pubsub.producer(self.request_topic)
+            self.pubsub.calls.follow(self)
             # Let the subscription settle once before the first request can
             # trigger a reply (pulsar-lite: see pubsub.SUBSCRIBE_SETTLE).
             await asyncio.sleep(self.pubsub.subscribe_settle)
@@ -166,7 +174,21 @@ class RequestResponseClient(Generic[Req, Resp]):
         self._consumer = self._producer = None
         for q in self._waiters.values():
             q.put_nowait(_CLOSED)
+        self.pubsub.calls.forget(self)
         await self.pubsub.remove(*parts)
+
+    def fail_pending(self, reason: str, before: float | None = None) -> None:
+        """End every call sent before ``before`` (wall-clock; default now) with :class:`CallLost`.
+
+        See :mod:`.lost_calls`.  A call sent later went to the process that
+        announced itself, and keeps waiting.
+        """
+        before = time.time() if before is None else before
+        lost = [q for q in self._waiters.values() if q.sent and q.sent < before]
+        for q in lost:
+            q.put_nowait(_Lost(reason))
+        if lost:
+            logger.info("%d call(s) to %s ended: %s", len(lost), self.request_topic, reason)
 
     def _on_response(self, msg: Message) -> None:
         rid = msg.id
@@ -236,6 +258,12 @@ class _Closed(_Signal):
 
 class _Failed(_Signal):
     """The request could not be sent."""
+
+    __slots__ = ()
+
+
+class _Lost(_Signal):
+    """The call cannot be answered any more (:mod:`.lost_calls`)."""
 
     __slots__ = ()
 
@@ -341,6 +369,7 @@ class ResponseStream(Generic[Resp]):
             producer.send_nowait(
                 self._request, props,
                 on_error=lambda why: loop.call_soon_threadsafe(inbox.put_nowait, _Failed(why)))
+            inbox.sent = time.time()
         except BaseException:
             self.close()
             raise
@@ -352,6 +381,8 @@ class ResponseStream(Generic[Resp]):
             return RequestTimeout(f"no response from {topic} within {self._limit:g}s")
         if signal.__class__ is _Closed:
             return ClientClosed(f"client for {topic} closed during the call")
+        if signal.__class__ is _Lost:
+            return CallLost(f"call to {topic} lost: {signal.reason}")
         return PubSubError(signal.reason)
 
     def close(self) -> None:
@@ -383,4 +414,4 @@ class ResponseStream(Generic[Resp]):
                 pass
 
 
-_SIGNALS = frozenset({_Expired, _Closed, _Failed})
+_SIGNALS = frozenset({_Expired, _Closed, _Failed, _Lost})

@@ -250,6 +250,10 @@ async def serve(pubsub: PubSub, request_topic: str, subscription: str, schema: t
                 name: str | None = None) -> Consumer:
     """Subscribe ``work`` to ``request_topic``, replying on ``producer``; returns the consumer."""
     server = RequestServer(producer, replies, work, name=name or subscription, processor=pubsub.processor)
-    return await pubsub.consumer(request_topic, subscription, schema, handler=server.handle,
-                                 concurrency=concurrency, name=name, malformed=server.malformed,
-                                 overloaded=server.overloaded)
+    consumer = await pubsub.consumer(request_topic, subscription, schema, handler=server.handle,
+                                     concurrency=concurrency, name=name, malformed=server.malformed,
+                                     overloaded=server.overloaded)
+    # Callers still waiting on this topic had their requests taken by a process now gone, if any:
+    # they end at once (lost_calls), not at their deadlines.
+    await pubsub.calls.serving(request_topic, time.time())
+    return consumer

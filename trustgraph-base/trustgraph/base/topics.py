@@ -91,6 +91,9 @@ CONFIG_NOTICE = config_notice_topic(CONFIG_PUSH)
 # (which every TrustGraph deployment has), and no upstream peer subscribes.
 ANNOUNCE = "non-persistent://tg/config/tool-service-announce"
 PROBE = "non-persistent://tg/config/tool-service-probe"
+# Ours: a processor that starts serving a request topic says so here
+# (schema ServingStarted), so callers fail what they still wait for there.
+SERVING = "non-persistent://tg/config/serving-started"
 
 
 def tool_service_topics(name: str) -> tuple[str, str]:

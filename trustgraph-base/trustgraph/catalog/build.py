@@ -31,6 +31,7 @@ from ..base.topics import (
     FLOW_REQUEST,
     FLOW_RESPONSE,
     PROBE,
+    SERVING,
     TopicError,
     config_push_queue,
     to_pulsar,
@@ -447,7 +448,7 @@ def _framework_topics(config: Mapping[str, Mapping[str, str]]) -> dict[str, str]
                 to_pulsar(config_push_queue): "the config pushes", CONFIG_NOTICE: "the config notices",
                 FLOW_REQUEST: "config-svc's flow requests",
                 FLOW_RESPONSE: "config-svc's flow replies", ANNOUNCE: "the tool-service announcements",
-                PROBE: "the tool-service probes"}
+                PROBE: "the tool-service probes", SERVING: "the serving notices"}
     for processor, raw in (config.get("active-flow") or {}).items():
         data = load_object("tool", processor, raw)
         for flow, definition in (data.items() if isinstance(data, dict) else ()):

@@ -24,6 +24,7 @@ from typing import Any
 
 from trustgraph.base import PubSub, RequestResponseClient, config_parts, deadlines
 from trustgraph.base.pubsub import CONFIG_LANE, DEFAULT_LANE, Producer, PubSubError
+from trustgraph.base.request_response import CallLost
 from trustgraph.base.topics import TopicError, to_pulsar
 from trustgraph.schema import (
     ConfigRequest,
@@ -37,6 +38,7 @@ from trustgraph.schema import (
 )
 
 from .translators import FLOW_KINDS, GLOBAL_KINDS, SENDERS, JsonObject, OneWay, Translator, gateway_error
+from .unserved import GRACE, UnservedTopics
 
 logger = logging.getLogger(__name__)
 
@@ -50,6 +52,10 @@ _PROBE_TYPE = "api-gateway-health"
 
 class GatewayError(Exception):
     """A call that cannot be routed or translated; answered as ``{"error": "<text>"}``."""
+
+
+class Unserved(GatewayError):
+    """A flow interface that no processor serves: refused at once instead of waiting for the deadline."""
 
 
 class SocketGone(Exception):
@@ -76,8 +82,12 @@ class Dispatcher:
     """Owns the request/response clients and runs calls through them."""
 
     def __init__(self, pubsub: PubSub, *, timeout: float, config_topics: tuple[str, str],
-                 flow_topics: tuple[str, str], other_topics: dict[str, tuple[str, str]] | None = None) -> None:
+                 flow_topics: tuple[str, str], other_topics: dict[str, tuple[str, str]] | None = None,
+                 unserved: UnservedTopics | None = None) -> None:
+        """``unserved``: the broker's view of which request topics nobody consumes (flow calls to
+        one fail at once); None: every call waits for its reply or its deadline."""
         self.pubsub = pubsub
+        self.unserved = unserved
         self.timeout = timeout
         self._global_topics = {"config": config_topics, "flow": flow_topics,
                               **UPSTREAM_GLOBAL_TOPICS, **(other_topics or {})}
@@ -161,6 +171,9 @@ class Dispatcher:
         pair = _pair(interfaces[kind])
         if pair is None:
             raise GatewayError("This kind not supported by flow")
+        if self.unserved is not None and self.unserved.unserved(pair[0]):
+            raise Unserved(f"Nothing serves {kind} on flow {flow}: no processor consumes {pair[0]} "
+                           f"(the broker has counted no consumer there for {GRACE:.0f} s)")
         client = self._flow_clients.get((flow, kind))
         if client is None:
             try:
@@ -256,6 +269,8 @@ class Dispatcher:
                     if final:
                         break
             return last
+        except CallLost as e:  # the service restarted or the broker went: say which, at once
+            out = gateway_error(str(e))
         except TimeoutError:
             out = timeout_error() if client.started else gateway_error(CLOSED_DURING_CALL)
         except (PubSubError, TopicError, config_parts.PartsError) as e:
