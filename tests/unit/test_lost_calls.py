@@ -10,6 +10,7 @@ with ``CallLost`` and frees the slots for fresh calls.
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 from trustgraph.base import RequestResponseClient
@@ -112,3 +113,21 @@ async def test_a_service_that_starts_does_not_end_calls_to_other_topics(setup):
         assert (await asyncio.wait_for(call, 10)).response == "late but fine"
     finally:
         await other.close()
+
+
+async def test_a_process_back_from_a_broker_outage_ends_the_calls_others_sent_before_it(setup):
+    # The caller's own watcher missed the outage (it looks every 0.5 s); another process saw it.
+    _broker, service_ps, caller_ps, client = setup
+    taken = asyncio.Event()
+
+    async def holds(msg, reply):
+        taken.set()
+        await _HOLD[0].wait()
+
+    await _serve(service_ps, holds)
+    await client.start()
+    call = asyncio.ensure_future(client.request(ToolServiceRequest(user="x"), timeout=DEADLINE))
+    await asyncio.wait_for(taken.wait(), 10)
+    service_ps.calls.broker_back(time.time())
+    with pytest.raises(CallLost, match="lost its broker connection"):
+        await asyncio.wait_for(call, 10)

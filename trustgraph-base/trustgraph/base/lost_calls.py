@@ -16,7 +16,12 @@ failed for about 100 s.  Two events tell a caller its call is lost:
   another is still working on (they get the error, never a hang); an
   upstream 2.1.4 service never says so, and its callers keep the deadline.
 * **The connection to the broker was lost** (``PubSub``'s watcher): every
-  call waiting on a non-persistent response topic fails.
+  call waiting on a non-persistent response topic fails.  The watcher looks
+  every half second, so a process may miss a short outage; each process
+  that saw one says so once it is back (a notice for topic ``*`` carrying
+  when it lost the connection, sent a few times over some seconds since
+  the others reconnect at their own pace), and every process ends the calls
+  it sent before then.
 
 One :class:`CallWatch` per ``PubSub`` follows both for all its clients.
 """
@@ -34,6 +39,11 @@ from .topics import SERVING, TopicError, to_pulsar
 
 logger = logging.getLogger(__name__)
 
+#: The notice topic that means "every topic": its sender lost the broker at ``sent``.
+ANY_TOPIC = "*"
+#: Delays (seconds, one after the other) of the repeated broker-back notices.
+BROKER_BACK_REPEATS = (0.0, 1.0, 2.0, 4.0)
+
 
 class CallWatch:
     """The clients of one ``PubSub`` whose waiting calls a restart or a lost connection ends."""
@@ -45,6 +55,7 @@ class CallWatch:
         self._following: asyncio.Task | None = None
         self._producer: Any = None
         self._producing: asyncio.Lock | None = None
+        self._tasks: set[asyncio.Task] = set()
 
     def follow(self, client: Any) -> None:
         """Watch ``client``'s calls (a ``RequestResponseClient``); subscribes once per PubSub."""
@@ -67,6 +78,13 @@ class CallWatch:
         notice: ServingStarted = msg.value
         if notice.instance == self.instance:
             return
+        if notice.topic == ANY_TOPIC:
+            reason = (f"{notice.processor or 'a process'} lost its broker connection: "
+                      f"what was in flight then is gone")
+            for client in list(self._clients):
+                if client.response_topic.startswith("non-persistent://"):
+                    client.fail_pending(reason, before=notice.sent or None)
+            return
         reason = (f"{notice.processor or 'a service'} started again on {notice.topic}: "
                   f"the request was lost with the process that had it")
         for client in list(self._clients):
@@ -80,6 +98,25 @@ class CallWatch:
             if client.response_topic.startswith("non-persistent://"):
                 client.fail_pending("the connection to the broker was lost: the request or its reply is gone")
 
+    def close(self) -> None:
+        """Cancel the notices still to be sent (the PubSub is closing)."""
+        for task in list(self._tasks):
+            task.cancel()
+        if self._following is not None and not self._following.done():
+            self._following.cancel()
+
+    def broker_back(self, lost_at: float) -> None:
+        """This process is reconnected after losing the broker at ``lost_at`` (wall-clock): tell the others."""
+        task = asyncio.get_running_loop().create_task(self._tell_broker_back(lost_at))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _tell_broker_back(self, lost_at: float) -> None:
+        # Repeated: a process that reconnects later than us would miss a single notice.
+        for delay in BROKER_BACK_REPEATS:
+            await asyncio.sleep(delay)
+            await self.serving(ANY_TOPIC, lost_at)
+
     async def serving(self, topic: str, since: float) -> None:
         """Tell every caller that this process consumes request topic ``topic`` since ``since``
         (wall-clock, when the subscription was made)."""
@@ -89,7 +126,7 @@ class CallWatch:
             async with self._producing:
                 if self._producer is None:
                     self._producer = await self.pubsub.producer(SERVING)
-            self._producer.send_nowait(ServingStarted(topic=_url(topic), processor=self.pubsub.processor,
+            self._producer.send_nowait(ServingStarted(topic=topic if topic == ANY_TOPIC else _url(topic), processor=self.pubsub.processor,
                                                       instance=self.instance, sent=since))
         except Exception as e:
             logger.warning("Could not say that %s is served (%s): its callers' lost calls end at "

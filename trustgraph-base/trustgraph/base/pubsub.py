@@ -388,6 +388,7 @@ class PubSub:
             connected = all(p.is_connected() for p in (*self._producers, *self._consumers))
             if not connected and lost_at is None:
                 lost_at = time.monotonic()
+                lost_wall = time.time()
                 if self._calls is not None:  # first: what was in flight is gone, say so to its callers now
                     self._calls.connection_lost()
                 problem = await probe(self._broker) if self._broker is not None else None
@@ -398,6 +399,8 @@ class PubSub:
                 logger.info("Reconnected to the broker at %s after %.0fs", self.url,
                             time.monotonic() - lost_at)
                 lost_at = None
+                if self._calls is not None:  # tell the processes that did not see it (lost_calls)
+                    self._calls.broker_back(lost_wall)
 
     async def producer(self, topic: str) -> Producer:
         """A producer on ``topic`` (generic name or Pulsar URL)."""
@@ -468,6 +471,8 @@ class PubSub:
             if task is not None and not task.done():
                 task.cancel()
         self._watch = self._reach = None
+        if self._calls is not None:
+            self._calls.close()
         await asyncio.gather(*(c.stop() for c in self._consumers), return_exceptions=True)
         for p in self._producers:
             await asyncio.to_thread(p.close)
