@@ -93,7 +93,7 @@ SUBSCRIBE_SETTLE = 0.05
 # flight.  Measured: 5,000 calls from 20 clients (256 in flight each) lost 754
 # replies with a queue of 1,000 and none with 20,000.
 PERSISTENT_RECEIVE_QUEUE = 1000
-NON_PERSISTENT_RECEIVE_QUEUE = 50_000
+NON_PERSISTENT_RECEIVE_QUEUE = 20_000
 
 
 def receive_queue_size(topic_url: str) -> int:
