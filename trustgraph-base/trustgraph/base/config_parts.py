@@ -12,7 +12,9 @@ config bigger than one message travels like this (our extension; upstream
   message is sent as before, upstream's shape; a bigger one becomes several
   ``ConfigResponse`` records with the same ``version``, each carrying a slice
   of ``config``, ``values`` or ``directory`` and the property ``part: "i/n"``
-  (1-based).  The caller merges them (:func:`request`).  A caller that did
+  (1-based).  A request with ``part: "i"`` too gets part i alone (our
+  callers ask page by page, :func:`request`); without it, every part.  The
+  caller merges them.  A caller that did
   not ask (an upstream one) gets a ``config-error`` naming the size, instead
   of a reply the broker would refuse.
 * **Pushes that fit.**  config-svc pushes the whole config on
@@ -28,7 +30,9 @@ config bigger than one message travels like this (our extension; upstream
 from __future__ import annotations
 
 import json
+import logging
 import math
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
@@ -36,7 +40,9 @@ from typing import Any
 from ..schema import ConfigRequest, ConfigResponse, ConfigValue
 from ..schema.codec import encode
 from .pubsub import MAX_MESSAGE_BYTES
-from .request_response import RequestResponseClient
+from .request_response import RequestResponseClient, RequestTimeout
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["PART", "PART_LIMIT", "PARTS", "PartsError", "Gather", "request", "split"]
 
@@ -195,28 +201,67 @@ def merge(parts: list[ConfigResponse]) -> ConfigResponse:
     return replace(first, config=config, values=values, directory=directory)
 
 
+#: Operations that only read: a page of theirs that never came is asked for again.
+READS = frozenset({"config", "get", "list", "getvalues"})
+#: Seconds a page may take before a read asks for it again (within the call's deadline).
+PAGE_WAIT = 15.0
+#: How often a paged read starts over because the config changed between its pages.
+RESTARTS = 3
+
+
+async def _page(client: RequestResponseClient, req: ConfigRequest, page: int, props: dict[str, str],
+                deadline: float, retry: bool) -> tuple[ConfigResponse, tuple[int, int] | None]:
+    """Part ``page`` of the reply (the first message of a call asking for it), and its ``(i, n)``."""
+    while True:
+        left = deadline - time.time()
+        wait = min(left, PAGE_WAIT) if retry else left
+        try:
+            async with client.stream(req, timeout=wait, properties={**props, PART: str(page)},
+                                     messages=True) as responses:
+                async for msg in responses:
+                    return msg.value, _parse_part(msg.properties.get(PART))
+        except RequestTimeout:
+            if not retry or deadline - time.time() <= 0:
+                raise
+            logger.info("Config reply part %d did not come within %.0fs; asking again", page, wait)
+        if deadline - time.time() <= 0:
+            raise RequestTimeout(f"no response from {client.request_topic}: the deadline has passed")
+
+
 async def request(client: RequestResponseClient, req: ConfigRequest, *, timeout: float | None = None,
                   deadline: float | None = None, properties: dict[str, str] | None = None) -> ConfigResponse:
     """One config request, its reply gathered from however many parts it comes in.
 
-    ``timeout`` and ``deadline`` bound the whole call, every part included
-    (:class:`~trustgraph.base.request_response.RequestTimeout`).
+    The parts are asked for one at a time (request property ``part``: which
+    one), never all at once: a broker skips a non-persistent message for a
+    consumer whose connection is still busy with the previous megabytes, so
+    back-to-back parts of 5 MB lost one now and then.  A read (``config``,
+    ``get``, ``list``, ``getvalues``) asks again for a part that did not come
+    within :data:`PAGE_WAIT`, and starts over if the config changed between
+    its parts.  ``timeout`` and ``deadline`` bound the whole call, every part
+    included (:class:`~trustgraph.base.request_response.RequestTimeout`).
     """
-    gather = Gather()
+    limit = timeout if timeout is not None else client.timeout
+    end = time.time() + limit if deadline is None else min(deadline, time.time() + limit)
     props = {**(properties or {}), PARTS: "1"}
-    whole: ConfigResponse | None = None
-
-    def final(msg: Any) -> bool:
-        nonlocal whole
-        whole = gather.add(msg.value, msg.properties)
-        return whole is not None
-
-    async with client.stream(req, final=final, timeout=timeout, deadline=deadline, properties=props,
-                             messages=True) as responses:
-        async for _msg in responses:
-            if whole is not None:
-                return whole
-    raise PartsError("the reply ended before all of its parts arrived")
+    retry = req.operation in READS
+    for _ in range(RESTARTS + 1):
+        first, where = await _page(client, req, 1, props, end, retry)
+        if where is None or first.error is not None:
+            return first  # the whole reply in one message (or an error)
+        _, n = where
+        parts = [first]
+        for page in range(2, n + 1):
+            part, where = await _page(client, req, page, props, end, retry)
+            if part.error is not None:
+                return part
+            if where is None or where[1] != n or part.version != first.version:
+                break  # the config changed between pages: start over
+            parts.append(part)
+        else:
+            return merge(parts)
+        logger.info("Config changed while its reply was read in parts; reading it again")
+    raise PartsError(f"the config kept changing while its reply was read in {RESTARTS + 1} attempts")
 
 
 def push_size_line(version: int, size: int, limit: int | None = None) -> str:

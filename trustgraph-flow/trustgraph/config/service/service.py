@@ -144,6 +144,16 @@ class Processor(AsyncProcessor):
             return
         if config_parts.PARTS not in msg.properties:
             raise ServiceError(config_parts.too_large(sum(len(data) for _, data in parts)))
+        page = msg.properties.get(config_parts.PART)
+        if page is not None:  # one part, the one asked for (config_parts.request asks page by page)
+            try:
+                i = int(page)
+            except ValueError:
+                i = 0
+            if not 1 <= i <= len(parts):
+                raise ServiceError(f"no part {page!r} of a reply in {len(parts)} parts")
+            await reply.send(parts[i - 1][1], config_parts.part_property(i, len(parts)))
+            return
         logger.debug("Reply %s in %d parts", reply.id, len(parts))
         for i, (_record, data) in enumerate(parts, 1):
             await reply.send(data, config_parts.part_property(i, len(parts)))
