@@ -17,11 +17,13 @@ failed for about 100 s.  Two events tell a caller its call is lost:
   upstream 2.1.4 service never says so, and its callers keep the deadline.
 * **The connection to the broker was lost** (``PubSub``'s watcher): every
   call waiting on a non-persistent response topic fails.  The watcher looks
-  every half second, so a process may miss a short outage; each process
+  every quarter second, so a process may miss a short outage; each process
   that saw one says so once it is back (a notice for topic ``*`` carrying
   when it lost the connection, sent a few times over some seconds since
   the others reconnect at their own pace), and every process ends the calls
-  it sent before then.
+  it sent before then; it also says again that it serves its request topics,
+  since the time it was back (a request sent to it before its subscription
+  was made again on the restarted broker was dropped).
 
 One :class:`CallWatch` per ``PubSub`` follows both for all its clients.
 """
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import uuid
 import weakref
 from typing import Any
@@ -56,6 +59,7 @@ class CallWatch:
         self._producer: Any = None
         self._producing: asyncio.Lock | None = None
         self._tasks: set[asyncio.Task] = set()
+        self._served: set[str] = set()  # request topics this process consumes
 
     def follow(self, client: Any) -> None:
         """Watch ``client``'s calls (a ``RequestResponseClient``); subscribes once per PubSub."""
@@ -112,14 +116,21 @@ class CallWatch:
         task.add_done_callback(self._tasks.discard)
 
     async def _tell_broker_back(self, lost_at: float) -> None:
+        # What we serve is served again only from now: a request sent to it while our
+        # subscription was being made again on the restarted broker was dropped.
+        back = time.time()
         # Repeated: a process that reconnects later than us would miss a single notice.
         for delay in BROKER_BACK_REPEATS:
             await asyncio.sleep(delay)
             await self.serving(ANY_TOPIC, lost_at)
+            for topic in sorted(self._served):
+                await self.serving(topic, back)
 
     async def serving(self, topic: str, since: float) -> None:
         """Tell every caller that this process consumes request topic ``topic`` since ``since``
         (wall-clock, when the subscription was made)."""
+        if topic != ANY_TOPIC:
+            self._served.add(topic)
         if self._producing is None:
             self._producing = asyncio.Lock()
         try:

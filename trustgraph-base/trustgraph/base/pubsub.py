@@ -216,7 +216,7 @@ _OPEN_DELAYS = (0.2, 5.0)
 # connected, to say so once when the broker goes away and once when it is back,
 # and to end the calls then in flight (lost_calls): a broker back within this
 # period may go unnoticed, and those calls keep their deadlines.
-WATCH_EVERY = 0.5
+WATCH_EVERY = 0.25
 
 
 class PubSub:
