@@ -78,6 +78,8 @@ async def test_non_persistent_drops_unsubscribed_and_persistent_keeps_for_earlie
 
 
 async def test_a_busy_consumer_pauses_the_listener_and_loses_nothing(ps):
+    # Persistent topics only: their broker keeps the backlog (a non-persistent
+    # consumer never pauses: tests/unit/test_consumer_backlog.py).
     release = asyncio.Event()
     seen = Seen()
 
@@ -85,8 +87,8 @@ async def test_a_busy_consumer_pauses_the_listener_and_loses_nothing(ps):
         await release.wait()
         await seen(msg)
 
-    consumer = await ps().consumer(NP, "slow", ToolServiceRequest, handler=slow, concurrency=1)
-    out = await ps().producer(NP)
+    consumer = await ps().consumer(P, "slow", ToolServiceRequest, handler=slow, concurrency=1)
+    out = await ps().producer(P)
     for i in range(30):
         out.send_nowait(ToolServiceRequest(user=str(i)), {"id": str(i)})
     fake = consumer._consumer

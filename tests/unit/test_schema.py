@@ -32,6 +32,7 @@ from trustgraph.schema import (
     PromptRequest,
     PromptResponse,
     SchemaError,
+    ServingStarted,
     StructuredQueryRequest,
     StructuredQueryResponse,
     TextCompletionRequest,
@@ -86,6 +87,7 @@ EXPECTED_DEFAULTS: dict[type, dict] = {
     ToolServiceAnnouncement: {"service": "", "replica": "", "state": "up", "lease": 0.0, "descriptor": "",
                               "tools": "", "sent": 0.0},
     ToolServiceProbe: {"requester": ""},
+    ServingStarted: {"topic": "", "processor": "", "instance": "", "sent": 0.0},
     PromptRequest: {"id": "", "terms": {}, "streaming": False},
     PromptResponse: {"error": None, "text": "", "object": "", "end_of_stream": False},
     TextCompletionRequest: {"system": "", "prompt": "", "streaming": False},
@@ -271,6 +273,8 @@ EXAMPLES: list[tuple[type, str]] = [
                     "descriptor": '{"id": "joke-service"}', "tools": "{}", "sent": 1764580000.5}),
     ),
     (ToolServiceProbe, json.dumps({"requester": "agent-manager"})),
+    (ServingStarted, json.dumps({"topic": "non-persistent://tg/request/prompt:default", "processor": "prompt",
+                                 "instance": "i1", "sent": 1764580000.5})),
     (
         PromptRequest,
         json.dumps(
@@ -915,6 +919,7 @@ MODULES = {
     "ToolServiceResponse": "services.tool_service",
     "ToolServiceAnnouncement": "services.tool_service",
     "ToolServiceProbe": "services.tool_service",
+    "ServingStarted": "services.serving",
     "PromptRequest": "services.prompt",
     "PromptResponse": "services.prompt",
     "TextCompletionRequest": "services.llm",

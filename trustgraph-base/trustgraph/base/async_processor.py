@@ -10,7 +10,11 @@ replays every push ever made, and each push is the whole store, so start-up
 grows with every config change.  We subscribe at Latest under a fresh
 subscription instead and fetch the current config once with the ``config``
 operation, which upstream's config-svc answers too; pushes that arrive later
-carry newer versions.  An older version never replaces a newer one.
+carry newer versions.  An older version never replaces a newer one.  A
+version too big to push arrives as a notice, and is fetched in parts
+(:mod:`.config_parts`).  Pushes and fetches travel on connections of their
+own (``PubSub.lane_client``), so their megabytes never crowd out a flow's
+replies.
 """
 
 from __future__ import annotations
@@ -26,13 +30,13 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from ..schema import ConfigPush, ConfigRequest, ConfigResponse
-from . import logsafe, metrics
+from . import config_parts, logsafe, metrics
 from .broker_url import DEFAULT_PULSAR_HOST, BrokerUrlError, choose_broker_url
-from .pubsub import Consumer, Message, Producer, PubSub, PubSubError
+from .pubsub import CONFIG_LANE, CONFIG_PUSH_LANE, Consumer, Message, Producer, PubSub, PubSubError
 from .request_response import RequestResponseClient
 from .secrets import secret_values
 from .serving import Replies, Work, serve
-from .topics import ANNOUNCE, CONFIG_REQUEST, CONFIG_RESPONSE, PROBE, config_push_queue
+from .topics import ANNOUNCE, CONFIG_REQUEST, CONFIG_RESPONSE, PROBE, config_notice_topic, config_push_queue
 
 logger = logging.getLogger(__name__)
 
@@ -87,8 +91,10 @@ class AsyncProcessor:
         self._config_lock = asyncio.Lock()
         self._stopping = asyncio.Event()
         self._background: set[asyncio.Task] = set()
-        self._config_client: RequestResponseClient | None = None
         self._config_received = asyncio.Event()
+        self._config_changed = asyncio.Event()   # set by every applied version (a fetch's retry waits on it)
+        self._wanted_version = 0                  # the newest version a notice announced
+        self._fetching: asyncio.Task | None = None
 
     # -- config ------------------------------------------------------------
     def register_config_handler(self, handler: ConfigHandler,
@@ -120,45 +126,74 @@ class AsyncProcessor:
                     logger.exception("Config handler %s failed on version %d",
                                      getattr(handler, "__qualname__", handler), version)
             self._config_received.set()
+            self._config_changed.set()
             logger.info("Config version %d applied", version)
 
     async def _on_config_push(self, msg: Message) -> None:
         push: ConfigPush = msg.value
         await self.apply_config(push.config or {}, push.version or 0)
 
+    async def _on_config_notice(self, msg: Message) -> None:
+        """A version too big to push was written: fetch it (in parts), unless we have it."""
+        version = msg.value.version or 0
+        if self.config_version is not None and version <= self.config_version:
+            return
+        self._wanted_version = max(self._wanted_version, version)
+        if self._fetching is None or self._fetching.done():
+            self._fetching = self.spawn(self._fetch_config())
+
+    def _have_wanted(self) -> bool:
+        return self.config_version is not None and self.config_version >= self._wanted_version
+
     async def _fetch_config(self) -> None:
-        """Ask config-svc for the current config until it answers or a push arrives."""
+        """Ask config-svc for the current config until we hold the version we want.
+
+        The reply may come in parts (a config bigger than one message).  The
+        response subscription lives only while fetching: every config reply
+        of the whole system goes to every subscriber of the response topic,
+        and a processor that stayed subscribed would receive them all (and
+        have its connection crowded by their megabytes) for nothing.
+        """
         delay = 0.5
-        while not self._stopping.is_set() and not self._config_received.is_set():
+        while not self._stopping.is_set() and not self._have_wanted():
+            client = RequestResponseClient(
+                self.pubsub, request_topic=self.config_request_queue,
+                response_topic=self.config_response_queue,
+                request_schema=ConfigRequest, response_schema=ConfigResponse,
+                subscription=f"{self.id}--config-fetch--{uuid.uuid4()}", name="config-fetch",
+                lane=CONFIG_LANE,
+            )
             try:
-                resp: ConfigResponse = await self._config_client.request(
-                    ConfigRequest(operation="config"), timeout=5.0)
+                resp = await config_parts.request(client, ConfigRequest(operation="config"), timeout=10.0)
                 if resp.error is None:
                     await self.apply_config(resp.config or {}, resp.version or 0)
-                    return
+                    continue
                 logger.warning("Config fetch failed: %s", resp.error.message)
             except Exception as e:
                 logger.info("Config service not answering yet (%s); retrying", e)
+            finally:
+                await client.stop()
+            if self._have_wanted():
+                return
             try:
-                await asyncio.wait_for(self._config_received.wait(), delay)
+                await asyncio.wait_for(self._config_changed.wait(), delay)
             except TimeoutError:
                 pass
+            self._config_changed.clear()
             delay = min(delay * 2, 10.0)
 
     async def start_config(self) -> None:
-        """Follow the config push topic and fetch the current config once."""
-        await self.pubsub.consumer(
-            self.config_push_queue, f"{self.id}--config--{uuid.uuid4()}", ConfigPush,
-            handler=self._on_config_push, initial_position="latest", name="config-push",
-        )
-        self._config_client = RequestResponseClient(
-            self.pubsub, request_topic=self.config_request_queue,
-            response_topic=self.config_response_queue,
-            request_schema=ConfigRequest, response_schema=ConfigResponse,
-            subscription=f"{self.id}--config-fetch--{uuid.uuid4()}", name="config-fetch",
-        )
-        await self._config_client.start()
-        self.spawn(self._fetch_config())
+        """Follow the config push topic (and its notices) and fetch the current config once."""
+        for topic, handler, name in ((self.config_push_queue, self._on_config_push, "config-push"),
+                                     (config_notice_topic(self.config_push_queue),
+                                      self._on_config_notice, "config-notice")):
+            await self.pubsub.consumer(
+                topic, f"{self.id}--{name}--{uuid.uuid4()}", ConfigPush,
+                handler=handler, initial_position="latest", name=name, lane=CONFIG_PUSH_LANE,
+            )
+        # Any version will do for the first fetch; a push that arrives first ends it too.
+        self._wanted_version = 0
+        self._fetching = self.spawn(self._fetch_config())
 
     # -- serving -----------------------------------------------------------
     async def serve(self, request_topic: str, schema: type, work: Work, *, replies: Replies,

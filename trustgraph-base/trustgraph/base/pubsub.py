@@ -85,6 +85,30 @@ MAX_MESSAGE_BYTES = 5 * 1024 * 1024 - 10 * 1024
 # long before the first request or before reporting ready.
 SUBSCRIBE_SETTLE = 0.05
 
+# pulsar-client's receive queue per consumer.  A persistent topic keeps what a
+# consumer has no room for (flow control), so a modest queue costs nothing.  A
+# non-persistent topic drops it (see consumer.Consumer): a response topic
+# carries every caller's replies to every caller's subscription (WIRE.md
+# section 2), so a client receives the replies of all clients' calls in
+# flight.  Measured: 5,000 calls from 20 clients (256 in flight each) lost 754
+# replies with a queue of 1,000 and none with 20,000.
+PERSISTENT_RECEIVE_QUEUE = 1000
+NON_PERSISTENT_RECEIVE_QUEUE = 20_000
+
+
+def receive_queue_size(topic_url: str) -> int:
+    """The receive queue for a consumer of ``topic_url`` (a Pulsar URL)."""
+    if topic_url.startswith("non-persistent://"):
+        return NON_PERSISTENT_RECEIVE_QUEUE
+    return PERSISTENT_RECEIVE_QUEUE
+
+
+# Connections of a PubSub (see PubSub.lane_client): the default one, and the
+# two that carry config, whose messages can be megabytes.
+DEFAULT_LANE = "default"
+CONFIG_PUSH_LANE = "config-push"
+CONFIG_LANE = "config"
+
 
 class Producer:
     """Sends records on one topic; batching off, chunking on (as upstream)."""
@@ -97,7 +121,8 @@ class Producer:
         self._limit = None if topic.startswith("persistent://") else MAX_MESSAGE_BYTES
 
     def _encode(self, value: Any) -> bytes:
-        data = encode(value)
+        # A record, or its encoding already made (a reply measured before it was sent).
+        data = value if value.__class__ is bytes else encode(value)
         if self._limit is not None and len(data) > self._limit:
             raise MessageTooLarge(
                 f"message of {len(data):,} bytes is over the {self._limit:,}-byte limit of "
@@ -105,7 +130,7 @@ class Producer:
         return data
 
     async def send(self, value: Any, properties: dict[str, str] | None = None) -> None:
-        """Encode ``value`` and send it; returns when the broker has it."""
+        """Encode ``value`` (a record, or bytes already encoded) and send it; returns when the broker has it."""
         await self.send_bytes(self._encode(value), properties)
 
     async def send_bytes(self, data: bytes, properties: dict[str, str] | None = None) -> None:
@@ -188,8 +213,10 @@ _FIRST_DELAY = 1.0
 _MAX_DELAY = 30.0
 _OPEN_DELAYS = (0.2, 5.0)
 # How often a connected PubSub checks its producers and consumers are still
-# connected, to say so once when the broker goes away and once when it is back.
-WATCH_EVERY = 2.0
+# connected, to say so once when the broker goes away and once when it is back,
+# and to end the calls then in flight (lost_calls): a broker back within this
+# period may go unnoticed, and those calls keep their deadlines.
+WATCH_EVERY = 0.25
 
 
 class PubSub:
@@ -216,12 +243,22 @@ class PubSub:
         self.processor = processor
         self._api_key = api_key
         self._listener = listener
-        self._client: pulsar.Client | None = client
+        self._given_client: Any = client
+        self._lanes: dict[str, pulsar.Client] = {}
         self._connect_timeout = connect_timeout
         self._producers: list[Producer] = []
         self._consumers: list[Consumer] = []
         self._reach: asyncio.Future | None = None
         self._watch: asyncio.Task | None = None
+        self._calls: Any = None
+
+    @property
+    def calls(self) -> Any:
+        """This PubSub's :class:`~trustgraph.base.lost_calls.CallWatch` (made on first use)."""
+        if self._calls is None:
+            from .lost_calls import CallWatch  # it imports the schema, which imports nothing of ours
+            self._calls = CallWatch(self)
+        return self._calls
 
     # operation_timeout_seconds is short on purpose: pulsar-lite 0.2 keys the
     # consumers of a shared subscription by the client-chosen consumer id, so a
@@ -231,14 +268,34 @@ class PubSub:
     # (Apache Pulsar keys consumers per connection and never hits this.)
     @property
     def client(self) -> pulsar.Client:
-        if self._client is None:
+        """The pulsar-client of the default lane (see :meth:`lane_client`)."""
+        return self.lane_client(DEFAULT_LANE)
+
+    def lane_client(self, lane: str) -> pulsar.Client:
+        """The pulsar-client, so the TCP connection, that carries ``lane``'s subscriptions.
+
+        A broker drops a non-persistent message for a consumer whose
+        connection is busy sending it something big (Apache Pulsar's
+        non-persistent dispatcher skips a consumer whose channel is not
+        writable, and pulsar-lite does the same).  Measured: with pushes of
+        450 KB on the same connection, 27 of 100 config replies never arrived;
+        with the push subscription on a connection of its own, none was lost
+        (below ~22 KB pushes nothing was lost either).  So the traffic that
+        carries big messages has a connection of its own: :data:`CONFIG_PUSH_LANE`
+        for the config push and :data:`CONFIG_LANE` for config replies.
+        A ``client`` given to the constructor (the in-memory one) serves every lane.
+        """
+        if self._given_client is not None:
+            return self._given_client
+        client = self._lanes.get(lane)
+        if client is None:
             auth = pulsar.AuthenticationToken(self._api_key) if self._api_key else None
-            self._client = pulsar.Client(
+            client = self._lanes[lane] = pulsar.Client(
                 self.url, authentication=auth, listener_name=self._listener,
                 operation_timeout_seconds=3, connection_timeout_ms=3000,
                 io_threads=1, message_listener_threads=1, logger=_client_logger(),
             )
-        return self._client
+        return client
 
     def _deadline(self) -> float | None:
         return None if self._connect_timeout is None else time.monotonic() + self._connect_timeout
@@ -331,6 +388,9 @@ class PubSub:
             connected = all(p.is_connected() for p in (*self._producers, *self._consumers))
             if not connected and lost_at is None:
                 lost_at = time.monotonic()
+                lost_wall = time.time()
+                if self._calls is not None:  # first: what was in flight is gone, say so to its callers now
+                    self._calls.connection_lost()
                 problem = await probe(self._broker) if self._broker is not None else None
                 logger.warning("Lost the connection to the broker at %s%s; reconnecting in the "
                                "background (messages sent meanwhile may be lost)", self.url,
@@ -339,6 +399,8 @@ class PubSub:
                 logger.info("Reconnected to the broker at %s after %.0fs", self.url,
                             time.monotonic() - lost_at)
                 lost_at = None
+                if self._calls is not None:  # tell the processes that did not see it (lost_calls)
+                    self._calls.broker_back(lost_wall)
 
     async def producer(self, topic: str) -> Producer:
         """A producer on ``topic`` (generic name or Pulsar URL)."""
@@ -355,14 +417,19 @@ class PubSub:
                        handler: Handler | None = None, direct: DirectHandler | None = None,
                        concurrency: int = 1, initial_position: str = "latest",
                        name: str | None = None,
-                       malformed: MalformedHandler | None = None) -> Consumer:
+                       malformed: MalformedHandler | None = None,
+                       overloaded: MalformedHandler | None = None,
+                       lane: str = DEFAULT_LANE) -> Consumer:
         """Subscribe (Shared) and start handling.
 
         ``handler`` is an async function run per message with at most
         ``concurrency`` running at once.  ``direct`` is a plain function called
         on the event loop, for response dispatch that cannot fail or block.
         ``malformed(properties, reason)`` is told of each undecodable message
-        (a request/response service answers it: see :mod:`.serving`).
+        (a request/response service answers it: see :mod:`.serving`), and
+        ``overloaded(properties, reason)`` of each message a non-persistent
+        consumer refuses because too many wait already (``consumer.SHED_AT``).
+        ``lane`` chooses the connection (:meth:`lane_client`).
         """
         if (handler is None) == (direct is None):
             raise ValueError("give exactly one of handler or direct")
@@ -372,10 +439,10 @@ class PubSub:
         cons = Consumer(topic=url, schema=schema, handler=handler, direct=direct,
                         concurrency=concurrency, loop=asyncio.get_running_loop(),
                         name=name or subscription, processor=self.processor,
-                        malformed=malformed)
-        c = await self._retrying(f"subscription {subscription} on {url}", lambda: self.client.subscribe(
+                        malformed=malformed, overloaded=overloaded)
+        c = await self._retrying(f"subscription {subscription} on {url}", lambda: self.lane_client(lane).subscribe(
             url, subscription, consumer_type=pulsar.ConsumerType.Shared,
-            initial_position=pos, receiver_queue_size=1000,
+            initial_position=pos, receiver_queue_size=receive_queue_size(url),
             negative_ack_redelivery_delay_ms=1000, message_listener=cons.on_message,
         ))
         cons.attach(c)
@@ -404,13 +471,17 @@ class PubSub:
             if task is not None and not task.done():
                 task.cancel()
         self._watch = self._reach = None
+        if self._calls is not None:
+            self._calls.close()
         await asyncio.gather(*(c.stop() for c in self._consumers), return_exceptions=True)
         for p in self._producers:
             await asyncio.to_thread(p.close)
         self._consumers.clear()
         self._producers.clear()
-        if self._client is not None:
-            client, self._client = self._client, None
+        clients = [self._given_client] if self._given_client is not None else list(self._lanes.values())
+        self._lanes.clear()
+        self._given_client = None
+        for client in clients:
             try:
                 await asyncio.to_thread(client.close)
             except Exception:

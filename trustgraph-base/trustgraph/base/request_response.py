@@ -25,13 +25,14 @@ import asyncio
 import itertools
 import logging
 import os
+import time
 import uuid
 from collections import deque
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 from . import deadlines
-from .pubsub import SUBSCRIBE_SETTLE, Consumer, Message, Producer, PubSub, PubSubError
+from .pubsub import DEFAULT_LANE, SUBSCRIBE_SETTLE, Consumer, Message, Producer, PubSub, PubSubError
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +45,11 @@ Resp = TypeVar("Resp")
 
 class RequestTimeout(TimeoutError):
     """No (complete) response within the call's deadline."""
+
+
+class CallLost(RequestTimeout):
+    """The call cannot be answered any more: its service restarted, or the broker connection went
+    (see :mod:`.lost_calls`)."""
 
 
 class ClientClosed(RequestTimeout):
@@ -80,11 +86,13 @@ class _Inbox:
     matters at thousands of calls per second; used from the loop only.
     """
 
-    __slots__ = ("_items", "_waiter")
+    __slots__ = ("_items", "_waiter", "messages", "sent")
 
-    def __init__(self) -> None:
+    def __init__(self, messages: bool = False) -> None:
         self._items: deque[Any] = deque()
         self._waiter: asyncio.Future | None = None
+        self.messages = messages  # the call wants whole messages (properties too), not records
+        self.sent = 0.0           # wall-clock time the request went (lost_calls compares it across processes)
 
     def put_nowait(self, item: Any) -> None:
         self._items.append(item)
@@ -108,8 +116,11 @@ class RequestResponseClient(Generic[Req, Resp]):
 
     def __init__(self, pubsub: PubSub, *, request_topic: str, response_topic: str,
                  request_schema: type, response_schema: type, subscription: str,
-                 max_in_flight: int = 256, timeout: float = 120.0, name: str | None = None) -> None:
+                 max_in_flight: int = 256, timeout: float = 120.0, name: str | None = None,
+                 lane: str = DEFAULT_LANE) -> None:
+        """``lane``: the connection its responses arrive on (``PubSub.lane_client``)."""
         self.pubsub = pubsub
+        self.lane = lane
         self.request_topic = request_topic
         self.response_topic = response_topic
         self.request_schema = request_schema
@@ -135,9 +146,10 @@ class RequestResponseClient(Generic[Req, Resp]):
                 return
             self._consumer = await self.pubsub.consumer(
                 self.response_topic, self.subscription, self.response_schema,
-                direct=self._on_response, name=self.name,
+                direct=self._on_response, name=self.name, lane=self.lane,
             )
             self._producer = await self.pubsub.producer(self.request_topic)
+            self.pubsub.calls.follow(self)
             # Let the subscription settle once before the first request can
             # trigger a reply (pulsar-lite: see pubsub.SUBSCRIBE_SETTLE).
             await asyncio.sleep(self.pubsub.subscribe_settle)
@@ -162,7 +174,21 @@ class RequestResponseClient(Generic[Req, Resp]):
         self._consumer = self._producer = None
         for q in self._waiters.values():
             q.put_nowait(_CLOSED)
+        self.pubsub.calls.forget(self)
         await self.pubsub.remove(*parts)
+
+    def fail_pending(self, reason: str, before: float | None = None) -> None:
+        """End every call sent before ``before`` (wall-clock; default now) with :class:`CallLost`.
+
+        See :mod:`.lost_calls`.  A call sent later went to the process that
+        announced itself, and keeps waiting.
+        """
+        before = time.time() if before is None else before
+        lost = [q for q in self._waiters.values() if q.sent and q.sent < before]
+        for q in lost:
+            q.put_nowait(_Lost(reason))
+        if lost:
+            logger.info("%d call(s) to %s ended: %s", len(lost), self.request_topic, reason)
 
     def _on_response(self, msg: Message) -> None:
         rid = msg.id
@@ -170,12 +196,12 @@ class RequestResponseClient(Generic[Req, Resp]):
         if q is None:
             logger.debug("Response on %s with id %s has no waiter; dropped", self.response_topic, rid)
             return
-        q.put_nowait(msg.value)
+        q.put_nowait(msg if q.messages else msg.value)
 
     def stream(self, request: Req, *, final: Callable[[Resp], bool] | None = None,
                timeout: float | None = None, deadline: float | None = None,
                properties: dict[str, str] | None = None,
-               request_id: str | None = None) -> ResponseStream[Resp]:
+               request_id: str | None = None, messages: bool = False) -> ResponseStream[Resp]:
         """The responses to ``request`` as an async iterator::
 
             async for resp in client.stream(req, final=lambda r: r.end_of_stream):
@@ -190,10 +216,12 @@ class RequestResponseClient(Generic[Req, Resp]):
         absolute UNIX time, e.g. the caller's own caller's) shortens it; the
         request carries the resulting deadline (see ``deadlines.py``).
         ``request_id`` sends a retry under the id of its first attempt, so a
-        service can tell it is one.
+        service can tell it is one.  ``messages``: yield each response as its
+        :class:`~trustgraph.base.message.Message` (record and properties), and
+        pass that to ``final``.
         """
         return ResponseStream(self, request, final, self._limit(timeout, deadline), properties,
-                              request_id)
+                              request_id, messages)
 
     async def request(self, request: Req, *, timeout: float | None = None,
                       deadline: float | None = None, properties: dict[str, str] | None = None,
@@ -234,6 +262,12 @@ class _Failed(_Signal):
     __slots__ = ()
 
 
+class _Lost(_Signal):
+    """The call cannot be answered any more (:mod:`.lost_calls`)."""
+
+    __slots__ = ()
+
+
 _EXPIRED = _Expired("deadline")
 _CLOSED = _Closed("client closed")
 
@@ -254,10 +288,11 @@ class ResponseStream(Generic[Resp]):
     """
 
     __slots__ = ("_client", "_request", "_final", "_limit", "_props", "_rid", "_inbox",
-                 "_timer", "_done")
+                 "_timer", "_done", "_messages")
 
     def __init__(self, client: RequestResponseClient, request: Any, final: Callable[[Any], bool] | None,
-                 timeout: float, properties: dict[str, str] | None, request_id: str | None = None) -> None:
+                 timeout: float, properties: dict[str, str] | None, request_id: str | None = None,
+                 messages: bool = False) -> None:
         self._client = client
         self._request = request
         self._final = final
@@ -267,6 +302,7 @@ class ResponseStream(Generic[Resp]):
         self._inbox: _Inbox | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._done = False
+        self._messages = messages
 
     def __aiter__(self) -> ResponseStream[Resp]:
         return self
@@ -318,7 +354,7 @@ class ResponseStream(Generic[Resp]):
             self._done = True
             raise
         self._rid = rid = self._rid or new_request_id()
-        self._inbox = inbox = _Inbox()
+        self._inbox = inbox = _Inbox(self._messages)
         client._waiters[rid] = inbox
         self._timer = loop.call_at(deadline, inbox.put_nowait, _EXPIRED)
         producer = client._producer
@@ -333,6 +369,7 @@ class ResponseStream(Generic[Resp]):
             producer.send_nowait(
                 self._request, props,
                 on_error=lambda why: loop.call_soon_threadsafe(inbox.put_nowait, _Failed(why)))
+            inbox.sent = time.time()
         except BaseException:
             self.close()
             raise
@@ -344,6 +381,8 @@ class ResponseStream(Generic[Resp]):
             return RequestTimeout(f"no response from {topic} within {self._limit:g}s")
         if signal.__class__ is _Closed:
             return ClientClosed(f"client for {topic} closed during the call")
+        if signal.__class__ is _Lost:
+            return CallLost(f"call to {topic} lost: {signal.reason}")
         return PubSubError(signal.reason)
 
     def close(self) -> None:
@@ -375,4 +414,4 @@ class ResponseStream(Generic[Resp]):
                 pass
 
 
-_SIGNALS = frozenset({_Expired, _Closed, _Failed})
+_SIGNALS = frozenset({_Expired, _Closed, _Failed, _Lost})

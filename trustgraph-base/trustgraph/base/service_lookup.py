@@ -16,8 +16,8 @@ import uuid
 from typing import Any
 
 from ..schema import ConfigKey, ConfigRequest, ConfigResponse
-from . import limits
-from .pubsub import PubSub
+from . import config_parts, limits
+from .pubsub import CONFIG_LANE, PubSub
 from .request_response import RequestResponseClient
 from .service_directory import ServiceDirectory
 from .topics import ANNOUNCE, CONFIG_REQUEST, CONFIG_RESPONSE, PROBE
@@ -39,7 +39,7 @@ async def find_service(pubsub: PubSub, service: str, *, timeout: float = 10.0,
                                    response_topic=config_response_queue, request_schema=ConfigRequest,
                                    response_schema=ConfigResponse,
                                    subscription=f"{pubsub.processor or 'client'}--lookup--{uuid.uuid4()}",
-                                   timeout=timeout)
+                                   timeout=timeout, lane=CONFIG_LANE)
     async def announced() -> dict[str, Any]:
         while (state := directory.announced().get(service)) is None:
             found.clear()
@@ -72,8 +72,8 @@ async def find_service(pubsub: PubSub, service: str, *, timeout: float = 10.0,
 async def _configured(config: RequestResponseClient, service: str) -> dict[str, Any] | None:
     """``tool-service/<service>`` from config-svc; None when it is absent or config-svc is silent."""
     try:
-        resp = await config.request(ConfigRequest(operation="get",
-                                                  keys=[ConfigKey(type="tool-service", key=service)]))
+        resp = await config_parts.request(config, ConfigRequest(
+            operation="get", keys=[ConfigKey(type="tool-service", key=service)]))
     except TimeoutError:
         return None
     values = resp.values or []

@@ -47,6 +47,10 @@ logger = logging.getLogger(__name__)
 __all__ = ["Replies", "Reply", "ReplyNotSent", "RequestServer", "ServiceError", "serve"]
 
 
+#: Error type of the reply to a request refused because too many already wait (consumer.SHED_AT).
+OVERLOADED = "overloaded"
+
+
 class ServiceError(Exception):
     """Raise from a handler to answer with this message; ``type`` overrides the service's default."""
 
@@ -126,19 +130,20 @@ class Reply:
         """Seconds the work may take: what is left of the caller's deadline, at most ``cap``."""
         return deadlines.left(self.deadline, cap)
 
-    async def send(self, record: Any) -> None:
-        """Send one response record.
+    async def send(self, record: Any, properties: dict[str, str] | None = None) -> None:
+        """Send one response record (or its encoding, as bytes), with ``properties`` beside the id.
 
         Raises :class:`ReplyNotSent` when the broker does not take it.  A
         record too big for its topic raises ``MessageTooLarge`` instead: that
         is the outcome of the work, and the caller gets an error reply
         saying so.
         """
+        props = self._props if not properties else {**properties, **self._props}
         try:
             if self._replies.confirm:
-                await self._producer.send(record, self._props)
+                await self._producer.send(record, props)
             else:
-                self._producer.send_nowait(record, self._props)
+                self._producer.send_nowait(record, props)
         except MessageTooLarge:
             raise
         except PubSubError as e:
@@ -234,10 +239,26 @@ class RequestServer:
             self.replies.on_error(self.replies.error_type)
 
 
+    async def overloaded(self, props: dict[str, str], reason: str) -> None:
+        """The consumer's ``overloaded`` callback: an error reply at once, instead of a silent drop."""
+        rid = props.get("id")
+        if rid is None:
+            return
+        try:
+            await Reply(self.producer, rid, self.replies).error(reason, OVERLOADED)
+        except PubSubError as e:
+            logger.error("Error reply %s on %s not sent: %s", rid, self.name, e)
+
+
 async def serve(pubsub: PubSub, request_topic: str, subscription: str, schema: type, *,
                 producer: Producer, replies: Replies, work: Work, concurrency: int = 1,
                 name: str | None = None) -> Consumer:
     """Subscribe ``work`` to ``request_topic``, replying on ``producer``; returns the consumer."""
     server = RequestServer(producer, replies, work, name=name or subscription, processor=pubsub.processor)
-    return await pubsub.consumer(request_topic, subscription, schema, handler=server.handle,
-                                 concurrency=concurrency, name=name, malformed=server.malformed)
+    consumer = await pubsub.consumer(request_topic, subscription, schema, handler=server.handle,
+                                     concurrency=concurrency, name=name, malformed=server.malformed,
+                                     overloaded=server.overloaded)
+    # Callers still waiting on this topic had their requests taken by a process now gone, if any:
+    # they end at once (lost_calls), not at their deadlines.
+    await pubsub.calls.serving(request_topic, time.time())
+    return consumer

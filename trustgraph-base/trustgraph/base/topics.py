@@ -71,6 +71,19 @@ CONFIG_REQUEST = to_pulsar(config_request_queue)
 CONFIG_RESPONSE = to_pulsar(config_response_queue)
 FLOW_REQUEST = to_pulsar(flow_request_queue)
 FLOW_RESPONSE = to_pulsar(flow_response_queue)
+CONFIG_PUSH = to_pulsar(config_push_queue)
+
+
+def config_notice_topic(push_topic: str) -> str:
+    """Ours: where config-svc announces a version too big to push (``config_parts``).
+
+    The push topic plus ``-notify``, so a deployment that moved the push topic
+    (``--config-push-queue``) moves its notices with it.
+    """
+    return f"{to_pulsar(push_topic)}-notify"
+
+
+CONFIG_NOTICE = config_notice_topic(CONFIG_PUSH)
 
 
 # Our extension: where running tool services announce themselves (see
@@ -78,6 +91,9 @@ FLOW_RESPONSE = to_pulsar(flow_response_queue)
 # (which every TrustGraph deployment has), and no upstream peer subscribes.
 ANNOUNCE = "non-persistent://tg/config/tool-service-announce"
 PROBE = "non-persistent://tg/config/tool-service-probe"
+# Ours: a processor that starts serving a request topic says so here
+# (schema ServingStarted), so callers fail what they still wait for there.
+SERVING = "non-persistent://tg/config/serving-started"
 
 
 def tool_service_topics(name: str) -> tuple[str, str]:

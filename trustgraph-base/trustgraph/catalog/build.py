@@ -25,11 +25,13 @@ from pydantic import ValidationError
 
 from ..base.topics import (
     ANNOUNCE,
+    CONFIG_NOTICE,
     CONFIG_REQUEST,
     CONFIG_RESPONSE,
     FLOW_REQUEST,
     FLOW_RESPONSE,
     PROBE,
+    SERVING,
     TopicError,
     config_push_queue,
     to_pulsar,
@@ -443,9 +445,10 @@ def _framework_topics(config: Mapping[str, Mapping[str, str]]) -> dict[str, str]
     config push topic or into a flow's queues.
     """
     reserved = {CONFIG_REQUEST: "config-svc's requests", CONFIG_RESPONSE: "config-svc's replies",
-                to_pulsar(config_push_queue): "the config pushes", FLOW_REQUEST: "config-svc's flow requests",
+                to_pulsar(config_push_queue): "the config pushes", CONFIG_NOTICE: "the config notices",
+                FLOW_REQUEST: "config-svc's flow requests",
                 FLOW_RESPONSE: "config-svc's flow replies", ANNOUNCE: "the tool-service announcements",
-                PROBE: "the tool-service probes"}
+                PROBE: "the tool-service probes", SERVING: "the serving notices"}
     for processor, raw in (config.get("active-flow") or {}).items():
         data = load_object("tool", processor, raw)
         for flow, definition in (data.items() if isinstance(data, dict) else ()):

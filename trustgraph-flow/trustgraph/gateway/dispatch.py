@@ -21,8 +21,9 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from trustgraph.base import PubSub, RequestResponseClient, deadlines, limits
-from trustgraph.base.pubsub import Producer, PubSubError
+from trustgraph.base import PubSub, RequestResponseClient, config_parts, deadlines, limits
+from trustgraph.base.pubsub import CONFIG_LANE, DEFAULT_LANE, Producer, PubSubError
+from trustgraph.base.request_response import CallLost
 from trustgraph.base.topics import TopicError, to_pulsar
 from trustgraph.schema import (
     ConfigRequest,
@@ -36,6 +37,7 @@ from trustgraph.schema import (
 )
 
 from .translators import FLOW_KINDS, GLOBAL_KINDS, SENDERS, JsonObject, OneWay, Translator, gateway_error
+from .unserved import GRACE, UnservedTopics
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +51,10 @@ _PROBE_TYPE = "api-gateway-health"
 
 class GatewayError(Exception):
     """A call that cannot be routed or translated; answered as ``{"error": "<text>"}``."""
+
+
+class Unserved(GatewayError):
+    """A flow interface that no processor serves: refused at once instead of waiting for the deadline."""
 
 
 class SocketGone(Exception):
@@ -75,8 +81,12 @@ class Dispatcher:
     """Owns the request/response clients and runs calls through them."""
 
     def __init__(self, pubsub: PubSub, *, timeout: float, config_topics: tuple[str, str],
-                 flow_topics: tuple[str, str], other_topics: dict[str, tuple[str, str]] | None = None) -> None:
+                 flow_topics: tuple[str, str], other_topics: dict[str, tuple[str, str]] | None = None,
+                 unserved: UnservedTopics | None = None) -> None:
+        """``unserved``: the broker's view of which request topics nobody consumes (flow calls to
+        one fail at once); None: every call waits for its reply or its deadline."""
         self.pubsub = pubsub
+        self.unserved = unserved
         self.timeout = timeout
         self._global_topics = {"config": config_topics, "flow": flow_topics,
                               **UPSTREAM_GLOBAL_TOPICS, **(other_topics or {})}
@@ -93,7 +103,7 @@ class Dispatcher:
             self.pubsub, request_topic=req, response_topic=resp,
             request_schema=t.request_schema, response_schema=t.response_schema,
             subscription=f"gateway-{kind}-request-{uuid.uuid4()}", timeout=self.timeout,
-            name=f"gateway-{kind}")
+            name=f"gateway-{kind}", lane=CONFIG_LANE if kind == "config" else DEFAULT_LANE)
         return client
 
     async def start(self) -> None:
@@ -160,6 +170,9 @@ class Dispatcher:
         pair = _pair(interfaces[kind])
         if pair is None:
             raise GatewayError("This kind not supported by flow")
+        if self.unserved is not None and self.unserved.unserved(pair[0]):
+            raise Unserved(f"Nothing serves {kind} on flow {flow}: no processor consumes {pair[0]} "
+                           f"(the broker has counted no consumer there for {GRACE:.0f} s)")
         client = self._flow_clients.get((flow, kind))
         if client is None:
             try:
@@ -239,7 +252,11 @@ class Dispatcher:
         # No final predicate: the translator decides which message is the last,
         # and the loop stops there.  The request carries the deadline, so an
         # agent's whole dialog (every iteration) ends within it.
-        responses = client.stream(request, timeout=limit, properties=translator.request_properties(body))
+        # A config reply may come in parts (a config bigger than one message):
+        # gathered into one record, so every client sees upstream's one reply.
+        props = translator.request_properties(body)
+        responses = (_gathered_config(client, request, limit, props) if flow is None and kind == "config"
+                     else client.stream(request, timeout=limit, properties=props))
         try:
             # The client's own deadline covers the exchange; this one also covers
             # opening the client (a subscription can wait on an absent broker).
@@ -251,13 +268,15 @@ class Dispatcher:
                     if final:
                         break
             return last
+        except CallLost as e:  # the service restarted or the broker went: say which, at once
+            out = gateway_error(str(e))
         except TimeoutError:
             out = timeout_error() if client.started else gateway_error(CLOSED_DURING_CALL)
-        except (PubSubError, TopicError) as e:
+        except (PubSubError, TopicError, config_parts.PartsError) as e:
             logger.warning("Call %s failed: %s", kind, e)
             out = gateway_error(str(e))
         finally:
-            responses.close()
+            await responses.aclose()
         if on_message is not None:
             await on_message(out, True)
         return out
@@ -274,6 +293,12 @@ class Dispatcher:
         except (TimeoutError, PubSubError):
             return False, None
         return True, resp.version
+
+
+async def _gathered_config(client: RequestResponseClient, request: Any, limit: float,
+                           properties: dict[str, str] | None) -> Any:
+    """The one (gathered) reply of a config call, as a one-item stream."""
+    yield await config_parts.request(client, request, timeout=limit, properties=properties)
 
 
 def _pair(interface: Any) -> tuple[str, str] | None:

@@ -43,6 +43,7 @@ from .auth import TokenAuth
 from .dispatch import Dispatcher
 from .endpoints import Parts, build_app
 from .tool_services import ToolServices
+from .unserved import UnservedTopics
 
 logger = logging.getLogger(__name__)
 
@@ -77,6 +78,7 @@ class Processor(AsyncProcessor):
                 "knowledge": (params.get("knowledge_request_queue") or knowledge_request_queue,
                               params.get("knowledge_response_queue") or knowledge_response_queue),
             },
+            unserved=UnservedTopics(self.pulsar_admin_url),
         )
         self.feed = CatalogFeed(self, self._on_tools)
         self.tools = ToolServices(self.pubsub, timeout=self.timeout, directory=self.feed.directory)
@@ -124,6 +126,7 @@ class Processor(AsyncProcessor):
         await self.feed.start()
         await super().start()
         await self.dispatcher.start()
+        self.dispatcher.unserved.start()
         app = build_app(Parts(dispatcher=self.dispatcher, tools=self.tools, auth=self.auth,
                               timeout=self.timeout, prometheus_url=self.prometheus_url,
                               health=self.health, pulsar_admin_url=self.pulsar_admin_url))
@@ -147,6 +150,7 @@ class Processor(AsyncProcessor):
             await self._runner.cleanup()
             self._runner = None
         await self.dispatcher.stop()
+        await self.dispatcher.unserved.stop()
         await self.tools.stop()
         await self.feed.stop()
         await super().stop()

@@ -13,7 +13,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from trustgraph.base import PubSub, RequestResponseClient
+from trustgraph.base import PubSub, RequestResponseClient, config_parts
+from trustgraph.base.pubsub import CONFIG_LANE
 from trustgraph.base.topics import CONFIG_REQUEST, CONFIG_RESPONSE, FLOW_REQUEST, FLOW_RESPONSE
 from trustgraph.schema import ConfigRequest, ConfigResponse, ConfigValue, FlowRequest, FlowResponse
 
@@ -71,12 +72,13 @@ async def bootstrap(pulsar_url: str, path: Path, timeout: float = 30.0) -> int:
         config = RequestResponseClient(
             ps, request_topic=CONFIG_REQUEST, response_topic=CONFIG_RESPONSE,
             request_schema=ConfigRequest, response_schema=ConfigResponse,
-            subscription=f"tg-launch--config--{uuid.uuid4()}")
+            subscription=f"tg-launch--config--{uuid.uuid4()}", lane=CONFIG_LANE)
         flow = RequestResponseClient(
             ps, request_topic=FLOW_REQUEST, response_topic=FLOW_RESPONSE,
             request_schema=FlowRequest, response_schema=FlowResponse,
             subscription=f"tg-launch--flow--{uuid.uuid4()}")
-        current = await config.request(ConfigRequest(operation="config"), timeout=timeout)
+        # The whole config may be megabytes: it comes in parts (trustgraph.base.config_parts).
+        current = await config_parts.request(config, ConfigRequest(operation="config"), timeout=timeout)
         if current.error is not None:
             raise BootstrapError(f"config-svc: {current.error.message}")
         if current.version:

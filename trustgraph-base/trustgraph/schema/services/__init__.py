@@ -89,6 +89,7 @@ from .rows_query import (
     RowsQueryRequest,
     RowsQueryResponse,
 )
+from .serving import ServingStarted
 from .structured_query import (
     StructuredQueryRequest,
     StructuredQueryResponse,
@@ -105,6 +106,7 @@ from .tool_service import (
 )
 
 __all__ = [
+    "ServingStarted",
     "AgentRequest",
     "AgentResponse",
     "AgentStep",

@@ -6,6 +6,11 @@ transaction *before* the reply, so a put the client saw acknowledged survives
 a crash of this process.  After each change, and once at start, the whole
 config goes out on the push topic for every processor that follows it.
 
+A config of any size stays readable (:mod:`trustgraph.base.config_parts`): a
+reply too big for one message goes in parts to a caller that asked for them
+(an upstream caller gets an error naming the size), and a config too big to
+push is announced on the notice topic instead, for our processors to fetch.
+
 Replies go through the shared reply path (:mod:`trustgraph.base.serving`):
 a request without an ``id`` property is dropped before it is applied, since
 nobody could see its outcome (a put nobody hears about must not change the
@@ -22,11 +27,17 @@ import os
 from pathlib import Path
 from typing import Any
 
-from trustgraph.base import AsyncProcessor
+from trustgraph.base import AsyncProcessor, config_parts
 from trustgraph.base.async_processor import env_default
 from trustgraph.base.pubsub import Message, Producer
-from trustgraph.base.serving import Replies, Reply
-from trustgraph.base.topics import CONFIG_REQUEST, CONFIG_RESPONSE, FLOW_REQUEST, FLOW_RESPONSE
+from trustgraph.base.serving import Replies, Reply, ServiceError
+from trustgraph.base.topics import (
+    CONFIG_REQUEST,
+    CONFIG_RESPONSE,
+    FLOW_REQUEST,
+    FLOW_RESPONSE,
+    config_notice_topic,
+)
 from trustgraph.schema import (
     ConfigPush,
     ConfigRequest,
@@ -34,7 +45,7 @@ from trustgraph.schema import (
     FlowRequest,
     FlowResponse,
 )
-from trustgraph.schema.codec import from_dict, to_dict
+from trustgraph.schema.codec import encode, from_dict, to_dict
 
 from .config_ops import ConfigOperations
 from .flow_ops import FlowOperations
@@ -78,10 +89,13 @@ class Processor(AsyncProcessor):
         # One change at a time, so pushes leave in version order.
         self._write_lock = asyncio.Lock()
         self._push: Producer | None = None
+        self._notify: Producer | None = None
+        self._too_big: int | None = None  # the last version too big to push, once logged
 
     async def start(self) -> None:
         await super().start()
         self._push = await self.pubsub.producer(self.config_push_queue)
+        self._notify = await self.pubsub.producer(config_notice_topic(self.config_push_queue))
         await self.serve(self.config_request_topic, ConfigRequest, self.on_config_request,
                          replies=CONFIG_REPLIES, subscription=self.id,
                          response_topic=self.config_response_topic, concurrency=16,
@@ -98,10 +112,18 @@ class Processor(AsyncProcessor):
         self.store.close()
 
     async def push(self) -> None:
-        """Send the whole config at the current version."""
+        """Send the whole config at the current version, or, when it is too big, a notice of it."""
         version, config = await asyncio.to_thread(self.store.snapshot)
-        await self._push.send(ConfigPush(version=version, config=config))
-        logger.debug("Pushed config version %d", version)
+        data = encode(ConfigPush(version=version, config=config))
+        if config_parts.fits(data):
+            await self._push.send(data)
+            logger.debug("Pushed config version %d", version)
+            return
+        if self._too_big is None:
+            logger.warning(config_parts.push_size_line(version, len(data)))
+        self._too_big = version
+        await self._notify.send(ConfigPush(version=version, config={}))
+        logger.debug("Config version %d (%d bytes) announced for fetching", version, len(data))
 
     async def _handle(self, ops: Any, request: Any) -> dict[str, Any]:
         body = to_dict(request)
@@ -112,8 +134,29 @@ class Processor(AsyncProcessor):
         return response
 
     async def on_config_request(self, msg: Message, reply: Reply) -> None:
-        response = await self._handle(self.config_ops, msg.value)
-        await reply.send(from_dict(ConfigResponse, response))
+        response = from_dict(ConfigResponse, await self._handle(self.config_ops, msg.value))
+        try:
+            parts = config_parts.split(response)
+        except config_parts.PartsError as e:
+            raise ServiceError(str(e)) from None
+        if len(parts) == 1:
+            await reply.send(parts[0][1])
+            return
+        if config_parts.PARTS not in msg.properties:
+            raise ServiceError(config_parts.too_large(sum(len(data) for _, data in parts)))
+        page = msg.properties.get(config_parts.PART)
+        if page is not None:  # one part, the one asked for (config_parts.request asks page by page)
+            try:
+                i = int(page)
+            except ValueError:
+                i = 0
+            if not 1 <= i <= len(parts):
+                raise ServiceError(f"no part {page!r} of a reply in {len(parts)} parts")
+            await reply.send(parts[i - 1][1], config_parts.part_property(i, len(parts)))
+            return
+        logger.debug("Reply %s in %d parts", reply.id, len(parts))
+        for i, (_record, data) in enumerate(parts, 1):
+            await reply.send(data, config_parts.part_property(i, len(parts)))
 
     async def on_flow_request(self, msg: Message, reply: Reply) -> None:
         response = await self._handle(self.flow_ops, msg.value)

@@ -1,0 +1,71 @@
+"""A flow interface nothing serves is refused at once (issue 15, point 8).
+
+Before, a call to an interface of the flow with no processor behind it (the
+bootstrap flow's embeddings, graph-rag, structured-query, ...) waited for the
+gateway's 120 s deadline: a request on a non-persistent topic nobody consumes
+is dropped without a word.  The gateway now reads the broker's consumer
+counts (``--pulsar-admin-url``) and refuses such a call with an error naming
+the topic, while a served interface of the same flow keeps answering.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+
+import aiohttp
+from trustgraph.base import PubSub, deadlines
+from trustgraph.base.broker import free_port
+from trustgraph.schema import TextCompletionRequest, TextCompletionResponse
+
+SHORT = 3.0   # each probing call's own deadline, so a call that is not refused ends soon
+LIMIT = 90.0  # the refusal must come within this (the gateway waits 12 s of readings first)
+
+
+async def test_a_call_to_an_interface_nothing_serves_fails_at_once(own_broker, spawn, tmp_path):
+    spawn("config-svc", "--store", str(tmp_path / "c.db"), broker=own_broker)
+    port = free_port()
+    spawn("api-gateway", "--port", str(port), "--host", "127.0.0.1", "--pulsar-admin-url", own_broker.admin_url,
+          broker=own_broker)
+    base = f"http://127.0.0.1:{port}/api/v1"
+    tag = uuid.uuid4().hex[:8]
+    interfaces = {kind: {"request": f"non-persistent://tg/request/{kind}:{{id}}",
+                         "response": f"non-persistent://tg/response/{kind}:{{id}}"}
+                  for kind in ("text-completion", "embeddings")}
+    ps = PubSub(own_broker.url, processor="unserved-test")
+    try:
+        # A served interface beside the unserved one.
+        out = await ps.producer(f"non-persistent://tg/response/text-completion:f-{tag}")
+
+        async def answer(msg) -> None:
+            await out.send(TextCompletionResponse(response="served", end_of_stream=True), {"id": msg.id})
+
+        await ps.consumer(f"non-persistent://tg/request/text-completion:f-{tag}", f"llm-{tag}",
+                          TextCompletionRequest, handler=answer)
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60)) as http:
+            async def post(path: str, body: dict, deadline: float | None = None) -> dict:
+                headers = {deadlines.HEADER: deadlines.stamp(deadline)} if deadline else {}
+                async with http.post(f"{base}/{path}", json=body, headers=headers) as r:
+                    return await r.json()
+
+            blueprint = {"description": "t", "interfaces": interfaces, "blueprint": {}, "flow": {}}
+            assert await post("flow", {"operation": "put-blueprint", "blueprint-name": f"bp-{tag}",
+                                       "blueprint-definition": json.dumps(blueprint)}) == {}
+            assert await post("flow", {"operation": "start-flow", "blueprint-name": f"bp-{tag}",
+                                       "flow-id": f"f-{tag}", "description": "t"}) == {}
+            started = time.monotonic()
+            while True:  # each probe ends within its SHORT deadline: no sleep needed between them
+                t0 = time.monotonic()
+                reply = await post(f"flow/f-{tag}/service/embeddings", {"text": ["hi"]}, deadline=SHORT)
+                took = time.monotonic() - t0
+                if "Nothing serves" in str(reply.get("error")):
+                    break
+                assert time.monotonic() - started < LIMIT, f"never refused; last reply {reply}"
+            assert took < SHORT / 2, f"the refusal took {took:.1f} s"
+            assert f"embeddings:f-{tag}" in reply["error"]
+            # The served interface of the same flow still answers.
+            served = await post(f"flow/f-{tag}/service/text-completion", {"prompt": "hi"})
+            assert served.get("response") == "served", served
+    finally:
+        await ps.close()

@@ -1,0 +1,133 @@
+"""Calls that can no longer be answered end at once (issue 15, point 2).
+
+A request taken by a process that then died is gone (non-persistent topics),
+and so is everything in flight when the broker connection drops.  Before,
+such calls waited for their deadlines (120 s at the gateway) and kept their
+slots; now the restarted service's notice, or the lost connection, ends them
+with ``CallLost`` and frees the slots for fresh calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from trustgraph.base import RequestResponseClient
+from trustgraph.base.request_response import CallLost
+from trustgraph.base.serving import Replies, serve
+from trustgraph.base.testing import MemoryBroker, memory_pubsub
+from trustgraph.schema import ToolServiceRequest, ToolServiceResponse
+
+REQ = "non-persistent://tg/request/lost-calls"
+RESP = "non-persistent://tg/response/lost-calls"
+REPLIES = Replies(error_record=lambda e: ToolServiceResponse(error=e, end_of_stream=True),
+                  error_type="tool-service-error")
+_HOLD: list[asyncio.Event] = []  # what a handler that "never answers" waits on (one per test)
+DEADLINE = 60.0  # far beyond what the test waits for: a call that keeps it fails the test's bound
+
+
+@pytest.fixture
+async def setup():
+    _HOLD[:] = [asyncio.Event()]
+    broker = MemoryBroker()
+    service_ps, caller_ps = memory_pubsub(broker, "svc"), memory_pubsub(broker, "caller")
+    client = RequestResponseClient(caller_ps, request_topic=REQ, response_topic=RESP,
+                                   request_schema=ToolServiceRequest, response_schema=ToolServiceResponse,
+                                   subscription="caller", max_in_flight=1)
+    yield broker, service_ps, caller_ps, client
+    _HOLD[0].set()  # the handlers that never answer end, so the consumers stop at once
+    await client.stop()
+    await service_ps.close()
+    await caller_ps.close()
+
+
+async def _serve(ps, work) -> None:
+    producer = await ps.producer(RESP)
+    await serve(ps, REQ, "svc", ToolServiceRequest, producer=producer, replies=REPLIES, work=work)
+
+
+async def test_a_restarted_service_ends_the_calls_its_predecessor_took_and_frees_their_slot(setup):
+    broker, service_ps, caller_ps, client = setup
+    taken = asyncio.Event()
+
+    async def dies_with_it(msg, reply):  # the first process takes the request and never answers
+        taken.set()
+        await _HOLD[0].wait()
+
+    await _serve(service_ps, dies_with_it)
+    await client.start()
+    lost = asyncio.ensure_future(client.request(ToolServiceRequest(user="old"), timeout=DEADLINE))
+    await asyncio.wait_for(taken.wait(), 10)
+
+    async def answers(msg, reply):
+        await reply.send(ToolServiceResponse(response=f"hi {msg.value.user}", end_of_stream=True))
+
+    # The service comes back (another process: its own PubSub) and says so.
+    restarted = memory_pubsub(broker, "svc-again")
+    try:
+        await _serve(restarted, answers)
+        with pytest.raises(CallLost, match="started again"):
+            await asyncio.wait_for(lost, 10)
+        # The one slot (max_in_flight=1) is free: a fresh call is answered.
+        fresh = await asyncio.wait_for(client.request(ToolServiceRequest(user="new"), timeout=DEADLINE), 10)
+        assert fresh.response == "hi new"
+    finally:
+        await restarted.close()
+
+
+async def test_a_lost_broker_connection_ends_the_calls_in_flight(setup):
+    _broker, service_ps, caller_ps, client = setup
+    taken = asyncio.Event()
+
+    async def holds(msg, reply):
+        taken.set()
+        await _HOLD[0].wait()
+
+    await _serve(service_ps, holds)
+    await client.start()
+    call = asyncio.ensure_future(client.request(ToolServiceRequest(user="x"), timeout=DEADLINE))
+    await asyncio.wait_for(taken.wait(), 10)
+    caller_ps.calls.connection_lost()  # what PubSub's watcher does when the broker goes
+    with pytest.raises(CallLost, match="connection to the broker"):
+        await asyncio.wait_for(call, 10)
+
+
+async def test_a_service_that_starts_does_not_end_calls_to_other_topics(setup):
+    broker, service_ps, caller_ps, client = setup
+    answered = asyncio.Event()
+
+    async def slow(msg, reply):
+        await answered.wait()
+        await reply.send(ToolServiceResponse(response="late but fine", end_of_stream=True))
+
+    await _serve(service_ps, slow)
+    await client.start()
+    call = asyncio.ensure_future(client.request(ToolServiceRequest(user="x"), timeout=DEADLINE))
+    other = memory_pubsub(broker, "other")
+    try:
+        producer = await other.producer("non-persistent://tg/response/elsewhere")
+        await serve(other, "non-persistent://tg/request/elsewhere", "o", ToolServiceRequest, producer=producer,
+                    replies=REPLIES, work=slow)
+        answered.set()
+        assert (await asyncio.wait_for(call, 10)).response == "late but fine"
+    finally:
+        await other.close()
+
+
+async def test_a_process_back_from_a_broker_outage_ends_the_calls_others_sent_before_it(setup):
+    # The caller's own watcher missed the outage (it looks every 0.5 s); another process saw it.
+    _broker, service_ps, caller_ps, client = setup
+    taken = asyncio.Event()
+
+    async def holds(msg, reply):
+        taken.set()
+        await _HOLD[0].wait()
+
+    await _serve(service_ps, holds)
+    await client.start()
+    call = asyncio.ensure_future(client.request(ToolServiceRequest(user="x"), timeout=DEADLINE))
+    await asyncio.wait_for(taken.wait(), 10)
+    service_ps.calls.broker_back(time.time())
+    with pytest.raises(CallLost, match="lost its broker connection"):
+        await asyncio.wait_for(call, 10)

@@ -1,0 +1,38 @@
+"""The gateway's view of which request topics nothing serves (issue 15, point 8)."""
+
+from __future__ import annotations
+
+from trustgraph.gateway.unserved import GRACE, POLL, UnservedTopics
+
+TOPIC = "non-persistent://tg/request/embeddings:default"
+KEY = "tg/request/embeddings:default"
+
+
+def test_a_topic_without_consumers_for_the_grace_period_is_unserved():
+    u = UnservedTopics("http://broker:8080")
+    t = 100.0
+    while t < 100.0 + GRACE:
+        u.take({}, t)
+        assert not u.unserved(TOPIC, t)  # too early: the gauge may lag a processor that just started
+        t += POLL
+    u.take({}, t)
+    assert u.unserved(TOPIC, t)
+
+
+def test_a_consumer_seen_within_the_grace_period_keeps_it_served():
+    u = UnservedTopics("http://broker:8080")
+    u.take({KEY: 1}, 100.0)
+    u.take({KEY: 0}, 100.0 + GRACE - 1)  # e.g. restarting
+    assert not u.unserved(TOPIC, 100.0 + GRACE - 1)
+    u.take({KEY: 0}, 100.0 + GRACE + 1)
+    assert u.unserved(TOPIC, 100.0 + GRACE + 1)
+    u.take({KEY: 1}, 100.0 + GRACE + 3)  # back
+    assert not u.unserved(TOPIC, 100.0 + GRACE + 3)
+
+
+def test_without_recent_readings_nothing_is_refused():
+    never = UnservedTopics(None)
+    assert not never.unserved(TOPIC, 1000.0)
+    stale = UnservedTopics("http://broker:8080")
+    stale.take({}, 100.0)
+    assert not stale.unserved(TOPIC, 100.0 + GRACE + 10 * POLL)

@@ -1,0 +1,151 @@
+"""Calls that can no longer be answered end at once, not at their deadlines.
+
+Request and response topics are non-persistent (WIRE.md section 2): a
+request a process had taken when it died, and any message in flight when the
+broker died, are gone.  Before, each such call waited for its deadline (the
+gateway's is 120 s), holding its client's in-flight slot and, in the service
+that made it, the concurrency slot of the request it served; measured: after
+the LLM service was killed and served again 3.5 s later, fresh agent requests
+failed for about 100 s.  Two events tell a caller its call is lost:
+
+* **A service started.**  Every processor of ours says so on
+  :data:`~trustgraph.base.topics.SERVING` when it starts consuming a request
+  topic (:func:`~trustgraph.base.serving.serve`).  A client waiting on that
+  topic fails the calls it sent before with :class:`CallLost`.  With several
+  replicas on one subscription, a replica that starts also ends the calls
+  another is still working on (they get the error, never a hang); an
+  upstream 2.1.4 service never says so, and its callers keep the deadline.
+* **The connection to the broker was lost** (``PubSub``'s watcher): every
+  call waiting on a non-persistent response topic fails.  The watcher looks
+  every quarter second, so a process may miss a short outage; each process
+  that saw one says so once it is back (a notice for topic ``*`` carrying
+  when it lost the connection, sent a few times over some seconds since
+  the others reconnect at their own pace), and every process ends the calls
+  it sent before then; it also says again that it serves its request topics,
+  since the time it was back (a request sent to it before its subscription
+  was made again on the restarted broker was dropped).
+
+One :class:`CallWatch` per ``PubSub`` follows both for all its clients.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+import weakref
+from typing import Any
+
+from ..schema import ServingStarted
+from .topics import SERVING, TopicError, to_pulsar
+
+logger = logging.getLogger(__name__)
+
+#: The notice topic that means "every topic": its sender lost the broker at ``sent``.
+ANY_TOPIC = "*"
+#: Delays (seconds, one after the other) of the repeated broker-back notices.
+BROKER_BACK_REPEATS = (0.0, 1.0, 2.0, 4.0)
+
+
+class CallWatch:
+    """The clients of one ``PubSub`` whose waiting calls a restart or a lost connection ends."""
+
+    def __init__(self, pubsub: Any) -> None:
+        self.pubsub = pubsub
+        self.instance = str(uuid.uuid4())
+        self._clients: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._following: asyncio.Task | None = None
+        self._producer: Any = None
+        self._producing: asyncio.Lock | None = None
+        self._tasks: set[asyncio.Task] = set()
+        self._served: set[str] = set()  # request topics this process consumes
+
+    def follow(self, client: Any) -> None:
+        """Watch ``client``'s calls (a ``RequestResponseClient``); subscribes once per PubSub."""
+        self._clients.add(client)
+        if self._following is None:
+            self._following = asyncio.get_running_loop().create_task(self._subscribe())
+
+    def forget(self, client: Any) -> None:
+        self._clients.discard(client)
+
+    async def _subscribe(self) -> None:
+        try:
+            await self.pubsub.consumer(SERVING, f"{self.pubsub.processor or 'client'}--serving--{self.instance}",
+                                       ServingStarted, direct=self._on_started, name="serving-started")
+        except Exception as e:  # without it, calls keep their deadlines
+            logger.warning("Not following %s (%s): calls to a restarted service end at their deadlines",
+                           SERVING, e)
+
+    def _on_started(self, msg: Any) -> None:
+        notice: ServingStarted = msg.value
+        if notice.instance == self.instance:
+            return
+        if notice.topic == ANY_TOPIC:
+            reason = (f"{notice.processor or 'a process'} lost its broker connection: "
+                      f"what was in flight then is gone")
+            for client in list(self._clients):
+                if client.response_topic.startswith("non-persistent://"):
+                    client.fail_pending(reason, before=notice.sent or None)
+            return
+        reason = (f"{notice.processor or 'a service'} started again on {notice.topic}: "
+                  f"the request was lost with the process that had it")
+        for client in list(self._clients):
+            if _url(client.request_topic) == notice.topic:
+                # Only what went before the new consumer was there: later calls reached it.
+                client.fail_pending(reason, before=notice.sent or None)
+
+    def connection_lost(self) -> None:
+        """The broker connection went: every call waiting on a non-persistent topic is lost."""
+        for client in list(self._clients):
+            if client.response_topic.startswith("non-persistent://"):
+                client.fail_pending("the connection to the broker was lost: the request or its reply is gone")
+
+    def close(self) -> None:
+        """Cancel the notices still to be sent (the PubSub is closing)."""
+        for task in list(self._tasks):
+            task.cancel()
+        if self._following is not None and not self._following.done():
+            self._following.cancel()
+
+    def broker_back(self, lost_at: float) -> None:
+        """This process is reconnected after losing the broker at ``lost_at`` (wall-clock): tell the others."""
+        task = asyncio.get_running_loop().create_task(self._tell_broker_back(lost_at))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _tell_broker_back(self, lost_at: float) -> None:
+        # What we serve is served again only from now: a request sent to it while our
+        # subscription was being made again on the restarted broker was dropped.
+        back = time.time()
+        # Repeated: a process that reconnects later than us would miss a single notice.
+        for delay in BROKER_BACK_REPEATS:
+            await asyncio.sleep(delay)
+            await self.serving(ANY_TOPIC, lost_at)
+            for topic in sorted(self._served):
+                await self.serving(topic, back)
+
+    async def serving(self, topic: str, since: float) -> None:
+        """Tell every caller that this process consumes request topic ``topic`` since ``since``
+        (wall-clock, when the subscription was made)."""
+        if topic != ANY_TOPIC:
+            self._served.add(topic)
+        if self._producing is None:
+            self._producing = asyncio.Lock()
+        try:
+            async with self._producing:
+                if self._producer is None:
+                    self._producer = await self.pubsub.producer(SERVING)
+            self._producer.send_nowait(ServingStarted(topic=topic if topic == ANY_TOPIC else _url(topic), processor=self.pubsub.processor,
+                                                      instance=self.instance, sent=since))
+        except Exception as e:
+            logger.warning("Could not say that %s is served (%s): its callers' lost calls end at "
+                           "their deadlines", topic, e)
+
+
+def _url(topic: str) -> str:
+    try:
+        return to_pulsar(topic)
+    except TopicError:
+        return topic

@@ -1,0 +1,19 @@
+"""Ours: a processor tells callers it now serves a request topic (no upstream peer sends or reads it)."""
+
+from dataclasses import dataclass
+
+
+@dataclass
+class ServingStarted:
+    """Sent when a processor of ours starts consuming ``topic``.
+
+    A request topic is non-persistent: what a process that died had taken is
+    gone with it.  A caller that hears a service start again fails its calls
+    still waiting on that topic at once, instead of at their deadlines, so the
+    slots they hold are free again (``trustgraph.base.request_response``).
+    """
+
+    topic: str = ""
+    processor: str = ""
+    instance: str = ""
+    sent: float = 0.0

@@ -1,0 +1,94 @@
+"""Calls to an interface that nothing serves fail at once (issue 15, point 8).
+
+A flow blueprint names interfaces (embeddings, graph-rag, structured-query,
+...) whether or not a processor of the stack serves them, and a request on a
+non-persistent topic that nobody consumes is dropped without a word: before,
+such a call waited for the gateway's 120 s deadline.  Only the broker knows
+who consumes what, and it tells through the ``pulsar_consumers_count`` gauge
+(``broker_consumers.py``), refreshed every 5 s by pulsar-lite and every
+``statsUpdateFrequencyInSecs`` by Apache Pulsar.
+
+So, when the gateway has ``--pulsar-admin-url``, :class:`UnservedTopics`
+reads the gauge every :data:`POLL` seconds, and a request topic counts as
+unserved once every reading for :data:`GRACE` seconds showed it without a
+consumer: a processor that has just started, or is being restarted, is not
+refused because of a stale gauge.  Without the URL, or while the metrics
+cannot be read, nothing is refused (calls keep their deadlines).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+import aiohttp
+
+from .broker_consumers import BrokerStatsError, fetch_consumer_counts, topic_key
+
+logger = logging.getLogger(__name__)
+
+#: Seconds between two readings of the broker's gauge.
+POLL = 2.0
+#: Seconds a topic must have had no consumer in every reading before calls to it are refused:
+#: two of pulsar-lite's 5 s refreshes and a margin.
+GRACE = 12.0
+
+
+class UnservedTopics:
+    """Which request topics have had no consumer for a while, as the broker counts them."""
+
+    def __init__(self, admin_url: str | None) -> None:
+        self.admin_url = admin_url
+        self._since: float | None = None          # readings have succeeded without a gap since
+        self._read_at = 0.0                        # the last good reading
+        self._counts: dict[str, int] = {}
+        self._served_at: dict[str, float] = {}     # topic key -> last reading that showed a consumer
+        self._task: asyncio.Task | None = None
+
+    def start(self) -> None:
+        if self.admin_url and self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._poll())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+            self._task = None
+
+    async def _poll(self) -> None:
+        async with aiohttp.ClientSession() as session:
+            while True:
+                try:
+                    counts = await fetch_consumer_counts(session, self.admin_url, timeout=POLL)
+                except BrokerStatsError as e:
+                    if self._since is not None:
+                        logger.info("Broker metrics unreadable (%s): no interface is refused meanwhile", e)
+                    self._since = None
+                else:
+                    self.take(counts, time.monotonic())
+                await asyncio.sleep(POLL)
+
+    def take(self, counts: dict[str, int], now: float) -> None:
+        """One reading of the gauge (``{tenant/namespace/name: consumers}``) made at ``now``."""
+        if self._since is None:
+            self._since = now
+        self._read_at = now
+        self._counts = counts
+        for key, n in counts.items():
+            if n > 0:
+                self._served_at[key] = now
+
+    def unserved(self, topic: str, now: float | None = None) -> bool:
+        """True when ``topic`` has had no consumer in every reading of the last :data:`GRACE` s."""
+        now = time.monotonic() if now is None else now
+        if self._since is None or now - self._read_at > 3 * POLL:
+            return False  # no recent reading: say nothing
+        key = topic_key(topic)
+        if self._counts.get(key, 0) > 0:
+            return False
+        seen = max(self._served_at.get(key, self._since), self._since)
+        return now - seen >= GRACE
