@@ -14,10 +14,13 @@ import time
 
 import pytest
 from trustgraph.base import RequestResponseClient
+from trustgraph.base.lost_calls import RESTARTED_ENV
+from trustgraph.base.pubsub import PubSub
 from trustgraph.base.request_response import CallLost
 from trustgraph.base.serving import Replies, serve
 from trustgraph.base.testing import MemoryBroker, memory_pubsub
-from trustgraph.schema import ToolServiceRequest, ToolServiceResponse
+from trustgraph.base.topics import SERVING
+from trustgraph.schema import ServingStarted, ToolServiceRequest, ToolServiceResponse
 
 REQ = "non-persistent://tg/request/lost-calls"
 RESP = "non-persistent://tg/response/lost-calls"
@@ -47,7 +50,7 @@ async def _serve(ps, work) -> None:
     await serve(ps, REQ, "svc", ToolServiceRequest, producer=producer, replies=REPLIES, work=work)
 
 
-async def test_a_restarted_service_ends_the_calls_its_predecessor_took_and_frees_their_slot(setup):
+async def test_a_restarted_service_ends_the_calls_its_predecessor_took_and_frees_their_slot(setup, monkeypatch):
     broker, service_ps, caller_ps, client = setup
     taken = asyncio.Event()
 
@@ -63,8 +66,9 @@ async def test_a_restarted_service_ends_the_calls_its_predecessor_took_and_frees
     async def answers(msg, reply):
         await reply.send(ToolServiceResponse(response=f"hi {msg.value.user}", end_of_stream=True))
 
-    # The service comes back (another process: its own PubSub) and says so.
+    # The service comes back (another process: its own PubSub), started again by a supervisor.
     restarted = memory_pubsub(broker, "svc-again")
+    monkeypatch.setenv(RESTARTED_ENV, "1")
     try:
         await _serve(restarted, answers)
         with pytest.raises(CallLost, match="started again"):
@@ -93,8 +97,9 @@ async def test_a_lost_broker_connection_ends_the_calls_in_flight(setup):
         await asyncio.wait_for(call, 10)
 
 
-async def test_a_service_that_starts_does_not_end_calls_to_other_topics(setup):
+async def test_a_service_that_starts_does_not_end_calls_to_other_topics(setup, monkeypatch):
     broker, service_ps, caller_ps, client = setup
+    monkeypatch.setenv(RESTARTED_ENV, "1")  # even one that replaces a process that died
     answered = asyncio.Event()
 
     async def slow(msg, reply):
@@ -131,3 +136,88 @@ async def test_a_process_back_from_a_broker_outage_ends_the_calls_others_sent_be
     service_ps.calls.broker_back(time.time())
     with pytest.raises(CallLost, match="lost its broker connection"):
         await asyncio.wait_for(call, 10)
+
+
+async def test_a_replica_started_beside_a_live_one_does_not_end_its_calls(setup, monkeypatch):
+    # A first start (no supervisor said it replaces a dead process) may be one more replica on
+    # the shared subscription: the call the live replica is working on must go on.
+    broker, service_ps, caller_ps, client = setup
+    monkeypatch.delenv(RESTARTED_ENV, raising=False)
+    taken, finish = asyncio.Event(), asyncio.Event()
+
+    async def working(msg, reply):
+        taken.set()
+        await finish.wait()
+        await reply.send(ToolServiceResponse(response="done", end_of_stream=True))
+
+    await _serve(service_ps, working)
+    await client.start()
+    call = asyncio.ensure_future(client.request(ToolServiceRequest(user="x"), timeout=DEADLINE))
+    await asyncio.wait_for(taken.wait(), 10)
+    notices: list[ServingStarted] = []
+    sentinel = asyncio.Event()
+
+    def heard(msg) -> None:
+        notices.append(msg.value)
+        if msg.value.topic == "sentinel":
+            sentinel.set()
+
+    await caller_ps.consumer(SERVING, "test-notices", ServingStarted, direct=heard)
+    replica = memory_pubsub(broker, "svc-replica")
+    try:
+        await _serve(replica, working)
+        # What the replica would have said comes before what it says next, on one producer.
+        await replica.calls.serving("sentinel", time.time())
+        await asyncio.wait_for(sentinel.wait(), 10)
+        assert [n.topic for n in notices] == ["sentinel"]
+        finish.set()
+        assert (await asyncio.wait_for(call, 10)).response == "done"
+    finally:
+        await replica.close()
+
+
+class _Part:
+    """A producer or consumer as the connection watcher sees it."""
+
+    def __init__(self, looked: asyncio.Event) -> None:
+        self.connected = True
+        self.looked = looked
+
+    def is_connected(self) -> bool:
+        self.looked.set()
+        return self.connected
+
+
+class _Calls:
+    def __init__(self) -> None:
+        self.lost = asyncio.Event()
+        self.back = asyncio.Event()
+
+    def connection_lost(self) -> None:
+        self.lost.set()
+
+    def broker_back(self, lost_at: float) -> None:
+        self.back.set()
+
+
+async def test_the_watcher_ends_calls_only_when_no_part_is_connected():
+    # One topic reconnecting alone (a cluster moving it to another broker) loses nothing;
+    # every part down at once is the broker connection itself.
+    ps = PubSub("pulsar://127.0.0.1:1", client=object(), processor="watched")
+    looked = asyncio.Event()
+    parts = [_Part(looked), _Part(looked)]
+    ps._producers[:] = parts
+    calls = ps._calls = _Calls()
+    watcher = asyncio.ensure_future(ps._watch_connection())
+    try:
+        parts[0].connected = False
+        for _ in range(3):  # three looks at the partial state: it is not an outage
+            looked.clear()
+            await asyncio.wait_for(looked.wait(), 10)
+        assert not calls.lost.is_set()
+        parts[1].connected = False
+        await asyncio.wait_for(calls.lost.wait(), 10)
+        parts[0].connected = parts[1].connected = True
+        await asyncio.wait_for(calls.back.wait(), 10)
+    finally:
+        watcher.cancel()

@@ -8,15 +8,20 @@ that made it, the concurrency slot of the request it served; measured: after
 the LLM service was killed and served again 3.5 s later, fresh agent requests
 failed for about 100 s.  Two events tell a caller its call is lost:
 
-* **A service started.**  Every processor of ours says so on
+* **A service started again after it died.**  A processor of ours that a
+  supervisor started again in place of one that died (``$TG_RESTARTED=1``;
+  tg-launch sets it on every restart) says so on
   :data:`~trustgraph.base.topics.SERVING` when it starts consuming a request
   topic (:func:`~trustgraph.base.serving.serve`).  A client waiting on that
-  topic fails the calls it sent before with :class:`CallLost`.  With several
-  replicas on one subscription, a replica that starts also ends the calls
-  another is still working on (they get the error, never a hang); an
-  upstream 2.1.4 service never says so, and its callers keep the deadline.
-* **The connection to the broker was lost** (``PubSub``'s watcher): every
-  call waiting on a non-persistent response topic fails.  The watcher looks
+  topic fails the calls it sent before with :class:`CallLost`.  A process
+  started for the first time says nothing: it may be one more replica on a
+  shared subscription, and the calls the others are working on must go on.
+  A service started again by a supervisor that does not set the variable,
+  or an upstream 2.1.4 one, leaves its callers to their deadlines.
+* **The connection to the broker was lost** (``PubSub``'s watcher: none of
+  the process's producers and consumers is connected; one topic moving to
+  another broker of a cluster is not that): every call waiting on a
+  non-persistent response topic fails.  The watcher looks
   every quarter second, so a process may miss a short outage; each process
   that saw one says so once it is back (a notice for topic ``*`` carrying
   when it lost the connection, sent a few times over some seconds since
@@ -32,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 import uuid
 import weakref
@@ -44,6 +50,13 @@ logger = logging.getLogger(__name__)
 
 #: The notice topic that means "every topic": its sender lost the broker at ``sent``.
 ANY_TOPIC = "*"
+#: Set to "1" by a supervisor in the environment of a process it starts in place of one that died.
+RESTARTED_ENV = "TG_RESTARTED"
+
+
+def restarted() -> bool:
+    """Whether this process replaces one that died (so the requests that one had are lost)."""
+    return os.environ.get(RESTARTED_ENV) == "1"
 #: Delays (seconds, one after the other) of the repeated broker-back notices.
 BROKER_BACK_REPEATS = (0.0, 1.0, 2.0, 4.0)
 
@@ -126,11 +139,14 @@ class CallWatch:
             for topic in sorted(self._served):
                 await self.serving(topic, back)
 
-    async def serving(self, topic: str, since: float) -> None:
+    async def serving(self, topic: str, since: float, tell: bool = True) -> None:
         """Tell every caller that this process consumes request topic ``topic`` since ``since``
-        (wall-clock, when the subscription was made)."""
+        (wall-clock, when the subscription was made); with ``tell=False`` only remember it,
+        to say so after a broker outage."""
         if topic != ANY_TOPIC:
             self._served.add(topic)
+        if not tell:
+            return
         if self._producing is None:
             self._producing = asyncio.Lock()
         try:

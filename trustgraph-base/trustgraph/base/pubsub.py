@@ -385,8 +385,10 @@ class PubSub:
         lost_at: float | None = None
         while True:
             await asyncio.sleep(WATCH_EVERY)
-            connected = all(p.is_connected() for p in (*self._producers, *self._consumers))
-            if not connected and lost_at is None:
+            states = [p.is_connected() for p in (*self._producers, *self._consumers)]
+            # Lost means none is connected: the broker (or the way to it) went. One topic
+            # reconnecting alone (a cluster moving it to another broker) loses nothing.
+            if states and not any(states) and lost_at is None:
                 lost_at = time.monotonic()
                 lost_wall = time.time()
                 if self._calls is not None:  # first: what was in flight is gone, say so to its callers now
@@ -395,7 +397,7 @@ class PubSub:
                 logger.warning("Lost the connection to the broker at %s%s; reconnecting in the "
                                "background (messages sent meanwhile may be lost)", self.url,
                                f": {problem}" if problem else "")
-            elif connected and lost_at is not None:
+            elif all(states) and lost_at is not None:
                 logger.info("Reconnected to the broker at %s after %.0fs", self.url,
                             time.monotonic() - lost_at)
                 lost_at = None

@@ -39,6 +39,7 @@ from typing import Any
 from ..schema import Error
 from . import deadlines, limits, metrics
 from .consumer import Consumer
+from .lost_calls import restarted
 from .message import Message
 from .pubsub import MessageTooLarge, Producer, PubSub, PubSubError
 
@@ -258,7 +259,8 @@ async def serve(pubsub: PubSub, request_topic: str, subscription: str, schema: t
     consumer = await pubsub.consumer(request_topic, subscription, schema, handler=server.handle,
                                      concurrency=concurrency, name=name, malformed=server.malformed,
                                      overloaded=server.overloaded)
-    # Callers still waiting on this topic had their requests taken by a process now gone, if any:
-    # they end at once (lost_calls), not at their deadlines.
-    await pubsub.calls.serving(request_topic, time.time())
+    # In place of a process that died, the calls still waiting on this topic had their requests
+    # taken by it: they end at once (lost_calls), not at their deadlines. A first start says
+    # nothing (it may be one more replica beside live ones).
+    await pubsub.calls.serving(request_topic, time.time(), tell=restarted())
     return consumer

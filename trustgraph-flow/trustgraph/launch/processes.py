@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from trustgraph.base.broker import EmbeddedBroker
+from trustgraph.base.lost_calls import RESTARTED_ENV
 
 from .components import Component
 
@@ -68,15 +69,22 @@ class Child:
         self.verbose = verbose
         self.proc: asyncio.subprocess.Process | None = None
         self._pump: asyncio.Task | None = None
+        self.starts = 0
 
     async def start(self) -> None:
         self.ready_path.unlink(missing_ok=True)
+        # Started again in place of a child that died: it tells the callers still waiting on
+        # what it serves that those requests are lost (trustgraph.base.lost_calls).
+        env = {k: v for k, v in self.env.items() if k != RESTARTED_ENV}
+        if self.starts:
+            env[RESTARTED_ENV] = "1"
+        self.starts += 1
         self.proc = await asyncio.create_subprocess_exec(
             *self.argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
             # Ready means serving: processors that follow config report ready
             # only once the first config (and so their flows) is in place.
-            env={**self.env, "TG_READY_FILE": str(self.ready_path), "TG_READY_AFTER_CONFIG": "1"},
+            env={**env, "TG_READY_FILE": str(self.ready_path), "TG_READY_AFTER_CONFIG": "1"},
             preexec_fn=_die_with_parent,
         )
         self._pump = asyncio.create_task(self._copy_output(self.proc))
