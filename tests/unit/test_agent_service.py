@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from trustgraph.agent.react import Processor as Agent
 from trustgraph.base import DynamicToolService
+from trustgraph.base.broker_consumers import topic_key
 from trustgraph.base.testing import MemoryBroker, ScriptedPrompt, action, final_answer, worker
 from trustgraph.base.topics import tool_service_topics
+from trustgraph.base.unserved import GRACE, UnservedTopics
 from trustgraph.schema import AgentRequest, AgentResponse, PromptRequest
 
 REQ, RESP = tool_service_topics("unit-joke")
@@ -82,3 +85,31 @@ async def test_a_null_question_is_an_agent_error_saying_so_not_a_traceback(agent
         "the request has no question: 'question' must be a string")
     assert agent.prompt.calls == [] and "Traceback" not in caplog.text
     assert not [r for r in caplog.records if r.levelname == "ERROR"]
+
+
+async def test_a_tool_on_an_interface_nothing_serves_is_an_error_observation_at_once():
+    # With the broker's admin URL (tg-launch passes it), the agent's flow clients know which
+    # request topics nothing has consumed for a while: a knowledge-query tool on a flow whose
+    # graph-rag nobody serves is an Error: observation at once, not a wait for the tool timeout.
+    broker = MemoryBroker()
+    async with worker(Agent, broker=broker) as w:
+        d = w.flow_definition("f")
+        d["next"] = d["request"]
+        readings = UnservedTopics(None)  # the broker's consumer counts, as the test gives them:
+        served = {topic_key(d["prompt-request"]): 1}  # the prompt service runs, graph-rag nothing
+        now = time.monotonic()
+        readings.take(served, now - GRACE - 1)
+        readings.take(served, now)
+        w.processor.unserved_topics = readings
+        w.processor.tool_timeout = 3600.0  # a wait for it would outlast the test's own bound
+        await w.open_flow("f", d)
+        prompt = ScriptedPrompt(replies=[action("graph", question="who?"),
+                                         final_answer(lambda t: t["history"][-1]["observation"])])
+        await w.respond(d["prompt-request"], d["prompt-response"], PromptRequest, prompt)
+        await w.configure({"tool": {"graph": {"type": "knowledge-query", "name": "graph",
+                                              "description": "Ask the knowledge graph"}}})
+        got = await w.call(d["request"], d["response"], AgentRequest(question="Who?", user="alice"),
+                           AgentResponse, until=end_of_dialog)
+    answer = got[-1].answer or ""
+    assert answer.startswith("Error: tool 'graph' cannot be used now: nothing serves ")
+    assert d["graph-rag-request"].split("://")[1] in answer

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
+from trustgraph.base.broker_consumers import consumer_counts
 from trustgraph.cli.show_flows import NOT_SERVED, flow_rows
-from trustgraph.gateway.broker_consumers import consumer_counts
 
 # As pulsar-lite 0.2 writes it: short topic name beside the namespace.
 LITE = """\

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from trustgraph.gateway.unserved import GRACE, POLL, UnservedTopics
+from trustgraph.base.unserved import GRACE, POLL, UnservedTopics
 
 TOPIC = "non-persistent://tg/request/embeddings:default"
 KEY = "tg/request/embeddings:default"
@@ -36,3 +36,11 @@ def test_without_recent_readings_nothing_is_refused():
     stale = UnservedTopics("http://broker:8080")
     stale.take({}, 100.0)
     assert not stale.unserved(TOPIC, 100.0 + GRACE + 10 * POLL)
+
+
+def test_why_says_what_a_caller_is_told_and_nothing_while_served():
+    u = UnservedTopics("http://broker:8080")
+    u.take({KEY: 1}, 100.0)
+    assert u.why(TOPIC, 100.0) is None
+    u.take({KEY: 0}, 100.0 + GRACE + 1)
+    assert u.why(TOPIC, 100.0 + GRACE + 1).startswith(f"nothing serves {TOPIC}: the broker has counted")

@@ -10,6 +10,7 @@ is reported and skipped; the other flows run (upstream fails the whole push).
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import logging
 import uuid
@@ -18,10 +19,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import limits
-from .async_processor import AsyncProcessor
+from .async_processor import AsyncProcessor, env_default
 from .pubsub import Consumer, Message, Producer
 from .request_response import RequestResponseClient
 from .serving import Replies, serve
+from .unserved import UnservedTopics
 
 logger = logging.getLogger(__name__)
 
@@ -102,7 +104,23 @@ class FlowProcessor(AsyncProcessor):
         self.flows: dict[str, Flow] = {}
         self.flow_errors: dict[str, str] = {}
         self._flow_lock = asyncio.Lock()
+        # With the broker's admin URL, a client call to a request topic nothing has consumed
+        # for a while fails at once instead of at its deadline (unserved.py).
+        admin_url = params.get("pulsar_admin_url") or None
+        self.unserved_topics: UnservedTopics | None = UnservedTopics(admin_url) if admin_url else None
         self.register_config_handler(self._on_flow_config, types=["active-flow"])
+
+    @classmethod
+    def add_args(cls, parser: argparse.ArgumentParser) -> None:
+        super().add_args(parser)
+        parser.add_argument("--pulsar-admin-url", default=env_default("PULSAR_ADMIN_URL"),
+                            help="the broker's HTTP admin/metrics URL: calls to a flow interface "
+                                 "nothing consumes then fail at once (env PULSAR_ADMIN_URL)")
+
+    async def stop(self) -> None:
+        if self.unserved_topics is not None:
+            await self.unserved_topics.stop()
+        await super().stop()
 
     def register_specification(self, spec: Any) -> None:
         self.specs.append(spec)
@@ -160,6 +178,8 @@ class FlowProcessor(AsyncProcessor):
                     flow.producers[spec.name] = await self.pubsub.producer(
                         self._topic(name, definition, spec.name))
                 elif isinstance(spec, RequestResponseSpec):
+                    if self.unserved_topics is not None:
+                        self.unserved_topics.start()
                     client = spec.impl(
                         self.pubsub,
                         request_topic=self._topic(name, definition, spec.request_name),
@@ -167,6 +187,7 @@ class FlowProcessor(AsyncProcessor):
                         request_schema=spec.request_schema, response_schema=spec.response_schema,
                         subscription=f"{self.id}--{name}--{spec.request_name}--{uuid.uuid4()}",
                         timeout=spec.timeout, name=f"{name}/{spec.request_name}",
+                        unserved=self.unserved_topics.why if self.unserved_topics is not None else None,
                     )
                     await client.start()
                     flow.clients[spec.request_name] = client

@@ -52,6 +52,11 @@ class CallLost(RequestTimeout):
     (see :mod:`.lost_calls`)."""
 
 
+class Unserved(RequestTimeout):
+    """Nothing consumes the request topic, as the broker has counted for a while
+    (:mod:`.unserved`): the request would be dropped, so the call fails at once."""
+
+
 class ClientClosed(RequestTimeout):
     """The client was closed during the call (its flow stopped, its process is stopping)."""
 
@@ -117,9 +122,11 @@ class RequestResponseClient(Generic[Req, Resp]):
     def __init__(self, pubsub: PubSub, *, request_topic: str, response_topic: str,
                  request_schema: type, response_schema: type, subscription: str,
                  max_in_flight: int = 256, timeout: float = 120.0, name: str | None = None,
-                 lane: str = DEFAULT_LANE) -> None:
-        """``lane``: the connection its responses arrive on (``PubSub.lane_client``)."""
+                 lane: str = DEFAULT_LANE, unserved: Callable[[str], str | None] | None = None) -> None:
+        """``lane``: the connection its responses arrive on (``PubSub.lane_client``);
+        ``unserved(topic)``: why nothing serves ``topic`` now, or None (see :mod:`.unserved`)."""
         self.pubsub = pubsub
+        self.unserved = unserved
         self.lane = lane
         self.request_topic = request_topic
         self.response_topic = response_topic
@@ -335,6 +342,10 @@ class ResponseStream(Generic[Resp]):
         if self._limit <= 0:
             self._done = True
             raise RequestTimeout(f"no time left to call {client.request_topic}: the deadline has passed")
+        why = client.unserved(client.request_topic) if client.unserved is not None else None
+        if why:
+            self._done = True
+            raise Unserved(why)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._limit
         try:

@@ -25,6 +25,7 @@ from trustgraph.base import PubSub, RequestResponseClient, config_parts, deadlin
 from trustgraph.base.pubsub import CONFIG_LANE, DEFAULT_LANE, Producer, PubSubError
 from trustgraph.base.request_response import CallLost
 from trustgraph.base.topics import TopicError, to_pulsar
+from trustgraph.base.unserved import GRACE, UnservedTopics
 from trustgraph.schema import (
     ConfigRequest,
     ConfigResponse,
@@ -37,7 +38,6 @@ from trustgraph.schema import (
 )
 
 from .translators import FLOW_KINDS, GLOBAL_KINDS, SENDERS, JsonObject, OneWay, Translator, gateway_error
-from .unserved import GRACE, UnservedTopics
 
 logger = logging.getLogger(__name__)
 

@@ -64,10 +64,10 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 from trustgraph.base import deadlines, limits
+from trustgraph.base.broker_consumers import BrokerStatsError, fetch_consumer_counts
 
 from . import bulk
 from .auth import SOCKET_PATH, TokenAuth
-from .broker_consumers import BrokerStatsError, fetch_consumer_counts
 from .dispatch import Dispatcher, GatewayError
 from .mux import socket_handler
 from .tool_services import ToolServices

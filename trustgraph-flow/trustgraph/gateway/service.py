@@ -32,6 +32,7 @@ from trustgraph.base.catalog_feed import CatalogFeed
 from trustgraph.base.secrets import token_argument
 from trustgraph.base.stack import read_components
 from trustgraph.base.topics import CONFIG_REQUEST, CONFIG_RESPONSE, FLOW_REQUEST, FLOW_RESPONSE
+from trustgraph.base.unserved import UnservedTopics
 from trustgraph.schema import (
     knowledge_request_queue,
     knowledge_response_queue,
@@ -43,7 +44,6 @@ from .auth import TokenAuth
 from .dispatch import Dispatcher
 from .endpoints import Parts, build_app
 from .tool_services import ToolServices
-from .unserved import UnservedTopics
 
 logger = logging.getLogger(__name__)
 

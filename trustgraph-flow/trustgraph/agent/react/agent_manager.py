@@ -33,6 +33,7 @@ from typing import Any
 
 from trustgraph.base import deadlines
 from trustgraph.base.pubsub import PubSubError
+from trustgraph.base.request_response import Unserved
 from trustgraph.base.text import as_text, strip_fences
 from trustgraph.base.tool_service_client import ServiceUnavailable
 from trustgraph.catalog import ArgumentError
@@ -296,6 +297,10 @@ class AgentManager:
         try:
             async with asyncio.timeout(timeout):
                 result = await tool.impl.invoke(ctx, arguments)
+        except Unserved as e:  # before TimeoutError, which it is: nothing would have answered
+            logger.info("Tool %s: %s", tool.name, e)
+            return (f"Error: tool '{tool.name}' cannot be used now: {e}. Use another tool, "
+                    "or give a Final Answer with what you know."), None
         except TimeoutError:
             logger.info("Tool %s did not answer within %.3gs", tool.name, timeout)
             return (f"Error: tool '{tool.name}' did not answer within {max(timeout, 0):.3g} seconds; it may "

@@ -1,4 +1,5 @@
-"""Calls to an interface that nothing serves fail at once (issue 15, point 8).
+"""Calls to an interface that nothing serves fail at once (issue 15, point 8): the gateway's
+and every flow processor's (the agent's tools, prompt-template's LLM).
 
 A flow blueprint names interfaces (embeddings, graph-rag, structured-query,
 ...) whether or not a processor of the stack serves them, and a request on a
@@ -92,3 +93,11 @@ class UnservedTopics:
             return False
         seen = max(self._served_at.get(key, self._since), self._since)
         return now - seen >= GRACE
+
+    def why(self, topic: str, now: float | None = None) -> str | None:
+        """What a caller is told when :meth:`unserved` is true for ``topic`` (else None):
+        the ``unserved`` hook of a :class:`~trustgraph.base.request_response.RequestResponseClient`."""
+        if not self.unserved(topic, now):
+            return None
+        return (f"nothing serves {topic}: the broker has counted no consumer there for {GRACE:.0f} s "
+                f"(is the processor that serves it running?)")
