@@ -52,12 +52,14 @@ def test_launch_passes_the_agents_limits_through_only_when_given(tmp_path):
 
     def argv(*flags: str) -> list[str]:
         launcher = Launcher(parse_args(["--data-dir", str(tmp_path), *flags]))
-        return launcher._child(agent, "pulsar://127.0.0.1:1", {}, 1).argv
+        return launcher._child(agent, "pulsar://127.0.0.1:1", {"pulsar_admin_url": "http://127.0.0.1:2"}, 1).argv
 
     given = argv("--max-iterations", "3", "--tool-timeout", "7.5")
     assert given[given.index("--max-iterations") + 1] == "3"
     assert given[given.index("--tool-timeout") + 1] == "7.5"
     assert "--max-iterations" not in argv() and "--tool-timeout" not in argv()   # the agent's defaults
+    # and the broker's admin URL, so a tool on an interface nothing serves fails at once
+    assert given[given.index("--pulsar-admin-url") + 1] == "http://127.0.0.1:2"
 
 
 SECRETS = {"GATEWAY_SECRET": "g-secret", "OPENAI_TOKEN": "sk-secret", "OPENAI_BASE_URL": "http://u:p@llm/v1",
