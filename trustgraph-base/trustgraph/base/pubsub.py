@@ -61,6 +61,7 @@ def _client_logger() -> Any:
 
 
 _OK = pulsar.Result.Ok
+_ALREADY_CLOSED = pulsar.Result.AlreadyClosed
 # One fire-and-forget send in this many still asks for a receipt (see send_nowait).
 _RECEIPT_EVERY = 64
 
@@ -169,12 +170,10 @@ class Producer:
         elif on_error is None:
             done = self._log_failure  # no closure per message
         else:
-            topic = self.topic
-
             def done(result: pulsar.Result, _msg_id: Any) -> None:
                 if result != _OK:
-                    logger.error("send to %s failed: %s", topic, result)
-                    on_error(f"send to {topic} failed: {result}")
+                    self._log_failure(result, _msg_id)
+                    on_error(f"send to {self.topic} failed: {result}")
 
         try:
             producer.send_async(self._encode(value), done, properties=properties or {})
@@ -189,7 +188,14 @@ class Producer:
             return True
 
     def _log_failure(self, result: pulsar.Result, _msg_id: Any) -> None:
-        if result != _OK:
+        if result == _OK:
+            return
+        # While the broker is away the connection watcher has said once that messages sent
+        # meanwhile may be lost, and after close nothing is sent: a line per message (a
+        # heartbeat every few seconds) would only bury that line.
+        if result == _ALREADY_CLOSED or not self.is_connected():
+            logger.debug("send to %s failed: %s", self.topic, result)
+        else:
             logger.error("send to %s failed: %s", self.topic, result)
 
     def close(self) -> None:
