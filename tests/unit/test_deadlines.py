@@ -130,3 +130,11 @@ async def test_the_agent_carries_the_dialogs_deadline_through_every_iteration():
                    for m in broker.sent[topic]]
         # The dialog's two iterations, its two prompt calls and its tool call all end by the caller's deadline.
         assert len(stamped) == 5 and all(s <= read(deadline) + 0.001 for s in stamped)
+
+
+def test_a_stamped_deadline_never_ends_after_its_cap_nor_rounds_up():
+    from trustgraph.base.deadlines import parse, stamp
+    cap = time.time() + 5.0004   # a caller's deadline between two milliseconds
+    assert parse(stamp(60, cap)) <= cap
+    before = time.time()
+    assert parse(stamp(0.0004)) <= time.time() + 0.0004 and parse(stamp(0.0004)) >= before - 0.001

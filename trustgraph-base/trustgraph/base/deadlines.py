@@ -29,9 +29,14 @@ from collections.abc import Mapping
 DEADLINE = "deadline"
 
 
-def stamp(seconds: float) -> str:
-    """The property value for a deadline ``seconds`` from now."""
-    return f"{time.time() + seconds:.3f}"
+def stamp(seconds: float, cap: float | None = None) -> str:
+    """The property value for a deadline ``seconds`` from now, never after ``cap`` (an absolute
+    deadline, e.g. the caller's own), rounded down to the millisecond: passed on hop after hop,
+    a deadline must not creep later by a rounding or by the time spent between two clocks."""
+    at = time.time() + seconds
+    if cap is not None and cap < at:
+        at = cap
+    return f"{math.floor(at * 1000) / 1000:.3f}"
 
 
 #: The HTTP header a gateway client may send its deadline in (the websocket frame's

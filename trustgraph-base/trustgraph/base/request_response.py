@@ -228,14 +228,14 @@ class RequestResponseClient(Generic[Req, Resp]):
         pass that to ``final``.
         """
         return ResponseStream(self, request, final, self._limit(timeout, deadline), properties,
-                              request_id, messages)
+                              request_id, messages, deadline)
 
     async def request(self, request: Req, *, timeout: float | None = None,
                       deadline: float | None = None, properties: dict[str, str] | None = None,
                       request_id: str | None = None) -> Resp:
         """Send ``request`` and return the first response (the whole call within ``timeout``)."""
         call = ResponseStream(self, request, None, self._limit(timeout, deadline), properties,
-                              request_id)
+                              request_id, cap=deadline)
         try:
             return await call.__anext__()
         finally:
@@ -295,12 +295,14 @@ class ResponseStream(Generic[Resp]):
     """
 
     __slots__ = ("_client", "_request", "_final", "_limit", "_props", "_rid", "_inbox",
-                 "_timer", "_done", "_messages")
+                 "_timer", "_done", "_messages", "_cap")
 
     def __init__(self, client: RequestResponseClient, request: Any, final: Callable[[Any], bool] | None,
                  timeout: float, properties: dict[str, str] | None, request_id: str | None = None,
-                 messages: bool = False) -> None:
+                 messages: bool = False, cap: float | None = None) -> None:
+        """``cap``: the caller's absolute deadline, if it gave one (the request never carries a later one)."""
         self._client = client
+        self._cap = cap
         self._request = request
         self._final = final
         self._limit = timeout
@@ -376,7 +378,7 @@ class ResponseStream(Generic[Resp]):
             if self._props:
                 props.update(self._props)
             # The service learns when we stop waiting (after any wait for a slot above).
-            props[deadlines.DEADLINE] = deadlines.stamp(deadline - loop.time())
+            props[deadlines.DEADLINE] = deadlines.stamp(deadline - loop.time(), self._cap)
             producer.send_nowait(
                 self._request, props,
                 on_error=lambda why: loop.call_soon_threadsafe(inbox.put_nowait, _Failed(why)))
