@@ -24,6 +24,8 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "integration"))
 
 COMMAND = "make reliability"
+#: What the scenarios do not cover, and why: appended to RELIABILITY.md.
+REMAINS = Path(__file__).with_name("remains.md")
 
 
 @dataclass(frozen=True)
@@ -90,4 +92,6 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
             "pass" if r.ok else "FAIL")) + " |")
     passed = sum(1 for r in rows if r.ok)
     lines += ["", f"{passed} of {len(rows)} scenarios pass.", ""]
+    if REMAINS.exists():
+        lines += [REMAINS.read_text().rstrip(), ""]
     Path(target).write_text("\n".join(lines))

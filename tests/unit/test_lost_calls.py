@@ -15,7 +15,6 @@ import time
 import pytest
 from trustgraph.base import RequestResponseClient
 from trustgraph.base.lost_calls import RESTARTED_ENV
-from trustgraph.base.pubsub import PubSub
 from trustgraph.base.request_response import CallLost
 from trustgraph.base.serving import Replies, serve
 from trustgraph.base.testing import MemoryBroker, memory_pubsub
@@ -174,50 +173,3 @@ async def test_a_replica_started_beside_a_live_one_does_not_end_its_calls(setup,
         assert (await asyncio.wait_for(call, 10)).response == "done"
     finally:
         await replica.close()
-
-
-class _Part:
-    """A producer or consumer as the connection watcher sees it."""
-
-    def __init__(self, looked: asyncio.Event) -> None:
-        self.connected = True
-        self.looked = looked
-
-    def is_connected(self) -> bool:
-        self.looked.set()
-        return self.connected
-
-
-class _Calls:
-    def __init__(self) -> None:
-        self.lost = asyncio.Event()
-        self.back = asyncio.Event()
-
-    def connection_lost(self) -> None:
-        self.lost.set()
-
-    def broker_back(self, lost_at: float) -> None:
-        self.back.set()
-
-
-async def test_the_watcher_ends_calls_only_when_no_part_is_connected():
-    # One topic reconnecting alone (a cluster moving it to another broker) loses nothing;
-    # every part down at once is the broker connection itself.
-    ps = PubSub("pulsar://127.0.0.1:1", client=object(), processor="watched")
-    looked = asyncio.Event()
-    parts = [_Part(looked), _Part(looked)]
-    ps._producers[:] = parts
-    calls = ps._calls = _Calls()
-    watcher = asyncio.ensure_future(ps._watch_connection())
-    try:
-        parts[0].connected = False
-        for _ in range(3):  # three looks at the partial state: it is not an outage
-            looked.clear()
-            await asyncio.wait_for(looked.wait(), 10)
-        assert not calls.lost.is_set()
-        parts[1].connected = False
-        await asyncio.wait_for(calls.lost.wait(), 10)
-        parts[0].connected = parts[1].connected = True
-        await asyncio.wait_for(calls.back.wait(), 10)
-    finally:
-        watcher.cancel()

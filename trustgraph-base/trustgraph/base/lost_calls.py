@@ -18,9 +18,9 @@ failed for about 100 s.  Two events tell a caller its call is lost:
   shared subscription, and the calls the others are working on must go on.
   A service started again by a supervisor that does not set the variable,
   or an upstream 2.1.4 one, leaves its callers to their deadlines.
-* **The connection to the broker was lost** (``PubSub``'s watcher: none of
-  the process's producers and consumers is connected; one topic moving to
-  another broker of a cluster is not that): every call waiting on a
+* **The connection to the broker was lost** (``PubSub``'s watcher: any of
+  the process's producers and consumers reconnecting, which on a cluster
+  includes a topic moving to another broker): every call waiting on a
   non-persistent response topic fails.  The watcher looks
   every quarter second, so a process may miss a short outage; each process
   that saw one says so once it is back (a notice for topic ``*`` carrying

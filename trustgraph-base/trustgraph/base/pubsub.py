@@ -391,10 +391,12 @@ class PubSub:
         lost_at: float | None = None
         while True:
             await asyncio.sleep(WATCH_EVERY)
+            # Any part reconnecting counts: after a broker restart some reconnect within a
+            # poll, and waiting for all to be down at once missed it (a call then waited out its
+            # deadline in the kill -9 scenario). On a cluster, a topic moving to another broker
+            # counts too: calls in flight end with an error, never a hang.
             states = [p.is_connected() for p in (*self._producers, *self._consumers)]
-            # Lost means none is connected: the broker (or the way to it) went. One topic
-            # reconnecting alone (a cluster moving it to another broker) loses nothing.
-            if states and not any(states) and lost_at is None:
+            if not all(states) and lost_at is None:
                 lost_at = time.monotonic()
                 lost_wall = time.time()
                 if self._calls is not None:  # first: what was in flight is gone, say so to its callers now
