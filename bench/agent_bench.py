@@ -237,8 +237,9 @@ def _fresh(work: Path) -> None:
 
 
 async def _bootstrap(url: str, path: Path) -> None:
-    if not await bootstrap(url, path):
-        raise AgentBenchError(f"config-svc's store was not empty: {path} not loaded")
+    kept = await bootstrap(url, path)  # the version of a config it kept, 0 when it loaded the file
+    if kept:
+        raise AgentBenchError(f"config-svc's store was not empty (version {kept}): {path} not loaded")
 
 
 # -- clients ------------------------------------------------------------------------
