@@ -575,7 +575,7 @@ def main() -> int:
         print(agent["markdown"] + "\n", flush=True)
     if "quality" in only:
         fc = quiet("agent quality")
-        print("Agent quality table (about 15 minutes)...", flush=True)
+        print("Agent quality table (about 5 minutes on a quiet machine)...", flush=True)
         try:
             quality = run_quality_table(WORK / "quality", command=" ".join([".venv/bin/python", "bench/run.py",
                                                                             *sys.argv[1:]]))
