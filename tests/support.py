@@ -11,9 +11,14 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
+import pytest
 from trustgraph.base.broker import free_port
+
+T = TypeVar("T")
 
 REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -101,4 +106,19 @@ class McpStandIn:
             self.proc.stop()
 
 
-__all__ = ["free_port", "Proc", "McpStandIn", "REPO", "BIN"]
+def wait_for(what: str, probe: Callable[[], T], timeout: float = 60.0,
+             detail: Callable[[], str] | None = None) -> T:
+    """Poll ``probe`` until it returns something truthy and return that: a wait for an event
+    another process makes visible (a file, a log line, a count), never a pause; past
+    ``timeout`` the test fails naming ``what``, with ``detail()`` (e.g. the processes' output)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = probe()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"no {what} within {timeout:.0f}s" + (f"\n{detail()}" if detail else ""))
+        time.sleep(0.05)
+
+
+__all__ = ["free_port", "Proc", "McpStandIn", "REPO", "BIN", "wait_for"]

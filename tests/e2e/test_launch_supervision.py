@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TypeVar
 
 import pytest
+import support
 
 from .conftest import Stack, alive, descendants
 
@@ -30,15 +31,8 @@ T = TypeVar("T")
 
 
 def wait_for(what: str, probe: Callable[[], T], stack: Stack, timeout: float = 60.0) -> T:
-    """Poll ``probe`` until it returns something truthy; fail naming ``what``."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = probe()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"no {what} within {timeout:.0f}s\n{stack.output()}\n{stack.errors()}")
-        time.sleep(0.05)
+    """support.wait_for, failing with the stack's output and errors."""
+    return support.wait_for(what, probe, timeout, detail=lambda: f"{stack.output()}\n{stack.errors()}")
 
 
 class Launch(Stack):

@@ -20,10 +20,8 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +30,7 @@ import pulsar
 import pytest
 from e2e.conftest import Stack, descendants
 from hostile_kit import components
-from support import BIN
+from support import BIN, wait_for
 from trustgraph.base.broker import free_port
 from trustgraph.launch.components import COMPONENTS
 
@@ -43,18 +41,6 @@ PASSWORD = "rel-url-password-77d2"
 PLANTED = ("RELIABILITY_PLANTED_TOKEN", "rel-planted-secret-5b9a")
 COMMANDS = {c.command: c.name for c in COMPONENTS}
 CONFIG_PUSH = "persistent://tg/config/config"
-
-
-def wait_for(what: str, probe: Callable[[], Any], timeout: float = 60.0) -> Any:
-    """Poll ``probe`` until it returns something truthy (an event to wait for, not a pause)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = probe()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"no {what} within {timeout:.0f}s")
-        time.sleep(0.1)
 
 
 class Secured(Stack):
