@@ -10,6 +10,7 @@ refuses each further one through ``overloaded`` (an error reply at once).
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 import pytest
@@ -98,6 +99,16 @@ async def test_a_non_persistent_consumer_never_pauses_and_refuses_past_its_bound
     assert [rid for rid, _ in refused] == ["21", "22", "23", "24"]
     assert "overloaded" in refused[0][1]
     assert fake.acked == ["21", "22", "23", "24"]
+
+
+async def test_refusals_are_one_warning_line_per_interval_not_one_per_message(monkeypatch, release, caplog):
+    monkeypatch.setattr(consumer_module, "SHED_AT", 20)
+    with caplog.at_level(logging.DEBUG, logger="trustgraph.base.consumer"):
+        _fake, refused, all_refused = await _flood("non-persistent://tg/request/busy", 30, release, refusals=9)
+        await asyncio.wait_for(all_refused.wait(), 10)
+    lines = [r for r in caplog.records if r.getMessage().startswith("Refused")]
+    assert [r.levelno for r in lines] == [logging.WARNING] + [logging.DEBUG] * 8
+    assert "Refused 1 message(s) on non-persistent://tg/request/busy" in lines[0].getMessage()
 
 
 async def test_a_persistent_consumer_still_pauses_and_refuses_nothing(monkeypatch, release):

@@ -32,6 +32,9 @@ MalformedHandler = Callable[[dict[str, str], str], Awaitable[None]]
 #: Messages of a non-persistent subscription waiting for a handler before
 #: further ones are refused (``overloaded``) rather than queued.
 SHED_AT = 10_000
+#: Seconds between two WARNING lines about refused messages (the others go at DEBUG): under an
+#: overload every refusal is a message, and a line for each would flood the log.
+SHED_LOG_EVERY = 10.0
 
 
 class Consumer:
@@ -106,6 +109,8 @@ class Consumer:
         self._m_err = metrics.messages_handled.labels(processor, name, "error")
         self._m_dropped = metrics.messages_dropped.labels(processor, name, "malformed")
         self._m_shed = metrics.messages_dropped.labels(processor, name, "overloaded")
+        self._shed_warned: float | None = None  # when the last WARNING about refusals went out
+        self._shed_unsaid = 0                   # refusals since then
         self._m_latency = metrics.handling_latency.labels(processor, name)
 
     def attach(self, consumer: pulsar.Consumer) -> None:
@@ -195,7 +200,14 @@ class Consumer:
         props = msg.properties()
         reason = (f"overloaded: {len(self._waiting):,} requests already wait on {self.topic}; "
                   f"try again later")
-        logger.warning("Refused a message on %s (id=%s): %s", self.topic, props.get("id"), reason)
+        self._shed_unsaid += 1
+        now = time.monotonic()
+        if self._shed_warned is None or now - self._shed_warned >= SHED_LOG_EVERY:
+            logger.warning("Refused %d message(s) on %s since the last such line (latest id=%s): %s",
+                           self._shed_unsaid, self.topic, props.get("id"), reason)
+            self._shed_warned, self._shed_unsaid = now, 0
+        else:
+            logger.debug("Refused a message on %s (id=%s): %s", self.topic, props.get("id"), reason)
         if self._overloaded is not None:
             task = self._loop.create_task(self._report(self._overloaded, props, reason))
             self._tasks.add(task)
