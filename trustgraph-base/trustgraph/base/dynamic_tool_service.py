@@ -57,17 +57,10 @@ class ToolError(ServiceError):
 
 
 def _parse_object(text: str, what: str) -> dict[str, Any]:
-    if not text or text == "{}":  # the common case, without the JSON parser
-        return {}
     try:
-        value = limits.loads(text)
+        return limits.loads_object(text, f"request {what}")
     except ValueError as e:
-        raise ToolError(f"request {what} is not valid JSON: {e}") from None
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise ToolError(f"request {what} must be a JSON object, got {type(value).__name__}")
-    return value
+        raise ToolError(str(e)) from None
 
 
 _Coroutine = types.CoroutineType

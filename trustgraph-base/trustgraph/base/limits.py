@@ -70,6 +70,23 @@ def loads(text: str | bytes | bytearray, *, max_depth: int = MAX_JSON_DEPTH) -> 
     return value
 
 
+def loads_object(text: str | None, what: str, verb: str = "is") -> dict[str, Any]:
+    """A JSON object given as text (a tool call's config, arguments or parameters), within the
+    limits: empty text, ``{}`` and ``null`` are no keys; a ``ValueError`` naming ``what``
+    otherwise (``"{what} {verb} not valid JSON: ..."``)."""
+    if not text or text == "{}":  # the common case, without the JSON parser
+        return {}
+    try:
+        value = loads(text)
+    except ValueError as e:
+        raise ValueError(f"{what} {verb} not valid JSON: {e}") from None
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ValueError(f"{what} must be a JSON object, got {type(value).__name__}")
+    return value
+
+
 def raw_decode(text: str, index: int = 0, *, strict: bool = True,
                max_depth: int = MAX_JSON_DEPTH) -> tuple[Any, int]:
     """``JSONDecoder.raw_decode`` within the limits: the value at ``index`` and where it ends.

@@ -64,17 +64,10 @@ def address_of(server: McpServer) -> ServerAddress:
 
 def parameters_of(raw: str | None) -> dict[str, Any]:
     """``ToolRequest.parameters`` (JSON text) as the tool's arguments; empty means none."""
-    if not raw:
-        return {}
     try:
-        value = limits.loads(raw)
+        return limits.loads_object(raw, "parameters", verb="are")
     except ValueError as e:
-        raise ServiceError(f"parameters are not valid JSON: {e}") from None
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise ServiceError(f"parameters must be a JSON object, got {type(value).__name__}")
-    return value
+        raise ServiceError(str(e)) from None
 
 
 class Processor(FlowProcessor):
