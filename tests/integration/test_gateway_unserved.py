@@ -69,3 +69,42 @@ async def test_a_call_to_an_interface_nothing_serves_fails_at_once(own_broker, s
             assert served.get("response") == "served", served
     finally:
         await ps.close()
+
+
+async def test_a_tool_service_nothing_serves_fails_at_once_naming_it(own_broker, spawn, tmp_path):
+    """Configured (never announced) and nothing consumes its queue: the gateway's tool-service
+    route, and so tg-invoke-tool-service, answers tool-service-unavailable at once, naming the
+    service and its topic, instead of waiting for the gateway's timeout."""
+    spawn("config-svc", "--store", str(tmp_path / "c.db"), broker=own_broker)
+    port = free_port()
+    spawn("api-gateway", "--port", str(port), "--host", "127.0.0.1", "--pulsar-admin-url", own_broker.admin_url,
+          broker=own_broker)
+    base = f"http://127.0.0.1:{port}/api/v1"
+    tag = uuid.uuid4().hex[:8]
+    service = {"id": f"gone-{tag}", "request-queue": f"non-persistent://tg/request/gone-{tag}",
+               "response-queue": f"non-persistent://tg/response/gone-{tag}"}
+    tool = {"type": "tool-service", "name": f"gone-{tag}", "description": "nobody runs it",
+            "service": f"gone-{tag}"}
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60)) as http:
+        async def post(path: str, body: dict, deadline: float | None = None) -> dict:
+            headers = {deadlines.HEADER: deadlines.stamp(deadline)} if deadline else {}
+            async with http.post(f"{base}/{path}", json=body, headers=headers) as r:
+                return await r.json()
+
+        assert await post("config", {"operation": "put", "values": [
+            {"type": "tool-service", "key": f"gone-{tag}", "value": json.dumps(service)},
+            {"type": "tool", "key": f"gone-{tag}", "value": json.dumps(tool)}]}) in ({}, {"version": 0})
+        started = time.monotonic()
+        while True:  # each probe ends within its SHORT deadline: no sleep needed between them
+            t0 = time.monotonic()
+            reply = await post("tool-service", {"tool": f"gone-{tag}", "arguments": {}}, deadline=SHORT)
+            took = time.monotonic() - t0
+            error = reply.get("error") or {}
+            if isinstance(error, dict) and error.get("type") == "tool-service-unavailable":
+                break
+            assert isinstance(error, dict) and error.get("message") in ("Timeout", None) or \
+                "Unknown tool" in str(error), reply   # the catalog may not have it yet
+            assert time.monotonic() - started < LIMIT, f"never refused; last reply {reply}"
+        assert took < SHORT / 2, f"the refusal took {took:.1f} s"
+        assert f"tool service 'gone-{tag}' is not running" in error["message"]
+        assert f"non-persistent://tg/request/gone-{tag}" in error["message"]

@@ -242,3 +242,27 @@ def test_show_tools_computes_errors_without_the_route(gateway):
     gateway.config = {}
     gateway.errors = []
     assert tg("show_tools", "-u", gateway.url).stdout == "No tools.\n"
+
+
+def test_the_exit_status_says_how_the_dialog_ended():
+    import io
+
+    import pytest
+    from trustgraph.cli import invoke_agent
+    from trustgraph.cli.api import CliError
+
+    printer = invoke_agent.Printer(False, out=io.StringIO())
+    invoke_agent.handle({"chunk_type": "answer", "content": "Did you mean `a` or `b`?", "end_of_message": True,
+                         "end_of_dialog": True, "outcome": "asked-back", "candidates": ["a", "b"]}, printer)
+    assert invoke_agent._EXIT[printer.outcome] == invoke_agent.EXIT_ASKED_BACK == 4
+    assert invoke_agent._EXIT["no-tool"] == invoke_agent.EXIT_NO_TOOL == 3
+    assert "tool-result" not in invoke_agent._EXIT and "answer" not in invoke_agent._EXIT   # exit 0
+    printer = invoke_agent.Printer(False, out=io.StringIO())
+    with pytest.raises(CliError) as failed:
+        invoke_agent.handle({"error": {"type": "agent-error", "message": "tool 'w' cannot be used now"},
+                             "outcome": "tool-unavailable"}, printer)
+    assert failed.value.status == invoke_agent.EXIT_UNAVAILABLE == 5
+    with pytest.raises(CliError) as failed:   # an upstream agent's error: no outcome
+        invoke_agent.handle({"chunk_type": "error", "content": "boom", "end_of_dialog": True},
+                            invoke_agent.Printer(False, out=io.StringIO()))
+    assert failed.value.status == 1

@@ -81,6 +81,8 @@ EXPECTED_DEFAULTS: dict[type, dict] = {
         "error": None,
         "thought": "",
         "observation": "",
+        "outcome": "",
+        "candidates": None,
     },
     ToolServiceRequest: {"user": "", "config": "", "arguments": ""},
     ToolServiceResponse: {"error": None, "response": "", "end_of_stream": False},
@@ -230,6 +232,8 @@ EXAMPLES: list[tuple[type, str]] = [
                 "error": None,
                 "thought": "I should look it up",
                 "observation": None,
+                "outcome": "",
+                "candidates": None,
             }
         ),
     ),
@@ -246,6 +250,8 @@ EXAMPLES: list[tuple[type, str]] = [
                 "error": {"type": "agent-error", "message": "Too many agent iterations"},
                 "thought": "",
                 "observation": "",
+                "outcome": "error",
+                "candidates": None,
             }
         ),
     ),

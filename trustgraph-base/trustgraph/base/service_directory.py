@@ -141,6 +141,26 @@ class ServiceDirectory:
                 return state.live
         return None
 
+    def stopped_service_of(self, tool: str) -> str | None:
+        """The id of a service known to be down whose last announcement offered ``tool``, or None.
+
+        The catalog holds only live services' tools, so without this a call
+        of a tool whose service stopped reads as a call of a tool that never
+        existed ("no tool of that name") instead of "its service stopped".
+        """
+        for sid, state in self.services.items():
+            if state.live or not state.tools:
+                continue
+            try:
+                offered = limits.loads(state.tools)
+            except ValueError:
+                continue
+            names = offered.keys() if isinstance(offered, dict) else (
+                t.get("name") for t in offered if isinstance(t, dict)) if isinstance(offered, list) else ()
+            if tool in names:
+                return sid
+        return None
+
     def announced(self) -> dict[str, ServiceState]:
         """The services with a live replica (what the catalog adds to the configured ones)."""
         return {sid: s for sid, s in self.services.items() if s.live}

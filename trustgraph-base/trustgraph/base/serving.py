@@ -161,7 +161,8 @@ class Reply:
         """Send each record as it comes, then the end marker ``end``.
 
         ``end`` is a record, or a function called after the last record that
-        returns it (so it can carry totals).  If ``records`` raises, no end
+        returns it (so it can carry totals), or returns ``(record, properties)``
+        to send properties with it.  If ``records`` raises, no end
         marker is sent: the exception becomes the error reply, which ends the
         stream for the caller.  If a send fails, ``records`` is closed at
         once, so the work behind it stops.
@@ -171,7 +172,11 @@ class Reply:
         async with closing as items:
             async for record in items:
                 await self.send(record)
-        await self.send(end() if callable(end) else end)
+        last = end() if callable(end) else end
+        if isinstance(last, tuple):
+            await self.send(*last)
+        else:
+            await self.send(last)
 
 
 Work = Callable[[Message, Reply], Awaitable[None]]

@@ -76,8 +76,18 @@ def _check(resp: TextCompletionResponse) -> TextCompletionResponse:
     return resp
 
 
-def _end_of_stream(resp: TextCompletionResponse) -> bool:
-    return bool(resp.end_of_stream)
+def _first(message: Message) -> bool:
+    return True
+
+
+def _end_of_message(message: Message) -> bool:
+    return bool(message.value.end_of_stream)
+
+
+def _scores(message: Message) -> dict[str, str] | None:
+    """The LLM's choice scores (a property of its last message), passed on to the agent as is."""
+    raw = message.properties.get(decision_schema.SCORES_PROPERTY)
+    return {decision_schema.SCORES_PROPERTY: raw} if raw else None
 
 
 class Processor(FlowProcessor):
@@ -138,16 +148,22 @@ class Processor(FlowProcessor):
         request = TextCompletionRequest(system=rendered.system, prompt=rendered.prompt,
                                         streaming=bool(req.streaming))
         prefix = rendered.visible_prefix
+        # Whole messages: the LLM's last one may carry the choice scores as a property.
+        responses = llm.stream(request, final=_end_of_message if req.streaming else _first,
+                               properties=rendered.properties, deadline=reply.deadline, messages=True)
         if req.streaming:
-            responses = llm.stream(request, final=_end_of_stream, properties=rendered.properties,
-                                   deadline=reply.deadline)
             await self._forward(reply, responses, prefix)
             return
-        resp = _check(await llm.request(request, properties=rendered.properties, deadline=reply.deadline))
+        try:
+            message = await responses.__anext__()   # a whole completion is one message (WIRE.md 3)
+        finally:
+            responses.close()
+        resp = _check(message.value)
+        scores = _scores(message)
         answer = join_prefix(prefix, resp.response or "")
         kind = rendered.template.response_type
         if kind == "text":
-            await reply.send(PromptResponse(text=answer, object=None, end_of_stream=True))
+            await reply.send(PromptResponse(text=answer, object=None, end_of_stream=True), scores)
             return
         value = (parse_json if kind == "json" else parse_jsonl)(rendered.template, answer)
         await reply.send(PromptResponse(text=None, object=json.dumps(value), end_of_stream=True))
@@ -157,13 +173,15 @@ class Processor(FlowProcessor):
         """Pass the LLM's chunks on as they come, the template's prefix in front of the first."""
         joiner = PrefixStream(prefix)
         try:
-            async for resp in responses:
-                last = bool(_check(resp).end_of_stream)
+            async for message in responses:
+                resp = _check(message.value)
+                last = bool(resp.end_of_stream)
                 text = joiner.feed(resp.response or "")
                 if last:
                     text += joiner.finish()
                 if text or last:
-                    await reply.send(PromptResponse(text=text, object=None, end_of_stream=last))
+                    await reply.send(PromptResponse(text=text, object=None, end_of_stream=last),
+                                     _scores(message) if last else None)
         finally:
             responses.close()
 

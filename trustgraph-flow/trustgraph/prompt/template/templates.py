@@ -67,6 +67,7 @@ from jinja2.utils import missing
 from jsonschema.exceptions import best_match
 from trustgraph.base import decision_schema, limits
 from trustgraph.base.text import strip_fences
+from trustgraph.catalog import relevance
 
 from . import budget
 
@@ -209,6 +210,9 @@ class Rendered:
     schema: dict[str, Any] | None = None
     #: The answer itself, when the template's policy needs no LLM call.
     direct: str | None = None
+    #: The actions the agent offered (every tool and the answer, before the policy narrowed
+    #: them): the LLM service is asked how likely each one was (``score-choices``).
+    choices: list[str] | None = None
 
     @property
     def visible_prefix(self) -> str:
@@ -229,6 +233,8 @@ class Rendered:
             props["prefix"] = self.replay + self.prefix
         if self.schema is not None:
             props[decision_schema.LLM_PROPERTY] = json.dumps(self.schema)
+        if self.choices:
+            props[decision_schema.CHOICES_PROPERTY] = decision_schema.choices_request(self.choices)
         return props
 
 
@@ -386,11 +392,13 @@ class PromptSet:
                                   "requests without a decision schema, and that template is not defined "
                                   "(add it to template-index)")
             t = self._template(t.decision.text_template)
-        variables = decode_terms(terms)
+        variables = _fit_tools(decode_terms(terms))
+        choices = None
         if t.decision is not None and schema is not None:
             rendered = _decide(t.decision, schema, variables.get("history"))
             if rendered.direct is not None:
                 return Rendered(template=t, system="", prompt="", direct=rendered.direct)
+            choices = decision_schema.action_names(schema)
             schema = rendered.schema
         else:
             schema = None
@@ -400,7 +408,7 @@ class PromptSet:
         prefix = render(t.prefix_compiled, f"prefix of template {t.id!r}") if t.prefix_compiled is not None else ""
         replay = render(t.replay_compiled, f"replay of template {t.id!r}") if t.replay_compiled is not None else ""
         return Rendered(template=t, system=system, prompt=prompt, prefix=prefix, replay=replay,
-                        schema=schema)
+                        schema=schema, choices=choices)
 
     def _template(self, tid: str) -> Template:
         t = self.templates.get(tid)
@@ -434,6 +442,26 @@ def _decide(policy: Decision, schema: dict[str, Any], history: Any) -> _Step:
     if not steps and policy.first_step == "tool":
         return _Step(schema=decision_schema.narrow(schema, answer=False))
     return _Step(schema=schema)
+
+
+def _fit_tools(variables: dict[str, Any]) -> dict[str, Any]:
+    """The variables with ``tools`` cut to what one prompt has room for, most relevant first.
+
+    An upstream agent sends every tool it has; thousands of them would take
+    a template past its render budget and no model reads them all.  Our
+    agent sends only what fits already, and then nothing changes.
+    """
+    tools = variables.get("tools")
+    if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
+        return variables
+    question = variables.get("question")
+    kept = relevance.for_prompt(question if isinstance(question, str) else "", tools)
+    if len(kept) == len(tools):
+        return variables
+    out = dict(variables, tools=kept)
+    if isinstance(variables.get("tool_names"), str):
+        out["tool_names"] = ", ".join(str(t.get("name", "")) for t in kept)
+    return out
 
 
 def decode_terms(terms: dict[str, str]) -> dict[str, Any]:
