@@ -275,6 +275,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="the agent's limit of steps per dialog (agent-manager-react's default: 10)")
     p.add_argument("--tool-timeout", type=float, default=None,
                    help="seconds the agent waits for one tool call (agent-manager-react's default: 60)")
+    p.add_argument("--min-confidence", type=float, default=None,
+                   help="the share of the model's probability its chosen tool needs among the tools, "
+                        "or the agent asks back (agent-manager-react's default: 0.5; 0 takes every choice)")
     p.add_argument("--bootstrap", default=None, help="bootstrap file (default config-examples/bootstrap.json)")
     p.add_argument("--no-bootstrap", action="store_true", help="do not load bootstrap config")
     p.add_argument("--metrics", action=argparse.BooleanOptionalAction, default=False,
