@@ -14,7 +14,7 @@ import time
 
 import pytest
 from trustgraph.base import RequestResponseClient
-from trustgraph.base.lost_calls import RESTARTED_ENV
+from trustgraph.base.lost_calls import RESTARTED_ENV, RESUBSCRIBE_MARGIN, CallWatch
 from trustgraph.base.request_response import CallLost
 from trustgraph.base.serving import Replies, serve
 from trustgraph.base.testing import MemoryBroker, memory_pubsub
@@ -42,6 +42,12 @@ async def setup():
     await client.stop()
     await service_ps.close()
     await caller_ps.close()
+
+
+async def _sent(broker, topic) -> None:
+    """Until a send on ``topic`` is kept by the (held) in-memory producer."""
+    while not broker._held.get(topic):
+        await asyncio.sleep(0.01)
 
 
 async def _serve(ps, work) -> None:
@@ -173,3 +179,63 @@ async def test_a_replica_started_beside_a_live_one_does_not_end_its_calls(setup,
         assert (await asyncio.wait_for(call, 10)).response == "done"
     finally:
         await replica.close()
+
+
+async def test_a_process_back_from_an_outage_does_not_end_calls_its_consumer_took_before_the_rest_was_back(setup):
+    # Its request consumer resubscribed at `resubscribed`; its last part came back later. A call sent
+    # in between reached it and is being served: the notices must not end it.
+    _broker, service_ps, caller_ps, client = setup
+    taken, finish = asyncio.Event(), asyncio.Event()
+
+    async def working(msg, reply):
+        taken.set()
+        await finish.wait()
+        await reply.send(ToolServiceResponse(response="served", end_of_stream=True))
+
+    await _serve(service_ps, working)
+    await client.start()
+    resubscribed = time.time()
+    call = asyncio.ensure_future(client.request(ToolServiceRequest(user="x"), timeout=DEADLINE))
+    await asyncio.wait_for(taken.wait(), 10)
+    notices: list[ServingStarted] = []
+    told = asyncio.Event()
+
+    def heard(msg) -> None:
+        notices.append(msg.value)
+        if msg.value.topic == REQ:
+            told.set()
+
+    await caller_ps.consumer(SERVING, "test-notices", ServingStarted, direct=heard)
+    service_ps.calls.broker_back(resubscribed - 5.0, {REQ: resubscribed})
+    await asyncio.wait_for(told.wait(), 10)
+    assert [n.sent for n in notices if n.topic == REQ] == [resubscribed - RESUBSCRIBE_MARGIN]
+    finish.set()
+    assert (await asyncio.wait_for(call, 10)).response == "served"
+
+
+def test_only_served_topics_whose_consumer_was_seen_down_are_said_to_be_served_again():
+    watch = CallWatch(None)
+    watch._served.update({REQ, "non-persistent://tg/request/never-down"})
+    assert watch.served_again({REQ: 100.0, "non-persistent://tg/request/not-ours": 99.0}) == {
+        REQ: 100.0 - RESUBSCRIBE_MARGIN}
+
+
+async def test_a_call_kept_while_its_producer_reconnected_is_dated_by_when_it_went_out(setup):
+    # pulsar-client keeps what is sent during a reconnect and sends it once back; the lost
+    # connection, and a notice about what was lost before the call went out, must not end it.
+    broker, service_ps, caller_ps, client = setup
+
+    async def answers(msg, reply):
+        await reply.send(ToolServiceResponse(response="after the reconnect", end_of_stream=True))
+
+    await _serve(service_ps, answers)
+    await client.start()
+    broker.hold_sends(REQ)
+    call = asyncio.ensure_future(client.request(ToolServiceRequest(user="x"), timeout=DEADLINE))
+    await asyncio.wait_for(_sent(broker, REQ), 10)
+    caller_ps.calls.connection_lost()
+    client.fail_pending("lost before it went out", before=time.time())
+    await asyncio.sleep(0.05)
+    assert not call.done()
+    broker.hold_sends(REQ, held=False)
+    assert (await asyncio.wait_for(call, 10)).response == "after the reconnect"

@@ -27,8 +27,14 @@ failed for about 100 s.  Two events tell a caller its call is lost:
   when it lost the connection, sent a few times over some seconds since
   the others reconnect at their own pace), and every process ends the calls
   it sent before then; it also says again that it serves its request topics,
-  since the time it was back (a request sent to it before its subscription
-  was made again on the restarted broker was dropped).
+  each since its own consumer resubscribed (a request sent to it before was
+  dropped; one sent after is being served, however late the process's other
+  parts come back).
+
+A call is dated when it reached the broker's connection: one sent while its
+producer was reconnecting waits in pulsar-client's queue and goes out once
+the producer is back, so it is dated by its receipt, and no notice about
+what was lost before then ends it.
 
 One :class:`CallWatch` per ``PubSub`` follows both for all its clients.
 """
@@ -38,9 +44,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import time
 import uuid
 import weakref
+from collections.abc import Mapping
 from typing import Any
 
 from ..schema import ServingStarted
@@ -57,8 +63,15 @@ RESTARTED_ENV = "TG_RESTARTED"
 def restarted() -> bool:
     """Whether this process replaces one that died (so the requests that one had are lost)."""
     return os.environ.get(RESTARTED_ENV) == "1"
+
+
 #: Delays (seconds, one after the other) of the repeated broker-back notices.
 BROKER_BACK_REPEATS = (0.0, 1.0, 2.0, 4.0)
+#: Seconds before a consumer's resubscription (as the connection watcher saw it) from which
+#: calls are left to their deadlines rather than ended: one sent just before may still have
+#: reached the new subscription in transit, and ending a call that is being served is worse
+#: (its caller is told it failed, and may run it again) than letting a lost one wait.
+RESUBSCRIBE_MARGIN = 0.25
 
 
 class CallWatch:
@@ -122,22 +135,44 @@ class CallWatch:
         if self._following is not None and not self._following.done():
             self._following.cancel()
 
-    def broker_back(self, lost_at: float) -> None:
-        """This process is reconnected after losing the broker at ``lost_at`` (wall-clock): tell the others."""
-        task = asyncio.get_running_loop().create_task(self._tell_broker_back(lost_at))
+    def broker_back(self, lost_at: float, resubscribed: Mapping[str, float] | None = None) -> None:
+        """This process is reconnected after losing the broker at ``lost_at`` (wall-clock): tell the others.
+
+        ``resubscribed``: per consumer topic (a Pulsar URL), the last moment it was seen without a
+        connected consumer (:class:`~.connection_watch.Back`); each request topic this process
+        serves is said to be served again from then, less :data:`RESUBSCRIBE_MARGIN`.
+        """
+        task = asyncio.get_running_loop().create_task(self._tell_broker_back(lost_at, dict(resubscribed or {})))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _tell_broker_back(self, lost_at: float) -> None:
-        # What we serve is served again only from now: a request sent to it while our
-        # subscription was being made again on the restarted broker was dropped.
-        back = time.time()
+    def served_again(self, resubscribed: Mapping[str, float]) -> dict[str, float]:
+        """Each request topic this process serves whose consumer was seen down, and since when it is
+        served again: calls sent to it before then found no subscription and are lost.
+
+        Not the time the whole process was back: its parts reconnect each at its own pace
+        (seconds apart after a broker restart), and a call that reached the consumer in
+        between was being served; ending it told its caller "failed" while the work went on.
+        A topic whose consumer was never seen down needs no notice: the notice for ``*``
+        covers what was sent before the loss.
+        """
+        out: dict[str, float] = {}
+        for topic in sorted(self._served):
+            down = resubscribed.get(_url(topic))
+            if down is not None:
+                out[topic] = down - RESUBSCRIBE_MARGIN
+        return out
+
+    async def _tell_broker_back(self, lost_at: float, resubscribed: dict[str, float]) -> None:
+        # What we serve is served again only from when its subscription was made again on the
+        # restarted broker: a request sent to it before was dropped.
+        again = self.served_again(resubscribed)
         # Repeated: a process that reconnects later than us would miss a single notice.
         for delay in BROKER_BACK_REPEATS:
             await asyncio.sleep(delay)
             await self.serving(ANY_TOPIC, lost_at)
-            for topic in sorted(self._served):
-                await self.serving(topic, back)
+            for topic, since in again.items():
+                await self.serving(topic, since)
 
     async def serving(self, topic: str, since: float, tell: bool = True) -> None:
         """Tell every caller that this process consumes request topic ``topic`` since ``since``

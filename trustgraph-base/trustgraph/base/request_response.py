@@ -97,7 +97,15 @@ class _Inbox:
         self._items: deque[Any] = deque()
         self._waiter: asyncio.Future | None = None
         self.messages = messages  # the call wants whole messages (properties too), not records
-        self.sent = 0.0           # wall-clock time the request went (lost_calls compares it across processes)
+        # Wall-clock time the request went (lost_calls compares it across processes); 0 while it
+        # waits in pulsar-client's queue for its producer to reconnect: nothing lost before
+        # then can be it.
+        self.sent = 0.0
+
+    def went(self) -> None:
+        """The request, kept while its producer reconnected, has reached the broker."""
+        if not self.sent:
+            self.sent = time.time()
 
     def put_nowait(self, item: Any) -> None:
         self._items.append(item)
@@ -379,10 +387,11 @@ class ResponseStream(Generic[Resp]):
                 props.update(self._props)
             # The service learns when we stop waiting (after any wait for a slot above).
             props[deadlines.DEADLINE] = deadlines.stamp(deadline - loop.time(), self._cap)
-            producer.send_nowait(
-                self._request, props,
-                on_error=lambda why: loop.call_soon_threadsafe(inbox.put_nowait, _Failed(why)))
-            inbox.sent = time.time()
+            if producer.send_nowait(
+                    self._request, props,
+                    on_error=lambda why: loop.call_soon_threadsafe(inbox.put_nowait, _Failed(why)),
+                    on_queued_sent=lambda: loop.call_soon_threadsafe(inbox.went)):
+                inbox.sent = time.time()
         except BaseException:
             self.close()
             raise
