@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from trustgraph.base.connection_watch import Back, ConnectionWatch, Lost
+from trustgraph.base.connection_watch import Back, ConnectionWatch, Lost, Resubscribed
 from trustgraph.base.testing import MemoryBroker, memory_pubsub
 from trustgraph.schema import ToolServiceResponse
 
@@ -42,7 +42,7 @@ def test_each_consumer_topic_is_dated_by_its_own_return_not_by_the_last_part():
     watch.observe([(REQ, True), (OTHER, False), (None, False)], 10.04, 0.04)   # REQ resubscribed
     watch.observe([(REQ, True), (OTHER, False), (None, False)], 12.0, 2.0)
     back = watch.observe([(REQ, True), (OTHER, True), (None, True)], 13.0, 3.0)  # the producer last
-    assert back.resubscribed == {REQ: 10.02, OTHER: 12.0}
+    assert back.resubscribed == {REQ: Resubscribed(down=10.02, up=10.04), OTHER: Resubscribed(down=12.0, up=13.0)}
 
 
 def test_a_topic_is_served_while_any_of_its_consumers_is_connected():

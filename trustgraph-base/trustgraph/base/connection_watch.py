@@ -21,10 +21,10 @@ Two facts shape it:
   part may come back seconds after the first.  A request topic is served
   again from the moment its consumer resubscribed, not from the moment the
   last part of the process did: :attr:`Back.resubscribed` gives, per
-  consumer topic, the last reading that saw no consumer of it connected,
-  and calls sent after that may well have reached it.  While a loss lasts
-  the readings come every :data:`WATCH_EVERY_DOWN` seconds, so that time is
-  close to the real one.
+  consumer topic, the last reading that saw no consumer of it connected
+  and the first that saw one again; the resubscription happened in
+  between.  While a loss lasts the readings come every
+  :data:`WATCH_EVERY_DOWN` seconds, so that interval is short.
 """
 
 from __future__ import annotations
@@ -48,14 +48,21 @@ class Lost:
 
 
 @dataclass(frozen=True)
+class Resubscribed:
+    """When a consumer topic had a connected consumer again (wall-clock readings)."""
+
+    down: float    # the last reading that saw none: nothing sent before reached the topic's subscription
+    up: float      # the first reading that saw one again
+
+
+@dataclass(frozen=True)
 class Back:
     """Every part is connected again after a :class:`Lost`."""
 
     lost_at: float                 # wall-clock of the Lost
     down_for: float                # seconds from the Lost to this reading
-    #: Per consumer topic seen without a connected consumer during the loss: the wall-clock
-    #: of the last reading that saw it so.  A request sent before then found no subscription.
-    resubscribed: dict[str, float] = field(default_factory=dict)
+    #: Per consumer topic seen without a connected consumer during the loss.
+    resubscribed: dict[str, Resubscribed] = field(default_factory=dict)
 
 
 class ConnectionWatch:
@@ -65,6 +72,7 @@ class ConnectionWatch:
         self._lost_wall: float | None = None
         self._lost_mono = 0.0
         self._down: dict[str, float] = {}
+        self._up: dict[str, float] = {}
 
     @property
     def lost(self) -> bool:
@@ -85,14 +93,18 @@ class ConnectionWatch:
                 consumers[topic] = consumers.get(topic, False) or connected
         event: Lost | Back | None = None
         if not whole and self._lost_wall is None:
-            self._lost_wall, self._lost_mono, self._down = wall, mono, {}
+            self._lost_wall, self._lost_mono, self._down, self._up = wall, mono, {}, {}
             event = Lost(wall)
         if self._lost_wall is None:
             return event
         for topic, served in consumers.items():
             if not served:
                 self._down[topic] = wall
+                self._up.pop(topic, None)
+            elif topic in self._down and topic not in self._up:
+                self._up[topic] = wall
         if whole:
-            event = Back(self._lost_wall, mono - self._lost_mono, dict(self._down))
-            self._lost_wall, self._down = None, {}
+            event = Back(self._lost_wall, mono - self._lost_mono,
+                         {t: Resubscribed(down, self._up.get(t, wall)) for t, down in self._down.items()})
+            self._lost_wall, self._down, self._up = None, {}, {}
         return event

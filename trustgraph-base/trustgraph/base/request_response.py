@@ -28,7 +28,7 @@ import os
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from typing import Any, Generic, TypeVar
 
 from . import deadlines
@@ -192,14 +192,16 @@ class RequestResponseClient(Generic[Req, Resp]):
         self.pubsub.calls.forget(self)
         await self.pubsub.remove(*parts)
 
-    def fail_pending(self, reason: str, before: float | None = None) -> None:
-        """End every call sent before ``before`` (wall-clock; default now) with :class:`CallLost`.
+    def fail_pending(self, reason: str, before: float | None = None, spare: Container[str] = ()) -> None:
+        """End every call sent before ``before`` (wall-clock; default now) with :class:`CallLost`,
+        except those whose request id is in ``spare``.
 
         See :mod:`.lost_calls`.  A call sent later went to the process that
-        announced itself, and keeps waiting.
+        announced itself, and keeps waiting; so does one that process says it
+        received, and one still in pulsar-client's queue (not sent yet).
         """
         before = time.time() if before is None else before
-        lost = [q for q in self._waiters.values() if q.sent and q.sent < before]
+        lost = [q for rid, q in self._waiters.items() if q.sent and q.sent < before and rid not in spare]
         for q in lost:
             q.put_nowait(_Lost(reason))
         if lost:
