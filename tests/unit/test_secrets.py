@@ -146,3 +146,23 @@ def test_a_command_error_line_masks_the_token(monkeypatch, capsys):
     with pytest.raises(SystemExit):
         fail("tg-x", "reply mentions env-token-1 and https://me:pw@h/ ?token=abc")
     assert capsys.readouterr().err == "tg-x: error: reply mentions *** and https://me:***@h/ ?token=***\n"
+
+
+async def test_the_mcp_server_takes_either_of_its_tokens_and_nothing_between():
+    from trustgraph.mcp_server.auth import bearer_only
+    reached = []
+
+    async def app(scope, receive, send):
+        reached.append(dict(scope["headers"])[b"authorization"])
+
+    guarded = bearer_only(app, "mcp-token", "gateway-secret")
+    statuses = []
+
+    async def send(message):
+        if message["type"] == "http.response.start":
+            statuses.append(message["status"])
+
+    for header in (b"Bearer mcp-token", b"Bearer gateway-secret", b"Bearer mcp-tokengateway-secret",
+                   b"Bearer m", b"Bearer "):
+        await guarded({"type": "http", "headers": [(b"authorization", header)]}, None, send)
+    assert reached == [b"Bearer mcp-token", b"Bearer gateway-secret"] and statuses == [401] * 3
