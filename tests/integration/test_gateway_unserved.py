@@ -69,3 +69,29 @@ async def test_a_call_to_an_interface_nothing_serves_fails_at_once(own_broker, s
             assert served.get("response") == "served", served
     finally:
         await ps.close()
+
+
+async def test_a_global_service_nothing_serves_is_refused_at_once(own_broker, spawn, tmp_path):
+    # Upstream's gateway routes librarian, knowledge and collection-management, which this stack
+    # does not run: before, a call to one waited for the 120 s deadline.
+    spawn("config-svc", "--store", str(tmp_path / "c.db"), broker=own_broker)
+    port = free_port()
+    spawn("api-gateway", "--port", str(port), "--host", "127.0.0.1", "--pulsar-admin-url", own_broker.admin_url,
+          broker=own_broker)
+    base = f"http://127.0.0.1:{port}/api/v1"
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60)) as http:
+        async def post(kind: str, deadline: float | None = None) -> tuple[dict, float]:
+            headers = {deadlines.HEADER: deadlines.stamp(deadline)} if deadline else {}
+            t0 = time.monotonic()
+            async with http.post(f"{base}/{kind}", json={"operation": "list"}, headers=headers) as r:
+                return await r.json(), time.monotonic() - t0
+
+        started = time.monotonic()
+        while "Nothing serves" not in str((await post("librarian", deadline=SHORT))[0].get("error")):
+            assert time.monotonic() - started < LIMIT, "librarian never refused"
+        for kind in ("librarian", "knowledge", "collection-management"):
+            reply, took = await post(kind)              # no deadline of its own: 120 s before the fix
+            assert reply["error"].startswith(f"Nothing serves {kind}: no processor consumes "), reply
+            assert took < SHORT, f"{kind} refused after {took:.1f} s"
+        served, _ = await post("config")                 # config-svc runs: its route is served
+        assert "error" not in served or "Nothing serves" not in str(served["error"]), served
