@@ -166,3 +166,21 @@ async def test_the_mcp_server_takes_either_of_its_tokens_and_nothing_between():
                    b"Bearer m", b"Bearer "):
         await guarded({"type": "http", "headers": [(b"authorization", header)]}, None, send)
     assert reached == [b"Bearer mcp-token", b"Bearer gateway-secret"] and statuses == [401] * 3
+
+
+def test_an_echoed_authorization_header_and_a_bearer_token_are_masked_but_prose_is_not():
+    from trustgraph.base.secrets import scrub
+    assert scrub("LLM server answered 401: bad Authorization: Basic dXNlcjpwYXNz") == \
+        "LLM server answered 401: bad Authorization: Basic ***"
+    assert scrub('{"headers": {"authorization": "Bearer sk-abc123"}}') == '{"headers": {"authorization": "Bearer ***"}}'
+    assert scrub("AUTHORIZATION=Token abcd1234&x=1") == "AUTHORIZATION=Token ***&x=1"
+    assert scrub("then Bearer sk-live-0123456789 was refused") == "then Bearer *** was refused"
+    prose = "the Basic idea: a Bearer token is a credential"
+    assert scrub(prose) == prose
+
+
+def test_url_credentials_come_out_of_the_url_unquoted():
+    from trustgraph.base.secrets import url_credentials
+    assert url_credentials("https://us%40er:p%3Ass@host:8080/v1?x=1") == ("https://host:8080/v1?x=1", "us@er", "p:ss")
+    assert url_credentials("http://TOKEN@host/v1") == ("http://host/v1", "TOKEN", None)
+    assert url_credentials("http://host/v1") == ("http://host/v1", None, None)
