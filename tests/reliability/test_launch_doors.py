@@ -22,7 +22,7 @@ import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
-from support import BIN, wait_for
+from support import BIN, alive, descendants, wait_for
 from trustgraph.base.broker import EmbeddedBroker, free_port
 
 SECRET = "gw-secret-for-the-doors"
@@ -57,20 +57,7 @@ class Launch:
         return self.log.read_text(errors="replace") if self.log.exists() else ""
 
     def descendants(self) -> set[int]:
-        children: dict[int, list[int]] = {}
-        for entry in Path("/proc").iterdir():
-            if entry.name.isdigit():
-                with contextlib.suppress(OSError, IndexError, ValueError):
-                    ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-                    children.setdefault(ppid, []).append(int(entry.name))
-        found: set[int] = set()
-        todo = [self.proc.pid]
-        while todo:
-            for child in children.get(todo.pop(), []):
-                if child not in found:
-                    found.add(child)
-                    todo.append(child)
-        return found
+        return descendants(self.proc.pid)
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -80,13 +67,6 @@ class Launch:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def _listening(port: int) -> set[str]:
@@ -175,9 +155,9 @@ async def test_the_broker_and_every_child_die_with_tg_launch(tmp_path, scenario,
     first.proc.send_signal(sig)
     first.proc.wait(60)
     deadline = time.monotonic() + 30
-    while any(_alive(p) for p in kids) and time.monotonic() < deadline:
+    while any(alive(p) for p in kids) and time.monotonic() < deadline:
         time.sleep(0.1)   # polling /proc for the children's exits: no event to wait on
-    left = sorted(p for p in kids if _alive(p))
+    left = sorted(p for p in kids if alive(p))
     gone_s = time.monotonic() - killed
     again = Launch(data, *args)
     again.broker_port = first.broker_port   # the same port too, as `make run` again would
