@@ -23,12 +23,17 @@ SHORT = 3.0   # each probing call's own deadline, so a call that is not refused 
 LIMIT = 90.0  # the refusal must come within this (the gateway waits 12 s of readings first)
 
 
-async def test_a_call_to_an_interface_nothing_serves_fails_at_once(own_broker, spawn, tmp_path):
+def _stack(own_broker, spawn, tmp_path) -> str:
+    """config-svc and a gateway that reads the broker's consumer counts; the gateway's API URL."""
     spawn("config-svc", "--store", str(tmp_path / "c.db"), broker=own_broker)
     port = free_port()
     spawn("api-gateway", "--port", str(port), "--host", "127.0.0.1", "--pulsar-admin-url", own_broker.admin_url,
           broker=own_broker)
-    base = f"http://127.0.0.1:{port}/api/v1"
+    return f"http://127.0.0.1:{port}/api/v1"
+
+
+async def test_a_call_to_an_interface_nothing_serves_fails_at_once(own_broker, spawn, tmp_path):
+    base = _stack(own_broker, spawn, tmp_path)
     tag = uuid.uuid4().hex[:8]
     interfaces = {kind: {"request": f"non-persistent://tg/request/{kind}:{{id}}",
                          "response": f"non-persistent://tg/response/{kind}:{{id}}"}
@@ -108,3 +113,25 @@ async def test_a_tool_service_nothing_serves_fails_at_once_naming_it(own_broker,
         assert took < SHORT / 2, f"the refusal took {took:.1f} s"
         assert f"tool service 'gone-{tag}' is not running" in error["message"]
         assert f"non-persistent://tg/request/gone-{tag}" in error["message"]
+
+
+async def test_a_global_service_nothing_serves_is_refused_at_once(own_broker, spawn, tmp_path):
+    # Upstream's gateway routes librarian, knowledge and collection-management, which this stack
+    # does not run: before, a call to one waited for the 120 s deadline.
+    base = _stack(own_broker, spawn, tmp_path)
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60)) as http:
+        async def post(kind: str, deadline: float | None = None) -> tuple[dict, float]:
+            headers = {deadlines.HEADER: deadlines.stamp(deadline)} if deadline else {}
+            t0 = time.monotonic()
+            async with http.post(f"{base}/{kind}", json={"operation": "list"}, headers=headers) as r:
+                return await r.json(), time.monotonic() - t0
+
+        started = time.monotonic()
+        while "Nothing serves" not in str((await post("librarian", deadline=SHORT))[0].get("error")):
+            assert time.monotonic() - started < LIMIT, "librarian never refused"
+        for kind in ("librarian", "knowledge", "collection-management"):
+            reply, took = await post(kind)              # no deadline of its own: 120 s before the fix
+            assert reply["error"].startswith(f"Nothing serves {kind}: no processor consumes "), reply
+            assert took < SHORT, f"{kind} refused after {took:.1f} s"
+        served, _ = await post("config")                 # config-svc runs: its route is served
+        assert "error" not in served or "Nothing serves" not in str(served["error"]), served

@@ -74,7 +74,8 @@ def test_each_child_gets_only_the_secrets_it_needs(tmp_path, monkeypatch):
     monkeypatch.setenv("LANG", "C.UTF-8")
     launcher = Launcher(parse_args(["--data-dir", str(tmp_path)]))
     values = {"data_dir": str(tmp_path), "gateway_port": 1, "host": "127.0.0.1", "gateway_host": "x",
-              "pulsar_admin_url": "", "openai_url": "", "llm_script": "", "mcp_port": 2, "stack_status": ""}
+              "pulsar_admin_url": "", "openai_url": "", "llm_script": "", "mcp_port": 2, "stack_status": "",
+              "mcp_host": "127.0.0.1", "mcp_shown": "localhost"}
     seen = {}
     for comp in COMPONENTS:
         env = launcher._child(comp, "pulsar://127.0.0.1:1", values, 1).env
@@ -87,5 +88,6 @@ def test_each_child_gets_only_the_secrets_it_needs(tmp_path, monkeypatch):
         "text-completion-openai": ["HTTPS_PROXY", "OPENAI_BASE_URL", "OPENAI_TOKEN", "PULSAR_API_KEY"],
         "text-completion-scripted": broker_only, "agent-manager-react": broker_only,
         "joke-service": broker_only, "mcp-tool": ["HTTPS_PROXY", "PULSAR_API_KEY"],
-        "mcp-server": ["MCP_SERVER_TOKEN", "PULSAR_API_KEY"]}
+        # The gateway's secret opens mcp-server too.
+        "mcp-server": ["GATEWAY_SECRET", "MCP_SERVER_TOKEN", "PULSAR_API_KEY"]}
 

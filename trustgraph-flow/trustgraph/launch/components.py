@@ -56,9 +56,10 @@ COMPONENTS: tuple[Component, ...] = (
     Component("joke-service", "joke-service", (), listens="non-persistent://tg/request/joke"),
     Component("mcp-tool", "mcp-tool", (), listens="calls tools of the servers in config type mcp",
               secrets=OUTBOUND),
-    Component("mcp-server", "mcp-server", ("--port", "{mcp_port}", "--host", "{host}"),
-              listens="http://{gateway_host}:{mcp_port}/mcp (our tools, for MCP clients)",
-              secrets=("MCP_SERVER_TOKEN",)),
+    # The gateway's secret opens mcp-server too (either token does).
+    Component("mcp-server", "mcp-server", ("--port", "{mcp_port}", "--host", "{mcp_host}"),
+              listens="http://{mcp_shown}:{mcp_port}/mcp (our tools, for MCP clients)",
+              secrets=("MCP_SERVER_TOKEN", "GATEWAY_SECRET")),
 )
 
 # config-svc must be up (and bootstrapped) before the rest start.
