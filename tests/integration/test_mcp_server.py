@@ -187,3 +187,53 @@ def test_it_will_not_listen_beyond_this_machine_without_a_token(broker, tmp_path
     assert r.stderr.strip().splitlines() == [
         "mcp-server: error: will not listen on 0.0.0.0 without a token: anything that reaches it "
         "could call every tool; set MCP_SERVER_TOKEN (or GATEWAY_SECRET), or keep --host 127.0.0.1"]
+
+
+async def test_a_tools_examples_are_listed_and_read_back_by_the_import(mcp_server):
+    topic = unique("joke")
+    examples = ["Make me laugh about cats", "Got a pun on dogs?"]
+    server = await mcp_server()
+    await server.configure(tools={"tell-joke": service_tool("tell-joke", topic, examples=examples),
+                                  "plain": service_tool("plain", topic)},
+                           services={topic: service_descriptor(topic)})
+    changed = asyncio.Event()
+    async with client(server.proc.url, changed=changed) as session:
+        listed = {t.name: t for t in (await session.list_tools()).tools}
+        # What the client's model reads, and the same list for a program.
+        assert listed["tell-joke"].description == (
+            "The tell-joke tool\n\nExamples:\n- Make me laugh about cats\n- Got a pun on dogs?")
+        assert listed["tell-joke"].meta == {"ai.trustgraph/examples": examples}
+        assert (listed["plain"].description, listed["plain"].meta) == ("The plain tool", None)
+
+        # tg-import-mcp-tools, the real command, takes them back off our listing.
+        proc = await asyncio.create_subprocess_exec(
+            str(BIN / "tg-import-mcp-tools"), server.proc.url, "--dry-run",
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        out, err = await asyncio.wait_for(proc.communicate(), 60)
+        assert proc.returncode == 0, err.decode()
+        imported = dry_run_items(out.decode())
+        assert imported["tool/tell-joke"]["description"] == "The tell-joke tool"
+        assert imported["tool/tell-joke"]["examples"] == examples
+        assert "examples" not in imported["tool/plain"]
+        assert err == b""
+
+        # Other examples are another listing: the client is told.
+        await server.configure(tools={"tell-joke": service_tool("tell-joke", topic, examples=examples[:1]),
+                                      "plain": service_tool("plain", topic)},
+                               services={topic: service_descriptor(topic)})
+        await asyncio.wait_for(changed.wait(), 30)
+        listed = {t.name: t for t in (await session.list_tools()).tools}
+        assert listed["tell-joke"].meta == {"ai.trustgraph/examples": examples[:1]}
+
+
+def dry_run_items(out: str) -> dict[str, dict]:
+    """``{"tool/x": value}`` from tg-import-mcp-tools --dry-run's ``type/key: JSON`` blocks."""
+    items: dict[str, dict] = {}
+    decoder = json.JSONDecoder()
+    rest = out
+    while ": {" in rest:
+        head, _, tail = rest.partition(": ")
+        value, end = decoder.raw_decode(tail)
+        items[head.strip().splitlines()[-1]] = value
+        rest = tail[end:]
+    return items

@@ -207,7 +207,7 @@ SERVICE = {"id": "joke-service", "request-queue": "non-persistent://tg/request/j
            "response-queue": "non-persistent://tg/response/joke", "config-params": [{"name": "style"}]}
 JOKE = {"type": "tool-service", "name": "tell-joke", "description": "Tell a joke", "service": "joke-service",
         "style": "pun", "arguments": [{"name": "topic", "type": "string", "description": "The topic"}],
-        "group": ["fun"]}
+        "group": ["fun"], "examples": ["Make me laugh about cats", "Got a pun on dogs?"]}
 KB = {"type": "knowledge-query", "name": "kb", "description": "Graph", "collection": "space",
       "state": "searched", "applicable-states": ["undefined"]}
 ORPHAN = {"type": "tool-service", "name": "orphan", "description": "d", "service": "missing"}
@@ -225,9 +225,11 @@ def test_show_tools_tables_and_gateway_errors(gateway):
     for row in [("id", "kb"), ("collection", "space"), ("next state", "searched"),
                 ("available in", "undefined"), ("id", "tell-joke"), ("service", "joke-service"),
                 ("request queue", "non-persistent://tg/request/joke"), ("config", "style=pun"),
-                ("arg 0", "topic: string"), ("", "The topic"), ("groups", "fun")]:
+                ("arg 0", "topic: string"), ("", "The topic"), ("groups", "fun"),
+                ("examples", "Make me laugh about cats"), ("", "Got a pun on dogs?")]:
         assert row in rows, row
     assert rows.index(("id", "kb")) < rows.index(("id", "tell-joke"))
+    assert [r for r in rows if r[0] == "examples"] == [("examples", "Make me laugh about cats")]   # kb has none
     assert out.rstrip().endswith("Descriptor errors:\n  tool/other: field 'service': reported by the gateway")
 
 

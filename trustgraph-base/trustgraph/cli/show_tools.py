@@ -1,10 +1,11 @@
 """Shows the agent's tools: one table per ``tool`` config item, then every descriptor problem.
 
-As upstream, plus the argument types, and for tools of type ``tool-service``
-the service they call, whether it is running, its queues and the tool's
-config values; a tool a running service announced says so (``source``).  A tool the
-agent leaves out says why in its own table (``error`` rows), and the list of
-every problem (services and MCP servers included) follows the tables.
+As upstream, plus the argument types, the tool's example questions, and
+for tools of type ``tool-service`` the service they call, whether it is
+running, its queues and the tool's config values; a tool a running service
+announced says so (``source``).  A tool the agent leaves out says why in its
+own table (``error`` rows), and the list of every problem (services and MCP
+servers included) follows the tables.
 
 What is shown is the tool catalog (:mod:`trustgraph.catalog`): the gateway's
 (``GET {url}api/v1/tool-catalog``), so it is what the agent and gateway use;
@@ -88,6 +89,9 @@ def tool_rows(tool: dict[str, Any]) -> list[tuple[str, str]]:
     for n, arg in enumerate(arguments if isinstance(arguments, list) else []):
         if isinstance(arg, dict):
             rows.append((f"arg {n}", _argument(arg)))
+    examples = tool.get("examples")
+    if isinstance(examples, list) and examples:
+        rows.append(("examples", "\n".join(cell(e) for e in examples)))
     if tool.get("group") is not None:
         rows.append(("groups", _list(tool["group"])))
     if tool.get("state") is not None:

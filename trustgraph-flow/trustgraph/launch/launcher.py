@@ -39,6 +39,7 @@ from .bootstrap import BootstrapError, bootstrap
 from .components import (
     BROKER_SECRETS,
     COMPONENTS,
+    DEFAULT_MODEL,
     FIRST,
     Component,
     ComponentError,
@@ -79,7 +80,7 @@ class Launcher:
             self.stop_event, report=self.run_files.set_components)
 
     def selected(self) -> list[Component]:
-        llm = choose_llm(self.args.llm)
+        llm = choose_llm(self.args.llm, self.args.model)
         skip = set(self.args.no or [])
         table = COMPONENTS
         if self.args.extra_components:
@@ -149,6 +150,13 @@ class Launcher:
 
     async def run(self) -> int:
         """Take the data directory, run the stack until told to stop, give the directory back."""
+        if self.args.model:
+            # Before anything starts: a wrong path is one line, not an LLM that keeps dying.
+            from trustgraph.model.text_completion.gguf import model_file_problem
+            if (problem := model_file_problem(self.args.model)) is not None:
+                print(f"tg-launch: error: {problem}", file=sys.stderr, flush=True)
+                return 1
+            self.args.model = str(Path(self.args.model).absolute())   # a link keeps its name
         try:
             self.run_files.acquire(gateway=self.gateway_url())
         except AlreadyRunning as e:
@@ -213,6 +221,7 @@ class Launcher:
                 "mcp_host": mcp_host, "mcp_shown": "localhost" if mcp_host == "127.0.0.1" else mcp_host,
                 "openai_url": redact_url(os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1")),
                 "llm_script": args.llm_script or "",
+                "llm_model": Path(args.model).name if args.model else DEFAULT_MODEL,
                 "stack_status": str(self.run_files.components_path),
             }
             comps = self.selected()
@@ -299,6 +308,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="LLM service: embedded SmolLM2 (default), openai (default when OPENAI_BASE_URL "
                         "or OPENAI_TOKEN is set), or scripted (a test stand-in; needs --llm-script)")
     p.add_argument("--llm-script", default=None, help="rules file for --llm scripted")
+    p.add_argument("--model", default=None, metavar="PATH",
+                   help="a local GGUF model file for the embedded LLM to run instead of SmolLM2-135M-Instruct "
+                        "(implies --llm embedded)")
     p.add_argument("--max-iterations", type=int, default=None,
                    help="the agent's limit of steps per dialog (agent-manager-react's default: 10)")
     p.add_argument("--tool-timeout", type=float, default=None,
@@ -323,6 +335,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.llm == "scripted" and not args.llm_script:
         p.error("--llm scripted needs --llm-script FILE")
+    if args.model and args.llm not in (None, "embedded"):
+        p.error(f"--model is a GGUF file for the embedded LLM; --llm {args.llm} does not run it")
     return args
 
 

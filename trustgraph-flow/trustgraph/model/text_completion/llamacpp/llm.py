@@ -49,6 +49,7 @@ from trustgraph.base.flow_processor import Flow
 
 from ..base import LlmError, LlmResult, LlmService
 from ..choice_scores import TOP_LOGPROBS, choice_scores
+from ..gguf import model_file_problem
 
 logger = logging.getLogger(__name__)
 
@@ -88,8 +89,9 @@ class Engine:
     def __init__(self, path: str, threads: int, ctx: int, verbose: bool = False) -> None:
         import xllamacpp as xlc  # loaded here so that --help and the unit tests stay quick
 
-        if not Path(path).is_file():
-            raise ModelNotFound(f"model file {path} does not exist")
+        problem = model_file_problem(path)
+        if problem is not None:
+            raise ModelNotFound(problem)
         params = xlc.CommonParams()
         params.model.path = path
         params.n_ctx = ctx
