@@ -199,26 +199,30 @@ def run_quality_table(workdir: Path, *, budget: float = 2400.0, model: str | Non
     schemas: dict[str, Any] = {}
     commands = {}
     deadline = t0 + budget
-    if not scripted_only:
-        stack = Stack(workdir / "model", ["--model", str(model)] if model else [])
-        commands[llm] = stack.command
+    result = {"rows": rows, "sets": sets, "commands": commands, "command": command, "llm": llm,
+              "schemas": schemas}
+    try:
+        if not scripted_only:
+            stack = Stack(workdir / "model", ["--model", str(model)] if model else [])
+            commands[llm] = stack.command
+            try:
+                stack.start()
+                stack.start_services(SET1.services)
+                asyncio.run(_model_rows(stack, sets, llm, deadline - SCRIPTED_RESERVE, rows, schemas))
+            finally:
+                stack.stop()
+        stack = Stack(workdir / "scripted", ["--llm", "scripted", "--llm-script", str(script)])
+        commands[SCRIPTED] = stack.command
         try:
             stack.start()
             stack.start_services(SET1.services)
-            asyncio.run(_model_rows(stack, sets, llm, deadline - SCRIPTED_RESERVE, rows, schemas))
+            asyncio.run(_scripted_rows(stack, sets, deadline, rows, schemas))
         finally:
             stack.stop()
-    stack = Stack(workdir / "scripted", ["--llm", "scripted", "--llm-script", str(script)])
-    commands[SCRIPTED] = stack.command
-    try:
-        stack.start()
-        stack.start_services(SET1.services)
-        asyncio.run(_scripted_rows(stack, sets, deadline, rows, schemas))
     finally:
-        stack.stop()
-    result = {"rows": rows, "sets": sets, "commands": commands, "command": command, "llm": llm,
-              "schemas": schemas, "secs": time.monotonic() - t0}
-    (workdir / "dialogs.json").write_text(json.dumps(dialogs_json(result), indent=1, ensure_ascii=False))
+        # Also when a run breaks off: the rows so far can be scored again (rescore).
+        result["secs"] = time.monotonic() - t0
+        (workdir / "dialogs.json").write_text(json.dumps(dialogs_json(result), indent=1, ensure_ascii=False))
     result["markdown"] = markdown(result)
     return result
 
@@ -266,6 +270,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", metavar="PATH", help="a GGUF model for tg-launch --model (default: the embedded one)")
     ap.add_argument("--rescore", metavar="DIR", help="score a recorded run again (its dialogs.json) and print it")
+    ap.add_argument("--budget", type=float, default=2400.0, metavar="SECONDS",
+                    help="bound on the whole run (default %(default)g s); questions not asked by then are "
+                         "left out and the table says so")
     ap.add_argument("--scripted-only", action="store_true",
                     help="only the scripted stand-in's rows: what the framework does with a model that is "
                          "always right (a minute or two; no model loaded)")
@@ -274,8 +281,9 @@ def main() -> int:
         print(rescore(Path(args.rescore) / "dialogs.json")["markdown"])
         return 0
     try:
-        result = run_quality_table(WORK, model=args.model, scripted_only=args.scripted_only, command=" ".join(
-            [".venv/bin/python bench/agent_quality.py", *sys.argv[1:]]))
+        command = " ".join([".venv/bin/python bench/agent_quality.py", *sys.argv[1:]])
+        result = run_quality_table(WORK, budget=args.budget, model=args.model, scripted_only=args.scripted_only,
+                                   command=command)
     except QualityBenchError as e:
         print(f"agent-quality bench failed: {e}", file=sys.stderr)
         print(f"logs kept in {WORK}", file=sys.stderr)
