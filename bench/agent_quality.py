@@ -16,9 +16,9 @@ Two question sets (``bench/quality_sets.py``), one stack each LLM:
    (``config-examples/prompt-agent-react-text.json`` put as ``agent-react``:
    ReAct text); then the services of ``define-word``, ``local-time`` and
    ``convert-units`` start, and set 2 (paraphrased questions over the eight
-   tools, some fitting no tool) is asked in text mode and then, with the
-   bootstrap template put back, in structured mode.  Each mode starts with an
-   unrecorded warm-up dialog that also proves the mode is in effect;
+   tools, some fitting no tool) is asked the same way (the bootstrap template
+   put back first).  Each mode starts with an unrecorded warm-up dialog that
+   also proves the mode is in effect;
 2. the scripted stand-in (``tg-launch --llm scripted --llm-script FILE``) with
    a script that gives every question its right decision: both sets in
    structured mode, the same way.  Those rows show what the framework loses
@@ -150,11 +150,13 @@ async def _model_rows(stack: Stack, sets: dict[str, list[dict[str, Any]]], llm: 
         rows.append(await _ask_set(session, stack, SET1, sets[SET1.label], schemas, llm, "structured", deadline))
         await put_template(stack, TEXT_TEMPLATE)
         rows.append(await _ask_set(session, stack, SET1, sets[SET1.label], schemas, llm, "text", deadline))
+        # Structured (the default) before text in each set, so a run short of time loses text rows first.
+        await put_template(stack, STRUCTURED_TEMPLATE)
         await asyncio.to_thread(stack.start_services, SET2.services)
         schemas = await _tools_for(session, stack, SET2, sets[SET2.label], seen)
-        rows.append(await _ask_set(session, stack, SET2, sets[SET2.label], schemas, llm, "text", deadline))
-        await put_template(stack, STRUCTURED_TEMPLATE)
         rows.append(await _ask_set(session, stack, SET2, sets[SET2.label], schemas, llm, "structured", deadline))
+        await put_template(stack, TEXT_TEMPLATE)
+        rows.append(await _ask_set(session, stack, SET2, sets[SET2.label], schemas, llm, "text", deadline))
 
 
 async def _scripted_rows(stack: Stack, sets: dict[str, list[dict[str, Any]]], deadline: float,

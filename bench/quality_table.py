@@ -228,8 +228,8 @@ How it was measured (`bench/agent_quality.py`; this table: `{result['command']}`
   set and again against the running catalog (`bench/quality_sets.py`); a `tool: null` question fits no tool.
 - Each question asked once per row, one at a time, through the gateway's websocket with streaming (as
   `tg-invoke-agent -v`). The model: set 1 structured (the bootstrap `agent-react`), set 1 text
-  (`tg-put-config-item prompt/template.agent-react` with `{TEXT_TEMPLATE.name}`), set 2 text, set 2
-  structured (the bootstrap template put back); an unrecorded warm-up dialog per row proves the mode is in
+  (`tg-put-config-item prompt/template.agent-react` with `{TEXT_TEMPLATE.name}`), set 2 structured (the
+  bootstrap template put back), set 2 text; an unrecorded warm-up dialog per row proves the mode is in
   effect (structured: no thoughts; text: the first message is a thought). The scripted stand-in
   (`text-completion-scripted`, not a model): both sets in structured mode, its script written from the
   sets (the right tool and arguments for each question, a final answer for a question no tool fits, and
