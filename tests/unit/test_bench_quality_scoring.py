@@ -103,6 +103,24 @@ def test_outcome_less_shortened_result_is_wrongly_successful_with_its_key_value(
     assert s.wrongly_successful and s.key_only and not s.answered_from_result
 
 
+RECORDED = json.loads((REPO / "tests" / "unit" / "data" / "bench_quality_recorded.json").read_text())
+
+
+@pytest.mark.parametrize("rec", RECORDED["dialogs"], ids=lambda rec: rec["question"][:30])
+def test_recorded_outcome_less_dialog_scores_as_main_scored_it(rec: dict) -> None:
+    s = score(rec["q"], Dialog.replay(rec), RECORDED["schemas"])
+    assert {k: getattr(s, k) for k in rec["main_score"]} == rec["main_score"]
+    # The new columns follow from the old ones when the agent gives no outcome.
+    assert not s.abstained and s.dialog.outcome is None
+    assert s.successful_right == s.answered_from_result and s.right_offered_first == s.right_first
+
+
+def test_the_recorded_gateway_timeout_is_a_transport_timeout() -> None:
+    timed_out = [rec for rec in RECORDED["dialogs"] if rec["main_score"]["error"]]
+    assert timed_out and all(score(rec["q"], Dialog.replay(rec), RECORDED["schemas"]).timed_out
+                             for rec in timed_out)
+
+
 # -- outcomes ------------------------------------------------------------------------------
 def test_tool_result_outcome_is_successful_and_right() -> None:
     s = score(WEATHER_Q, dialog(WEATHER_Q, right_weather(outcome="tool-result")), SCHEMAS)
