@@ -121,7 +121,7 @@ async def test_no_tool_fits_answers_from_the_model_alone_marked(agent, shout):
         return decide("shout", text="x") if len(a.model.calls) == 1 else decide("final-answer", answer="Paris.")
 
     a.model.replies = [reply]
-    a.model.scores = [{"shout": 0.001, "whisper": 0.002, "final-answer": 0.9}]
+    a.model.scores = [{"shout": 0.0001, "whisper": 0.0002, "final-answer": 0.9}]
     await a.configure(tools=tools_of(shout, "shout", "whisper"), services={shout: service_descriptor(shout)})
     got = await a.ask("What is the capital of France?")
     assert got[-1].outcome == OUTCOME_NO_TOOL
@@ -129,6 +129,7 @@ async def test_no_tool_fits_answers_from_the_model_alone_marked(agent, shout):
                               "by any tool: Paris.")
     second = json.loads(a.prompt.properties[1]["decision-schema"])
     assert [alt["properties"]["action"]["const"] for alt in second["anyOf"]] == ["final-answer"]
+    assert second["anyOf"][0]["properties"]["answer"]["maxLength"] == 400
 
 
 async def test_the_same_failing_call_twice_ends_the_dialog_with_its_error(agent, shout):

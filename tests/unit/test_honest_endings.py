@@ -91,9 +91,13 @@ def test_a_guess_asks_back_with_the_likely_tools_most_likely_first():
 
 
 def test_nothing_likely_while_the_model_would_answer_itself_is_no_tool():
-    got = judge("weather", {"weather": 0.01, "local-time": 0.012, "tell-joke": 0.01,
+    got = judge("weather", {"weather": 0.0001, "local-time": 0.0002, "tell-joke": 0.0001,
                             decision_schema.FINAL_ACTION: 0.9}, TOOLS, Confidence())
     assert got is not None and got.outcome == OUTCOME_NO_TOOL and got.candidates == ()
+    # A small model would rather answer itself almost always: that alone is no "no tool fits".
+    got = judge("weather", {"weather": 0.01, "local-time": 0.012, "tell-joke": 0.01,
+                            decision_schema.FINAL_ACTION: 0.9}, TOOLS, Confidence())
+    assert got is not None and got.outcome == OUTCOME_ASKED
 
 
 def test_without_scores_or_with_one_tool_or_disabled_the_choice_is_taken():

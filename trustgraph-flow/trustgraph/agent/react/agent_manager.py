@@ -51,6 +51,7 @@ from trustgraph.schema.services.agent import (
 )
 
 from .decisions import (
+    NO_TOOL_ANSWER_LIMIT,
     NO_TOOL_PREFIX,
     SCHEMA_PROPERTY,
     Abstain,
@@ -303,8 +304,9 @@ class AgentManager:
         else:
             answer = ""
             try:   # the model's own answer: a step whose schema holds only the answer
-                reply = await self._complete(flow, terms, {SCHEMA_PROPERTY: json.dumps(decision_schema([]))},
-                                             deadline)
+                only_answer = decision_schema([])
+                only_answer["anyOf"][0]["properties"]["answer"]["maxLength"] = NO_TOOL_ANSWER_LIMIT
+                reply = await self._complete(flow, terms, {SCHEMA_PROPERTY: json.dumps(only_answer)}, deadline)
                 decided = _parse(reply)
                 if isinstance(decided, Final):
                     answer = decided.answer

@@ -197,8 +197,8 @@ class Confidence:
     at ``accept`` or more the call is made; below, the dialog ends honestly,
     asking back with the tools whose share is at least ``offer`` (at most
     ``candidates``, most likely first), or, when even the likeliest tool is
-    below ``no_tool`` while the model would rather have answered itself,
-    saying that no tool fits.  ``accept`` 0 takes every choice (as before).
+    below ``no_tool`` and the model gave its own answer ``no_tool_ratio``
+    times the tools' probability, saying that no tool fits.  ``accept`` 0 takes every choice (as before).
     Measured on the agent-quality bench (BENCHMARKS.md); agent flag
     ``--min-confidence``.
     """
@@ -206,7 +206,11 @@ class Confidence:
     accept: float = 0.5
     offer: float = 0.1
     candidates: int = 3
-    no_tool: float = 0.02
+    # "No tool fits" only when the model hardly considered any tool: a small model would
+    # rather answer itself almost always (most of its probability goes to the answer even for
+    # questions a tool fits), so that alone says nothing.
+    no_tool: float = 0.001
+    no_tool_ratio: float = 20.0
 
 
 @dataclass(frozen=True)
@@ -235,7 +239,7 @@ def judge(chosen: str, scores: Mapping[str, float] | None, tool_names: Sequence[
     if share[chosen] >= policy.accept:
         return None
     ranked = sorted(tool_names, key=lambda name: -share[name])
-    if raw[ranked[0]] < policy.no_tool and scores.get(FINAL_ACTION, 0.0) > total:
+    if raw[ranked[0]] < policy.no_tool and scores.get(FINAL_ACTION, 0.0) > policy.no_tool_ratio * total:
         return Abstain(OUTCOME_NO_TOOL, (), share[chosen])
     offered = [name for name in ranked if share[name] >= policy.offer][:max(1, policy.candidates)]
     return Abstain(OUTCOME_ASKED, tuple(offered or ranked[:1]), share[chosen])
@@ -252,5 +256,8 @@ def ask_back(candidates: Sequence[Any]) -> str:
     return (f"I am not sure which tool fits your question. {which} "
             "Ask again naming what you need, or in other words.")
 
+
+#: The longest answer of the model's own (a small model goes on repeating itself to any limit).
+NO_TOOL_ANSWER_LIMIT = 400
 
 NO_TOOL_PREFIX = "No tool fits this question, so this answer is the model's own, not checked by any tool: "
