@@ -51,7 +51,7 @@ def test_alternative_tokenisations_of_an_option_count_together():
     tokens = generated(tok("tell", 0.5, ("t", 0.2), ("weather", 0.1)), tok("-", 1.0), tok("joke", 1.0),
                        tok('",', 1.0))
     scores = choice_scores(tokens, "action", ["tell-joke", "weather"])
-    assert math.isclose(scores["tell-joke"], 0.5, rel_tol=1e-6)   # the generated path
+    assert math.isclose(scores["tell-joke"], 0.5 + 0.2, rel_tol=1e-6)   # "tell", and "t" then the rest
     assert math.isclose(scores["weather"], 0.1, rel_tol=1e-6)
 
 
@@ -154,3 +154,13 @@ def test_few_tools_are_all_kept_in_relevance_order():
 def test_examples_count_as_the_tools_words():
     tools = [T("a", "first"), T("b", "second", examples=["Will it rain in Lisbon?"])]
     assert [t.name for t in by_relevance("rain tomorrow?", tools)] == ["b", "a"]
+
+
+def test_the_generated_option_is_not_scored_below_another_for_its_tokenisation():
+    # The grammar made the model write "t" + "ell" where it rated "tell" higher than "count":
+    # tell-joke must get the "tell" start too, not only the product along "t", "ell".
+    tokens = generated(tok("t", 0.04, ("tell", 0.03), ("count", 0.007)), tok("ell", 0.08), tok("-", 1.0),
+                       tok("joke", 1.0), tok('",', 1.0))
+    scores = choice_scores(tokens, "action", ["tell-joke", "count-words"])
+    assert math.isclose(scores["tell-joke"], 0.03 + 0.04 * 0.08, rel_tol=1e-6)
+    assert math.isclose(scores["count-words"], 0.007, rel_tol=1e-6)

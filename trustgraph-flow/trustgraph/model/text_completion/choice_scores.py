@@ -52,42 +52,53 @@ def _continues(token: str, rest: str) -> bool:
     return bool(token) and (rest.startswith(token) or token.startswith(rest))
 
 
+def _mass(alternatives: Sequence[Any], rest: str, besides: str | None = None) -> float:
+    """The probability of the reported tokens that continue ``rest`` (``besides`` left out)."""
+    return sum(math.exp(a["logprob"]) for a in alternatives
+               if isinstance(a, dict) and isinstance(a.get("logprob"), (int, float))
+               and a.get("token") != besides and _continues(str(a.get("token", "")), rest))
+
+
 def choice_scores(tokens: Sequence[dict[str, Any]], field: str, options: Sequence[str]) -> dict[str, float] | None:
     """``{option: probability}`` for ``field``'s value, from llama.cpp's ``logprobs.content``
     (each token with ``token``, ``logprob`` and ``top_logprobs``); None when the output has no
-    such field or no probabilities."""
+    such field or no probabilities.
+
+    An option's probability adds up the ways the model could have started
+    writing it: along the generated tokens as long as they spell the option,
+    and at each of those positions every other reported token that also
+    continues it (another tokenisation: ``tell`` where ``t`` was generated),
+    the rest of the option then taken as certain.
+    """
     start = _value_start(tokens, field)
     if start is None:
         return None
     out: dict[str, float] = {}
     for option in options:
         rest = option + '"'
-        logp = 0.0
+        along = 1.0      # the probability of the generated tokens so far, which spell the option
+        total = 0.0
         j = start
         while rest and j < len(tokens):
             token = str(tokens[j].get("token", ""))
             lp = tokens[j].get("logprob")
             if not isinstance(lp, (int, float)):
                 return None
-            if token and rest.startswith(token):          # the generated text is still this option
-                logp += lp
-                rest = rest[len(token):]
+            alternatives = tokens[j].get("top_logprobs") or []
+            if token and (rest.startswith(token) or token.startswith(rest)):
+                total += along * _mass(alternatives, rest, besides=token)   # other tokenisations
+                along *= math.exp(lp)
+                rest = "" if token.startswith(rest) else rest[len(token):]
                 j += 1
                 continue
-            if token and token.startswith(rest):          # it ends the option ('",' after the name)
-                logp += lp
-                rest = ""
-                break
-            alternatives = tokens[j].get("top_logprobs") or []
-            mass = sum(math.exp(a["logprob"]) for a in alternatives
-                       if isinstance(a, dict) and isinstance(a.get("logprob"), (int, float))
-                       and _continues(str(a.get("token", "")), rest))
+            mass = _mass(alternatives, rest)
             if mass <= 0:
                 floor = min((a["logprob"] for a in alternatives
                              if isinstance(a, dict) and isinstance(a.get("logprob"), (int, float))),
                             default=math.log(1e-6))
                 mass = math.exp(floor) / 2
-            logp += math.log(mass)
+            total += along * mass
+            along = 0.0
             rest = ""
-        out[option] = math.exp(logp)
+        out[option] = total + along
     return out
