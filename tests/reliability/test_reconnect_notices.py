@@ -113,7 +113,7 @@ async def test_notices_after_a_broker_restart_end_no_call_the_service_runs(own_b
     waited = sum(1 for _s, o in after.values() if o == "deadline")
     errors = [o for _s, o in after.values() if o.startswith("error")]
     ok = not wrongly_ended and not errors
-    row = scenario(scenario="notices after a broker restart", load=f"a call every {EVERY * 1000:.0f} ms to a "
+    scenario(scenario="notices after a broker restart", load=f"a call every {EVERY * 1000:.0f} ms to a "
              f"{CALL_SECONDS:g} s tool service, {len(outcomes)} calls",
              fault=f"the broker killed (SIGKILL) and started again {RESTARTS} times",
              expected="no call sent after the broker was back, and run by the service, is ended as lost",
@@ -121,6 +121,5 @@ async def test_notices_after_a_broker_restart_end_no_call_the_service_runs(own_b
                       f"{ended} never run and ended at once, {waited} waited out their {DEADLINE:g} s deadline, "
                       f"{len(errors)} other errors",
              lost=len(wrongly_ended), ok=ok)
-    print(row.observed)
     assert not wrongly_ended, f"{len(wrongly_ended)} calls ran in the service and were ended as lost"
     assert not errors, errors[:3]
