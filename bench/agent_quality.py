@@ -38,6 +38,7 @@ import argparse
 import asyncio
 import json
 import shutil
+import signal
 import sys
 import time
 from dataclasses import dataclass, field
@@ -144,30 +145,32 @@ async def _tools_for(session: aiohttp.ClientSession, stack: Stack, qset: Questio
 
 
 async def _model_rows(stack: Stack, sets: dict[str, list[dict[str, Any]]], llm: str,
-                      deadline: float, rows: list[Row], seen: dict[str, Any]) -> None:
+                      deadline: float, rec: Recorder) -> None:
+    seen = rec.result["schemas"]
     async with aiohttp.ClientSession() as session:
         schemas = await _tools_for(session, stack, SET1, sets[SET1.label], seen)
-        rows.append(await _ask_set(session, stack, SET1, sets[SET1.label], schemas, llm, "structured", deadline))
+        rec.add(await _ask_set(session, stack, SET1, sets[SET1.label], schemas, llm, "structured", deadline))
         await put_template(stack, TEXT_TEMPLATE)
-        rows.append(await _ask_set(session, stack, SET1, sets[SET1.label], schemas, llm, "text", deadline))
+        rec.add(await _ask_set(session, stack, SET1, sets[SET1.label], schemas, llm, "text", deadline))
         # Structured (the default) before text in each set, so a run short of time loses text rows first.
         await put_template(stack, STRUCTURED_TEMPLATE)
         await asyncio.to_thread(stack.start_services, SET2.services)
         schemas = await _tools_for(session, stack, SET2, sets[SET2.label], seen)
-        rows.append(await _ask_set(session, stack, SET2, sets[SET2.label], schemas, llm, "structured", deadline))
+        rec.add(await _ask_set(session, stack, SET2, sets[SET2.label], schemas, llm, "structured", deadline))
         await put_template(stack, TEXT_TEMPLATE)
-        rows.append(await _ask_set(session, stack, SET2, sets[SET2.label], schemas, llm, "text", deadline))
+        rec.add(await _ask_set(session, stack, SET2, sets[SET2.label], schemas, llm, "text", deadline))
 
 
 async def _scripted_rows(stack: Stack, sets: dict[str, list[dict[str, Any]]], deadline: float,
-                         rows: list[Row], seen: dict[str, Any]) -> None:
+                         rec: Recorder) -> None:
+    seen = rec.result["schemas"]
     async with aiohttp.ClientSession() as session:
         schemas = await _tools_for(session, stack, SET1, sets[SET1.label], seen)
-        rows.append(await _ask_set(session, stack, SET1, sets[SET1.label], schemas, SCRIPTED, "structured",
+        rec.add(await _ask_set(session, stack, SET1, sets[SET1.label], schemas, SCRIPTED, "structured",
                                    deadline))
         await asyncio.to_thread(stack.start_services, SET2.services)
         schemas = await _tools_for(session, stack, SET2, sets[SET2.label], seen)
-        rows.append(await _ask_set(session, stack, SET2, sets[SET2.label], schemas, SCRIPTED, "structured",
+        rec.add(await _ask_set(session, stack, SET2, sets[SET2.label], schemas, SCRIPTED, "structured",
                                    deadline))
 
 
@@ -197,36 +200,49 @@ def run_quality_table(workdir: Path, *, budget: float = 2400.0, model: str | Non
     script.write_text(json.dumps(scripted_llm(list(sets.values()), descriptors, extra=[WARMUP]), indent=1,
                                  ensure_ascii=False))
     llm = Path(model).name if model else EMBEDDED
-    rows: list[Row] = []
-    schemas: dict[str, Any] = {}
-    commands = {}
     deadline = t0 + budget
-    result = {"rows": rows, "sets": sets, "commands": commands, "command": command, "llm": llm,
-              "schemas": schemas}
+    result = {"rows": [], "sets": sets, "commands": {}, "command": command, "llm": llm, "schemas": {},
+              "started": t0}
+    rec = Recorder(workdir / "dialogs.json", result)
     try:
         if not scripted_only:
             stack = Stack(workdir / "model", ["--model", str(model)] if model else [])
-            commands[llm] = stack.command
+            result["commands"][llm] = stack.command
             try:
                 stack.start()
                 stack.start_services(SET1.services)
-                asyncio.run(_model_rows(stack, sets, llm, deadline - SCRIPTED_RESERVE, rows, schemas))
+                asyncio.run(_model_rows(stack, sets, llm, deadline - SCRIPTED_RESERVE, rec))
             finally:
                 stack.stop()
         stack = Stack(workdir / "scripted", ["--llm", "scripted", "--llm-script", str(script)])
-        commands[SCRIPTED] = stack.command
+        result["commands"][SCRIPTED] = stack.command
         try:
             stack.start()
             stack.start_services(SET1.services)
-            asyncio.run(_scripted_rows(stack, sets, deadline, rows, schemas))
+            asyncio.run(_scripted_rows(stack, sets, deadline, rec))
         finally:
             stack.stop()
     finally:
-        # Also when a run breaks off: the rows so far can be scored again (rescore).
-        result["secs"] = time.monotonic() - t0
-        (workdir / "dialogs.json").write_text(json.dumps(dialogs_json(result), indent=1, ensure_ascii=False))
+        rec.write()
     result["markdown"] = markdown(result)
     return result
+
+
+class Recorder:
+    """The run's rows as they are made; ``dialogs.json`` is written again after each, so a run that
+    breaks off, or is killed, keeps what it asked."""
+
+    def __init__(self, path: Path, result: dict[str, Any]) -> None:
+        self.path = path
+        self.result = result
+
+    def add(self, row: Row) -> None:
+        self.result["rows"].append(row)
+        self.write()
+
+    def write(self) -> None:
+        self.result["secs"] = time.monotonic() - self.result["started"]
+        self.path.write_text(json.dumps(dialogs_json(self.result), indent=1, ensure_ascii=False))
 
 
 def dialogs_json(result: dict[str, Any]) -> dict[str, Any]:
@@ -268,7 +284,13 @@ def rescore(path: Path) -> dict[str, Any]:
     return result
 
 
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def main() -> int:
+    # A SIGTERM runs the same finally blocks as Ctrl-C: every process stopped, dialogs.json written.
+    signal.signal(signal.SIGTERM, _interrupt)
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", metavar="PATH", help="a GGUF model for tg-launch --model (default: the embedded one)")
     ap.add_argument("--rescore", metavar="DIR", help="score a recorded run again (its dialogs.json) and print it")

@@ -28,6 +28,7 @@ import json
 import os
 import platform
 import shutil
+import signal
 import sys
 import threading
 import time
@@ -696,7 +697,13 @@ every right decision (`bench/agent_quality.py`).
     return 0
 
 
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 if __name__ == "__main__":
+    # A SIGTERM runs the same finally blocks as Ctrl-C, so every process a table started is stopped.
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         sys.exit(main())
     except BenchError as e:
