@@ -265,6 +265,12 @@ def expected_result(q: dict[str, Any], descriptors: dict[str, dict[str, Any]]) -
     raise QuestionSetError(f"no result rule for tool {tool!r}")
 
 
+def placeholder_args(descriptor: dict[str, Any]) -> dict[str, Any]:
+    """Arguments of the declared types for a call made only because the schema forces one."""
+    filler = {"number": 0, "integer": 0, "boolean": False, "array": [], "object": {}}
+    return {a["name"]: filler.get(a.get("type", "string"), "") for a in descriptor.get("arguments") or []}
+
+
 def _final(answer: str) -> str:
     from trustgraph.base.decision_schema import final
     return final(answer)
@@ -276,16 +282,23 @@ def scripted_llm(question_sets: list[list[dict[str, Any]]], descriptors: dict[st
     the warm-up).  A prompt is matched by its ``Question: <text>`` line; a prompt that also holds the
     right tool's result (a later step) gets a final answer with that result.  No default: a prompt
     the script does not know is an ``llm-error``, seen in the table rather than hidden."""
+    from trustgraph.base.decision_schema import FINAL_ACTION
     rules = []
     for q in [*extra, *(q for qs_ in question_sets for q in qs_)]:
         asked = r"Question: " + re.escape(q["question"]) + r"[ \t]*(?:\n|\Z)"
         if q["tool"] is None:
-            rules.append({"match": asked, "reply": _final(q.get("answer") or "No tool fits; I do not know.")})
+            # The first step must call a tool (the bootstrap template's policy), so a right model
+            # names one, forced, while its scores say it would rather answer; asked for its own
+            # answer next (the agent's no-tool step), it gives it.
+            forced = next(iter(sorted(descriptors)))
+            rules.append({"match": asked, "scores": {FINAL_ACTION: 0.999},
+                          "replies": [json.dumps({"action": forced, "args": placeholder_args(descriptors[forced])}),
+                                      _final(q.get("answer") or "No tool fits; I do not know.")]})
             continue
         result = expected_result(q, descriptors)
         rules.append({"match": asked + r".*" + re.escape(result.splitlines()[-1].strip()),
                       "reply": _final(result)})
-        rules.append({"match": asked, "reply": json.dumps({"action": q["tool"], "args": right_args(q)},
-                                                          ensure_ascii=False)})
+        rules.append({"match": asked, "scores": {q["tool"]: 0.95, FINAL_ACTION: 0.05},
+                      "reply": json.dumps({"action": q["tool"], "args": right_args(q)}, ensure_ascii=False)})
     return {"_comment": "Written by bench/quality_sets.py for the agent-quality table's scripted rows: "
                         "the right decision for each question; do not edit.", "rules": rules}

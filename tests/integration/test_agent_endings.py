@@ -93,7 +93,7 @@ async def test_a_guess_asks_back_with_the_likely_tools(agent, shout, streaming):
     a = await agent()
     a.model.replies = [decide("whisper", text="hello")]
     # The model named whisper, but found shout more likely, and neither clearly.
-    a.model.scores = [{"shout": 0.30, "whisper": 0.25, "sing": 0.01, "final-answer": 0.2}]
+    a.model.scores = [{"shout": 0.30, "whisper": 0.06, "sing": 0.01, "final-answer": 0.2}]
     await a.configure(tools=tools_of(shout, "shout", "whisper", "sing"),
                       services={shout: service_descriptor(shout)})
     got = await a.ask("say hello softly or loudly", streaming=streaming)
@@ -112,6 +112,23 @@ async def test_a_clear_choice_is_called(agent, shout):
     await a.configure(tools=tools_of(shout, "shout", "whisper"), services={shout: service_descriptor(shout)})
     got = await a.ask("shout hi")
     assert (got[-1].answer, got[-1].outcome) == ("HI", OUTCOME_TOOL)
+
+
+@pytest.mark.parametrize("check", [True, False])
+async def test_a_sure_choice_with_a_made_up_value_asks_back_unless_the_check_is_off(agent, shout, check):
+    a = await agent(argument_check=check)
+    a.model.replies = [decide("shout", text="the weather in London"),
+                       lambda terms: decide("final-answer", answer=terms["history"][-1]["observation"])]
+    a.model.scores = [{"shout": 0.9, "whisper": 0.05}, None]
+    await a.configure(tools=tools_of(shout, "shout", "whisper"), services={shout: service_descriptor(shout)})
+    got = await a.ask("count the words of: good morning everyone")
+    if check:
+        assert (got[-1].outcome, got[-1].candidates) == (OUTCOME_ASKED, ["shout"])
+        assert got[-1].answer.startswith("I am not sure how to answer: the likeliest tool, `shout`, needs its "
+                                         "text, and your question does not say it.")
+        assert not observations(got)   # the made-up call was never made
+    else:
+        assert (got[-1].answer, got[-1].outcome) == ("THE WEATHER IN LONDON", OUTCOME_TOOL)
 
 
 async def test_no_tool_fits_answers_from_the_model_alone_marked(agent, shout):

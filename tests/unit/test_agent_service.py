@@ -59,7 +59,7 @@ async def test_agent_reloads_when_only_tool_service_config_changes(agent):
     assert "joke" not in agent.processor.registry.tools
     # Only the tool-service type changes: that alone must rebuild the tools.
     await agent.configure({"tool-service": {"joke-svc": SERVICE}})
-    got = await agent.ask("Tell me a joke")
+    got = await agent.ask("Tell me a joke about cats")
     assert agent.prompt.calls[0]["tool_names"] == "joke"
     assert [r.observation for r in got if r.observation] == ["a joke about cats for alice"]
     assert got[-1].answer == "a joke about cats for alice"

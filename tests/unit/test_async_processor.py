@@ -58,3 +58,16 @@ def test_common_flags(flag, value, monkeypatch):
     parser = argparse.ArgumentParser()
     AsyncProcessor.add_args(parser)
     assert parser.parse_args([]).pulsar_host == "pulsar://env:3"
+
+
+@pytest.mark.parametrize("env, level", [(None, "INFO"), ("debug", "DEBUG"), ("WARNING", "WARNING"), ("loud", "INFO")])
+def test_the_log_level_defaults_to_the_environment(env, level, monkeypatch):
+    import argparse
+    if env is None:
+        monkeypatch.delenv("TRUSTGRAPH_LOG_LEVEL", raising=False)
+    else:
+        monkeypatch.setenv("TRUSTGRAPH_LOG_LEVEL", env)
+    parser = argparse.ArgumentParser()
+    AsyncProcessor.add_args(parser)
+    assert parser.parse_args([]).log_level == level
+    assert parser.parse_args(["-l", "ERROR"]).log_level == "ERROR"   # the flag wins

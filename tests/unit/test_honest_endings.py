@@ -84,10 +84,12 @@ def test_a_clear_choice_is_taken():
 
 
 def test_a_guess_asks_back_with_the_likely_tools_most_likely_first():
-    got = judge("local-time", {"weather": 0.3, "local-time": 0.25, "tell-joke": 0.01}, TOOLS, Confidence())
+    got = judge("local-time", {"weather": 0.5, "local-time": 0.1, "tell-joke": 0.01}, TOOLS, Confidence())
     assert got is not None and got.outcome == OUTCOME_ASKED
     assert got.candidates == ("weather", "local-time")
-    assert 0.4 < got.share < 0.5
+    assert 0.15 < got.share < 0.2
+    assert judge("local-time", {"weather": 0.5, "local-time": 0.1, "tell-joke": 0.01}, TOOLS,
+                 Confidence(accept=0.15)) is None
 
 
 def test_nothing_likely_while_the_model_would_answer_itself_is_no_tool():
@@ -95,9 +97,14 @@ def test_nothing_likely_while_the_model_would_answer_itself_is_no_tool():
                             decision_schema.FINAL_ACTION: 0.9}, TOOLS, Confidence())
     assert got is not None and got.outcome == OUTCOME_NO_TOOL and got.candidates == ()
     # A small model would rather answer itself almost always: that alone is no "no tool fits".
-    got = judge("weather", {"weather": 0.01, "local-time": 0.012, "tell-joke": 0.01,
-                            decision_schema.FINAL_ACTION: 0.9}, TOOLS, Confidence())
+    likely = {"weather": 0.01, "local-time": 0.012, "tell-joke": 0.01, decision_schema.FINAL_ACTION: 0.9}
+    assert judge("weather", likely, TOOLS, Confidence()) is None                 # a fair share: called
+    got = judge("weather", likely, TOOLS, Confidence(accept=0.5))
     assert got is not None and got.outcome == OUTCOME_ASKED
+    # and "no tool fits" does not wait for the chosen tool's share to be low
+    got = judge("weather", {"weather": 0.0004, "local-time": 0.0001, decision_schema.FINAL_ACTION: 0.9}, TOOLS,
+                Confidence())
+    assert got is not None and got.outcome == OUTCOME_NO_TOOL
 
 
 def test_without_scores_or_with_one_tool_or_disabled_the_choice_is_taken():

@@ -58,6 +58,10 @@ def test_launch_passes_the_agents_limits_through_only_when_given(tmp_path):
     assert given[given.index("--max-iterations") + 1] == "3"
     assert given[given.index("--tool-timeout") + 1] == "7.5"
     assert "--max-iterations" not in argv() and "--tool-timeout" not in argv()   # the agent's defaults
+    given = argv("--min-confidence", "0.3", "--no-argument-check")
+    assert given[given.index("--min-confidence") + 1] == "0.3" and "--no-argument-check" in given
+    assert "--argument-check" in argv("--argument-check")
+    assert not any("argument-check" in a or "min-confidence" in a for a in argv())
     # and the broker's admin URL, so a tool on an interface nothing serves fails at once
     assert given[given.index("--pulsar-admin-url") + 1] == "http://127.0.0.1:2"
 

@@ -321,8 +321,11 @@ class AsyncProcessor:
         parser.add_argument("--pulsar-api-key", default=env_default("PULSAR_API_KEY"),
                             help="Pulsar token (env PULSAR_API_KEY)")
         parser.add_argument("--pulsar-listener", default=None, help="Pulsar listener name")
-        parser.add_argument("-l", "--log-level", default="INFO",
-                            choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"])
+        levels = ["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
+        level = str(env_default("TRUSTGRAPH_LOG_LEVEL", "INFO")).upper()
+        parser.add_argument("-l", "--log-level", default=level if level in levels else "INFO", choices=levels,
+                            help="log level (default: $TRUSTGRAPH_LOG_LEVEL, else INFO; tg-launch passes "
+                                 "its environment on to every component)")
         parser.add_argument("--metrics", action=argparse.BooleanOptionalAction, default=True,
                             help="serve Prometheus metrics")
         parser.add_argument("-P", "--metrics-port", type=int, default=None,

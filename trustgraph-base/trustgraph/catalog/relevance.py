@@ -21,7 +21,8 @@ from typing import Any
 _WORD = re.compile(r"\w+")
 
 # Words that say nothing about which tool fits.
-_COMMON = frozenset("""a about an and are as at be by can do for from give given how i in is it me my of on
+#: Words too common to tell tools (or a tool's argument values) apart.
+COMMON_WORDS = frozenset("""a about an and are as at be by can do for from give given how i in is it me my of on
 or please tell that the this to what when where which who with you your""".split())
 
 #: At most this many tools are shown to the model in one prompt (``for_prompt``).
@@ -46,7 +47,7 @@ def _arguments(tool: Any) -> list[tuple[str, str]]:
 
 def content_words(text: str) -> set[str]:
     """The words of ``text`` that can tell tools apart (lower case, common words left out)."""
-    return {w.lower() for w in _WORD.findall(text.replace("-", " ").replace("_", " "))} - _COMMON
+    return {w.lower() for w in _WORD.findall(text.replace("-", " ").replace("_", " "))} - COMMON_WORDS
 
 
 def tool_words(tool: Any) -> set[str]:

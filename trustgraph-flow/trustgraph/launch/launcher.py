@@ -132,8 +132,11 @@ class Launcher:
             raise RuntimeError(f"command {comp.command!r} for component {comp.name} is not installed")
         argv = [exe, *(self._fill(a, values) for a in comp.args), "--pulsar-host", pulsar_url]
         for option in comp.options:
-            if (value := getattr(self.args, option, None)) is not None:
-                argv += [f"--{option.replace('_', '-')}", str(value)]
+            flag = option.replace('_', '-')
+            if isinstance(value := getattr(self.args, option, None), bool):
+                argv.append(f"--{flag}" if value else f"--no-{flag}")
+            elif value is not None:
+                argv += [f"--{flag}", str(value)]
         where = self._fill(comp.listens, values) or "ready"
         if self.args.metrics:
             port = self._metrics_port(index)
@@ -317,7 +320,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="seconds the agent waits for one tool call (agent-manager-react's default: 60)")
     p.add_argument("--min-confidence", type=float, default=None,
                    help="the share of the model's probability its chosen tool needs among the tools, "
-                        "or the agent asks back (agent-manager-react's default: 0.5; 0 takes every choice)")
+                        "or the agent asks back (agent-manager-react's default: 0.2; 0 takes every choice)")
+    p.add_argument("--argument-check", action=argparse.BooleanOptionalAction, default=None,
+                   help="whether the agent asks back when the model gives a tool an argument value the "
+                        "dialog never said (agent-manager-react's default: on)")
     p.add_argument("--bootstrap", default=None, help="bootstrap file (default config-examples/bootstrap.json)")
     p.add_argument("--no-bootstrap", action="store_true", help="do not load bootstrap config")
     p.add_argument("--metrics", action=argparse.BooleanOptionalAction, default=False,

@@ -65,6 +65,7 @@ from .decisions import (
     judge,
     parse_decision,
 )
+from .grounding import unsaid_arguments
 from .parser import FORMAT_HINT, StreamParser, parse_react
 from .registry import Registry, Tool, filter_tools
 from .types import (
@@ -149,6 +150,13 @@ FAILURE_FAILED = "failed"             # the tool answered with an error
 def _same_call(step: AgentStep, name: str, arguments: dict[str, str]) -> bool:
     return step.action == name and dict(step.arguments or {}) == arguments \
         and (step.observation or "").startswith("Error:")
+
+
+def _said(question: str, history: list[AgentStep]) -> list[str]:
+    """What the dialog has said so far that a call's arguments may come from: the question and
+    the tools' results (not their errors, which echo the model's own values back)."""
+    return [question, *(h.observation for h in history
+                        if h.observation and not h.observation.startswith("Error:"))]
 
 
 def _last_error(history: list[AgentStep]) -> str:
@@ -245,9 +253,16 @@ class AgentManager:
             step = AgentStep(thought=result.thought, observation=f"Error: {result.reason}.{hint}")
             yield Observation(step.observation)
         else:
-            abstain = judge(result.name, scores[0] if scores else None, [t.name for t in tools], self.confidence)
+            chosen = next((t for t in tools if t.name == result.name), None)
+            unsaid = unsaid_arguments(result.arguments, chosen.arguments if chosen else (),
+                                      _said(request.question, history)) if self.confidence.check_arguments else []
+            abstain = judge(result.name, scores[0] if scores else None, [t.name for t in tools], self.confidence,
+                            unsaid)
+            logger.debug("Decision %s %s, scores %s, unsaid %s", result.name, list(result.arguments),
+                         scores[0] if scores else None, unsaid)
             if abstain is not None:
-                logger.info("Model's choice of %s is a guess (share %.2f): %s", result.name, abstain.share,
+                logger.info("Model's choice of %s is a guess (share %.2f%s): %s", result.name, abstain.share,
+                            f", arguments not said: {', '.join(abstain.unsaid)}" if abstain.unsaid else "",
                             abstain.outcome)
                 async with aclosing(self._abstain(abstain, tools, request, flow, terms, deadline)) as ending:
                     async for event in ending:
@@ -299,7 +314,7 @@ class AgentManager:
         """End the dialog honestly: ask which tool was meant, or answer without one, marked so."""
         if abstain.outcome == OUTCOME_ASKED:
             named = {t.name: t for t in tools}
-            text = ask_back([named[n] for n in abstain.candidates if n in named])
+            text = ask_back([named[n] for n in abstain.candidates if n in named], abstain.tool, abstain.unsaid)
             outcome, candidates = OUTCOME_ASKED, abstain.candidates
         else:
             answer = ""

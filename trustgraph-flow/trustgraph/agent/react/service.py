@@ -162,7 +162,8 @@ class Processor(FlowProcessor):
             max_iterations=int(params.get("max_iterations") or default_max_iterations),
             tool_timeout=float(params.get("tool_timeout") or default_tool_timeout),
             prompt_timeout=prompt_timeout,
-            confidence=Confidence(accept=Confidence.accept if min_confidence is None else float(min_confidence)),
+            confidence=Confidence(accept=Confidence.accept if min_confidence is None else float(min_confidence),
+                                  check_arguments=params.get("argument_check") is not False),
         )
         # Tools: config, and the services that announce themselves; calls to a
         # service known to be down fail at once (its liveness is the directory's).
@@ -259,6 +260,11 @@ class Processor(FlowProcessor):
                                  "among the tools (from the LLM service's choice scores); below it the "
                                  "dialog asks back which tool was meant, or says no tool fits. 0 takes "
                                  "every choice (default %(default)s)")
+        parser.add_argument("--argument-check", action=argparse.BooleanOptionalAction, default=True,
+                            help="ask back, rather than call the tool, when a value the model gave a "
+                                 "tool's argument was never said in the dialog (a made-up city, a text "
+                                 "the model wrote itself); --no-argument-check for a model trusted to "
+                                 "infer values (default: on)")
         parser.add_argument("--dialog-timeout", type=float, default=default_dialog_timeout,
                             help="seconds a whole dialog may take (its caller's deadline may be "
                                  "shorter); past it the dialog ends with the agent's own error, before "

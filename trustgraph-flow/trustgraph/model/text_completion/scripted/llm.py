@@ -20,6 +20,11 @@ The script (``--script PATH``, JSON)::
   repeats; counts are per rule and per process.
 * No match gives ``default``; with no ``default`` that is an ``llm-error``.
 * ``delay`` seconds pass before each reply (to test timeouts and overlap).
+* A rule's ``scores`` (an object of option name -> probability) are the choice
+  scores reported with its replies when the request asks for them
+  (``score-choices``), as a model server reading the model's token
+  probabilities would: a test or bench can say "the model would rather have
+  answered" while its reply, forced by the schema, names a tool.
 * Stop strings cut the reply as a real model would.  A ``prefix`` is treated
   as the start of the reply: when the reply starts with it, only the rest is
   returned (what a model continuing the prefix would produce).
@@ -58,6 +63,7 @@ class ScriptError(ValueError):
 class Rule:
     pattern: re.Pattern
     replies: list[str]
+    scores: dict[str, float] | None = None
     used: int = 0
 
     def next_reply(self) -> str:
@@ -91,7 +97,13 @@ class Script:
                 if (not isinstance(replies, list) or not replies
                         or not all(isinstance(r, str) for r in replies)):
                     raise ScriptError(f"{where} needs 'reply' (a string) or 'replies' (a non-empty list of strings)")
-            self.rules.append(Rule(pattern, list(replies)))
+            scores = rule.get("scores")
+            if scores is not None and (not isinstance(scores, dict) or not all(
+                    isinstance(k, str) and isinstance(v, int | float) and not isinstance(v, bool)
+                    for k, v in scores.items())):
+                raise ScriptError(f"{where}: 'scores' must be an object of option names and probabilities")
+            self.rules.append(Rule(pattern, list(replies), None if scores is None else
+                                   {k: float(v) for k, v in scores.items()}))
         self.default: str | None = data.get("default")
         if self.default is not None and not isinstance(self.default, str):
             raise ScriptError(f"{source}: 'default' must be a string")
@@ -113,12 +125,16 @@ class Script:
         return cls(data, path)
 
     def reply(self, text: str) -> str:
+        return self.answer(text)[0]
+
+    def answer(self, text: str) -> tuple[str, dict[str, float] | None]:
+        """The reply for a request's text, and the rule's choice scores (None: it has none)."""
         for rule in self.rules:
             if rule.pattern.search(text):
-                return rule.next_reply()
+                return rule.next_reply(), rule.scores
         if self.default is None:
             raise LlmError("scripted model: no rule matches and the script has no default")
-        return self.default
+        return self.default, None
 
 
 def split_chunks(text: str, parts: int = 3) -> list[str]:
@@ -162,32 +178,36 @@ class Processor(LlmService):
         self.script = Script.load(path)
 
     def _answer(self, system: str, prompt: str, stop: list[str], prefix: str,
-                schema: dict[str, Any] | None) -> LlmResult:
+                schema: dict[str, Any] | None, choices: tuple[str, list[str]] | None = None) -> LlmResult:
         text = f"{system}\n\n{prompt}"
-        reply = self.script.reply(text)
+        reply, scores = self.script.answer(text)
         if prefix and reply.startswith(prefix):
             reply = reply[len(prefix):]
         reply, _ = cut_at_stop(reply, stop)
         if schema is not None:
             check_schema(reply, schema)
+        if scores is not None and choices is not None:   # only what was asked for, as a server would
+            scores = {name: scores.get(name, 0.0) for name in choices[1]}
         return LlmResult(text=reply, in_token=len(text.split()), out_token=len(reply.split()),
-                         model=MODEL_NAME)
+                         model=MODEL_NAME, choice_scores=scores if choices is not None else None)
 
     async def generate(self, system: str, prompt: str, model: str, temperature: float,
-                       stop: list[str], prefix: str, *, schema: dict[str, Any] | None = None) -> LlmResult:
-        result = self._answer(system, prompt, stop, prefix, schema)
+                       stop: list[str], prefix: str, *, schema: dict[str, Any] | None = None,
+                       choices: tuple[str, list[str]] | None = None) -> LlmResult:
+        result = self._answer(system, prompt, stop, prefix, schema, choices)
         if self.script.delay:
             await asyncio.sleep(self.script.delay)
         return result
 
     async def generate_stream(self, system: str, prompt: str, model: str, temperature: float,
-                              stop: list[str], prefix: str, *, schema: dict[str, Any] | None = None
-                              ) -> AsyncIterator[str | LlmResult]:
-        result = await self.generate(system, prompt, model, temperature, stop, prefix, schema=schema)
+                              stop: list[str], prefix: str, *, schema: dict[str, Any] | None = None,
+                              choices: tuple[str, list[str]] | None = None) -> AsyncIterator[str | LlmResult]:
+        result = await self.generate(system, prompt, model, temperature, stop, prefix, schema=schema,
+                                     choices=choices)
         for chunk in split_chunks(result.text):
             yield chunk
             await asyncio.sleep(0)
-        yield LlmResult("", result.in_token, result.out_token, result.model)
+        yield LlmResult("", result.in_token, result.out_token, result.model, choice_scores=result.choice_scores)
 
     @classmethod
     def add_args(cls, parser: argparse.ArgumentParser) -> None:
