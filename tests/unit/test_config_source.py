@@ -24,6 +24,7 @@ from trustgraph.base.config_source import (
     stamp_of,
 )
 from trustgraph.base.testing import MemoryBroker, memory_pubsub, worker
+from trustgraph.base.testing.stand_ins import Responder
 from trustgraph.base.topics import CONFIG_PUSH, CONFIG_REQUEST, CONFIG_RESPONSE
 from trustgraph.config.service import Processor as ConfigService
 from trustgraph.schema import ConfigPush, ConfigRequest, ConfigResponse, ConfigValue
@@ -134,6 +135,33 @@ async def test_a_processor_follows_a_new_store(tmp_path, caplog):
             await until(lambda: proc.config_version == 0, "the new store's start push")
             assert seen[-1] == (0, {})
             assert "version history restarted (a new config store" in caplog.text
+    finally:
+        await proc.stop()
+
+
+async def test_beside_upstreams_config_svc_an_unstamped_push_at_its_version_is_applied(caplog):
+    # Upstream 2.1.4's config-svc: no stamp on its pushes, no digest on its replies.
+    broker = MemoryBroker()
+    held = {"version": 3, "config": A}
+
+    def upstream(req: ConfigRequest) -> list[ConfigResponse]:
+        return [ConfigResponse(version=held["version"], config=held["config"] if req.operation == "config" else None,
+                               values=[] if req.operation == "get" else None)]
+
+    ps = memory_pubsub(broker, "upstream-config-svc")
+    await Responder(ps, CONFIG_REQUEST, CONFIG_RESPONSE, ConfigRequest, upstream).start()
+    seen: list[tuple[int, dict]] = []
+    proc = await _following(broker, seen)
+    try:
+        await until(lambda: proc.config_version == 3, "the first config")
+        held.update(version=4, config=B)
+        pushes = await ps.producer(CONFIG_PUSH)
+        await pushes.send(ConfigPush(version=4, config=B))
+        await until(lambda: proc.config_version == 4, "upstream's push")
+        await pushes.send(ConfigPush(version=10**12, config=A))   # ahead of it: not from it
+        await until(lambda: "Config push of version 1000000000000 ignored: config-svc is at version 4"
+                    in caplog.text, "the warning")
+        assert seen == [(3, A["tool"]), (4, B["tool"])]
     finally:
         await proc.stop()
 
