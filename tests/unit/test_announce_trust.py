@@ -101,7 +101,9 @@ async def test_a_down_without_the_replicas_secret_withdraws_nothing(bus, caplog)
         await bus.say(replica=real.replica, state="down")
     assert bus.directory.live("weather-service") is True
     assert "a 'down' without that replica's withdraw key is not from that replica" in caplog.text
-    # An "up" under the replica's id with another hash cannot re-key it either.
+    # An "up" under the replica's id with another hash cannot re-key it either (nor one that is not ASCII).
+    await bus.say(replica=real.replica, withdraw_hash="é\u202e")
+    await bus.say(replica=real.replica, state="down", withdraw_key="é")
     await bus.say(replica=real.replica, withdraw_hash=withdraw_hash("mine"))
     await bus.say(replica=real.replica, state="down", withdraw_key="mine")
     assert bus.directory.live("weather-service") is True

@@ -399,7 +399,7 @@ class ServiceDirectory:
         found = state.find(a.replica) if state is not None else None
         if found is not None:
             rset, replica = found
-            if not hmac.compare_digest(replica.withdraw_hash, a.withdraw_hash or ""):
+            if not _same(replica.withdraw_hash, a.withdraw_hash or ""):
                 self._refuse("impostor", a, "it names a running replica with another withdraw hash, so it is not "
                              "from that replica")
                 return
@@ -453,8 +453,7 @@ class ServiceDirectory:
             logger.debug("Tool service %s: 'down' of unknown replica %s ignored", a.service, a.replica)
             return
         rset, replica = found
-        if not replica.withdraw_hash or not hmac.compare_digest(
-                withdraw_hash(a.withdraw_key or ""), replica.withdraw_hash):
+        if not replica.withdraw_hash or not _same(withdraw_hash(a.withdraw_key or ""), replica.withdraw_hash):
             self._refuse("withdraw", a, "a 'down' without that replica's withdraw key is not from that replica "
                          "(it is withdrawn when its lease ends)")
             return
@@ -586,6 +585,11 @@ class ServiceDirectory:
             task = asyncio.ensure_future(result)
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
+
+
+def _same(a: str, b: str) -> bool:
+    """Two hashes compared in constant time (as bytes: a stranger's text need not be ASCII)."""
+    return hmac.compare_digest(a.encode("utf-8", "surrogatepass"), b.encode("utf-8", "surrogatepass"))
 
 
 def _finite(value: Any) -> float:
