@@ -284,3 +284,11 @@ def test_configured_services_are_known_by_key_and_by_id():
     assert got["wx"] == got["weather-service"] == sd.Configured((REQ, RESP), True)
     assert got["bad"] == got["q"] == sd.Configured(None, False)
     assert configured_services({"wx": json.dumps({**DESCRIPTOR, "announces": "yes"})})["wx"].announces is False
+
+
+def test_a_put_of_a_bad_policy_is_refused_naming_what_it_takes():
+    from trustgraph.catalog import check_item
+
+    assert check_item({}, "tool-policy", "announced", '"configured"').errors == ()
+    (error,) = check_item({}, "tool-policy", "announced", '"everything"').errors
+    assert str(error).startswith("tool-policy/announced: field '(json)': unknown policy \"everything\"; it must be")
