@@ -12,8 +12,10 @@ Why it is built this way:
 * nothing listens beyond 127.0.0.1 and every loop is bounded in calls or time.
 
 The agent table (issue 7 item 4) is measured by ``bench/agent_bench.py``, the
-agent-quality table (issue 12 point 5: the embedded model's tool choice and
-arguments over five tools, structured and text mode) by ``bench/agent_quality.py``.
+agent-quality table (the embedded model's tool choice, arguments and endings on
+two question sets, structured and text mode, beside a scripted stand-in that
+knows every answer; ``--model PATH`` runs it on a user's own GGUF instead) by
+``bench/agent_quality.py``.
 Hand-written analysis (what limits a missed target) is kept in
 ``bench/notes.md`` and copied into BENCHMARKS.md below the tables.
 """
@@ -26,6 +28,7 @@ import json
 import os
 import platform
 import shutil
+import signal
 import sys
 import threading
 import time
@@ -507,6 +510,9 @@ def main() -> int:
                     help="seconds to wait before each table for other work on the machine to "
                          "finish (then it measures anyway and says so)")
     ap.add_argument("--output", default=str(REPO / "BENCHMARKS.md"))
+    ap.add_argument("--model", metavar="PATH",
+                    help="run the agent-quality table on this GGUF model (tg-launch --model PATH) instead of "
+                         "the embedded one; its rows carry the file's name, and BENCHMARKS.md is not written")
     args = ap.parse_args()
     t0 = time.perf_counter()
     WORK.mkdir(parents=True, exist_ok=True)
@@ -575,17 +581,17 @@ def main() -> int:
         print(agent["markdown"] + "\n", flush=True)
     if "quality" in only:
         fc = quiet("agent quality")
-        print("Agent quality table (about 5 minutes on a quiet machine)...", flush=True)
+        print("Agent quality table (about 15 minutes on a quiet machine)...", flush=True)
         try:
-            quality = run_quality_table(WORK / "quality", command=" ".join([".venv/bin/python", "bench/run.py",
-                                                                            *sys.argv[1:]]))
+            quality = run_quality_table(WORK / "quality", model=args.model,
+                                        command=" ".join([".venv/bin/python", "bench/run.py", *sys.argv[1:]]))
         except QualityBenchError as e:
             raise BenchError(str(e)) from e
         record("agent quality", fc)
         print(quality["markdown"] + "\n", flush=True)
     elapsed = time.perf_counter() - t0
     print(f"make bench took {elapsed:.0f} s", flush=True)
-    if args.only or args.peers != ",".join(ALL_PEERS):
+    if args.only or args.peers != ",".join(ALL_PEERS) or args.model:
         return 0
 
     assert tool is not None and scaling is not None and foot is not None and announce is not None
@@ -678,8 +684,10 @@ agent's default: 60 s).
 
 ## Agent quality table
 
-How well the embedded model uses the tools of a running stack, in structured mode (the bootstrap
-`agent-react`) and in text mode (ReAct text), on the same questions (`bench/agent_quality.py`).
+How well the embedded model uses the tools of a running stack, and how its dialogs end, in
+structured mode (the bootstrap `agent-react`) and in text mode (ReAct text), on two question sets
+(the second paraphrased, with questions that no tool fits), beside a scripted stand-in that gives
+every right decision (`bench/agent_quality.py`).
 
 {quality['markdown']}
 
@@ -689,7 +697,13 @@ How well the embedded model uses the tools of a running stack, in structured mod
     return 0
 
 
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 if __name__ == "__main__":
+    # A SIGTERM runs the same finally blocks as Ctrl-C, so every process a table started is stopped.
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         sys.exit(main())
     except BenchError as e:

@@ -106,6 +106,36 @@ class McpStandIn:
             self.proc.stop()
 
 
+def descendants(pid: int) -> set[int]:
+    """Every live process below ``pid`` (from /proc), so a test can check none is left."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(entry.name))
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
 def wait_for(what: str, probe: Callable[[], T], timeout: float = 60.0,
              detail: Callable[[], str] | None = None) -> T:
     """Poll ``probe`` until it returns something truthy and return that: a wait for an event
@@ -121,4 +151,4 @@ def wait_for(what: str, probe: Callable[[], T], timeout: float = 60.0,
         time.sleep(0.05)
 
 
-__all__ = ["free_port", "Proc", "McpStandIn", "REPO", "BIN", "wait_for"]
+__all__ = ["free_port", "Proc", "McpStandIn", "REPO", "BIN", "wait_for", "descendants", "alive"]

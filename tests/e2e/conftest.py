@@ -9,37 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
-from support import BIN
+from support import BIN, alive, descendants  # noqa: F401 - re-exported for the e2e tests
 from trustgraph.base.broker import free_port
-
-
-def descendants(pid: int) -> set[int]:
-    """Every live process below ``pid`` (from /proc), so a test can check none is left."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        children.setdefault(ppid, []).append(int(entry.name))
-    found: set[int] = set()
-    todo = [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            if child not in found:
-                found.add(child)
-                todo.append(child)
-    return found
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 class Stack:

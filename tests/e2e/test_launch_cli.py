@@ -121,6 +121,20 @@ def test_a_second_launch_on_the_same_data_dir_is_refused_untouched(stack):
     assert stack.cli("tg-show-config").returncode == 0
 
 
+def test_a_model_file_that_is_not_there_or_not_gguf_stops_the_launch_before_anything_starts(tmp_path):
+    not_gguf = tmp_path / "notes.gguf"
+    not_gguf.write_text("not a model")
+    for path, why in ((tmp_path / "missing.gguf", "does not exist; give --model the path of a GGUF file"),
+                      (not_gguf, "is not a GGUF file (llama.cpp runs GGUF models: download the model in GGUF "
+                                 "form, or convert it with llama.cpp's convert_hf_to_gguf.py)")):
+        data = tmp_path / "data"
+        r = subprocess.run([str(BIN / "tg-launch"), "--data-dir", str(data), "--model", str(path)],
+                           capture_output=True, text=True, timeout=60)
+        assert (r.returncode, r.stdout) == (1, "")
+        assert r.stderr.splitlines() == [f"tg-launch: error: model file {path} {why}"]
+        assert not data.exists()   # nothing was started, not even the data directory
+
+
 def test_deleting_a_missing_item_fails_and_says_so(stack):
     r = stack.cli("tg-delete-config-item", "widget/never-there")
     assert (r.returncode, r.stdout) == (1, "")

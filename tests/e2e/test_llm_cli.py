@@ -5,12 +5,27 @@ from __future__ import annotations
 import json
 
 import pytest
+from trustgraph.model.text_completion.llamacpp.llm import default_model_path
+
+# The real embedded SmolLM2 model, given as a user gives their own GGUF file: under a name of
+# its own (a link to the default model's file), so what the status line and the service's log
+# name is the file given, not the default. The agent's e2e tests run the default without --model.
+OWN_MODEL = "my-own-model.gguf"
 
 
 @pytest.fixture(scope="module")
-def stack(stack_factory):
-    # The real embedded SmolLM2 model (the default LLM); no agent needed here.
-    return stack_factory("--no-agent", "--no-joke-service")
+def stack(stack_factory, tmp_path_factory):
+    model = tmp_path_factory.mktemp("model") / OWN_MODEL
+    model.symlink_to(default_model_path())
+    stack = stack_factory("--no-agent", "--no-joke-service", "--model", str(model))
+    stack.model = model
+    return stack
+
+
+def test_the_model_given_is_the_one_that_runs_and_the_status_line_names_it(stack):
+    assert f"llm            embedded {OWN_MODEL}\n" in stack.output()
+    # The service's own line once llama.cpp has loaded it (before the status line is printed).
+    assert f"Model {stack.model} loaded" in (stack.data_dir / "logs" / "llm.log").read_text()
 
 
 def test_invoke_llm_answers_from_the_embedded_model(stack):

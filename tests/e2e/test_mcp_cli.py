@@ -55,6 +55,12 @@ def test_imported_tools_are_used_by_the_agent_at_once(stack, server):
     done = stack.cli("tg-import-mcp-tools", server.url, "--only", "lookup", "shout", "--auth-token", TOKEN)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"Imported 2 tool(s) from {server.url}: lookup, shout"
+    # The examples in the server's _meta that a descriptor can hold, and a line for the rest.
+    assert done.stderr.splitlines() == [
+        "tg-import-mcp-tools: warning: tool/shout: 1 of the server's examples left out (a tool takes at most "
+        "10, each a non-empty string of at most 200 characters)"]
+    shout = json.loads(stack.cli("tg-get-config-item", "tool/shout").stdout)
+    assert (shout["description"], shout["examples"]) == ("The text in capitals (plain text).", ["Say hello loudly"])
     # No waiting: the agent reloads on the config push that the import made.
     r = stack.cli("tg-invoke-agent", "-q", "How cold is Oslo?", "-v")
     assert r.returncode == 0, r.stderr + stack.child_logs()

@@ -51,7 +51,9 @@ def lookup(city: str) -> Weather:
     return {"city": city, "temp": 21 if city != "Oslo" else 4}
 
 
-@server.tool(structured_output=False)
+# Example questions under mcp-server's _meta key, as a server of someone else's might
+# write them: the second is not a string, so tg-import-mcp-tools leaves it out.
+@server.tool(structured_output=False, meta={"ai.trustgraph/examples": ["Say hello loudly", 7]})
 def shout(text: str) -> str:
     """The text in capitals (plain text)."""
     return text.upper()

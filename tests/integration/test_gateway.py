@@ -520,7 +520,8 @@ async def test_tool_service_endpoint(stack: Stack, broker: EmbeddedBroker,
         descriptor = {"id": t, "request-queue": f"non-persistent://tg/request/{t}",
                       "response-queue": f"non-persistent://tg/response/{t}", "config-params": [{"name": "style"}]}
         tool = {"type": "tool-service", "name": f"tool-{t}", "description": "Echo", "service": t, "style": "pun",
-                "arguments": [{"name": "topic", "type": "string", "description": "x"}]}
+                "arguments": [{"name": "topic", "type": "string", "description": "x"}],
+                "examples": ["Echo cats back to me"]}
         broken = {"type": "tool-service", "name": f"broken-{t}", "description": "x", "service": f"missing-{t}"}
         values = [{"type": "tool-service", "key": t, "value": json.dumps(descriptor)},
                   {"type": "tool", "key": t, "value": json.dumps(tool)},
@@ -543,6 +544,7 @@ async def test_tool_service_endpoint(stack: Stack, broker: EmbeddedBroker,
         assert (good["name"], good["errors"], good["config"], good["request-queue"]) == (
             f"tool-{t}", [], {"style": "pun"}, descriptor["request-queue"])
         assert good["input-schema"]["properties"] == {"topic": {"type": "string", "description": "x"}}
+        assert (good["examples"], entries[f"kb-{t}"]["examples"]) == (["Echo cats back to me"], [])
         assert bad["errors"] == [f"tool/broken-{t}: field 'service': unknown tool service 'missing-{t}'"]
         assert bad["errors"][0] in catalog["errors"]
         assert await post(http, api, {"tool": f"tool-{t}", "arguments": {"topic": "cats"}, "user": "ann"}) == {

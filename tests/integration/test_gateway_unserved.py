@@ -23,12 +23,17 @@ SHORT = 3.0   # each probing call's own deadline, so a call that is not refused 
 LIMIT = 90.0  # the refusal must come within this (the gateway waits 12 s of readings first)
 
 
-async def test_a_call_to_an_interface_nothing_serves_fails_at_once(own_broker, spawn, tmp_path):
+def _stack(own_broker, spawn, tmp_path) -> str:
+    """config-svc and a gateway that reads the broker's consumer counts; the gateway's API URL."""
     spawn("config-svc", "--store", str(tmp_path / "c.db"), broker=own_broker)
     port = free_port()
     spawn("api-gateway", "--port", str(port), "--host", "127.0.0.1", "--pulsar-admin-url", own_broker.admin_url,
           broker=own_broker)
-    base = f"http://127.0.0.1:{port}/api/v1"
+    return f"http://127.0.0.1:{port}/api/v1"
+
+
+async def test_a_call_to_an_interface_nothing_serves_fails_at_once(own_broker, spawn, tmp_path):
+    base = _stack(own_broker, spawn, tmp_path)
     tag = uuid.uuid4().hex[:8]
     interfaces = {kind: {"request": f"non-persistent://tg/request/{kind}:{{id}}",
                          "response": f"non-persistent://tg/response/{kind}:{{id}}"}
@@ -69,3 +74,64 @@ async def test_a_call_to_an_interface_nothing_serves_fails_at_once(own_broker, s
             assert served.get("response") == "served", served
     finally:
         await ps.close()
+
+
+async def test_a_tool_service_nothing_serves_fails_at_once_naming_it(own_broker, spawn, tmp_path):
+    """Configured (never announced) and nothing consumes its queue: the gateway's tool-service
+    route, and so tg-invoke-tool-service, answers tool-service-unavailable at once, naming the
+    service and its topic, instead of waiting for the gateway's timeout."""
+    spawn("config-svc", "--store", str(tmp_path / "c.db"), broker=own_broker)
+    port = free_port()
+    spawn("api-gateway", "--port", str(port), "--host", "127.0.0.1", "--pulsar-admin-url", own_broker.admin_url,
+          broker=own_broker)
+    base = f"http://127.0.0.1:{port}/api/v1"
+    tag = uuid.uuid4().hex[:8]
+    service = {"id": f"gone-{tag}", "request-queue": f"non-persistent://tg/request/gone-{tag}",
+               "response-queue": f"non-persistent://tg/response/gone-{tag}"}
+    tool = {"type": "tool-service", "name": f"gone-{tag}", "description": "nobody runs it",
+            "service": f"gone-{tag}"}
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60)) as http:
+        async def post(path: str, body: dict, deadline: float | None = None) -> dict:
+            headers = {deadlines.HEADER: deadlines.stamp(deadline)} if deadline else {}
+            async with http.post(f"{base}/{path}", json=body, headers=headers) as r:
+                return await r.json()
+
+        assert await post("config", {"operation": "put", "values": [
+            {"type": "tool-service", "key": f"gone-{tag}", "value": json.dumps(service)},
+            {"type": "tool", "key": f"gone-{tag}", "value": json.dumps(tool)}]}) in ({}, {"version": 0})
+        started = time.monotonic()
+        while True:  # each probe ends within its SHORT deadline: no sleep needed between them
+            t0 = time.monotonic()
+            reply = await post("tool-service", {"tool": f"gone-{tag}", "arguments": {}}, deadline=SHORT)
+            took = time.monotonic() - t0
+            error = reply.get("error") or {}
+            if isinstance(error, dict) and error.get("type") == "tool-service-unavailable":
+                break
+            assert isinstance(error, dict) and error.get("message") in ("Timeout", None) or \
+                "Unknown tool" in str(error), reply   # the catalog may not have it yet
+            assert time.monotonic() - started < LIMIT, f"never refused; last reply {reply}"
+        assert took < SHORT / 2, f"the refusal took {took:.1f} s"
+        assert f"tool service 'gone-{tag}' is not running" in error["message"]
+        assert f"non-persistent://tg/request/gone-{tag}" in error["message"]
+
+
+async def test_a_global_service_nothing_serves_is_refused_at_once(own_broker, spawn, tmp_path):
+    # Upstream's gateway routes librarian, knowledge and collection-management, which this stack
+    # does not run: before, a call to one waited for the 120 s deadline.
+    base = _stack(own_broker, spawn, tmp_path)
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60)) as http:
+        async def post(kind: str, deadline: float | None = None) -> tuple[dict, float]:
+            headers = {deadlines.HEADER: deadlines.stamp(deadline)} if deadline else {}
+            t0 = time.monotonic()
+            async with http.post(f"{base}/{kind}", json={"operation": "list"}, headers=headers) as r:
+                return await r.json(), time.monotonic() - t0
+
+        started = time.monotonic()
+        while "Nothing serves" not in str((await post("librarian", deadline=SHORT))[0].get("error")):
+            assert time.monotonic() - started < LIMIT, "librarian never refused"
+        for kind in ("librarian", "knowledge", "collection-management"):
+            reply, took = await post(kind)              # no deadline of its own: 120 s before the fix
+            assert reply["error"].startswith(f"Nothing serves {kind}: no processor consumes "), reply
+            assert took < SHORT, f"{kind} refused after {took:.1f} s"
+        served, _ = await post("config")                 # config-svc runs: its route is served
+        assert "error" not in served or "Nothing serves" not in str(served["error"]), served

@@ -8,6 +8,7 @@ by putting ``active-flow/<id>`` through that config-svc, as start-flow would.
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import time
 import uuid
@@ -177,6 +178,9 @@ class FakeOpenAI:
         if "[no-schema]" in content and "response_format" in body:
             return web.json_response({"error": {"message": "response_format json_schema is not supported"}},
                                      status=400)
+        if "[401-echo]" in content:   # a server that quotes the request's header in its refusal
+            return web.json_response({"error": {"message": f"invalid credentials in Authorization: "
+                                                           f"{request.headers.get('Authorization')}"}}, status=401)
         if "[429-once]" in content and self.seen[content] == 1:
             return web.json_response({"error": {"message": "slow down"}}, status=429)
         pieces = ["You ", "said ", f"{len(content.split())} ", "words"]
@@ -262,6 +266,35 @@ async def test_openai_errors_are_llm_errors_within_the_deadline(stack, fake_open
     assert len(server.calls("[400]")) == 1                 # not retried
     assert server.requests[-1]["auth"] == f"Bearer {KEY}"
     assert KEY not in proc.output()
+
+
+async def test_openai_credentials_in_the_url_never_replace_the_key_nor_reach_an_error(stack, fake_openai):
+    server, url = fake_openai
+    with_credentials = url.replace("http://", "http://alice:pa55-w0rd@")
+    basic = base64.b64encode(b"alice:pa55-w0rd").decode()
+    llm, proc = await llm_flow(stack, "text-completion-openai", "-u", with_credentials, "-k", KEY)
+    r = await llm.ask("hello [plain]")
+    assert r.error is None and server.calls("[plain]")[-1]["auth"] == f"Bearer {KEY}"   # the key, not Basic
+    refused = await llm.ask("who am I [401-echo]")
+    assert server.calls("[401-echo]")[-1]["auth"] == f"Bearer {KEY}"
+    assert refused.error.type == "llm-error" and "401" in refused.error.message
+    for secret in (KEY, "pa55-w0rd", basic):
+        assert secret not in refused.error.message, refused.error.message
+        assert secret not in proc.output()
+    assert "Authorization: Bearer ***" in refused.error.message
+    assert "they are not sent: the API key is sent as the bearer token" in proc.output()
+
+
+async def test_openai_credentials_in_the_url_without_a_key_are_sent_as_basic_auth(stack, fake_openai):
+    server, url = fake_openai
+    llm, proc = await llm_flow(stack, "text-completion-openai", "-u", url.replace("http://", "http://alice:pa55-w0rd@"),
+                               env={"OPENAI_TOKEN": ""})
+    basic = base64.b64encode(b"alice:pa55-w0rd").decode()
+    refused = await llm.ask("who am I [401-echo]")
+    assert server.calls("[401-echo]")[-1]["auth"] == f"Basic {basic}"
+    assert "401" in refused.error.message
+    for secret in ("pa55-w0rd", basic):
+        assert secret not in refused.error.message and secret not in proc.output()
 
 
 async def test_openai_sends_a_schema_as_structured_output_and_falls_back_when_refused(stack, fake_openai):

@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
+import subprocess
 import sys
 import uuid
 from pathlib import Path
@@ -19,7 +21,7 @@ from agent_stand_ins import service_descriptor, service_tool, unique
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
-from support import Proc
+from support import BIN, Proc
 from trustgraph.mcp_server import Processor
 
 SCRIPT = Path(__file__).with_name("announcing_service.py")
@@ -148,3 +150,90 @@ async def test_a_token_is_required_when_set(mcp_server):
         assert statuses == [401]
     async with client(server.proc.url, token="mcp-secret") as session:
         assert (await session.list_tools()).tools == []
+
+
+async def test_the_gateways_secret_opens_it_as_its_own_token_does(mcp_server):
+    server = await mcp_server(token="mcp-secret", api_token="gateway-secret")
+    await server.configure(tools={}, services={})
+    for token in ("mcp-secret", "gateway-secret"):
+        async with client(server.proc.url, token=token) as session:
+            assert (await session.list_tools()).tools == []
+    statuses: list[int] = []
+    with pytest.raises(ExceptionGroup):
+        async with client(server.proc.url, token="mcp-secretgateway-secret", statuses=statuses):
+            pass
+    assert statuses == [401]
+
+
+async def test_with_only_the_gateways_secret_set_a_call_without_it_is_refused(mcp_server):
+    server = await mcp_server(api_token="gateway-secret")
+    await server.configure(tools={}, services={})
+    statuses: list[int] = []
+    with pytest.raises(ExceptionGroup):
+        async with client(server.proc.url, statuses=statuses):
+            pass
+    assert statuses == [401]
+
+
+def test_it_will_not_listen_beyond_this_machine_without_a_token(broker, tmp_path):
+    from trustgraph.base.async_processor import StartRefused
+
+    with pytest.raises(StartRefused, match="will not listen on 0.0.0.0 without a token"):
+        Processor(id=unique("mcp-server"), pulsar_host=broker.url, metrics=False, host="0.0.0.0", port=0)
+    r = subprocess.run([str(BIN / "mcp-server"), "--host", "0.0.0.0", "--port", "0", "--no-metrics",
+                        "-p", broker.url], capture_output=True, text=True, timeout=60,
+                       env={k: v for k, v in os.environ.items() if k not in ("GATEWAY_SECRET", "MCP_SERVER_TOKEN")})
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines() == [
+        "mcp-server: error: will not listen on 0.0.0.0 without a token: anything that reaches it "
+        "could call every tool; set MCP_SERVER_TOKEN (or GATEWAY_SECRET), or keep --host 127.0.0.1"]
+
+
+async def test_a_tools_examples_are_listed_and_read_back_by_the_import(mcp_server):
+    topic = unique("joke")
+    examples = ["Make me laugh about cats", "Got a pun on dogs?"]
+    server = await mcp_server()
+    await server.configure(tools={"tell-joke": service_tool("tell-joke", topic, examples=examples),
+                                  "plain": service_tool("plain", topic)},
+                           services={topic: service_descriptor(topic)})
+    changed = asyncio.Event()
+    async with client(server.proc.url, changed=changed) as session:
+        listed = {t.name: t for t in (await session.list_tools()).tools}
+        # What the client's model reads, and the same list for a program.
+        assert listed["tell-joke"].description == (
+            "The tell-joke tool\n\nExamples:\n- Make me laugh about cats\n- Got a pun on dogs?")
+        assert listed["tell-joke"].meta == {"ai.trustgraph/examples": examples}
+        assert (listed["plain"].description, listed["plain"].meta) == ("The plain tool", None)
+
+        # tg-import-mcp-tools, the real command, takes them back off our listing.
+        proc = await asyncio.create_subprocess_exec(
+            str(BIN / "tg-import-mcp-tools"), server.proc.url, "--dry-run",
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        out, err = await asyncio.wait_for(proc.communicate(), 60)
+        assert proc.returncode == 0, err.decode()
+        imported = dry_run_items(out.decode())
+        assert imported["tool/tell-joke"]["description"] == "The tell-joke tool"
+        assert imported["tool/tell-joke"]["examples"] == examples
+        assert "examples" not in imported["tool/plain"]
+        assert err == b""
+
+        # Other examples are another listing: the client is told.
+        await server.configure(tools={"tell-joke": service_tool("tell-joke", topic, examples=examples[:1]),
+                                      "plain": service_tool("plain", topic)},
+                               services={topic: service_descriptor(topic)})
+        await asyncio.wait_for(changed.wait(), 30)
+        listed = {t.name: t for t in (await session.list_tools()).tools}
+        assert listed["tell-joke"].meta == {"ai.trustgraph/examples": examples[:1]}
+
+
+def dry_run_items(out: str) -> dict[str, dict]:
+    """``{"tool/x": value}`` from tg-import-mcp-tools --dry-run's ``type/key: JSON`` blocks."""
+    items: dict[str, dict] = {}
+    decoder = json.JSONDecoder()
+    rest = out
+    while ": {" in rest:
+        head, _, tail = rest.partition(": ")
+        value, end = decoder.raw_decode(tail)
+        items[head.strip().splitlines()[-1]] = value
+        rest = tail[end:]
+    return items

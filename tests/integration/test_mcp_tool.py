@@ -162,3 +162,23 @@ async def test_sse_transport(stack, mcp_stand_in):
     _agent, mcp = await stack()
     await mcp.configure({"loud": {**entry(server, "shout", token=None), "transport": "sse"}})
     assert (await mcp.call("loud", {"text": "over sse"})).text == "OVER SSE"
+
+
+@pytest.mark.parametrize("transport, size, says", [
+    ("streamable-http", 20_000, "over the 4,096-byte limit of one MCP reply, cut while being read"),
+    # The legacy transport's replies share one event stream, which the SDK holds to 1 MiB an event.
+    ("sse", 1_100_000, "exceeded the 1048576 byte limit"),
+])
+async def test_a_reply_over_the_limit_is_cut_while_read_and_the_next_call_works(mcp_stand_in, transport, size,
+                                                                                  says):
+    from trustgraph.mcp_client.connection import McpConnection, McpReplyTooLarge, ServerAddress
+
+    server = mcp_stand_in(transport=transport)
+    conn = McpConnection(ServerAddress(server.url, transport), max_reply=4096)
+    try:
+        with pytest.raises(McpReplyTooLarge, match=says):
+            await conn.call_tool("shout", {"text": "x" * size}, timeout=20)
+        result = await conn.call_tool("shout", {"text": "small"}, timeout=20)
+        assert result.content[0].text == "SMALL"
+    finally:
+        await conn.close()

@@ -261,6 +261,46 @@ def test_every_tool_type_is_resolved_beside_tool_services() -> None:
     assert {(e.key, e.field) for e in errors} == {("garbage", "(json)"), ("mcp", "mcp-tool")}
 
 
+# One descriptor of each tool type, as small as it may be (with what it refers to).
+EVERY_TYPE = {
+    "knowledge-query": {"type": "knowledge-query", "name": "kq", "description": "Graph"},
+    "text-completion": {"type": "text-completion", "name": "tc", "description": "Ask the LLM"},
+    "mcp-tool": {"type": "mcp-tool", "name": "mt", "description": "Remote", "mcp-tool": "remote"},
+    "prompt": {"type": "prompt", "name": "pr", "description": "Template", "template": "t"},
+    "structured-query": {"type": "structured-query", "name": "sq", "description": "Rows"},
+    "row-embeddings-query": {"type": "row-embeddings-query", "name": "re", "description": "Similar rows"},
+    "tool-service": tool(),
+}
+
+
+def test_every_type_in_the_table_has_a_descriptor_here() -> None:
+    from trustgraph.catalog.models import TOOL_TYPES
+
+    assert set(EVERY_TYPE) == set(TOOL_TYPES)
+
+
+@pytest.mark.parametrize("kind", sorted(EVERY_TYPE))
+def test_examples_on_every_tool_type_reach_the_prompt_and_the_catalog_json(kind: str) -> None:
+    examples = ["  Which one fits?  ", "x" * 200, *(f"q{n}" for n in range(8))]   # at the limits
+    config = {"tool-service": {"joke-service": j(svc())}, "mcp": {"remote": j({"url": "http://127.0.0.1:1/mcp"})},
+              "tool": {"k": j({**EVERY_TYPE[kind], "examples": examples})}}
+    catalog = build_catalog(config)
+    assert catalog.errors == ()
+    (entry,) = catalog.tools.values()
+    assert entry.examples == ("Which one fits?", "x" * 200, *(f"q{n}" for n in range(8)))
+    assert entry.describe()["examples"] == list(entry.examples)
+    assert entry.to_json()["examples"] == list(entry.examples)
+
+
+@pytest.mark.parametrize("value", [_DROP, None, []])
+def test_no_examples_leave_upstreams_shape_of_the_prompts_tools(value: Any) -> None:
+    catalog = build_catalog({"tool-service": {"joke-service": j(svc())}, "tool": {"t": j(tool(examples=value))}})
+    entry = catalog.tools["tell-joke"]
+    assert entry.examples == ()
+    assert set(entry.describe()) == {"name", "description", "arguments"}
+    assert entry.to_json()["examples"] == []
+
+
 def test_argument_defaults() -> None:
     r = parse_tool(
         "t",
@@ -405,6 +445,13 @@ GOOD_SERVICES = {"joke-service": j(svc())}
         (tool(group=["fun", 3]), "group[1]", "must be a string, got a number"),
         (tool(state=["a"]), "state", "must be a string, got a list"),
         (tool(**{"applicable-states": "*"}), "applicable-states", "must be a list, got a string"),
+        (tool(examples="Tell me a joke"), "examples",
+         "must be a list of example questions (strings), got a string"),
+        (tool(examples=["Tell me a joke", 3]), "examples[1]", "must be a string, got a number"),
+        (tool(examples=["Tell me a joke", "  "]), "examples[1]", "must not be empty"),
+        (tool(examples=["x" * 201]), "examples[0]", "is 201 characters long, over the limit of 200"),
+        (tool(examples=[f"joke {n}?" for n in range(11)]), "examples",
+         "has 11 examples, over the limit of 10; keep the 10 that best show what the tool is for"),
     ],
 )
 def test_tool_errors(tool_data: dict[str, Any], field: str, reason: str) -> None:

@@ -207,7 +207,7 @@ SERVICE = {"id": "joke-service", "request-queue": "non-persistent://tg/request/j
            "response-queue": "non-persistent://tg/response/joke", "config-params": [{"name": "style"}]}
 JOKE = {"type": "tool-service", "name": "tell-joke", "description": "Tell a joke", "service": "joke-service",
         "style": "pun", "arguments": [{"name": "topic", "type": "string", "description": "The topic"}],
-        "group": ["fun"]}
+        "group": ["fun"], "examples": ["Make me laugh about cats", "Got a pun on dogs?"]}
 KB = {"type": "knowledge-query", "name": "kb", "description": "Graph", "collection": "space",
       "state": "searched", "applicable-states": ["undefined"]}
 ORPHAN = {"type": "tool-service", "name": "orphan", "description": "d", "service": "missing"}
@@ -225,9 +225,11 @@ def test_show_tools_tables_and_gateway_errors(gateway):
     for row in [("id", "kb"), ("collection", "space"), ("next state", "searched"),
                 ("available in", "undefined"), ("id", "tell-joke"), ("service", "joke-service"),
                 ("request queue", "non-persistent://tg/request/joke"), ("config", "style=pun"),
-                ("arg 0", "topic: string"), ("", "The topic"), ("groups", "fun")]:
+                ("arg 0", "topic: string"), ("", "The topic"), ("groups", "fun"),
+                ("examples", "Make me laugh about cats"), ("", "Got a pun on dogs?")]:
         assert row in rows, row
     assert rows.index(("id", "kb")) < rows.index(("id", "tell-joke"))
+    assert [r for r in rows if r[0] == "examples"] == [("examples", "Make me laugh about cats")]   # kb has none
     assert out.rstrip().endswith("Descriptor errors:\n  tool/other: field 'service': reported by the gateway")
 
 
@@ -242,3 +244,27 @@ def test_show_tools_computes_errors_without_the_route(gateway):
     gateway.config = {}
     gateway.errors = []
     assert tg("show_tools", "-u", gateway.url).stdout == "No tools.\n"
+
+
+def test_the_exit_status_says_how_the_dialog_ended():
+    import io
+
+    import pytest
+    from trustgraph.cli import invoke_agent
+    from trustgraph.cli.api import CliError
+
+    printer = invoke_agent.Printer(False, out=io.StringIO())
+    invoke_agent.handle({"chunk_type": "answer", "content": "Did you mean `a` or `b`?", "end_of_message": True,
+                         "end_of_dialog": True, "outcome": "asked-back", "candidates": ["a", "b"]}, printer)
+    assert invoke_agent._EXIT[printer.outcome] == invoke_agent.EXIT_ASKED_BACK == 4
+    assert invoke_agent._EXIT["no-tool"] == invoke_agent.EXIT_NO_TOOL == 3
+    assert "tool-result" not in invoke_agent._EXIT and "answer" not in invoke_agent._EXIT   # exit 0
+    printer = invoke_agent.Printer(False, out=io.StringIO())
+    with pytest.raises(CliError) as failed:
+        invoke_agent.handle({"error": {"type": "agent-error", "message": "tool 'w' cannot be used now"},
+                             "outcome": "tool-unavailable"}, printer)
+    assert failed.value.status == invoke_agent.EXIT_UNAVAILABLE == 5
+    with pytest.raises(CliError) as failed:   # an upstream agent's error: no outcome
+        invoke_agent.handle({"chunk_type": "error", "content": "boom", "end_of_dialog": True},
+                            invoke_agent.Printer(False, out=io.StringIO()))
+    assert failed.value.status == 1

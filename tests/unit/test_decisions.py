@@ -282,3 +282,23 @@ def test_a_schema_too_big_for_a_message_property_is_not_sent(caplog):
     assert json.loads(manager._schema_property(few)["decision-schema"])["anyOf"]
     assert manager._schema_property(many) == {} and manager._schema_property(many) == {}
     assert sum("steps go without it" in r.message for r in caplog.records) == 1   # said once
+
+
+def test_the_llm_is_asked_to_score_every_action_the_agent_offered():
+    # Narrowed to the tools on the first step, yet the answer is scored too: how much the model
+    # would rather have answered itself is part of how sure it was of a tool.
+    r = policy_set({"first-step": "tool"}).render("d", agent_terms([]), SCHEMA)
+    assert actions(json.loads(r.properties["schema"])) == [t["name"] for t in TOOLS]
+    asked = json.loads(r.properties["score-choices"])
+    assert asked == {"field": "action", "options": [*(t["name"] for t in TOOLS), "final-answer"]}
+    values = {"template.t": json.dumps({"prompt": "Q: {{question}}"}), "template-index": '["t"]'}
+    assert "score-choices" not in PromptSet.from_config(values).render("t", agent_terms([]), SCHEMA).properties
+
+
+def test_an_upstream_agents_thousands_of_tools_are_cut_to_what_fits():
+    many = [{"name": f"tool-{i}", "description": "x" * 2400, "arguments": []} for i in range(2000)]
+    terms = {**agent_terms([]), "tools": json.dumps(many), "question": json.dumps("what does tool-7 do?")}
+    values = {"template.t": json.dumps({"prompt": "{% for t in tools %}{{ t.name }} {% endfor %}"}),
+              "template-index": '["t"]'}
+    r = PromptSet.from_config(values).render("t", terms)
+    assert r.prompt.split()[0] == "tool-7" and len(r.prompt.split()) < 10

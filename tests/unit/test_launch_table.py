@@ -62,6 +62,32 @@ def test_launch_passes_the_agents_limits_through_only_when_given(tmp_path):
     assert given[given.index("--pulsar-admin-url") + 1] == "http://127.0.0.1:2"
 
 
+def test_launch_gives_the_embedded_llm_the_model_and_names_it(tmp_path, monkeypatch):
+    from trustgraph.launch.launcher import Launcher, parse_args
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/v1")   # --model wins over it
+    model = tmp_path / "tiny-model.Q4.gguf"
+    launcher = Launcher(parse_args(["--data-dir", str(tmp_path), "--model", str(model)]))
+    (llm,) = [c for c in launcher.selected() if c.name == "llm"]
+    child = launcher._child(llm, "pulsar://127.0.0.1:1", {"llm_model": model.name}, 1)
+    assert (llm.command, child.argv[child.argv.index("--model") + 1]) == ("text-completion-llamacpp", str(model))
+    assert child.where == "embedded tiny-model.Q4.gguf"
+    # Without it, the embedded LLM's own default, named as before.
+    monkeypatch.delenv("OPENAI_BASE_URL")
+    launcher = Launcher(parse_args(["--data-dir", str(tmp_path)]))
+    (llm,) = [c for c in launcher.selected() if c.name == "llm"]
+    child = launcher._child(llm, "pulsar://127.0.0.1:1", {"llm_model": "SmolLM2-135M-Instruct"}, 1)
+    assert "--model" not in child.argv and child.where == "embedded SmolLM2-135M-Instruct"
+
+
+def test_model_is_refused_with_an_llm_that_does_not_run_it(capsys):
+    from trustgraph.launch.launcher import parse_args
+    with pytest.raises(SystemExit) as exit:
+        parse_args(["--model", "m.gguf", "--llm", "openai"])
+    assert exit.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "tg-launch: error: --model is a GGUF file for the embedded LLM; --llm openai does not run it")
+
+
 SECRETS = {"GATEWAY_SECRET": "g-secret", "OPENAI_TOKEN": "sk-secret", "OPENAI_BASE_URL": "http://u:p@llm/v1",
            "MCP_SERVER_TOKEN": "m-secret", "PULSAR_API_KEY": "pulsar-key", "AWS_SECRET_ACCESS_KEY": "aws",
            "TRUSTGRAPH_TOKEN": "cli-token", "HTTPS_PROXY": "http://user:pw@proxy:3128"}
@@ -74,7 +100,8 @@ def test_each_child_gets_only_the_secrets_it_needs(tmp_path, monkeypatch):
     monkeypatch.setenv("LANG", "C.UTF-8")
     launcher = Launcher(parse_args(["--data-dir", str(tmp_path)]))
     values = {"data_dir": str(tmp_path), "gateway_port": 1, "host": "127.0.0.1", "gateway_host": "x",
-              "pulsar_admin_url": "", "openai_url": "", "llm_script": "", "mcp_port": 2, "stack_status": ""}
+              "pulsar_admin_url": "", "openai_url": "", "llm_script": "", "llm_model": "m", "mcp_port": 2,
+              "stack_status": "", "mcp_host": "127.0.0.1", "mcp_shown": "localhost"}
     seen = {}
     for comp in COMPONENTS:
         env = launcher._child(comp, "pulsar://127.0.0.1:1", values, 1).env
@@ -87,5 +114,6 @@ def test_each_child_gets_only_the_secrets_it_needs(tmp_path, monkeypatch):
         "text-completion-openai": ["HTTPS_PROXY", "OPENAI_BASE_URL", "OPENAI_TOKEN", "PULSAR_API_KEY"],
         "text-completion-scripted": broker_only, "agent-manager-react": broker_only,
         "joke-service": broker_only, "mcp-tool": ["HTTPS_PROXY", "PULSAR_API_KEY"],
-        "mcp-server": ["MCP_SERVER_TOKEN", "PULSAR_API_KEY"]}
+        # The gateway's secret opens mcp-server too.
+        "mcp-server": ["GATEWAY_SECRET", "MCP_SERVER_TOKEN", "PULSAR_API_KEY"]}
 

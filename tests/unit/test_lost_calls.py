@@ -14,7 +14,8 @@ import time
 
 import pytest
 from trustgraph.base import RequestResponseClient
-from trustgraph.base.lost_calls import RESTARTED_ENV
+from trustgraph.base.connection_watch import Resubscribed
+from trustgraph.base.lost_calls import RESTARTED_ENV, CallWatch
 from trustgraph.base.request_response import CallLost
 from trustgraph.base.serving import Replies, serve
 from trustgraph.base.testing import MemoryBroker, memory_pubsub
@@ -44,9 +45,16 @@ async def setup():
     await caller_ps.close()
 
 
-async def _serve(ps, work) -> None:
+async def _sent(broker, topic) -> None:
+    """Until a send on ``topic`` is kept by the (held) in-memory producer."""
+    while not broker._held.get(topic):
+        await asyncio.sleep(0.01)
+
+
+async def _serve(ps, work, concurrency: int = 1) -> None:
     producer = await ps.producer(RESP)
-    await serve(ps, REQ, "svc", ToolServiceRequest, producer=producer, replies=REPLIES, work=work)
+    await serve(ps, REQ, "svc", ToolServiceRequest, producer=producer, replies=REPLIES, work=work,
+                concurrency=concurrency)
 
 
 async def test_a_restarted_service_ends_the_calls_its_predecessor_took_and_frees_their_slot(setup, monkeypatch):
@@ -173,3 +181,95 @@ async def test_a_replica_started_beside_a_live_one_does_not_end_its_calls(setup,
         assert (await asyncio.wait_for(call, 10)).response == "done"
     finally:
         await replica.close()
+
+
+async def test_after_an_outage_a_service_names_the_calls_that_reached_it_and_only_those_go_on(setup):
+    # Its request consumer was seen down, then back; its last part came back later. The call that
+    # reached it in between is being served: the notice names it, and it goes on. The other call
+    # went before the consumer was back and is not named (it reached the service before the outage
+    # notes began: to the notice, one the subscription never got): it ends at once.
+    broker, service_ps, caller_ps, _one_slot = setup
+    client = RequestResponseClient(caller_ps, request_topic=REQ, response_topic=RESP,
+                                   request_schema=ToolServiceRequest, response_schema=ToolServiceResponse,
+                                   subscription="caller-2")
+    taken: list[str] = []
+    arrived = asyncio.Event()
+    finish = asyncio.Event()
+
+    async def working(msg, reply):
+        taken.append(msg.value.user)
+        arrived.set()
+        await finish.wait()
+        await reply.send(ToolServiceResponse(response=f"served {msg.value.user}", end_of_stream=True))
+
+    await _serve(service_ps, working, concurrency=2)
+    await client.start()
+    try:
+        unnamed = asyncio.ensure_future(client.request(ToolServiceRequest(user="unnamed"), timeout=DEADLINE))
+        await asyncio.wait_for(arrived.wait(), 10)
+        down = time.time()
+        service_ps.calls.connection_lost()            # the watcher saw the loss: arrivals are noted
+        arrived.clear()
+        named = asyncio.ensure_future(client.request(ToolServiceRequest(user="named"), timeout=DEADLINE))
+        await asyncio.wait_for(arrived.wait(), 10)
+        up = time.time() + 1.0                        # both calls went before the consumer was seen back
+        notices: list[ServingStarted] = []
+        told = asyncio.Event()
+
+        def heard(msg) -> None:
+            notices.append(msg.value)
+            if msg.value.topic == REQ:
+                told.set()
+
+        await caller_ps.consumer(SERVING, "test-notices", ServingStarted, direct=heard)
+        service_ps.calls.broker_back(down - 1.0, {REQ: Resubscribed(down=down, up=up)})
+        await asyncio.wait_for(told.wait(), 10)
+        (notice,) = [n for n in notices if n.topic == REQ]
+        assert notice.sent == up and len(notice.received) == 1
+        with pytest.raises(CallLost, match="started again"):
+            await asyncio.wait_for(unnamed, 10)
+        finish.set()
+        assert (await asyncio.wait_for(named, 10)).response == "served named"
+    finally:
+        finish.set()
+        await client.stop()
+
+
+def test_only_served_topics_whose_consumer_was_seen_down_are_said_to_be_served_again():
+    watch = CallWatch(None)
+    watch._served.update({REQ, "non-persistent://tg/request/never-down"})
+    watch.connection_lost()
+    watch.arrived(REQ, "early")
+    watch._arrivals[REQ][0] = (99.0, "early")        # before the consumer was last seen down
+    watch.arrived(REQ, "late")
+    seen = {REQ: Resubscribed(down=100.0, up=100.02), "non-persistent://tg/request/not-ours": Resubscribed(1, 2)}
+    assert watch.served_again(seen) == {REQ: (100.02, ["late"])}
+
+
+def test_requests_are_noted_only_during_an_outage():
+    watch = CallWatch(None)
+    watch.arrived(REQ, "before")
+    assert watch.served_again({REQ: Resubscribed(0.0, 1.0)}) == {}   # not served: nothing to say
+    watch._served.add(REQ)
+    assert watch.served_again({REQ: Resubscribed(0.0, 1.0)}) == {REQ: (1.0, [])}
+
+
+async def test_a_call_kept_while_its_producer_reconnected_is_dated_by_when_it_went_out(setup):
+    # pulsar-client keeps what is sent during a reconnect and sends it once back; the lost
+    # connection, and a notice about what was lost before the call went out, must not end it.
+    broker, service_ps, caller_ps, client = setup
+
+    async def answers(msg, reply):
+        await reply.send(ToolServiceResponse(response="after the reconnect", end_of_stream=True))
+
+    await _serve(service_ps, answers)
+    await client.start()
+    broker.hold_sends(REQ)
+    call = asyncio.ensure_future(client.request(ToolServiceRequest(user="x"), timeout=DEADLINE))
+    await asyncio.wait_for(_sent(broker, REQ), 10)
+    caller_ps.calls.connection_lost()
+    client.fail_pending("lost before it went out", before=time.time())
+    await asyncio.sleep(0.05)
+    assert not call.done()
+    broker.hold_sends(REQ, held=False)
+    assert (await asyncio.wait_for(call, 10)).response == "after the reconnect"

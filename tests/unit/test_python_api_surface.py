@@ -37,6 +37,10 @@ def _default(f: dataclasses.Field) -> str:
     return "MISSING"
 
 
+#: The fields we add to upstream's records (README "Compatibility"): how an agent dialog ended.
+EXTENSIONS = {"AgentResponse": ["outcome", "candidates"]}
+
+
 @pytest.mark.parametrize("name", sorted(SCHEMA))
 def test_every_upstream_schema_name_is_ours(name: str) -> None:
     import trustgraph.schema as schema
@@ -48,8 +52,14 @@ def test_every_upstream_schema_name_is_ours(name: str) -> None:
         assert ours == expected
         return
     fields = {f.name: _default(f) for f in dataclasses.fields(ours)}
-    assert list(fields) == list(expected), f"{name}: field names or order differ"
-    assert fields == expected
+    # Upstream's fields, in upstream's order and with its defaults; then only the extensions
+    # listed here, each with a default (so upstream's messages still decode, and upstream's
+    # decoders ignore the extra keys).
+    assert list(fields)[:len(expected)] == list(expected), f"{name}: field names or order differ"
+    assert {k: fields[k] for k in expected} == expected
+    extra = list(fields)[len(expected):]
+    assert extra == EXTENSIONS.get(name, []), f"{name}: fields beyond upstream's"
+    assert all(fields[k] != "MISSING" for k in extra)
 
 
 @pytest.mark.parametrize("qualified", sorted(NAMES))

@@ -26,6 +26,20 @@ def render(source: str, **terms: object) -> str:
     ("{{ 'x'|indent(10**9, true) }}", "indent to 1,000,000,000 characters"),
     ("{{ 'x'.rjust(10**9) }}", "rjust to 1,000,000,000 characters"),
     ("{{ 'x'.zfill(width=10**9) }}", "zfill to 1,000,000,000 characters"),
+    # Every operator counts: sizes before it runs, what it builds after.
+    ("{{ (10**4096)**4096 % 7 }}", "a power of over 65,536 bits"),
+    ("{% set n = 10**4000 %}{{ (n*n*n*n*n*n) % 7 }}", "a product of integers over 65,536 bits"),
+    ("{% set l=[1]*4000000 %}{{ (l+l+l+l+l+l+l+l+l+l)|length }}", "list + list is over 4,194,304 items"),
+    ("{% for i in range(100) %}{% set l = [1]*4000000 %}{% endfor %}", "the values it built are over"),
+    ('{{ ("x"*4000000)|replace("x","xx")|replace("x","xx")|length }}', "the values it built are over"),
+    ('{{ "%999999999d" % 1 }}', "a format width of 999,999,999 characters"),
+    ('{{ "%*d" % (999999999, 1) }}', "a format width of 999,999,999 characters"),
+    ('{{ "%999999999s"|format(1) }}', "a format width of 999,999,999 characters"),
+    ('{{ "{:>999999999}".format(1) }}', "a format width of 999,999,999 characters"),
+    ('{{ "{:{}}".format(1, 999999999) }}', "a format width of 999,999,999 characters"),
+    ('{{ "{a:>999999999}".format_map({"a": 1}) }}', "a format width of 999,999,999 characters"),
+    ("{{ (range(100000)|list) * 40 }}", "printing a list of 4,000,000 items"),
+    ("{{ ((range(100000)|list) * 40)|string|length }}", "printing a list of 4,000,000 items"),
 ])
 def test_a_template_over_its_budget_is_refused_saying_why(source, says):
     started = time.thread_time()
@@ -39,6 +53,19 @@ def test_a_template_over_its_budget_is_refused_saying_why(source, says):
 def test_ordinary_templates_are_unaffected():
     assert render("{% for t in tools %}{{ t|center(12) }}|{% endfor %}{{ 'ab' * 3 }}{{ 2 ** 10 }}",
                   tools=["a", "b"]) == "     a      |     b      |ababab1024"
+    assert render('{{ 7 % 3 }} {{ 7 // 2 }} {{ 7 / 2 }} {{ 1 - 3 }} {{ [1] + [2] }} {{ "a" + "b" }} '
+                  '{{ "%s-%03d" % ("x", 5) }} {{ "%s!"|format("hi") }} {{ "{} {:>3}".format(1, 2) }} '
+                  '{{ [1, 2]|join(",") }} {{ {"k": 1}|tojson }} {{ (10**100) % 7 }}') == \
+        '1 3 3.5 -2 [1, 2] ab x-005 hi! 1   2 1,2 {"k": 1} 4'
+
+
+def test_a_step_that_takes_long_is_stopped_at_the_next_one():
+    # Each iteration is two steps (a list of 4 million, then its sum), too few traced events for the
+    # line trace to look at the time in between: the time is looked at before every step.
+    started = time.thread_time()
+    with pytest.raises(PromptError, match="over its render budget: "):
+        render("{% for i in range(1000) %}{{ ([i] * 3000000)|sum }}{% endfor %}")
+    assert time.thread_time() - started < budget.CPU_SECONDS + 1.0
 
 
 def test_the_budget_restores_the_threads_trace_function():

@@ -81,13 +81,15 @@ EXPECTED_DEFAULTS: dict[type, dict] = {
         "error": None,
         "thought": "",
         "observation": "",
+        "outcome": "",
+        "candidates": None,
     },
     ToolServiceRequest: {"user": "", "config": "", "arguments": ""},
     ToolServiceResponse: {"error": None, "response": "", "end_of_stream": False},
     ToolServiceAnnouncement: {"service": "", "replica": "", "state": "up", "lease": 0.0, "descriptor": "",
                               "tools": "", "sent": 0.0, "withdraw_hash": "", "withdraw_key": ""},
     ToolServiceProbe: {"requester": ""},
-    ServingStarted: {"topic": "", "processor": "", "instance": "", "sent": 0.0},
+    ServingStarted: {"topic": "", "processor": "", "instance": "", "sent": 0.0, "received": []},
     PromptRequest: {"id": "", "terms": {}, "streaming": False},
     PromptResponse: {"error": None, "text": "", "object": "", "end_of_stream": False},
     TextCompletionRequest: {"system": "", "prompt": "", "streaming": False},
@@ -230,6 +232,8 @@ EXAMPLES: list[tuple[type, str]] = [
                 "error": None,
                 "thought": "I should look it up",
                 "observation": None,
+                "outcome": "",
+                "candidates": None,
             }
         ),
     ),
@@ -246,6 +250,8 @@ EXAMPLES: list[tuple[type, str]] = [
                 "error": {"type": "agent-error", "message": "Too many agent iterations"},
                 "thought": "",
                 "observation": "",
+                "outcome": "error",
+                "candidates": None,
             }
         ),
     ),
@@ -276,7 +282,7 @@ EXAMPLES: list[tuple[type, str]] = [
     ),
     (ToolServiceProbe, json.dumps({"requester": "agent-manager"})),
     (ServingStarted, json.dumps({"topic": "non-persistent://tg/request/prompt:default", "processor": "prompt",
-                                 "instance": "i1", "sent": 1764580000.5})),
+                                 "instance": "i1", "sent": 1764580000.5, "received": ["r1", "r2"]})),
     (
         PromptRequest,
         json.dumps(

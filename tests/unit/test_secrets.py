@@ -146,3 +146,41 @@ def test_a_command_error_line_masks_the_token(monkeypatch, capsys):
     with pytest.raises(SystemExit):
         fail("tg-x", "reply mentions env-token-1 and https://me:pw@h/ ?token=abc")
     assert capsys.readouterr().err == "tg-x: error: reply mentions *** and https://me:***@h/ ?token=***\n"
+
+
+async def test_the_mcp_server_takes_either_of_its_tokens_and_nothing_between():
+    from trustgraph.mcp_server.auth import bearer_only
+    reached = []
+
+    async def app(scope, receive, send):
+        reached.append(dict(scope["headers"])[b"authorization"])
+
+    guarded = bearer_only(app, "mcp-token", "gateway-secret")
+    statuses = []
+
+    async def send(message):
+        if message["type"] == "http.response.start":
+            statuses.append(message["status"])
+
+    for header in (b"Bearer mcp-token", b"Bearer gateway-secret", b"Bearer mcp-tokengateway-secret",
+                   b"Bearer m", b"Bearer "):
+        await guarded({"type": "http", "headers": [(b"authorization", header)]}, None, send)
+    assert reached == [b"Bearer mcp-token", b"Bearer gateway-secret"] and statuses == [401] * 3
+
+
+def test_an_echoed_authorization_header_and_a_bearer_token_are_masked_but_prose_is_not():
+    from trustgraph.base.secrets import scrub
+    assert scrub("LLM server answered 401: bad Authorization: Basic dXNlcjpwYXNz") == \
+        "LLM server answered 401: bad Authorization: Basic ***"
+    assert scrub('{"headers": {"authorization": "Bearer sk-abc123"}}') == '{"headers": {"authorization": "Bearer ***"}}'
+    assert scrub("AUTHORIZATION=Token abcd1234&x=1") == "AUTHORIZATION=Token ***&x=1"
+    assert scrub("then Bearer sk-live-0123456789 was refused") == "then Bearer *** was refused"
+    prose = "the Basic idea: a Bearer token is a credential"
+    assert scrub(prose) == prose
+
+
+def test_url_credentials_come_out_of_the_url_unquoted():
+    from trustgraph.base.secrets import url_credentials
+    assert url_credentials("https://us%40er:p%3Ass@host:8080/v1?x=1") == ("https://host:8080/v1?x=1", "us@er", "p:ss")
+    assert url_credentials("http://TOKEN@host/v1") == ("http://host/v1", "TOKEN", None)
+    assert url_credentials("http://host/v1") == ("http://host/v1", None, None)

@@ -20,7 +20,8 @@ class Weather(DynamicToolService):
     config_params = ["units"]
     idempotent = True
     tools = [{"name": "weather", "description": "Current weather in a city", "units": "metric",
-              "arguments": [{"name": "city", "type": "string", "description": "The city"}]}]
+              "arguments": [{"name": "city", "type": "string", "description": "The city"}],
+              "examples": ["Do I need an umbrella in Oslo?"]}]
 
     async def invoke(self, user, config, arguments):
         return f"sunny in {arguments['city']} ({config.get('units')})"
@@ -59,6 +60,7 @@ async def test_a_running_service_is_in_the_catalog_with_no_config_step():
             "announced", "weather-service/weather", (REQ, RESP), {"units": "metric"})
         assert tool.service.idempotent is True
         assert tool.schema["properties"] == {"city": {"type": "string", "description": "The city"}}
+        assert tool.examples == ("Do I need an umbrella in Oslo?",)   # announced with the tool
     # A clean stop withdraws it at once, and the change is reported.
     await settled()
     assert d.live("weather-service") is False
@@ -159,6 +161,12 @@ def test_declared_tools_are_checked_with_the_catalog():
     class Broken(Weather):
         tools = [{"name": "weather"}]  # no description
 
+    class TooLong(Weather):
+        tools = [{**Weather.tools[0], "examples": ["Do I need an umbrella in Oslo?", "?" * 300]}]
+
     assert Weather(id="w", metrics=False).declared_problems() == []
     assert Broken(id="w", metrics=False).declared_problems() == [
         "tool/w/weather: field 'description': required field is missing"]
+    assert TooLong(id="w", metrics=False).declared_problems() == [
+        "tool/w/weather: field 'examples[1]': is 300 characters long, over the limit of 200; give a question "
+        "as a user would ask it"]

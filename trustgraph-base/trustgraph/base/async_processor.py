@@ -57,6 +57,11 @@ def env_default(name: str, default: Any = None) -> Any:
     return value if value not in (None, "") else default
 
 
+class StartRefused(Exception):
+    """A processor will not start as configured (a setting that would be unsafe or cannot work):
+    ``launch`` prints the message as one line and exits 2, with no traceback."""
+
+
 class TokenFileError(ValueError):
     """``--pulsar-api-key-file`` names a file that gives no token."""
 
@@ -475,10 +480,10 @@ class AsyncProcessor:
             asyncio.run(cls(**params).run())
         except KeyboardInterrupt:
             pass
-        except (BrokerUrlError, PubSubError) as e:
+        except (BrokerUrlError, PubSubError, StartRefused) as e:
             # A user's mistake or the broker's state, not our bug: one line, no traceback.
             print(f"{ident}: error: {e}", file=sys.stderr, flush=True)
-            sys.exit(2 if isinstance(e, BrokerUrlError) else 1)
+            sys.exit(1 if isinstance(e, PubSubError) else 2)
         except Exception as e:
             logging.getLogger(ident).critical("%s failed: %s", ident, e, exc_info=True)
             sys.exit(1)

@@ -12,18 +12,28 @@ file says otherwise (``[metrics] addr``, read from ``--config``; its
 so the metrics listen where the broker does, on a free port of their own:
 two brokers never clash, and nothing is exposed that was not asked for.
 The gateway reads them to tell which request queues have a consumer.
+
+A broker left running by an earlier launch that could not stop it (one
+killed with SIGKILL, before tg-launch tied its children's lives to its own)
+keeps the store locked (``broker.rocksdb/LOCK``), and a new broker on the
+same data fails with that cause only in its log.  :meth:`EmbeddedBroker.start`
+looks first and names the process that holds it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import importlib.util
 import logging
 import os
 import socket
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
+from .listening import local_address
 from .secrets import child_environment
 
 logger = logging.getLogger(__name__)
@@ -82,7 +92,7 @@ class EmbeddedBroker:
         this machine still connect through 127.0.0.1)."""
         self.data_dir = Path(data_dir)
         self.host = host
-        self.connect_host = "127.0.0.1" if host in ("0.0.0.0", "") else host
+        self.connect_host = local_address(host)
         self.port = port or free_port(self.connect_host)
         self.metrics_port = metrics_port or free_port(self.connect_host)
         self.log_path = Path(log_path) if log_path else self.data_dir / "broker.log"
@@ -105,7 +115,33 @@ class EmbeddedBroker:
         return path
 
     def start(self, timeout: float = 20.0) -> None:
+        """Start it and wait until it listens (:meth:`spawn`, then :meth:`wait_started`)."""
+        self.spawn()
+        self.wait_started(timeout)
+
+    def spawn(self, preexec_fn: Callable[[], None] | None = None, held_for: float = 3.0) -> None:
+        """Start the process, without waiting for it to listen.
+
+        ``preexec_fn`` runs in the child before the binary (tg-launch ties the
+        broker's life to its own there; a ``PR_SET_PDEATHSIG`` belongs to the
+        thread that forks, so call this from one that lives as long as the
+        parent).  A store held by another process (:meth:`holder`) is a
+        :class:`BrokerError` naming it, after ``held_for`` seconds for one that
+        is just exiting to let go.
+        """
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        deadline = time.monotonic() + held_for
+        while (held := self.holder()) is not None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if held is not None:
+            pid, command = held
+            if pid > 0:
+                who, stop = f"process {pid} ({command})", f"stop it (kill {pid})"
+            else:
+                who, stop = "another process", "stop it"
+            raise BrokerError(
+                f"the embedded broker's store in {self.data_dir} is held by {who}: a broker left running "
+                f"by an earlier start; {stop} and start again")
         binary = find_broker_binary()
         config = self._write_config()
         log = open(self.log_path, "ab")
@@ -116,15 +152,27 @@ class EmbeddedBroker:
                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 cwd=str(self.data_dir),
                 env=child_environment(os.environ),  # the broker needs none of our secrets
+                preexec_fn=preexec_fn,
             )
         finally:
             log.close()
+
+    def wait_started(self, timeout: float = 20.0) -> None:
+        """Block until the spawned broker listens, or stop it and raise :class:`BrokerError`."""
         try:
             wait_for_port(self.connect_host, self.port, timeout, self.proc)
         except BrokerError as e:
             self.stop()
             raise BrokerError(f"embedded broker failed to start ({e}); see {self.log_path}") from e
         logger.info("Embedded broker listening on %s (data %s)", self.url, self.data_dir)
+
+    def holder(self) -> tuple[int, str] | None:
+        """The process (pid, command) that holds this data directory's store locked, or None."""
+        for lock in self.data_dir.glob("*.rocksdb/LOCK"):
+            pid = _lock_holder(lock)
+            if pid is not None:
+                return pid, _command(pid)
+        return None
 
     def stop(self, timeout: float = 10.0) -> None:
         proc, self.proc = self.proc, None
@@ -154,3 +202,41 @@ class EmbeddedBroker:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _lock_holder(path: Path) -> int | None:
+    """The pid holding a POSIX write lock on ``path`` (RocksDB's LOCK), or None when it is free.
+
+    Testing it takes no lock of ours that could outlive the test: the lock is
+    taken and dropped on a descriptor of our own, and a process holds no POSIX
+    lock it did not take.
+    """
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except OSError:
+        return None
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        pass
+    else:
+        fcntl.lockf(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+    inode = os.stat(path).st_ino
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/locks").read_text().splitlines():
+            fields = line.split()
+            # "1: POSIX  ADVISORY  WRITE 2620 fe:00:2148088 0 EOF"
+            if len(fields) >= 6 and fields[1] == "POSIX" and fields[5].rsplit(":", 1)[-1] == str(inode):
+                return int(fields[4])
+    return -1   # held, by whom /proc does not say
+
+
+def _command(pid: int) -> str:
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except (OSError, ValueError):
+        return "unknown command"
+    return os.path.basename(argv[0].decode(errors="replace")) or "unknown command"

@@ -25,6 +25,15 @@ PROPERTY = "decision-schema"
 LLM_PROPERTY = "schema"
 #: The ``action`` of a final answer.
 FINAL_ACTION = "final-answer"
+#: The text-completion request's property asking how likely each option is as the value of one
+#: field of the JSON output: ``{"field": "action", "options": ["tell-joke", ..., "final-answer"]}``.
+#: A service that can tell (text-completion-llamacpp reads the model's token probabilities,
+#: before the schema's grammar applies) answers with :data:`SCORES_PROPERTY`; others ignore it.
+CHOICES_PROPERTY = "score-choices"
+#: The property of a final text-completion (and prompt) response with those likelihoods:
+#: ``{"tell-joke": 0.61, "weather": 0.05, ...}``, each option's probability as the model saw it
+#: (not renormalised: what is missing to 1 went to values that are none of the options).
+SCORES_PROPERTY = "choice-scores"
 # Bounds that make a constrained generation always end in valid JSON: a
 # model that loops inside a string would otherwise run into its token limit.
 STRING_LIMIT = 300
@@ -99,3 +108,53 @@ def narrow(schema: dict[str, Any], *, calls: bool = True, answer: bool = True) -
         return schema
     kept = [a for a in alternatives if (answer if _is_final(a) else calls)]
     return {**schema, "anyOf": kept} if kept else schema
+
+
+def action_names(schema: dict[str, Any]) -> list[str]:
+    """The ``action`` values a decision schema allows, in its order (tools, then the answer)."""
+    names = []
+    for alternative in schema.get("anyOf") or []:
+        try:
+            name = alternative["properties"]["action"]["const"]
+        except (KeyError, TypeError):
+            continue
+        if isinstance(name, str) and name not in names:
+            names.append(name)
+    return names
+
+
+def choices_request(options: list[str], field: str = "action") -> str:
+    """The :data:`CHOICES_PROPERTY` value asking for ``options`` as values of ``field``."""
+    return json.dumps({"field": field, "options": options}, ensure_ascii=False)
+
+
+def parse_choices(raw: str | None) -> tuple[str, list[str]] | None:
+    """``(field, options)`` of a :data:`CHOICES_PROPERTY`, None when absent or unusable."""
+    if not raw:
+        return None
+    try:
+        value = limits.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(value, dict):
+        return None
+    field, options = value.get("field"), value.get("options")
+    if not isinstance(field, str) or not field or not isinstance(options, list):
+        return None
+    kept = [o for o in options if isinstance(o, str) and o]
+    return (field, kept[:1000]) if kept else None
+
+
+def parse_scores(raw: str | None) -> dict[str, float] | None:
+    """A :data:`SCORES_PROPERTY` value: ``{option: probability}``, None when absent or unusable."""
+    if not raw:
+        return None
+    try:
+        value = limits.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(value, dict):
+        return None
+    out = {k: float(v) for k, v in value.items()
+           if isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1}
+    return out or None

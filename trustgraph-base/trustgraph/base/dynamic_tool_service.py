@@ -84,7 +84,8 @@ class DynamicToolService(AsyncProcessor):
     default_concurrency = 16
 
     #: The tools this service offers, announced while it runs: tool descriptors
-    #: as a person writes them (``name``, ``description``, ``arguments``, values
+    #: as a person writes them (``name``, ``description``, ``arguments``,
+    #: ``examples`` (questions a user might ask that the tool answers), values
     #: for ``config_params``), without ``type`` and ``service``, which the
     #: announcement fills in.
     tools: Sequence[Mapping[str, Any]] = ()

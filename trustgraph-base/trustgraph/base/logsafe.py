@@ -32,14 +32,19 @@ MAX_ARG = 1024
 MAX_DEBUG_ARG = 4096
 MAX_MESSAGE = 16384
 
-_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f\u2028\u2029\x85]")
+# C0 and C1 controls (ESC starts a terminal escape sequence, and so does the one-character
+# CSI, U+009B), line and paragraph separators, and the bidirectional overrides and isolates,
+# which make a terminal show text in another order than it is.
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 _NAMED = {"\n": "\\n", "\r": "\\r"}
 # Kept beyond a cut while masking, so that a secret across the cut is still whole.
 _MARGIN = 512
 
 
 def escape(text: str) -> str:
-    """``text`` with control characters (tab aside) written as escapes: always one line."""
+    """``text`` with control characters (tab aside) written as escapes: always one line, and
+    nothing a terminal would take as a command or a change of direction (the tables of the
+    commands show what services announce this way too)."""
     if not _CONTROL.search(text):
         return text
     return _CONTROL.sub(_escaped, text)

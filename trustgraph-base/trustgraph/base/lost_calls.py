@@ -27,8 +27,15 @@ failed for about 100 s.  Two events tell a caller its call is lost:
   when it lost the connection, sent a few times over some seconds since
   the others reconnect at their own pace), and every process ends the calls
   it sent before then; it also says again that it serves its request topics,
-  since the time it was back (a request sent to it before its subscription
-  was made again on the restarted broker was dropped).
+  each since its own consumer was seen back, naming the requests that reached
+  that consumer since it was last seen down (a request sent before and not
+  named was dropped; one named, or sent after, is being served, however late
+  the process's other parts come back).
+
+A call is dated when it reached the broker's connection: one sent while its
+producer was reconnecting waits in pulsar-client's queue and goes out once
+the producer is back, so it is dated by its receipt, and no notice about
+what was lost before then ends it.
 
 One :class:`CallWatch` per ``PubSub`` follows both for all its clients.
 """
@@ -41,9 +48,12 @@ import os
 import time
 import uuid
 import weakref
+from collections import deque
+from collections.abc import Mapping
 from typing import Any
 
 from ..schema import ServingStarted
+from .connection_watch import Resubscribed
 from .topics import SERVING, TopicError, to_pulsar
 
 logger = logging.getLogger(__name__)
@@ -57,8 +67,17 @@ RESTARTED_ENV = "TG_RESTARTED"
 def restarted() -> bool:
     """Whether this process replaces one that died (so the requests that one had are lost)."""
     return os.environ.get(RESTARTED_ENV) == "1"
+
+
 #: Delays (seconds, one after the other) of the repeated broker-back notices.
 BROKER_BACK_REPEATS = (0.0, 1.0, 2.0, 4.0)
+#: Seconds a process back from an outage waits before it says which requests reached each of
+#: its request topics: one sent just before its consumer was seen back may still be in transit.
+LATE_ARRIVALS = 0.25
+#: The most request ids one notice lists: far more than arrive in the fraction of a second
+#: between a resubscription and the notice; past it the oldest are left out (their callers
+#: end them, and may run them again).
+MAX_RECEIVED = 10_000
 
 
 class CallWatch:
@@ -73,6 +92,10 @@ class CallWatch:
         self._producing: asyncio.Lock | None = None
         self._tasks: set[asyncio.Task] = set()
         self._served: set[str] = set()  # request topics this process consumes
+        # While an outage lasts (until the notices after it are written): the requests that
+        # reach each served topic (Pulsar URL), with when, so the notices can spare them.
+        self._outages = 0
+        self._arrivals: dict[str, deque[tuple[float, str]]] | None = None
 
     def follow(self, client: Any) -> None:
         """Watch ``client``'s calls (a ``RequestResponseClient``); subscribes once per PubSub."""
@@ -104,16 +127,33 @@ class CallWatch:
             return
         reason = (f"{notice.processor or 'a service'} started again on {notice.topic}: "
                   f"the request was lost with the process that had it")
+        spare = frozenset(notice.received or ())
         for client in list(self._clients):
             if _url(client.request_topic) == notice.topic:
-                # Only what went before the new consumer was there: later calls reached it.
-                client.fail_pending(reason, before=notice.sent or None)
+                # Only what went before the new consumer was there, and did not reach it.
+                client.fail_pending(reason, before=notice.sent or None, spare=spare)
 
     def connection_lost(self) -> None:
-        """The broker connection went: every call waiting on a non-persistent topic is lost."""
+        """The broker connection went: every call waiting on a non-persistent topic is lost.
+
+        From now until the notices after the outage are written, the requests that reach
+        this process's request topics are noted (:meth:`arrived`).
+        """
+        self._outages += 1
+        if self._arrivals is None:
+            self._arrivals = {}
         for client in list(self._clients):
             if client.response_topic.startswith("non-persistent://"):
                 client.fail_pending("the connection to the broker was lost: the request or its reply is gone")
+
+    def arrived(self, topic: str, request_id: str) -> None:
+        """A request reached served topic ``topic`` (a Pulsar URL); kept only during an outage."""
+        arrivals = self._arrivals
+        if arrivals is not None:
+            kept = arrivals.get(topic)
+            if kept is None:
+                kept = arrivals[topic] = deque(maxlen=MAX_RECEIVED)
+            kept.append((time.time(), request_id))
 
     def close(self) -> None:
         """Cancel the notices still to be sent (the PubSub is closing)."""
@@ -122,27 +162,59 @@ class CallWatch:
         if self._following is not None and not self._following.done():
             self._following.cancel()
 
-    def broker_back(self, lost_at: float) -> None:
-        """This process is reconnected after losing the broker at ``lost_at`` (wall-clock): tell the others."""
-        task = asyncio.get_running_loop().create_task(self._tell_broker_back(lost_at))
+    def broker_back(self, lost_at: float, resubscribed: Mapping[str, Resubscribed] | None = None) -> None:
+        """This process is reconnected after losing the broker at ``lost_at`` (wall-clock): tell the others.
+
+        ``resubscribed``: per consumer topic (a Pulsar URL), when it had a connected consumer
+        again (:class:`~.connection_watch.Back`); see :meth:`served_again`.
+        """
+        task = asyncio.get_running_loop().create_task(self._tell_broker_back(lost_at, dict(resubscribed or {})))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _tell_broker_back(self, lost_at: float) -> None:
-        # What we serve is served again only from now: a request sent to it while our
-        # subscription was being made again on the restarted broker was dropped.
-        back = time.time()
+    def served_again(self, resubscribed: Mapping[str, Resubscribed]) -> dict[str, tuple[float, list[str]]]:
+        """Each request topic this process serves whose consumer was seen down: since when it is
+        served again, and the ids of the requests that reached it since it was last seen down.
+
+        A call to it sent before then went to no subscription, and is lost, unless its id is
+        listed: it arrived once the consumer had resubscribed (between the last reading that
+        saw it down and the first that saw it back), and is being served.  Not the time the
+        whole process was back: its parts reconnect each at its own pace (seconds apart after
+        a broker restart), and ending the calls that reached the consumer in between told
+        their callers "failed" while the work went on.  A topic whose consumer was never seen
+        down needs no notice: the notice for ``*`` covers what was sent before the loss.
+        """
+        out: dict[str, tuple[float, list[str]]] = {}
+        arrivals = self._arrivals or {}
+        for topic in sorted(self._served):
+            url = _url(topic)
+            seen = resubscribed.get(url)
+            if seen is not None:
+                out[topic] = (seen.up, [rid for at, rid in arrivals.get(url, ()) if at >= seen.down])
+        return out
+
+    async def _tell_broker_back(self, lost_at: float, resubscribed: dict[str, Resubscribed]) -> None:
+        outage = self._outages
+        await self.serving(ANY_TOPIC, lost_at)
+        again: dict[str, tuple[float, list[str]]] = {}
+        if resubscribed:
+            await asyncio.sleep(LATE_ARRIVALS)
+            again = self.served_again(resubscribed)
+        if outage == self._outages:  # no new loss meanwhile, which would need its own notes
+            self._arrivals = None
+        for topic, (since, received) in again.items():
+            await self.serving(topic, since, received=received)
         # Repeated: a process that reconnects later than us would miss a single notice.
-        for delay in BROKER_BACK_REPEATS:
+        for delay in BROKER_BACK_REPEATS[1:]:
             await asyncio.sleep(delay)
             await self.serving(ANY_TOPIC, lost_at)
-            for topic in sorted(self._served):
-                await self.serving(topic, back)
+            for topic, (since, received) in again.items():
+                await self.serving(topic, since, received=received)
 
-    async def serving(self, topic: str, since: float, tell: bool = True) -> None:
+    async def serving(self, topic: str, since: float, tell: bool = True, received: list[str] | None = None) -> None:
         """Tell every caller that this process consumes request topic ``topic`` since ``since``
-        (wall-clock, when the subscription was made); with ``tell=False`` only remember it,
-        to say so after a broker outage."""
+        (wall-clock, when the subscription was made), and that the requests ``received`` reached
+        it before; with ``tell=False`` only remember it, to say so after a broker outage."""
         if topic != ANY_TOPIC:
             self._served.add(topic)
         if not tell:
@@ -153,8 +225,9 @@ class CallWatch:
             async with self._producing:
                 if self._producer is None:
                     self._producer = await self.pubsub.producer(SERVING)
-            self._producer.send_nowait(ServingStarted(topic=topic if topic == ANY_TOPIC else _url(topic), processor=self.pubsub.processor,
-                                                      instance=self.instance, sent=since))
+            self._producer.send_nowait(ServingStarted(
+                topic=topic if topic == ANY_TOPIC else _url(topic), processor=self.pubsub.processor,
+                instance=self.instance, sent=since, received=list(received or [])))
         except Exception as e:
             logger.warning("Could not say that %s is served (%s): its callers' lost calls end at "
                            "their deadlines", topic, e)

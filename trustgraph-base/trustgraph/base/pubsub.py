@@ -31,6 +31,7 @@ import pulsar
 
 from ..schema.codec import encode
 from .broker_url import BrokerUrl, parse_broker_url, probe, unreachable
+from .connection_watch import WATCH_EVERY, WATCH_EVERY_DOWN, Back, ConnectionWatch, Lost
 from .consumer import Consumer, DirectHandler, Handler, MalformedHandler
 from .message import Message
 from .pulsar_backend import get_pubsub  # upstream's name for its sync backend (tg-dump-queues imports it)
@@ -150,7 +151,8 @@ class Producer:
             raise PubSubError(f"send to {self.topic} failed: {result}")
 
     def send_nowait(self, value: Any, properties: dict[str, str] | None = None,
-                    on_error: Callable[[str], None] | None = None) -> None:
+                    on_error: Callable[[str], None] | None = None,
+                    on_queued_sent: Callable[[], None] | None = None) -> bool:
         """Send without waiting for the broker's receipt; failures are logged.
 
         For replies and requests, where the caller's deadline already covers a
@@ -162,23 +164,35 @@ class Producer:
         callback that logs a failure and reports it to ``on_error``.  A broker
         that rejects or loses messages is therefore still logged, and a single
         lost message surfaces as the caller's timeout.
+
+        Returns False when the producer was reconnecting: pulsar-client keeps
+        the message and sends it once connected, and ``on_queued_sent`` is
+        called (on the client's I/O thread) when the broker has it, so a caller
+        can date the message by when it really went out (:mod:`.lost_calls`).
         """
         self._sent += 1
         producer = self._producer
-        if self._sent % _RECEIPT_EVERY and producer.is_connected():
+        connected = producer.is_connected()
+        if self._sent % _RECEIPT_EVERY and connected:
             done = None
-        elif on_error is None:
+        elif on_error is None and (connected or on_queued_sent is None):
             done = self._log_failure  # no closure per message
         else:
+            queued_sent = None if connected else on_queued_sent
+
             def done(result: pulsar.Result, _msg_id: Any) -> None:
                 if result != _OK:
                     self._log_failure(result, _msg_id)
-                    on_error(f"send to {self.topic} failed: {result}")
+                    if on_error is not None:
+                        on_error(f"send to {self.topic} failed: {result}")
+                elif queued_sent is not None:
+                    queued_sent()
 
         try:
             producer.send_async(self._encode(value), done, properties=properties or {})
         except pulsar.PulsarException as e:
             raise PubSubError(f"send to {self.topic} failed: {e}") from e
+        return bool(connected)
 
     def is_connected(self) -> bool:
         """False while pulsar-client is reconnecting this producer to the broker."""
@@ -218,11 +232,6 @@ _RETRYABLE = (pulsar.ConnectError, pulsar.Timeout, pulsar.LookupError,
 _FIRST_DELAY = 1.0
 _MAX_DELAY = 30.0
 _OPEN_DELAYS = (0.2, 5.0)
-# How often a connected PubSub checks its producers and consumers are still
-# connected, to say so once when the broker goes away and once when it is back,
-# and to end the calls then in flight (lost_calls): a broker back within this
-# period may go unnoticed, and those calls keep their deadlines.
-WATCH_EVERY = 0.25
 
 
 class PubSub:
@@ -382,35 +391,37 @@ class PubSub:
             self._watch = asyncio.get_running_loop().create_task(self._watch_connection())
 
     async def _watch_connection(self) -> None:
-        """Say once that the broker went away and once that it is back.
+        """Say once that the broker went away and once that it is back (see :mod:`.connection_watch`).
 
         pulsar-client reconnects by itself; without this (its own log being
         discarded) a stopped stack would leave a service silent, and with its
         log it printed a line per attempt.
         """
-        lost_at: float | None = None
+        watch = ConnectionWatch()
         while True:
-            await asyncio.sleep(WATCH_EVERY)
+            await asyncio.sleep(WATCH_EVERY_DOWN if watch.lost else WATCH_EVERY)
             # Any part reconnecting counts: after a broker restart some reconnect within a
             # poll, and waiting for all to be down at once missed it (a call then waited out its
             # deadline in the kill -9 scenario). On a cluster, a topic moving to another broker
             # counts too: calls in flight end with an error, never a hang.
-            states = [p.is_connected() for p in (*self._producers, *self._consumers)]
-            if not all(states) and lost_at is None:
-                lost_at = time.monotonic()
-                lost_wall = time.time()
+            event = watch.observe(self.connection_states(), time.time(), time.monotonic())
+            if isinstance(event, Lost):
                 if self._calls is not None:  # first: what was in flight is gone, say so to its callers now
                     self._calls.connection_lost()
                 problem = await probe(self._broker) if self._broker is not None else None
                 logger.warning("Lost the connection to the broker at %s%s; reconnecting in the "
                                "background (messages sent meanwhile may be lost)", self.url,
                                f": {problem}" if problem else "")
-            elif all(states) and lost_at is not None:
-                logger.info("Reconnected to the broker at %s after %.0fs", self.url,
-                            time.monotonic() - lost_at)
-                lost_at = None
+            elif isinstance(event, Back):
+                logger.info("Reconnected to the broker at %s after %.0fs", self.url, event.down_for)
                 if self._calls is not None:  # tell the processes that did not see it (lost_calls)
-                    self._calls.broker_back(lost_wall)
+                    self._calls.broker_back(event.lost_at, event.resubscribed)
+
+    def connection_states(self) -> list[tuple[str | None, bool]]:
+        """``(topic, connected)`` of each open consumer and ``(None, connected)`` of each open producer:
+        a :class:`~.connection_watch.ConnectionWatch` reading."""
+        return [*((None, p.is_connected()) for p in self._producers),
+                *((c.topic, c.is_connected()) for c in self._consumers)]
 
     async def producer(self, topic: str) -> Producer:
         """A producer on ``topic`` (generic name or Pulsar URL)."""
@@ -460,20 +471,26 @@ class PubSub:
         return cons
 
     async def remove(self, *parts: Producer | Consumer, unsubscribe: bool = False) -> None:
-        """Close some producers and consumers (a flow stopping).
+        """Close some producers and consumers (a flow stopping, a client closed).
 
         ``unsubscribe``: remove the consumers' subscriptions from the broker too
-        (see :meth:`Consumer.stop`).
+        (see :meth:`Consumer.stop`).  The parts are forgotten before they are
+        closed: a part reports itself disconnected while it closes, and the
+        connection watcher must not take that for a lost broker (it did, at
+        every fetch of a config too big for one message, ending every call in
+        flight in the process).
         """
         for part in parts:
             if isinstance(part, Consumer):
-                await part.stop(unsubscribe=unsubscribe)
                 if part in self._consumers:
                     self._consumers.remove(part)
+            elif part in self._producers:
+                self._producers.remove(part)
+        for part in parts:
+            if isinstance(part, Consumer):
+                await part.stop(unsubscribe=unsubscribe)
             else:
                 await asyncio.to_thread(part.close)
-                if part in self._producers:
-                    self._producers.remove(part)
 
     async def close(self) -> None:
         """Stop every consumer, close every producer, then the client."""

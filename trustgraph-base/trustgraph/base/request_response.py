@@ -28,7 +28,7 @@ import os
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from typing import Any, Generic, TypeVar
 
 from . import deadlines
@@ -97,7 +97,15 @@ class _Inbox:
         self._items: deque[Any] = deque()
         self._waiter: asyncio.Future | None = None
         self.messages = messages  # the call wants whole messages (properties too), not records
-        self.sent = 0.0           # wall-clock time the request went (lost_calls compares it across processes)
+        # Wall-clock time the request went (lost_calls compares it across processes); 0 while it
+        # waits in pulsar-client's queue for its producer to reconnect: nothing lost before
+        # then can be it.
+        self.sent = 0.0
+
+    def went(self) -> None:
+        """The request, kept while its producer reconnected, has reached the broker."""
+        if not self.sent:
+            self.sent = time.time()
 
     def put_nowait(self, item: Any) -> None:
         self._items.append(item)
@@ -184,14 +192,16 @@ class RequestResponseClient(Generic[Req, Resp]):
         self.pubsub.calls.forget(self)
         await self.pubsub.remove(*parts)
 
-    def fail_pending(self, reason: str, before: float | None = None) -> None:
-        """End every call sent before ``before`` (wall-clock; default now) with :class:`CallLost`.
+    def fail_pending(self, reason: str, before: float | None = None, spare: Container[str] = ()) -> None:
+        """End every call sent before ``before`` (wall-clock; default now) with :class:`CallLost`,
+        except those whose request id is in ``spare``.
 
         See :mod:`.lost_calls`.  A call sent later went to the process that
-        announced itself, and keeps waiting.
+        announced itself, and keeps waiting; so does one that process says it
+        received, and one still in pulsar-client's queue (not sent yet).
         """
         before = time.time() if before is None else before
-        lost = [q for q in self._waiters.values() if q.sent and q.sent < before]
+        lost = [q for rid, q in self._waiters.items() if q.sent and q.sent < before and rid not in spare]
         for q in lost:
             q.put_nowait(_Lost(reason))
         if lost:
@@ -379,10 +389,11 @@ class ResponseStream(Generic[Resp]):
                 props.update(self._props)
             # The service learns when we stop waiting (after any wait for a slot above).
             props[deadlines.DEADLINE] = deadlines.stamp(deadline - loop.time(), self._cap)
-            producer.send_nowait(
-                self._request, props,
-                on_error=lambda why: loop.call_soon_threadsafe(inbox.put_nowait, _Failed(why)))
-            inbox.sent = time.time()
+            if producer.send_nowait(
+                    self._request, props,
+                    on_error=lambda why: loop.call_soon_threadsafe(inbox.put_nowait, _Failed(why)),
+                    on_queued_sent=lambda: loop.call_soon_threadsafe(inbox.went)):
+                inbox.sent = time.time()
         except BaseException:
             self.close()
             raise

@@ -10,8 +10,14 @@ commands, the log filter (:mod:`.logsafe`) and tg-launch agree:
   present (HTTP drops whitespace around a header value, RFC 9110 section 5.5,
   and a header cannot carry control characters);
 * :func:`scrub` takes credentials out of free text: the password (or bare
-  user) of a URL, secret-looking query parameters, and every value
+  user) of a URL, secret-looking query parameters, the credentials of an
+  ``Authorization`` header quoted in the text and of a ``Bearer`` token (a
+  server that echoes the request in its error puts them there), and every value
   :func:`remember`-ed by this process; :func:`redact_url` does it for one URL;
+* :func:`url_credentials` takes the user and password out of a URL, for a
+  client that must send them explicitly (an HTTP library that finds them in
+  the URL turns them into a ``Basic`` header of its own, replacing the one
+  the caller set);
 * :func:`is_secret_env` says which environment variables a child process
   gets only when it needs them (tg-launch grants them per component).
 """
@@ -23,7 +29,7 @@ import hashlib
 import hmac
 import re
 from collections.abc import Callable, Iterable, Mapping
-from urllib.parse import quote
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 MASK = "***"
 
@@ -40,6 +46,14 @@ _SECRET_PARAM = re.compile(
     r"(?P<name>[?&;](?:[a-z0-9_-]*(?:token|secret|password|passwd|api[_-]?key|access[_-]?key|signature|sig)"
     r"|key|auth|code)=)(?P<value>[^&#\s'\"]+)",
     re.IGNORECASE)
+
+#: An Authorization header quoted in free text (``Authorization: Basic dXNl...``, JSON's
+#: ``"authorization": "Bearer ..."``): the label and scheme are kept, the credentials masked.
+_AUTH_HEADER = re.compile(r"(?P<label>\bauthorization[\"']?\s*[:=]\s*[\"']?)"
+                          r"(?P<scheme>(?:Bearer|Basic|Token|Digest|ApiKey)\s+)?(?P<value>[^\s\"',;&]+)",
+                          re.IGNORECASE)
+#: A bearer token on its own (``Bearer sk-...``); shorter words after "Bearer" are prose.
+_BEARER = re.compile(r"(?P<scheme>\bBearer\s+)(?P<value>[A-Za-z0-9._~+/=-]{8,})")
 
 #: Secrets shorter than this are not searched for in text: masking every "ab"
 #: would garble logs, and a token that short protects nothing anyway.
@@ -110,7 +124,22 @@ def scrub(text: str, extra: Iterable[str | None] = ()) -> str:
         text = _USERINFO.sub(lambda m: f"{m['scheme']}{_masked_userinfo(m['userinfo'])}@", text)
     if "=" in text:
         text = _SECRET_PARAM.sub(lambda m: f"{m['name']}{MASK}", text)
+    if "uthoriz" in text or "UTHORIZ" in text:
+        text = _AUTH_HEADER.sub(lambda m: f"{m['label']}{m['scheme'] or ''}{MASK}", text)
+    if "Bearer" in text:
+        text = _BEARER.sub(lambda m: f"{m['scheme']}{MASK}", text)
     return text
+
+
+def url_credentials(url: str) -> tuple[str, str | None, str | None]:
+    """``url`` without its user and password, and those two (unquoted), or None when absent."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, None, None
+    userinfo, _, hostport = parts.netloc.rpartition("@")
+    user, sep, password = userinfo.partition(":")
+    return (urlunsplit(parts._replace(netloc=hostport)), unquote(user) or None,
+            unquote(password) if sep else None)
 
 
 def redact_url(url: str) -> str:

@@ -351,6 +351,26 @@ class ServiceDirectory:
                     return False
         return None
 
+    def stopped_service_of(self, tool: str) -> str | None:
+        """The id of a service known to be down whose last announcement offered ``tool``, or None.
+
+        The catalog holds only live services' tools, so without this a call
+        of a tool whose service stopped reads as a call of a tool that never
+        existed ("no tool of that name") instead of "its service stopped".
+        """
+        for sid, state in self.services.items():
+            if state.live or not state.tools:
+                continue
+            try:
+                offered = limits.loads(state.tools)
+            except ValueError:
+                continue
+            names = offered.keys() if isinstance(offered, dict) else (
+                t.get("name") for t in offered if isinstance(t, dict)) if isinstance(offered, list) else ()
+            if tool in names:
+                return sid
+        return None
+
     def announced(self) -> dict[str, ServiceState]:
         """What the catalog adds to the configured services: those with a live owner, and the
         configured ones that other replicas announce (no owner; their ``conflicts``, to report)."""

@@ -30,6 +30,7 @@ for a ``ConsumerSpec(..., replies=...)`` and AsyncProcessor for
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import time
 from collections.abc import AsyncIterable, Awaitable, Callable
@@ -42,6 +43,7 @@ from .consumer import Consumer
 from .lost_calls import restarted
 from .message import Message
 from .pubsub import MessageTooLarge, Producer, PubSub, PubSubError
+from .topics import to_pulsar
 
 logger = logging.getLogger(__name__)
 
@@ -161,7 +163,8 @@ class Reply:
         """Send each record as it comes, then the end marker ``end``.
 
         ``end`` is a record, or a function called after the last record that
-        returns it (so it can carry totals).  If ``records`` raises, no end
+        returns it (so it can carry totals), or returns ``(record, properties)``
+        to send properties with it.  If ``records`` raises, no end
         marker is sent: the exception becomes the error reply, which ends the
         stream for the caller.  If a send fails, ``records`` is closed at
         once, so the work behind it stops.
@@ -171,7 +174,11 @@ class Reply:
         async with closing as items:
             async for record in items:
                 await self.send(record)
-        await self.send(end() if callable(end) else end)
+        last = end() if callable(end) else end
+        if isinstance(last, tuple):
+            await self.send(*last)
+        else:
+            await self.send(last)
 
 
 Work = Callable[[Message, Reply], Awaitable[None]]
@@ -181,11 +188,13 @@ class RequestServer:
     """Runs ``work(msg, reply)`` per request of one consumer and owns every outcome."""
 
     def __init__(self, producer: Producer, replies: Replies, work: Work, *, name: str,
-                 processor: str = "") -> None:
+                 processor: str = "", arrived: Callable[[str], None] | None = None) -> None:
+        """``arrived(request_id)`` is told of every request with an id (``lost_calls``)."""
         self.producer = producer
         self.replies = replies
         self.work = work
         self.name = name
+        self.arrived = arrived
         self._m_expired = metrics.requests_expired.labels(processor, name)
 
     async def handle(self, msg: Message) -> None:
@@ -195,6 +204,8 @@ class RequestServer:
             logger.debug("Request on %s without an id property dropped: nobody could match a reply",
                          msg.topic)
             return
+        if self.arrived is not None:
+            self.arrived(rid)
         deadline = deadlines.read(msg.properties)
         if deadline is not None and deadlines.passed(deadline):
             # The caller has given up: working for it would only delay the callers still waiting.
@@ -255,7 +266,10 @@ async def serve(pubsub: PubSub, request_topic: str, subscription: str, schema: t
                 producer: Producer, replies: Replies, work: Work, concurrency: int = 1,
                 name: str | None = None) -> Consumer:
     """Subscribe ``work`` to ``request_topic``, replying on ``producer``; returns the consumer."""
-    server = RequestServer(producer, replies, work, name=name or subscription, processor=pubsub.processor)
+    # After a broker outage this process tells its callers which requests reached it (lost_calls).
+    arrived = functools.partial(pubsub.calls.arrived, to_pulsar(request_topic))
+    server = RequestServer(producer, replies, work, name=name or subscription, processor=pubsub.processor,
+                           arrived=arrived)
     consumer = await pubsub.consumer(request_topic, subscription, schema, handler=server.handle,
                                      concurrency=concurrency, name=name, malformed=server.malformed,
                                      overloaded=server.overloaded)

@@ -23,7 +23,7 @@ from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait
 from ..schema import ToolServiceRequest, ToolServiceResponse
 from . import deadlines
 from .pubsub import PubSub, PubSubError
-from .request_response import RequestResponseClient, RequestTimeout, new_request_id
+from .request_response import RequestResponseClient, RequestTimeout, Unserved, new_request_id
 from .topics import to_pulsar
 
 logger = logging.getLogger(__name__)
@@ -46,12 +46,14 @@ UNAVAILABLE = "tool-service-unavailable"
 
 
 class ServiceUnavailable(ToolServiceError):
-    """The service announced itself before and no replica of it is live now: nothing would answer."""
+    """Nothing would answer a call to the service: it announced itself before and no replica of
+    it is live now, or the broker has counted no consumer on its request queue for a while."""
 
-    def __init__(self, service: str, request_queue: str) -> None:
-        super().__init__(UNAVAILABLE, f"tool service '{service}' is not running: no replica is live, "
-                                      f"so nothing serves {request_queue}")
+    def __init__(self, service: str, request_queue: str, why: str | None = None) -> None:
+        reason = why or f"no replica is live, so nothing serves {request_queue}"
+        super().__init__(UNAVAILABLE, f"tool service '{service}' is not running: {reason}")
         self.service = service
+        self.request_queue = request_queue
 
 
 class Service(Protocol):
@@ -87,12 +89,13 @@ class ToolServiceClient(RequestResponseClient):
 
     def __init__(self, pubsub: PubSub, *, request_topic: str, response_topic: str,
                  subscription: str | None = None, timeout: float = 60.0,
-                 max_in_flight: int = 256, name: str | None = None) -> None:
+                 max_in_flight: int = 256, name: str | None = None,
+                 unserved: Callable[[str], str | None] | None = None) -> None:
         super().__init__(
             pubsub, request_topic=request_topic, response_topic=response_topic,
             request_schema=ToolServiceRequest, response_schema=ToolServiceResponse,
             subscription=subscription or f"{pubsub.processor or 'client'}--tool-service--{uuid.uuid4()}",
-            timeout=timeout, max_in_flight=max_in_flight, name=name,
+            timeout=timeout, max_in_flight=max_in_flight, name=name, unserved=unserved,
         )
 
     @classmethod
@@ -175,10 +178,15 @@ class ToolServiceClients:
     """
 
     def __init__(self, pubsub: PubSub | None, *, name: str = "client",
-                 liveness: Liveness | None = None) -> None:
+                 liveness: Liveness | None = None,
+                 unserved: Callable[[str], str | None] | None = None) -> None:
+        """``liveness``: what the announcements say of a service; ``unserved(topic)``: why the
+        broker counts no consumer on a request topic, or None (``unserved.UnservedTopics.why``),
+        so a configured service that nothing runs fails at once too, not at its deadline."""
         self.pubsub = pubsub
         self.name = name
         self.liveness = liveness
+        self.unserved = unserved
         self.clients: dict[QueuePair, ToolServiceClient] = {}
         self._active: Counter[QueuePair] = Counter()
         self._wanted: frozenset[QueuePair] = frozenset()
@@ -194,7 +202,7 @@ class ToolServiceClients:
             # Not started here: the client opens itself inside its first
             # call's deadline, so a slow subscription cannot outlive a call.
             client = ToolServiceClient(self.pubsub, request_topic=key[0], response_topic=key[1],
-                                       name=f"{self.name}/tool-service/{key[0]}")
+                                       name=f"{self.name}/tool-service/{key[0]}", unserved=self.unserved)
             self.clients[key] = client
             logger.info("Tool-service client created for %s", key[0])
         return client
@@ -239,9 +247,12 @@ class ToolServiceClients:
                     logger.info("Retrying the call to %s (attempt %d of %d)", service.id,
                                 attempt.retry_state.attempt_number, attempts)
                 async with self.use(key) as client:
-                    return await client.call_streaming(user, config, arguments,
-                                                       chunk if on_chunk is not None else None,
-                                                       timeout=share, request_id=rid, last_chunk=last_chunk)
+                    try:
+                        return await client.call_streaming(user, config, arguments,
+                                                           chunk if on_chunk is not None else None,
+                                                           timeout=share, request_id=rid, last_chunk=last_chunk)
+                    except Unserved as e:
+                        raise ServiceUnavailable(service.id, key[0], str(e)) from None
         raise AssertionError("unreachable")
 
     @asynccontextmanager

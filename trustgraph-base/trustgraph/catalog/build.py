@@ -91,6 +91,11 @@ class CatalogTool:
         return self.descriptor.tool_arguments()
 
     @property
+    def examples(self) -> tuple[str, ...]:
+        """Questions a user might ask that this tool answers (may be empty)."""
+        return self.descriptor.examples
+
+    @property
     def groups(self) -> tuple[str, ...]:
         return tuple(self.descriptor.group or DEFAULT_GROUPS)
 
@@ -144,13 +149,20 @@ class CatalogTool:
         return None
 
     def describe(self) -> dict[str, Any]:
-        """The tool as the ``agent-react`` prompt's ``tools`` variable lists it (upstream's shape)."""
-        return {
+        """The tool as the ``agent-react`` prompt's ``tools`` variable lists it.
+
+        Upstream's shape, plus ``examples`` when the tool has some: templates
+        read the keys they name, so upstream's ignore it.
+        """
+        out: dict[str, Any] = {
             "name": self.name,
             "description": self.description,
             "arguments": [{"name": a.name, "type": a.type, "description": a.description}
                           for a in self.arguments],
         }
+        if self.examples:
+            out["examples"] = list(self.examples)
+        return out
 
     def to_json(self, errors: list[str] | None = None) -> dict[str, Any]:
         """The tool as ``GET /api/v1/tool-catalog`` lists it."""

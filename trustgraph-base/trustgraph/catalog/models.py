@@ -17,6 +17,12 @@ Choices worth knowing about:
 * Tools find their service by the **config key** of the ``tool-service``
   item, as upstream does.  The descriptor's ``id`` is informative: when it is
   missing the key is used, and one that differs from the key is accepted.
+* ``examples`` (ours, on every type): questions a user might ask that the
+  tool answers, at most :data:`MAX_EXAMPLES` of at most
+  :data:`MAX_EXAMPLE_CHARS` characters each.  They help a reader (a model
+  choosing a tool, a person reading ``tg-show-tools``) where a description
+  shares few words with how people ask; the bound keeps 2,000 tools' worth
+  of them inside a prompt's budget.  Upstream ignores the field.
 * The question-style types (``knowledge-query``, ``text-completion``,
   ``structured-query``) and ``row-embeddings-query`` take a fixed argument, as
   upstream exposes them; ``mcp-tool``, ``prompt`` and ``tool-service`` tools
@@ -77,11 +83,38 @@ def _list_of_strings(value: Any) -> Any:
     return value
 
 
+#: At most this many ``examples`` per tool, each at most this many characters.
+MAX_EXAMPLES = 10
+MAX_EXAMPLE_CHARS = 200
+
+
+def _example_list(value: Any) -> Any:
+    # The list as a whole: null is "no examples"; one bare question is the
+    # likely mistake, so say what to write instead.
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise ValueError(f"must be a list of example questions (strings), got {describe(value)}")
+    if len(value) > MAX_EXAMPLES:
+        raise ValueError(f"has {len(value)} examples, over the limit of {MAX_EXAMPLES}; "
+                         f"keep the {MAX_EXAMPLES} that best show what the tool is for")
+    return value
+
+
+def _example(value: str) -> str:
+    value = _not_blank(value).strip()
+    if len(value) > MAX_EXAMPLE_CHARS:
+        raise ValueError(f"is {len(value)} characters long, over the limit of {MAX_EXAMPLE_CHARS}; "
+                         "give a question as a user would ask it")
+    return value
+
+
 NonEmptyStr = Annotated[str, AfterValidator(_not_blank)]
 QueueStr = Annotated[str, AfterValidator(_queue)]
 OptionalText = Annotated[str, BeforeValidator(_none_to_empty)]
 Seconds = Annotated[float | None, BeforeValidator(_seconds)]
 StringList = Annotated[list[str] | None, BeforeValidator(_list_of_strings)]
+Examples = Annotated[tuple[Annotated[str, AfterValidator(_example)], ...], BeforeValidator(_example_list)]
 
 # The fixed arguments of the question-style types, as upstream exposes them.
 QUESTION = ToolArgument(name="question", type="string", description="The question to ask")
@@ -192,6 +225,8 @@ class ToolDescriptor(BaseModel):
     applicable_states: StringList = Field(default=None, alias="applicable-states")
     timeout: Seconds = None
     validate_arguments: bool = Field(default=True, alias="validate-arguments")
+    #: Ours: questions a user might ask that this tool answers.
+    examples: Examples = ()
 
     def tool_arguments(self) -> tuple[ToolArgument, ...]:
         """The arguments a caller fills in."""

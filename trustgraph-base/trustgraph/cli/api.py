@@ -43,7 +43,12 @@ START_HINT = "is the system running? start it with `make run` (or `tg-launch`)"
 
 class CliError(Exception):
     """A failure the user can act on; its text is shown as-is after
-    ``tg-xxx: error:``, so it should say what went wrong and what to do."""
+    ``tg-xxx: error:``, so it should say what went wrong and what to do.
+    ``status`` is the exit status (1 unless a command documents others)."""
+
+    def __init__(self, message: str = "", status: int = 1) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 def default_url() -> str:
@@ -323,7 +328,7 @@ def main_wrapper(prog: str, fn: Callable[[], None]) -> None:
         fn()
         sys.stdout.flush()
     except CliError as e:
-        fail(prog, str(e) or "failed")
+        fail(prog, str(e) or "failed", e.status)
     except KeyboardInterrupt:
         fail(prog, "interrupted", 130)
     except BrokenPipeError:

@@ -12,7 +12,10 @@ writes, for every tool (or those named by ``--only``), in one config change:
 * ``tool/<prefix><name>``: a ``mcp-tool`` descriptor named ``<prefix><name>``
   with the tool's description and typed ``arguments`` from its input schema,
   so the agent checks the model's arguments before it calls (a schema we
-  cannot express is passed through unchecked: ``"validate-arguments": false``).
+  cannot express is passed through unchecked: ``"validate-arguments": false``),
+  and the tool's example questions when the server lists them in the tool's
+  ``_meta`` as our mcp-server does (``trustgraph.mcp_client.examples``; MCP
+  itself has no field for them).
 
 The agent can use them as soon as the command returns.  ``--dry-run`` prints
 what would be written and writes nothing.
@@ -49,6 +52,19 @@ def _sdk() -> Any:
     return connection, schemas
 
 
+def _examples(t: Any, key: str) -> tuple[str | None, list[str]]:
+    """The tool's description and example questions; a line on stderr for examples left out."""
+    from trustgraph.catalog.models import MAX_EXAMPLE_CHARS, MAX_EXAMPLES
+    from trustgraph.mcp_client.examples import read_examples
+
+    description, examples, left_out = read_examples(t.description, t.meta)
+    if left_out:
+        print(f"{PROG}: warning: tool/{key}: {left_out} of the server's examples left out (a tool takes "
+              f"at most {MAX_EXAMPLES}, each a non-empty string of at most {MAX_EXAMPLE_CHARS} characters)",
+              file=sys.stderr, flush=True)
+    return description, examples
+
+
 def descriptors(tools: list[Any], args: argparse.Namespace) -> dict[tuple[str, str], dict[str, Any]]:
     """``{(type, key): value}`` to write for the listed tools (``--only`` applied)."""
     _, schemas = _sdk()
@@ -66,9 +82,12 @@ def descriptors(tools: list[Any], args: argparse.Namespace) -> dict[tuple[str, s
         entry = mcp_entry(args.url, t.name, args.auth_token, args.transport)
         entry[IMPORTED_FROM] = args.url
         arguments, checkable = schemas.schema_arguments(t.input_schema)
+        description, examples = _examples(t, key)
         tool: dict[str, Any] = {"type": "mcp-tool", "name": key,
-                                "description": t.description or t.title or f"The {t.name} tool of {args.url}",
+                                "description": description or t.title or f"The {t.name} tool of {args.url}",
                                 "mcp-tool": key, "arguments": arguments}
+        if examples:
+            tool["examples"] = examples
         if not checkable:
             tool["validate-arguments"] = False
         if args.group:

@@ -8,7 +8,15 @@ thoughts (🤔), each tool call with its arguments (🛠️) and the tools'
 observations (💡) as they arrive.
 
 The answer goes to standard output.  An agent error is one line on standard
-error and a nonzero exit status (upstream prints it and exits 0).
+error and a nonzero exit status (upstream prints it and exits 0).  The exit
+status says how the dialog ended (our agent's ``outcome``; an upstream
+agent's answers all count as 0):
+
+* 0: answered (from a tool's result, or by a model allowed to answer itself);
+* 3: no tool fits the question; the answer printed is the model's own;
+* 4: the agent asked back which tool was meant (the answer names them);
+* 5: a tool the question needs cannot be used now (error line on stderr);
+* 1: any other failure.
 """
 
 from __future__ import annotations
@@ -31,6 +39,11 @@ PROG = "tg-invoke-agent"
 AGENT_TIMEOUT = 600.0
 # "action" (the tool and its arguments, before the call) is ours; upstream's agent sends none.
 PREFIX = {"thought": "🤔 ", "action": "🛠️ ", "observation": "💡 ", "answer": ""}
+#: Exit status by the dialog's ``outcome`` (see the module docstring).
+EXIT_NO_TOOL = 3
+EXIT_ASKED_BACK = 4
+EXIT_UNAVAILABLE = 5
+_EXIT = {"no-tool": EXIT_NO_TOOL, "asked-back": EXIT_ASKED_BACK}
 
 
 class Printer:
@@ -40,6 +53,7 @@ class Printer:
         self.verbose = verbose
         self.out = out
         self.open: str | None = None
+        self.outcome: str | None = None   # how the dialog ended, from its last message
 
     def chunk(self, kind: str, text: str, end: bool) -> None:
         if kind not in PREFIX or (kind != "answer" and not self.verbose):
@@ -66,13 +80,17 @@ def handle(response: dict[str, Any], printer: Printer) -> None:
     The end of the dialog is the gateway's ``complete`` flag (it applies the
     WIRE rules: ``end_of_dialog``, or a legacy ``answer`` that is not null).
     """
+    outcome = response.get("outcome")
+    if isinstance(outcome, str) and outcome:
+        printer.outcome = outcome
+    status = EXIT_UNAVAILABLE if printer.outcome == "tool-unavailable" else 1
     if response.get("error"):
-        raise CliError(describe_error(response["error"]))
+        raise CliError(describe_error(response["error"]), status)
     end = bool(response.get("end_of_message"))
     kind = response.get("chunk_type")
     if kind:
         if kind == "error":
-            raise CliError(response.get("content") or "the agent failed")
+            raise CliError(response.get("content") or "the agent failed", status)
         printer.chunk(kind, response.get("content") or "", end)
         return
     # Legacy (non-streaming) messages: one field per message.
@@ -124,6 +142,9 @@ def run(argv: list[str] | None = None) -> None:
         ask(args, printer)
     finally:
         printer.close()
+    if printer.outcome in _EXIT:
+        sys.stdout.flush()
+        sys.exit(_EXIT[printer.outcome])
 
 
 def main(argv: list[str] | None = None) -> None:

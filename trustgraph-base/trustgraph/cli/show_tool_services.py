@@ -6,15 +6,17 @@ and whether callers may retry it (``idempotent``).  A configured service that
 never announces itself (an upstream 2.1.4 one) shows ``live: not known``.
 Replicas that announce the same id with another descriptor are listed under
 ``conflicts``, with why they are not used.
+What a service announced is shown escaped, on one line per value (see
+``tg-show-tools``).
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from trustgraph.cli.api import Api, CliError, api_from_args, main_wrapper, make_parser
 from trustgraph.cli.show_flows import render_table
+from trustgraph.cli.show_tools import cell
 
 PROG = "tg-show-tool-services"
 PATH = "api/v1/tool-services"
@@ -22,30 +24,30 @@ PATH = "api/v1/tool-services"
 _LIVE = {True: "yes", False: "NO (it stopped, or missed its lease)", None: "not known (it does not announce)"}
 
 
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value)
+def _seconds(value: Any) -> str:
+    return f"{value:g} s" if isinstance(value, int | float) and not isinstance(value, bool) else cell(value)
 
 
 def service_rows(svc: dict[str, Any]) -> list[tuple[str, str]]:
-    rows = [("id", _text(svc.get("id", ""))), ("source", _text(svc.get("source", ""))),
-            ("live", _LIVE.get(svc.get("live"), _text(svc.get("live"))))]
+    rows = [("id", cell(svc.get("id", ""))), ("source", cell(svc.get("source", ""))),
+            ("live", _LIVE.get(svc.get("live"), cell(svc.get("live"))))]
     replicas = svc.get("replicas") or []
-    rows.append(("replicas", "\n".join(_text(r) for r in replicas) if replicas else "(none)"))
+    rows.append(("replicas", "\n".join(cell(r) for r in replicas) if replicas else "(none)"))
     ago = svc.get("last-heartbeat-seconds-ago")
     if ago is not None:
-        rows.append(("last heartbeat", f"{ago:g} s ago"))
+        rows.append(("last heartbeat", f"{_seconds(ago)} ago"))
     for label, key in (("request queue", "request-queue"), ("response queue", "response-queue")):
         if svc.get(key) is not None:
-            rows.append((label, _text(svc[key])))
+            rows.append((label, cell(svc[key])))
     if svc.get("idempotent") is not None:
         rows.append(("idempotent", "yes (callers retry it)" if svc["idempotent"] else "no"))
     if svc.get("timeout") is not None:
-        rows.append(("timeout", f"{svc['timeout']:g} s"))
+        rows.append(("timeout", _seconds(svc["timeout"])))
     for conflict in svc.get("conflicts") or []:
         if isinstance(conflict, dict):
-            who = ", ".join(_text(r) for r in conflict.get("replicas") or [])
-            rows.append(("conflict", f"{who} ({_text(conflict.get('request-queue'))}): NOT USED: "
-                                     f"{_text(conflict.get('reason', ''))}"))
+            who = ", ".join(cell(r) for r in conflict.get("replicas") or [])
+            rows.append(("conflict", f"{who} ({cell(conflict.get('request-queue'))}): NOT USED: "
+                                     f"{cell(conflict.get('reason', ''))}"))
     return rows
 
 

@@ -1,15 +1,21 @@
 """Shows the agent's tools: one table per ``tool`` config item, then every descriptor problem.
 
-As upstream, plus the argument types, and for tools of type ``tool-service``
-the service they call, whether it is running, its queues and the tool's
-config values; a tool a running service announced says so (``source``).  A tool the
-agent leaves out says why in its own table (``error`` rows), and the list of
-every problem (services and MCP servers included) follows the tables.
+As upstream, plus the argument types, the tool's example questions, and
+for tools of type ``tool-service`` the service they call, whether it is
+running, its queues and the tool's config values; a tool a running service
+announced says so (``source``).  A tool the agent leaves out says why in its
+own table (``error`` rows), and the list of every problem (services and MCP
+servers included) follows the tables.
 
 What is shown is the tool catalog (:mod:`trustgraph.catalog`): the gateway's
 (``GET {url}api/v1/tool-catalog``), so it is what the agent and gateway use;
 when the gateway does not serve that route (an upstream one), the same
 catalog is built here from the same config.
+
+Every value is shown escaped (``logsafe.escape``): a description is written
+by whoever runs a service, and raw it could move the cursor, clear the
+screen or draw rows of its own (a newline is shown as ``\n``, an escape
+sequence as ``\x1b[...``).
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from trustgraph.base.logsafe import escape
 from trustgraph.cli.api import Api, api_from_args, config_values, main_wrapper, make_parser
 from trustgraph.cli.show_flows import render_table
 
@@ -41,54 +48,58 @@ def fetch_catalog(api: Api) -> dict[str, Any]:
     return build_catalog({t: config_values(api, t) for t in CATALOG_TYPES}).to_json()
 
 
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value)
+def cell(value: Any) -> str:
+    """One cell's text, on one line: what services announce may hold control characters."""
+    return escape(value if isinstance(value, str) else json.dumps(value))
 
 
 def _list(value: Any) -> str:
-    return ", ".join(_text(v) for v in value) if isinstance(value, list) else _text(value)
+    return ", ".join(cell(v) for v in value) if isinstance(value, list) else cell(value)
 
 
 def _argument(arg: dict[str, Any]) -> str:
-    head = f"{arg.get('name', '')}: {arg.get('type') or 'string'}"
+    head = f"{cell(arg.get('name', ''))}: {cell(arg.get('type') or 'string')}"
     notes = [] if arg.get("required", True) else ["optional"]
     if arg.get("enum"):
-        notes.append("one of " + ", ".join(_text(v) for v in arg["enum"]))
+        notes.append("one of " + ", ".join(cell(v) for v in arg["enum"]))
     if notes:
         head += f" ({'; '.join(notes)})"
-    return f"{head}\n{arg.get('description') or ''}".rstrip()
+    return f"{head}\n{cell(arg.get('description') or '')}".rstrip()
 
 
 def tool_rows(tool: dict[str, Any]) -> list[tuple[str, str]]:
     """The (label, value) rows of one catalog entry's table."""
-    rows = [("id", _text(tool.get("key", "")))]
+    rows = [("id", cell(tool.get("key", "")))]
     if "name" in tool or "type" in tool:
-        rows += [("name", _text(tool.get("name", ""))), ("description", _text(tool.get("description", ""))),
-                 ("type", _text(tool.get("type", "")))]
-    rows += [(f, _text(tool[f])) for f in _FIELDS if tool.get(f) is not None]
+        rows += [("name", cell(tool.get("name", ""))), ("description", cell(tool.get("description", ""))),
+                 ("type", cell(tool.get("type", "")))]
+    rows += [(f, cell(tool[f])) for f in _FIELDS if tool.get(f) is not None]
     if tool.get("source", "config") != "config":
-        rows.append(("source", f"{_text(tool['source'])} (by the running service)"))
+        rows.append(("source", f"{cell(tool['source'])} (by the running service)"))
     if tool.get("type") == "tool-service" and tool.get("service") is not None:
-        rows.append(("service", _text(tool["service"])))
+        rows.append(("service", cell(tool["service"])))
         if "live" in tool:
-            rows.append(("service live", _LIVE.get(tool["live"], _text(tool["live"]))))
+            rows.append(("service live", _LIVE.get(tool["live"], cell(tool["live"]))))
         if "request-queue" in tool:
-            rows.append(("request queue", _text(tool["request-queue"])))
-            rows.append(("response queue", _text(tool.get("response-queue", ""))))
-            config = [f"{k}={_text(v)}" for k, v in (tool.get("config") or {}).items()]
+            rows.append(("request queue", cell(tool["request-queue"])))
+            rows.append(("response queue", cell(tool.get("response-queue", ""))))
+            config = [f"{cell(k)}={cell(v)}" for k, v in (tool.get("config") or {}).items()]
             rows.append(("config", "\n".join(config) or "(none)"))
     arguments = tool.get("arguments") or []
     for n, arg in enumerate(arguments if isinstance(arguments, list) else []):
         if isinstance(arg, dict):
             rows.append((f"arg {n}", _argument(arg)))
+    examples = tool.get("examples")
+    if isinstance(examples, list) and examples:
+        rows.append(("examples", "\n".join(cell(e) for e in examples)))
     if tool.get("group") is not None:
         rows.append(("groups", _list(tool["group"])))
     if tool.get("state") is not None:
-        rows.append(("next state", _text(tool["state"])))
+        rows.append(("next state", cell(tool["state"])))
     if tool.get("applicable-states") is not None:
         rows.append(("available in", _list(tool["applicable-states"])))
     for error in tool.get("errors") or []:
-        rows.append(("error", _text(error)))
+        rows.append(("error", cell(error)))
     return rows
 
 
@@ -104,12 +115,12 @@ def show_tools(api: Api) -> None:
     if errors:
         print("Descriptor errors:")
         for e in errors:
-            print(f"  {e}")
+            print(f"  {cell(e)}")
     warnings = catalog.get("warnings") or []
     if warnings:
         print("Warnings:")
         for w in warnings:
-            print(f"  {w}")
+            print(f"  {cell(w)}")
 
 
 def run(argv: list[str] | None = None) -> None:

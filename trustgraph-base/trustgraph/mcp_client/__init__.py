@@ -2,7 +2,8 @@
 
 * ``connection``: :class:`McpConnection`, one session per server, re-opened when it breaks;
 * ``results``: what a ``CallToolResult`` means for us (text, object or a tool error);
-* ``schemas``: an MCP tool's input schema as the arguments of a ``tool`` descriptor.
+* ``schemas``: an MCP tool's input schema as the arguments of a ``tool`` descriptor;
+* ``examples``: a tool's example questions in a tool listing (mcp-server writes them, the import reads them).
 
 Needs the ``mcp`` package (``pip install 'trustgraph-base[mcp]'``; trustgraph-flow has it).
 """

@@ -14,8 +14,18 @@ therefore lives in a task of its own (:class:`_Session`), and a call waits
 for *either* its answer or the end of that task, so a server that dies
 mid-call is an error at once rather than a wait for the deadline.
 
-Every wait is bounded by the caller's timeout.  Tokens are never part of a
-message, a log line or a ``repr``.
+Every wait is bounded by the caller's timeout, and every reply by its size
+while it is read (:data:`MAX_REPLY_BYTES`): the SDK reads a JSON reply whole
+(``response.aread()``), so a server answering with 100 MB had it all in
+memory before anything could refuse it.  Each POST's body is counted as it
+arrives and cut at the limit, a ``Content-Length`` over it is refused before
+reading, a compressed body (we ask for none) is refused unread, and every
+server-sent event is held to the same limit; the call fails with
+:class:`McpReplyTooLarge` and the session goes on.  (The legacy SSE
+transport carries every reply on one shared event stream, which the SDK
+holds to 1 MiB per event: an event over it ends that session, the call fails
+with :class:`McpReplyTooLarge` all the same, and the next call opens a new
+session.)  Tokens are never part of a message, a log line or a ``repr``.
 """
 
 from __future__ import annotations
@@ -43,6 +53,14 @@ T = TypeVar("T")
 CONNECT_TIMEOUT = 10.0
 #: Seconds the ``initialize`` handshake may take at most.
 HANDSHAKE_TIMEOUT = 30.0
+#: Bytes one reply of a server (one POST's body, one server-sent event) may hold.  A tool's
+#: result travels on as one broker message of at most 5 MiB, so a bigger one could not be
+#: used anyway; the margin is for the JSON-RPC envelope and escaping.
+MAX_REPLY_BYTES = 8 * 1024 * 1024
+#: Seconds a call whose session closed waits for the session to say why.
+SESSION_END_WAIT = 1.0
+#: What every refusal of an oversized reply says, so the call's error can be told apart.
+_TOO_LARGE = "byte limit of one MCP reply"
 
 CLIENT_INFO = Implementation(name="trustgraph", version="2.1")
 
@@ -55,6 +73,71 @@ class McpUnavailable(Exception):
 
 class McpCallFailed(Exception):
     """The server answered the request with a protocol error (unknown tool, bad arguments...)."""
+
+
+class McpReplyTooLarge(McpCallFailed):
+    """The server's reply was over :data:`MAX_REPLY_BYTES`; it was cut while being read."""
+
+
+class _ReplyTooLarge(httpx2.StreamError, httpx2.SSEError):
+    """Raised inside the SDK's reading of a body: a ``StreamError`` on its JSON path and an
+    ``SSEError`` on its event-stream path make both end the one request with our message."""
+
+
+class _Bounded(httpx2.AsyncByteStream):
+    """A response body that raises once more than ``limit`` bytes have come."""
+
+    def __init__(self, stream: httpx2.AsyncByteStream, limit: int, refuse: str | None = None) -> None:
+        self._stream = stream
+        self._limit = limit
+        self._refuse = refuse
+
+    async def __aiter__(self) -> Any:
+        if self._refuse is not None:
+            raise _ReplyTooLarge(self._refuse)
+        seen = 0
+        async for chunk in self._stream:
+            seen += len(chunk)
+            if seen > self._limit:
+                raise _ReplyTooLarge(f"the reply was cut at {self._limit:,} bytes, the {_TOO_LARGE}")
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+
+def bound_reply(response: httpx2.Response, limit: int = MAX_REPLY_BYTES) -> None:
+    """Make a POST's body raise past ``limit`` bytes as it is read (an httpx ``response`` hook)."""
+    if response.request.method != "POST":   # the long-lived event stream: its events are bounded
+        return
+    refuse = None
+    encoding = response.headers.get("content-encoding", "identity").strip().lower()
+    length = response.headers.get("content-length", "")
+    if encoding not in ("", "identity"):
+        refuse = (f"the reply came compressed ({encoding}), which was not asked for: its size is unknown "
+                  f"until it is unpacked, so it is refused (the {_TOO_LARGE} is {limit:,})")
+    elif length.isdigit() and int(length) > limit:
+        refuse = f"the reply is {int(length):,} bytes, over the {limit:,}-{_TOO_LARGE}"
+    response.stream = _Bounded(response.stream, limit, refuse)
+
+
+def _message(exc: BaseException) -> str:
+    exc = root_cause(exc)
+    return (exc.error.message if isinstance(exc, MCPError) else str(exc)) or ""
+
+
+def _too_large(exc: BaseException) -> bool:
+    """Whether a failed request's error is one of our size refusals, or the SDK's own limit on one
+    server-sent event (the legacy SSE transport's shared stream, which that ends)."""
+    message = _message(exc)
+    return _TOO_LARGE in message or "byte limit." in message
+
+
+def _size_detail(exc: BaseException, limit: int) -> str:
+    message = _message(exc)
+    if _TOO_LARGE in message:
+        return f"over the {limit:,}-{_TOO_LARGE}, cut while being read"
+    return f"{message.removeprefix('SSE stream failed: ')} (the SDK's limit on one event of the SSE transport)"
 
 
 @dataclass(frozen=True)
@@ -104,8 +187,10 @@ def _never_delivered(exc: BaseException) -> bool:
 class _Session:
     """One open ``ClientSession``, held by a task of its own until :meth:`close`."""
 
-    def __init__(self, address: ServerAddress, on_tools_changed: OnToolsChanged | None) -> None:
+    def __init__(self, address: ServerAddress, on_tools_changed: OnToolsChanged | None,
+                 max_reply: int = MAX_REPLY_BYTES) -> None:
         self.address = address
+        self.max_reply = max_reply
         self.on_tools_changed = on_tools_changed
         self.ready: asyncio.Future[ClientSession] = asyncio.get_running_loop().create_future()
         self.error: BaseException | None = None
@@ -118,13 +203,22 @@ class _Session:
     def dead(self) -> bool:
         return self.task.done()
 
+    def _client(self, headers: dict[str, str] | None = None, timeout: httpx2.Timeout | None = None,
+                auth: httpx2.Auth | None = None) -> httpx2.AsyncClient:
+        """The SDK's HTTP client, asking for uncompressed replies and bounding each one (see the module)."""
+        client = create_mcp_http_client(headers={**(headers or {}), "Accept-Encoding": "identity"},
+                                        timeout=timeout, auth=auth)
+        client.event_hooks["response"].append(self._on_response)
+        return client
+
     def _transport(self) -> contextlib.AbstractAsyncContextManager[Any]:
         timeout = httpx2.Timeout(CONNECT_TIMEOUT, read=300.0)
         if self.address.transport == "sse":
-            return sse_client(self.address.url, headers=self.address.headers(), timeout=CONNECT_TIMEOUT)
-        client = create_mcp_http_client(headers=self.address.headers(), timeout=timeout)
-        client.event_hooks["response"].append(self._on_response)
-        return _owning(client, streamable_http_client(self.address.url, http_client=client))
+            return sse_client(self.address.url, headers=self.address.headers(), timeout=CONNECT_TIMEOUT,
+                              httpx_client_factory=self._client)
+        client = self._client(self.address.headers(), timeout)
+        return _owning(client, streamable_http_client(self.address.url, http_client=client,
+                                                      max_sse_event_size=self.max_reply))
 
     async def _on_message(self, message: Any) -> None:
         method = getattr(message, "method", None)
@@ -161,6 +255,7 @@ class _Session:
     async def _on_response(self, response: httpx2.Response) -> None:
         if response.status_code in (401, 403):
             self.refused = response.status_code
+        bound_reply(response, self.max_reply)
 
     def explain(self, exc: BaseException) -> str:
         """What went wrong, naming a refused token when the server said so (the SDK does not)."""
@@ -193,9 +288,11 @@ class McpConnection:
     changed (``notifications/tools/list_changed``).
     """
 
-    def __init__(self, address: ServerAddress, *, on_tools_changed: OnToolsChanged | None = None) -> None:
+    def __init__(self, address: ServerAddress, *, on_tools_changed: OnToolsChanged | None = None,
+                 max_reply: int = MAX_REPLY_BYTES) -> None:
         self.address = address
         self.on_tools_changed = on_tools_changed
+        self.max_reply = max_reply
         self._session: _Session | None = None
         self._retired: set[asyncio.Task] = set()
 
@@ -206,7 +303,7 @@ class McpConnection:
     async def _open(self, timeout: float) -> _Session:
         current = self._session
         if current is None or current.dead:
-            current = self._session = _Session(self.address, self.on_tools_changed)
+            current = self._session = _Session(self.address, self.on_tools_changed, self.max_reply)
         try:
             await asyncio.wait_for(asyncio.shield(current.ready), max(timeout, 0.001))
         except TimeoutError:
@@ -244,6 +341,13 @@ class McpConnection:
         except TimeoutError:
             raise TimeoutError(f"MCP server {self.url} did not answer in time") from None
         except MCPError as e:
+            if e.error.code == CONNECTION_CLOSED and not current.dead:
+                # The SDK ends the pending requests first; what broke the session is known once
+                # its task has ended, a moment later.
+                await asyncio.wait({current.task}, timeout=SESSION_END_WAIT)
+            if _too_large(e) or (current.error is not None and _too_large(current.error)):
+                raise McpReplyTooLarge(f"{self.url} answered with a reply too large to read: "
+                                       f"{_size_detail(current.error or e, self.max_reply)}") from e
             if _never_delivered(e) or current.dead or e.error.code == CONNECTION_CLOSED:
                 cause = current.error or e
                 raise McpUnavailable(f"the session to {self.url} broke: {current.explain(cause)}") from e

@@ -54,7 +54,8 @@ class GatewayError(Exception):
 
 
 class Unserved(GatewayError):
-    """A flow interface that no processor serves: refused at once instead of waiting for the deadline."""
+    """A flow interface or global service that no processor serves: refused at once instead of
+    waiting for the deadline."""
 
 
 class SocketGone(Exception):
@@ -162,6 +163,12 @@ class Dispatcher:
             translator = GLOBAL_KINDS.get(kind)
             if translator is None or kind not in self._global_topics:
                 raise GatewayError("Invalid kind")
+            # The global services we route but do not ship (librarian, knowledge, ...) are as
+            # often unserved as a flow's interfaces, and a call to one would wait its deadline.
+            request_topic = self._global_topics[kind][0]
+            if self.unserved is not None and self.unserved.unserved(request_topic):
+                raise Unserved(f"Nothing serves {kind}: no processor consumes {request_topic} "
+                               f"(the broker has counted no consumer there for {GRACE:.0f} s)")
             return translator, self._global.get(kind) or self._global_client(kind)
         interfaces = self._interfaces(flow, kind)
         translator = FLOW_KINDS.get(kind)

@@ -81,7 +81,8 @@ class Processor(AsyncProcessor):
             unserved=UnservedTopics(self.pulsar_admin_url),
         )
         self.feed = CatalogFeed(self, self._on_tools)
-        self.tools = ToolServices(self.pubsub, timeout=self.timeout, directory=self.feed.directory)
+        self.tools = ToolServices(self.pubsub, timeout=self.timeout, directory=self.feed.directory,
+                                  unserved=self.dispatcher.unserved.why)
         self.register_config_handler(self._on_flows, types=["flow"])
         self._runner: web.AppRunner | None = None
         self._probe: asyncio.Future | None = None

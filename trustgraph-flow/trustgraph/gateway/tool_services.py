@@ -14,8 +14,11 @@ request body names either
 
 ``user`` defaults to ``"trustgraph"``.  The answer is ``{"response": text}``
 (streamed chunks joined) or ``{"error": {"type", "message"}}``: the service's
-own error, or ``gateway-error`` for an unknown or misconfigured tool (the
-message then carries the catalog's descriptor problem), a bad body, or
+own error, ``tool-service-unavailable`` at once when nothing would answer
+(no live replica of an announced service, or no consumer on the request
+queue as the broker counts it), or ``gateway-error`` for an unknown or
+misconfigured tool (the message then carries the catalog's descriptor
+problem), a bad body, a call lost on its way (its service restarted), or
 ``Timeout``.  Arguments are passed as given: the service validates its own
 inputs (the agent checks the model's against the tool's schema first).
 
@@ -38,7 +41,7 @@ from typing import Any
 
 from trustgraph.base import PubSub, ToolServiceClients, ToolServiceError, deadlines
 from trustgraph.base.pubsub import PubSubError
-from trustgraph.base.request_response import ClientClosed
+from trustgraph.base.request_response import CallLost, ClientClosed
 from trustgraph.base.service_directory import ServiceDirectory
 from trustgraph.base.topics import TopicError
 from trustgraph.catalog import TOOL_SERVICE_TYPE, Catalog, ToolServiceDescriptor, build_catalog
@@ -54,14 +57,16 @@ OnChunk = Callable[[str], Awaitable[None]]
 class ToolServices:
     """The tool catalog (config and announced services), and the clients that call its services."""
 
-    def __init__(self, pubsub: PubSub, *, timeout: float, directory: ServiceDirectory | None = None) -> None:
+    def __init__(self, pubsub: PubSub, *, timeout: float, directory: ServiceDirectory | None = None,
+                 unserved: Callable[[str], str | None] | None = None) -> None:
         self.pubsub = pubsub
         self.timeout = timeout
         self.directory = directory
         self.catalog = Catalog()
         self.configured: frozenset[str] = frozenset()   # tool-service ids in config
         self.clients = ToolServiceClients(pubsub, name="api-gateway",
-                                          liveness=directory.live_for if directory is not None else None)
+                                          liveness=directory.live_for if directory is not None else None,
+                                          unserved=unserved)
         self._closing: set[asyncio.Task] = set()
 
     @property
@@ -190,6 +195,8 @@ class ToolServices:
             return error_body(e.type, e.message)
         except ClientClosed:
             return gateway_error(CLOSED_DURING_CALL)
+        except CallLost as e:  # before TimeoutError, which it is: it ended early, and says why
+            return gateway_error(str(e))
         except TimeoutError:
             return timeout_error()
         except (PubSubError, TopicError, TypeError) as e:

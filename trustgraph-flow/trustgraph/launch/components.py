@@ -45,20 +45,21 @@ COMPONENTS: tuple[Component, ...] = (
                "--stack-status", "{stack_status}"),
               listens="http://{gateway_host}:{gateway_port}/", essential=True, secrets=("GATEWAY_SECRET",)),
     Component("prompt", "prompt-template", ("--concurrency", "4", "--pulsar-admin-url", "{pulsar_admin_url}")),
-    Component("llm", "text-completion-llamacpp", (), listens="embedded SmolLM2-135M-Instruct",
-              llm="embedded"),
+    Component("llm", "text-completion-llamacpp", (), listens="embedded {llm_model}",
+              llm="embedded", options=("model",)),
     Component("llm", "text-completion-openai", (), listens="{openai_url}", llm="openai",
               secrets=("OPENAI_TOKEN", "OPENAI_BASE_URL", *OUTBOUND)),
     Component("llm", "text-completion-scripted", ("--script", "{llm_script}"),
               listens="scripted test model {llm_script}", llm="scripted"),
     Component("agent", "agent-manager-react", ("--pulsar-admin-url", "{pulsar_admin_url}"),
-              options=("max_iterations", "tool_timeout")),
+              options=("max_iterations", "tool_timeout", "min_confidence")),
     Component("joke-service", "joke-service", (), listens="non-persistent://tg/request/joke"),
     Component("mcp-tool", "mcp-tool", (), listens="calls tools of the servers in config type mcp",
               secrets=OUTBOUND),
-    Component("mcp-server", "mcp-server", ("--port", "{mcp_port}", "--host", "{host}"),
-              listens="http://{gateway_host}:{mcp_port}/mcp (our tools, for MCP clients)",
-              secrets=("MCP_SERVER_TOKEN",)),
+    # The gateway's secret opens mcp-server too (either token does).
+    Component("mcp-server", "mcp-server", ("--port", "{mcp_port}", "--host", "{mcp_host}"),
+              listens="http://{mcp_shown}:{mcp_port}/mcp (our tools, for MCP clients)",
+              secrets=("MCP_SERVER_TOKEN", "GATEWAY_SECRET")),
 )
 
 # config-svc must be up (and bootstrapped) before the rest start.
@@ -103,10 +104,17 @@ def with_extra(base: tuple[Component, ...], extra: tuple[Component, ...]) -> tup
     return tuple(c for c in base if c.name not in names) + extra
 
 
-def choose_llm(flag: str | None) -> str:
-    """The LLM flag wins; else an OpenAI-compatible server when one is configured."""
+#: What the embedded LLM's status line names when no --model is given.
+DEFAULT_MODEL = "SmolLM2-135M-Instruct"
+
+
+def choose_llm(flag: str | None, model: str | None = None) -> str:
+    """The LLM flag wins, then a GGUF file given with --model (the embedded LLM runs it);
+    else an OpenAI-compatible server when one is configured."""
     if flag:
         return flag
+    if model:
+        return "embedded"
     if os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_TOKEN"):
         return "openai"
     return "embedded"

@@ -3,14 +3,17 @@
 Starts the embedded pulsar-lite broker on 127.0.0.1 (unless --pulsar-host
 points at an existing Pulsar), then config-svc, loads the bootstrap config
 into an empty store, then the other processors, each as a child process with
-its output in ``<data-dir>/logs/<name>.log``.  Ctrl-C or SIGTERM stops every
-child and then the broker.  A process that dies (the broker too) is restarted
+its output in ``<data-dir>/logs/<name>.log``.  Ctrl-C, SIGTERM or SIGHUP stops
+every child and then the broker; should tg-launch die otherwise (SIGKILL), the
+kernel stops them (``PR_SET_PDEATHSIG``).  A process that dies (the broker too) is restarted
 with a back-off and shown again once ready; one that keeps dying is given up
 on, and without the broker, config-svc or api-gateway the whole stack stops.
 
 One stack per data directory: a second tg-launch on it is refused before it
-touches anything.  The gateway, the broker and the metrics servers listen on
-127.0.0.1 unless --host says otherwise.
+touches anything.  The gateway, mcp-server and the metrics servers listen on
+127.0.0.1 unless --host says otherwise, the embedded broker and its metrics
+unless --broker-host does; what other machines can reach is said in one line
+each before anything starts.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from typing import Any
 from trustgraph.base import logsafe
 from trustgraph.base.broker import BrokerError, EmbeddedBroker, free_port, wait_for_port
 from trustgraph.base.broker_url import BrokerUrlError, parse_broker_url, probe
+from trustgraph.base.listening import local_address
 from trustgraph.base.secrets import child_environment, redact_url
 from trustgraph.base.stack import AlreadyRunning, RunFiles
 from trustgraph.schema import ConfigValue
@@ -37,6 +41,7 @@ from .bootstrap import BootstrapError, bootstrap, put_config
 from .components import (
     BROKER_SECRETS,
     COMPONENTS,
+    DEFAULT_MODEL,
     FIRST,
     Component,
     ComponentError,
@@ -44,6 +49,7 @@ from .components import (
     load_components,
     with_extra,
 )
+from .exposure import Exposure
 from .processes import BrokerProcess, Child
 from .supervisor import RestartPolicy, Supervisor, say
 
@@ -82,7 +88,8 @@ class Launcher:
         self.data_dir = Path(args.data_dir).resolve()
         self.run_files = RunFiles(self.data_dir)
         # Clients on this machine reach a 0.0.0.0 listener through the loopback.
-        self.local_host = "127.0.0.1" if args.host in ("0.0.0.0", "") else args.host
+        self.local_host = local_address(args.host)
+        self.mcp_port: int = args.mcp_port
         self.broker: EmbeddedBroker | None = None
         self.children: list[Child] = []
         self.stop_event = asyncio.Event()
@@ -91,7 +98,7 @@ class Launcher:
             self.stop_event, report=self.run_files.set_components)
 
     def selected(self) -> list[Component]:
-        llm = choose_llm(self.args.llm)
+        llm = choose_llm(self.args.llm, self.args.model)
         skip = set(self.args.no or [])
         table = COMPONENTS
         if self.args.extra_components:
@@ -112,6 +119,17 @@ class Launcher:
             return ""
         shown = "localhost" if self.args.host == "127.0.0.1" else self.args.host
         return f"http://{shown}:{self.args.gateway_port}/"
+
+    def exposure(self) -> Exposure:
+        names = {c.name for c in self.selected()}
+        return Exposure(self.args.host, None if self.args.pulsar_host else self.args.broker_host,
+                        "api-gateway" in names, "mcp-server" in names, bool(self.args.metrics), os.environ)
+
+    def _say_exposure(self, broker_port: int | None = None, broker_metrics_port: int | None = None) -> None:
+        """One line on stderr per thing other machines can reach (nothing when all stays local)."""
+        self.mcp_port = self._mcp_port()
+        for line in self.exposure().lines(self.args.gateway_port, self.mcp_port, broker_port, broker_metrics_port):
+            print(f"tg-launch: {line}", file=sys.stderr, flush=True)
 
     def _mcp_port(self) -> int:
         """--mcp-port, or a free port when that one is taken (the status line shows which)."""
@@ -167,6 +185,13 @@ class Launcher:
 
     async def run(self) -> int:
         """Take the data directory, run the stack until told to stop, give the directory back."""
+        if self.args.model:
+            # Before anything starts: a wrong path is one line, not an LLM that keeps dying.
+            from trustgraph.model.text_completion.gguf import model_file_problem
+            if (problem := model_file_problem(self.args.model)) is not None:
+                print(f"tg-launch: error: {problem}", file=sys.stderr, flush=True)
+                return 1
+            self.args.model = str(Path(self.args.model).absolute())   # a link keeps its name
         try:
             self.run_files.acquire(gateway=self.gateway_url())
         except AlreadyRunning as e:
@@ -192,24 +217,29 @@ class Launcher:
         (self.data_dir / "logs").mkdir(parents=True, exist_ok=True)
         (self.data_dir / "run").mkdir(parents=True, exist_ok=True)
         loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        # SIGHUP (the terminal closed) stops the stack as SIGTERM does; whatever else ends
+        # tg-launch, SIGKILL included, ends its children too (processes.die_with_parent).
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             loop.add_signal_handler(sig, self.stop_event.set)
         print(f"tg-launch: data in {self.data_dir}", flush=True)
         try:
             admin_url = ""
             if args.pulsar_host:
                 pulsar_url = args.pulsar_host
+                self._say_exposure()
                 await self._external_broker(pulsar_url)
                 say("broker", f"{pulsar_url} (external)")
             else:
                 port = args.broker_port
+                broker_local = local_address(args.broker_host)
                 try:
-                    wait_for_port(self.local_host, port, 0.1)
-                    port = free_port(self.local_host)  # 6650 is taken: pick any free port
+                    wait_for_port(broker_local, port, 0.1)
+                    port = free_port(broker_local)  # 6650 is taken: pick any free port
                 except BrokerError:
                     pass
-                self.broker = EmbeddedBroker(self.data_dir / "broker", port=port, host=args.host,
+                self.broker = EmbeddedBroker(self.data_dir / "broker", port=port, host=args.broker_host,
                                              log_path=self.data_dir / "logs" / "broker.log")
+                self._say_exposure(self.broker.port, self.broker.metrics_port)
                 broker = BrokerProcess(self.broker)
                 self.supervisor.note(broker, "starting")
                 await broker.come_up()
@@ -218,12 +248,15 @@ class Launcher:
                 self.supervisor.watch(broker)
             self.run_files.set_pulsar_url(pulsar_url)
             shown = "localhost" if args.host == "127.0.0.1" else args.host
+            mcp_host = self.exposure().mcp_host
             values = {
-                "mcp_port": self._mcp_port(),
+                "mcp_port": self.mcp_port,
                 "data_dir": str(self.data_dir), "gateway_port": args.gateway_port,
                 "host": args.host, "gateway_host": shown, "pulsar_admin_url": admin_url,
+                "mcp_host": mcp_host, "mcp_shown": "localhost" if mcp_host == "127.0.0.1" else mcp_host,
                 "openai_url": redact_url(os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1")),
                 "llm_script": args.llm_script or "",
+                "llm_model": Path(args.model).name if args.model else DEFAULT_MODEL,
                 "stack_status": str(self.run_files.components_path),
             }
             comps = self.selected()
@@ -304,13 +337,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--mcp-port", type=int, default=8089,
                    help="port of mcp-server, our tools for MCP clients (a free one is used if it is taken)")
     p.add_argument("--host", default="127.0.0.1",
-                   help="address the gateway, the embedded broker and the metrics servers listen on "
+                   help="address the gateway, mcp-server and the metrics servers listen on "
                         "(default %(default)s: this machine only; 0.0.0.0 exposes them to the network, "
-                        "so set GATEWAY_SECRET too)")
+                        "so set GATEWAY_SECRET too: mcp-server stays local without a token)")
+    p.add_argument("--broker-host", default="127.0.0.1",
+                   help="address the embedded broker and its metrics listen on (default %(default)s; "
+                        "pulsar-lite has no authentication: anything that reaches it reads and sends "
+                        "every message)")
     p.add_argument("--llm", choices=["embedded", "openai", "scripted"], default=None,
                    help="LLM service: embedded SmolLM2 (default), openai (default when OPENAI_BASE_URL "
                         "or OPENAI_TOKEN is set), or scripted (a test stand-in; needs --llm-script)")
     p.add_argument("--llm-script", default=None, help="rules file for --llm scripted")
+    p.add_argument("--model", default=None, metavar="PATH",
+                   help="a local GGUF model file for the embedded LLM to run instead of SmolLM2-135M-Instruct "
+                        "(implies --llm embedded)")
     p.add_argument("--max-iterations", type=int, default=None,
                    help="the agent's limit of steps per dialog (agent-manager-react's default: 10)")
     p.add_argument("--tool-timeout", type=float, default=None,
@@ -324,6 +364,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="Pulsar tokens, one per component: DIR/<component>.token (e.g. config-svc.token, "
                         "joke-service.token; tg-launch.token for tg-launch itself), so each authenticates "
                         "as its own role; components without a file use $PULSAR_API_KEY")
+    p.add_argument("--min-confidence", type=float, default=None,
+                   help="the share of the model's probability its chosen tool needs among the tools, "
+                        "or the agent asks back (agent-manager-react's default: 0.5; 0 takes every choice)")
     p.add_argument("--bootstrap", default=None, help="bootstrap file (default config-examples/bootstrap.json)")
     p.add_argument("--no-bootstrap", action="store_true", help="do not load bootstrap config")
     p.add_argument("--metrics", action=argparse.BooleanOptionalAction, default=False,
@@ -341,6 +384,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.llm == "scripted" and not args.llm_script:
         p.error("--llm scripted needs --llm-script FILE")
+    if args.model and args.llm not in (None, "embedded"):
+        p.error(f"--model is a GGUF file for the embedded LLM; --llm {args.llm} does not run it")
     return args
 
 

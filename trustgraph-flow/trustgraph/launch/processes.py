@@ -11,9 +11,11 @@ import asyncio
 import contextlib
 import ctypes
 import logging
+import os
 import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from trustgraph.base.broker import EmbeddedBroker
@@ -44,13 +46,31 @@ def describe_exit(rc: int) -> str:
     return f"exited with code {rc}"
 
 
-def _die_with_parent() -> None:
-    """Ask Linux to SIGTERM the child if tg-launch itself dies, so nothing is orphaned."""
-    try:
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except OSError:
-        pass
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> Callable[[], None]:
+    """A ``preexec_fn`` that has Linux SIGTERM the child when tg-launch dies, however it dies.
+
+    SIGKILL of tg-launch, or a closed terminal, would otherwise orphan the
+    child: an orphaned broker kept the port and the store's lock, and the next
+    start failed.  The signal is tied to the thread that forks, so the child
+    must be started from the event loop's thread (it lives as long as the
+    process), never from a worker thread.  A parent that died between the fork
+    and the ``prctl`` is caught by comparing the parent pid afterwards.
+    """
+    parent = os.getpid()
+
+    def preexec() -> None:
+        try:
+            libc = ctypes.CDLL("libc.so.6", use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+        except OSError:
+            return
+        if os.getppid() != parent:   # the parent is already gone: nobody would send the signal
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return preexec
 
 
 class Child:
@@ -85,7 +105,7 @@ class Child:
             # Ready means serving: processors that follow config report ready
             # only once the first config (and so their flows) is in place.
             env={**env, "TG_READY_FILE": str(self.ready_path), "TG_READY_AFTER_CONFIG": "1"},
-            preexec_fn=_die_with_parent,
+            preexec_fn=die_with_parent(),
         )
         self._pump = asyncio.create_task(self._copy_output(self.proc))
 
@@ -152,11 +172,12 @@ class BrokerProcess:
         self.where = f"{broker.url} (pulsar-lite, data {broker.data_dir})"
 
     async def come_up(self) -> None:
-        # EmbeddedBroker.start blocks (it waits for the port), so it runs in a
-        # thread, which a cancellation cannot interrupt: if a shutdown cancels
-        # us meanwhile, let the start finish and undo it, or the broker it
-        # starts would outlive tg-launch.
-        start = asyncio.ensure_future(asyncio.to_thread(self.broker.start))
+        # Started from the loop's thread, so that it dies with tg-launch (die_with_parent);
+        # the wait for its port blocks, so it runs in a thread, which a cancellation cannot
+        # interrupt: if a shutdown cancels us meanwhile, let the wait finish and undo the
+        # start, or the broker would outlive tg-launch.
+        self.broker.spawn(preexec_fn=die_with_parent())
+        start = asyncio.ensure_future(asyncio.to_thread(self.broker.wait_started))
         try:
             await asyncio.shield(start)
         except asyncio.CancelledError:

@@ -17,9 +17,13 @@ blueprint holds the same client keys as the agent's).  Calls are made as
 flagged ``isError``; a streaming tool service's chunks as progress
 notifications.
 
-With ``--token`` (default ``$MCP_SERVER_TOKEN``) every request needs
-``Authorization: Bearer <token>``.  Without one, anything that can reach the
-port can call every tool: keep the default 127.0.0.1, or set a token.
+Every request needs ``Authorization: Bearer <token>`` with the gateway's
+token (``--api-token``, default ``$GATEWAY_SECRET``, as the gateway's) or
+mcp-server's own (``--token``, default ``$MCP_SERVER_TOKEN``), whichever are
+set: a deployment that protects its gateway protects its MCP server too.
+With neither, anything that can reach the port can call every tool, so it
+listens on this machine only: an address beyond 127.0.0.1 (``--host
+0.0.0.0``) without a token is refused at start.
 """
 
 from __future__ import annotations
@@ -38,7 +42,9 @@ import uvicorn
 from mcp.server.lowlevel import NotificationOptions, Server
 from trustgraph.agent.react.service import CLIENTS
 from trustgraph.base import FlowProcessor, RequestResponseSpec
+from trustgraph.base.async_processor import StartRefused, env_default
 from trustgraph.base.catalog_feed import CatalogFeed
+from trustgraph.base.listening import is_loopback
 from trustgraph.base.secrets import token_argument
 from trustgraph.base.tool_service_client import ToolServiceClients
 from trustgraph.catalog import build_catalog
@@ -75,11 +81,17 @@ class Processor(FlowProcessor):
     """The MCP face of the catalog: an HTTP server in the processor's own event loop."""
 
     def __init__(self, **params: Any) -> None:
+        host: str = params.get("host") or "127.0.0.1"
+        tokens = [t for t in (params.get("token"), params.get("api_token")) if t]
+        if not tokens and not is_loopback(host):
+            raise StartRefused(
+                f"will not listen on {host} without a token: anything that reaches it could "
+                "call every tool; set MCP_SERVER_TOKEN (or GATEWAY_SECRET), or keep --host 127.0.0.1")
         super().__init__(**params)
-        self.host: str = params.get("host") or "127.0.0.1"
+        self.host = host
+        self.tokens: list[str] = tokens
         self.port = int(params.get("port") if params.get("port") is not None else default_port)
         self.path: str = params.get("path") or "/mcp"
-        self.token: str | None = params.get("token") or None
         self.flow_name: str = params.get("flow") or "default"
         self.user: str = params.get("user") or DEFAULT_USER
         self.timeout = float(params.get("timeout") or default_timeout)
@@ -151,8 +163,8 @@ class Processor(FlowProcessor):
     async def start(self) -> None:
         sock = self._bind()
         app: Any = self.mcp.streamable_http_app(streamable_http_path=self.path, host=self.host)
-        if self.token:
-            app = bearer_only(app, self.token)
+        if self.tokens:
+            app = bearer_only(app, *self.tokens)
         self._http = _Uvicorn(uvicorn.Config(app, log_level="warning", lifespan="on"))
         await self.feed.start()
         await super().start()
@@ -162,7 +174,7 @@ class Processor(FlowProcessor):
                 self._serving.result()
                 raise RuntimeError("mcp-server's HTTP server stopped while starting")
             await asyncio.sleep(0.02)
-        logger.info("MCP server on %s (%s)", self.url, "bearer token required" if self.token else "no token")
+        logger.info("MCP server on %s (%s)", self.url, "bearer token required" if self.tokens else "no token")
 
     async def stop(self) -> None:
         if self._http is not None and self._serving is not None:
@@ -182,8 +194,12 @@ class Processor(FlowProcessor):
         parser.add_argument("--path", default="/mcp", help="the MCP endpoint's path (default %(default)s)")
         parser.add_argument("--token", default=os.environ.get("MCP_SERVER_TOKEN"),
                             type=token_argument("--token or MCP_SERVER_TOKEN"),
-                            help="bearer token every request must carry (default $MCP_SERVER_TOKEN; "
-                                 "none: no auth)")
+                            help="a bearer token that opens the endpoint (default $MCP_SERVER_TOKEN)")
+        parser.add_argument("--api-token", default=env_default("GATEWAY_SECRET", ""),
+                            type=token_argument("--api-token or GATEWAY_SECRET"),
+                            help="the gateway's token, which opens the endpoint too (default "
+                                 "$GATEWAY_SECRET); with neither token set there is no auth, and only "
+                                 "a loopback --host is allowed")
         parser.add_argument("--flow", default="default",
                             help="flow whose services the non-tool-service tools call (default %(default)s)")
         parser.add_argument("--user", default=DEFAULT_USER, help="user tool services are called as")

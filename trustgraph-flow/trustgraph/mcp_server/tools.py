@@ -4,7 +4,9 @@ Each usable tool of the catalog (configured and announced tool services,
 and the other types the agent calls: knowledge-query, prompt, mcp-tool...)
 is one MCP tool: its name, its description, and its argument schema
 (``CatalogTool.schema``, the very schema the agent checks a model's
-arguments with) as ``inputSchema``.  A call runs through the agent's own
+arguments with) as ``inputSchema``.  A tool's example questions end its
+description and are in its ``_meta`` too (``trustgraph.mcp_client.examples``
+says why both).  A call runs through the agent's own
 implementation of the tool's type (``trustgraph.agent.react.tools.BUILDERS``),
 so an MCP client and the agent call a tool in the same way.
 
@@ -33,6 +35,7 @@ from trustgraph.agent.react.types import CallContext
 from trustgraph.base.text import as_text
 from trustgraph.base.tool_service_client import ToolServiceClients, ToolServiceError
 from trustgraph.catalog import ArgumentError, Catalog
+from trustgraph.mcp_client.examples import listing_meta, with_examples
 
 logger = logging.getLogger(__name__)
 
@@ -62,12 +65,13 @@ class ToolTable:
 
     def listing(self) -> list[types.Tool]:
         """``tools/list``: every tool with its argument schema as its input schema."""
-        return [types.Tool(name=t.name, description=t.description or None, input_schema=dict(t.schema))
+        return [types.Tool(name=t.name, description=with_examples(t.description, t.examples) or None,
+                           input_schema=dict(t.schema), meta=listing_meta(t.examples))
                 for t in self.tools.values()]
 
     def signature(self) -> tuple[Any, ...]:
         """What a client sees of the list: a change of it is a ``list_changed``."""
-        return tuple((t.name, t.description, repr(t.schema)) for t in self.tools.values())
+        return tuple((t.name, t.description, t.examples, repr(t.schema)) for t in self.tools.values())
 
     async def call(self, name: str, arguments: dict[str, Any] | None, *, user: str, flow: Any,
                    timeout: float, progress: Progress | None = None) -> types.CallToolResult:

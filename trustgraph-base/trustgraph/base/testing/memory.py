@@ -24,7 +24,11 @@ event loop's, for our producers) instead of a listener thread of its own:
 our consumer only queues them and wakes the loop, which is thread-safe from
 either, and a test stays deterministic.  :meth:`MemoryBroker.refuse_sends`
 makes a topic's sends fail, to test what a service does when it cannot
-reply.
+reply; :meth:`MemoryBroker.hold_sends` makes its producers reconnect, as
+pulsar-client's do after a broker restart: they say they are not connected
+and keep what is sent until released, then send it and call its receipt.
+A consumer says it is not connected once it is being closed, as
+pulsar-client's does.
 """
 
 from __future__ import annotations
@@ -97,6 +101,7 @@ class MemoryBroker:
         self._topics: dict[str, _Topic] = {}
         self._seq = itertools.count(1)
         self._refused: set[str] = set()
+        self._held: dict[str, list[tuple[bytes, dict[str, str], Callable[[Any, Any], None] | None]]] = {}
         self.sent: dict[str, list[MemoryMessage]] = {}  # every message per topic, for assertions
 
     def client(self) -> MemoryClient:
@@ -107,6 +112,32 @@ class MemoryBroker:
         """Make sends on ``topic`` fail (``send_async`` raises ``pulsar.ConnectError``)."""
         with self._lock:
             (self._refused.add if refused else self._refused.discard)(topic)
+
+    def hold_sends(self, topic: str, held: bool = True) -> None:
+        """Make the producers of ``topic`` reconnect: not connected, sends kept until released
+        (``held=False``), then published in order with their receipts."""
+        with self._lock:
+            if held:
+                self._held.setdefault(topic, [])
+                return
+            kept = self._held.pop(topic, [])
+        for data, properties, callback in kept:
+            msg = self.publish(topic, data, properties)
+            if callback is not None:
+                callback(pulsar.Result.Ok, msg.seq)
+
+    def holding(self, topic: str) -> bool:
+        return topic in self._held
+
+    def keep(self, topic: str, data: bytes, properties: dict[str, str],
+             callback: Callable[[Any, Any], None] | None) -> bool:
+        """Keep a send while ``topic`` is held; False when it is not (send it now)."""
+        with self._lock:
+            kept = self._held.get(topic)
+            if kept is None:
+                return False
+            kept.append((data, dict(properties), callback))
+            return True
 
     def _topic(self, name: str) -> _Topic:
         t = self._topics.get(name)
@@ -257,6 +288,10 @@ class MemoryConsumer:
         self._timers.add(timer)
         timer.start()
 
+    def is_connected(self) -> bool:
+        """False from the moment it is being closed (pulsar-client's ``Closing`` state)."""
+        return not self._closed
+
     def unsubscribe(self) -> None:
         """Close, and remove the subscription with its backlog once no other consumer is on it."""
         self.close()
@@ -293,12 +328,14 @@ class MemoryProducer:
         props = properties or {}
         if not all(isinstance(k, str) and isinstance(v, str) for k, v in props.items()):
             raise TypeError(f"message properties must map str to str, got {props!r}")
+        if self.broker.keep(self.topic, data, props, callback):
+            return
         msg = self.broker.publish(self.topic, data, props)
         if callback is not None:
             callback(pulsar.Result.Ok, msg.seq)
 
     def is_connected(self) -> bool:
-        return not self._closed
+        return not self._closed and not self.broker.holding(self.topic)
 
     def close(self) -> None:
         self._closed = True

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...schema import PromptRequest, PromptResponse
+from ..decision_schema import SCORES_PROPERTY
 from ..pubsub import PubSub
 
 __all__ = ["Answer", "Responder", "ScriptedPrompt", "action", "final_answer"]
@@ -57,12 +58,20 @@ class Responder:
         result = self.answer(msg.value)
         if hasattr(result, "__aiter__"):
             async for resp in result:
-                await self._out.send(resp, {"id": msg.id})
+                await self._send(resp, msg.id)
             return
         if asyncio.iscoroutine(result):
             result = await result
         for resp in result:
-            await self._out.send(resp, {"id": msg.id})
+            await self._send(resp, msg.id)
+
+    async def _send(self, resp: Any, rid: str) -> None:
+        """One response: a record, or ``(record, properties)`` to send properties beside the id."""
+        if isinstance(resp, tuple):
+            record, props = resp
+            await self._out.send(record, {**props, "id": rid})
+        else:
+            await self._out.send(resp, {"id": rid})
 
     async def wait_for_requests(self, n: int, timeout: float = 10.0) -> list[Any]:
         """The requests once ``n`` have arrived."""
@@ -84,7 +93,10 @@ class ScriptedPrompt:
     answered by ``templates[id](terms)``.  ``calls`` records the decoded
     terms of every request; ``silent`` answers nothing (a prompt service
     that does not answer).  Streaming replies go out in chunks of ``chunk``
-    characters, as a streaming LLM would send them.
+    characters, as a streaming LLM would send them.  ``scores[i]`` (when
+    given) are the choice scores the last message of iteration i carries, as
+    an LLM service that reads the model's token probabilities would send them
+    (``trustgraph.base.decision_schema.SCORES_PROPERTY``).
     """
 
     replies: list[Reply] = field(default_factory=list)
@@ -92,6 +104,7 @@ class ScriptedPrompt:
     calls: list[dict[str, Any]] = field(default_factory=list)
     silent: bool = False
     chunk: int = 4
+    scores: list[dict[str, float] | None] = field(default_factory=list)
 
     def __call__(self, req: PromptRequest) -> list[PromptResponse]:
         terms = {k: json.loads(v) for k, v in req.terms.items()}
@@ -100,13 +113,20 @@ class ScriptedPrompt:
             return []
         if req.id != "agent-react":
             return [PromptResponse(text=self.templates[req.id](terms), object=None, end_of_stream=True)]
-        reply = self.replies[min(len(terms["history"]), len(self.replies) - 1)]
+        step = len(terms["history"])
+        reply = self.replies[min(step, len(self.replies) - 1)]
         text = reply(terms) if callable(reply) else reply
+        scores = self.scores[min(step, len(self.scores) - 1)] if self.scores else None
+        props = {SCORES_PROPERTY: json.dumps(scores)} if scores else None
+
+        def last(record: PromptResponse) -> Any:
+            return (record, props) if props else record
+
         if not req.streaming:
-            return [PromptResponse(text=text, object=None, end_of_stream=True)]
+            return [last(PromptResponse(text=text, object=None, end_of_stream=True))]
         parts = [text[i:i + self.chunk] for i in range(0, len(text), self.chunk)]
         return ([PromptResponse(text=p, object=None, end_of_stream=False) for p in parts]
-                + [PromptResponse(text="", object=None, end_of_stream=True)])
+                + [last(PromptResponse(text="", object=None, end_of_stream=True))])
 
 
 def action(tool: str, **args: Any) -> str:

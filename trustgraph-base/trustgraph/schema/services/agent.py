@@ -14,6 +14,23 @@ from ..core.primitives import Error
 #: set it and get none (they would show one as a thought).
 SHOW_ACTIONS = "show-actions"
 
+# Ours: how a dialog ended, on its last message (``AgentResponse.outcome``), so a caller can
+# tell a tool's answer from the others.  Upstream's clients ignore the field and see a normal
+# answer (or error); an upstream agent leaves it empty.
+#: Answered from a tool's result (``candidates``: the tool).
+OUTCOME_TOOL = "tool-result"
+#: No tool fits the question: the answer is the model's own, and its text says so.
+OUTCOME_NO_TOOL = "no-tool"
+#: No tool is clearly meant: the agent asks which one (``candidates``: the likely tools, most
+#: likely first).
+OUTCOME_ASKED = "asked-back"
+#: A tool the dialog needs cannot be used now (its service is not running); an error ending.
+OUTCOME_UNAVAILABLE = "tool-unavailable"
+#: Any other failure of the dialog; an error ending.
+OUTCOME_ERROR = "error"
+#: Answered without a tool, by a model allowed to (a template whose policy lets it answer).
+OUTCOME_ANSWER = "answer"
+
 
 @dataclass
 class AgentStep:
@@ -56,3 +73,7 @@ class AgentResponse:
     error: Error | None = None
     thought: str | None = ""
     observation: str | None = ""
+    #: Ours: how the dialog ended (``OUTCOME_*``), on its last message; empty on the others.
+    outcome: str = ""
+    #: Ours: the tools behind that ending (see ``OUTCOME_*``), or None.
+    candidates: list[str] | None = None

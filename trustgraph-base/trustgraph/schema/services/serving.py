@@ -1,6 +1,6 @@
 """Ours: a processor tells callers it now serves a request topic (no upstream peer sends or reads it)."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass
@@ -11,9 +11,16 @@ class ServingStarted:
     gone with it.  A caller that hears a service start again fails its calls
     still waiting on that topic at once, instead of at their deadlines, so the
     slots they hold are free again (``trustgraph.base.request_response``).
+
+    ``sent``: served since then (wall-clock): a call sent before went to no
+    subscription of this process, unless its id is in ``received`` (the
+    requests that reached it after a resubscription, before the notice was
+    written), which are being served.  Older processes of ours ignore
+    ``received``.
     """
 
     topic: str = ""
     processor: str = ""
     instance: str = ""
     sent: float = 0.0
+    received: list[str] | None = field(default_factory=list)

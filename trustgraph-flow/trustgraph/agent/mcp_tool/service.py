@@ -21,7 +21,10 @@ Where it differs from upstream 2.1.4 (same topics, records and config):
   up, never a hang;
 * ``mcp`` entries are checked by the tool catalog's model; a bad one is
   logged and answered with what is wrong, and the others keep working;
-* ``-c/--concurrency`` defaults to 8 (calls share the server's session).
+* ``-c/--concurrency`` defaults to 8 (calls share the server's session);
+* a reply over 8 MiB (``mcp_client.connection.MAX_REPLY_BYTES``) is cut while
+  it is read and answered with a ``tool-error`` saying so (upstream reads any
+  size whole).
 """
 
 from __future__ import annotations
@@ -36,7 +39,13 @@ from trustgraph.base.flow_processor import Flow
 from trustgraph.base.pubsub import Message
 from trustgraph.base.serving import Replies, Reply, ServiceError
 from trustgraph.catalog import McpServer, build_catalog
-from trustgraph.mcp_client.connection import McpCallFailed, McpConnection, McpUnavailable, ServerAddress
+from trustgraph.mcp_client.connection import (
+    McpCallFailed,
+    McpConnection,
+    McpReplyTooLarge,
+    McpUnavailable,
+    ServerAddress,
+)
 from trustgraph.mcp_client.results import McpToolError, read_result
 from trustgraph.schema import ToolRequest, ToolResponse
 
@@ -145,6 +154,8 @@ class Processor(FlowProcessor):
             raise ServiceError(f"MCP tool {remote} failed: {e}") from None
         except McpUnavailable as e:
             raise ServiceError(f"MCP service {name}: {e}") from None
+        except McpReplyTooLarge as e:
+            raise ServiceError(f"MCP service {name}: the result of {remote} is too large to use: {e}") from None
         except McpCallFailed as e:
             raise ServiceError(f"MCP service {name}: {server.url} refused the call to {remote}: {e}") from None
         except TimeoutError:

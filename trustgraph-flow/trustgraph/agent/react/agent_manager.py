@@ -27,24 +27,42 @@ import asyncio
 import contextlib
 import json
 import logging
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
+from dataclasses import dataclass
 from typing import Any
 
 from trustgraph.base import deadlines
+from trustgraph.base.decision_schema import SCORES_PROPERTY, parse_scores
 from trustgraph.base.pubsub import PubSubError
-from trustgraph.base.request_response import Unserved
+from trustgraph.base.request_response import CallLost, ClientClosed, Unserved
 from trustgraph.base.text import as_text, strip_fences
 from trustgraph.base.tool_service_client import ServiceUnavailable
 from trustgraph.catalog import ArgumentError
 from trustgraph.schema import AgentRequest, AgentStep, PromptRequest
+from trustgraph.schema.services.agent import (
+    OUTCOME_ANSWER,
+    OUTCOME_ASKED,
+    OUTCOME_ERROR,
+    OUTCOME_NO_TOOL,
+    OUTCOME_TOOL,
+    OUTCOME_UNAVAILABLE,
+)
 
 from .decisions import (
+    NO_TOOL_ANSWER_LIMIT,
+    NO_TOOL_PREFIX,
     SCHEMA_PROPERTY,
+    Abstain,
     AnswerGate,
+    Confidence,
     answer_problem,
-    by_relevance,
+    ask_back,
     decision_schema,
+    for_prompt,
+    from_result,
+    judge,
     parse_decision,
 )
 from .parser import FORMAT_HINT, StreamParser, parse_react
@@ -67,6 +85,15 @@ logger = logging.getLogger(__name__)
 
 TEMPLATE = "agent-react"
 MAX_SCHEMA_CHARS = 256 * 1024
+#: What the prompt shows of a dialog's history: every step, its observation cut (the last
+#: steps' less), so a step does not get slower and slower as the dialog grows (the whole
+#: history still travels with the request).
+HISTORY_RECENT_STEPS = 2
+HISTORY_OBSERVATION_CHARS = 1_000
+HISTORY_OLD_OBSERVATION_CHARS = 200
+#: A step needs at least this long (a prompt call and a tool call); with less left of the
+#: dialog's time it ends, in its own words, before its caller's deadline.
+MIN_STEP_SECONDS = 1.0
 
 
 # -- the loop ----------------------------------------------------------------------------
@@ -76,10 +103,23 @@ class PromptFailed(Exception):
     """The prompt service answered with an error, or not in time: our failure, not the model's."""
 
 
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f" ... ({len(text) - limit:,} characters left out)"
+
+
 def prompt_terms(request: AgentRequest, tools: list[Tool], context: str) -> dict[str, str]:
-    """The ``agent-react`` variables, each JSON-encoded as PromptRequest.terms requires."""
+    """The ``agent-react`` variables, each JSON-encoded as PromptRequest.terms requires.
+
+    Each step's observation in the history is cut: the last
+    :data:`HISTORY_RECENT_STEPS` to :data:`HISTORY_OBSERVATION_CHARS`
+    characters, older ones to :data:`HISTORY_OLD_OBSERVATION_CHARS`.
+    """
+    steps = list(request.history or [])
+    recent = len(steps) - HISTORY_RECENT_STEPS
     history = [{"thought": h.thought, "action": h.action, "arguments": h.arguments,
-                "observation": h.observation} for h in request.history or []]
+                "observation": _cut(h.observation or "", HISTORY_OBSERVATION_CHARS if i >= recent
+                                    else HISTORY_OLD_OBSERVATION_CHARS)}
+               for i, h in enumerate(steps)]
     return {
         "question": json.dumps(request.question),
         "tools": json.dumps([t.describe() for t in tools]),
@@ -89,11 +129,45 @@ def prompt_terms(request: AgentRequest, tools: list[Tool], context: str) -> dict
     }
 
 
+@dataclass(frozen=True)
+class ToolCall:
+    """What calling a tool gave: the observation, the tool when it succeeded, and otherwise what
+    went wrong (``failure``: one of the ``FAILURE_*`` kinds)."""
+
+    observation: str
+    tool: Tool | None = None
+    failure: str | None = None
+
+
+FAILURE_UNAVAILABLE = "unavailable"   # nothing would answer: its service is not running
+FAILURE_LOST = "lost"                 # its service's replica or the broker connection went mid-call
+FAILURE_MISTAKE = "mistake"           # the model's: no such tool, arguments the tool refuses
+FAILURE_TIMEOUT = "timeout"
+FAILURE_FAILED = "failed"             # the tool answered with an error
+
+
+def _same_call(step: AgentStep, name: str, arguments: dict[str, str]) -> bool:
+    return step.action == name and dict(step.arguments or {}) == arguments \
+        and (step.observation or "").startswith("Error:")
+
+
+def _last_error(history: list[AgentStep]) -> str:
+    for step in reversed(history):
+        if (step.observation or "").startswith("Error:"):
+            return step.observation[len("Error:"):].strip()
+    return ""
+
+
 class AgentManager:
     """Runs one iteration of a dialog per call of :meth:`react`."""
 
     def __init__(self, *, max_iterations: int = 10, tool_timeout: float = 60.0,
-                 prompt_timeout: float = 120.0) -> None:
+                 prompt_timeout: float = 120.0, confidence: Confidence | None = None,
+                 stopped_service_of: Callable[[str], str | None] | None = None) -> None:
+        """``stopped_service_of(tool)``: the service of a tool that is gone because its service
+        stopped (the announcements say so), so the model is told that, not "no such tool"."""
+        self.confidence = confidence or Confidence()
+        self.stopped_service_of = stopped_service_of
         self.max_iterations = max_iterations
         self.tool_timeout = tool_timeout
         self.prompt_timeout = prompt_timeout
@@ -109,18 +183,26 @@ class AgentManager:
         """
         history = list(request.history or [])
         if len(history) >= self.max_iterations:
+            last = _last_error(history)
             yield Failed(f"Too many agent iterations: the dialog reached the limit of {self.max_iterations} "
                          "steps without an answer (agent-manager-react --max-iterations; "
-                         "tg-launch --max-iterations)")
+                         "tg-launch --max-iterations)" + (f"; the last step's error: {last}" if last else ""))
             return
-        tools = by_relevance(request.question, filter_tools(registry.tools.values(), request.group, request.state))
+        if deadline is not None and deadline - time.time() < MIN_STEP_SECONDS:
+            last = _last_error(history)
+            yield Failed(f"The dialog ran out of time after {len(history)} step(s) without an answer"
+                         + (f"; the last step's error: {last}" if last else ""))
+            return
+        tools = for_prompt(request.question, filter_tools(registry.tools.values(), request.group, request.state))
         terms = prompt_terms(request, tools, registry.context)
         props = self._schema_property(tools)
         logger.debug("Iteration %d, tools %s", len(history) + 1, [t.name for t in tools])
         outcome: list[Any] = []
+        scores: list[Any] = []
         gate = AnswerGate(request.question)
         try:
-            async with aclosing(self._decide(flow, terms, props, deadline, request.streaming, outcome)) as events:
+            async with aclosing(self._decide(flow, terms, props, deadline, request.streaming, outcome,
+                                             scores)) as events:
                 async for event in events:
                     if isinstance(event, Answer):  # streamed: only once it cannot be refused
                         if text := gate.feed(event.content):
@@ -134,16 +216,25 @@ class AgentManager:
 
         state = request.state or "undefined"
         if isinstance(result, Final):
+            results = [h.observation or "" for h in history if h.action and not
+                       (h.observation or "").startswith("Error:")]
             # A released answer has been judged already (and is out).
             problem = None if gate.released else answer_problem(result.answer, request.question,
-                                                                 [t.name for t in tools])
+                                                                 [t.name for t in tools], results)
             if problem is None:
+                source = from_result(result.answer, results)
+                if source is not None:
+                    used = [h.action for h in history if h.action and not
+                            (h.observation or "").startswith("Error:")][source]
+                    outcome, candidates = OUTCOME_TOOL, (used,)
+                else:
+                    outcome, candidates = OUTCOME_ANSWER, ()
                 if not request.streaming:
-                    yield Answer(result.answer, end=True)
+                    yield Answer(result.answer, end=True, outcome=outcome, candidates=candidates)
                     return
                 if rest := gate.finish():
                     yield Answer(rest, end=False)
-                yield Answer("", end=True)
+                yield Answer("", end=True, outcome=outcome, candidates=candidates)
                 return
             logger.debug("Final answer refused: %s", problem)
             step = AgentStep(thought=result.thought, observation=f"Error: {problem}.")
@@ -154,16 +245,34 @@ class AgentManager:
             step = AgentStep(thought=result.thought, observation=f"Error: {result.reason}.{hint}")
             yield Observation(step.observation)
         else:
+            abstain = judge(result.name, scores[0] if scores else None, [t.name for t in tools], self.confidence)
+            if abstain is not None:
+                logger.info("Model's choice of %s is a guess (share %.2f): %s", result.name, abstain.share,
+                            abstain.outcome)
+                async with aclosing(self._abstain(abstain, tools, request, flow, terms, deadline)) as ending:
+                    async for event in ending:
+                        yield event
+                return
             yield Act(result.name, result.arguments)
             async with aclosing(self._observe(result, tools, request, flow, deadline, outcome)) as parts:
                 async for part in parts:
                     yield part
-            observation, tool = outcome[1:]
-            if tool is not None and tool.state:
-                state = tool.state
-            step = AgentStep(thought=result.thought, action=result.name,
-                             arguments={k: as_text(v) for k, v in result.arguments.items()},
-                             observation=observation)
+            call: ToolCall = outcome[1]
+            arguments = {k: as_text(v) for k, v in result.arguments.items()}
+            unavailable_before = call.failure == FAILURE_UNAVAILABLE and any(
+                h.action == result.name and "cannot be used now" in (h.observation or "") for h in history)
+            if call.failure is not None and (unavailable_before or
+                                             any(_same_call(h, result.name, arguments) for h in history)):
+                # The model asked for the same failing call again: it will not fix itself.
+                why = call.observation[len("Error:"):].strip()
+                yield Failed(f"The same call of tool '{result.name}' failed twice: {why}",
+                             outcome=OUTCOME_UNAVAILABLE if call.failure in (FAILURE_UNAVAILABLE, FAILURE_LOST)
+                             else OUTCOME_ERROR)
+                return
+            if call.tool is not None and call.tool.state:
+                state = call.tool.state
+            step = AgentStep(thought=result.thought, action=result.name, arguments=arguments,
+                             observation=call.observation)
         yield Continue(AgentRequest(question=request.question, state=state, group=request.group,
                                     history=[*history, step], user=request.user,
                                     streaming=request.streaming))
@@ -185,8 +294,36 @@ class AgentManager:
                            len(tools), len(schema), MAX_SCHEMA_CHARS)
         return {}
 
+    async def _abstain(self, abstain: Abstain, tools: list[Tool], request: AgentRequest, flow: Any,
+                       terms: dict[str, str], deadline: float | None) -> AsyncIterator[Event]:
+        """End the dialog honestly: ask which tool was meant, or answer without one, marked so."""
+        if abstain.outcome == OUTCOME_ASKED:
+            named = {t.name: t for t in tools}
+            text = ask_back([named[n] for n in abstain.candidates if n in named])
+            outcome, candidates = OUTCOME_ASKED, abstain.candidates
+        else:
+            answer = ""
+            try:   # the model's own answer: a step whose schema holds only the answer
+                only_answer = decision_schema([])
+                only_answer["anyOf"][0]["properties"]["answer"]["maxLength"] = NO_TOOL_ANSWER_LIMIT
+                reply = await self._complete(flow, terms, {SCHEMA_PROPERTY: json.dumps(only_answer)}, deadline)
+                decided = _parse(reply)
+                if isinstance(decided, Final):
+                    answer = decided.answer
+            except PromptFailed as e:
+                logger.info("No answer of the model's own: %s", e)
+            text = (NO_TOOL_PREFIX + answer) if answer else \
+                "No tool fits this question, and the model has no answer of its own."
+            outcome, candidates = OUTCOME_NO_TOOL, ()
+        if request.streaming:
+            yield Answer(text, end=False)
+            yield Answer("", end=True, outcome=outcome, candidates=candidates)
+        else:
+            yield Answer(text, end=True, outcome=outcome, candidates=candidates)
+
     async def _decide(self, flow: Any, terms: dict[str, str], props: dict[str, str],
-                      deadline: float | None, streaming: bool, outcome: list[Any]) -> AsyncIterator[Event]:
+                      deadline: float | None, streaming: bool, outcome: list[Any],
+                      scores: list[Any] | None = None) -> AsyncIterator[Event]:
         """Ask the model; yield its thought (and answer) events; ``outcome`` gets the decision.
 
         The reply is a structured JSON decision when it starts with ``{``
@@ -195,7 +332,7 @@ class AgentManager:
         JSON decision is read whole, and its answer sent in one piece.
         """
         if not streaming:
-            text = await self._complete(flow, terms, props, deadline)
+            text = await self._complete(flow, terms, props, deadline, scores)
             logger.debug("Model reply: %.500r", text)
             result = _parse(text)
             outcome.append(result)
@@ -204,7 +341,7 @@ class AgentManager:
         parser = StreamParser()
         text = ""                        # the reply so far, until its format is known, and a JSON one
         structured: bool | None = None   # None: not known yet
-        async with aclosing(self._stream(flow, terms, props, deadline)) as chunks:
+        async with aclosing(self._stream(flow, terms, props, deadline, scores)) as chunks:
             async for chunk in chunks:
                 if structured is None:
                     text += chunk
@@ -239,7 +376,7 @@ class AgentManager:
 
     async def _observe(self, action: Action, tools: list[Tool], request: AgentRequest, flow: Any,
                        deadline: float | None, outcome: list[Any]) -> AsyncIterator[Observation]:
-        """:meth:`_act`, and the observation events it makes; ``outcome`` gets ``[observation, tool]``.
+        """:meth:`_act`, and the observation events it makes; ``outcome`` gets the :class:`ToolCall`.
 
         Not streaming: one ``Observation`` with the whole result.  Streaming:
         ``Observation(chunk, end=False)`` for each chunk of the tool's output
@@ -248,9 +385,9 @@ class AgentManager:
         failed midway).
         """
         if not request.streaming:
-            observation, tool = await self._act(action, tools, request, flow, deadline)
-            outcome.extend((observation, tool))
-            yield Observation(observation)
+            call = await self._act(action, tools, request, flow, deadline)
+            outcome.append(call)
+            yield Observation(call.observation)
             return
         chunks: asyncio.Queue[str | None] = asyncio.Queue()
         call = asyncio.ensure_future(self._act(action, tools, request, flow, deadline, chunks.put_nowait))
@@ -260,13 +397,14 @@ class AgentManager:
             while (chunk := await chunks.get()) is not None:
                 streamed += chunk
                 yield Observation(chunk, end=False)
-            observation, tool = call.result()
+            result = call.result()
         finally:
             if not call.done():
                 call.cancel()
                 with contextlib.suppress(BaseException):
                     await call
-        outcome.extend((observation, tool))
+        outcome.append(result)
+        observation = result.observation
         if not streamed:
             tail = observation
         elif observation == streamed.strip():
@@ -279,77 +417,111 @@ class AgentManager:
 
     async def _act(self, action: Action, tools: list[Tool], request: AgentRequest, flow: Any,
                    deadline: float | None = None,
-                   on_chunk: Callable[[str], Any] | None = None) -> tuple[str, Tool | None]:
-        """Call the tool; return the observation, and the tool when the call succeeded."""
+                   on_chunk: Callable[[str], Any] | None = None) -> ToolCall:
+        """Call the tool: its result, or an ``Error:`` observation saying what happened."""
         tool = next((t for t in tools if t.name == action.name), None)
+        stopped = self.stopped_service_of(action.name) if tool is None and self.stopped_service_of else None
+        if stopped is not None:
+            return ToolCall(f"Error: tool '{action.name}' cannot be used now: tool service '{stopped}' is not "
+                            "running (it stopped, and no replica of it is live). Use another tool, or give a "
+                            "Final Answer with what you know.", failure=FAILURE_UNAVAILABLE)
         if tool is None:
             names = ", ".join(t.name for t in tools) or "none"
-            return (f"Error: No action for '{action.name}': there is no tool of that name. "
-                    f"The tools you can use are: {names}. Use one of them exactly as named, "
-                    "or give a Final Answer."), None
+            return ToolCall(f"Error: No action for '{action.name}': there is no tool of that name. "
+                            f"The tools you can use are: {names}. Use one of them exactly as named, "
+                            "or give a Final Answer.", failure=FAILURE_MISTAKE)
         try:
             arguments = tool.check_arguments(action.arguments)
         except ArgumentError as e:
-            return f"Error: {e}", None
+            return ToolCall(f"Error: {e}", failure=FAILURE_MISTAKE)
         timeout = deadlines.left(deadline, tool.timeout or self.tool_timeout)
         ctx = CallContext(user=request.user, flow=flow, timeout=timeout, on_chunk=on_chunk)
         logger.debug("Calling tool %s (%s)", tool.name, tool.type)
+        started = time.monotonic()
         try:
             async with asyncio.timeout(timeout):
                 result = await tool.impl.invoke(ctx, arguments)
         except Unserved as e:  # before TimeoutError, which it is: nothing would have answered
             logger.info("Tool %s: %s", tool.name, e)
-            return (f"Error: tool '{tool.name}' cannot be used now: {e}. Use another tool, "
-                    "or give a Final Answer with what you know."), None
+            return ToolCall(f"Error: tool '{tool.name}' cannot be used now: {e}. Use another tool, "
+                            "or give a Final Answer with what you know.", failure=FAILURE_UNAVAILABLE)
+        except (CallLost, ClientClosed) as e:  # before TimeoutError too: it ended early, and why
+            logger.info("Tool %s: call lost after %.1fs: %s", tool.name, time.monotonic() - started, e)
+            return ToolCall(f"Error: the call of tool '{tool.name}' was lost after "
+                            f"{time.monotonic() - started:.1f} seconds ({e}): its service stopped or "
+                            "restarted. Try again, use another tool, or give a Final Answer with what "
+                            "you know.", failure=FAILURE_LOST)
         except TimeoutError:
             logger.info("Tool %s did not answer within %.3gs", tool.name, timeout)
-            return (f"Error: tool '{tool.name}' did not answer within {max(timeout, 0):.3g} seconds; it may "
-                    "be busy or not running. Try again, use another tool, or give a Final Answer "
-                    "with what you know."), None
+            return ToolCall(f"Error: tool '{tool.name}' did not answer within {max(timeout, 0):.3g} seconds; "
+                            "it may be busy or not running. Try again, use another tool, or give a Final "
+                            "Answer with what you know.", failure=FAILURE_TIMEOUT)
         except ServiceUnavailable as e:
             logger.info("Tool %s: %s", tool.name, e.message)
-            return (f"Error: tool '{tool.name}' cannot be used now: {e.message}. Use another tool, "
-                    "or give a Final Answer with what you know."), None
+            return ToolCall(f"Error: tool '{tool.name}' cannot be used now: {e.message}. Use another tool, "
+                            "or give a Final Answer with what you know.", failure=FAILURE_UNAVAILABLE)
         except Exception as e:
             logger.info("Tool %s failed: %s", tool.name, e)
-            return (f"Error: tool '{tool.name}' failed: {e}. Check the arguments and try again, "
-                    "use another tool, or give a Final Answer."), None
-        return as_text(result).strip(), tool
+            return ToolCall(f"Error: tool '{tool.name}' failed: {e}. Check the arguments and try again, "
+                            "use another tool, or give a Final Answer.", failure=FAILURE_FAILED)
+        return ToolCall(as_text(result).strip(), tool)
 
     def _request(self, terms: dict[str, str], streaming: bool) -> PromptRequest:
         return PromptRequest(id=TEMPLATE, terms=terms, streaming=streaming)
 
     async def _complete(self, flow: Any, terms: dict[str, str], props: dict[str, str],
-                        deadline: float | None = None) -> str:
+                        deadline: float | None = None, scores: list[Any] | None = None) -> str:
+        """The whole reply; ``scores`` gets the model's choice scores, when the reply carries them."""
+        responses = flow("prompt-request").stream(self._request(terms, False), final=_first,
+                                                  properties=props, timeout=self.prompt_timeout,
+                                                  deadline=deadline, messages=True)
         try:
-            resp = await flow("prompt-request").request(self._request(terms, False), properties=props,
-                                                        timeout=self.prompt_timeout, deadline=deadline)
+            message = await responses.__anext__()
         except (TimeoutError, PubSubError) as e:
-            raise PromptFailed(f"The prompt service did not answer: {e}") from None
+            raise _prompt_failed(e, deadline) from None
+        finally:
+            responses.close()
+        resp = message.value
         if resp.error is not None:
             raise PromptFailed(f"The prompt service failed: {resp.error.message or resp.error.type}")
+        if scores is not None:
+            scores.append(parse_scores(message.properties.get(SCORES_PROPERTY)))
         return resp.text if resp.text is not None else (resp.object or "")
 
     async def _stream(self, flow: Any, terms: dict[str, str], props: dict[str, str],
-                      deadline: float | None = None) -> AsyncIterator[str]:
+                      deadline: float | None = None, scores: list[Any] | None = None) -> AsyncIterator[str]:
         """The prompt service's text chunks as they arrive (one deadline for the whole reply)."""
         responses = flow("prompt-request").stream(self._request(terms, True), final=_end_of_stream,
                                                   properties=props, timeout=self.prompt_timeout,
-                                                  deadline=deadline)
+                                                  deadline=deadline, messages=True)
         try:
-            async for resp in responses:
+            async for message in responses:
+                resp = message.value
                 if resp.error is not None:
                     raise PromptFailed(f"The prompt service failed: {resp.error.message or resp.error.type}")
+                if scores is not None and resp.end_of_stream:
+                    scores.append(parse_scores(message.properties.get(SCORES_PROPERTY)))
                 if resp.text:
                     yield resp.text
         except (TimeoutError, PubSubError) as e:
-            raise PromptFailed(f"The prompt service did not answer: {e}") from None
+            raise _prompt_failed(e, deadline) from None
         finally:
             responses.close()
 
 
-def _end_of_stream(resp: Any) -> bool:
-    return bool(resp.end_of_stream)
+def _prompt_failed(e: Exception, deadline: float | None) -> PromptFailed:
+    if deadline is not None and time.time() >= deadline - 0.1:
+        return PromptFailed("The dialog ran out of time: the model did not decide the next step before "
+                            "the dialog's deadline")
+    return PromptFailed(f"The prompt service did not answer: {e}")
+
+
+def _first(message: Any) -> bool:
+    return True
+
+
+def _end_of_stream(message: Any) -> bool:
+    return bool(message.value.end_of_stream)
 
 
 def _is_json(start: str) -> bool | None:

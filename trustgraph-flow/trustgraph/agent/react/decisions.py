@@ -27,13 +27,20 @@ empty answer, or the question said back.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from trustgraph.base import limits
 from trustgraph.base.decision_schema import FINAL_ACTION, PROPERTY
 from trustgraph.base.decision_schema import decision_schema as shared_schema
 from trustgraph.base.text import strip_fences
+from trustgraph.catalog.relevance import by_relevance, for_prompt
+from trustgraph.schema.services.agent import OUTCOME_ASKED, OUTCOME_NO_TOOL
+
+__all__ = ["FORMAT_HINT", "NO_TOOL_PREFIX", "SCHEMA_PROPERTY", "Abstain", "AnswerGate", "Confidence",
+           "answer_problem", "ask_back", "by_relevance", "decision_schema", "for_prompt", "from_result", "judge",
+           "parse_decision"]
 
 from .types import Action, Final, ReactParseError
 
@@ -99,52 +106,46 @@ def _restates(words: set[str], asked: set[str]) -> bool:
     return bool(words) and words <= asked and len(words) >= max(3, len(asked) * 2 // 3)
 
 
-def answer_problem(answer: str, question: str, tool_names: Sequence[str]) -> str | None:
+def _normal(text: str) -> str:
+    return " ".join(_WORD.findall(text.lower()))
+
+
+def from_result(answer: str, observations: Sequence[str]) -> int | None:
+    """The index of the tool result ``answer`` is (or is taken from), or None.
+
+    A tool that echoes or reformats its input (``Shout 'fire drill'`` ->
+    ``FIRE DRILL``) gives a result made of the question's own words; an
+    answer that is that result is a real answer, not the question said back.
+    """
+    said = _normal(answer)
+    if not said:
+        return None
+    for i in range(len(observations) - 1, -1, -1):
+        seen = _normal(observations[i])
+        if seen and (said in seen or seen in said):
+            return i
+    return None
+
+
+def answer_problem(answer: str, question: str, tool_names: Sequence[str],
+                   results: Sequence[str] = ()) -> str | None:
     """Why ``answer`` is not a real final answer, or None when it is one.
 
     Each case is a mistake of the model, fed back to it as an observation,
     never an answer a user gets with success: nothing at all; the question
-    said back; an announcement of a tool call instead of the call.
+    said back (unless the answer is one of the tools' ``results``); an
+    announcement of a tool call instead of the call.
     """
     text = answer.strip()
     if not text:
         return "the final answer is empty: give the answer itself"
-    if _restates(_words(text), _words(question)):
+    if _restates(_words(text), _words(question)) and from_result(text, results) is None:
         return ("the final answer only restates the question: answer it, using a tool if one fits, "
                 "or say what you do not know")
     if _ANNOUNCES.match(text) and any(name.lower() in text.lower() for name in tool_names):
         return ("the final answer announces a tool call instead of making it: call the tool with an "
                 "action and its args, then answer from its result")
     return None
-
-
-# Words that say nothing about which tool fits.
-_COMMON = frozenset("""a about an and are as at be by can do for from give given how i in is it me my of on
-or please tell that the this to what when where which who with you your""".split())
-
-
-def _content_words(text: str) -> set[str]:
-    return {w for w in _words(text.replace("-", " ").replace("_", " ")) if w not in _COMMON}
-
-
-def by_relevance(question: str, tools: Sequence[Any]) -> list[Any]:
-    """``tools`` with those sharing most words with ``question`` first (ties: the more specific tool).
-
-    Measured with the embedded 135M model (make bench, agent quality):
-    between similar tools it mostly picks the one listed first, so two
-    joke tools were told apart about half the time in config order and
-    every time in this order.  A stable sort: tools that share no word
-    with the question keep their order, after the others.
-    """
-    asked = _content_words(question)
-
-    def key(tool: Any) -> tuple[int, int]:
-        text = " ".join([tool.name, tool.description or "",
-                         *(f"{a.name} {a.description or ''}" for a in tool.arguments)])
-        shared = len(asked & _content_words(text))
-        return (-shared, len(_content_words(f"{tool.name} {tool.description or ''}")) if shared else 0)
-
-    return sorted(tools, key=key)
 
 
 class AnswerGate:
@@ -181,3 +182,82 @@ class AnswerGate:
 
 #: The prompt request's property carrying the schema of the next step.
 SCHEMA_PROPERTY = PROPERTY
+
+
+# -- how sure the model was ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Confidence:
+    """When the agent takes the model's choice of tool, and what it does otherwise.
+
+    The LLM service scores every offered action (``choice-scores``: each
+    tool's whole name as the model saw it, before the grammar made it pick
+    one).  The chosen tool's share of the tools' total is its confidence:
+    at ``accept`` or more the call is made; below, the dialog ends honestly,
+    asking back with the tools whose share is at least ``offer`` (at most
+    ``candidates``, most likely first), or, when even the likeliest tool is
+    below ``no_tool`` and the model gave its own answer ``no_tool_ratio``
+    times the tools' probability, saying that no tool fits.  ``accept`` 0 takes every choice (as before).
+    Measured on the agent-quality bench (BENCHMARKS.md); agent flag
+    ``--min-confidence``.
+    """
+
+    accept: float = 0.5
+    offer: float = 0.1
+    candidates: int = 3
+    # "No tool fits" only when the model hardly considered any tool: a small model would
+    # rather answer itself almost always (most of its probability goes to the answer even for
+    # questions a tool fits), so that alone says nothing.
+    no_tool: float = 0.001
+    no_tool_ratio: float = 20.0
+
+
+@dataclass(frozen=True)
+class Abstain:
+    """The model's choice is a guess: end the dialog asking back, or with the model's own answer."""
+
+    outcome: str                       # OUTCOME_ASKED or OUTCOME_NO_TOOL
+    candidates: tuple[str, ...]
+    share: float                       # the chosen tool's share
+
+
+def judge(chosen: str, scores: Mapping[str, float] | None, tool_names: Sequence[str],
+          policy: Confidence) -> Abstain | None:
+    """None when the model's choice of ``chosen`` is taken, else how the dialog ends instead.
+
+    Without scores (an LLM service that cannot tell, or an upstream one) or
+    with a single tool, the choice is taken: there is nothing to weigh it by.
+    """
+    if scores is None or policy.accept <= 0 or chosen not in tool_names or len(tool_names) < 2:
+        return None
+    raw = {name: max(0.0, float(scores.get(name, 0.0))) for name in tool_names}
+    total = sum(raw.values())
+    if total <= 0:
+        return Abstain(OUTCOME_NO_TOOL, (), 0.0)
+    share = {name: p / total for name, p in raw.items()}
+    if share[chosen] >= policy.accept:
+        return None
+    ranked = sorted(tool_names, key=lambda name: -share[name])
+    if raw[ranked[0]] < policy.no_tool and scores.get(FINAL_ACTION, 0.0) > policy.no_tool_ratio * total:
+        return Abstain(OUTCOME_NO_TOOL, (), share[chosen])
+    offered = [name for name in ranked if share[name] >= policy.offer][:max(1, policy.candidates)]
+    return Abstain(OUTCOME_ASKED, tuple(offered or ranked[:1]), share[chosen])
+
+
+def ask_back(candidates: Sequence[Any]) -> str:
+    """The answer of a dialog that asks which tool was meant (``candidates``: catalog tools)."""
+    described = [f"`{t.name}` ({(t.description or '').rstrip('.')})" if t.description else f"`{t.name}`"
+                 for t in candidates]
+    if len(described) == 1:
+        which = f"Did you mean {described[0]}?"
+    else:
+        which = f"Did you mean {', '.join(described[:-1])} or {described[-1]}?"
+    return (f"I am not sure which tool fits your question. {which} "
+            "Ask again naming what you need, or in other words.")
+
+
+#: The longest answer of the model's own (a small model goes on repeating itself to any limit).
+NO_TOOL_ANSWER_LIMIT = 400
+
+NO_TOOL_PREFIX = "No tool fits this question, so this answer is the model's own, not checked by any tool: "

@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import time
 from collections.abc import Mapping
 from contextlib import aclosing
 from typing import Any
@@ -67,6 +68,7 @@ from trustgraph.schema import (
 from trustgraph.schema.services.agent import SHOW_ACTIONS
 
 from .agent_manager import AgentManager
+from .decisions import Confidence
 from .registry import Registry, build_registry
 from .types import Act, Answer, Continue, Event, Failed, Observation, Thought
 
@@ -77,6 +79,11 @@ default_max_iterations = 10
 default_concurrency = 8
 default_tool_timeout = 60.0
 default_prompt_timeout = 120.0
+#: A dialog's own limit when its caller set no deadline: under the 120 s a gateway (ours or
+#: upstream's) waits, so the caller reads the agent's own words, never a transport timeout.
+default_dialog_timeout = 90.0
+#: The dialog ends this long before its caller's deadline, so its last message arrives in time.
+REPLY_MARGIN = 2.0
 ERROR_TYPE = "agent-error"
 
 # Client flow keys (WIRE.md section 5): prefix -> request and response records.
@@ -112,8 +119,8 @@ def to_response(event: Event, streaming: bool) -> AgentResponse:
         error = Error(type=ERROR_TYPE, message=event.message)
         if streaming:
             return AgentResponse(chunk_type="error", content=event.message, end_of_message=True,
-                                 end_of_dialog=True, error=error)
-        return AgentResponse(error=error)
+                                 end_of_dialog=True, error=error, outcome=event.outcome)
+        return AgentResponse(error=error, outcome=event.outcome)
     if isinstance(event, Act):
         # Ours, for callers who ask (property show-actions: tg-invoke-agent -v); upstream's
         # API reads an "action" chunk as a thought.
@@ -130,14 +137,15 @@ def to_response(event: Event, streaming: bool) -> AgentResponse:
             return AgentResponse(chunk_type="observation", content=event.content,
                                  observation=event.content, end_of_message=event.end)
         return AgentResponse(chunk_type="answer", content=event.content, end_of_message=event.end,
-                             end_of_dialog=event.end)
+                             end_of_dialog=event.end, outcome=event.outcome,
+                             candidates=list(event.candidates) or None)
     if isinstance(event, Thought):
         return AgentResponse(thought=event.content, answer=None, observation=None, end_of_message=True)
     if isinstance(event, Observation):
         return AgentResponse(observation=event.content, thought=None, answer=None, end_of_message=True)
     assert isinstance(event, Answer)
     return AgentResponse(answer=event.content, thought=None, observation=None, end_of_message=True,
-                         end_of_dialog=True)
+                         end_of_dialog=True, outcome=event.outcome, candidates=list(event.candidates) or None)
 
 
 class Processor(FlowProcessor):
@@ -148,16 +156,21 @@ class Processor(FlowProcessor):
         super().__init__(**params)
         self.config_type: str = params.get("config_type") or "agent"
         prompt_timeout = float(params.get("prompt_timeout") or default_prompt_timeout)
+        self.dialog_timeout = float(params.get("dialog_timeout") or default_dialog_timeout)
+        min_confidence = params.get("min_confidence")
         self.manager = AgentManager(
             max_iterations=int(params.get("max_iterations") or default_max_iterations),
             tool_timeout=float(params.get("tool_timeout") or default_tool_timeout),
             prompt_timeout=prompt_timeout,
+            confidence=Confidence(accept=Confidence.accept if min_confidence is None else float(min_confidence)),
         )
         # Tools: config, and the services that announce themselves; calls to a
         # service known to be down fail at once (its liveness is the directory's).
         self.feed = CatalogFeed(self, self.on_tools, extra_types=[self.config_type])
-        self.tool_clients = ToolServiceClients(self.pubsub, name=self.id,
-                                               liveness=self.feed.directory.live_for)
+        self.manager.stopped_service_of = self.feed.directory.stopped_service_of
+        self.tool_clients = ToolServiceClients(
+            self.pubsub, name=self.id, liveness=self.feed.directory.live_for,
+            unserved=self.unserved_topics.why if self.unserved_topics is not None else None)
         self.registry = Registry()
         self.descriptor_errors: list[str] = []
 
@@ -198,15 +211,21 @@ class Processor(FlowProcessor):
         streaming = bool(request.streaming)
         logger.debug("Agent request %s: iteration %d, streaming %s", rid,
                      len(request.history or []) + 1, streaming)
-        # The dialog's deadline (its caller's) goes on with it to the next iteration.
-        props = {"id": rid}
-        if reply.deadline is not None:
-            props[deadlines.DEADLINE] = f"{reply.deadline:.3f}"
+        # The dialog's deadline (its caller's, else its own) goes on with it to the next iteration;
+        # the dialog ends a margin before it, in its own words.
+        caller = reply.deadline
+        if not request.history:   # the dialog starts: its own limit too, whatever its caller allows
+            own = time.time() + self.dialog_timeout + REPLY_MARGIN
+            caller = own if caller is None else min(caller, own)
+        elif caller is None:      # a next step from a peer that stamped none
+            caller = time.time() + self.dialog_timeout + REPLY_MARGIN
+        props = {"id": rid, deadlines.DEADLINE: f"{caller:.3f}"}
+        end = caller - REPLY_MARGIN
         show_actions = msg.properties.get(SHOW_ACTIONS) == "true"
         if show_actions:
             props[SHOW_ACTIONS] = "true"   # and for the next iterations
         # aclosing: if a send fails, the iteration's prompt call is cancelled at once.
-        async with aclosing(self.manager.react(request, registry, flow, reply.deadline)) as events:
+        async with aclosing(self.manager.react(request, registry, flow, end)) as events:
             async for event in events:
                 if isinstance(event, Continue):
                     await flow("next").send(event.request, props)
@@ -235,6 +254,15 @@ class Processor(FlowProcessor):
         parser.add_argument("--tool-timeout", type=float, default=default_tool_timeout,
                             help="deadline of one tool call in seconds; a tool descriptor's "
                                  "'timeout' field overrides it (default %(default)s)")
+        parser.add_argument("--min-confidence", type=float, default=Confidence.accept,
+                            help="the share of the model's probability its chosen tool must have "
+                                 "among the tools (from the LLM service's choice scores); below it the "
+                                 "dialog asks back which tool was meant, or says no tool fits. 0 takes "
+                                 "every choice (default %(default)s)")
+        parser.add_argument("--dialog-timeout", type=float, default=default_dialog_timeout,
+                            help="seconds a whole dialog may take (its caller's deadline may be "
+                                 "shorter); past it the dialog ends with the agent's own error, before "
+                                 "any gateway's timeout (default %(default)s)")
         parser.add_argument("--prompt-timeout", type=float, default=default_prompt_timeout,
                             help="deadline of one agent-react prompt call in seconds "
                                  "(default %(default)s)")

@@ -83,11 +83,15 @@ class Observation:
 class Answer:
     """Answer text.  Streaming: chunks with ``end`` False, then ``Answer("", end=True)``.
 
-    Otherwise one event with the whole answer and ``end`` True.
+    Otherwise one event with the whole answer and ``end`` True.  The closing
+    event says how the dialog ended (``outcome``, one of the schema's
+    ``OUTCOME_*``) and the tools behind that ending (``candidates``).
     """
 
     content: str
     end: bool = True
+    outcome: str = ""
+    candidates: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -99,9 +103,11 @@ class Continue:
 
 @dataclass(frozen=True)
 class Failed:
-    """Our own failure (max iterations, prompt service down): the dialog ends with an error."""
+    """The dialog ends with an error: ours (max iterations, prompt service down, no time left),
+    or a tool it needs failing the same way twice (``outcome``: the schema's ``OUTCOME_*``)."""
 
     message: str
+    outcome: str = "error"
 
 
 Event = Thought | Act | Observation | Answer | Continue | Failed

@@ -66,7 +66,10 @@ class Translator:
         """Return ``(json, is_final)`` for one response record."""
         err = getattr(record, "error", None)
         if err is not None:
-            return error_body(err.type, err.message), True
+            body = error_body(err.type, err.message)
+            if getattr(record, "outcome", ""):   # ours: how an agent dialog ended
+                body["outcome"] = record.outcome
+            return body, True
         return self.decode(record), bool(self.final(record))
 
 

@@ -140,6 +140,10 @@ def _agent_response(r: AgentResponse) -> JsonObject:
             out[name] = value
     out["end_of_message"] = bool(r.end_of_message)
     out["end_of_dialog"] = bool(r.end_of_dialog)
+    if r.outcome:   # ours: how the dialog ended (upstream's clients ignore it)
+        out["outcome"] = r.outcome
+    if r.candidates:
+        out["candidates"] = list(r.candidates)
     return out
 
 

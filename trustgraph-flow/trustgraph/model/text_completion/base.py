@@ -32,6 +32,7 @@ import argparse
 import asyncio
 import contextlib
 import inspect
+import json
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -64,6 +65,8 @@ class LlmResult:
     in_token: int = 0
     out_token: int = 0
     model: str = ""
+    #: How likely the model found each option asked for in ``score-choices``, or None.
+    choice_scores: dict[str, float] | None = None
 
 
 class LlmError(ServiceError):
@@ -127,6 +130,13 @@ class StopFilter:
         return out
 
 
+def _scores_properties(result: LlmResult) -> dict[str, str] | None:
+    if not result.choice_scores:
+        return None
+    return {decision_schema.SCORES_PROPERTY: json.dumps(
+        {k: round(v, 6) for k, v in result.choice_scores.items()}, ensure_ascii=False)}
+
+
 def _as_float(value: Any, default: float) -> float:
     if value is None or value == "":
         return default
@@ -160,6 +170,8 @@ class LlmService(FlowProcessor):
         self.register_specification(ParameterSpec("temperature"))
         self._takes_schema = all("schema" in inspect.signature(f).parameters
                                  for f in (self.generate, self.generate_stream))
+        self._takes_choices = all("choices" in inspect.signature(f).parameters
+                                  for f in (self.generate, self.generate_stream))
         self._warned_schema = False
 
     # -- what a subclass writes -----------------------------------------------
@@ -199,6 +211,9 @@ class LlmService(FlowProcessor):
         except ValueError as e:
             raise LlmError(str(e)) from None
         kwargs = self._schema_kwargs(schema)
+        choices = decision_schema.parse_choices(msg.properties.get(decision_schema.CHOICES_PROPERTY))
+        if choices is not None and self._takes_choices:
+            kwargs["choices"] = choices
         # Generation stops when the caller stops waiting: work for a caller
         # that has left only delays the requests queued behind it.
         limit = reply.left(self.request_timeout)
@@ -214,7 +229,7 @@ class LlmService(FlowProcessor):
         text, _ = cut_at_stop(result.text, stop)
         await reply.send(TextCompletionResponse(
             response=text, in_token=result.in_token, out_token=result.out_token,
-            model=result.model or model, end_of_stream=True))
+            model=result.model or model, end_of_stream=True), _scores_properties(result))
 
     def _schema_kwargs(self, schema: dict[str, Any] | None) -> dict[str, Any]:
         if schema is None:
@@ -237,7 +252,8 @@ class LlmService(FlowProcessor):
             async with contextlib.aclosing(self.generate_stream(*args, **kwargs)) as items:
                 async for item in items:
                     if isinstance(item, LlmResult):
-                        summary = LlmResult("", item.in_token, item.out_token, item.model or model)
+                        summary = LlmResult("", item.in_token, item.out_token, item.model or model,
+                                            item.choice_scores)
                         item = item.text
                     if text := cutter.feed(item):
                         yield TextCompletionResponse(response=text, model=summary.model or model,
@@ -248,10 +264,11 @@ class LlmService(FlowProcessor):
                 yield TextCompletionResponse(response=text, model=summary.model or model,
                                              end_of_stream=False)
 
-        # The end marker is made after the last chunk: it carries the token counts.
-        await reply.stream(chunks(), end=lambda: TextCompletionResponse(
+        # The end marker is made after the last chunk: it carries the token counts (and the
+        # choice scores, as a property).
+        await reply.stream(chunks(), end=lambda: (TextCompletionResponse(
             response="", in_token=summary.in_token, out_token=summary.out_token,
-            model=summary.model or model, end_of_stream=True))
+            model=summary.model or model, end_of_stream=True), _scores_properties(summary)))
 
     @classmethod
     def add_args(cls, parser: argparse.ArgumentParser) -> None:

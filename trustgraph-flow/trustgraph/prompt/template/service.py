@@ -7,9 +7,11 @@ and 7).  Templates come from config type ``prompt`` (``--config-type``) and are
 reloaded on every config push, without a restart.
 
 Every failure (unknown template, missing variable, a render over its budget
-of CPU time or length, LLM error or timeout, an answer that is not the JSON
-the template promises) is an ``llm-error`` reply, as upstream; nothing a
-request contains stops the service.
+of CPU time, length or memory, LLM error or timeout, an answer that is not
+the JSON the template promises) is an ``llm-error`` reply, as upstream;
+nothing a request contains stops the service.  Templates render in worker
+processes (``worker.py``, ``--render-workers``), so a render at its budget
+holds up no other request.
 
 Our extensions for the agent: a template may declare ``stop`` strings and a
 ``prefix`` that starts the assistant's turn.  They travel as Pulsar message
@@ -29,7 +31,6 @@ policy says so.  Other templates ignore it, as upstream's service does.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import logging
 from typing import Any
@@ -46,7 +47,8 @@ from trustgraph.schema import (
     TextCompletionResponse,
 )
 
-from .templates import PrefixStream, PromptError, PromptSet, join_prefix, parse_json, parse_jsonl
+from .templates import PrefixStream, PromptError, join_prefix, parse_json, parse_jsonl
+from .worker import WORKERS, RenderPool
 
 logger = logging.getLogger(__name__)
 
@@ -76,8 +78,18 @@ def _check(resp: TextCompletionResponse) -> TextCompletionResponse:
     return resp
 
 
-def _end_of_stream(resp: TextCompletionResponse) -> bool:
-    return bool(resp.end_of_stream)
+def _first(message: Message) -> bool:
+    return True
+
+
+def _end_of_message(message: Message) -> bool:
+    return bool(message.value.end_of_stream)
+
+
+def _scores(message: Message) -> dict[str, str] | None:
+    """The LLM's choice scores (a property of its last message), passed on to the agent as is."""
+    raw = message.properties.get(decision_schema.SCORES_PROPERTY)
+    return {decision_schema.SCORES_PROPERTY: raw} if raw else None
 
 
 class Processor(FlowProcessor):
@@ -88,7 +100,9 @@ class Processor(FlowProcessor):
             params["concurrency"] = default_concurrency
         super().__init__(**params)
         self.config_type: str = params.get("config_type") or "prompt"
-        self.prompts = PromptSet.from_config({})
+        workers = params.get("render_workers")
+        self.renderer = RenderPool(WORKERS if workers is None else int(workers))
+        self.prompts = self.renderer.load({})
         self.register_specification(ConsumerSpec("request", PromptRequest, self.on_request,
                                                  replies=REPLIES))
         self.register_specification(ProducerSpec("response", PromptResponse))
@@ -100,7 +114,7 @@ class Processor(FlowProcessor):
 
     async def on_prompt_config(self, config: dict[str, dict[str, str]], version: int) -> None:
         """Swap in the new templates at once; requests in flight keep the old set."""
-        prompts = PromptSet.from_config(config.get(self.config_type, {}))
+        prompts = self.renderer.load(config.get(self.config_type, {}))
         for tid, problem in prompts.errors.items():
             logger.error("Prompt config version %d, %s: %s", version, tid, problem)
         self.prompts = prompts
@@ -124,9 +138,8 @@ class Processor(FlowProcessor):
             schema = decision_schema.parse(properties.get(decision_schema.PROPERTY))
         except ValueError as e:
             raise PromptError(str(e)) from None
-        # In a worker thread: the render budget traces that thread, and a slow
-        # template does not hold up the other requests meanwhile.
-        rendered = await asyncio.to_thread(self.prompts.render, req.id, req.terms or {}, schema)
+        # In a worker process: a slow template does not hold up the other requests meanwhile.
+        rendered = await self.renderer.render(self.prompts, req.id, req.terms or {}, schema)
         if rendered.direct is not None:
             # The template's policy answers this step itself (e.g. with the tool's result).
             logger.debug("Template %s answered without the LLM (id=%s)", req.id, reply.id)
@@ -138,16 +151,22 @@ class Processor(FlowProcessor):
         request = TextCompletionRequest(system=rendered.system, prompt=rendered.prompt,
                                         streaming=bool(req.streaming))
         prefix = rendered.visible_prefix
+        # Whole messages: the LLM's last one may carry the choice scores as a property.
+        responses = llm.stream(request, final=_end_of_message if req.streaming else _first,
+                               properties=rendered.properties, deadline=reply.deadline, messages=True)
         if req.streaming:
-            responses = llm.stream(request, final=_end_of_stream, properties=rendered.properties,
-                                   deadline=reply.deadline)
             await self._forward(reply, responses, prefix)
             return
-        resp = _check(await llm.request(request, properties=rendered.properties, deadline=reply.deadline))
+        try:
+            message = await responses.__anext__()   # a whole completion is one message (WIRE.md 3)
+        finally:
+            responses.close()
+        resp = _check(message.value)
+        scores = _scores(message)
         answer = join_prefix(prefix, resp.response or "")
         kind = rendered.template.response_type
         if kind == "text":
-            await reply.send(PromptResponse(text=answer, object=None, end_of_stream=True))
+            await reply.send(PromptResponse(text=answer, object=None, end_of_stream=True), scores)
             return
         value = (parse_json if kind == "json" else parse_jsonl)(rendered.template, answer)
         await reply.send(PromptResponse(text=None, object=json.dumps(value), end_of_stream=True))
@@ -157,19 +176,35 @@ class Processor(FlowProcessor):
         """Pass the LLM's chunks on as they come, the template's prefix in front of the first."""
         joiner = PrefixStream(prefix)
         try:
-            async for resp in responses:
-                last = bool(_check(resp).end_of_stream)
+            async for message in responses:
+                resp = _check(message.value)
+                last = bool(resp.end_of_stream)
                 text = joiner.feed(resp.response or "")
                 if last:
                     text += joiner.finish()
                 if text or last:
-                    await reply.send(PromptResponse(text=text, object=None, end_of_stream=last))
+                    await reply.send(PromptResponse(text=text, object=None, end_of_stream=last),
+                                     _scores(message) if last else None)
         finally:
             responses.close()
+
+    async def start(self) -> None:
+        if self.renderer.size > 0:
+            await self.renderer.start()
+        else:
+            self.renderer.fallback = True
+        await super().start()
+
+    async def stop(self) -> None:
+        await super().stop()
+        await self.renderer.close()
 
     @classmethod
     def add_args(cls, parser: argparse.ArgumentParser) -> None:
         super().add_args(parser)
+        parser.add_argument("--render-workers", type=int, default=WORKERS,
+                            help="processes templates render in (default %(default)s; 0: a thread of this "
+                                 "process, where a render at its budget holds up the others)")
         parser.add_argument("-c", "--concurrency", type=int, default=default_concurrency,
                             help="prompt requests handled at once per flow (default %(default)s; "
                                  "upstream's is 1, see the module docstring)")

@@ -67,6 +67,7 @@ from jinja2.utils import missing
 from jsonschema.exceptions import best_match
 from trustgraph.base import decision_schema, limits
 from trustgraph.base.text import strip_fences
+from trustgraph.catalog import relevance
 
 from . import budget
 
@@ -108,28 +109,77 @@ _PADDING_METHODS = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs"}
 
 class _Sandbox(SandboxedEnvironment):
     """The sandbox, refusing unsafe attributes at once even where missing values are lenient,
-    and operations whose one result would be over the render budget (budget.py)."""
+    and counting every operator and call against the render budget (budget.py): refused before
+    it runs when its one result would be over it, its CPU time checked before, what it built
+    counted after."""
 
     # Intercepted, so also never folded into a constant when the template compiles.
-    intercepted_binops = frozenset({"*", "**"})
+    intercepted_binops = frozenset({"*", "**", "+", "-", "/", "//", "%"})
 
     def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
+        super().__init__(finalize=budget.check_printed, **options)
         for name in ("center", "indent"):
             self.filters[name] = _width_checked(name, self.filters[name])
+        # Filters are called directly by the compiled template, not through call().
+        for name, fn in list(self.filters.items()):
+            self.filters[name] = _counted(name, fn)
+
+    def wrap_str_format(self, value: Any) -> Any:
+        """``str.format`` as the sandbox wraps it (at attribute access), with its widths checked first."""
+        wrapped = super().wrap_str_format(value)
+        if wrapped is None:
+            return None
+        owner, is_map = value.__self__, value.__name__ == "format_map"
+
+        @wraps(wrapped)
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            mapping = (args[0] if args and isinstance(args[0], dict) else {}) if is_map else kwargs
+            budget.check_format(owner, () if is_map else args, mapping)
+            return wrapped(*args, **kwargs)
+        return checked
 
     def unsafe_undefined(self, obj: Any, attribute: str) -> Any:
         raise jinja2.exceptions.SecurityError(
             f"access to attribute {attribute!r} of {type(obj).__name__!r} object is unsafe")
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        budget.before_step()
         budget.check_binop(operator, left, right)
-        return super().call_binop(context, operator, left, right)
+        result = super().call_binop(context, operator, left, right)
+        budget.after_step(result)
+        return result
 
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805 - Jinja's signature
+        budget.before_step()
         if isinstance(getattr(__obj, "__self__", None), str) and getattr(__obj, "__name__", "") in _PADDING_METHODS:
             budget.check_width(__obj.__name__, args[0] if args else next(iter(kwargs.values()), None))
-        return super().call(__context, __obj, *args, **kwargs)
+        result = super().call(__context, __obj, *args, **kwargs)
+        budget.after_step(result)
+        return result
+
+
+# What a filter's input says about its output before it runs (budget.py).
+_BEFORE_FILTER = {
+    "string": lambda value, *args, **kwargs: budget.check_printed(value),
+    "pprint": lambda value, *args, **kwargs: budget.check_printed(value),
+    "format": lambda value, *args, **kwargs: budget.check_printf(value, args or kwargs),
+}
+
+
+def _counted(name: str, fn: Any) -> Any:
+    """``fn`` (a filter) with its CPU time checked before and what it built counted after."""
+    skip = 1 if getattr(fn, "jinja_pass_arg", None) is not None else 0   # the context or environment
+    before = _BEFORE_FILTER.get(name)
+
+    @wraps(fn)
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        budget.before_step()
+        if before is not None and len(args) > skip:
+            before(*args[skip:], **kwargs)
+        result = fn(*args, **kwargs)
+        budget.after_step(result)
+        return result
+    return counted
 
 
 def _width_checked(name: str, fn: Any) -> Any:
@@ -209,6 +259,9 @@ class Rendered:
     schema: dict[str, Any] | None = None
     #: The answer itself, when the template's policy needs no LLM call.
     direct: str | None = None
+    #: The actions the agent offered (every tool and the answer, before the policy narrowed
+    #: them): the LLM service is asked how likely each one was (``score-choices``).
+    choices: list[str] | None = None
 
     @property
     def visible_prefix(self) -> str:
@@ -229,6 +282,8 @@ class Rendered:
             props["prefix"] = self.replay + self.prefix
         if self.schema is not None:
             props[decision_schema.LLM_PROPERTY] = json.dumps(self.schema)
+        if self.choices:
+            props[decision_schema.CHOICES_PROPERTY] = decision_schema.choices_request(self.choices)
         return props
 
 
@@ -386,11 +441,13 @@ class PromptSet:
                                   "requests without a decision schema, and that template is not defined "
                                   "(add it to template-index)")
             t = self._template(t.decision.text_template)
-        variables = decode_terms(terms)
+        variables = _fit_tools(decode_terms(terms))
+        choices = None
         if t.decision is not None and schema is not None:
             rendered = _decide(t.decision, schema, variables.get("history"))
             if rendered.direct is not None:
                 return Rendered(template=t, system="", prompt="", direct=rendered.direct)
+            choices = decision_schema.action_names(schema)
             schema = rendered.schema
         else:
             schema = None
@@ -400,7 +457,7 @@ class PromptSet:
         prefix = render(t.prefix_compiled, f"prefix of template {t.id!r}") if t.prefix_compiled is not None else ""
         replay = render(t.replay_compiled, f"replay of template {t.id!r}") if t.replay_compiled is not None else ""
         return Rendered(template=t, system=system, prompt=prompt, prefix=prefix, replay=replay,
-                        schema=schema)
+                        schema=schema, choices=choices)
 
     def _template(self, tid: str) -> Template:
         t = self.templates.get(tid)
@@ -434,6 +491,26 @@ def _decide(policy: Decision, schema: dict[str, Any], history: Any) -> _Step:
     if not steps and policy.first_step == "tool":
         return _Step(schema=decision_schema.narrow(schema, answer=False))
     return _Step(schema=schema)
+
+
+def _fit_tools(variables: dict[str, Any]) -> dict[str, Any]:
+    """The variables with ``tools`` cut to what one prompt has room for, most relevant first.
+
+    An upstream agent sends every tool it has; thousands of them would take
+    a template past its render budget and no model reads them all.  Our
+    agent sends only what fits already, and then nothing changes.
+    """
+    tools = variables.get("tools")
+    if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
+        return variables
+    question = variables.get("question")
+    kept = relevance.for_prompt(question if isinstance(question, str) else "", tools)
+    if len(kept) == len(tools):
+        return variables
+    out = dict(variables, tools=kept)
+    if isinstance(variables.get("tool_names"), str):
+        out["tool_names"] = ", ".join(str(t.get("name", "")) for t in kept)
+    return out
 
 
 def decode_terms(terms: dict[str, str]) -> dict[str, Any]:

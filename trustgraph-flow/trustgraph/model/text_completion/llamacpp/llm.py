@@ -48,6 +48,8 @@ from typing import Any
 from trustgraph.base.flow_processor import Flow
 
 from ..base import LlmError, LlmResult, LlmService
+from ..choice_scores import TOP_LOGPROBS, choice_scores
+from ..gguf import model_file_problem
 
 logger = logging.getLogger(__name__)
 
@@ -87,8 +89,9 @@ class Engine:
     def __init__(self, path: str, threads: int, ctx: int, verbose: bool = False) -> None:
         import xllamacpp as xlc  # loaded here so that --help and the unit tests stay quick
 
-        if not Path(path).is_file():
-            raise ModelNotFound(f"model file {path} does not exist")
+        problem = model_file_problem(path)
+        if problem is not None:
+            raise ModelNotFound(problem)
         params = xlc.CommonParams()
         params.model.path = path
         params.n_ctx = ctx
@@ -147,7 +150,7 @@ class Processor(LlmService):
         return self.model, temperature
 
     def _request(self, system: str, prompt: str, temperature: float, stop: list[str],
-                 prefix: str, schema: dict[str, Any] | None = None) -> dict[str, Any]:
+                 prefix: str, schema: dict[str, Any] | None = None, scored: bool = False) -> dict[str, Any]:
         messages = [{"role": "system", "content": system}] if system else []
         messages.append({"role": "user", "content": prompt})
         if prefix:
@@ -164,14 +167,20 @@ class Processor(LlmService):
         if schema is not None:
             request["response_format"] = {"type": "json_schema",
                                           "json_schema": {"name": "output", "schema": schema}}
+        if scored:
+            # The model's own token probabilities (before the grammar), for choice_scores.
+            request["logprobs"] = True
+            request["top_logprobs"] = TOP_LOGPROBS
         return request
 
     async def generate_stream(self, system: str, prompt: str, model: str, temperature: float,
-                              stop: list[str], prefix: str, *, schema: dict[str, Any] | None = None
+                              stop: list[str], prefix: str, *, schema: dict[str, Any] | None = None,
+                              choices: tuple[str, list[str]] | None = None
                               ) -> AsyncIterator[str | LlmResult]:
         if self.engine is None:
             raise LlmError("model not loaded yet")
-        request = self._request(system, prompt, temperature, stop, prefix, schema)
+        request = self._request(system, prompt, temperature, stop, prefix, schema, scored=choices is not None)
+        tokens: list[dict[str, Any]] = []
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue = asyncio.Queue()
         cancel = threading.Event()
@@ -194,11 +203,15 @@ class Processor(LlmService):
                         summary.in_token = usage.get("prompt_tokens") or 0
                         summary.out_token = usage.get("completion_tokens") or 0
                     for choice in item.get("choices") or []:
+                        if choices is not None:
+                            tokens.extend((choice.get("logprobs") or {}).get("content") or [])
                         text = (choice.get("delta") or {}).get("content")
                         if text:
                             yield text
                 if job.exception() is not None:
                     raise LlmError(f"llama.cpp: {job.exception()}")
+                if choices is not None:
+                    summary.choice_scores = choice_scores(tokens, *choices)
             finally:
                 cancel.set()
                 if not job.done():
@@ -208,17 +221,19 @@ class Processor(LlmService):
         yield summary
 
     async def generate(self, system: str, prompt: str, model: str, temperature: float,
-                       stop: list[str], prefix: str, *, schema: dict[str, Any] | None = None) -> LlmResult:
+                       stop: list[str], prefix: str, *, schema: dict[str, Any] | None = None,
+                       choices: tuple[str, list[str]] | None = None) -> LlmResult:
         parts: list[str] = []
         summary = LlmResult(text="", model=self.model)
         async with contextlib.aclosing(self.generate_stream(system, prompt, model, temperature, stop,
-                                                            prefix, schema=schema)) as chunks:
+                                                            prefix, schema=schema, choices=choices)) as chunks:
             async for item in chunks:
                 if isinstance(item, LlmResult):
                     summary = item
                 else:
                     parts.append(item)
-        return LlmResult("".join(parts), summary.in_token, summary.out_token, summary.model)
+        return LlmResult("".join(parts), summary.in_token, summary.out_token, summary.model,
+                         summary.choice_scores)
 
     @classmethod
     def add_args(cls, parser: argparse.ArgumentParser) -> None:

@@ -10,6 +10,17 @@ The key is never logged: the SDK's own loggers are held at WARNING, since at
 DEBUG they print request details; credentials inside the URL
 (``https://user:key@host/v1``) are masked wherever it is shown.
 
+Credentials inside the URL are taken out of it before it reaches the SDK:
+its HTTP client would turn them into an ``Authorization: Basic`` header of
+its own, which replaced the API key (the ``sk-`` token was never sent).  With
+a key, the key is the bearer token and the URL's credentials are not sent
+(one warning line says so: one request has one ``Authorization`` header);
+without one, they are sent as ``Basic`` auth, as a proxy in front of a local
+server expects.  An error the server sends back is scrubbed of the key, the
+URL's password (and its ``Basic`` form) and any ``Authorization`` value it
+quotes before it becomes the ``llm-error`` message: a server that echoes the
+request's headers in its 401 would otherwise hand them to every caller.
+
 Rate limits (429), server errors (5xx) and failed connections are retried a
 few times with a short exponential backoff (tenacity), all within the request
 deadline (``--timeout``); the SDK's own retries are off so that this one
@@ -36,6 +47,7 @@ and checks the unconstrained answer.
 from __future__ import annotations
 
 import argparse
+import base64
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
@@ -50,7 +62,7 @@ from tenacity import (
     wait_exponential,
 )
 from trustgraph.base.async_processor import env_default
-from trustgraph.base.secrets import redact_url, scrub
+from trustgraph.base.secrets import redact_url, remember, scrub, url_credentials
 
 from ..base import LlmError, LlmResult, LlmService
 
@@ -124,12 +136,28 @@ class Processor(LlmService):
         if not key and needs_key(self.url):
             raise ValueError("an OpenAI API key is required for api.openai.com: "
                              "give -k/--api-key or set OPENAI_TOKEN")
+        base_url, headers = self._authorization(key)
         # A local server ignores the key, but the SDK insists on having one.
-        self.client = openai.AsyncOpenAI(api_key=key or "not-needed", base_url=self.url,
+        self.client = openai.AsyncOpenAI(api_key=key or "not-needed", base_url=base_url,
+                                         default_headers=headers or None,
                                          max_retries=0, timeout=self.request_timeout)
         # Models whose server refused structured output once: not asked again.
         self.unstructured: set[str] = set()
         logger.info("OpenAI-compatible server %s, default model %s", redact_url(self.url), self.model)
+
+    def _authorization(self, key: str | None) -> tuple[str, dict[str, str]]:
+        """The URL without credentials, and the headers that carry them (see the module docstring)."""
+        base_url, user, password = url_credentials(self.url)
+        if user is None and password is None:
+            return base_url, {}
+        basic = base64.b64encode(f"{user or ''}:{password or ''}".encode()).decode()
+        remember(password, user if password is None else None, basic)   # masked in logs and errors
+        if key:
+            logger.warning("The URL %s carries credentials; they are not sent: the API key is sent as the "
+                           "bearer token (a request has one Authorization header). Leave them out of the "
+                           "URL, or unset the key to send them as Basic auth", redact_url(self.url))
+            return base_url, {}
+        return base_url, {"Authorization": f"Basic {basic}"}
 
     def _retrying(self) -> AsyncRetrying:
         return AsyncRetrying(

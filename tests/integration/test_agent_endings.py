@@ -1,0 +1,168 @@
+"""How dialogs end, on a real broker: each in one outcome a caller can tell apart, in seconds.
+
+The agent runs in-process; the model is the scripted stand-in, which here
+also sends the choice scores an LLM service reading the model's token
+probabilities sends (``ScriptedPrompt.scores``); tool services are real
+in-process DynamicToolServices.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from agent_stand_ins import AgentHarness, observations, service_descriptor, service_tool, unique
+from trustgraph.base import DynamicToolService
+from trustgraph.base.dynamic_tool_service import ToolError
+from trustgraph.schema.services.agent import (
+    OUTCOME_ASKED,
+    OUTCOME_ERROR,
+    OUTCOME_NO_TOOL,
+    OUTCOME_TOOL,
+    OUTCOME_UNAVAILABLE,
+)
+
+
+class Shout(DynamicToolService):
+    """Says its text back in capitals (an echoing tool: its result is the question's words)."""
+
+    async def invoke(self, user, config, arguments):
+        text = arguments.get("text", "")
+        if text == "fail":
+            raise ToolError("cannot shout that")
+        return text.upper()
+
+
+class AnnouncedShout(Shout):
+    tools = [{"name": "shout", "description": "Shout a text",
+              "arguments": [{"name": "text", "type": "string", "description": "what"}]}]
+
+
+@pytest.fixture
+async def agent(broker):
+    started: list[AgentHarness] = []
+
+    async def make(**params):
+        h = await AgentHarness(broker, **params).start()
+        started.append(h)
+        return h
+
+    yield make
+    for h in started:
+        await h.stop()
+
+
+@pytest.fixture
+async def shout(broker):
+    topic = unique("shout")
+    svc = Shout(id=topic, pulsar_host=broker.url, metrics=False, topic=topic)
+    await svc.start()
+    yield topic
+    await svc.stop()
+
+
+def decide(action: str, **args) -> str:
+    if action == "final-answer":
+        return json.dumps({"action": action, "answer": args["answer"]})
+    return json.dumps({"action": action, "args": args})
+
+
+def tools_of(service: str, *names: str) -> dict:
+    return {n: {**service_tool(n, service, args=("text",)), "description": f"The {n} tool"} for n in names}
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+async def test_an_echoing_tools_result_is_the_answer_not_a_refusal(agent, shout, streaming):
+    a = await agent()
+    a.model.replies = [decide("shout", text="fire drill at noon"),
+                       lambda terms: decide("final-answer", answer=terms["history"][-1]["observation"])]
+    await a.configure(tools=tools_of(shout, "shout"), services={shout: service_descriptor(shout)})
+    got = await a.ask("Shout 'fire drill at noon'", streaming=streaming)
+    last = got[-1]
+    if streaming:
+        assert "".join(r.content for r in got if r.chunk_type == "answer") == "FIRE DRILL AT NOON"
+    else:
+        assert last.answer == "FIRE DRILL AT NOON"
+    assert (last.outcome, last.candidates) == (OUTCOME_TOOL, ["shout"])
+    assert len(a.model.calls) == 2   # no "restates the question" refusal in between
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+async def test_a_guess_asks_back_with_the_likely_tools(agent, shout, streaming):
+    a = await agent()
+    a.model.replies = [decide("whisper", text="hello")]
+    # The model named whisper, but found shout more likely, and neither clearly.
+    a.model.scores = [{"shout": 0.30, "whisper": 0.25, "sing": 0.01, "final-answer": 0.2}]
+    await a.configure(tools=tools_of(shout, "shout", "whisper", "sing"),
+                      services={shout: service_descriptor(shout)})
+    got = await a.ask("say hello softly or loudly", streaming=streaming)
+    last = got[-1]
+    text = "".join(r.content for r in got if r.chunk_type == "answer") if streaming else last.answer
+    assert (last.outcome, last.candidates) == (OUTCOME_ASKED, ["shout", "whisper"])
+    assert "`shout` (The shout tool) or `whisper` (The whisper tool)?" in text
+    assert [r for r in got if r.chunk_type == "action"] == [] and not observations(got)  # no tool called
+
+
+async def test_a_clear_choice_is_called(agent, shout):
+    a = await agent()
+    a.model.replies = [decide("shout", text="hi"),
+                       lambda terms: decide("final-answer", answer=terms["history"][-1]["observation"])]
+    a.model.scores = [{"shout": 0.6, "whisper": 0.1}, None]
+    await a.configure(tools=tools_of(shout, "shout", "whisper"), services={shout: service_descriptor(shout)})
+    got = await a.ask("shout hi")
+    assert (got[-1].answer, got[-1].outcome) == ("HI", OUTCOME_TOOL)
+
+
+async def test_no_tool_fits_answers_from_the_model_alone_marked(agent, shout):
+    a = await agent()
+
+    def reply(terms):   # the second call is the model's own answer (its schema holds only the answer)
+        return decide("shout", text="x") if len(a.model.calls) == 1 else decide("final-answer", answer="Paris.")
+
+    a.model.replies = [reply]
+    a.model.scores = [{"shout": 0.0001, "whisper": 0.0002, "final-answer": 0.9}]
+    await a.configure(tools=tools_of(shout, "shout", "whisper"), services={shout: service_descriptor(shout)})
+    got = await a.ask("What is the capital of France?")
+    assert got[-1].outcome == OUTCOME_NO_TOOL
+    assert got[-1].answer == ("No tool fits this question, so this answer is the model's own, not checked "
+                              "by any tool: Paris.")
+    second = json.loads(a.prompt.properties[1]["decision-schema"])
+    assert [alt["properties"]["action"]["const"] for alt in second["anyOf"]] == ["final-answer"]
+    assert second["anyOf"][0]["properties"]["answer"]["maxLength"] == 400
+
+
+async def test_the_same_failing_call_twice_ends_the_dialog_with_its_error(agent, shout):
+    a = await agent()
+    a.model.replies = [decide("shout", text="fail")]   # the model would repeat it every step
+    await a.configure(tools=tools_of(shout, "shout"), services={shout: service_descriptor(shout)})
+    t0 = time.monotonic()
+    got = await a.ask("shout fail")
+    assert len(a.model.calls) == 2 and time.monotonic() - t0 < 15
+    err = got[-1]
+    assert err.error.type == "agent-error" and err.outcome == OUTCOME_ERROR
+    assert err.error.message.startswith("The same call of tool 'shout' failed twice: tool 'shout' failed: "
+                                        "tool-service-error: cannot shout that")
+
+
+async def test_a_stopped_announced_service_ends_the_dialog_as_unavailable(agent, broker):
+    a = await agent()
+    topic = unique("gone")
+    svc = AnnouncedShout(id=topic, pulsar_host=broker.url, metrics=False, topic=topic, **a.announce)
+    await svc.start()
+    await a.configure()
+    a.model.replies = [decide("shout", text="x")]
+    deadline = time.monotonic() + 30
+    while "shout" not in a.proc.registry.tools:   # announced: the agent has the tool
+        assert time.monotonic() < deadline, "the announced tool never reached the agent"
+        await a.ask("warm up", timeout=20)
+    await svc.stop()                                # a clean stop says "down"
+    while a.proc.feed.directory.live_for(topic) is not False:
+        assert time.monotonic() < deadline, "the service never went down in the agent's directory"
+        await a.ask("wait", timeout=20)
+    t0 = time.monotonic()
+    got = await a.ask("shout x")
+    assert time.monotonic() - t0 < 10
+    err = got[-1]
+    assert err.outcome == OUTCOME_UNAVAILABLE, err.error
+    assert "is not running" in err.error.message and "failed twice" in err.error.message

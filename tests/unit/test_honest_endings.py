@@ -1,0 +1,166 @@
+"""Honest endings: how sure the model was (choice scores), asking back, answers taken from a
+tool's result, and the tools a prompt has room for."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from trustgraph.agent.react.decisions import (
+    Confidence,
+    answer_problem,
+    ask_back,
+    from_result,
+    judge,
+)
+from trustgraph.base import decision_schema
+from trustgraph.catalog.relevance import MAX_PROMPT_TOOL_CHARS, by_relevance, for_prompt
+from trustgraph.model.text_completion.choice_scores import choice_scores
+from trustgraph.schema.services.agent import OUTCOME_ASKED, OUTCOME_NO_TOOL
+
+# -- choice scores from token probabilities ---------------------------------------------------
+
+
+def tok(text: str, p: float, *alternatives: tuple[str, float]) -> dict[str, Any]:
+    """One llama.cpp logprobs entry: the token, its probability and the alternatives (with itself)."""
+    top = [{"token": text, "logprob": math.log(p)}] + [{"token": t, "logprob": math.log(q)} for t, q in alternatives]
+    return {"token": text, "logprob": math.log(p), "top_logprobs": top}
+
+
+def generated(*value_tokens: dict[str, Any]) -> list[dict[str, Any]]:
+    """``{"action": "<value tokens>", "args": {}}`` as tokens; the value's tokens as given."""
+    return [tok('{"', 1.0), tok("action", 1.0), tok('":', 1.0), tok(' "', 1.0), *value_tokens,
+            tok(' "', 1.0), tok("args", 1.0), tok('":', 1.0), tok(" {}}", 1.0)]
+
+
+def test_whole_names_are_scored_where_they_part():
+    # "convert-" is shared: the options are told apart at the token after it.
+    tokens = generated(tok("convert", 0.8, ("weather", 0.1)), tok("-", 0.99),
+                       tok("units", 0.6, ("currency", 0.3)), tok('",', 0.9))
+    scores = choice_scores(tokens, "action", ["convert-units", "convert-currency", "weather", "final-answer"])
+    assert math.isclose(scores["convert-units"], 0.8 * 0.99 * 0.6 * 0.9, rel_tol=1e-6)
+    assert math.isclose(scores["convert-currency"], 0.8 * 0.99 * 0.3, rel_tol=1e-6)
+    assert math.isclose(scores["weather"], 0.1, rel_tol=1e-6)
+    # never considered: half the smallest reported probability at the point it parted
+    assert math.isclose(scores["final-answer"], 0.1 / 2, rel_tol=1e-6)
+
+
+def test_alternative_tokenisations_of_an_option_count_together():
+    tokens = generated(tok("tell", 0.5, ("t", 0.2), ("weather", 0.1)), tok("-", 1.0), tok("joke", 1.0),
+                       tok('",', 1.0))
+    scores = choice_scores(tokens, "action", ["tell-joke", "weather"])
+    assert math.isclose(scores["tell-joke"], 0.5 + 0.2, rel_tol=1e-6)   # "tell", and "t" then the rest
+    assert math.isclose(scores["weather"], 0.1, rel_tol=1e-6)
+
+
+def test_no_field_or_no_probabilities_gives_none():
+    assert choice_scores([tok("hello", 1.0)], "action", ["a"]) is None
+    broken = generated(tok("a", 1.0))
+    broken[4]["logprob"] = None
+    assert choice_scores(broken, "action", ["a"]) is None
+
+
+def test_choices_and_scores_properties_round_trip_and_refuse_junk():
+    raw = decision_schema.choices_request(["a", "b"])
+    assert decision_schema.parse_choices(raw) == ("action", ["a", "b"])
+    for junk in (None, "", "[1]", "{", '{"field": 3, "options": []}', '{"field": "action", "options": [1]}'):
+        assert decision_schema.parse_choices(junk) is None
+    assert decision_schema.parse_scores('{"a": 0.5, "b": true, "c": 7, "d": "x"}') == {"a": 0.5}
+    assert decision_schema.parse_scores("[]") is None
+    schema = decision_schema.decision_schema([("a", {"type": "object"}), ("b", {"type": "object"})])
+    assert decision_schema.action_names(schema) == ["a", "b", decision_schema.FINAL_ACTION]
+
+
+# -- judging the choice ------------------------------------------------------------------------
+
+
+TOOLS = ["weather", "local-time", "tell-joke"]
+
+
+def test_a_clear_choice_is_taken():
+    assert judge("weather", {"weather": 0.6, "local-time": 0.1, "tell-joke": 0.05}, TOOLS, Confidence()) is None
+
+
+def test_a_guess_asks_back_with_the_likely_tools_most_likely_first():
+    got = judge("local-time", {"weather": 0.3, "local-time": 0.25, "tell-joke": 0.01}, TOOLS, Confidence())
+    assert got is not None and got.outcome == OUTCOME_ASKED
+    assert got.candidates == ("weather", "local-time")
+    assert 0.4 < got.share < 0.5
+
+
+def test_nothing_likely_while_the_model_would_answer_itself_is_no_tool():
+    got = judge("weather", {"weather": 0.0001, "local-time": 0.0002, "tell-joke": 0.0001,
+                            decision_schema.FINAL_ACTION: 0.9}, TOOLS, Confidence())
+    assert got is not None and got.outcome == OUTCOME_NO_TOOL and got.candidates == ()
+    # A small model would rather answer itself almost always: that alone is no "no tool fits".
+    got = judge("weather", {"weather": 0.01, "local-time": 0.012, "tell-joke": 0.01,
+                            decision_schema.FINAL_ACTION: 0.9}, TOOLS, Confidence())
+    assert got is not None and got.outcome == OUTCOME_ASKED
+
+
+def test_without_scores_or_with_one_tool_or_disabled_the_choice_is_taken():
+    assert judge("weather", None, TOOLS, Confidence()) is None
+    assert judge("weather", {"weather": 0.01}, ["weather"], Confidence()) is None
+    assert judge("weather", {"weather": 0.01, "tell-joke": 0.9}, TOOLS, Confidence(accept=0)) is None
+
+
+@dataclass
+class T:
+    name: str
+    description: str = ""
+    arguments: list[Any] = field(default_factory=list)
+    examples: list[str] = field(default_factory=list)
+
+
+def test_asking_back_names_each_candidate_with_its_description():
+    text = ask_back([T("weather", "Current weather in a city."), T("local-time", "The local time")])
+    assert "`weather` (Current weather in a city) or `local-time` (The local time)?" in text
+
+
+# -- answers taken from a tool's result ----------------------------------------------------------
+
+
+def test_an_echoing_tools_result_is_an_answer_not_a_restatement():
+    question = "Shout 'fire drill at noon'"
+    assert answer_problem("FIRE DRILL AT NOON", question, ["shout"]) is not None   # no result: refused
+    assert answer_problem("FIRE DRILL AT NOON", question, ["shout"], ["FIRE DRILL AT NOON"]) is None
+    assert from_result("fire drill at noon", ["It is sunny", "FIRE DRILL AT NOON!"]) == 1
+    assert from_result("something else", ["FIRE DRILL AT NOON"]) is None
+    assert answer_problem("", question, [], ["x"]) is not None   # empty stays refused
+
+
+# -- the tools a prompt has room for ----------------------------------------------------------
+
+
+def test_many_tools_are_cut_to_the_most_relevant_that_fit():
+    filler = "word " * 480   # about 2.4 KB per description, as the many-tools scenario's
+    tools = [{"name": f"tool-{i}", "description": f"Does thing number {i}. {filler}", "arguments": []}
+             for i in range(2000)]
+    tools.append({"name": "weather", "description": "Current weather in a city", "arguments": []})
+    kept = for_prompt("What is the weather in Paris?", tools)
+    assert kept[0]["name"] == "weather"
+    assert len(json.dumps(kept)) <= MAX_PROMPT_TOOL_CHARS + len(json.dumps(kept[0])) + 2 * len(kept)
+    assert 1 < len(kept) < 10
+
+
+def test_few_tools_are_all_kept_in_relevance_order():
+    tools = [T("tell-joke", "Tell a joke"), T("weather", "Current weather in a city")]
+    assert [t.name for t in for_prompt("weather in Oslo", tools)] == ["weather", "tell-joke"]
+    assert [t.name for t in by_relevance("joke please", tools)] == ["tell-joke", "weather"]
+
+
+def test_examples_count_as_the_tools_words():
+    tools = [T("a", "first"), T("b", "second", examples=["Will it rain in Lisbon?"])]
+    assert [t.name for t in by_relevance("rain tomorrow?", tools)] == ["b", "a"]
+
+
+def test_the_generated_option_is_not_scored_below_another_for_its_tokenisation():
+    # The grammar made the model write "t" + "ell" where it rated "tell" higher than "count":
+    # tell-joke must get the "tell" start too, not only the product along "t", "ell".
+    tokens = generated(tok("t", 0.04, ("tell", 0.03), ("count", 0.007)), tok("ell", 0.08), tok("-", 1.0),
+                       tok("joke", 1.0), tok('",', 1.0))
+    scores = choice_scores(tokens, "action", ["tell-joke", "count-words"])
+    assert math.isclose(scores["tell-joke"], 0.03 + 0.04 * 0.08, rel_tol=1e-6)
+    assert math.isclose(scores["count-words"], 0.007, rel_tol=1e-6)

@@ -1,0 +1,115 @@
+"""Templates render in worker processes, within limits the kernel enforces (prompt/template/worker.py).
+
+The render budget stops a template between the steps it sees; one step in C
+(a four-million-item list turned into text) runs to its end, and in the
+service's own process it held the GIL for the whole of it.  In a worker the
+service only waits on a pipe, a worker over its CPU time is killed, and one
+over its memory exits so that the memory goes back to the system.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from trustgraph.prompt.template.templates import PromptError, PromptSet
+from trustgraph.prompt.template.worker import RenderPool
+
+TEMPLATES = {
+    "hello": {"prompt": "Hello {{ name }}", "prefix": "Thought:", "stop": ["\nObservation"]},
+    "strict": {"prompt": "{{ missing }}", "strict": True},
+    "bigint": {"prompt": "{{ (10**4096)**4096 % 7 }}"},
+    # One step the budget cannot see into: str() of a 4-million-item list, in C.
+    "in-c": {"prompt": '{{ ((range(100000)|list) * 40) ~ "" }}'},
+    "memory": {"prompt": '{% set x = (range(100000)|list) * 40 %}{{ (x ~ x ~ x)|length }}'},
+    "slow": {"prompt": "{% for i in range(300) %}{% for j in range(1000) %}{% endfor %}{% endfor %}slow"},
+}
+VALUES = {"template-index": json.dumps(list(TEMPLATES)),
+          **{f"template.{k}": json.dumps(v) for k, v in TEMPLATES.items()}}
+TERMS = {"name": json.dumps("Ann")}
+
+
+async def _outcome(pool: RenderPool, prompts: PromptSet, tid: str) -> str:
+    try:
+        return (await pool.render(prompts, tid, TERMS)).prompt
+    except PromptError as e:
+        return f"error: {e}"
+
+
+async def test_a_worker_renders_what_the_service_would_and_words_its_errors_alike():
+    pool = RenderPool(workers=1)
+    await pool.start()
+    try:
+        assert not pool.fallback
+        prompts = pool.load(VALUES)
+        here = prompts.render("hello", TERMS)
+        there = await pool.render(prompts, "hello", TERMS)
+        assert there == here and there.template is prompts.templates["hello"]
+        assert there.properties == here.properties
+        with pytest.raises(PromptError) as local:
+            prompts.render("strict", TERMS)
+        with pytest.raises(PromptError) as remote:
+            await pool.render(prompts, "strict", TERMS)
+        assert str(remote.value) == str(local.value) == "template 'strict': missing variable 'missing'"
+        assert (await _outcome(pool, prompts, "bigint")).startswith(
+            "error: template 'bigint' is over its render budget: a power of over 65,536 bits")
+        # A new config version reaches the worker with the next request.
+        assert await _outcome(pool, pool.load({**VALUES, "template.hello": json.dumps({"prompt": "Bye"})}),
+                              "hello") == "Bye"
+    finally:
+        await pool.close()
+
+
+async def test_a_worker_over_its_cpu_time_in_one_c_step_is_killed_and_replaced():
+    pool = RenderPool(workers=1, cpu_seconds=0.2, grace=0.1)
+    await pool.start()
+    try:
+        prompts = pool.load(VALUES)
+        first = next(iter(pool._all)).proc.pid
+        assert await _outcome(pool, prompts, "in-c") == \
+            "error: template 'in-c' is over its render budget: rendering took more than 0.2s of CPU time"
+        assert await _outcome(pool, prompts, "hello") == "Hello Ann"   # a new worker
+        assert first not in {w.proc.pid for w in pool._all}
+    finally:
+        await pool.close()
+
+
+async def test_a_worker_over_its_memory_fails_the_render_and_gives_the_memory_back():
+    pool = RenderPool(workers=1, cpu_seconds=60, grace=60, memory=64 * 1024 * 1024)
+    await pool.start()
+    try:
+        prompts = pool.load(VALUES)
+        worker = next(iter(pool._all))
+        outcome = await _outcome(pool, prompts, "memory")
+        assert outcome == "error: template 'memory' is over its render budget: it needed more than 64 MiB of memory"
+        assert await asyncio.wait_for(worker.proc.wait(), 10) == 3   # exited: its memory is the system's again
+        assert await _outcome(pool, prompts, "hello") == "Hello Ann"
+    finally:
+        await pool.close()
+
+
+async def test_a_slow_render_holds_up_no_other():
+    pool = RenderPool(workers=2)
+    await pool.start()
+    try:
+        prompts = pool.load(VALUES)
+        finished: list[str] = []
+
+        async def render(tid: str) -> None:
+            await _outcome(pool, prompts, tid)
+            finished.append(tid)
+
+        slow = asyncio.ensure_future(render("slow"))
+        await asyncio.sleep(0)   # the slow one takes its worker first
+        await render("hello")
+        await slow
+        assert finished == ["hello", "slow"]
+    finally:
+        await pool.close()
+
+
+async def test_without_workers_it_renders_in_a_thread():
+    pool = RenderPool(workers=1)
+    prompts = pool.load(VALUES)   # not started: no worker
+    assert (await pool.render(prompts, "hello", TERMS)).prompt == "Hello Ann"

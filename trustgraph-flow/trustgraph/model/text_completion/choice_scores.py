@@ -1,0 +1,104 @@
+"""How likely the model found each option for one field of its JSON output, from its token
+probabilities (the ``score-choices`` request property, ``trustgraph.base.decision_schema``).
+
+The agent needs to know how sure the model was of the tool it named: a
+small model constrained by a grammar always names *some* tool, and a guess
+looks exactly like a choice.  llama.cpp reports, beside each generated
+token, the model's own probabilities of the most likely tokens at that
+point, computed *before* the grammar narrows them.  So one generation tells,
+at the position where the field's value starts, how much the model wanted
+each option there:
+
+* along the generated value, every token that the option shares with it
+  counts with its own probability;
+* where the option parts from the generated text, the probability of the
+  alternative tokens that continue the option (the rest of the option is
+  taken as certain, a small under-count for long names);
+* an option the model never considered (below the reported alternatives)
+  gets half the smallest reported probability.
+
+Whole option names are scored, not only their first token: two tools that
+share a first word (``convert-currency``, ``convert-units``) are told apart
+where they differ.  The result is each option's probability as the model saw
+it, not renormalised: what is missing to 1 went to text that is no option
+(the model wanted to write something else), which is worth knowing too.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from typing import Any
+
+#: How many alternatives per token the service asks llama.cpp for.
+TOP_LOGPROBS = 20
+
+
+def _value_start(tokens: Sequence[dict[str, Any]], field: str) -> int | None:
+    """The index of the first token of ``field``'s string value, or None."""
+    opening = re.compile(r'"' + re.escape(field) + r'"\s*:\s*"$')
+    text = ""
+    for i, token in enumerate(tokens):
+        if opening.search(text):
+            return i
+        text += str(token.get("token", ""))
+    return None
+
+
+def _continues(token: str, rest: str) -> bool:
+    """Whether ``token`` can come next when ``rest`` (the option's remaining text and its
+    closing quote) is still to be written."""
+    return bool(token) and (rest.startswith(token) or token.startswith(rest))
+
+
+def _mass(alternatives: Sequence[Any], rest: str, besides: str | None = None) -> float:
+    """The probability of the reported tokens that continue ``rest`` (``besides`` left out)."""
+    return sum(math.exp(a["logprob"]) for a in alternatives
+               if isinstance(a, dict) and isinstance(a.get("logprob"), (int, float))
+               and a.get("token") != besides and _continues(str(a.get("token", "")), rest))
+
+
+def choice_scores(tokens: Sequence[dict[str, Any]], field: str, options: Sequence[str]) -> dict[str, float] | None:
+    """``{option: probability}`` for ``field``'s value, from llama.cpp's ``logprobs.content``
+    (each token with ``token``, ``logprob`` and ``top_logprobs``); None when the output has no
+    such field or no probabilities.
+
+    An option's probability adds up the ways the model could have started
+    writing it: along the generated tokens as long as they spell the option,
+    and at each of those positions every other reported token that also
+    continues it (another tokenisation: ``tell`` where ``t`` was generated),
+    the rest of the option then taken as certain.
+    """
+    start = _value_start(tokens, field)
+    if start is None:
+        return None
+    out: dict[str, float] = {}
+    for option in options:
+        rest = option + '"'
+        along = 1.0      # the probability of the generated tokens so far, which spell the option
+        total = 0.0
+        j = start
+        while rest and j < len(tokens):
+            token = str(tokens[j].get("token", ""))
+            lp = tokens[j].get("logprob")
+            if not isinstance(lp, (int, float)):
+                return None
+            alternatives = tokens[j].get("top_logprobs") or []
+            if token and (rest.startswith(token) or token.startswith(rest)):
+                total += along * _mass(alternatives, rest, besides=token)   # other tokenisations
+                along *= math.exp(lp)
+                rest = "" if token.startswith(rest) else rest[len(token):]
+                j += 1
+                continue
+            mass = _mass(alternatives, rest)
+            if mass <= 0:
+                floor = min((a["logprob"] for a in alternatives
+                             if isinstance(a, dict) and isinstance(a.get("logprob"), (int, float))),
+                            default=math.log(1e-6))
+                mass = math.exp(floor) / 2
+            total += along * mass
+            along = 0.0
+            rest = ""
+        out[option] = total + along
+    return out
