@@ -37,6 +37,7 @@ from ..base.topics import (
     to_pulsar,
 )
 from .arguments import TYPES, ArgumentError, ToolArgument, arguments_schema, check_arguments
+from .data_blocks import name_problem
 from .errors import DescriptorError, Kind, from_validation, load_object
 from .models import TOOL_TYPES, McpServer, ToolDescriptor, ToolServiceDescriptor
 from .policy import POLICY_TYPE, AnnouncedPolicy, read_policy
@@ -327,6 +328,8 @@ class _Builder:
             errors.extend(from_validation("tool", key, exc, data))
         if kind in _UNSUPPORTED:
             errors.append(DescriptorError("tool", key, "type", _UNSUPPORTED[kind]))
+        if descriptor is not None and source == "announced" and (problem := name_problem(descriptor.name)):
+            errors.append(DescriptorError("tool", key, "name", problem))
         # References are followed even when other fields are bad, so that one
         # round of fixing addresses every problem of the descriptor.
         service_key, service, config = self._service(key, data, errors) if kind == "tool-service" \
