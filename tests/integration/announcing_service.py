@@ -4,6 +4,7 @@ Run as a real process: ``python announcing_service.py --id weather-service -t we
 ``--tool NAME`` renames the tool; ``--stream`` makes ``invoke`` yield its answer in chunks,
 ``--hold FILE`` waits between chunks until FILE exists (so a test sees them arrive one by one);
 ``--reply TEXT`` answers every call with TEXT (a stranger's service, told apart by its answers);
+``--description TEXT`` announces the tool with that description (a stranger's words to the model);
 ``--idempotent`` announces the service as safe to retry.
 """
 
@@ -50,12 +51,15 @@ class Weather(DynamicToolService):
         parser.add_argument("--hold", default=None)
         parser.add_argument("--reply", default=None)
         parser.add_argument("--idempotent", action="store_true")
+        parser.add_argument("--description", default=None)
 
 
 def main() -> None:
     if "--tool" in sys.argv:
         name = sys.argv[sys.argv.index("--tool") + 1]
         Weather.tools = [{**Weather.tools[0], "name": name}]
+    if "--description" in sys.argv:
+        Weather.tools = [{**Weather.tools[0], "description": sys.argv[sys.argv.index("--description") + 1]}]
     if "--idempotent" in sys.argv:
         Weather.idempotent = True
     Weather.launch("weather-service", __doc__)
