@@ -13,7 +13,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pytest
 from trustgraph.base.broker import free_port
@@ -151,4 +151,45 @@ def wait_for(what: str, probe: Callable[[], T], timeout: float = 60.0,
         time.sleep(0.05)
 
 
-__all__ = ["free_port", "Proc", "McpStandIn", "REPO", "BIN", "wait_for", "descendants", "alive"]
+def bootstrap_prompts() -> Any:
+    """The prompt config tg-launch loads from config-examples/bootstrap.json, as a ``PromptSet``."""
+    import json
+
+    from trustgraph.prompt.template.templates import PromptSet
+    examples = REPO / "config-examples"
+    boot = json.loads((examples / "bootstrap.json").read_text())
+    values = {k: json.dumps(v) for k, v in boot["config"]["prompt"].items()}
+    for key, name in boot["files"].items():
+        if key.startswith("prompt/"):
+            values[key.split("/", 1)[1]] = (examples / name).read_text()
+    prompts = PromptSet.from_config(values)
+    assert prompts.errors == {}
+    return prompts
+
+
+def outside_data_blocks(text: str, open_tag: str = "<tool-data>", close_tag: str = "</tool-data>") -> str:
+    """``text`` with every block between ``open_tag`` and ``close_tag`` left out (the tags too).
+
+    Fails the test when the tags do not pair up: a block opened inside
+    another, a close with no open, or a block never closed (what a forged
+    tag in a tool's text would do to a prompt).
+    """
+    outside: list[str] = []
+    at = 0
+    while True:
+        start, stray = text.find(open_tag, at), text.find(close_tag, at)
+        if stray != -1 and (start == -1 or stray < start):
+            pytest.fail(f"{close_tag} without {open_tag} at {stray}: {text[max(0, stray - 80):stray + 80]!r}")
+        if start == -1:
+            outside.append(text[at:])
+            return "".join(outside)
+        outside.append(text[at:start])
+        end = text.find(close_tag, start + len(open_tag))
+        nested = text.find(open_tag, start + len(open_tag))
+        if end == -1 or (nested != -1 and nested < end):
+            pytest.fail(f"{open_tag} at {start} not closed before the next: {text[start:start + 160]!r}")
+        at = end + len(close_tag)
+
+
+__all__ = ["free_port", "Proc", "McpStandIn", "REPO", "BIN", "wait_for", "descendants", "alive",
+           "outside_data_blocks", "bootstrap_prompts"]

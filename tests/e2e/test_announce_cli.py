@@ -64,8 +64,9 @@ def test_a_running_service_is_listed_and_callable_with_no_config_step(stack, ser
 
 
 def test_a_configured_service_that_stopped_fails_at_once_naming_it(stack, service):
+    # "announces": true lets its announcements fail its calls fast (a configured descriptor says so).
     descriptor = {"id": "alerts", "request-queue": "non-persistent://tg/request/alerts-e2e",
-                  "response-queue": "non-persistent://tg/response/alerts-e2e"}
+                  "response-queue": "non-persistent://tg/response/alerts-e2e", "announces": True}
     r = stack.cli("tg-put-config-item", "tool-service/alerts", input=json.dumps(descriptor))
     assert r.returncode == 0, r.stderr
     proc = service("alerts", "alerts-e2e", "alerts")

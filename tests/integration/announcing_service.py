@@ -2,7 +2,10 @@
 
 Run as a real process: ``python announcing_service.py --id weather-service -t weather -p URL``.
 ``--tool NAME`` renames the tool; ``--stream`` makes ``invoke`` yield its answer in chunks,
-``--hold FILE`` waits between chunks until FILE exists (so a test sees them arrive one by one).
+``--hold FILE`` waits between chunks until FILE exists (so a test sees them arrive one by one);
+``--reply TEXT`` answers every call with TEXT (a stranger's service, told apart by its answers);
+``--description TEXT`` announces the tool with that description (a stranger's words to the model);
+``--idempotent`` announces the service as safe to retry.
 """
 
 from __future__ import annotations
@@ -24,8 +27,11 @@ class Weather(DynamicToolService):
         super().__init__(**params)
         self.stream = params.get("stream", False)
         self.hold = params.get("hold")
+        self.reply = params.get("reply")
 
     async def invoke(self, user, config, arguments):
+        if self.reply is not None:
+            return self.reply
         text = f"It is sunny in {arguments.get('city')} ({config.get('units', 'metric')}), {user}."
         if not self.stream:
             return text
@@ -43,12 +49,19 @@ class Weather(DynamicToolService):
         parser.add_argument("--tool", default="weather")
         parser.add_argument("--stream", action="store_true")
         parser.add_argument("--hold", default=None)
+        parser.add_argument("--reply", default=None)
+        parser.add_argument("--idempotent", action="store_true")
+        parser.add_argument("--description", default=None)
 
 
 def main() -> None:
     if "--tool" in sys.argv:
         name = sys.argv[sys.argv.index("--tool") + 1]
         Weather.tools = [{**Weather.tools[0], "name": name}]
+    if "--description" in sys.argv:
+        Weather.tools = [{**Weather.tools[0], "description": sys.argv[sys.argv.index("--description") + 1]}]
+    if "--idempotent" in sys.argv:
+        Weather.idempotent = True
     Weather.launch("weather-service", __doc__)
 
 

@@ -143,8 +143,9 @@ async def test_a_configured_tool_of_a_dead_service_fails_at_once(agent, services
     a = await agent(tool_timeout=60)
     topic = f"weather-{uuid.uuid4().hex[:6]}"
     proc = services(a.announce, topic=topic, sid="forecast")
+    # "announces": a configured service's announcements may fail its calls fast only when it says so.
     descriptor = {"id": "forecast", "request-queue": f"non-persistent://tg/request/{topic}",
-                  "response-queue": f"non-persistent://tg/response/{topic}"}
+                  "response-queue": f"non-persistent://tg/response/{topic}", "announces": True}
     await a.configure(tools={"fc": service_tool("forecast", "forecast", args=("city",))},
                       services={"forecast": descriptor})
     directory = a.proc.feed.directory

@@ -59,7 +59,9 @@ class Stack:
 
     def start(self, command: str, ident: str, *args: str, env: dict[str, str] | None = None) -> Any:
         """Start a service following this stack's config; call :meth:`ready` after."""
-        proc = self._spawn(command, "--id", ident, "--config-push-queue", self.push, *args,
+        proc = self._spawn(command, "--id", ident, "--config-push-queue", self.push,
+                           "--config-request-queue", self.config_topics[0],
+                           "--config-response-queue", self.config_topics[1], *args,
                            broker=self.broker, wait=False, env=env)
         self.procs.append(proc)
         return proc

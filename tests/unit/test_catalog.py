@@ -336,6 +336,7 @@ def test_config_examples_resolve_cleanly() -> None:
         "request-queue": "non-persistent://tg/request/joke",
         "response-queue": "non-persistent://tg/response/joke",
         "config-params": [{"name": "style", "required": False}],
+        "announces": True,
     }
     resolved, errors = resolve_tool_services({"joke-service": service_raw}, tools_raw)
     assert errors == []

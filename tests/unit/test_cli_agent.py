@@ -268,3 +268,28 @@ def test_the_exit_status_says_how_the_dialog_ended():
         invoke_agent.handle({"chunk_type": "error", "content": "boom", "end_of_dialog": True},
                             invoke_agent.Printer(False, out=io.StringIO()))
     assert failed.value.status == 1
+
+
+TOOL_ANSWER = [
+    {"chunk_type": "observation", "content": "It is sunny.", "end_of_message": True, "end_of_dialog": False},
+    {"chunk_type": "answer", "content": "It is sunny.", "end_of_message": False, "end_of_dialog": False},
+    {"chunk_type": "answer", "end_of_message": True, "end_of_dialog": True, "outcome": "tool-result",
+     "candidates": ["weather\x1b[31m"]},
+]
+
+
+@pytest.mark.parametrize("streaming", [True, False])
+def test_an_answer_that_is_a_tools_output_is_named_on_stderr_and_stdout_stays_the_answer(gateway, streaming):
+    gateway.responses = TOOL_ANSWER if streaming else [
+        {"answer": "It is sunny.", "end_of_message": True, "end_of_dialog": True, "outcome": "tool-result",
+         "candidates": ["weather\x1b[31m"]}]
+    proc = agent(gateway, "-q", "Weather in Oslo?", *([] if streaming else ["--no-streaming"]))
+    assert (proc.returncode, proc.stdout) == (0, "It is sunny.\n")
+    # One line, the tool's name escaped (a name is its provider's text too).
+    assert proc.stderr == ("tg-invoke-agent: the answer is the output of tool 'weather\\x1b[31m', as its "
+                           "provider wrote it (not the agent's own words)\n")
+    # The model's own answer, or an upstream agent's (no outcome): nothing on stderr.
+    gateway.responses = [{**TOOL_ANSWER[-1], "outcome": "answer", "candidates": None, "content": "Hi"}]
+    assert agent(gateway, "-q", "hi").stderr == ""
+    gateway.responses = STREAM
+    assert agent(gateway, "-q", "hi").stderr == ""

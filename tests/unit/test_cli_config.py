@@ -315,7 +315,7 @@ def test_put_refuses_a_descriptor_the_agent_would_skip(gateway: FakeGateway) -> 
     assert line == ("tg-put-config-item: error: tool/tell-joke: field 'description': must not be empty; "
                     "nothing was written (fix it, or give --force to write it anyway)")
     assert "tool" not in gateway.config
-    assert [b["operation"] for _, b in gateway.requests] == ["getvalues"] * 4  # the catalog's types
+    assert [b["operation"] for _, b in gateway.requests] == ["getvalues"] * 5  # the catalog's types
 
 
 def test_put_force_writes_it_and_says_what_is_wrong(gateway: FakeGateway) -> None:

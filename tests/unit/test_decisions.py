@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import jsonschema
 import pytest
+from support import bootstrap_prompts
 from trustgraph.agent.react.decisions import answer_problem, parse_decision
 from trustgraph.agent.react.types import Action, Final, ReactParseError
 from trustgraph.base import decision_schema as ds
 from trustgraph.catalog.arguments import ToolArgument, arguments_schema
 from trustgraph.prompt.template.templates import PromptError, PromptSet
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "config-examples"
 
 WEATHER = ("weather", arguments_schema([ToolArgument(name="city", type="string", description="The city")]))
 CONVERT = ("convert", arguments_schema([ToolArgument(name="amount", type="number", description="How much"),
@@ -112,18 +110,6 @@ def test_a_real_answer_passes(answer, question):
 
 # -- a template's decision policy -----------------------------------------------------------
 
-def bootstrap_prompts() -> PromptSet:
-    """The prompt config tg-launch loads from config-examples/bootstrap.json."""
-    boot = json.loads((EXAMPLES / "bootstrap.json").read_text())
-    values = {k: json.dumps(v) for k, v in boot["config"]["prompt"].items()}
-    for key, name in boot["files"].items():
-        if key.startswith("prompt/"):
-            values[key.split("/", 1)[1]] = (EXAMPLES / name).read_text()
-    prompts = PromptSet.from_config(values)
-    assert prompts.errors == {}
-    return prompts
-
-
 TOOLS = [{"name": f"tool-{i}", "description": f"Does thing {i}.",
           "arguments": [{"name": f"arg{i}", "type": "string", "description": "d"}]} for i in range(6)]
 
@@ -161,7 +147,7 @@ def test_bootstrap_answers_with_a_successful_result_without_the_llm():
 def test_bootstrap_after_an_error_shows_it_and_allows_every_step():
     r = bootstrap_prompts().render("agent-react", agent_terms([step("Error: bad city")]), SCHEMA)
     assert r.direct is None
-    assert 'Step 1: {"action": "tool-5", "args": {"arg5": "x"}} gave: Error: bad city' in r.prompt
+    assert 'Step 1: {"action": "tool-5", "args": {"arg5": "x"}} gave: <tool-data>Error: bad city</tool-data>' in r.prompt
     assert actions(json.loads(r.properties["schema"])) == [*(t["name"] for t in TOOLS), "final-answer"]
 
 

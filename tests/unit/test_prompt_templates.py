@@ -221,15 +221,15 @@ def test_bootstrap_text_agent_template_loads_and_renders():
                                                              "observation": "line1\nline2"}]))
     assert "Question: Tell me a joke" in r.prompt and 'Args: {"topic": "example 1"}' in r.prompt
     # After a tool result the replayed turn asks for the final answer ...
-    assert r.properties["prefix"].endswith("Observation: line1 line2\nThought: I have the result, so I know "
-                                           "the answer\nFinal Answer:")
+    assert r.properties["prefix"].endswith("Observation: <tool-data>line1 line2</tool-data>\nThought: I have the "
+                                           "result, so I know the answer\nFinal Answer:")
     assert r.visible_prefix == "Thought: I have the result, so I know the answer\nFinal Answer:"
     assert json.loads(r.properties["stop"]) == ["\nObservation", "\nQuestion:", "\nExample"]
     # ... after an error it lets the model think again.
     r = ps.render("agent-react", terms(question="q", tools=tools, tool_names="tell-joke", context="",
                                        history=[{"thought": "t", "action": "x", "arguments": {},
                                                  "observation": "Error: unknown tool"}]))
-    assert r.properties["prefix"].endswith("Observation: Error: unknown tool\nThought:")
+    assert r.properties["prefix"].endswith("Observation: <tool-data>Error: unknown tool</tool-data>\nThought:")
     assert r.visible_prefix == "Thought:"
 
 

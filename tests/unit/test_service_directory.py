@@ -134,12 +134,19 @@ def test_a_configured_descriptor_wins_and_the_conflict_is_reported():
     catalog = build_catalog(config, announced)
     assert catalog.tools["weather"].description == "configured"
     assert catalog.services["weather-service"].request_queue == REQ
+    # Announced with other queues: not the configured service, so none of its tools are used either.
     assert [str(w) for w in catalog.warnings] == [
         "tool-service/weather-service: field 'request-queue': a running service announces itself under this "
-        "id with other queues (non-persistent://tg/request/x); the configured descriptor is used",
+        "id with other queues (non-persistent://tg/request/x); the configured descriptor is used"]
+    assert catalog.errors == ()
+    # Announced with the configured queues: its tools join, and a configured tool keeps its name.
+    announced["weather-service"].descriptor = json.dumps({"id": "weather-service", "request-queue": REQ,
+                                                          "response-queue": RESP})
+    catalog = build_catalog(config, announced)
+    assert catalog.tools["weather"].description == "configured"
+    assert [str(w) for w in catalog.warnings] == [
         "tool/weather-service/weather: field 'name': announced tool 'weather' is not used: the configured "
         "tool/wx has that name"]
-    assert catalog.errors == ()
 
 
 def test_a_bad_announcement_is_reported_and_leaves_the_rest():

@@ -6,13 +6,20 @@ The other half of ``service_directory.py`` (see there, and
 a lease, again every third of the lease, at once when a reader probes, and a
 ``down`` message when it stops cleanly.  A replica that dies without a word
 is withdrawn by every reader when its lease runs out.
+
+Only the replica can withdraw itself: it draws a secret when it starts, puts
+the secret's SHA-256 in every ``up`` and the secret itself in its ``down``.
+The replica ids are public (``GET /api/v1/tool-services`` lists them), so a
+``down`` naming one proves nothing; knowing the secret does.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
+import secrets
 import time
 import uuid
 from typing import Any
@@ -26,6 +33,11 @@ logger = logging.getLogger(__name__)
 DEFAULT_LEASE = 10.0
 
 
+def withdraw_hash(key: str) -> str:
+    """What an ``up`` carries of a replica's withdraw key: its SHA-256, in hex."""
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 class Announcer:
     """Announces one replica of a service until :meth:`stop`."""
 
@@ -37,6 +49,8 @@ class Announcer:
         self.probe_topic = probe_topic
         self.service = service
         self.replica = str(uuid.uuid4())
+        self._withdraw_key = secrets.token_hex(32)
+        self.withdraw_hash = withdraw_hash(self._withdraw_key)
         self.lease = lease
         self._descriptor = json.dumps(descriptor)
         self._tools = json.dumps(tools)
@@ -49,7 +63,8 @@ class Announcer:
     def _record(self, state: str) -> ToolServiceAnnouncement:
         return ToolServiceAnnouncement(service=self.service, replica=self.replica, state=state,
                                        lease=self.lease, descriptor=self._descriptor, tools=self._tools,
-                                       sent=time.time())
+                                       sent=time.time(), withdraw_hash=self.withdraw_hash,
+                                       withdraw_key=self._withdraw_key if state == "down" else "")
 
     async def start(self) -> None:
         """Announce now, then every third of the lease; answer probes."""

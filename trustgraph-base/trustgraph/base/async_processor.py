@@ -10,11 +10,18 @@ replays every push ever made, and each push is the whole store, so start-up
 grows with every config change.  We subscribe at Latest under a fresh
 subscription instead and fetch the current config once with the ``config``
 operation, which upstream's config-svc answers too; pushes that arrive later
-carry newer versions.  An older version never replaces a newer one.  A
-version too big to push arrives as a notice, and is fetched in parts
-(:mod:`.config_parts`).  Pushes and fetches travel on connections of their
-own (``PubSub.lane_client``), so their megabytes never crowd out a flow's
-replies.
+carry newer versions.  A version too big to push arrives as a notice, and is
+fetched in parts (:mod:`.config_parts`).  Pushes and fetches travel on
+connections of their own (``PubSub.lane_client``), so their megabytes never
+crowd out a flow's replies.
+
+A push is applied only once config-svc confirms it holds that version with
+that content (:mod:`.config_source`): anything on the broker can publish on
+the push topic.  What config-svc says is current is applied even when it is
+older than what the processor holds (a new store, a restore from a backup),
+with a WARNING naming why.  One task follows the config (pushes, notices and
+fetches, in turn), so a check never races an apply; a burst of pushes is
+checked once, for the newest.
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from ..schema import ConfigPush, ConfigRequest, ConfigResponse
-from . import config_parts, logsafe, metrics
+from . import config_parts, config_source, logsafe, metrics
 from .broker_url import DEFAULT_PULSAR_HOST, BrokerUrlError, choose_broker_url
 from .pubsub import CONFIG_LANE, CONFIG_PUSH_LANE, Consumer, Message, Producer, PubSub, PubSubError
 from .request_response import RequestResponseClient
@@ -55,6 +62,32 @@ class StartRefused(Exception):
     ``launch`` prints the message as one line and exits 2, with no traceback."""
 
 
+class TokenFileError(ValueError):
+    """``--pulsar-api-key-file`` names a file that gives no token."""
+
+
+def pulsar_token(params: dict[str, Any]) -> str | None:
+    """The Pulsar token: from ``pulsar_api_key_file`` when given, else ``pulsar_api_key``.
+
+    A file of its own per process (a mounted secret, tg-launch's
+    ``--pulsar-token-dir``) gives each process its own broker role and keeps
+    the token out of the command line and the environment; it wins over
+    ``$PULSAR_API_KEY``, which a whole stack may share.
+    """
+    path = params.get("pulsar_api_key_file")
+    if not path:
+        return params.get("pulsar_api_key") or None
+    try:
+        with open(path, encoding="utf-8") as f:
+            token = f.read().strip()
+    except (OSError, UnicodeDecodeError) as e:
+        raise TokenFileError(f"cannot read the Pulsar token file {path}: {getattr(e, 'strerror', None) or e} "
+                             "(give --pulsar-api-key-file a readable file holding the token)") from None
+    if not token:
+        raise TokenFileError(f"the Pulsar token file {path} is empty (put the token in it)")
+    return token
+
+
 class AsyncProcessor:
     """Lifecycle and config handling shared by every processor."""
 
@@ -70,7 +103,7 @@ class AsyncProcessor:
         timeout = params.get("connect_timeout")
         self.pubsub: PubSub = given or PubSub(
             self.pulsar_host,
-            api_key=params.get("pulsar_api_key") or None,
+            api_key=pulsar_token(params),
             listener=params.get("pulsar_listener") or None,
             processor=self.id,
             # A service waits for its broker as long as it takes (and stays killable).
@@ -97,9 +130,11 @@ class AsyncProcessor:
         self._stopping = asyncio.Event()
         self._background: set[asyncio.Task] = set()
         self._config_received = asyncio.Event()
-        self._config_changed = asyncio.Event()   # set by every applied version (a fetch's retry waits on it)
-        self._wanted_version = 0                  # the newest version a notice announced
-        self._fetching: asyncio.Task | None = None
+        # What we hold of config-svc's config, and what waits to be checked (the follower's work).
+        self._held = config_source.Held()
+        self._pending_push: tuple[int, dict[str, dict[str, str]], dict[str, str]] | None = None
+        self._need_fetch = False
+        self._follow = asyncio.Event()
 
     # -- config ------------------------------------------------------------
     def register_config_handler(self, handler: ConfigHandler,
@@ -112,10 +147,15 @@ class AsyncProcessor:
         """
         self._config_handlers.append((handler, frozenset(types) if types is not None else None))
 
-    async def apply_config(self, config: dict[str, dict[str, str]], version: int) -> None:
-        """Run the handlers for a full config at ``version`` (older ones are ignored)."""
+    async def apply_config(self, config: dict[str, dict[str, str]], version: int, *,
+                           current: bool = False) -> None:
+        """Run the handlers for a full config at ``version``.
+
+        An older version than the one held is ignored, unless ``current``:
+        config-svc said it is its current one (its history restarted).
+        """
         async with self._config_lock:
-            if self.config_version is not None and version < self.config_version:
+            if not current and self.config_version is not None and version < self.config_version:
                 logger.debug("Ignoring config version %d (have %d)", version, self.config_version)
                 return
             self.config_version = version
@@ -131,60 +171,128 @@ class AsyncProcessor:
                     logger.exception("Config handler %s failed on version %d",
                                      getattr(handler, "__qualname__", handler), version)
             self._config_received.set()
-            self._config_changed.set()
             logger.info("Config version %d applied", version)
 
     async def _on_config_push(self, msg: Message) -> None:
+        """A push to check with config-svc: kept for the follower (only the newest waiting one)."""
         push: ConfigPush = msg.value
-        await self.apply_config(push.config or {}, push.version or 0)
+        self._pending_push = (push.version or 0, push.config or {}, dict(msg.properties))
+        self._follow.set()
 
     async def _on_config_notice(self, msg: Message) -> None:
-        """A version too big to push was written: fetch it (in parts), unless we have it."""
+        """A version too big to push was written: fetch it (in parts), unless we hold it."""
         version = msg.value.version or 0
-        if self.config_version is not None and version <= self.config_version:
+        store, _ = config_source.stamp_of(msg.properties)
+        if version == self._held.version and (store is None or store == self._held.store):
             return
-        self._wanted_version = max(self._wanted_version, version)
-        if self._fetching is None or self._fetching.done():
-            self._fetching = self.spawn(self._fetch_config())
+        self._need_fetch = True
+        self._follow.set()
 
-    def _have_wanted(self) -> bool:
-        return self.config_version is not None and self.config_version >= self._wanted_version
+    async def _follow_config(self) -> None:
+        """The one task that changes what config we hold: fetches, then checked pushes."""
+        while not self._stopping.is_set():
+            await self._follow.wait()
+            self._follow.clear()
+            while self._need_fetch or self._pending_push is not None:
+                if self._need_fetch:
+                    self._need_fetch = False
+                    await self._fetch_config()
+                    continue
+                version, config, _props = self._pending_push
+                self._pending_push = None
+                try:
+                    await self._check_push(version, config)
+                except Exception:
+                    logger.exception("Checking config push version %d failed", version)
+
+    def _config_client(self, name: str) -> RequestResponseClient:
+        """A client of config-svc for one fetch or check.  The response subscription lives only
+        that long: every config reply of the whole system goes to every subscriber of the
+        response topic, and a processor that stayed subscribed would receive them all (and have
+        its connection crowded by their megabytes) for nothing."""
+        return RequestResponseClient(
+            self.pubsub, request_topic=self.config_request_queue,
+            response_topic=self.config_response_queue,
+            request_schema=ConfigRequest, response_schema=ConfigResponse,
+            subscription=f"{self.id}--{name}--{uuid.uuid4()}", name=name, lane=CONFIG_LANE,
+        )
+
+    async def _config_svc_holds(self) -> config_source.Answer | None:
+        """config-svc's version (and, ours, its digest and store); None when it does not answer."""
+        client = self._config_client("config-check")
+        try:
+            resp, props = await config_parts.request_with_properties(
+                client, ConfigRequest(operation="get", keys=[]), timeout=10.0)
+        except Exception as e:
+            logger.info("Config service did not answer a version check (%s)", e)
+            return None
+        finally:
+            await client.stop()
+        if resp.error is not None:
+            logger.warning("Config service refused a version check: %s", resp.error.message)
+            return None
+        store, digest = config_source.stamp_of(props)
+        return config_source.Answer(resp.version or 0, digest, store)
+
+    async def _check_push(self, version: int, config: dict[str, dict[str, str]]) -> None:
+        """Apply a push only if config-svc holds it (:func:`config_source.decide`)."""
+        digest = await asyncio.to_thread(config_source.config_digest, config)
+        if version == self._held.version and digest == self._held.digest:
+            return  # what we hold already (config-svc pushes once more when it starts)
+        answer = await self._config_svc_holds()
+        if answer is None:
+            logger.warning("Config push of version %d not applied: config-svc did not confirm it; "
+                           "fetching config-svc's config once it answers", version)
+            await self._fetch_config()
+            return
+        decision = config_source.decide(version, digest, answer, self._held)
+        if decision.action == "apply":
+            await self._apply_current(config, version, digest, answer.store)
+        elif decision.action == "superseded":
+            logger.debug("Config push of version %d superseded: %s", version, decision.why)
+        else:
+            logger.warning("Config push of version %d ignored: %s", version, decision.why)
+            if decision.action == "ignore+fetch":
+                await self._fetch_config()
+
+    async def _apply_current(self, config: dict[str, dict[str, str]], version: int, digest: str,
+                             store: str | None) -> None:
+        """Apply what config-svc holds now, also behind what we hold (saying why)."""
+        why = config_source.restart_reason(self._held, version, store)
+        if why is not None:
+            logger.warning("Config service's version history restarted (%s): applying version %d "
+                           "in place of %d", why, version, self._held.version)
+        self._held = config_source.Held(version, digest, store)
+        await self.apply_config(config, version, current=True)
 
     async def _fetch_config(self) -> None:
-        """Ask config-svc for the current config until we hold the version we want.
+        """Ask config-svc for its current config until it answers, and apply that.
 
-        The reply may come in parts (a config bigger than one message).  The
-        response subscription lives only while fetching: every config reply
-        of the whole system goes to every subscriber of the response topic,
-        and a processor that stayed subscribed would receive them all (and
-        have its connection crowded by their megabytes) for nothing.
+        The reply may come in parts (a config bigger than one message).
         """
         delay = 0.5
-        while not self._stopping.is_set() and not self._have_wanted():
-            client = RequestResponseClient(
-                self.pubsub, request_topic=self.config_request_queue,
-                response_topic=self.config_response_queue,
-                request_schema=ConfigRequest, response_schema=ConfigResponse,
-                subscription=f"{self.id}--config-fetch--{uuid.uuid4()}", name="config-fetch",
-                lane=CONFIG_LANE,
-            )
+        while not self._stopping.is_set():
+            client = self._config_client("config-fetch")
             try:
-                resp = await config_parts.request(client, ConfigRequest(operation="config"), timeout=10.0)
+                resp, props = await config_parts.request_with_properties(
+                    client, ConfigRequest(operation="config"), timeout=10.0)
                 if resp.error is None:
-                    await self.apply_config(resp.config or {}, resp.version or 0)
-                    continue
+                    config = resp.config or {}
+                    digest = await asyncio.to_thread(config_source.config_digest, config)
+                    store, _ = config_source.stamp_of(props)
+                    await self._apply_current(config, resp.version or 0, digest, store)
+                    return
                 logger.warning("Config fetch failed: %s", resp.error.message)
             except Exception as e:
                 logger.info("Config service not answering yet (%s); retrying", e)
             finally:
                 await client.stop()
-            if self._have_wanted():
-                return
+            # A push or notice arriving means config-svc is back: ask again at once.
             try:
-                await asyncio.wait_for(self._config_changed.wait(), delay)
+                await asyncio.wait_for(self._follow.wait(), delay)
             except TimeoutError:
                 pass
-            self._config_changed.clear()
+            self._follow.clear()
             delay = min(delay * 2, 10.0)
 
     async def start_config(self) -> None:
@@ -196,9 +304,9 @@ class AsyncProcessor:
                 topic, f"{self.id}--{name}--{uuid.uuid4()}", ConfigPush,
                 handler=handler, initial_position="latest", name=name, lane=CONFIG_PUSH_LANE,
             )
-        # Any version will do for the first fetch; a push that arrives first ends it too.
-        self._wanted_version = 0
-        self._fetching = self.spawn(self._fetch_config())
+        self._need_fetch = True
+        self._follow.set()
+        self.spawn(self._follow_config())
 
     # -- serving -----------------------------------------------------------
     async def serve(self, request_topic: str, schema: type, work: Work, *, replies: Replies,
@@ -264,6 +372,7 @@ class AsyncProcessor:
 
     def request_stop(self) -> None:
         self._stopping.set()
+        self._follow.set()
 
     async def run(self) -> None:
         """Start, signal readiness, wait for SIGINT/SIGTERM, stop.
@@ -320,6 +429,9 @@ class AsyncProcessor:
                                  f"{DEFAULT_PULSAR_HOST})")
         parser.add_argument("--pulsar-api-key", default=env_default("PULSAR_API_KEY"),
                             help="Pulsar token (env PULSAR_API_KEY)")
+        parser.add_argument("--pulsar-api-key-file", default=env_default("PULSAR_API_KEY_FILE"), metavar="FILE",
+                            help="read the Pulsar token from FILE (env PULSAR_API_KEY_FILE); wins over "
+                                 "--pulsar-api-key, so each process can have its own role")
         parser.add_argument("--pulsar-listener", default=None, help="Pulsar listener name")
         levels = ["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
         level = str(env_default("TRUSTGRAPH_LOG_LEVEL", "INFO")).upper()
@@ -335,6 +447,11 @@ class AsyncProcessor:
                             help="address the metrics server listens on (default %(default)s; "
                                  "0.0.0.0 for every interface)")
         parser.add_argument("--config-push-queue", default=config_push_queue)
+        parser.add_argument("--config-request-queue", default=CONFIG_REQUEST,
+                            help="config-svc's requests, where the config is fetched and each push "
+                                 "checked (default %(default)s)")
+        parser.add_argument("--config-response-queue", default=CONFIG_RESPONSE,
+                            help="config-svc's replies (default %(default)s)")
         parser.add_argument("--announce-queue", default=ANNOUNCE,
                             help="where tool services announce themselves (default %(default)s)")
         parser.add_argument("--announce-probe-queue", default=PROBE,
@@ -355,6 +472,12 @@ class AsyncProcessor:
         args = parser.parse_args(argv)
         params = vars(args)
         params["id"] = params.get("id") or ident
+        try:
+            params["pulsar_api_key"] = pulsar_token(params)
+        except TokenFileError as e:
+            print(f"{ident}: error: {e}", file=sys.stderr, flush=True)
+            sys.exit(2)
+        params["pulsar_api_key_file"] = None
         logsafe.configure(params.get("log_level") or "INFO", _LOG_FORMAT, sys.stderr, secret_values(params))
         try:
             asyncio.run(cls(**params).run())

@@ -7,6 +7,13 @@ it registers the processor's config handler for the catalog's config types,
 runs a :class:`~trustgraph.base.service_directory.ServiceDirectory`, and
 calls ``rebuild(config, announced)`` after each change, one rebuild at a
 time, so a reader only says what to do with a new catalog.
+
+It also tells the directory which services a person configured: a
+configured descriptor owns its id, so only announcements with its queues
+count as its replicas, and only one that says ``"announces": true`` lets
+announcements fail its calls fast.  Which announced tools a reader may use
+at all is the config item ``tool-policy/announced``, read by the catalog
+(``trustgraph.catalog.build``), so every reader applies the same policy.
 """
 
 from __future__ import annotations
@@ -16,7 +23,8 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
-from .service_directory import ServiceDirectory, ServiceState
+from . import limits
+from .service_directory import Configured, ServiceDirectory, ServiceState, descriptor_queues
 
 logger = logging.getLogger(__name__)
 
@@ -26,7 +34,24 @@ Rebuild = Callable[[Config, Mapping[str, ServiceState]], Awaitable[None]]
 #: The config types the tool catalog is built from (``trustgraph.catalog.CATALOG_TYPES``;
 #: repeated here so a processor that follows the feed need not import pydantic to start;
 #: a unit test checks the two agree).
-CATALOG_TYPES = ("tool", "tool-service", "mcp", "active-flow")
+CATALOG_TYPES = ("tool", "tool-service", "mcp", "tool-policy", "active-flow")
+
+
+def configured_services(section: Mapping[str, str]) -> dict[str, Configured]:
+    """The ``tool-service`` config items as the directory needs them, by config key and by ``id``."""
+    out: dict[str, Configured] = {}
+    for key, raw in section.items():
+        try:
+            data = limits.loads(raw or "")
+        except ValueError:
+            data = None
+        data = data if isinstance(data, dict) else {}
+        entry = Configured(descriptor_queues(data), data.get("announces") is True)
+        out[key] = entry
+        sid = data.get("id")
+        if isinstance(sid, str) and sid and sid not in section:
+            out.setdefault(sid, entry)
+    return out
 
 
 class CatalogFeed:
@@ -51,6 +76,7 @@ class CatalogFeed:
 
     async def _on_config(self, config: Config, version: int) -> None:
         self.config = config
+        self.directory.configure(configured_services(config.get("tool-service") or {}))
         await self._rebuild()
 
     async def _on_services(self) -> None:

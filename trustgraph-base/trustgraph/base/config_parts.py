@@ -44,7 +44,7 @@ from .request_response import RequestResponseClient, RequestTimeout
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["PART", "PART_LIMIT", "PARTS", "PartsError", "Gather", "request", "split"]
+__all__ = ["PART", "PART_LIMIT", "PARTS", "PartsError", "Gather", "request", "request_with_properties", "split"]
 
 #: Request property: the caller takes a reply in several messages.
 PARTS = "parts"
@@ -210,8 +210,9 @@ RESTARTS = 3
 
 
 async def _page(client: RequestResponseClient, req: ConfigRequest, page: int, props: dict[str, str],
-                deadline: float, retry: bool) -> tuple[ConfigResponse, tuple[int, int] | None]:
-    """Part ``page`` of the reply (the first message of a call asking for it), and its ``(i, n)``."""
+                deadline: float, retry: bool) -> tuple[ConfigResponse, tuple[int, int] | None, dict[str, str]]:
+    """Part ``page`` of the reply (the first message of a call asking for it), its ``(i, n)`` and
+    its properties."""
     while True:
         left = deadline - time.time()
         wait = min(left, PAGE_WAIT) if retry else left
@@ -219,7 +220,7 @@ async def _page(client: RequestResponseClient, req: ConfigRequest, page: int, pr
             async with client.stream(req, timeout=wait, properties={**props, PART: str(page)},
                                      messages=True) as responses:
                 async for msg in responses:
-                    return msg.value, _parse_part(msg.properties.get(PART))
+                    return msg.value, _parse_part(msg.properties.get(PART)), dict(msg.properties)
         except RequestTimeout:
             if not retry or deadline - time.time() <= 0:
                 raise
@@ -241,25 +242,36 @@ async def request(client: RequestResponseClient, req: ConfigRequest, *, timeout:
     its parts.  ``timeout`` and ``deadline`` bound the whole call, every part
     included (:class:`~trustgraph.base.request_response.RequestTimeout`).
     """
+    resp, _props = await request_with_properties(client, req, timeout=timeout, deadline=deadline,
+                                                 properties=properties)
+    return resp
+
+
+async def request_with_properties(client: RequestResponseClient, req: ConfigRequest, *,
+                                  timeout: float | None = None, deadline: float | None = None,
+                                  properties: dict[str, str] | None = None
+                                  ) -> tuple[ConfigResponse, dict[str, str]]:
+    """:func:`request`, and the properties of the reply's first message (config-svc's stamp,
+    :mod:`.config_source`)."""
     limit = timeout if timeout is not None else client.timeout
     end = time.time() + limit if deadline is None else min(deadline, time.time() + limit)
     props = {**(properties or {}), PARTS: "1"}
     retry = req.operation in READS
     for _ in range(RESTARTS + 1):
-        first, where = await _page(client, req, 1, props, end, retry)
+        first, where, stamp = await _page(client, req, 1, props, end, retry)
         if where is None or first.error is not None:
-            return first  # the whole reply in one message (or an error)
+            return first, stamp  # the whole reply in one message (or an error)
         _, n = where
         parts = [first]
         for page in range(2, n + 1):
-            part, where = await _page(client, req, page, props, end, retry)
+            part, where, _ = await _page(client, req, page, props, end, retry)
             if part.error is not None:
-                return part
+                return part, stamp
             if where is None or where[1] != n or part.version != first.version:
                 break  # the config changed between pages: start over
             parts.append(part)
         else:
-            return merge(parts)
+            return merge(parts), stamp
         logger.info("Config changed while its reply was read in parts; reading it again")
     raise PartsError(f"the config kept changing while its reply was read in {RESTARTS + 1} attempts")
 

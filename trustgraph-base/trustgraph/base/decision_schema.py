@@ -52,9 +52,41 @@ def _bounded(schema: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+# Keywords of a schema that hold prose, not constraints.
+_PROSE = ("description", "title", "examples", "$comment")
+_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions")
+_SCHEMA_ONE = ("items", "additionalProperties", "not", "if", "then", "else", "contains")
+_SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+
+
+def without_prose(schema: Any) -> Any:
+    """``schema`` without its descriptions, titles and examples (a copy), at every level.
+
+    An argument's description is its tool provider's text (any process on
+    the broker, for an announced tool).  In the prompt it is shown inside
+    the templates' data block; a model server that shows the model the
+    schema of its output (structured output) would show it outside, as part
+    of what to write.  The constraints are all that generation needs.
+    """
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: v for k, v in schema.items() if k not in _PROSE}
+    for key in _SCHEMA_MAPS:
+        if isinstance(out.get(key), dict):
+            out[key] = {k: without_prose(v) for k, v in out[key].items()}
+    for key in _SCHEMA_ONE:
+        if isinstance(out.get(key), dict):
+            out[key] = without_prose(out[key])
+    for key in _SCHEMA_LISTS:
+        if isinstance(out.get(key), list):
+            out[key] = [without_prose(v) for v in out[key]]
+    return out
+
+
 def call_alternative(name: str, args_schema: dict[str, Any]) -> dict[str, Any]:
-    """One tool call: its name, and its arguments as its argument schema says."""
-    return {"type": "object", "properties": {"action": {"const": name}, "args": _bounded(args_schema)},
+    """One tool call: its name, and its arguments as its argument schema says (without its prose)."""
+    return {"type": "object", "properties": {"action": {"const": name},
+                                             "args": _bounded(without_prose(args_schema))},
             "required": ["action", "args"], "additionalProperties": False}
 
 

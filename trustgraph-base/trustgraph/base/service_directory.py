@@ -1,38 +1,71 @@
-"""Which tool services are running: what they announce, and whether any replica is live.
+"""Which tool services are running: what they announce, whether any replica is live, and whose word counts.
 
 Tool services announce themselves (``announcer.py``): a heartbeat every
 third of a lease on :data:`~trustgraph.base.topics.ANNOUNCE`, a ``down``
 message on a clean stop.  A :class:`ServiceDirectory` follows that topic for
-a reader (the agent, the gateway): a replica is live until its lease runs
-out on the reader's own clock (so clocks need not agree), a service is live
-while any replica is, and a service that was seen and has no live replica
-left is known to be down, so a call to it can fail at once instead of
-waiting for its deadline.  A service never seen says nothing (an upstream
-2.1.4 service never announces): callers keep today's deadline behaviour.
+a reader (the agent, the gateway, mcp-server): a replica is live until its
+lease runs out on the reader's own clock (so clocks need not agree), a
+service is live while any replica of its owner is, and a service that was
+seen and has no live replica left is known to be down, so a call to it can
+fail at once instead of waiting for its deadline.  A service never seen says
+nothing (an upstream 2.1.4 service never announces): callers keep today's
+deadline behaviour.
+
+Anything on the broker can publish on the announce topic, so the directory
+believes only what an announcer cannot take from another (docs/trust-model.md):
+
+* **An id has one owner.**  Replicas that announce the same descriptor and
+  tools form a *set*.  The owner of an id is the configured descriptor when a
+  person put one in config (a set counts only when its queues are the
+  configured ones), and otherwise the first set that was live.  A set that
+  appears while another owns the id is a *conflict*: reported (one WARNING,
+  and in :meth:`snapshot`) and never used, not even after the owner leaves
+  (a stranger waiting beside a service must not inherit it at its next
+  restart).  Two sets heard at once when the reader starts (before it could
+  know which came first) are *ambiguous*: neither is used while both live.
+* **Only a replica withdraws itself.**  Each ``up`` carries the SHA-256 of a
+  secret of the replica's, and its ``down`` must show the secret.  An ``up``
+  under a known replica id with another hash, or another descriptor, is
+  ignored.
+* **Fail-fast only on the word of the owner.**  A configured service is never
+  failed fast on announcements unless its descriptor says it announces
+  (``"announces": true``): otherwise anyone could announce it "up" and then
+  "down" and have every call to it refused while it runs.
+* **Bounded.**  An announcement over :data:`MAX_ANNOUNCEMENT` characters, with
+  more than :data:`MAX_TOOLS` tools or a description over
+  :data:`MAX_DESCRIPTION` characters, is refused; at most
+  :data:`MAX_SERVICES` services are remembered (those with no live replica
+  are forgotten first, and all of them after :data:`REMEMBER_DOWN`), at most
+  :data:`MAX_SETS` sets and :data:`MAX_REPLICAS` replicas per service.
+  Refusals are one WARNING line per kind per 10 s, with their count.
 
 On start the directory sends a probe (:data:`~trustgraph.base.topics.PROBE`)
 and running services answer with a heartbeat at once, so a reader that
 starts after them knows them within milliseconds, not a heartbeat later.
 
 ``on_change`` runs (coalesced, on the loop) when what the directory would
-hand the catalog changes: a service coming up or going down, or announcing
-other tools.  Heartbeats that change nothing cost a dict update each.
+hand the catalog changes: a service coming up or going down, or another set
+owning it.  Heartbeats that change nothing cost a dict update each.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import logging
+import math
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..schema import ToolServiceAnnouncement, ToolServiceProbe
 from . import limits
+from .announcer import withdraw_hash
 from .pubsub import Consumer, Message, Producer, PubSub
-from .topics import ANNOUNCE, PROBE
+from .topics import ANNOUNCE, PROBE, TopicError, to_pulsar
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +75,22 @@ MIN_LEASE = 1.0
 MAX_LEASE = 300.0
 #: How long a service that went down is remembered (for fail-fast), after its last replica.
 REMEMBER_DOWN = 24 * 3600.0
+#: Characters of one announcement's descriptor and tools together.
+MAX_ANNOUNCEMENT = 64 * 1024
+#: Characters of one announced tool's description (and of each argument's).
+MAX_DESCRIPTION = 2048
+#: Tools one service may announce.
+MAX_TOOLS = 32
+#: Services remembered at once (live or known down).
+MAX_SERVICES = 256
+#: Replica sets (one per descriptor announced under the id) per service.
+MAX_SETS = 4
+#: Replicas per service, all its sets together.
+MAX_REPLICAS = 64
+#: Seconds after the start probe in which sets that disagree are ambiguous, not first-come.
+START_WINDOW = 2.0
+#: Seconds between two WARNING lines about refused announcements of one kind.
+WARN_EVERY = 10.0
 
 
 @dataclass
@@ -52,35 +101,160 @@ class Replica:
     expires: float        # the receiver's monotonic clock
     heard: float          # the receiver's wall clock, when last heard
     sent: float           # the sender's wall clock, as it said
+    withdraw_hash: str = ""  # "": it cannot withdraw itself (only its lease ends it)
+
+
+@dataclass
+class ReplicaSet:
+    """The live replicas that announce one descriptor and one set of tools under an id."""
+
+    fingerprint: str
+    descriptor: str               # JSON text, as announced
+    tools: str                    # JSON text, as announced
+    queues: tuple[str, str] | None  # its descriptor's (request, response) Pulsar URLs
+    created: float                # the receiver's monotonic clock
+    conflicted: bool = False      # heard while another set owned the id: never the owner
+    replicas: dict[str, Replica] = field(default_factory=dict)
+
+    @property
+    def request_queue(self) -> str | None:
+        return self.queues[0] if self.queues else None
+
+
+@dataclass(frozen=True)
+class Configured:
+    """What a ``tool-service`` config item says about its id: the queues that own it."""
+
+    queues: tuple[str, str] | None   # None: the item has no usable queues (no set can match)
+    announces: bool = False          # its announcements may fail calls fast
 
 
 @dataclass
 class ServiceState:
-    """What a service last announced, and its replicas."""
+    """Everything announced under one service id: its sets, and which one owns the id."""
 
     service: str
-    descriptor: str = ""          # JSON text, as announced
-    tools: str = ""               # JSON text, as announced
-    replicas: dict[str, Replica] = field(default_factory=dict)
-    last_heard: float = 0.0       # wall clock
-    went_down: float | None = None  # monotonic, when the last replica left
-    request_queue: str | None = None  # from the descriptor, to find a service by its queue
+    sets: dict[str, ReplicaSet] = field(default_factory=dict)
+    owner: str | None = None       # fingerprint of the owning set
+    since: float = 0.0             # monotonic: when the owner took the id (first come, first named)
+    last_heard: float = 0.0        # wall clock, the owner's last heartbeat
+    went_down: float | None = None  # monotonic, when the owner's last replica left
+    queue: str | None = None       # the owner's request queue, kept after it went down
+    reported: set[str] = field(default_factory=set)  # conflicting sets already warned about
+
+    @property
+    def owner_set(self) -> ReplicaSet | None:
+        return self.sets.get(self.owner) if self.owner is not None else None
+
+    @property
+    def descriptor(self) -> str:
+        s = self.owner_set
+        return s.descriptor if s is not None else ""
+
+    @property
+    def tools(self) -> str:
+        s = self.owner_set
+        return s.tools if s is not None else ""
+
+    @property
+    def replicas(self) -> dict[str, Replica]:
+        """The owner's replicas (the ones whose word counts)."""
+        s = self.owner_set
+        return s.replicas if s is not None else {}
+
+    @property
+    def request_queue(self) -> str | None:
+        """The owner's request queue (the last owner's, once it went down)."""
+        s = self.owner_set
+        return s.request_queue if s is not None else self.queue
 
     @property
     def live(self) -> bool:
         return bool(self.replicas)
 
+    @property
+    def conflicts(self) -> list[ReplicaSet]:
+        """The live sets that announce this id and are not used."""
+        return [s for fp, s in self.sets.items() if fp != self.owner and s.replicas]
+
+    def find(self, replica: str) -> tuple[ReplicaSet, Replica] | None:
+        for s in self.sets.values():
+            r = s.replicas.get(replica)
+            if r is not None:
+                return s, r
+        return None
+
+    def replica_count(self) -> int:
+        return sum(len(s.replicas) for s in self.sets.values())
+
 
 ChangeHandler = Callable[[], "Awaitable[None] | None"]
 
 
-def _request_queue(descriptor: str | None) -> str | None:
-    try:
-        value = limits.loads(descriptor or "")
-    except ValueError:
+def _fingerprint(descriptor: str, tools: str) -> str:
+    return hashlib.sha256(f"{descriptor}\0{tools}".encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def descriptor_queues(value: Any) -> tuple[str, str] | None:
+    """A descriptor's (request, response) queues as Pulsar URLs (``value``: its JSON text or object)."""
+    if isinstance(value, str):
+        try:
+            value = limits.loads(value or "")
+        except ValueError:
+            return None
+    if not isinstance(value, dict):
         return None
-    queue = value.get("request-queue") if isinstance(value, dict) else None
-    return queue if isinstance(queue, str) else None
+    req, resp = value.get("request-queue"), value.get("response-queue")
+    if not isinstance(req, str) or not isinstance(resp, str):
+        return None
+    try:
+        return to_pulsar(req), to_pulsar(resp)
+    except TopicError:
+        return None
+
+
+def content_problem(tools: str) -> str | None:
+    """What makes an announcement's tools too much to take (None: nothing; the catalog checks the rest)."""
+    try:
+        data = limits.loads(tools or "{}")
+    except ValueError:
+        return None  # the catalog reports malformed tools, naming the service
+    if not isinstance(data, dict):
+        return None
+    if len(data) > MAX_TOOLS:
+        return f"it offers {len(data)} tools, over the limit of {MAX_TOOLS} per service"
+    for key, tool in data.items():
+        if not isinstance(tool, dict):
+            continue
+        texts = [("tool", tool.get("description"))]
+        args = tool.get("arguments")
+        for arg in args if isinstance(args, list) else ():
+            if isinstance(arg, dict):
+                texts.append((f"argument {arg.get('name')!r} of the tool", arg.get("description")))
+        for what, text in texts:
+            if isinstance(text, str) and len(text) > MAX_DESCRIPTION:
+                return (f"the description of {what} {key!r} is {len(text):,} characters, over the limit "
+                        f"of {MAX_DESCRIPTION:,}")
+    return None
+
+
+class _Warnings:
+    """One WARNING line per kind per :data:`WARN_EVERY` seconds, with how many were not said."""
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self._clock = clock
+        self._last: dict[str, tuple[float, int]] = {}
+
+    def say(self, kind: str, message: str, *args: Any) -> None:
+        now = self._clock()
+        last, unsaid = self._last.get(kind, (None, 0))
+        if last is None or now - last >= WARN_EVERY:
+            more = f" ({unsaid} more like it since the last such line)" if unsaid else ""
+            logger.warning(message + more, *args)
+            self._last[kind] = (now, 0)
+        else:
+            self._last[kind] = (last, unsaid + 1)
+            logger.debug(message, *args)
 
 
 class ServiceDirectory:
@@ -88,17 +262,22 @@ class ServiceDirectory:
 
     def __init__(self, pubsub: PubSub, *, on_change: ChangeHandler | None = None,
                  name: str = "service-directory", clock: Callable[[], float] = time.monotonic,
-                 topic: str = ANNOUNCE, probe_topic: str = PROBE) -> None:
+                 topic: str = ANNOUNCE, probe_topic: str = PROBE, max_services: int = MAX_SERVICES) -> None:
         self.pubsub = pubsub
         self.topic = topic
         self.probe_topic = probe_topic
         self.name = name
         self.on_change = on_change
+        self.max_services = max_services
         self._clock = clock
         self.services: dict[str, ServiceState] = {}
+        self.configured: dict[str, Configured] = {}
+        self._warnings = _Warnings(clock)
         self._consumer: Consumer | None = None
         self._probe: Producer | None = None
         self._timer: asyncio.TimerHandle | None = None
+        self._timer_at: float | None = None
+        self._window_ends = -math.inf
         self._change_pending = False
         self._tasks: set[asyncio.Task] = set()
 
@@ -109,6 +288,7 @@ class ServiceDirectory:
             ToolServiceAnnouncement, direct=self._on_message, name=self.name)
         self._probe = await self.pubsub.producer(self.probe_topic)
         await asyncio.sleep(self.pubsub.subscribe_settle)  # let the subscription see the answers
+        self._window_ends = self._clock() + START_WINDOW
         await self.probe()
 
     async def probe(self) -> None:
@@ -125,20 +305,50 @@ class ServiceDirectory:
         for task in list(self._tasks):
             task.cancel()
 
+    def configure(self, services: Mapping[str, Configured]) -> None:
+        """The services a person put in config (by config key and by descriptor id): they own their ids."""
+        services = dict(services)
+        if services == self.configured:
+            return
+        self.configured = services
+        changed = False
+        for state in self.services.values():
+            before = self._view(state)
+            self._elect(state)
+            changed = changed or self._view(state) != before
+        if changed:
+            self._changed()
+
     # -- what callers ask -------------------------------------------------------------
     def live(self, service: str) -> bool | None:
-        """True: a replica is live; False: it was running and none is left; None: never seen."""
+        """True: a replica of the owner is live; False: it was running and none is left; None: not known.
+
+        A configured service whose descriptor does not say ``"announces": true``
+        is never False: nothing announced about it may refuse its calls.
+        """
         state = self.services.get(service)
-        return None if state is None else state.live
+        if state is None:
+            return None
+        if state.live:
+            return True
+        conf = self.configured.get(service)
+        if state.went_down is None or (conf is not None and not conf.announces):
+            return None
+        return False
 
     def live_for(self, service_id: str, request_queue: str | None = None) -> bool | None:
         """:meth:`live` of a service by id, or else by the request queue it announces."""
         found = self.live(service_id)
         if found is not None or request_queue is None:
             return found
-        for state in self.services.values():
+        conf = self.configured.get(service_id)
+        may_refuse = conf is None or conf.announces
+        for sid, state in self.services.items():
             if state.request_queue == request_queue:
-                return state.live
+                if state.live:
+                    return True
+                if may_refuse and self.live(sid) is False:
+                    return False
         return None
 
     def stopped_service_of(self, tool: str) -> str | None:
@@ -162,17 +372,21 @@ class ServiceDirectory:
         return None
 
     def announced(self) -> dict[str, ServiceState]:
-        """The services with a live replica (what the catalog adds to the configured ones)."""
-        return {sid: s for sid, s in self.services.items() if s.live}
+        """What the catalog adds to the configured services: those with a live owner, and the
+        configured ones that other replicas announce (no owner; their ``conflicts``, to report)."""
+        return {sid: s for sid, s in self.services.items()
+                if s.live or (sid in self.configured and s.conflicts)}
 
     def snapshot(self) -> list[dict[str, Any]]:
-        """Every known service, for people (``GET /api/v1/tool-services``)."""
+        """Every known service, for people (``GET /api/v1/tool-services``), its conflicts included."""
         now = time.time()
         out = []
         for sid in sorted(self.services):
             s = self.services[sid]
-            out.append({"id": sid, "live": s.live, "replicas": sorted(s.replicas),
-                        "last-heartbeat-seconds-ago": round(now - s.last_heard, 1) if s.last_heard else None})
+            out.append({"id": sid, "live": self.live(sid), "replicas": sorted(s.replicas),
+                        "last-heartbeat-seconds-ago": round(now - s.last_heard, 1) if s.last_heard else None,
+                        "conflicts": [{"replicas": sorted(c.replicas), "request-queue": c.request_queue,
+                                       "reason": self._why_not(s, c)} for c in s.conflicts]})
         return out
 
     # -- the topic ----------------------------------------------------------------------
@@ -181,58 +395,194 @@ class ServiceDirectory:
         if not a.service or not a.replica:
             logger.debug("Announcement without service or replica id ignored")
             return
-        state = self.services.get(a.service)
-        if state is None:
-            state = self.services[a.service] = ServiceState(a.service)
-        before = (state.live, state.descriptor, state.tools)
-        now = self._clock()
         if a.state == "down":
-            state.replicas.pop(a.replica, None)
-            logger.info("Tool service %s: replica %s stopped (%d left)", a.service, a.replica,
-                        len(state.replicas))
+            self._withdraw(a)
         else:
-            lease = min(max(float(a.lease or 0.0), MIN_LEASE), MAX_LEASE)
-            if a.replica not in state.replicas:
-                logger.info("Tool service %s: replica %s is up (lease %gs)", a.service, a.replica, lease)
-            state.replicas[a.replica] = Replica(a.replica, now + lease, time.time(), float(a.sent or 0.0))
-            if (a.descriptor or "") != state.descriptor:
-                state.request_queue = _request_queue(a.descriptor)
-            state.descriptor, state.tools = a.descriptor or "", a.tools or ""
+            self._heartbeat(a)
+
+    def _refuse(self, kind: str, a: ToolServiceAnnouncement, why: str) -> None:
+        self._warnings.say(kind, "Announcement of tool service %s by replica %s refused: %s",
+                           a.service, a.replica, why)
+
+    def _heartbeat(self, a: ToolServiceAnnouncement) -> None:
+        descriptor, tools = a.descriptor or "", a.tools or ""
+        size = len(descriptor) + len(tools)
+        if size > MAX_ANNOUNCEMENT:
+            self._refuse("size", a, f"its descriptor and tools are {size:,} characters, over the limit of "
+                         f"{MAX_ANNOUNCEMENT:,}")
+            return
+        lease = float(a.lease or 0.0)
+        lease = min(max(lease if math.isfinite(lease) else 0.0, MIN_LEASE), MAX_LEASE)
+        now = self._clock()
+        fp = _fingerprint(descriptor, tools)
+        state = self.services.get(a.service)
+        found = state.find(a.replica) if state is not None else None
+        if found is not None:
+            rset, replica = found
+            if not _same(replica.withdraw_hash, a.withdraw_hash or ""):
+                self._refuse("impostor", a, "it names a running replica with another withdraw hash, so it is not "
+                             "from that replica")
+                return
+            if rset.fingerprint != fp:
+                self._refuse("changed", a, "that replica announced another descriptor or other tools before, "
+                             "and a replica's descriptor does not change while it runs")
+                return
+            replica.expires, replica.heard, replica.sent = now + lease, time.time(), _finite(a.sent)
+            if rset.fingerprint == state.owner:
+                state.last_heard = replica.heard
+            return
+        if state is None or fp not in state.sets:
+            problem = content_problem(tools)
+            if problem is not None:
+                self._refuse("content", a, problem)
+                return
+        if state is None:
+            if len(self.services) >= self.max_services and not self._forget_one():
+                self._refuse("full", a, f"{len(self.services)} services with live replicas are known, the "
+                             f"limit; it is taken once one of them stops")
+                return
+            state = self.services[a.service] = ServiceState(a.service)
+        if state.replica_count() >= MAX_REPLICAS:
+            self._refuse("replicas", a, f"the service has {MAX_REPLICAS} live replicas, the limit")
+            return
+        rset = state.sets.get(fp)
+        if rset is None:
+            if len(state.sets) >= MAX_SETS:
+                self._refuse("sets", a, f"{MAX_SETS} different descriptors are announced under this id, the limit")
+                return
+            owner = state.owner_set
+            rset = state.sets[fp] = ReplicaSet(
+                fp, descriptor, tools, descriptor_queues(descriptor), now,
+                conflicted=owner is not None and bool(owner.replicas) and now >= self._window_ends)
+        before = self._view(state)
+        rset.replicas[a.replica] = Replica(a.replica, now + lease, time.time(), _finite(a.sent),
+                                           a.withdraw_hash or "")
+        logger.info("Tool service %s: replica %s is up (lease %gs)", a.service, a.replica, lease)
+        self._elect(state)
+        if fp == state.owner:
             state.last_heard = time.time()
-        if not state.live and before[0]:
-            state.went_down = now
-        elif state.live:
-            state.went_down = None
-        self._schedule_expiry()
-        if (state.live, state.descriptor, state.tools) != before:
+        self._report_conflicts(state)
+        self._schedule_expiry(now + lease)
+        if self._view(state) != before:
             self._changed()
 
-    def _schedule_expiry(self) -> None:
-        expiries = [r.expires for s in self.services.values() for r in s.replicas.values()]
+    def _withdraw(self, a: ToolServiceAnnouncement) -> None:
+        state = self.services.get(a.service)
+        found = state.find(a.replica) if state is not None else None
+        if found is None:
+            logger.debug("Tool service %s: 'down' of unknown replica %s ignored", a.service, a.replica)
+            return
+        rset, replica = found
+        if not replica.withdraw_hash or not _same(withdraw_hash(a.withdraw_key or ""), replica.withdraw_hash):
+            self._refuse("withdraw", a, "a 'down' without that replica's withdraw key is not from that replica "
+                         "(it is withdrawn when its lease ends)")
+            return
+        before = self._view(state)
+        self._remove(state, rset, a.replica)
+        logger.info("Tool service %s: replica %s stopped (%d left)", a.service, a.replica, len(state.replicas))
+        self._elect(state)
+        if self._view(state) != before:
+            self._changed()
+
+    def _remove(self, state: ServiceState, rset: ReplicaSet, replica: str) -> None:
+        del rset.replicas[replica]
+        if not rset.replicas:
+            del state.sets[rset.fingerprint]
+            state.reported.discard(rset.fingerprint)
+
+    # -- who owns an id ----------------------------------------------------------------
+    def _eligible(self, service: str, rset: ReplicaSet) -> bool:
+        conf = self.configured.get(service)
+        return conf is None or (conf.queues is not None and rset.queues == conf.queues)
+
+    def _elect(self, state: ServiceState) -> None:
+        """The owner: the one live set that may own the id, or none (none live, or several at once)."""
+        candidates = [s for s in state.sets.values()
+                      if s.replicas and not s.conflicted and self._eligible(state.service, s)]
+        new = candidates[0].fingerprint if len(candidates) == 1 else None
+        old = state.owner
+        if new == old:
+            return
+        state.owner = new
+        if new is not None:
+            state.since = self._clock()
+            state.went_down = None
+            state.queue = state.sets[new].request_queue
+            state.last_heard = max(r.heard for r in state.sets[new].replicas.values())
+            if old is not None:
+                logger.info("Tool service %s: now owned by replicas %s", state.service,
+                            ", ".join(sorted(state.sets[new].replicas)))
+        elif old is not None and not candidates:
+            state.went_down = self._clock()
+
+    def _why_not(self, state: ServiceState, rset: ReplicaSet) -> str:
+        conf = self.configured.get(state.service)
+        if conf is not None and not self._eligible(state.service, rset):
+            configured = conf.queues[0] if conf.queues else "none usable"
+            return (f"its request queue {rset.request_queue} is not the configured one ({configured}): "
+                    "the configured descriptor owns the id")
+        if rset.conflicted:
+            return ("it announced another descriptor or other tools under an id that running replicas "
+                    "owned: not used, even after they stop (restart it once no other replica runs)")
+        return ("several replica sets announced this id with different descriptors at once: none is used "
+                "while more than one is live")
+
+    def _report_conflicts(self, state: ServiceState) -> None:
+        for rset in state.conflicts:
+            if rset.fingerprint in state.reported:
+                continue
+            state.reported.add(rset.fingerprint)
+            logger.warning("Tool service %s: conflict: replica(s) %s (request queue %s) not used: %s",
+                           state.service, ", ".join(sorted(rset.replicas)), rset.request_queue,
+                           self._why_not(state, rset))
+
+    def _view(self, state: ServiceState) -> tuple[bool, str | None, frozenset[str]]:
+        """What the catalog sees of a service: whether it is live, which set owns it, its conflicts."""
+        return state.live, state.owner, frozenset(c.fingerprint for c in state.conflicts)
+
+    def _forget_one(self) -> bool:
+        """Make room: forget the service without live replicas that went down first."""
+        gone = [s for s in self.services.values() if not s.sets]
+        if not gone:
+            return False
+        oldest = min(gone, key=lambda s: s.went_down if s.went_down is not None else -math.inf)
+        del self.services[oldest.service]
+        return True
+
+    # -- leases ------------------------------------------------------------------------
+    def _schedule_expiry(self, at: float | None = None) -> None:
+        """Run :meth:`sweep` at the earliest lease end (``at``: one more lease end, ``None``: recompute)."""
+        if at is not None and self._timer is not None and self._timer_at is not None and self._timer_at <= at:
+            return  # an earlier sweep is due anyway, and it reschedules
+        if at is None:
+            expiries = [r.expires for s in self.services.values() for rs in s.sets.values()
+                        for r in rs.replicas.values()]
+            at = min(expiries) if expiries else None
         if self._timer is not None:
             self._timer.cancel()
-            self._timer = None
-        if expiries:
+            self._timer = self._timer_at = None
+        if at is not None:
             loop = asyncio.get_running_loop()
             # The monotonic clock is the loop's clock unless a test gave another one.
-            delay = max(0.0, min(expiries) - self._clock())
-            self._timer = loop.call_later(delay, self.sweep)
+            self._timer = loop.call_later(max(0.0, at - self._clock()), self.sweep)
+            self._timer_at = at
 
     def sweep(self) -> None:
         """Withdraw the replicas whose lease has run out (the expiry timer calls it; tests may too)."""
-        self._timer = None
+        self._timer = self._timer_at = None
         now = self._clock()
         changed = False
         for state in list(self.services.values()):
-            gone = [rid for rid, r in state.replicas.items() if r.expires <= now]
-            for rid in gone:
-                del state.replicas[rid]
-                logger.warning("Tool service %s: replica %s missed its lease; withdrawn", state.service, rid)
-            if gone and not state.live:
-                state.went_down = now
-                changed = True
-            if state.went_down is not None and now - state.went_down > REMEMBER_DOWN:
-                del self.services[state.service]
+            before = self._view(state)
+            for rset in list(state.sets.values()):
+                for rid in [rid for rid, r in rset.replicas.items() if r.expires <= now]:
+                    self._remove(state, rset, rid)
+                    self._warnings.say("lease", "Tool service %s: replica %s missed its lease; withdrawn",
+                                       state.service, rid)
+            self._elect(state)
+            changed = changed or self._view(state) != before
+            if not state.sets and (state.went_down is None or now - state.went_down > REMEMBER_DOWN):
+                del self.services[state.service]  # never owned, or remembered long enough
         self._schedule_expiry()
         if changed:
             self._changed()
@@ -255,3 +605,16 @@ class ServiceDirectory:
             task = asyncio.ensure_future(result)
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
+
+
+def _same(a: str, b: str) -> bool:
+    """Two hashes compared in constant time (as bytes: a stranger's text need not be ASCII)."""
+    return hmac.compare_digest(a.encode("utf-8", "surrogatepass"), b.encode("utf-8", "surrogatepass"))
+
+
+def _finite(value: Any) -> float:
+    try:
+        value = float(value or 0.0)
+    except (TypeError, ValueError):
+        return 0.0
+    return value if math.isfinite(value) else 0.0

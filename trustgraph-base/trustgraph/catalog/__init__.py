@@ -4,6 +4,7 @@
 * ``arguments``: a tool's arguments, their JSON Schema and the check of a call;
 * ``build``: :func:`build_catalog`, the one function that turns config into tools;
 * ``check``: :func:`check_item`, the check ``tg-put-config-item`` runs before writing;
+* ``data_blocks``: the tools' providers' text shown to a model as data (the ``<tool-data>`` tags);
 * ``errors``: :class:`DescriptorError`, the one wording of every problem.
 """
 

@@ -37,13 +37,16 @@ from ..base.topics import (
     to_pulsar,
 )
 from .arguments import TYPES, ArgumentError, ToolArgument, arguments_schema, check_arguments
+from .data_blocks import name_problem
 from .errors import DescriptorError, Kind, from_validation, load_object
 from .models import TOOL_TYPES, McpServer, ToolDescriptor, ToolServiceDescriptor
+from .policy import POLICY_TYPE, AnnouncedPolicy, read_policy
 
-#: The config types that hold descriptors (what ``tg-put-config-item`` checks).
-DESCRIPTOR_TYPES = ("tool", "tool-service", "mcp")
-#: The config types the catalog is built from: the descriptors, and the flows
-#: (whose topics a tool service may not use).
+#: The config types that hold descriptors, and the announced-tools policy (what
+#: ``tg-put-config-item`` checks).
+DESCRIPTOR_TYPES = ("tool", "tool-service", "mcp", POLICY_TYPE)
+#: The config types the catalog is built from: the descriptors, the policy, and
+#: the flows (whose topics a tool service may not use).
 CATALOG_TYPES = (*DESCRIPTOR_TYPES, "active-flow")
 
 DEFAULT_GROUPS = ("default",)
@@ -212,7 +215,8 @@ class Catalog:
     mcp: Mapping[str, McpServer] = field(default_factory=lambda: _EMPTY)            # usable MCP servers by config key
     errors: tuple[DescriptorError, ...] = ()
     warnings: tuple[DescriptorError, ...] = ()
-    announced: frozenset[str] = frozenset()          # ids of the services that announce themselves
+    announced: frozenset[str] = frozenset()          # ids of the announced services the catalog uses
+    policy: AnnouncedPolicy = AnnouncedPolicy()      # which announced tools it may use (tool-policy/announced)
 
     @property
     def queue_pairs(self) -> frozenset[tuple[str, str]]:
@@ -253,6 +257,7 @@ class Catalog:
             "mcp": sorted(self.mcp),
             "errors": [str(e) for e in self.errors],
             "warnings": [str(e) for e in self.warnings],
+            "announced-tools": self.policy.to_json(),
         }
 
 
@@ -323,6 +328,8 @@ class _Builder:
             errors.extend(from_validation("tool", key, exc, data))
         if kind in _UNSUPPORTED:
             errors.append(DescriptorError("tool", key, "type", _UNSUPPORTED[kind]))
+        if descriptor is not None and source == "announced" and (problem := name_problem(descriptor.name)):
+            errors.append(DescriptorError("tool", key, "name", problem))
         # References are followed even when other fields are bad, so that one
         # round of fixing addresses every problem of the descriptor.
         service_key, service, config = self._service(key, data, errors) if kind == "tool-service" \
@@ -384,25 +391,34 @@ def build_catalog(config: Mapping[str, Mapping[str, str]],
 
     ``announced`` maps a running service's id to what it announced: an object
     with ``descriptor`` (its tool-service descriptor, JSON text) and ``tools``
-    (``{key: tool descriptor}``, JSON text), as
+    (``{key: tool descriptor}``, JSON text), and optionally ``since`` (when it
+    took the id: earlier ones name their tools first) and ``conflicts`` (other
+    replicas announcing the id, not used), as
     :class:`~trustgraph.base.service_directory.ServiceDirectory` keeps them.
 
     Every problem is reported: bad service and MCP descriptors even when no
     tool uses them (so they are fixed before one does), and every bad tool.
     A bad descriptor only removes itself, and the tools that depend on it.
     What a person configured wins over what a service announces with the
-    same service id or tool name (reported as a warning).  Two tools of one
-    source with one name are both left out, each reported, because a caller
-    could not tell them apart and neither is the obvious winner.
+    same service id or tool name (reported as a warning).  Two configured
+    tools with one name are both left out, each reported, because a caller
+    could not tell them apart and neither is the obvious winner; of two
+    announced tools with one name, the service that announced first keeps it
+    and the other is reported (a newcomer cannot take a running tool away).
+    Announced tools are used as the policy ``tool-policy/announced`` says
+    (:mod:`.policy`).
     """
     errors: list[DescriptorError] = []
     warnings: list[DescriptorError] = []
+    policy, policy_error = read_policy(config)
+    if policy_error is not None:
+        errors.append(policy_error)
     services, broken_services = _parse_all("tool-service", ToolServiceDescriptor,
                                            config.get("tool-service") or {}, errors, id_from_key=True)
     reserved = _framework_topics(config)
     _refuse_framework_topics(services, broken_services, reserved, errors)
-    announced_tools = _announced_services(announced or {}, services, broken_services, errors, warnings,
-                                          reserved)
+    used, announced_tools = _announced_services(announced or {}, services, broken_services, errors, warnings,
+                                                reserved, policy)
     mcp, broken_mcp = _parse_all("mcp", McpServer, config.get("mcp") or {}, errors)
     builder = _Builder(services, broken_services, mcp, broken_mcp, warnings)
     tools: dict[str, CatalogTool] = {}
@@ -415,21 +431,26 @@ def build_catalog(config: Mapping[str, Mapping[str, str]],
             errors.extend(entry.errors)
         else:
             tools[entry.name] = entry
-    offered = _unique_names([builder.tool(key, data, source="announced") for key, data in announced_tools])
-    for entry in offered:
+    firsts: dict[str, CatalogTool] = {}
+    for key, data in announced_tools:
+        entry = builder.tool(key, data, source="announced")
         if isinstance(entry, BrokenTool):
             broken[entry.key] = entry
             errors.extend(entry.errors)
-        elif entry.name in tools:
+        elif entry.name in tools and tools[entry.name].source == "config":
             warnings.append(DescriptorError(
                 "tool", entry.key, "name", f"announced tool {entry.name!r} is not used: the configured "
                 f"tool/{tools[entry.name].key} has that name"))
+        elif entry.name in firsts:
+            warnings.append(DescriptorError(
+                "tool", entry.key, "name", f"announced tool {entry.name!r} is not used: {firsts[entry.name].key} "
+                "announced a tool of that name first, and keeps it"))
         else:
-            tools[entry.name] = entry
+            tools[entry.name] = firsts[entry.name] = entry
     return Catalog(tools=MappingProxyType(tools), broken=MappingProxyType(broken),
                    services=MappingProxyType(services), mcp=MappingProxyType(mcp),
                    errors=tuple(errors), warnings=tuple(warnings),
-                   announced=frozenset(announced or ()))
+                   announced=frozenset(used), policy=policy)
 
 
 def _unique_names(entries: list[CatalogTool | BrokenTool]) -> list[CatalogTool | BrokenTool]:
@@ -501,31 +522,52 @@ def _refuse_framework_topics(services: dict[str, ToolServiceDescriptor], broken:
 
 def _announced_services(announced: Mapping[str, Any], services: dict[str, ToolServiceDescriptor],
                         broken_services: dict[str, DescriptorError], errors: list[DescriptorError],
-                        warnings: list[DescriptorError],
-                        reserved: Mapping[str, str]) -> list[tuple[str, dict[str, Any]]]:
-    """Add the announced services a person has not configured; return their tools to build."""
+                        warnings: list[DescriptorError], reserved: Mapping[str, str],
+                        policy: AnnouncedPolicy) -> tuple[list[str], list[tuple[str, dict[str, Any]]]]:
+    """Add the announced services a person has not configured (in the order they took their
+    ids); return the ids used and their tools to build."""
+    used: list[str] = []
     tools: list[tuple[str, dict[str, Any]]] = []
-    for sid in sorted(announced):
+    for sid in sorted(announced, key=lambda k: (getattr(announced[k], "since", 0.0), k)):
         a = announced[sid]
+        configured = sid in services or sid in broken_services
+        if not policy.admits(sid, configured):
+            warnings.append(DescriptorError(
+                "tool-service", sid, "tools", "the tools this running service announces are not used: the "
+                f"announced-tools policy (tool-policy/announced) is {policy.describe()}"))
+            continue
+        mine = services.get(sid)
+        for other in getattr(a, "conflicts", None) or ():
+            queue = getattr(other, "request_queue", None)
+            if mine is not None and getattr(other, "queues", None) != mine.queues:
+                reason = (f"a running service announces itself under this id with other queues ({queue}); "
+                          "the configured descriptor is used")
+            else:
+                reason = (f"other replicas announce this id with another descriptor or other tools ({queue}); "
+                          "they are not used")
+            warnings.append(DescriptorError("tool-service", sid, "request-queue", reason))
+        if not a.descriptor:
+            continue  # nothing usable announced (only conflicts, reported above)
         parsed = _parse("tool-service", ToolServiceDescriptor, sid, a.descriptor or "{}", {"id": sid})
         if not isinstance(parsed, list):
-            mine: dict[str, ToolServiceDescriptor] = {sid: parsed}
+            theirs: dict[str, ToolServiceDescriptor] = {sid: parsed}
             refused: dict[str, DescriptorError] = {}
-            _refuse_framework_topics(mine, refused, reserved, errors, " (announced by the service)")
+            _refuse_framework_topics(theirs, refused, reserved, errors, " (announced by the service)")
             if refused:
                 continue
-        if sid in services or sid in broken_services:
-            mine = services.get(sid)
+        if configured:
             if mine is not None and not isinstance(parsed, list) and parsed.queues != mine.queues:
                 warnings.append(DescriptorError(
                     "tool-service", sid, "request-queue", "a running service announces itself under this "
                     f"id with other queues ({parsed.request_queue}); the configured descriptor is used"))
+                continue
         elif isinstance(parsed, list):
             errors.extend(DescriptorError(e.kind, e.key, e.field, e.reason + " (announced by the service)")
                           for e in parsed)
             continue
         else:
             services[sid] = parsed
+        used.append(sid)
         data = load_object("tool-service", sid, a.tools or "{}")
         if isinstance(data, DescriptorError):
             errors.append(DescriptorError("tool-service", sid, "tools", data.reason + " (announced)"))
@@ -534,4 +576,4 @@ def _announced_services(announced: Mapping[str, Any], services: dict[str, ToolSe
             tool = data[key]
             tool = {**tool, "type": "tool-service", "service": sid} if isinstance(tool, dict) else tool
             tools.append((f"{sid}/{key}", tool))
-    return tools
+    return used, tools

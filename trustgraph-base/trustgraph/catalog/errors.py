@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from ..base import limits
 
-Kind = Literal["tool", "tool-service", "mcp"]
+Kind = Literal["tool", "tool-service", "mcp", "tool-policy"]
 
 #: Pseudo field name used when the descriptor as a whole cannot be read.
 JSON_FIELD = "(json)"

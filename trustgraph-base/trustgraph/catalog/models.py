@@ -40,6 +40,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    StrictBool,
     field_validator,
 )
 
@@ -145,6 +146,9 @@ class ToolServiceDescriptor(BaseModel):
     idempotent: bool = False
     #: Ours: seconds one call may take; a tool's own ``timeout`` overrides it.
     timeout: Seconds = None
+    #: Ours, in a configured descriptor: the service announces itself, so when it has and no
+    #: replica is live its calls fail at once (without it, announcements never refuse a call).
+    announces: StrictBool = False
 
     @field_validator("config_params", mode="before")
     @classmethod

@@ -17,6 +17,11 @@ agent's answers all count as 0):
 * 4: the agent asked back which tool was meant (the answer names them);
 * 5: a tool the question needs cannot be used now (error line on stderr);
 * 1: any other failure.
+
+When the answer is a tool's output (our agent's ``outcome`` ``tool-result``,
+``candidates`` naming the tool), one line on standard error says which
+tool's: its text is its provider's, not the agent's.  Standard output stays
+the answer alone, so a script that reads it is unaffected.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import argparse
 import sys
 from typing import Any, TextIO
 
+from trustgraph.base.logsafe import escape
 from trustgraph.cli.api import (
     DEFAULT_URL,
     CliError,
@@ -44,6 +50,9 @@ EXIT_NO_TOOL = 3
 EXIT_ASKED_BACK = 4
 EXIT_UNAVAILABLE = 5
 _EXIT = {"no-tool": EXIT_NO_TOOL, "asked-back": EXIT_ASKED_BACK}
+#: An answer that is a tool's output (``schema.services.agent.OUTCOME_TOOL``; the schema package is
+#: not imported here: a tenth of a second at every start of the command).
+OUTCOME_TOOL = "tool-result"
 
 
 class Printer:
@@ -54,6 +63,7 @@ class Printer:
         self.out = out
         self.open: str | None = None
         self.outcome: str | None = None   # how the dialog ended, from its last message
+        self.candidates: list[str] = []   # the tools behind that ending
 
     def chunk(self, kind: str, text: str, end: bool) -> None:
         if kind not in PREFIX or (kind != "answer" and not self.verbose):
@@ -83,6 +93,8 @@ def handle(response: dict[str, Any], printer: Printer) -> None:
     outcome = response.get("outcome")
     if isinstance(outcome, str) and outcome:
         printer.outcome = outcome
+        candidates = response.get("candidates")
+        printer.candidates = [str(c) for c in candidates] if isinstance(candidates, list) else []
     status = EXIT_UNAVAILABLE if printer.outcome == "tool-unavailable" else 1
     if response.get("error"):
         raise CliError(describe_error(response["error"]), status)
@@ -135,6 +147,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def source_line(printer: Printer) -> str | None:
+    """The stderr line saying which tool's output the answer is, or None when it is not one."""
+    if printer.outcome != OUTCOME_TOOL:
+        return None
+    tool = f"tool '{escape(printer.candidates[0])}'" if printer.candidates else "a tool"
+    return f"{PROG}: the answer is the output of {tool}, as its provider wrote it (not the agent's own words)"
+
+
 def run(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     printer = Printer(args.verbose)
@@ -142,6 +162,9 @@ def run(argv: list[str] | None = None) -> None:
         ask(args, printer)
     finally:
         printer.close()
+    if (line := source_line(printer)) is not None:
+        sys.stdout.flush()
+        print(line, file=sys.stderr, flush=True)
     if printer.outcome in _EXIT:
         sys.stdout.flush()
         sys.exit(_EXIT[printer.outcome])

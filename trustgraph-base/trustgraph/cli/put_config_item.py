@@ -50,6 +50,7 @@ JSON_TYPES = frozenset(
         "interface-description",
         "active-flow",
         "token-cost",
+        "tool-policy",
     }
 )
 

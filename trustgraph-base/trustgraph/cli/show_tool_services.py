@@ -4,6 +4,8 @@ For each: where it comes from (``configured``, ``announced`` or both), whether
 a replica is live, the replicas and when the last heartbeat came, its queues,
 and whether callers may retry it (``idempotent``).  A configured service that
 never announces itself (an upstream 2.1.4 one) shows ``live: not known``.
+Replicas that announce the same id with another descriptor are listed under
+``conflicts``, with why they are not used.
 What a service announced is shown escaped, on one line per value (see
 ``tg-show-tools``).
 """
@@ -41,6 +43,11 @@ def service_rows(svc: dict[str, Any]) -> list[tuple[str, str]]:
         rows.append(("idempotent", "yes (callers retry it)" if svc["idempotent"] else "no"))
     if svc.get("timeout") is not None:
         rows.append(("timeout", _seconds(svc["timeout"])))
+    for conflict in svc.get("conflicts") or []:
+        if isinstance(conflict, dict):
+            who = ", ".join(cell(r) for r in conflict.get("replicas") or [])
+            rows.append(("conflict", f"{who} ({cell(conflict.get('request-queue'))}): NOT USED: "
+                                     f"{cell(conflict.get('reason', ''))}"))
     return rows
 
 

@@ -31,7 +31,7 @@ from trustgraph.base.async_processor import env_default
 from trustgraph.base.catalog_feed import CatalogFeed
 from trustgraph.base.secrets import token_argument
 from trustgraph.base.stack import read_components
-from trustgraph.base.topics import CONFIG_REQUEST, CONFIG_RESPONSE, FLOW_REQUEST, FLOW_RESPONSE
+from trustgraph.base.topics import FLOW_REQUEST, FLOW_RESPONSE
 from trustgraph.base.unserved import UnservedTopics
 from trustgraph.schema import (
     knowledge_request_queue,
@@ -178,8 +178,7 @@ class Processor(AsyncProcessor):
                                  "reported by GET /api/v1/health (tg-launch passes it)")
         parser.add_argument("--timeout", type=_positive, default=DEFAULT_TIMEOUT,
                             help="deadline of each call in seconds (default %(default)s)")
-        parser.add_argument("--config-request-queue", default=CONFIG_REQUEST)
-        parser.add_argument("--config-response-queue", default=CONFIG_RESPONSE)
+        # --config-request-queue and --config-response-queue: every processor's (AsyncProcessor).
         parser.add_argument("--flow-request-queue", default=FLOW_REQUEST)
         parser.add_argument("--flow-response-queue", default=FLOW_RESPONSE)
         # Upstream's knowledge and librarian services are not in this fork, but the

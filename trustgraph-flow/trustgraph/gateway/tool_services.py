@@ -125,7 +125,8 @@ class ToolServices:
                                  "live": seen["live"] if seen is not None else None,
                                  "replicas": seen["replicas"] if seen is not None else [],
                                  "last-heartbeat-seconds-ago":
-                                     seen["last-heartbeat-seconds-ago"] if seen is not None else None}
+                                     seen["last-heartbeat-seconds-ago"] if seen is not None else None,
+                                 "conflicts": seen.get("conflicts", []) if seen is not None else []}
             if svc is not None:
                 entry.update({"request-queue": svc.request_queue, "response-queue": svc.response_queue,
                               "idempotent": svc.idempotent, "timeout": svc.timeout})

@@ -60,19 +60,24 @@ def read_bootstrap(path: Path) -> tuple[list[ConfigValue], list[dict[str, Any]]]
     return values, list(doc.get("flows") or [])
 
 
-async def bootstrap(pulsar_url: str, path: Path, timeout: float = 30.0) -> int:
+def _config_client(ps: PubSub) -> RequestResponseClient:
+    return RequestResponseClient(
+        ps, request_topic=CONFIG_REQUEST, response_topic=CONFIG_RESPONSE,
+        request_schema=ConfigRequest, response_schema=ConfigResponse,
+        subscription=f"tg-launch--config--{uuid.uuid4()}", lane=CONFIG_LANE)
+
+
+async def bootstrap(pulsar_url: str, path: Path, timeout: float = 30.0, api_key: str | None = None) -> int:
     """Load ``path`` when the store is empty.
 
     Returns the store's version before: 0 when the file was loaded, else the
     version of the config that was kept (so the caller can say so).
+    ``api_key`` is tg-launch's own Pulsar token, when the broker wants one.
     """
     values, flows = read_bootstrap(path)
-    ps = PubSub(pulsar_url, processor="tg-launch")
+    ps = PubSub(pulsar_url, processor="tg-launch", api_key=api_key)
     try:
-        config = RequestResponseClient(
-            ps, request_topic=CONFIG_REQUEST, response_topic=CONFIG_RESPONSE,
-            request_schema=ConfigRequest, response_schema=ConfigResponse,
-            subscription=f"tg-launch--config--{uuid.uuid4()}", lane=CONFIG_LANE)
+        config = _config_client(ps)
         flow = RequestResponseClient(
             ps, request_topic=FLOW_REQUEST, response_topic=FLOW_RESPONSE,
             request_schema=FlowRequest, response_schema=FlowResponse,
@@ -97,5 +102,18 @@ async def bootstrap(pulsar_url: str, path: Path, timeout: float = 30.0) -> int:
                 raise BootstrapError(f"starting flow {f['id']}: {r.error.message}")
         logger.info("Bootstrap config loaded from %s (%d items, %d flows)", path, len(values), len(flows))
         return 0
+    finally:
+        await ps.close()
+
+
+async def put_config(pulsar_url: str, values: list[ConfigValue], timeout: float = 30.0,
+                     api_key: str | None = None) -> None:
+    """Write config items that a tg-launch flag sets (``--announced-tools``), whatever the store holds."""
+    ps = PubSub(pulsar_url, processor="tg-launch", api_key=api_key)
+    try:
+        r = await _config_client(ps).request(ConfigRequest(operation="put", values=values), timeout=timeout)
+        if r.error is not None:
+            raise BootstrapError(f"config-svc refused {', '.join(f'{v.type}/{v.key}' for v in values)}: "
+                                 f"{r.error.message}")
     finally:
         await ps.close()

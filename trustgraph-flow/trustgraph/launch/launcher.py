@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
 import os
 import shutil
@@ -34,8 +35,9 @@ from trustgraph.base.broker_url import BrokerUrlError, parse_broker_url, probe
 from trustgraph.base.listening import local_address
 from trustgraph.base.secrets import child_environment, redact_url
 from trustgraph.base.stack import AlreadyRunning, RunFiles
+from trustgraph.schema import ConfigValue
 
-from .bootstrap import BootstrapError, bootstrap
+from .bootstrap import BootstrapError, bootstrap, put_config
 from .components import (
     BROKER_SECRETS,
     COMPONENTS,
@@ -52,6 +54,22 @@ from .processes import BrokerProcess, Child
 from .supervisor import RestartPolicy, Supervisor, say
 
 logger = logging.getLogger("tg-launch")
+
+
+#: tg-launch's own token file in ``--pulsar-token-dir`` (for the bootstrap and the settings it writes).
+OWN_TOKEN = "tg-launch"
+
+
+def announced_tools(text: str) -> str:
+    """``--announced-tools``: ``all``, ``configured`` or service ids (comma-separated), as the JSON
+    value of config ``tool-policy/announced``."""
+    text = text.strip()
+    if text in ("all", "configured"):
+        return json.dumps(text)
+    ids = [part.strip() for part in text.split(",") if part.strip()]
+    if not ids:
+        raise argparse.ArgumentTypeError("give all, configured, or tool-service ids separated by commas")
+    return json.dumps(ids)
 
 
 def default_bootstrap() -> Path | None:
@@ -126,11 +144,28 @@ class Launcher:
         base = self.args.metrics_base_port
         return base + index if base else free_port(self.local_host)
 
+    def token_file(self, name: str) -> Path | None:
+        """``--pulsar-token-dir``'s token of component ``name`` (``<dir>/<name>.token``), if it has one."""
+        if not self.args.pulsar_token_dir:
+            return None
+        path = Path(self.args.pulsar_token_dir) / f"{name}.token"
+        return path if path.is_file() else None
+
+    def own_token(self) -> str | None:
+        """tg-launch's own Pulsar token: its file in the token dir, else ``$PULSAR_API_KEY``."""
+        path = self.token_file(OWN_TOKEN)
+        if path is not None:
+            return path.read_text().strip() or None
+        return os.environ.get("PULSAR_API_KEY") or None
+
     def _child(self, comp: Component, pulsar_url: str, values: dict[str, Any], index: int) -> Child:
         exe = shutil.which(comp.command, path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
         if exe is None:
             raise RuntimeError(f"command {comp.command!r} for component {comp.name} is not installed")
         argv = [exe, *(self._fill(a, values) for a in comp.args), "--pulsar-host", pulsar_url]
+        # A component with a token of its own authenticates as its own role (docs/trust-model.md).
+        if (token := self.token_file(comp.name)) is not None:
+            argv += ["--pulsar-api-key-file", str(token)]
         for option in comp.options:
             flag = option.replace('_', '-')
             if isinstance(value := getattr(self.args, option, None), bool):
@@ -243,12 +278,17 @@ class Launcher:
                     if path is None:
                         print("tg-launch: no bootstrap file found (config-examples/bootstrap.json); "
                               "starting with an empty config", flush=True)
-                    elif (kept := await bootstrap(pulsar_url, path)) == 0:
+                    elif (kept := await bootstrap(pulsar_url, path, api_key=self.own_token())) == 0:
                         say("bootstrap", f"loaded {path}")
                     else:
                         say("bootstrap", f"skipped: the config store already holds config (version "
                                          f"{kept}), which is kept; the bootstrap loads only into an "
                                          f"empty store")
+                if args.announced_tools is not None:
+                    await put_config(pulsar_url, [ConfigValue(type="tool-policy", key="announced",
+                                                              value=args.announced_tools)],
+                                     api_key=self.own_token())
+                    say("announced tools", f"tool-policy/announced = {args.announced_tools}")
             for child in rest:
                 await child.start()
             for child in rest:
@@ -318,6 +358,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="the agent's limit of steps per dialog (agent-manager-react's default: 10)")
     p.add_argument("--tool-timeout", type=float, default=None,
                    help="seconds the agent waits for one tool call (agent-manager-react's default: 60)")
+    p.add_argument("--announced-tools", type=announced_tools, default=None, metavar="POLICY",
+                   help="which tools announced by running services the agent, gateway and mcp-server use: "
+                        "all, configured (only services with a tool-service config item) or service ids "
+                        "separated by commas; written to config tool-policy/announced at start (without "
+                        "it, the stored setting stays; none stored means all)")
+    p.add_argument("--pulsar-token-dir", default=None, metavar="DIR",
+                   help="Pulsar tokens, one per component: DIR/<component>.token (e.g. config-svc.token, "
+                        "joke-service.token; tg-launch.token for tg-launch itself), so each authenticates "
+                        "as its own role; components without a file use $PULSAR_API_KEY")
     p.add_argument("--min-confidence", type=float, default=None,
                    help="the share of the model's probability its chosen tool needs among the tools, "
                         "or the agent asks back (agent-manager-react's default: 0.2; 0 takes every choice)")

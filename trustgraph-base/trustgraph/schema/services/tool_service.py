@@ -35,6 +35,11 @@ class ToolServiceAnnouncement:
     ``lease`` seconds after each ``"up"`` message; ``"down"`` withdraws it at
     once.  ``sent`` is the sender's clock (UNIX seconds), shown to people
     only: liveness is timed on the receiver's own clock.
+
+    Only the replica itself can withdraw itself: each ``"up"`` carries
+    ``withdraw_hash``, the SHA-256 (hex) of a secret the replica keeps, and
+    its ``"down"`` shows that secret in ``withdraw_key``.  Anyone can read the
+    hash on the topic; nobody can work the key out from it.
     """
 
     service: str = ""
@@ -44,6 +49,8 @@ class ToolServiceAnnouncement:
     descriptor: str = ""
     tools: str = ""
     sent: float = 0.0
+    withdraw_hash: str = ""
+    withdraw_key: str = ""
 
 
 @dataclass

@@ -6,6 +6,12 @@ transaction *before* the reply, so a put the client saw acknowledged survives
 a crash of this process.  After each change, and once at start, the whole
 config goes out on the push topic for every processor that follows it.
 
+Every push, notice and reply carries the store's identity and (replies and
+pushes) the digest of the whole config at that version
+(:mod:`trustgraph.base.config_source`): processors check a push with a
+``get`` before applying it, so a push that config-svc did not send is not
+applied, and a store whose history restarted is followed.
+
 A config of any size stays readable (:mod:`trustgraph.base.config_parts`): a
 reply too big for one message goes in parts to a caller that asked for them
 (an upstream caller gets an error naming the size), and a config too big to
@@ -29,6 +35,7 @@ from typing import Any
 
 from trustgraph.base import AsyncProcessor, config_parts
 from trustgraph.base.async_processor import env_default
+from trustgraph.base.config_source import DIGEST, STORE, config_digest
 from trustgraph.base.pubsub import Message, Producer
 from trustgraph.base.serving import Replies, Reply, ServiceError
 from trustgraph.base.topics import (
@@ -91,11 +98,17 @@ class Processor(AsyncProcessor):
         self._push: Producer | None = None
         self._notify: Producer | None = None
         self._too_big: int | None = None  # the last version too big to push, once logged
+        self.store_id = self.store.identity()
+        # What every reply says config-svc holds: the store and the digest of its current config.
+        self._stamp: dict[str, str] = {STORE: self.store_id}
 
     async def start(self) -> None:
         await super().start()
         self._push = await self.pubsub.producer(self.config_push_queue)
         self._notify = await self.pubsub.producer(config_notice_topic(self.config_push_queue))
+        # The stamp is known before the first request is served (a processor checks the start push).
+        snapshot = await asyncio.to_thread(self._snapshot)
+        self._stamp = snapshot[2]
         await self.serve(self.config_request_topic, ConfigRequest, self.on_config_request,
                          replies=CONFIG_REPLIES, subscription=self.id,
                          response_topic=self.config_response_topic, concurrency=16,
@@ -104,43 +117,51 @@ class Processor(AsyncProcessor):
                          replies=FLOW_REPLIES, subscription=self.id,
                          response_topic=self.flow_response_topic, concurrency=16,
                          name="flow-request")
-        await self.push()
-        logger.info("Config store %s at version %d", self.store.path, self.store.version())
+        await self.push(snapshot)
+        logger.info("Config store %s (%s) at version %d", self.store.path, self.store_id, self.store.version())
 
     async def stop(self) -> None:
         await super().stop()
         self.store.close()
 
-    async def push(self) -> None:
+    def _snapshot(self) -> tuple[int, bytes, dict[str, str]]:
+        """The current version, its push encoded, and its stamp (a worker thread's job: megabytes)."""
+        version, config = self.store.snapshot()
+        return version, encode(ConfigPush(version=version, config=config)), {
+            STORE: self.store_id, DIGEST: config_digest(config)}
+
+    async def push(self, snapshot: tuple[int, bytes, dict[str, str]] | None = None) -> None:
         """Send the whole config at the current version, or, when it is too big, a notice of it."""
-        version, config = await asyncio.to_thread(self.store.snapshot)
-        data = encode(ConfigPush(version=version, config=config))
+        version, data, stamp = snapshot or await asyncio.to_thread(self._snapshot)
+        self._stamp = stamp
         if config_parts.fits(data):
-            await self._push.send(data)
+            await self._push.send(data, stamp)
             logger.debug("Pushed config version %d", version)
             return
         if self._too_big is None:
             logger.warning(config_parts.push_size_line(version, len(data)))
         self._too_big = version
-        await self._notify.send(ConfigPush(version=version, config={}))
+        await self._notify.send(ConfigPush(version=version, config={}), {STORE: self.store_id})
         logger.debug("Config version %d (%d bytes) announced for fetching", version, len(data))
 
-    async def _handle(self, ops: Any, request: Any) -> dict[str, Any]:
+    async def _handle(self, ops: Any, request: Any) -> tuple[dict[str, Any], dict[str, str]]:
+        """Run one request: its response, and the stamp of the version it saw."""
         body = to_dict(request)
         async with self._write_lock:
             response, changed = await asyncio.to_thread(ops.handle, body)
             if changed:
                 await self.push()
-        return response
+            return response, dict(self._stamp)
 
     async def on_config_request(self, msg: Message, reply: Reply) -> None:
-        response = from_dict(ConfigResponse, await self._handle(self.config_ops, msg.value))
+        body, stamp = await self._handle(self.config_ops, msg.value)
+        response = from_dict(ConfigResponse, body)
         try:
             parts = config_parts.split(response)
         except config_parts.PartsError as e:
             raise ServiceError(str(e)) from None
         if len(parts) == 1:
-            await reply.send(parts[0][1])
+            await reply.send(parts[0][1], stamp)
             return
         if config_parts.PARTS not in msg.properties:
             raise ServiceError(config_parts.too_large(sum(len(data) for _, data in parts)))
@@ -152,14 +173,14 @@ class Processor(AsyncProcessor):
                 i = 0
             if not 1 <= i <= len(parts):
                 raise ServiceError(f"no part {page!r} of a reply in {len(parts)} parts")
-            await reply.send(parts[i - 1][1], config_parts.part_property(i, len(parts)))
+            await reply.send(parts[i - 1][1], {**stamp, **config_parts.part_property(i, len(parts))})
             return
         logger.debug("Reply %s in %d parts", reply.id, len(parts))
         for i, (_record, data) in enumerate(parts, 1):
-            await reply.send(data, config_parts.part_property(i, len(parts)))
+            await reply.send(data, {**stamp, **config_parts.part_property(i, len(parts))})
 
     async def on_flow_request(self, msg: Message, reply: Reply) -> None:
-        response = await self._handle(self.flow_ops, msg.value)
+        response, _stamp = await self._handle(self.flow_ops, msg.value)
         await reply.send(from_dict(FlowResponse, response))
 
     @classmethod
@@ -171,8 +192,7 @@ class Processor(AsyncProcessor):
             help="SQLite file of the config store (default: $TRUSTGRAPH_DATA/config.db "
             "or ~/.local/share/trustgraph/config.db)",
         )
-        parser.add_argument("--config-request-queue", default=CONFIG_REQUEST)
-        parser.add_argument("--config-response-queue", default=CONFIG_RESPONSE)
+        # --config-request-queue and --config-response-queue: every processor's (AsyncProcessor).
         parser.add_argument("--flow-request-queue", default=FLOW_REQUEST)
         parser.add_argument("--flow-response-queue", default=FLOW_RESPONSE)
         # Accepted for compatibility with upstream deployments (Cassandra store); unused.

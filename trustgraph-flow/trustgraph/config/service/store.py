@@ -13,12 +13,19 @@ store on the way:
   new state knowing that a ``kill -9`` right afterwards loses nothing.
 
 Values are opaque strings: the store never parses them.
+
+Each store has an identity, a uuid drawn when the file is created (and for
+a file made before identities existed, when it is first opened).  It goes
+with every push and reply (``trustgraph.base.config_source``), so processors
+tell a new store (whose versions start again at 0) from an old one, and a
+copy restored from a backup keeps it.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import threading
+import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -41,6 +48,12 @@ _SCHEMA = (
     )
     """,
     "INSERT OR IGNORE INTO version (id, value) VALUES ('version', 0)",
+    """
+    CREATE TABLE IF NOT EXISTS meta (
+        name  TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    )
+    """,
 )
 
 
@@ -90,6 +103,8 @@ class ConfigStore:
             try:
                 for statement in _SCHEMA:
                     conn.execute(statement)
+                conn.execute("INSERT OR IGNORE INTO meta (name, value) VALUES ('store-id', ?)",
+                             (str(uuid.uuid4()),))
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:
@@ -114,6 +129,12 @@ class ConfigStore:
             yield self
 
     # -- reads ------------------------------------------------------------
+
+    def identity(self) -> str:
+        """The store's identity: the same for as long as this file (or a copy of it) lives."""
+        with self._lock:
+            row = self._connection().execute("SELECT value FROM meta WHERE name = 'store-id'").fetchone()
+        return str(row[0])
 
     def version(self) -> int:
         """Current version: 0 for a new store, +1 per :meth:`apply`."""

@@ -43,6 +43,12 @@ records stay upstream's:
   schema (an upstream agent) is rendered with ``text-template`` instead,
   when one is named (a ReAct text template).
 
+The ``tools``, ``tool_names`` and ``history`` terms hold the tools' providers'
+text (descriptions, results); the bootstrap agent templates show it between
+``<tool-data>`` and ``</tool-data>`` as data, not instructions, and before any
+template renders, whatever in those terms reads as one of the two tags is
+removed (``trustgraph.catalog.data_blocks``), so the text cannot end its block.
+
 Rendering uses Jinja2's sandbox where upstream uses ibis.  Differences a
 template author may meet:
 
@@ -67,7 +73,7 @@ from jinja2.utils import missing
 from jsonschema.exceptions import best_match
 from trustgraph.base import decision_schema, limits
 from trustgraph.base.text import strip_fences
-from trustgraph.catalog import relevance
+from trustgraph.catalog import data_blocks, relevance
 
 from . import budget
 
@@ -451,6 +457,9 @@ class PromptSet:
             schema = rendered.schema
         else:
             schema = None
+        # The providers' text (descriptions, observations) cannot end the templates' data blocks;
+        # only what is rendered is neutralised: an observation answered with directly stays as it is.
+        variables = data_blocks.as_data(variables)
         render = partial(_render, variables=variables, allowance=allowance)
         prompt = render(t.compiled, f"template {t.id!r}")
         system = render(self.system_strict if t.strict else self.system, f"system template (rendering {t.id!r})")

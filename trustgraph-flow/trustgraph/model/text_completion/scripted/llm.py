@@ -11,7 +11,8 @@ The script (``--script PATH``, JSON)::
         {"match": "Question: .*", "replies": ["first answer", "second answer"]}
      ],
      "default": "I don't know.",
-     "delay": 0.0}
+     "delay": 0.0,
+     "record": "/tmp/sent.jsonl"}
 
 * Each rule's ``match`` is a regular expression searched (``re.search``,
   DOTALL) in ``system + "\\n\\n" + prompt``; rules are tried in order and the
@@ -25,6 +26,10 @@ The script (``--script PATH``, JSON)::
   (``score-choices``), as a model server reading the model's token
   probabilities would: a test or bench can say "the model would rather have
   answered" while its reply, forced by the schema, names a tool.
+* ``record``: a file to which every request is appended as it arrives, one
+  JSON line ``{"system", "prompt", "prefix"}``, so a test can read exactly
+  what a model would have been shown (the prefix holds a template's replayed
+  turns).
 * Stop strings cut the reply as a real model would.  A ``prefix`` is treated
   as the start of the reply: when the reply starts with it, only the rest is
   returned (what a model continuing the prefix would produce).
@@ -111,6 +116,9 @@ class Script:
             self.delay = float(data.get("delay") or 0.0)
         except (TypeError, ValueError):
             raise ScriptError(f"{source}: 'delay' must be a number") from None
+        self.record: str | None = data.get("record")
+        if self.record is not None and not isinstance(self.record, str):
+            raise ScriptError(f"{source}: 'record' must be a file name")
 
     @classmethod
     def load(cls, path: str) -> Script:
@@ -180,6 +188,9 @@ class Processor(LlmService):
     def _answer(self, system: str, prompt: str, stop: list[str], prefix: str,
                 schema: dict[str, Any] | None, choices: tuple[str, list[str]] | None = None) -> LlmResult:
         text = f"{system}\n\n{prompt}"
+        if self.script.record:
+            with open(self.script.record, "a", encoding="utf-8") as f:
+                f.write(json.dumps({"system": system, "prompt": prompt, "prefix": prefix}) + "\n")
         reply, scores = self.script.answer(text)
         if prefix and reply.startswith(prefix):
             reply = reply[len(prefix):]

@@ -1,0 +1,178 @@
+"""Whether a push comes from config-svc: the decision, config-svc's stamps, and a processor following both.
+
+The decision (``config_source.decide``) is pure; config-svc and a following
+processor run on the in-memory transport, the processor's pushes sent the
+way a stranger on the broker would send them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from trustgraph.base import AsyncProcessor
+from trustgraph.base.async_processor import TokenFileError, pulsar_token
+from trustgraph.base.config_source import (
+    DIGEST,
+    STORE,
+    Answer,
+    Held,
+    config_digest,
+    decide,
+    restart_reason,
+    stamp_of,
+)
+from trustgraph.base.testing import MemoryBroker, memory_pubsub, worker
+from trustgraph.base.testing.stand_ins import Responder
+from trustgraph.base.topics import CONFIG_PUSH, CONFIG_REQUEST, CONFIG_RESPONSE
+from trustgraph.config.service import Processor as ConfigService
+from trustgraph.schema import ConfigPush, ConfigRequest, ConfigResponse, ConfigValue
+
+A = {"tool": {"a": '"1"'}}
+B = {"tool": {"a": '"2"'}}
+
+
+def test_the_digest_does_not_depend_on_order():
+    assert config_digest({"x": {"b": "2", "a": "1"}, "w": {}}) == config_digest({"w": {}, "x": {"a": "1", "b": "2"}})
+    assert config_digest(A) != config_digest(B)
+
+
+@pytest.mark.parametrize(("version", "config", "answer", "held", "action"), [
+    (5, A, Answer(5, config_digest(A)), Held(4), "apply"),
+    (5, A, Answer(5, None), Held(4), "apply"),                       # upstream's config-svc: the version alone
+    (3, A, Answer(5, config_digest(B)), Held(4), "superseded"),      # the push of 5 follows
+    (10**12, A, Answer(5, config_digest(B)), Held(5, config_digest(B)), "ignore"),
+    (10**12, A, Answer(5, config_digest(B)), Held(4), "ignore+fetch"),
+    (5, A, Answer(5, config_digest(B)), Held(5, config_digest(B)), "ignore"),   # not config-svc's content
+    (5, A, Answer(5, config_digest(B)), Held(2), "ignore+fetch"),
+    (1, A, Answer(1, config_digest(A), "new"), Held(9, "x", "old"), "apply"),   # history restarted
+])
+def test_a_push_is_applied_only_when_config_svc_holds_it(version, config, answer, held, action):
+    decision = decide(version, config_digest(config), answer, held)
+    assert decision.action == action
+    if action.startswith("ignore"):
+        assert decision.why.endswith("so it did not send it")
+
+
+def test_a_restart_is_named():
+    assert restart_reason(Held(9, "d", "s1"), 10, "s1") is None
+    assert restart_reason(Held(9, "d", "s1"), 1, "s2") == "a new config store (s2, was s1)"
+    assert restart_reason(Held(9, "d", "s1"), 4, "s1") == "store s1 went back from version 9 (restored from a backup?)"
+    assert restart_reason(Held(9), 4, None) == "config-svc says its current version is 4, behind 9"
+    assert stamp_of({STORE: "s", DIGEST: ""}) == ("s", None)
+
+
+async def test_config_svc_stamps_its_pushes_and_replies(tmp_path):
+    async with worker(ConfigService, store=str(tmp_path / "c.db")) as w:
+        (r,) = await w.call(CONFIG_REQUEST, CONFIG_RESPONSE, ConfigRequest(
+            operation="put", values=[ConfigValue(type="tool", key="a", value='"1"')]), ConfigResponse)
+        inbox = await w.listen(CONFIG_RESPONSE, ConfigResponse)
+        rid = await w.send(CONFIG_REQUEST, ConfigRequest(operation="get", keys=[]))
+        (got,) = await inbox.wait_for(rid)
+        (msg,) = [m for m in inbox.messages if m.id == rid]
+        store = w.processor.store.identity()
+        assert got.version == 1
+        assert stamp_of(msg.properties) == (store, config_digest(A))
+        pushes = w.broker.sent[CONFIG_PUSH]
+        assert [json.loads(p.payload)["version"] for p in pushes] == [0, 1]
+        assert stamp_of(pushes[-1].properties()) == (store, config_digest(A))
+
+
+class Follower(AsyncProcessor):
+    pass
+
+
+async def _following(broker: MemoryBroker, seen: list[tuple[int, dict]]) -> Follower:
+    proc = Follower(id="follower", pubsub=memory_pubsub(broker, "follower"), metrics=False)
+
+    async def handler(config, version):
+        seen.append((version, config.get("tool", {})))
+
+    proc.register_config_handler(handler, types=["tool"])
+    await proc.start()
+    return proc
+
+
+async def until(probe, what: str) -> None:
+    async with asyncio.timeout(10):
+        while not probe():
+            await asyncio.sleep(0.01)
+
+
+async def test_a_processor_applies_only_what_config_svc_holds(tmp_path, caplog):
+    broker = MemoryBroker()
+    seen: list[tuple[int, dict]] = []
+    async with worker(ConfigService, broker=broker, store=str(tmp_path / "c.db")) as w:
+        proc = await _following(broker, seen)
+        try:
+            await until(lambda: proc.config_version == 0, "the first config")
+            stranger = await memory_pubsub(broker, "stranger").producer(CONFIG_PUSH)
+            await stranger.send(ConfigPush(version=10**12, config=B))
+            await until(lambda: "Config push of version 1000000000000 ignored: config-svc is at version 0"
+                        in caplog.text, "the warning")
+            await stranger.send(ConfigPush(version=0, config=B))   # config-svc's version, not its content
+            await until(lambda: "its content is not the config config-svc holds" in caplog.text, "the warning")
+            await w.call(CONFIG_REQUEST, CONFIG_RESPONSE, ConfigRequest(
+                operation="put", values=[ConfigValue(type="tool", key="a", value='"1"')]), ConfigResponse)
+            await until(lambda: proc.config_version == 1, "the real put")
+            assert seen == [(0, {}), (1, {"a": '"1"'})]   # B was never applied
+        finally:
+            await proc.stop()
+
+
+async def test_a_processor_follows_a_new_store(tmp_path, caplog):
+    broker = MemoryBroker()
+    seen: list[tuple[int, dict]] = []
+    async with worker(ConfigService, broker=broker, store=str(tmp_path / "a.db")) as w:
+        for key in ("a", "b", "c"):
+            await w.call(CONFIG_REQUEST, CONFIG_RESPONSE, ConfigRequest(
+                operation="put", values=[ConfigValue(type="tool", key=key, value='"x"')]), ConfigResponse)
+        proc = await _following(broker, seen)
+        await until(lambda: proc.config_version == 3, "store a's config")
+    try:
+        async with worker(ConfigService, broker=broker, store=str(tmp_path / "b.db")):
+            await until(lambda: proc.config_version == 0, "the new store's start push")
+            assert seen[-1] == (0, {})
+            assert "version history restarted (a new config store" in caplog.text
+    finally:
+        await proc.stop()
+
+
+async def test_beside_upstreams_config_svc_an_unstamped_push_at_its_version_is_applied(caplog):
+    # Upstream 2.1.4's config-svc: no stamp on its pushes, no digest on its replies.
+    broker = MemoryBroker()
+    held = {"version": 3, "config": A}
+
+    def upstream(req: ConfigRequest) -> list[ConfigResponse]:
+        return [ConfigResponse(version=held["version"], config=held["config"] if req.operation == "config" else None,
+                               values=[] if req.operation == "get" else None)]
+
+    ps = memory_pubsub(broker, "upstream-config-svc")
+    await Responder(ps, CONFIG_REQUEST, CONFIG_RESPONSE, ConfigRequest, upstream).start()
+    seen: list[tuple[int, dict]] = []
+    proc = await _following(broker, seen)
+    try:
+        await until(lambda: proc.config_version == 3, "the first config")
+        held.update(version=4, config=B)
+        pushes = await ps.producer(CONFIG_PUSH)
+        await pushes.send(ConfigPush(version=4, config=B))
+        await until(lambda: proc.config_version == 4, "upstream's push")
+        await pushes.send(ConfigPush(version=10**12, config=A))   # ahead of it: not from it
+        await until(lambda: "Config push of version 1000000000000 ignored: config-svc is at version 4"
+                    in caplog.text, "the warning")
+        assert seen == [(3, A["tool"]), (4, B["tool"])]
+    finally:
+        await proc.stop()
+
+
+def test_a_token_file_wins_and_a_bad_one_says_what_to_do(tmp_path):
+    (tmp_path / "t").write_text("  tok-from-file\n")
+    assert pulsar_token({"pulsar_api_key": "tok-env", "pulsar_api_key_file": str(tmp_path / "t")}) == "tok-from-file"
+    assert pulsar_token({"pulsar_api_key": "tok-env"}) == "tok-env"
+    assert pulsar_token({}) is None
+    (tmp_path / "empty").write_text("\n")
+    with pytest.raises(TokenFileError, match="is empty"):
+        pulsar_token({"pulsar_api_key_file": str(tmp_path / "empty")})
+    with pytest.raises(TokenFileError, match="cannot read the Pulsar token file .*No such file"):
+        pulsar_token({"pulsar_api_key_file": str(tmp_path / "missing")})
