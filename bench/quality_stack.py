@@ -208,8 +208,17 @@ class Stack:
             text = (self.data / "logs" / "agent.log").read_text(errors="replace")
         except OSError:
             return set()
-        lines = re.findall(r"Tools: (.*) \(\d+ announced", text)
+        lines = re.findall(r"Tools: (.*) \(\d+ tool\(s\), \d+ announced", text)
         return {t.strip() for t in lines[-1].split(",")} if lines else set()
+
+    def agent_tool_count(self) -> int:
+        """How many tools the agent last said it has (the list itself is cut in a long log line)."""
+        try:
+            text = (self.data / "logs" / "agent.log").read_text(errors="replace")
+        except OSError:
+            return 0
+        counts = re.findall(r"Tools: .* \((\d+) tool\(s\), \d+ announced", text)
+        return int(counts[-1]) if counts else 0
 
     def stop(self) -> None:
         for child in reversed(self.services):

@@ -66,10 +66,11 @@ from common import (  # noqa: E402
     venv_versions,
     wait_files,
 )
+from many_tools import run_many_tools_table  # noqa: E402
 from trustgraph.base.broker import EmbeddedBroker, free_port, wait_for_port  # noqa: E402
 
 PY = str(VENV_BIN / "python")
-TABLES = ["tool", "scaling", "footprint", "announce", "agent", "quality"]
+TABLES = ["tool", "scaling", "footprint", "announce", "agent", "quality", "many-tools"]
 NO_METRICS = ["--no-metrics"]
 
 
@@ -521,7 +522,7 @@ def main() -> int:
     only = set(args.only or TABLES)
     inflight = 32
 
-    tool = scaling = foot = announce = agent = quality = None
+    tool = scaling = foot = announce = agent = quality = many = None
     background: dict[str, tuple[float, float]] = {}
 
     def quiet(name: str) -> ForeignCpu:
@@ -589,13 +590,23 @@ def main() -> int:
             raise BenchError(str(e)) from e
         record("agent quality", fc)
         print(quality["markdown"] + "\n", flush=True)
+    if "many-tools" in only:
+        fc = quiet("many tools")
+        print("Many-tools table (a few minutes)...", flush=True)
+        try:
+            many = run_many_tools_table(WORK / "many-tools",
+                                        command=" ".join([".venv/bin/python", "bench/run.py", *sys.argv[1:]]))
+        except QualityBenchError as e:
+            raise BenchError(str(e)) from e
+        record("many tools", fc)
+        print(many["markdown"] + "\n", flush=True)
     elapsed = time.perf_counter() - t0
     print(f"make bench took {elapsed:.0f} s", flush=True)
     if args.only or args.peers != ",".join(ALL_PEERS) or args.model:
         return 0
 
     assert tool is not None and scaling is not None and foot is not None and announce is not None
-    assert agent is not None and quality is not None
+    assert agent is not None and quality is not None and many is not None
     load = "\n".join(f"- {k} table: {before:.0%} just before, {during:.0%} during"
                       for k, (before, during) in background.items())
     notes_path = BENCH / "notes.md"
@@ -690,6 +701,16 @@ structured mode (the bootstrap `agent-react`) and in text mode (ReAct text), on 
 every right decision (`bench/agent_quality.py`).
 
 {quality['markdown']}
+
+## Many tools
+
+Set 1's questions (every fifth) with 10, 100 and 1,000 tools configured: its five tools and
+generated tools of other domains, each with a description of about 1,200 characters
+(`bench/many_tools.py`). Each step shows the model the tools most relevant to the question that
+fit 8,000 characters (at most 24), so no dialog fails because the catalog is large; "agent had
+them after" is the time from the config put to the agent's catalog holding them all.
+
+{many['markdown']}
 
 {notes}"""
     Path(args.output).write_text(doc)

@@ -194,8 +194,10 @@ class Processor(FlowProcessor):
         self.registry = registry
         self.descriptor_errors = [str(e) for e in registry.errors]
         await self.tool_clients.keep(registry.queue_pairs)
-        logger.info("Tools: %s (%d announced service(s), %d descriptor error(s))",
-                    ", ".join(sorted(registry.tools)) or "none", len(announced), len(registry.errors))
+        # The count as well: a long list is cut in the log line.
+        logger.info("Tools: %s (%d tool(s), %d announced service(s), %d descriptor error(s))",
+                    ", ".join(sorted(registry.tools)) or "none", len(registry.tools), len(announced),
+                    len(registry.errors))
 
     async def start(self) -> None:
         await self.feed.start()
