@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+import signal
 import sys
 import time
 from pathlib import Path
@@ -149,7 +150,13 @@ def run_many_tools_table(workdir: Path, budget: float = 900.0,
     return {"rows": rows, "markdown": markdown(rows, command), "secs": time.monotonic() - t0}
 
 
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def main() -> int:
+    # A SIGTERM runs the same finally blocks as Ctrl-C: every process stopped.
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         result = run_many_tools_table(WORK, command=".venv/bin/python bench/many_tools.py")
     except QualityBenchError as e:
