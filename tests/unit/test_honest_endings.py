@@ -171,3 +171,16 @@ def test_the_generated_option_is_not_scored_below_another_for_its_tokenisation()
     scores = choice_scores(tokens, "action", ["tell-joke", "count-words"])
     assert math.isclose(scores["tell-joke"], 0.03 + 0.04 * 0.08, rel_tol=1e-6)
     assert math.isclose(scores["count-words"], 0.007, rel_tol=1e-6)
+
+
+def test_a_prompt_error_at_the_dialogs_deadline_says_the_dialog_ran_out_of_time():
+    import time
+
+    from trustgraph.agent.react.agent_manager import _prompt_error
+    from trustgraph.schema import Error
+
+    error = Error(type="llm-error", message="text-completion did not answer: no response within 89.9s")
+    assert str(_prompt_error(error, time.time() + 0.2)).startswith("The dialog ran out of time")
+    assert str(_prompt_error(error, time.time() + 60)) == ("The prompt service failed: text-completion did not "
+                                                            "answer: no response within 89.9s")
+    assert str(_prompt_error(error, None)).startswith("The prompt service failed")

@@ -498,7 +498,7 @@ class AgentManager:
             responses.close()
         resp = message.value
         if resp.error is not None:
-            raise PromptFailed(f"The prompt service failed: {resp.error.message or resp.error.type}")
+            raise _prompt_error(resp.error, deadline)
         if scores is not None:
             scores.append(parse_scores(message.properties.get(SCORES_PROPERTY)))
         return resp.text if resp.text is not None else (resp.object or "")
@@ -513,7 +513,7 @@ class AgentManager:
             async for message in responses:
                 resp = message.value
                 if resp.error is not None:
-                    raise PromptFailed(f"The prompt service failed: {resp.error.message or resp.error.type}")
+                    raise _prompt_error(resp.error, deadline)
                 if scores is not None and resp.end_of_stream:
                     scores.append(parse_scores(message.properties.get(SCORES_PROPERTY)))
                 if resp.text:
@@ -524,11 +524,24 @@ class AgentManager:
             responses.close()
 
 
+_OUT_OF_TIME = "The dialog ran out of time: the model did not decide the next step before the dialog's deadline"
+# The prompt service's own call of the LLM carries the same deadline, so its error may come a
+# little before the agent's clock says the deadline passed.
+_DEADLINE_SLACK = 0.5
+
+
 def _prompt_failed(e: Exception, deadline: float | None) -> PromptFailed:
     if deadline is not None and time.time() >= deadline - 0.1:
-        return PromptFailed("The dialog ran out of time: the model did not decide the next step before "
-                            "the dialog's deadline")
+        return PromptFailed(_OUT_OF_TIME)
     return PromptFailed(f"The prompt service did not answer: {e}")
+
+
+def _prompt_error(error: Any, deadline: float | None) -> PromptFailed:
+    """The prompt service's error reply: when the dialog's deadline ended the LLM's step, say so
+    (not "text-completion did not answer ... within 89.9s")."""
+    if deadline is not None and time.time() >= deadline - _DEADLINE_SLACK:
+        return PromptFailed(_OUT_OF_TIME)
+    return PromptFailed(f"The prompt service failed: {error.message or error.type}")
 
 
 def _first(message: Any) -> bool:
