@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import math
+import re
 import time
 import uuid
 from collections import Counter
@@ -19,6 +21,8 @@ from typing import Any
 import pytest
 from aiohttp import web
 from trustgraph.base import PubSub, RequestResponseClient
+from trustgraph.base import decision_schema as ds
+from trustgraph.base.message import Message
 from trustgraph.schema import (
     ConfigRequest,
     ConfigResponse,
@@ -127,6 +131,15 @@ class Llm:
             final=lambda r: r.end_of_stream, timeout=timeout, properties=properties)]
 
 
+    async def messages(self, prompt: str, streaming: bool = False, timeout: float = 10.0,
+                       **props: Any) -> list[Message]:
+        """Every response as a whole message (record and properties), up to the last."""
+        properties = {k: v if isinstance(v, str) else json.dumps(v) for k, v in props.items()}
+        return [m async for m in self.client.stream(
+            TextCompletionRequest(prompt=prompt, streaming=streaming), final=lambda m: m.value.end_of_stream,
+            timeout=timeout, properties=properties, messages=True)]
+
+
 async def llm_flow(stack: Stack, command: str, *args: str,
                    params: dict[str, str] | None = None,
                    env: dict[str, str] | None = None) -> tuple[Llm, Any]:
@@ -146,8 +159,37 @@ async def llm_flow(stack: Stack, command: str, *args: str,
 # -- text-completion-openai against an OpenAI-compatible server of ours -------------
 
 
+DECISION = re.compile(r"\[decide ([\w-]+)=([\d.]+)((?: [\w-]+=[\d.]+)*)\]")
+
+
+def answer_pieces(content: str) -> list[tuple[str, float, dict[str, float]]]:
+    """The answer to ``content`` as tokens, each with its probability and the other likely tokens.
+
+    ``[decide tell-joke=0.6 weather=0.3]`` answers ``{"action": "tell-joke", ...}``: at the name's
+    first token the model wanted ``tell`` with 0.6 and ``weather`` with 0.3 (each name's first
+    part, up to a ``-``); every other token is certain.  Anything else: ``You said N words``.
+    """
+    found = DECISION.search(content)
+    if found is None:
+        return [(p, 1.0, {}) for p in ["You ", "said ", f"{len(content.split())} ", "words"]]
+    chosen, p = found.group(1), float(found.group(2))
+    others = {name.split("-")[0]: float(q) for name, q in
+              (pair.split("=") for pair in found.group(3).split())}
+    head, _, tail = chosen.partition("-")
+    return [('{"', 1.0, {}), ("action", 1.0, {}), ('":', 1.0, {}), (' "', 1.0, {}), (head, p, others),
+            *([("-" + tail, 1.0, {})] if tail else []), ('", "args": {}}', 1.0, {})]
+
+
+def logprob_entry(token: str, p: float, others: dict[str, float], top: int) -> dict[str, Any]:
+    """One ``logprobs.content`` entry in OpenAI's shape, with the ``top`` likeliest tokens."""
+    likely = sorted({token: p, **others}.items(), key=lambda kv: -kv[1])[:top]
+    return {"token": token, "logprob": math.log(p), "bytes": list(token.encode()),
+            "top_logprobs": [{"token": t, "logprob": math.log(q), "bytes": list(t.encode())} for t, q in likely]}
+
+
 class FakeOpenAI:
-    """``/v1/chat/completions``, plain and SSE; the prompt's tags pick failures."""
+    """``/v1/chat/completions``, plain and SSE, with ``logprobs`` when asked; the prompt's tags
+    pick the answer (:func:`answer_pieces`) and failures."""
 
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
@@ -183,17 +225,31 @@ class FakeOpenAI:
                                                            f"{request.headers.get('Authorization')}"}}, status=401)
         if "[429-once]" in content and self.seen[content] == 1:
             return web.json_response({"error": {"message": "slow down"}}, status=429)
-        pieces = ["You ", "said ", f"{len(content.split())} ", "words"]
-        usage = {"prompt_tokens": len(content.split()), "completion_tokens": 4,
-                 "total_tokens": len(content.split()) + 4}
+        if "[no-logprobs]" in content and ("logprobs" in body or "top_logprobs" in body):
+            # OpenAI's own words for a model without them
+            return web.json_response({"error": {"message": "Unsupported parameter: 'logprobs' is not "
+                                                           "supported with this model."}}, status=400)
+        pieces = answer_pieces(content)
+        text = [p for p, _, _ in pieces]
+
+        def logprobs(*entries: tuple[str, float, dict[str, float]]) -> dict[str, Any] | None:
+            if not body.get("logprobs") or "[ignores-logprobs]" in content:
+                return None
+            if "[junk-logprobs]" in content:
+                return {"content": [{"token": t, "logprob": 1e6, "top_logprobs": 7} for t, _, _ in entries]}
+            return {"content": [logprob_entry(*e, top=body.get("top_logprobs", 0)) for e in entries]}
+
+        usage = {"prompt_tokens": len(content.split()), "completion_tokens": len(pieces),
+                 "total_tokens": len(content.split()) + len(pieces)}
         base = {"id": "c1", "created": 0, "model": body["model"]}
         if not body.get("stream"):
             return web.json_response({**base, "object": "chat.completion", "usage": usage, "choices": [
-                {"index": 0, "finish_reason": "stop",
-                 "message": {"role": "assistant", "content": "".join(pieces)}}]})
+                {"index": 0, "finish_reason": "stop", "logprobs": logprobs(*pieces),
+                 "message": {"role": "assistant", "content": "".join(text)}}]})
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
-        chunks = [{"index": 0, "delta": {"content": p}, "finish_reason": None} for p in pieces]
+        chunks = [{"index": 0, "delta": {"content": p[0]}, "logprobs": logprobs(p), "finish_reason": None}
+                  for p in pieces]
         for choices, extra in [*[([c], {}) for c in chunks],
                                ([{"index": 0, "delta": {}, "finish_reason": "stop"}], {}),
                                ([], {"usage": usage})]:
@@ -321,6 +377,77 @@ async def test_openai_sends_a_schema_as_structured_output_and_falls_back_when_re
 
     r = await llm.ask("bad [plain]", schema="{not json")
     assert r.error.type == "llm-error" and "property 'schema' is not JSON" in r.error.message
+
+
+OPTIONS = ["tell-joke", "weather", "final-answer"]
+SCORE = {ds.CHOICES_PROPERTY: ds.choices_request(OPTIONS)}
+DECIDE_SCHEMA = ds.decision_schema([("tell-joke", {"type": "object"}), ("weather", {"type": "object"})])
+
+
+def scores_of(message: Message) -> dict[str, float] | None:
+    raw = message.properties.get(ds.SCORES_PROPERTY)
+    return None if raw is None else json.loads(raw)
+
+
+async def test_openai_reports_choice_scores_from_the_servers_logprobs(stack, fake_openai):
+    server, url = fake_openai
+    llm, _ = await llm_flow(stack, "text-completion-openai", "-u", url, env={"OPENAI_TOKEN": ""})
+
+    # Whole names scored from the token probabilities; one never considered gets half the least.
+    [m] = await llm.messages("pick [decide tell-joke=0.6 weather=0.3] [plain]", **SCORE)
+    assert (m.value.error, m.value.response) == (None, '{"action": "tell-joke", "args": {}}')
+    assert scores_of(m) == pytest.approx({"tell-joke": 0.6, "weather": 0.3, "final-answer": 0.15})
+    sent = server.calls("[plain]")[0]["body"]
+    assert (sent["logprobs"], sent["top_logprobs"]) == (True, 20)
+
+    # Streaming, beside the schema: the tokens of every chunk count, the scores ride on the end marker.
+    ms = await llm.messages("pick [decide weather=0.7 tell-joke=0.2] [stream]", streaming=True,
+                            schema=DECIDE_SCHEMA, **SCORE)
+    assert "".join(m.value.response for m in ms) == '{"action": "weather", "args": {}}'
+    assert ms[-1].value.end_of_stream and len(ms) > 2
+    assert [scores_of(m) for m in ms[:-1]] == [None] * (len(ms) - 1)
+    assert scores_of(ms[-1]) == pytest.approx({"weather": 0.7, "tell-joke": 0.2, "final-answer": 0.1})
+    sent = server.calls("[stream]")[0]["body"]
+    assert (sent["logprobs"], sent["top_logprobs"], sent["stream"]) == (True, 20, True)
+    assert sent["response_format"]["json_schema"]["schema"] == DECIDE_SCHEMA
+
+    # Without score-choices no logprobs are asked for, and none are reported.
+    for streaming in (False, True):
+        ms = await llm.messages(f"pick [decide tell-joke=0.6 weather=0.3] [unscored-{streaming}]",
+                                streaming=streaming, schema=DECIDE_SCHEMA)
+        assert ms[-1].value.error is None and scores_of(ms[-1]) is None
+        sent = server.calls(f"[unscored-{streaming}]")[0]["body"]
+        assert "logprobs" not in sent and "top_logprobs" not in sent
+
+
+async def test_openai_answers_without_scores_when_the_server_gives_no_logprobs(stack, fake_openai):
+    server, url = fake_openai
+    llm, proc = await llm_flow(stack, "text-completion-openai", "-u", url, "-m", "m1", env={"OPENAI_TOKEN": ""})
+    decision = '{"action": "tell-joke", "args": {}}'
+
+    # A server that ignores logprobs, or sends some that cannot be read: the answer, no scores.
+    for tag in ("[ignores-logprobs]", "[junk-logprobs]"):
+        for streaming in (False, True):
+            ms = await llm.messages(f"pick [decide tell-joke=0.6 weather=0.3] {tag} {streaming}",
+                                    streaming=streaming, **SCORE)
+            assert ms[-1].value.error is None and ms[-1].value.end_of_stream, (tag, streaming)
+            assert "".join(m.value.response for m in ms) == decision
+            assert [scores_of(m) for m in ms] == [None] * len(ms)
+        assert all(c["body"]["logprobs"] for c in server.calls(tag))
+
+    # A server that refuses them (and structured output): asked again without each, once.
+    refusing = "pick [decide tell-joke=0.6 weather=0.3] [no-schema] [no-logprobs]"
+    [m] = await llm.messages(refusing, schema=DECIDE_SCHEMA, **SCORE)
+    assert (m.value.error, m.value.response, scores_of(m)) == (None, decision, None)
+    assert [("response_format" in c["body"], "logprobs" in c["body"]) for c in server.calls(refusing)] == \
+        [(True, True), (False, True), (False, False)]
+    # ...and this model is not asked for them again.
+    ms = await llm.messages(refusing + " again", streaming=True, schema=DECIDE_SCHEMA, **SCORE)
+    assert "".join(m.value.response for m in ms) == decision and scores_of(ms[-1]) is None
+    again = server.calls(refusing + " again")
+    assert len(again) == 1 and "logprobs" not in again[0]["body"] and "top_logprobs" not in again[0]["body"]
+    # Scores are an extra: nothing about them above DEBUG.
+    assert "logprob" not in proc.output().lower()
 
 
 async def test_openai_without_key_needs_one_only_for_openai(spawn, broker, tmp_path):

@@ -31,7 +31,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-#: How many alternatives per token the service asks llama.cpp for.
+#: How many alternatives per token the services ask for (``top_logprobs``; OpenAI accepts at most 20).
 TOP_LOGPROBS = 20
 
 
@@ -60,9 +60,10 @@ def _mass(alternatives: Sequence[Any], rest: str, besides: str | None = None) ->
 
 
 def choice_scores(tokens: Sequence[dict[str, Any]], field: str, options: Sequence[str]) -> dict[str, float] | None:
-    """``{option: probability}`` for ``field``'s value, from llama.cpp's ``logprobs.content``
-    (each token with ``token``, ``logprob`` and ``top_logprobs``); None when the output has no
-    such field or no probabilities.
+    """``{option: probability}`` for ``field``'s value, from a chat completion's
+    ``logprobs.content`` as llama.cpp and the OpenAI API both send it (each token with
+    ``token``, ``logprob`` and ``top_logprobs``, a list of ``{token, logprob}`` that may hold the
+    generated token too); None when the output has no such field or no probabilities.
 
     An option's probability adds up the ways the model could have started
     writing it: along the generated tokens as long as they spell the option,

@@ -42,6 +42,21 @@ either way).  A server that refuses it (HTTP 400/422 naming
 ``response_format`` or the schema) is asked again without it, and that model
 is not sent a schema again (one warning in the log): the agent still reads
 and checks the unconstrained answer.
+
+A ``score-choices`` request (the agent asks how likely the model found each
+tool name) asks the server for ``logprobs: true`` and ``top_logprobs: 20``
+(OpenAI's limit): each generated token with its log-probability and the 20
+likeliest tokens at that point, the shape llama.cpp reports too, so
+:func:`~trustgraph.model.text_completion.choice_scores.choice_scores` turns
+them into the ``choice-scores`` of the answer, streamed or not.  Whether the
+probabilities are taken before or after the server applies the schema
+depends on the server (llama.cpp's and vLLM's are the model's own, before
+it).  Scores are an extra, never a reason to fail: a server that refuses
+logprobs (HTTP 400/422 naming them) is asked again without, and that model
+is not asked for them again; a server that ignores them, or sends some that
+cannot be read, gives an answer without scores (the agent then leaves the
+choice to the model).  Each of those is one DEBUG line: a server without
+logprobs is a normal server, not a fault to warn about.
 """
 
 from __future__ import annotations
@@ -65,6 +80,7 @@ from trustgraph.base.async_processor import env_default
 from trustgraph.base.secrets import redact_url, remember, scrub, url_credentials
 
 from ..base import LlmError, LlmResult, LlmService
+from ..choice_scores import TOP_LOGPROBS, choice_scores
 
 logger = logging.getLogger(__name__)
 
@@ -123,6 +139,67 @@ def refuses_schema(e: BaseException) -> bool:
     return any(word in text for word in ("response_format", "json_schema", "schema", "structured"))
 
 
+def refuses_logprobs(e: BaseException) -> bool:
+    """True when the server refused the request because it asked for ``logprobs``/``top_logprobs``."""
+    if not isinstance(e, openai.APIStatusError) or e.status_code not in (400, 422):
+        return False
+    return "logprob" in describe(e).lower()
+
+
+def logprob_tokens(logprobs: Any) -> list[dict[str, Any]] | None:
+    """A choice's ``logprobs.content`` as the plain dicts choice_scores reads (``token``,
+    ``logprob``, ``top_logprobs``); [] when the server sent none, None when what it sent is
+    not a list of entries (the token sequence is then unknown, so nothing can be scored).
+
+    The SDK gives its own objects, built without validation: a server's reply that does not
+    fit its types arrives as it was sent.
+    """
+    if logprobs is None:
+        return []
+    if isinstance(logprobs, dict):
+        content = logprobs.get("content")
+    elif hasattr(logprobs, "content"):
+        content = logprobs.content
+    else:
+        return None
+    if content is None:
+        return []
+    if not isinstance(content, list):
+        return None
+    out = []
+    for entry in content:
+        if hasattr(entry, "model_dump"):
+            entry = entry.model_dump(warnings=False)
+        if not isinstance(entry, dict):
+            return None
+        out.append(entry)
+    return out
+
+
+def answer_scores(tokens: list[dict[str, Any]] | None,
+                  choices: tuple[str, list[str]]) -> dict[str, float] | None:
+    """The choice scores of an answer's tokens (:func:`logprob_tokens`), None when the server's
+    logprobs give none.
+
+    The logprobs come from another program: numbers it got wrong cost the
+    scores, never the answer.
+    """
+    if tokens is None:
+        logger.debug("The LLM server's logprobs are not a list of tokens: the answer has no choice scores")
+        return None
+    if not tokens:
+        logger.debug("The LLM server sent no logprobs: the answer has no choice scores")
+        return None
+    try:
+        found = choice_scores(tokens, *choices)
+    except (ArithmeticError, TypeError, ValueError, AttributeError) as e:
+        logger.debug("The LLM server's logprobs cannot be read (%s): the answer has no choice scores", e)
+        return None
+    if found is None:
+        logger.debug("No %r value with probabilities in the answer: no choice scores", choices[0])
+    return found
+
+
 class Processor(LlmService):
     """Completions through the OpenAI Chat Completions API."""
 
@@ -143,6 +220,8 @@ class Processor(LlmService):
                                          max_retries=0, timeout=self.request_timeout)
         # Models whose server refused structured output once: not asked again.
         self.unstructured: set[str] = set()
+        # Models whose server refused logprobs once: not asked again.
+        self.unscored: set[str] = set()
         logger.info("OpenAI-compatible server %s, default model %s", redact_url(self.url), self.model)
 
     def _authorization(self, key: str | None) -> tuple[str, dict[str, str]]:
@@ -171,7 +250,8 @@ class Processor(LlmService):
         )
 
     def _request(self, system: str, prompt: str, model: str, temperature: float,
-                 stop: list[str], schema: dict[str, Any] | None = None) -> dict[str, Any]:
+                 stop: list[str], schema: dict[str, Any] | None = None,
+                 scored: bool = False) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": model,
             "messages": [{"role": "user", "content": f"{system}\n\n{prompt}" if system else prompt}],
@@ -183,6 +263,9 @@ class Processor(LlmService):
         if schema is not None and model not in self.unstructured:
             body["response_format"] = {"type": "json_schema",
                                        "json_schema": {"name": "output", "schema": schema, "strict": False}}
+        if scored and model not in self.unscored:
+            body["logprobs"] = True
+            body["top_logprobs"] = TOP_LOGPROBS
         return body
 
     async def _attempts(self, body: dict[str, Any]) -> Any:
@@ -192,41 +275,61 @@ class Processor(LlmService):
         raise AssertionError("unreachable: the retry policy reraises the last error")
 
     async def _create(self, body: dict[str, Any]) -> Any:
-        """One API call with the retry policy; a refused ``response_format`` is dropped once."""
-        try:
-            return await self._attempts(body)
-        except openai.OpenAIError as e:
-            if "response_format" not in body or not refuses_schema(e):
-                raise LlmError(describe(e)) from None
-            self.unstructured.add(body["model"])
+        """One API call with the retry policy; a refused ``logprobs`` or ``response_format`` is
+        dropped, each once (logprobs first: scores are the lesser loss)."""
+        while True:
+            try:
+                return await self._attempts(body)
+            except openai.OpenAIError as e:
+                reduced = self._without_refused(body, e)
+                if reduced is None:
+                    raise LlmError(describe(e)) from None
+                body = reduced
+
+    def _without_refused(self, body: dict[str, Any], e: BaseException) -> dict[str, Any] | None:
+        """``body`` without the optional part the server refused in ``e``, None when it refused none."""
+        model = body["model"]
+        if "logprobs" in body and refuses_logprobs(e):
+            self.unscored.add(model)
+            logger.debug("The LLM server refused logprobs for model %s (%s); asking without them from "
+                         "now on: its answers have no choice scores", model, describe(e))
+            return {k: v for k, v in body.items() if k not in ("logprobs", "top_logprobs")}
+        if "response_format" in body and refuses_schema(e):
+            self.unstructured.add(model)
             logger.warning("The LLM server refused structured output for model %s (%s); asking without "
-                           "a schema from now on", body["model"], describe(e))
-        try:
-            return await self._attempts({k: v for k, v in body.items() if k != "response_format"})
-        except openai.OpenAIError as e:
-            raise LlmError(describe(e)) from None
+                           "a schema from now on", model, describe(e))
+            return {k: v for k, v in body.items() if k != "response_format"}
+        return None
 
     async def generate(self, system: str, prompt: str, model: str, temperature: float,
-                       stop: list[str], prefix: str, *, schema: dict[str, Any] | None = None) -> LlmResult:
-        resp = await self._create(self._request(system, prompt, model, temperature, stop, schema))
+                       stop: list[str], prefix: str, *, schema: dict[str, Any] | None = None,
+                       choices: tuple[str, list[str]] | None = None) -> LlmResult:
+        body = self._request(system, prompt, model, temperature, stop, schema, scored=choices is not None)
+        resp = await self._create(body)
         if not resp.choices:
             raise LlmError("LLM server returned no choices")
         usage = resp.usage
+        first = resp.choices[0]
+        found = None if choices is None else answer_scores(logprob_tokens(getattr(first, "logprobs", None)),
+                                                           choices)
         return LlmResult(
-            text=resp.choices[0].message.content or "",
+            text=first.message.content or "",
             in_token=getattr(usage, "prompt_tokens", 0) or 0,
             out_token=getattr(usage, "completion_tokens", 0) or 0,
             model=resp.model or model,
+            choice_scores=found,
         )
 
     async def generate_stream(self, system: str, prompt: str, model: str, temperature: float,
-                              stop: list[str], prefix: str, *, schema: dict[str, Any] | None = None
+                              stop: list[str], prefix: str, *, schema: dict[str, Any] | None = None,
+                              choices: tuple[str, list[str]] | None = None
                               ) -> AsyncIterator[str | LlmResult]:
-        body = self._request(system, prompt, model, temperature, stop, schema)
+        body = self._request(system, prompt, model, temperature, stop, schema, scored=choices is not None)
         body.update(stream=True, stream_options={"include_usage": True})
         # Retry only the opening of the stream: errors surface there, before any text.
         stream = await self._create(body)
         summary = LlmResult(text="", model=model)
+        tokens: list[dict[str, Any]] | None = []
         try:
             async with stream:
                 async for chunk in stream:
@@ -236,10 +339,18 @@ class Processor(LlmService):
                         summary.in_token = chunk.usage.prompt_tokens or 0
                         summary.out_token = chunk.usage.completion_tokens or 0
                     for choice in chunk.choices or []:
+                        if choices is not None and tokens is not None:
+                            more = logprob_tokens(getattr(choice, "logprobs", None))
+                            if more is None:
+                                tokens = None
+                            else:
+                                tokens.extend(more)
                         if choice.delta is not None and choice.delta.content:
                             yield choice.delta.content
         except openai.OpenAIError as e:
             raise LlmError(describe(e)) from None
+        if choices is not None:
+            summary.choice_scores = answer_scores(tokens, choices)
         yield summary
 
     async def stop(self) -> None:
