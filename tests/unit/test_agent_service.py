@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 
@@ -113,3 +114,91 @@ async def test_a_tool_on_an_interface_nothing_serves_is_an_error_observation_at_
     answer = got[-1].answer or ""
     assert answer.startswith("Error: tool 'graph' cannot be used now: nothing serves ")
     assert d["graph-rag-request"].split("://")[1] in answer
+
+
+# -- a dialog whose caller was told it failed -------------------------------------------------
+
+COUNT_REQ, COUNT_RESP = tool_service_topics("unit-count")
+COUNT_TOOL = {"type": "tool-service", "name": "count", "description": "Count once more", "service": "count-svc",
+              "arguments": [{"name": "n", "type": "string", "description": "which count"}]}
+COUNT_SERVICE = {"id": "count-svc", "request-queue": COUNT_REQ, "response-queue": COUNT_RESP}
+
+
+class Counting(DynamicToolService):
+    """Not idempotent: every call counts; ``during`` runs inside each call."""
+
+    default_topic = "unit-count"
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.calls: list[str] = []
+        self.during = None
+
+    async def invoke(self, user, config, arguments):
+        self.calls.append(arguments["n"])
+        if self.during is not None:
+            self.during()
+        return f"counted {arguments['n']}"
+
+
+@pytest.fixture
+async def counting():
+    """An agent whose model calls ``count`` at every step, beside the counting service."""
+    broker = MemoryBroker()
+    async with worker(Counting, broker=broker) as tool, worker(Agent, broker=broker) as w:
+        d = w.flow_definition("f")
+        d["next"] = d["request"]
+        await w.open_flow("f", d)
+        w.prompt = ScriptedPrompt(replies=[action("count", n="1")])   # and again, and again
+        await w.respond(d["prompt-request"], d["prompt-response"], PromptRequest, w.prompt)
+        await w.configure({"tool": {"count": COUNT_TOOL}, "tool-service": {"count-svc": COUNT_SERVICE}})
+        w.tool, w.definition = tool.processor, d
+        yield w
+
+
+async def test_a_dialog_in_flight_when_the_broker_connection_went_calls_no_tool_again(counting):
+    # What the agent's connection watcher does when the broker goes: here while the tool runs.
+    counting.tool.during = lambda: counting.processor.pubsub.calls.connection_lost()
+    d = counting.definition
+    got = await counting.call(d["request"], d["response"], AgentRequest(question="Count", user="alice"),
+                              AgentResponse, until=end_of_dialog)
+    assert counting.tool.calls == ["1"]                  # before: run again at the next step
+    assert len(counting.prompt.calls) == 1               # and no further model step
+    assert got[-1].error.type == "agent-error"
+    assert got[-1].error.message == (
+        "The dialog stopped: the agent lost its broker connection during it, so its caller was told the call "
+        "failed, and no further tool call or model step was made for it. Ask again.")
+
+
+async def test_a_next_step_started_before_a_loss_another_process_told_of_is_not_taken(counting):
+    # Another replica ran the first step; this one hears a notice that a process lost the broker
+    # since: the dialog's caller has ended the call, so the step is not taken (no model, no tool).
+    from trustgraph.base.lost_calls import ANY_TOPIC
+    from trustgraph.base.topics import SERVING
+    from trustgraph.schema import AgentStep, ServingStarted
+    from trustgraph.schema.services.agent import DIALOG_STARTED
+
+    d = counting.definition
+    started = time.time() - 5
+    watch = counting.processor.pubsub.calls
+    await counting.send(SERVING, ServingStarted(topic=ANY_TOPIC, processor="prompt", instance="other",
+                                                sent=started + 1))
+    for _ in range(1000):   # the notice is handled on the agent's loop
+        if watch.lost_since(started) is not None:
+            break
+        await asyncio.sleep(0)
+    assert watch.lost_since(started) is not None and watch.lost_since(started + 2) is None
+    step = AgentStep(action="count", arguments={"n": "1"}, observation="counted 1")
+    got = await counting.call(d["request"], d["response"],
+                              AgentRequest(question="Count", user="alice", history=[step]), AgentResponse,
+                              until=end_of_dialog, properties={DIALOG_STARTED: f"{started:.3f}"})
+    assert counting.tool.calls == [] and counting.prompt.calls == []
+    assert got[-1].error.message.startswith("The dialog stopped: prompt lost its broker connection during it")
+    # A dialog that starts now is answered as ever, and its next step carries when it started.
+    nexts = await counting.listen(d["request"], AgentRequest)
+    counting.prompt.replies = [action("count", n="2"), final_answer("done")]
+    got = await counting.call(d["request"], d["response"], AgentRequest(question="Count", user="alice"),
+                              AgentResponse, until=end_of_dialog)
+    assert got[-1].answer == "done" and counting.tool.calls == ["2"]
+    (second,) = [m for m in nexts.messages if m.value.history]
+    assert abs(float(second.properties[DIALOG_STARTED]) - time.time()) < 60

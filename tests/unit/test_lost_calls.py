@@ -273,3 +273,19 @@ async def test_a_call_kept_while_its_producer_reconnected_is_dated_by_when_it_we
     assert not call.done()
     broker.hold_sends(REQ, held=False)
     assert (await asyncio.wait_for(call, 10)).response == "after the reconnect"
+
+
+def test_a_service_can_tell_whether_a_request_it_took_was_ended_by_its_caller():
+    # Its callers end what they sent before any loss they hear of; so does it, for what it took.
+    watch = CallWatch(None)
+    assert watch.lost_since(0.0) is None
+    watch.connection_lost(100.0)                                    # its own watcher: by this process
+    assert watch.lost_since(99.0) == (100.0, None) and watch.lost_since(100.0) is None
+    watch._on_started(type("M", (), {"value": ServingStarted(topic="*", processor="prompt", instance="x",
+                                                             sent=105.0)})())
+    assert watch.lost_since(101.0) == (105.0, "prompt")            # a notice from another process
+    watch.connection_lost(103.0)                                    # an older loss heard later: the latest stays
+    assert watch.lost_since(101.0) == (105.0, "prompt") and watch.lost_since(105.0) is None
+    own = ServingStarted(topic="*", processor="self", instance=watch.instance, sent=200.0)
+    watch._on_started(type("M", (), {"value": own})())              # its own notice is no news
+    assert watch.lost_since(150.0) is None

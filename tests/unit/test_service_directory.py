@@ -66,6 +66,8 @@ async def test_a_running_service_is_in_the_catalog_with_no_config_step():
     assert d.live("weather-service") is False
     assert d.announced() == {}
     assert "weather" not in build_catalog({}, d.announced()).tools
+    # Its tools are remembered, so a call of one is told "its service stopped", not "no such tool".
+    assert d.stopped_service_of("weather") == "weather-service" and d.stopped_service_of("other") is None
     await d.stop()
 
 

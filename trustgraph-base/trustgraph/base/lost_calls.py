@@ -38,6 +38,14 @@ the producer is back, so it is dated by its receipt, and no notice about
 what was lost before then ends it.
 
 One :class:`CallWatch` per ``PubSub`` follows both for all its clients.
+
+The same events tell a service that its own callers gave up: a caller of
+ours ends every call it sent before a loss it heard of (its own, or a notice
+for ``*``), and this process hears of the same losses.  So work begun for a
+request that reached this process before the latest of them is work for a
+caller who was told the call failed (:meth:`CallWatch.lost_since`); the
+agent checks it before each step of a dialog, so a tool is not called again
+for a dialog whose caller was told it failed.
 """
 
 from __future__ import annotations
@@ -50,7 +58,7 @@ import uuid
 import weakref
 from collections import deque
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..schema import ServingStarted
 from .connection_watch import Resubscribed
@@ -80,6 +88,13 @@ LATE_ARRIVALS = 0.25
 MAX_RECEIVED = 10_000
 
 
+class Loss(NamedTuple):
+    """A broker connection that was lost: when (wall-clock), and by whom (None: this process)."""
+
+    at: float
+    by: str | None
+
+
 class CallWatch:
     """The clients of one ``PubSub`` whose waiting calls a restart or a lost connection ends."""
 
@@ -96,6 +111,8 @@ class CallWatch:
         # reach each served topic (Pulsar URL), with when, so the notices can spare them.
         self._outages = 0
         self._arrivals: dict[str, deque[tuple[float, str]]] | None = None
+        # The latest broker connection loss heard of: callers end what they sent before it.
+        self._last_loss: Loss | None = None
 
     def follow(self, client: Any) -> None:
         """Watch ``client``'s calls (a ``RequestResponseClient``); subscribes once per PubSub."""
@@ -119,6 +136,7 @@ class CallWatch:
         if notice.instance == self.instance:
             return
         if notice.topic == ANY_TOPIC:
+            self._heard_loss(notice.sent or time.time(), notice.processor or "a process")
             reason = (f"{notice.processor or 'a process'} lost its broker connection: "
                       f"what was in flight then is gone")
             for client in list(self._clients):
@@ -133,18 +151,36 @@ class CallWatch:
                 # Only what went before the new consumer was there, and did not reach it.
                 client.fail_pending(reason, before=notice.sent or None, spare=spare)
 
-    def connection_lost(self) -> None:
-        """The broker connection went: every call waiting on a non-persistent topic is lost.
+    def connection_lost(self, at: float | None = None) -> None:
+        """The broker connection went (at wall-clock ``at``, now by default): every call waiting on
+        a non-persistent topic is lost.
 
         From now until the notices after the outage are written, the requests that reach
         this process's request topics are noted (:meth:`arrived`).
         """
+        self._heard_loss(time.time() if at is None else at, None)
         self._outages += 1
         if self._arrivals is None:
             self._arrivals = {}
         for client in list(self._clients):
             if client.response_topic.startswith("non-persistent://"):
                 client.fail_pending("the connection to the broker was lost: the request or its reply is gone")
+
+    def _heard_loss(self, at: float, by: str | None) -> None:
+        if self._last_loss is None or at > self._last_loss.at:
+            self._last_loss = Loss(at, by)
+
+    def lost_since(self, started: float) -> Loss | None:
+        """The latest loss of a broker connection heard of, when it came after ``started``
+        (wall-clock); else None.  With one, a call that reached this process at ``started``
+        has been (or will be) ended by its caller.
+
+        A caller of ours ends what it sent before any loss it hears of, and a call reaches
+        this process after it was sent, so a loss after ``started`` is after the sending.  A
+        constant-time check, for a service to make before each further step of the work.
+        """
+        last = self._last_loss
+        return last if last is not None and last.at > started else None
 
     def arrived(self, topic: str, request_id: str) -> None:
         """A request reached served topic ``topic`` (a Pulsar URL); kept only during an outage."""

@@ -407,7 +407,7 @@ class PubSub:
             event = watch.observe(self.connection_states(), time.time(), time.monotonic())
             if isinstance(event, Lost):
                 if self._calls is not None:  # first: what was in flight is gone, say so to its callers now
-                    self._calls.connection_lost()
+                    self._calls.connection_lost(event.at)
                 problem = await probe(self._broker) if self._broker is not None else None
                 logger.warning("Lost the connection to the broker at %s%s; reconnecting in the "
                                "background (messages sent meanwhile may be lost)", self.url,

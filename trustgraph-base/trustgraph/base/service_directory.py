@@ -140,6 +140,7 @@ class ServiceState:
     last_heard: float = 0.0        # wall clock, the owner's last heartbeat
     went_down: float | None = None  # monotonic, when the owner's last replica left
     queue: str | None = None       # the owner's request queue, kept after it went down
+    offered: str = ""              # the owner's tools (JSON text), kept after it went down
     reported: set[str] = field(default_factory=set)  # conflicting sets already warned about
 
     @property
@@ -359,10 +360,10 @@ class ServiceDirectory:
         existed ("no tool of that name") instead of "its service stopped".
         """
         for sid, state in self.services.items():
-            if state.live or not state.tools:
+            if state.live or not state.offered:
                 continue
             try:
-                offered = limits.loads(state.tools)
+                offered = limits.loads(state.offered)
             except ValueError:
                 continue
             names = offered.keys() if isinstance(offered, dict) else (
@@ -508,6 +509,7 @@ class ServiceDirectory:
             state.since = self._clock()
             state.went_down = None
             state.queue = state.sets[new].request_queue
+            state.offered = state.sets[new].tools
             state.last_heard = max(r.heard for r in state.sets[new].replicas.values())
             if old is not None:
                 logger.info("Tool service %s: now owned by replicas %s", state.service,

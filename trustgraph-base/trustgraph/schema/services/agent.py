@@ -13,6 +13,11 @@ from ..core.primitives import Error
 #: call.  A property, so the record stays upstream's; upstream's clients never
 #: set it and get none (they would show one as a thought).
 SHOW_ACTIONS = "show-actions"
+#: Ours, a message property of an agent request on ``next``: when the dialog's first request
+#: reached the agent (wall-clock seconds).  A broker connection lost after it means the
+#: dialog's caller was told the call failed, so no further step is taken for it.  Upstream's
+#: agents neither set nor read it.
+DIALOG_STARTED = "dialog-started"
 
 # Ours: how a dialog ended, on its last message (``AgentResponse.outcome``), so a caller can
 # tell a tool's answer from the others.  Upstream's clients ignore the field and see a normal

@@ -182,13 +182,21 @@ class AgentManager:
         self._schema_warned = False
 
     async def react(self, request: AgentRequest, registry: Registry, flow: Any,
-                    deadline: float | None = None) -> AsyncIterator[Event]:
+                    deadline: float | None = None,
+                    abandoned: Callable[[], str | None] | None = None) -> AsyncIterator[Event]:
         """Yield the events of one iteration; the last is Answer(end), Continue or Failed.
 
         ``deadline`` is when the dialog's caller stops waiting (absolute UNIX
         time, None when it did not say): every prompt and tool call of the
-        iteration ends by then.
+        iteration ends by then.  ``abandoned()`` says why the dialog's caller
+        has been told it failed (the broker connection went), or None; it is
+        asked before the model's step, before a tool call and after one, and
+        a reason ends the dialog there with it: a tool is not called again
+        for a dialog nobody waits for.
         """
+        if abandoned is not None and (why := abandoned()):
+            yield Failed(why)
+            return
         history = list(request.history or [])
         if len(history) >= self.max_iterations:
             last = _last_error(history)
@@ -217,10 +225,13 @@ class AgentManager:
                             yield Answer(text, end=False)
                         continue
                     yield event
-        except PromptFailed as e:
-            yield Failed(str(e))
+        except PromptFailed as e:   # a lost connection ends the prompt call too: say that, not its symptom
+            yield Failed((abandoned() if abandoned is not None else None) or str(e))
             return
         result = outcome[0]
+        if abandoned is not None and not isinstance(result, Final) and (why := abandoned()):
+            yield Failed(why)
+            return
 
         state = request.state or "undefined"
         if isinstance(result, Final):
@@ -272,6 +283,9 @@ class AgentManager:
             async with aclosing(self._observe(result, tools, request, flow, deadline, outcome)) as parts:
                 async for part in parts:
                     yield part
+            if abandoned is not None and (why := abandoned()):
+                yield Failed(why)
+                return
             call: ToolCall = outcome[1]
             arguments = {k: as_text(v) for k, v in result.arguments.items()}
             unavailable_before = call.failure == FAILURE_UNAVAILABLE and any(

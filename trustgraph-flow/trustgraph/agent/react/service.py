@@ -28,6 +28,13 @@ Differences from upstream worth knowing:
   before the call; a mismatch is an ``Error:`` observation naming what to fix.
 * Type ``row-embeddings-query`` embeds the query (``embeddings-*``) and
   searches the rows (``row-embeddings-query-*``), as upstream.
+* A dialog stops, with an error saying why, once a broker connection was
+  lost after its first request reached the agent (this agent's own, or one
+  another process told of): every caller of ours has then ended the call
+  as failed (``trustgraph.base.lost_calls``), so no further model step or
+  tool call is made for it (a non-idempotent tool would otherwise run again
+  for nobody).  When the dialog started travels with it on ``next``
+  (property ``dialog-started``), so any replica can tell.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import time
 from collections.abc import Mapping
 from contextlib import aclosing
@@ -43,6 +51,7 @@ from typing import Any
 from trustgraph.base import ConsumerSpec, FlowProcessor, ProducerSpec, RequestResponseSpec, deadlines
 from trustgraph.base.catalog_feed import CatalogFeed
 from trustgraph.base.flow_processor import Flow
+from trustgraph.base.lost_calls import Loss
 from trustgraph.base.pubsub import Message
 from trustgraph.base.serving import Replies, Reply, ServiceError, message_or_type
 from trustgraph.base.tool_service_client import ToolServiceClients
@@ -65,7 +74,7 @@ from trustgraph.schema import (
     ToolRequest,
     ToolResponse,
 )
-from trustgraph.schema.services.agent import SHOW_ACTIONS
+from trustgraph.schema.services.agent import DIALOG_STARTED, SHOW_ACTIONS
 
 from .agent_manager import AgentManager
 from .decisions import Confidence
@@ -106,6 +115,26 @@ REPLIES = Replies(
     malformed_record=lambda error: AgentResponse(chunk_type="error", content=error.message,
                                                  end_of_message=True, end_of_dialog=True, error=error),
     error_type=ERROR_TYPE, describe=message_or_type, confirm=True)
+
+
+def dialog_started(request: AgentRequest, properties: Mapping[str, str], now: float) -> float:
+    """When the dialog reached the agent: ``now`` for its first request, else what the iteration
+    before wrote on ``next`` (never later than ``now``; ``now`` when absent or unreadable, as
+    from an older agent: then only this iteration is covered)."""
+    if not request.history:
+        return now
+    try:
+        started = float(properties.get(DIALOG_STARTED) or "nan")
+    except ValueError:
+        return now
+    return min(started, now) if math.isfinite(started) else now
+
+
+def abandoned_because(loss: Loss) -> str:
+    """The error that ends a dialog whose caller was told it failed (see the module docstring)."""
+    who = "the agent" if loss.by is None else loss.by
+    return (f"The dialog stopped: {who} lost its broker connection during it, so its caller was told the "
+            "call failed, and no further tool call or model step was made for it. Ask again.")
 
 
 def to_response(event: Event, streaming: bool) -> AgentResponse:
@@ -207,6 +236,7 @@ class Processor(FlowProcessor):
         """Run one iteration and send its messages; a failure of ours becomes an agent-error."""
         rid = reply.id
         request: AgentRequest = msg.value
+        now = time.time()
         if not isinstance(request.question, str):
             # null decodes as None (WIRE.md 1): the caller's mistake, said as such, not a traceback.
             raise ServiceError("the request has no question: 'question' must be a string")
@@ -227,8 +257,16 @@ class Processor(FlowProcessor):
         show_actions = msg.properties.get(SHOW_ACTIONS) == "true"
         if show_actions:
             props[SHOW_ACTIONS] = "true"   # and for the next iterations
+        started = dialog_started(request, msg.properties, now)
+        props[DIALOG_STARTED] = f"{started:.3f}"
+        calls = self.pubsub.calls
+
+        def abandoned() -> str | None:
+            loss = calls.lost_since(started)
+            return None if loss is None else abandoned_because(loss)
+
         # aclosing: if a send fails, the iteration's prompt call is cancelled at once.
-        async with aclosing(self.manager.react(request, registry, flow, end)) as events:
+        async with aclosing(self.manager.react(request, registry, flow, end, abandoned)) as events:
             async for event in events:
                 if isinstance(event, Continue):
                     await flow("next").send(event.request, props)
