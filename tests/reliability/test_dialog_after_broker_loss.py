@@ -41,7 +41,8 @@ pytestmark = [pytest.mark.long, pytest.mark.timeout(900)]
 
 
 def question(n: int) -> str:
-    return f"Count for dialog {n} please"
+    # Every argument value the model gives is in the question (the agent asks back otherwise).
+    return f"Count for dialog {n} please, taking {CALL_SECONDS} seconds"
 
 
 async def test_no_tool_call_for_a_dialog_after_its_agent_lost_the_broker(own_broker, tmp_path, scenario):

@@ -160,7 +160,7 @@ async def test_a_dialog_in_flight_when_the_broker_connection_went_calls_no_tool_
     # What the agent's connection watcher does when the broker goes: here while the tool runs.
     counting.tool.during = lambda: counting.processor.pubsub.calls.connection_lost()
     d = counting.definition
-    got = await counting.call(d["request"], d["response"], AgentRequest(question="Count", user="alice"),
+    got = await counting.call(d["request"], d["response"], AgentRequest(question="Count 1", user="alice"),
                               AgentResponse, until=end_of_dialog)
     assert counting.tool.calls == ["1"]                  # before: run again at the next step
     assert len(counting.prompt.calls) == 1               # and no further model step
@@ -197,7 +197,7 @@ async def test_a_next_step_started_before_a_loss_another_process_told_of_is_not_
     # A dialog that starts now is answered as ever, and its next step carries when it started.
     nexts = await counting.listen(d["request"], AgentRequest)
     counting.prompt.replies = [action("count", n="2"), final_answer("done")]
-    got = await counting.call(d["request"], d["response"], AgentRequest(question="Count", user="alice"),
+    got = await counting.call(d["request"], d["response"], AgentRequest(question="Count 2", user="alice"),
                               AgentResponse, until=end_of_dialog)
     assert got[-1].answer == "done" and counting.tool.calls == ["2"]
     (second,) = [m for m in nexts.messages if m.value.history]
