@@ -91,7 +91,7 @@ BLUEPRINT = "bench-agent"
 TOOL_TOPIC = "bench-echo"      # non-persistent://tg/request/bench-echo
 STEPS = 3                      # tool calls per dialog
 ITERATIONS = STEPS + 1         # + the final answer
-QUESTION = "Run the three bench steps"
+QUESTION = "Run the bench steps 1, 2 and 3"   # every value the script gives is said (the agent checks)
 SYSTEM = "You are the agent bench's scripted model."
 # Rendered by prompt-template (Jinja2); _render() is the same text built in Python,
 # used for the direct LLM calls.  Its replies are checked, so a drift shows.
