@@ -225,3 +225,13 @@ async def test_every_ending_maps_to_one_outcome(error, outcome, error_type, mess
 def test_each_failing_outcome_has_one_error_type():
     assert set(ERROR_TYPES) == set(Outcome) - {Outcome.ANSWERED}
     assert len(set(ERROR_TYPES.values())) == len(ERROR_TYPES)
+
+
+def test_the_mcp_server_and_the_gateway_call_tools_without_the_agents_package():
+    import subprocess
+    import sys
+    code = ("import sys, trustgraph.mcp_server.service, trustgraph.gateway.service; "
+            "print(sorted(m for m in sys.modules if m.startswith('trustgraph.agent')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
