@@ -3,6 +3,8 @@
 A scripted model makes the agent call an imported MCP tool; the MCP server is
 the SDK's (``tests/integration/mcp_stand_in.py``) on 127.0.0.1; our
 ``mcp-server`` is the one tg-launch started, called with the SDK's client.
+The same bad calls through our MCP server, the gateway's REST route and
+``tg-invoke-tool-service`` get the same refusal.
 """
 
 from __future__ import annotations
@@ -11,11 +13,12 @@ import asyncio
 import json
 import subprocess
 import time
+import urllib.request
 
 import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-from support import BIN, McpStandIn
+from support import BIN, McpStandIn, wait_for
 
 TOKEN = "e2e-mcp-token"
 # A structured decision, as the bootstrap template asks for (the scripted model enforces its schema).
@@ -119,3 +122,71 @@ def test_an_mcp_client_calls_the_joke_service_through_our_mcp_server(stack):
     names, joke = asyncio.run(_through_our_mcp_server(stack.mcp_url))
     assert "tell-joke" in names and "tell-dad-joke" in names
     assert joke.startswith("Hey trustgraph! Here's a pun for you:")
+
+
+# A tool of the joke service whose arguments a caller can get wrong in each way a schema refuses.
+FORECAST = {"type": "tool-service", "name": "joke-forecast", "description": "A joke about the days ahead",
+            "service": "joke-service",
+            "arguments": [{"name": "topic", "type": "string", "description": "What the joke is about"},
+                          {"name": "days", "type": "integer", "description": "Days ahead", "required": False},
+                          {"name": "unit", "type": "string", "enum": ["C", "F"], "required": False}]}
+BAD_CALLS = [  # (the CLI's -a flags, the same arguments as JSON, the problem the refusal names)
+    (["topic=rain", "days=two"], {"topic": "rain", "days": "two"},
+     "argument 'days' must be of type integer, got \"two\""),
+    (["topic=rain", "unit=K"], {"topic": "rain", "unit": "K"}, "argument 'unit' must be one of \"C\", \"F\", got \"K\""),
+    (["days=2"], {"days": 2}, "missing argument(s) 'topic'"),
+]
+
+
+async def _mcp_calls(url: str, calls: list[dict]) -> list[tuple[bool, str]]:
+    async with streamable_http_client(url) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        out = []
+        for arguments in calls:
+            result = await session.call_tool("joke-forecast", arguments)
+            out.append((result.is_error, "".join(c.text for c in result.content)))
+        return out
+
+
+async def _mcp_lists(url: str, name: str) -> bool:
+    async with streamable_http_client(url) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        return name in [t.name for t in (await session.list_tools()).tools]
+
+
+def _rest(stack, body: dict) -> dict:
+    request = urllib.request.Request(stack.url + "api/v1/tool-service", data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=60) as resp:
+        return json.loads(resp.read())
+
+
+def test_the_same_bad_call_gets_the_same_refusal_everywhere(stack):
+    put = stack.cli("tg-put-config-item", "tool/joke-forecast", input=json.dumps(FORECAST))
+    assert put.returncode == 0, put.stderr
+    wait_for("the tool in the gateway's catalog", lambda: "error" not in _rest(
+        stack, {"tool": "joke-forecast", "arguments": {"topic": "rain"}}), detail=stack.child_logs)
+    wait_for("the tool in our MCP server's list", lambda: asyncio.run(_mcp_lists(stack.mcp_url, "joke-forecast")))
+
+    mcp = asyncio.run(_mcp_calls(stack.mcp_url, [arguments for _, arguments, _ in BAD_CALLS]))
+    for (flags, arguments, problem), (is_error, mcp_text) in zip(BAD_CALLS, mcp, strict=True):
+        assert is_error, mcp_text
+        assert mcp_text.startswith(f"tool-argument-error: wrong arguments for tool 'joke-forecast': {problem}. "
+                                   "Its arguments are: topic (string): What the joke is about; "), mcp_text
+        rest = _rest(stack, {"tool": "joke-forecast", "arguments": arguments})
+        assert rest == {"error": {"type": "tool-argument-error",
+                                  "message": mcp_text.removeprefix("tool-argument-error: ")}}
+        for streaming in ([], ["--no-streaming"]):
+            cli = stack.cli("tg-invoke-tool-service", "-n", "joke-forecast",
+                            *(a for flag in flags for a in ("-a", flag)), *streaming)
+            assert (cli.returncode, cli.stdout.strip()) == (1, ""), cli.stdout
+            assert cli.stderr.splitlines() == [f"tg-invoke-tool-service: error: {mcp_text}"]
+
+    # The coercion a model (or -a days=3) relies on holds on every path: the call is answered.
+    ok = stack.cli("tg-invoke-tool-service", "-n", "joke-forecast", "-a", "topic=rain", "-a", "days=3",
+                   "-a", "unit=C")
+    assert ok.returncode == 0 and ok.stdout.startswith("Hey trustgraph!"), ok.stderr
+    assert _rest(stack, {"tool": "joke-forecast", "arguments": {"topic": "rain", "days": "3"}})[
+        "response"].startswith("Hey trustgraph!")
+    (is_error, text), = asyncio.run(_mcp_calls(stack.mcp_url, [{"topic": "rain", "days": "3"}]))
+    assert not is_error and text.startswith("Hey trustgraph!"), text

@@ -520,7 +520,9 @@ async def test_tool_service_endpoint(stack: Stack, broker: EmbeddedBroker,
         descriptor = {"id": t, "request-queue": f"non-persistent://tg/request/{t}",
                       "response-queue": f"non-persistent://tg/response/{t}", "config-params": [{"name": "style"}]}
         tool = {"type": "tool-service", "name": f"tool-{t}", "description": "Echo", "service": t, "style": "pun",
-                "arguments": [{"name": "topic", "type": "string", "description": "x"}],
+                "arguments": [{"name": "topic", "type": "string", "description": "x", "required": False},
+                              {"name": "stream", "type": "boolean", "required": False},
+                              {"name": "fail", "type": "boolean", "required": False}],
                 "examples": ["Echo cats back to me"]}
         broken = {"type": "tool-service", "name": f"broken-{t}", "description": "x", "service": f"missing-{t}"}
         values = [{"type": "tool-service", "key": t, "value": json.dumps(descriptor)},
@@ -543,7 +545,7 @@ async def test_tool_service_endpoint(stack: Stack, broker: EmbeddedBroker,
         good, bad = entries[t], entries[f"broken-{t}"]
         assert (good["name"], good["errors"], good["config"], good["request-queue"]) == (
             f"tool-{t}", [], {"style": "pun"}, descriptor["request-queue"])
-        assert good["input-schema"]["properties"] == {"topic": {"type": "string", "description": "x"}}
+        assert good["input-schema"]["properties"]["topic"] == {"type": "string", "description": "x"}
         assert (good["examples"], entries[f"kb-{t}"]["examples"]) == (["Echo cats back to me"], [])
         assert bad["errors"] == [f"tool/broken-{t}: field 'service': unknown tool service 'missing-{t}'"]
         assert bad["errors"][0] in catalog["errors"]
@@ -554,6 +556,14 @@ async def test_tool_service_endpoint(stack: Stack, broker: EmbeddedBroker,
         assert await post(http, api, {"tool": f"tool-{t}", "arguments": {"stream": True}}) == {"response": "abc"}
         assert await post(http, api, {"tool": f"tool-{t}", "arguments": {"fail": True}}) == {
             "error": {"type": "tool-service-error", "message": "asked to fail"}}
+        # The tool's schema is checked here as everywhere (nothing is sent), by name only.
+        refused = await post(http, api, {"tool": f"tool-{t}", "arguments": {"stream": "maybe", "colour": 1}})
+        assert refused["error"]["type"] == "tool-argument-error"
+        assert refused["error"]["message"].startswith(
+            f"wrong arguments for tool 'tool-{t}': unknown argument(s) 'colour'; argument 'stream' must be of "
+            "type boolean, got \"maybe\"")
+        assert await post(http, api, {"tool": f"tool-{t}", "arguments": {"stream": "true"}}) == {"response": "abc"}
+        assert await post(http, api, {"service": t, "arguments": {"colour": 1}}) == {"response": "trustgraph|None|None"}
         assert await post(http, api, {"tool": "no-such-tool"}) == {
             "error": {"type": "gateway-error", "message": "Unknown tool 'no-such-tool'"}}
         unknown = await post(http, api, {"tool": f"broken-{t}"})

@@ -6,8 +6,9 @@ import json
 
 import pytest
 from trustgraph.agent.react.registry import Tool, build_registry, filter_tools
-from trustgraph.agent.react.tools import BUILDERS, ToolServiceClients, ToolServiceImpl
+from trustgraph.base.tool_service_client import ToolServiceClients
 from trustgraph.catalog import TOOL_TYPES, ToolArgument, build_catalog
+from trustgraph.catalog.implementations import BUILDERS, ToolServiceImpl
 
 
 def catalog_tool(key: str, descriptor: dict):
@@ -169,8 +170,8 @@ def test_descriptor_errors_without_an_agent():
 
 
 async def test_row_embeddings_query_embeds_then_searches_and_formats_as_upstream():
-    from trustgraph.agent.react.tools import BUILDERS as TOOLS
-    from trustgraph.agent.react.types import CallContext
+    from trustgraph.catalog.implementations import BUILDERS as TOOLS
+    from trustgraph.catalog.implementations import CallContext
     from trustgraph.schema import (
         EmbeddingsResponse,
         RowEmbeddingsRequest,
@@ -199,8 +200,17 @@ async def test_row_embeddings_query_embeds_then_searches_and_formats_as_upstream
     assert embed.sent[0].text == "ada"
     assert rows.sent[0] == RowEmbeddingsRequest(vectors=[[0.1, 0.2]], limit=3, user="ann", collection="default",
                                                 schema_name="person", index_name="name")
-    # The flow's client for these calls carries the row-embeddings records.
+    # The flow's client for these calls carries the row-embeddings records, in the agent too.
     from trustgraph.agent.react.service import CLIENTS
-    assert CLIENTS["row-embeddings-query"] == (RowEmbeddingsRequest, RowEmbeddingsResponse)
+    from trustgraph.catalog.implementations import FLOW_CLIENTS
+    assert CLIENTS["row-embeddings-query"] == FLOW_CLIENTS["row-embeddings-query"] == (
+        RowEmbeddingsRequest, RowEmbeddingsResponse)
     rows.answer = RowEmbeddingsResponse(matches=[])
     assert await impl.invoke(ctx, {"query": "x"}) == "No matching records found"
+
+
+def test_the_agents_old_import_paths_still_give_the_tools():
+    from trustgraph.agent.react import tools, types
+    from trustgraph.catalog import implementations
+    assert tools.BUILDERS is implementations.BUILDERS and tools.ToolServiceImpl is implementations.ToolServiceImpl
+    assert types.CallContext is implementations.CallContext

@@ -89,3 +89,23 @@ async def test_no_retry_once_a_chunk_was_passed_on(pool):
     with pytest.raises(TimeoutError):
         await clients.invoke(service(True), "u", {}, {}, timeout=1, on_chunk=seen.append)
     assert seen == ["first half"] and len(broker.sent[REQ]) == 1
+
+
+async def test_a_service_whose_replica_announces_itself_is_called_whatever_the_broker_gauge_says():
+    # The broker's consumer gauge counts a service that has just started only at its next refresh;
+    # its heartbeats are fresher, so a live announced service is called, an unknown one refused.
+    broker = MemoryBroker()
+    ps = memory_pubsub(broker, "caller")
+    state = {"live": True}
+    clients = ToolServiceClients(ps, name="test", liveness=lambda sid, queue: state["live"] if queue == REQ else None,
+                                 unserved=lambda topic: f"nothing serves {topic}")
+    try:
+        await responder(broker, Flaky(ignore=0))
+        assert await clients.invoke(service(False), "u", {}, {}, timeout=5) == "ok"
+        state["live"] = None                       # not announced: the gauge decides
+        with pytest.raises(ServiceUnavailable, match="nothing serves"):
+            await clients.invoke(service(False), "u", {}, {}, timeout=5)
+        assert len(broker.sent[REQ]) == 1
+    finally:
+        await clients.close()
+        await ps.close()

@@ -44,3 +44,20 @@ def test_why_says_what_a_caller_is_told_and_nothing_while_served():
     assert u.why(TOPIC, 100.0) is None
     u.take({KEY: 0}, 100.0 + GRACE + 1)
     assert u.why(TOPIC, 100.0 + GRACE + 1).startswith(f"nothing serves {TOPIC}: the broker has counted")
+
+
+def test_a_topic_listed_late_gets_its_own_grace():
+    # A tool service started while the stack runs: the broker lists its topic at once, with no
+    # consumer until its next refresh; the readings began long before, and that must not matter.
+    u = UnservedTopics("http://broker:8080")
+    for t in range(100, 200, int(POLL)):
+        u.take({}, float(t))
+    assert u.unserved(TOPIC, 200.0)                          # never listed: a route nothing runs
+    u.take({KEY: 0}, 202.0)                                  # listed: its grace starts now
+    assert not u.unserved(TOPIC, 202.0)
+    u.take({KEY: 0}, 202.0 + GRACE - 1)
+    assert not u.unserved(TOPIC, 202.0 + GRACE - 1)
+    u.take({KEY: 0}, 202.0 + GRACE)
+    assert u.unserved(TOPIC, 202.0 + GRACE)                  # nothing came: refused, as before
+    u.take({KEY: 1}, 202.0 + GRACE + POLL)
+    assert not u.unserved(TOPIC, 202.0 + GRACE + POLL)

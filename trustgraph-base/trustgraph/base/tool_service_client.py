@@ -202,10 +202,19 @@ class ToolServiceClients:
             # Not started here: the client opens itself inside its first
             # call's deadline, so a slow subscription cannot outlive a call.
             client = ToolServiceClient(self.pubsub, request_topic=key[0], response_topic=key[1],
-                                       name=f"{self.name}/tool-service/{key[0]}", unserved=self.unserved)
+                                       name=f"{self.name}/tool-service/{key[0]}",
+                                       unserved=self._unserved if self.unserved is not None else None)
             self.clients[key] = client
             logger.info("Tool-service client created for %s", key[0])
         return client
+
+    def _unserved(self, topic: str) -> str | None:
+        """Why the broker counts no consumer on ``topic``, unless a live replica announces it:
+        its heartbeats are fresher than the broker's gauge, which counts a service that has just
+        started only at its next refresh (every 5 s on pulsar-lite)."""
+        if self.liveness is not None and self.liveness("", topic) is True:
+            return None
+        return self.unserved(topic) if self.unserved is not None else None
 
     async def invoke(self, service: Service, user: str, config: Any, arguments: Any, *,
                      timeout: float, deadline: float | None = None,

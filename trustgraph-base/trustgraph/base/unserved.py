@@ -13,8 +13,15 @@ So, when the gateway has ``--pulsar-admin-url``, :class:`UnservedTopics`
 reads the gauge every :data:`POLL` seconds, and a request topic counts as
 unserved once every reading for :data:`GRACE` seconds showed it without a
 consumer: a processor that has just started, or is being restarted, is not
-refused because of a stale gauge.  Without the URL, or while the metrics
-cannot be read, nothing is refused (calls keep their deadlines).
+refused because of a stale gauge.  The grace of a topic that no reading
+showed served starts at the first reading that lists it: the broker lists a
+topic as soon as a consumer subscribes, with the count 0 until its next
+refresh (up to 5 s later), so a tool service started while the stack runs
+was refused as "nothing serves" by a gateway that had been reading for
+longer than the grace.  A topic no reading lists (nothing ever opened it:
+a route to a service this stack does not run) counts from the first
+reading.  Without the URL, or while the metrics cannot be read, nothing is
+refused (calls keep their deadlines).
 """
 
 from __future__ import annotations
@@ -45,6 +52,7 @@ class UnservedTopics:
         self._read_at = 0.0                        # the last good reading
         self._counts: dict[str, int] = {}
         self._served_at: dict[str, float] = {}     # topic key -> last reading that showed a consumer
+        self._listed_at: dict[str, float] = {}     # topic key -> first reading that listed it
         self._task: asyncio.Task | None = None
 
     def start(self) -> None:
@@ -80,6 +88,7 @@ class UnservedTopics:
         self._read_at = now
         self._counts = counts
         for key, n in counts.items():
+            self._listed_at.setdefault(key, now)
             if n > 0:
                 self._served_at[key] = now
 
@@ -91,7 +100,7 @@ class UnservedTopics:
         key = topic_key(topic)
         if self._counts.get(key, 0) > 0:
             return False
-        seen = max(self._served_at.get(key, self._since), self._since)
+        seen = max(self._served_at.get(key, self._listed_at.get(key, self._since)), self._since)
         return now - seen >= GRACE
 
     def why(self, topic: str, now: float | None = None) -> str | None:

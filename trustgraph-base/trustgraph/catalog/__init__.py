@@ -5,7 +5,13 @@
 * ``build``: :func:`build_catalog`, the one function that turns config into tools;
 * ``check``: :func:`check_item`, the check ``tg-put-config-item`` runs before writing;
 * ``data_blocks``: the tools' providers' text shown to a model as data (the ``<tool-data>`` tags);
-* ``errors``: :class:`DescriptorError`, the one wording of every problem.
+* ``errors``: :class:`DescriptorError`, the one wording of every problem;
+* ``implementations``: how each tool type is called (``BUILDERS``);
+* ``calling``: :func:`~.calling.call_tool`, the one path every caller (agent, MCP server,
+  gateway) takes to call a tool: checking, time, streaming, one outcome per ending.
+
+``implementations`` and ``calling`` are not imported here: they bring the messaging core,
+which the commands that only read descriptors do not need.
 """
 
 from .arguments import TYPES, ArgumentError, ToolArgument, arguments_schema

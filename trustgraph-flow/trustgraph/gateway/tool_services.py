@@ -12,15 +12,19 @@ request body names either
   "arguments": {...}, "user": "..."}``; the ``tool-service/<id>`` descriptor
   gives the queues and ``config`` is sent as given.
 
-``user`` defaults to ``"trustgraph"``.  The answer is ``{"response": text}``
-(streamed chunks joined) or ``{"error": {"type", "message"}}``: the service's
-own error, ``tool-service-unavailable`` at once when nothing would answer
-(no live replica of an announced service, or no consumer on the request
-queue as the broker counts it), or ``gateway-error`` for an unknown or
-misconfigured tool (the message then carries the catalog's descriptor
-problem), a bad body, a call lost on its way (its service restarted), or
-``Timeout``.  Arguments are passed as given: the service validates its own
-inputs (the agent checks the model's against the tool's schema first).
+``user`` defaults to ``"trustgraph"``.  A call runs through
+:mod:`trustgraph.catalog.calling`, as the agent's and the MCP server's do,
+so a tool's arguments are checked against its schema first, and a call gets
+the answer or the refusal it gets there.  The answer is ``{"response":
+text}`` (streamed chunks joined) or ``{"error": {"type", "message"}}``:
+``tool-argument-error`` for arguments the tool's schema refuses (nothing is
+sent), the service's own error, ``tool-service-unavailable`` at once when
+nothing would answer (no live replica of an announced service, or no
+consumer on the request queue as the broker counts it), ``tool-timeout``,
+``tool-call-lost`` (its service restarted mid-call), or ``gateway-error``
+for an unknown or misconfigured tool (the message then carries the
+catalog's descriptor problem) or a bad body.  A call by service id has no
+tool schema: its arguments are passed as given, for the service to check.
 
 ``GET /api/v1/tool-catalog`` serves :meth:`Catalog.to_json` (what
 ``tg-show-tools`` shows) and ``GET /api/v1/tool-service/errors`` the list of
@@ -39,14 +43,11 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from trustgraph.base import PubSub, ToolServiceClients, ToolServiceError, deadlines
-from trustgraph.base.pubsub import PubSubError
-from trustgraph.base.request_response import CallLost, ClientClosed
+from trustgraph.base import PubSub, ToolServiceClients
 from trustgraph.base.service_directory import ServiceDirectory
-from trustgraph.base.topics import TopicError
 from trustgraph.catalog import TOOL_SERVICE_TYPE, Catalog, ToolServiceDescriptor, build_catalog
+from trustgraph.catalog.calling import CallableTool, CallResult, call_service, call_tool
 
-from .dispatch import CLOSED_DURING_CALL, timeout_error
 from .translators import DEFAULT_USER, JsonObject, error_body, gateway_error
 
 logger = logging.getLogger(__name__)
@@ -68,6 +69,9 @@ class ToolServices:
                                           liveness=directory.live_for if directory is not None else None,
                                           unserved=unserved)
         self._closing: set[asyncio.Task] = set()
+        # The catalog's tools with their implementations, built on first call: each keeps its
+        # compiled argument schema from one call to the next.
+        self._callable: dict[str, CallableTool] = {}
 
     @property
     def errors(self) -> list[str]:
@@ -80,6 +84,7 @@ class ToolServices:
         known = set(self.errors)
         catalog = build_catalog(config, announced)
         self.catalog = catalog
+        self._callable = {}
         self.configured = frozenset(config.get("tool-service") or {})
         logger.info("Tool catalog: %d tools, %d services (%d announced), %d descriptor errors",
                     len(catalog.tools), len(catalog.services), len(catalog.announced), len(catalog.errors))
@@ -134,8 +139,8 @@ class ToolServices:
         return out
 
     # -- calls ---------------------------------------------------------------------
-    def _target(self, body: Any) -> tuple[ToolServiceDescriptor, Any] | JsonObject:
-        """``(service descriptor, config)`` of a call, or its error JSON."""
+    def _target(self, body: Any) -> tuple[CallableTool | ToolServiceDescriptor, Any] | JsonObject:
+        """``(tool, None)`` or ``(service descriptor, config)`` of a call, or its error JSON."""
         if not isinstance(body, dict):
             return gateway_error("the request must be a JSON object")
         catalog = self.catalog
@@ -149,7 +154,10 @@ class ToolServices:
             if tool.service is None:
                 return gateway_error(f"Tool '{name}' is of type {tool.type}; only {TOOL_SERVICE_TYPE} "
                                      "tools can be called here")
-            return tool.service, dict(tool.config)
+            callable_tool = self._callable.get(name)
+            if callable_tool is None or callable_tool.key != tool.key:
+                callable_tool = self._callable[name] = CallableTool.build(tool, self.clients)
+            return callable_tool, None
         if body.get("service") is not None:
             sid = body["service"]
             svc = catalog.find_service(sid) if isinstance(sid, str) else None
@@ -169,37 +177,33 @@ class ToolServices:
         """Run one tool-service call: ``{"response": text}`` or ``{"error": {...}}``.
 
         ``on_chunk`` (the websocket) receives each streamed chunk as it
-        arrives; ``deadline`` is the caller's, if it said.  A service known
-        to have no live replica is answered at once (``tool-service-unavailable``);
-        an idempotent one is retried (``ToolServiceClients.invoke``).  Never
-        raises for anything the body or the service does.
+        arrives; ``deadline`` is the caller's, if it said.  Never raises for
+        anything the body or the service does (an exception of ``on_chunk``,
+        the socket gone, is the caller's and is raised).
         """
         target = self._target(body)
         if isinstance(target, dict):
             return target
-        service, config = target
-        queues = service.queues
         user = body.get("user")
         arguments = body.get("arguments")
         if user is not None and not isinstance(user, str):
             return gateway_error("'user' must be a string")
         if arguments is not None and not isinstance(arguments, dict):
             return gateway_error("'arguments' must be a JSON object")
-        logger.debug("Tool-service call on %s", queues[0])
-        limit = deadlines.left(deadline, self.timeout)
-        try:
-            async with asyncio.timeout(limit):
-                text = await self.clients.invoke(service, user or DEFAULT_USER, config, arguments or {},
-                                                 timeout=limit, on_chunk=on_chunk)
-        except ToolServiceError as e:
-            return error_body(e.type, e.message)
-        except ClientClosed:
-            return gateway_error(CLOSED_DURING_CALL)
-        except CallLost as e:  # before TimeoutError, which it is: it ended early, and says why
-            return gateway_error(str(e))
-        except TimeoutError:
-            return timeout_error()
-        except (PubSubError, TopicError, TypeError) as e:
-            logger.warning("Tool-service call on %s failed: %s", queues[0], e)
-            return gateway_error(str(e))
-        return {"response": text}
+        what, config = target
+        if isinstance(what, CallableTool):
+            result = await call_tool(what, arguments, user=user or DEFAULT_USER, flow=None, timeout=self.timeout,
+                                     deadline=deadline, on_chunk=on_chunk, last_chunk=True)
+        else:
+            result = await call_service(self.clients, what, config, arguments, user=user or DEFAULT_USER,
+                                        timeout=self.timeout, deadline=deadline, on_chunk=on_chunk)
+        return _reply(result)
+
+
+def _reply(result: CallResult) -> JsonObject:
+    """A call's result as the route answers it; a failure with no type of its own is the gateway's."""
+    if result.answered:
+        return {"response": result.message}
+    if not result.error_type:
+        return gateway_error(result.message)
+    return error_body(result.error_type, result.message)

@@ -40,7 +40,6 @@ from typing import Any
 import mcp_types as types
 import uvicorn
 from mcp.server.lowlevel import NotificationOptions, Server
-from trustgraph.agent.react.service import CLIENTS
 from trustgraph.base import FlowProcessor, RequestResponseSpec
 from trustgraph.base.async_processor import StartRefused, env_default
 from trustgraph.base.catalog_feed import CatalogFeed
@@ -48,6 +47,7 @@ from trustgraph.base.listening import is_loopback
 from trustgraph.base.secrets import token_argument
 from trustgraph.base.tool_service_client import ToolServiceClients
 from trustgraph.catalog import build_catalog
+from trustgraph.catalog.implementations import FLOW_CLIENTS
 
 from .auth import bearer_only
 from .notify import ChangeNotifier
@@ -108,7 +108,7 @@ class Processor(FlowProcessor):
         self._http: _Uvicorn | None = None
         self._serving: asyncio.Task | None = None
         self.bound_port: int | None = None
-        for prefix, (req, resp) in CLIENTS.items():
+        for prefix, (req, resp) in FLOW_CLIENTS.items():
             self.register_specification(RequestResponseSpec(
                 f"{prefix}-request", f"{prefix}-response", req, resp, timeout=self.timeout))
 

@@ -33,13 +33,10 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
 
-from trustgraph.base import deadlines
 from trustgraph.base.decision_schema import SCORES_PROPERTY, parse_scores
 from trustgraph.base.pubsub import PubSubError
-from trustgraph.base.request_response import CallLost, ClientClosed, Unserved
 from trustgraph.base.text import as_text, strip_fences
-from trustgraph.base.tool_service_client import ServiceUnavailable
-from trustgraph.catalog import ArgumentError
+from trustgraph.catalog.calling import CallResult, Outcome, call_tool
 from trustgraph.schema import AgentRequest, AgentStep, PromptRequest
 from trustgraph.schema.services.agent import (
     OUTCOME_ANSWER,
@@ -72,7 +69,6 @@ from .types import (
     Act,
     Action,
     Answer,
-    CallContext,
     Continue,
     Event,
     Failed,
@@ -145,6 +141,36 @@ FAILURE_LOST = "lost"                 # its service's replica or the broker conn
 FAILURE_MISTAKE = "mistake"           # the model's: no such tool, arguments the tool refuses
 FAILURE_TIMEOUT = "timeout"
 FAILURE_FAILED = "failed"             # the tool answered with an error
+
+#: The failure kind of each outcome of a call (an answer is none).
+FAILURES = {
+    Outcome.REFUSED: FAILURE_MISTAKE,
+    Outcome.FAILED: FAILURE_FAILED,
+    Outcome.UNAVAILABLE: FAILURE_UNAVAILABLE,
+    Outcome.TIMED_OUT: FAILURE_TIMEOUT,
+    Outcome.LOST: FAILURE_LOST,
+}
+
+_WHAT_NEXT = "Use another tool, or give a Final Answer with what you know."
+_TRY_AGAIN = "Try again, use another tool, or give a Final Answer with what you know."
+
+
+def _observation(name: str, result: CallResult) -> str:
+    """The call's outcome in the model's terms: its answer, or an ``Error:`` saying what to do next."""
+    match result.outcome:
+        case Outcome.ANSWERED:
+            return result.message.strip()
+        case Outcome.REFUSED:
+            return f"Error: {result.message}"
+        case Outcome.UNAVAILABLE:
+            return f"Error: tool '{name}' cannot be used now: {result.message}. {_WHAT_NEXT}"
+        case Outcome.LOST:
+            return f"Error: {result.message}. {_TRY_AGAIN}"
+        case Outcome.TIMED_OUT:
+            return f"Error: {result.message}; it may be busy or not running. {_TRY_AGAIN}"
+        case _:
+            return (f"Error: tool '{name}' failed: {result.text}. Check the arguments and try again, "
+                    "use another tool, or give a Final Answer.")
 
 
 def _same_call(step: AgentStep, name: str, arguments: dict[str, str]) -> bool:
@@ -459,41 +485,10 @@ class AgentManager:
             return ToolCall(f"Error: No action for '{action.name}': there is no tool of that name. "
                             f"The tools you can use are: {names}. Use one of them exactly as named, "
                             "or give a Final Answer.", failure=FAILURE_MISTAKE)
-        try:
-            arguments = tool.check_arguments(action.arguments)
-        except ArgumentError as e:
-            return ToolCall(f"Error: {e}", failure=FAILURE_MISTAKE)
-        timeout = deadlines.left(deadline, tool.timeout or self.tool_timeout)
-        ctx = CallContext(user=request.user, flow=flow, timeout=timeout, on_chunk=on_chunk)
-        logger.debug("Calling tool %s (%s)", tool.name, tool.type)
-        started = time.monotonic()
-        try:
-            async with asyncio.timeout(timeout):
-                result = await tool.impl.invoke(ctx, arguments)
-        except Unserved as e:  # before TimeoutError, which it is: nothing would have answered
-            logger.info("Tool %s: %s", tool.name, e)
-            return ToolCall(f"Error: tool '{tool.name}' cannot be used now: {e}. Use another tool, "
-                            "or give a Final Answer with what you know.", failure=FAILURE_UNAVAILABLE)
-        except (CallLost, ClientClosed) as e:  # before TimeoutError too: it ended early, and why
-            logger.info("Tool %s: call lost after %.1fs: %s", tool.name, time.monotonic() - started, e)
-            return ToolCall(f"Error: the call of tool '{tool.name}' was lost after "
-                            f"{time.monotonic() - started:.1f} seconds ({e}): its service stopped or "
-                            "restarted. Try again, use another tool, or give a Final Answer with what "
-                            "you know.", failure=FAILURE_LOST)
-        except TimeoutError:
-            logger.info("Tool %s did not answer within %.3gs", tool.name, timeout)
-            return ToolCall(f"Error: tool '{tool.name}' did not answer within {max(timeout, 0):.3g} seconds; "
-                            "it may be busy or not running. Try again, use another tool, or give a Final "
-                            "Answer with what you know.", failure=FAILURE_TIMEOUT)
-        except ServiceUnavailable as e:
-            logger.info("Tool %s: %s", tool.name, e.message)
-            return ToolCall(f"Error: tool '{tool.name}' cannot be used now: {e.message}. Use another tool, "
-                            "or give a Final Answer with what you know.", failure=FAILURE_UNAVAILABLE)
-        except Exception as e:
-            logger.info("Tool %s failed: %s", tool.name, e)
-            return ToolCall(f"Error: tool '{tool.name}' failed: {e}. Check the arguments and try again, "
-                            "use another tool, or give a Final Answer.", failure=FAILURE_FAILED)
-        return ToolCall(as_text(result).strip(), tool)
+        result = await call_tool(tool, action.arguments, user=request.user, flow=flow,
+                                 timeout=self.tool_timeout, deadline=deadline, on_chunk=on_chunk)
+        return ToolCall(_observation(tool.name, result), tool if result.answered else None,
+                        FAILURES.get(result.outcome))
 
     def _request(self, terms: dict[str, str], streaming: bool) -> PromptRequest:
         return PromptRequest(id=TEMPLATE, terms=terms, streaming=streaming)

@@ -6,37 +6,29 @@ registry current when it starts and keeps it, so a reload never changes the
 tools under a running iteration.
 
 What a tool *is* (its fields, arguments, service, problems) is the catalog's
-business (:mod:`trustgraph.catalog`), shared with the gateway and the
-commands; this module only adds how the agent calls each type
-(``tools.BUILDERS``) and the group/state filter of WIRE.md section 6.
+business (:mod:`trustgraph.catalog`), shared with the gateway, the MCP
+server and the commands, and so is how a tool is called
+(:mod:`trustgraph.catalog.calling`); this module only adds the group/state
+filter that picks a request's tools.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
 from trustgraph.base.tool_service_client import QueuePair, ToolServiceClients
-from trustgraph.catalog import Catalog, CatalogTool, DescriptorError, build_catalog
-
-from .tools import BUILDERS
-from .types import ToolImpl
+from trustgraph.catalog import Catalog, DescriptorError, build_catalog
+from trustgraph.catalog.calling import CallableTool
 
 DEFAULT_GROUPS = ("default",)
 ANY = "*"
 
 
-@dataclass(frozen=True)
-class Tool(CatalogTool):
-    """A catalog tool together with the implementation the agent calls it through."""
-
-    impl: ToolImpl | None = None
-
-    @classmethod
-    def of(cls, entry: CatalogTool, impl: ToolImpl | None) -> Tool:
-        return cls(**{f.name: getattr(entry, f.name) for f in fields(CatalogTool)}, impl=impl)
+#: A catalog tool with its implementation (the name the agent's code has always used).
+Tool = CallableTool
 
 
 @dataclass(frozen=True)
@@ -57,7 +49,7 @@ class Registry:
 
 
 def filter_tools(tools: Iterable[Any], group: list[str] | None, state: str | None) -> list[Any]:
-    """The tools available to a request, as WIRE.md section 6 defines them.
+    """The tools available to a request, as upstream's agent picks them.
 
     Requested groups are ``group``, or ``["default"]`` when it is null; an
     empty list gives no tools.  The state is ``state``, or ``"undefined"``
@@ -84,6 +76,6 @@ def build_registry(config: Mapping[str, Mapping[str, str]], clients: ToolService
     The context is kept as the raw string: upstream does not JSON-decode it.
     """
     catalog = build_catalog(config, announced)
-    tools = {name: Tool.of(entry, BUILDERS[entry.type](entry, clients)) for name, entry in catalog.tools.items()}
+    tools = {name: CallableTool.build(entry, clients) for name, entry in catalog.tools.items()}
     context = (config.get(config_type) or {}).get("additional-context") or ""
     return Registry(tools=MappingProxyType(tools), context=context, catalog=catalog)

@@ -55,24 +55,13 @@ from trustgraph.base.lost_calls import Loss
 from trustgraph.base.pubsub import Message
 from trustgraph.base.serving import Replies, Reply, ServiceError, message_or_type
 from trustgraph.base.tool_service_client import ToolServiceClients
+from trustgraph.catalog.implementations import FLOW_CLIENTS
 from trustgraph.schema import (
     AgentRequest,
     AgentResponse,
-    EmbeddingsRequest,
-    EmbeddingsResponse,
     Error,
-    GraphRagQuery,
-    GraphRagResponse,
-    PromptRequest,
-    PromptResponse,
-    RowEmbeddingsRequest,
-    RowEmbeddingsResponse,
-    StructuredQueryRequest,
-    StructuredQueryResponse,
     TextCompletionRequest,
     TextCompletionResponse,
-    ToolRequest,
-    ToolResponse,
 )
 from trustgraph.schema.services.agent import DIALOG_STARTED, SHOW_ACTIONS
 
@@ -95,15 +84,11 @@ default_dialog_timeout = 90.0
 REPLY_MARGIN = 2.0
 ERROR_TYPE = "agent-error"
 
-# Client flow keys (WIRE.md section 5): prefix -> request and response records.
+# Client flow keys, as upstream's agent registers them: prefix -> request and response records.
+# The tools' own come with the tools; the agent asks the prompt service itself too.
 CLIENTS: dict[str, tuple[type, type]] = {
     "text-completion": (TextCompletionRequest, TextCompletionResponse),
-    "prompt": (PromptRequest, PromptResponse),
-    "mcp-tool": (ToolRequest, ToolResponse),
-    "graph-rag": (GraphRagQuery, GraphRagResponse),
-    "structured-query": (StructuredQueryRequest, StructuredQueryResponse),
-    "embeddings": (EmbeddingsRequest, EmbeddingsResponse),
-    "row-embeddings-query": (RowEmbeddingsRequest, RowEmbeddingsResponse),
+    **FLOW_CLIENTS,
 }
 
 

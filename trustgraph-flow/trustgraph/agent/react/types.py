@@ -8,10 +8,12 @@ WIRE.md section 6.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
+# What a tool is given and does: the same for every caller, so defined with the tools.
+from trustgraph.catalog.implementations import CallContext as CallContext
+from trustgraph.catalog.implementations import ToolImpl as ToolImpl
 from trustgraph.schema import AgentRequest
 
 # -- what the model said -------------------------------------------------------
@@ -111,31 +113,3 @@ class Failed:
 
 
 Event = Thought | Act | Observation | Answer | Continue | Failed
-
-
-# -- what a tool is given --------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class CallContext:
-    """Everything a tool call may depend on besides its arguments.
-
-    ``user`` is the agent request's user, passed explicitly on every call
-    rather than stored on a shared object, so concurrent requests of different
-    users cannot see each other's.  ``flow`` gives the flow's clients
-    (``flow("graph-rag-request")``); ``timeout`` is the seconds the whole
-    call may take (the tool's limit, cut to what is left of the dialog's).
-    """
-
-    user: str
-    flow: Any
-    timeout: float
-    #: Called with each chunk of a tool's output as it arrives, when the
-    #: caller streams (tools that do not stream ignore it).
-    on_chunk: Callable[[str], Any] | None = None
-
-
-class ToolImpl(Protocol):
-    """What every tool does: arguments in as a dict, a result out (a string, or JSON-able)."""
-
-    async def invoke(self, ctx: CallContext, arguments: dict[str, Any]) -> Any: ...
