@@ -295,7 +295,7 @@ class AgentManager:
                                       _said(request.question, history)) if self.confidence.check_arguments else []
             abstain = judge(result.name, scores[0] if scores else None, [t.name for t in tools], self.confidence,
                             unsaid)
-            logger.debug("Decision %s %s, scores %s, unsaid %s", result.name, list(result.arguments),
+            logger.debug("Decision %s %s, scores %s, unsaid %s", result.name, result.arguments,
                          scores[0] if scores else None, unsaid)
             if abstain is not None:
                 logger.info("Model's choice of %s is a guess (share %.2f%s): %s", result.name, abstain.share,
