@@ -109,3 +109,38 @@ async def test_a_service_whose_replica_announces_itself_is_called_whatever_the_b
     finally:
         await clients.close()
         await ps.close()
+
+
+async def test_a_call_whose_service_stops_while_it_runs_ends_at_once_not_at_its_deadline(pool):
+    broker, clients, state = pool
+    state["live"] = True
+
+    def dies(request: ToolServiceRequest, props=None) -> list:
+        state["live"] = False    # killed while the call runs: no answer, and it misses its lease
+        return []
+
+    await responder(broker, dies)
+    t0 = time.monotonic()
+    with pytest.raises(ServiceUnavailable) as e:
+        await clients.invoke(service(False), "u", {}, {}, timeout=60)
+    assert time.monotonic() - t0 < 30   # the watch, not the 60 s deadline
+    assert "its replica stopped while the call ran" in e.value.message
+    assert len(broker.sent[REQ]) == 1
+
+
+async def test_a_callers_own_cancel_is_not_mistaken_for_a_stopped_service(pool):
+    import asyncio
+    broker, clients, state = pool
+    state["live"] = True
+    arrived = asyncio.Event()
+
+    def silent(request: ToolServiceRequest, props=None) -> list:
+        arrived.set()
+        return []
+
+    await responder(broker, silent)
+    call = asyncio.ensure_future(clients.invoke(service(False), "u", {}, {}, timeout=60))
+    await arrived.wait()
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call

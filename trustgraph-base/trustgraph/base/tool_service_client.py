@@ -8,14 +8,15 @@ that streams is handled by both methods: ``call`` joins the chunks,
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 import logging
 import time
 import uuid
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any, Protocol
 
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_random_exponential
@@ -43,6 +44,8 @@ class ToolServiceError(Exception):
 
 
 UNAVAILABLE = "tool-service-unavailable"
+#: How often a running call checks that its service is still live (seconds).
+WATCH_EVERY = 1.0
 
 
 class ServiceUnavailable(ToolServiceError):
@@ -257,12 +260,49 @@ class ToolServiceClients:
                                 attempt.retry_state.attempt_number, attempts)
                 async with self.use(key) as client:
                     try:
-                        return await client.call_streaming(user, config, arguments,
-                                                           chunk if on_chunk is not None else None,
-                                                           timeout=share, request_id=rid, last_chunk=last_chunk)
+                        with self._watched(service.id, key[0]) as stopped:
+                            return await client.call_streaming(user, config, arguments,
+                                                               chunk if on_chunk is not None else None,
+                                                               timeout=share, request_id=rid,
+                                                               last_chunk=last_chunk)
                     except Unserved as e:
                         raise ServiceUnavailable(service.id, key[0], str(e)) from None
+                    except asyncio.CancelledError:
+                        if not stopped or asyncio.current_task().uncancel() > 0:
+                            raise
+                        raise ServiceUnavailable(service.id, key[0], "its replica stopped while the call ran "
+                                                 "(it missed its lease)") from None
         raise AssertionError("unreachable")
+
+    @contextmanager
+    def _watched(self, service_id: str, queue: str) -> Iterator[list[bool]]:
+        """While a call runs, check every :data:`WATCH_EVERY` seconds that its service is still
+        live; if it stops (a replica killed without withdrawing misses its lease), the call is
+        cancelled and the flag yielded is set, so the caller hears it at once rather than at its
+        deadline (a request on a non-persistent topic nobody consumes is dropped silently).
+        A call that ends sooner costs one timer."""
+        stopped: list[bool] = []
+        if self.liveness is None:
+            yield stopped
+            return
+        task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        handle: asyncio.TimerHandle | None = None
+
+        def check() -> None:
+            nonlocal handle
+            if self.liveness is not None and self.liveness(service_id, queue) is False:
+                stopped.append(True)
+                if task is not None:
+                    task.cancel()
+                return
+            handle = loop.call_later(WATCH_EVERY, check)
+
+        handle = loop.call_later(WATCH_EVERY, check)
+        try:
+            yield stopped
+        finally:
+            handle.cancel()
 
     @asynccontextmanager
     async def use(self, key: QueuePair) -> AsyncIterator[ToolServiceClient]:
