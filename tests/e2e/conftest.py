@@ -13,20 +13,40 @@ from support import BIN, alive, descendants  # noqa: F401 - re-exported for the 
 from trustgraph.base.broker import free_port
 
 
+#: Starts tried when a port picked free was taken by another process before tg-launch bound it.
+PORT_TRIES = 3
+
+
 class Stack:
     def __init__(self, data_dir: Path, extra: list[str]) -> None:
         self.data_dir = data_dir
+        self.extra = list(extra)
+        self.log = data_dir.parent / "tg-launch.out"
+        self._pick_ports()
+        self.proc: subprocess.Popen | None = None
+
+    def _pick_ports(self) -> None:
         self.gateway_port = free_port()
         self.url = f"http://127.0.0.1:{self.gateway_port}/"
         self.mcp_port = free_port()
         self.mcp_url = f"http://127.0.0.1:{self.mcp_port}/mcp"
-        self.log = data_dir.parent / "tg-launch.out"
-        self.args = [str(BIN / "tg-launch"), "--data-dir", str(data_dir),
+        self.args = [str(BIN / "tg-launch"), "--data-dir", str(self.data_dir),
                      "--broker-port", str(free_port()), "--gateway-port", str(self.gateway_port),
-                     "--mcp-port", str(self.mcp_port), *extra]
-        self.proc: subprocess.Popen | None = None
+                     "--mcp-port", str(self.mcp_port), *self.extra]
 
     def start(self, timeout: float = 120.0) -> None:
+        # A port found free can be taken by another test's process before tg-launch binds it
+        # (parallel workers): then the start is tried again on new ports.
+        for attempt in range(1, PORT_TRIES + 1):
+            try:
+                self._start_once(timeout)
+                return
+            except RuntimeError as e:
+                if attempt == PORT_TRIES or "Address already in use" not in str(e):
+                    raise
+                self._pick_ports()
+
+    def _start_once(self, timeout: float) -> None:
         out = open(self.log, "wb")
         self.proc = subprocess.Popen(self.args, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         out.close()
