@@ -202,23 +202,24 @@ class Stack:
                                             f"{child.output()[-3000:]}")
                 time.sleep(0.05)
 
-    def agent_tools(self) -> set[str]:
-        """The tools the agent last said it has (its log's ``Tools: a, b (...)`` line)."""
+    def _tools_line(self) -> tuple[str, int] | None:
+        """The agent's last ``Tools: a, b (N tool(s), ...)`` log line: its list and its count."""
         try:
             text = (self.data / "logs" / "agent.log").read_text(errors="replace")
         except OSError:
-            return set()
-        lines = re.findall(r"Tools: (.*) \(\d+ tool\(s\), \d+ announced", text)
-        return {t.strip() for t in lines[-1].split(",")} if lines else set()
+            return None
+        lines = re.findall(r"Tools: (.*) \((\d+) tool\(s\), \d+ announced", text)
+        return (lines[-1][0], int(lines[-1][1])) if lines else None
+
+    def agent_tools(self) -> set[str]:
+        """The tools the agent last said it has."""
+        line = self._tools_line()
+        return {t.strip() for t in line[0].split(",")} if line else set()
 
     def agent_tool_count(self) -> int:
         """How many tools the agent last said it has (the list itself is cut in a long log line)."""
-        try:
-            text = (self.data / "logs" / "agent.log").read_text(errors="replace")
-        except OSError:
-            return 0
-        counts = re.findall(r"Tools: .* \((\d+) tool\(s\), \d+ announced", text)
-        return int(counts[-1]) if counts else 0
+        line = self._tools_line()
+        return line[1] if line else 0
 
     def stop(self) -> None:
         for child in reversed(self.services):
