@@ -108,24 +108,40 @@ class Row:
 
 async def _ask_set(session: aiohttp.ClientSession, stack: Stack, qset: QuestionSet,
                    questions: list[dict[str, Any]], schemas: dict[str, Any], llm: str, mode: str,
-                   deadline: float) -> Row:
+                   deadline: float, rec: Recorder) -> None:
+    """Ask one row's questions (or take the row from the run being resumed) and record it."""
+    done = rec.done.get((qset.label, llm, mode))
+    if done is not None:
+        print(f"  {llm}, {qset.label}, {mode}: {len(done.scores)} dialogs kept from the run resumed", flush=True)
+        rec.add(done)
+        return
     row = Row(qset.label, llm, mode, asked_of=len(questions))
+    try:
+        await _ask_row(session, stack, questions, schemas, row, deadline)
+    finally:
+        rec.add(row)   # also a row cut short: what it asked is kept, and a resumed run asks it again
+
+
+async def _ask_row(session: aiohttp.ClientSession, stack: Stack, questions: list[dict[str, Any]],
+                   schemas: dict[str, Any], row: Row, deadline: float) -> None:
+    llm, mode, label = row.llm, row.mode, row.set
     if deadline - time.monotonic() < 30.0:
-        return row   # no time left for a warm-up and a question: the row says none was asked
+        return   # no time left for a warm-up and a question: the row says none was asked
     row.warmups = await warm_up(session, stack.gateway, mode, WARMUP["question"],
                                 timeout=min(120.0, deadline - time.monotonic()))
     for n, q in enumerate(questions, 1):
         left = deadline - time.monotonic()
         if left < 10.0:
             break
+        stack.check_alive()
         d = await ask(session, stack.gateway, q["question"], timeout=min(DIALOG_TIMEOUT, left))
+        stack.check_alive()   # a dialog cut short by the stack's end is not the agent's doing: not kept
         s = score(q, d, schemas)
         row.scores.append(s)
         first = d.calls[0].raw if d.calls else "no tool call"
         verdict = "ok" if not s.failed else ("ERROR " + (d.error or "") if s.error else "FAIL")
-        print(f"  {llm}, {qset.label}, {mode} {n}/{len(questions)} {d.secs:5.1f} s  {q['question']!r} -> "
+        print(f"  {llm}, {label}, {mode} {n}/{len(questions)} {d.secs:5.1f} s  {q['question']!r} -> "
               f"{first}{' [' + d.outcome + ']' if d.outcome else ''}  [{verdict}]", flush=True)
-    return row
 
 
 async def _tools_for(session: aiohttp.ClientSession, stack: Stack, qset: QuestionSet,
@@ -149,16 +165,16 @@ async def _model_rows(stack: Stack, sets: dict[str, list[dict[str, Any]]], llm: 
     seen = rec.result["schemas"]
     async with aiohttp.ClientSession() as session:
         schemas = await _tools_for(session, stack, SET1, sets[SET1.label], seen)
-        rec.add(await _ask_set(session, stack, SET1, sets[SET1.label], schemas, llm, "structured", deadline))
+        await _ask_set(session, stack, SET1, sets[SET1.label], schemas, llm, "structured", deadline, rec)
         await put_template(stack, TEXT_TEMPLATE)
-        rec.add(await _ask_set(session, stack, SET1, sets[SET1.label], schemas, llm, "text", deadline))
+        await _ask_set(session, stack, SET1, sets[SET1.label], schemas, llm, "text", deadline, rec)
         # Structured (the default) before text in each set, so a run short of time loses text rows first.
         await put_template(stack, STRUCTURED_TEMPLATE)
         await asyncio.to_thread(stack.start_services, SET2.services)
         schemas = await _tools_for(session, stack, SET2, sets[SET2.label], seen)
-        rec.add(await _ask_set(session, stack, SET2, sets[SET2.label], schemas, llm, "structured", deadline))
+        await _ask_set(session, stack, SET2, sets[SET2.label], schemas, llm, "structured", deadline, rec)
         await put_template(stack, TEXT_TEMPLATE)
-        rec.add(await _ask_set(session, stack, SET2, sets[SET2.label], schemas, llm, "text", deadline))
+        await _ask_set(session, stack, SET2, sets[SET2.label], schemas, llm, "text", deadline, rec)
 
 
 async def _scripted_rows(stack: Stack, sets: dict[str, list[dict[str, Any]]], deadline: float,
@@ -166,16 +182,16 @@ async def _scripted_rows(stack: Stack, sets: dict[str, list[dict[str, Any]]], de
     seen = rec.result["schemas"]
     async with aiohttp.ClientSession() as session:
         schemas = await _tools_for(session, stack, SET1, sets[SET1.label], seen)
-        rec.add(await _ask_set(session, stack, SET1, sets[SET1.label], schemas, SCRIPTED, "structured",
-                                   deadline))
+        await _ask_set(session, stack, SET1, sets[SET1.label], schemas, SCRIPTED, "structured",
+                       deadline, rec)
         await asyncio.to_thread(stack.start_services, SET2.services)
         schemas = await _tools_for(session, stack, SET2, sets[SET2.label], seen)
-        rec.add(await _ask_set(session, stack, SET2, sets[SET2.label], schemas, SCRIPTED, "structured",
-                                   deadline))
+        await _ask_set(session, stack, SET2, sets[SET2.label], schemas, SCRIPTED, "structured",
+                       deadline, rec)
 
 
 def run_quality_table(workdir: Path, *, budget: float = 2400.0, model: str | None = None,
-                      scripted_only: bool = False,
+                      scripted_only: bool = False, resume: bool = False,
                       command: str = ".venv/bin/python bench/run.py --only quality") -> dict[str, Any]:
     """The whole table: both sets of the model, then both of the scripted stand-in; every process stopped.
 
@@ -183,27 +199,35 @@ def run_quality_table(workdir: Path, *, budget: float = 2400.0, model: str | Non
     asked are left out and the table says so.  ``model``: a GGUF file for
     ``tg-launch --model`` instead of the embedded model; the rows carry its
     file name.  ``scripted_only``: only the scripted rows (a quick check of
-    the framework, no model loaded).  Returns ``{"markdown", "rows", "secs", ...}``; raises
+    the framework, no model loaded).  ``resume``: keep the complete rows of
+    the last run in ``workdir`` (same LLM, same question sets) and ask only the
+    others, for a run that was cut off.  Returns ``{"markdown", "rows", "secs", ...}``; raises
     :class:`QualityBenchError` when the stack or a service does not come up
     (tg-launch refusing ``--model`` included) or a question set breaks its rules.
     """
     t0 = time.monotonic()
     workdir = Path(workdir)
-    shutil.rmtree(workdir, ignore_errors=True)
-    workdir.mkdir(parents=True)
     descriptors = tool_descriptors()
     try:
         sets = {qset.label: load_set(qset, descriptors) for qset in SETS}
     except ValueError as e:
         raise QualityBenchError(str(e)) from None
+    kept: list[Row] = []
+    previous = workdir / "dialogs.json"
+    if resume and previous.exists():
+        data = json.loads(previous.read_text())
+        if data.get("sets") == sets:   # rows of other questions are not this run's
+            kept = _rows_of(data)
+    shutil.rmtree(workdir, ignore_errors=True)
+    workdir.mkdir(parents=True)
     script = workdir / "scripted-llm.json"
     script.write_text(json.dumps(scripted_llm(list(sets.values()), descriptors, extra=[WARMUP]), indent=1,
                                  ensure_ascii=False))
     llm = Path(model).name if model else EMBEDDED
     deadline = t0 + budget
     result = {"rows": [], "sets": sets, "commands": {}, "command": command, "llm": llm, "schemas": {},
-              "started": t0}
-    rec = Recorder(workdir / "dialogs.json", result)
+              "started": t0, "kept": [f"{r.llm}, {r.set}, {r.mode}" for r in kept if r.complete]}
+    rec = Recorder(workdir / "dialogs.json", result, kept)
     try:
         if not scripted_only:
             stack = Stack(workdir / "model", ["--model", str(model)] if model else [])
@@ -232,9 +256,11 @@ class Recorder:
     """The run's rows as they are made; ``dialogs.json`` is written again after each, so a run that
     breaks off, or is killed, keeps what it asked."""
 
-    def __init__(self, path: Path, result: dict[str, Any]) -> None:
+    def __init__(self, path: Path, result: dict[str, Any], done: list[Row] = ()) -> None:
         self.path = path
         self.result = result
+        #: Complete rows of the run being resumed, by (set, LLM, mode): taken as they are.
+        self.done = {(r.set, r.llm, r.mode): r for r in done if r.complete}
 
     def add(self, row: Row) -> None:
         self.result["rows"].append(row)
@@ -266,20 +292,26 @@ def dialogs_json(result: dict[str, Any]) -> dict[str, Any]:
         rows.append({"set": row.set, "llm": row.llm, "mode": row.mode, "asked_of": row.asked_of,
                      "warmups": row.warmups, "dialogs": dialogs})
     return {"rows": rows, "sets": result["sets"], "commands": result["commands"], "command": result["command"],
-            "llm": result["llm"], "secs": round(result["secs"], 1), "schemas": result["schemas"]}
+            "llm": result["llm"], "secs": round(result["secs"], 1), "schemas": result["schemas"],
+            "kept": result.get("kept", [])}
 
 
-def rescore(path: Path) -> dict[str, Any]:
-    """The table again from a run's ``dialogs.json``: every dialog replayed from its recorded
-    responses and scored by today's rules (``schemas``: the tools' input schemas of that run)."""
-    data = json.loads(Path(path).read_text())
+def _rows_of(data: dict[str, Any]) -> list[Row]:
+    """The rows of a ``dialogs.json``, every dialog replayed and scored by today's rules."""
     rows = []
     for r in data["rows"]:
         row = Row(r["set"], r["llm"], r["mode"], asked_of=r["asked_of"], warmups=r["warmups"])
         for rec in r["dialogs"]:
             row.scores.append(score(rec["q"], Dialog.replay(rec), data.get("schemas") or {}))
         rows.append(row)
-    result = {**data, "rows": rows}
+    return rows
+
+
+def rescore(path: Path) -> dict[str, Any]:
+    """The table again from a run's ``dialogs.json``: every dialog replayed from its recorded
+    responses and scored by today's rules (``schemas``: the tools' input schemas of that run)."""
+    data = json.loads(Path(path).read_text())
+    result = {**data, "rows": _rows_of(data)}
     result["markdown"] = markdown(result)
     return result
 
@@ -297,6 +329,8 @@ def main() -> int:
     ap.add_argument("--budget", type=float, default=2400.0, metavar="SECONDS",
                     help="bound on the whole run (default %(default)g s); questions not asked by then are "
                          "left out and the table says so")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the complete rows of the last run (bench/.work/quality) and ask only the others")
     ap.add_argument("--scripted-only", action="store_true",
                     help="only the scripted stand-in's rows: what the framework does with a model that is "
                          "always right (a minute or two; no model loaded)")
@@ -307,7 +341,7 @@ def main() -> int:
     try:
         command = " ".join([".venv/bin/python bench/agent_quality.py", *sys.argv[1:]])
         result = run_quality_table(WORK, budget=args.budget, model=args.model, scripted_only=args.scripted_only,
-                                   command=command)
+                                   resume=args.resume, command=command)
     except QualityBenchError as e:
         print(f"agent-quality bench failed: {e}", file=sys.stderr)
         print(f"logs kept in {WORK}", file=sys.stderr)

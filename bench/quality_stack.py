@@ -170,6 +170,13 @@ class Stack:
                                         f"{self.launch.output()[-3000:]}\n{self.child_logs()}")
             time.sleep(0.1)
 
+    def check_alive(self) -> None:
+        """Raise :class:`QualityBenchError` when tg-launch or a service has exited under the run."""
+        for child in ([self.launch] if self.launch else []) + self.services:
+            if child.p.poll() is not None:
+                raise QualityBenchError(f"{child.name} exited with {child.p.returncode} during the run:\n"
+                                        f"{child.output()[-3000:]}")
+
     def broker_url(self) -> str:
         return (self.data / "pulsar-url").read_text().strip()
 

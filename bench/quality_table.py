@@ -209,6 +209,9 @@ def markdown(result: dict[str, Any]) -> str:
     budget = ("\n- **Time budget hit**: " + "; ".join(f"{r.llm}, {r.set}, {r.mode}: {len(r.scores)} of "
                                                       f"{r.asked_of} asked" for r in incomplete)
               + "; the rest were not asked.") if incomplete else ""
+    if result.get("kept"):
+        budget += ("\n- Rows kept from an earlier run that was cut off (`--resume`), asked as above: "
+                   + "; ".join(result["kept"]) + "; the time above is this run's only.")
     launched = "; ".join(f"{llm}: `{cmd}`" for llm, cmd in result["commands"].items())
     text += f"""
 

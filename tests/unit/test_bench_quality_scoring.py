@@ -284,6 +284,15 @@ def test_a_recorded_run_scores_again(tmp_path: Path) -> None:
     assert [(s.successful_right, s.wrongly_successful) for s in again.scores] == [(True, False), (False, True)]
 
 
+def test_a_resumed_run_keeps_only_complete_rows(tmp_path: Path) -> None:
+    from agent_quality import Recorder
+    complete = _row("set 1", "m", "structured", [(WEATHER_Q, right_weather(), 1.0)])
+    cut = _row("set 1", "m", "text", [(WEATHER_Q, right_weather(), 1.0)])
+    cut.asked_of = 30
+    rec = Recorder(tmp_path / "dialogs.json", {}, [complete, cut])
+    assert set(rec.done) == {("set 1", "m", "structured")}
+
+
 # -- the no-shared-word rule ------------------------------------------------------------------
 @pytest.mark.parametrize(("a", "b"), [("mean", "meaning"), ("define", "definition"), ("convert", "conversion"),
                                       ("city", "cities"), ("words", "word"), ("jokes", "joke"), ("given", "give")])
