@@ -52,7 +52,7 @@ COMPONENTS: tuple[Component, ...] = (
     Component("llm", "text-completion-scripted", ("--script", "{llm_script}"),
               listens="scripted test model {llm_script}", llm="scripted"),
     Component("agent", "agent-manager-react", ("--pulsar-admin-url", "{pulsar_admin_url}"),
-              options=("max_iterations", "tool_timeout", "min_confidence", "argument_check")),
+              options=("max_iterations", "tool_timeout", "min_confidence", "tie_ratio", "argument_check")),
     Component("joke-service", "joke-service", (), listens="non-persistent://tg/request/joke"),
     Component("mcp-tool", "mcp-tool", (), listens="calls tools of the servers in config type mcp",
               secrets=OUTBOUND),

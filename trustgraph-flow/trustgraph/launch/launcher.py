@@ -370,6 +370,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--min-confidence", type=float, default=None,
                    help="the share of the model's probability its chosen tool needs among the tools, "
                         "or the agent asks back (agent-manager-react's default: 0.2; 0 takes every choice)")
+    p.add_argument("--tie-ratio", type=float, default=None,
+                   help="the agent asks back when the next likeliest tool has at least this share of the "
+                        "chosen one's probability (agent-manager-react's default: 0.8; 0 turns it off)")
     p.add_argument("--argument-check", action=argparse.BooleanOptionalAction, default=None,
                    help="whether the agent asks back when the model gives a tool an argument value the "
                         "dialog never said (agent-manager-react's default: on)")

@@ -172,11 +172,13 @@ class Processor(FlowProcessor):
         prompt_timeout = float(params.get("prompt_timeout") or default_prompt_timeout)
         self.dialog_timeout = float(params.get("dialog_timeout") or default_dialog_timeout)
         min_confidence = params.get("min_confidence")
+        tie = params.get("tie_ratio")
         self.manager = AgentManager(
             max_iterations=int(params.get("max_iterations") or default_max_iterations),
             tool_timeout=float(params.get("tool_timeout") or default_tool_timeout),
             prompt_timeout=prompt_timeout,
             confidence=Confidence(accept=Confidence.accept if min_confidence is None else float(min_confidence),
+                                  tie=Confidence.tie if tie is None else float(tie),
                                   check_arguments=params.get("argument_check") is not False),
         )
         # Tools: config, and the services that announce themselves; calls to a
@@ -285,6 +287,10 @@ class Processor(FlowProcessor):
                                  "among the tools (from the LLM service's choice scores); below it the "
                                  "dialog asks back which tool was meant, or says no tool fits. 0 takes "
                                  "every choice (default %(default)s)")
+        parser.add_argument("--tie-ratio", type=float, default=Confidence.tie,
+                            help="when the next likeliest tool has at least this share of the chosen "
+                                 "tool's probability, no tool is clearly the best and the dialog asks "
+                                 "back, naming both; 0 turns it off (default %(default)s)")
         parser.add_argument("--argument-check", action=argparse.BooleanOptionalAction, default=True,
                             help="ask back, rather than call the tool, when a value the model gave a "
                                  "tool's argument was never said in the dialog (a made-up city, a text "
