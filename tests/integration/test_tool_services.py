@@ -11,7 +11,7 @@ import uuid
 import pulsar
 import pytest
 from trustgraph.base import DynamicToolService, PubSub, RequestTimeout, ToolServiceClient, ToolServiceError
-from trustgraph.base.topics import tool_service_topics
+from trustgraph.topics import tool_service_topics
 
 
 def client(ps: PubSub, topic: str, **kw) -> ToolServiceClient:

@@ -19,8 +19,8 @@ import uuid
 from pathlib import Path
 
 from trustgraph.base import PubSub, RequestResponseClient, deadlines
-from trustgraph.base.topics import CONFIG_REQUEST, CONFIG_RESPONSE
 from trustgraph.schema import ConfigRequest, ConfigResponse, ConfigValue, PromptRequest, PromptResponse
+from trustgraph.topics import CONFIG_REQUEST, CONFIG_RESPONSE
 
 BOMBS = {
     "bigint": "{{ (10**4096)**4096 % 7 }}",

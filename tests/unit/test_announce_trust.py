@@ -17,9 +17,9 @@ from trustgraph.base.announcer import Announcer, withdraw_hash
 from trustgraph.base.catalog_feed import configured_services
 from trustgraph.base.service_directory import ServiceDirectory
 from trustgraph.base.testing import MemoryBroker, memory_pubsub
-from trustgraph.base.topics import ANNOUNCE, tool_service_topics
 from trustgraph.catalog import build_catalog
 from trustgraph.schema import ToolServiceAnnouncement
+from trustgraph.topics import ANNOUNCE, tool_service_topics
 
 REQ, RESP = tool_service_topics("trust-weather")
 EVIL_REQ, EVIL_RESP = tool_service_topics("trust-evil")

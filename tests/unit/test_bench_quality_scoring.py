@@ -436,9 +436,9 @@ def test_the_script_answers_with_the_result_when_asked_after_it() -> None:
 async def test_expected_results_are_what_the_services_answer() -> None:
     """The script's answers after a result, and the scores' reading of one, are the services' own text."""
     from trustgraph.base.testing import worker
-    from trustgraph.base.topics import tool_service_topics
     from trustgraph.schema import ToolServiceRequest, ToolServiceResponse
     from trustgraph.tool_service.joke.service import Processor as Joke
+    from trustgraph.topics import tool_service_topics
     descriptors = tool_descriptors()
     questions = load_set(SET2)
     classes = {tool: qs.SERVICES[svc][1] for tool, svc in quality_sets.SERVICE_OF_TOOL.items()}

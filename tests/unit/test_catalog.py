@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from trustgraph.base.topics import TopicError, to_pulsar
 from trustgraph.catalog import (
     CatalogTool,
     ConfigParam,
@@ -16,6 +15,7 @@ from trustgraph.catalog import (
     ToolServiceDescriptor,
     build_catalog,
 )
+from trustgraph.topics import TopicError, to_pulsar
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "config-examples"
 

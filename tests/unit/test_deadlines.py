@@ -11,7 +11,6 @@ from trustgraph.agent.react import Processor as Agent
 from trustgraph.base import DynamicToolService, RequestResponseClient
 from trustgraph.base.deadlines import DEADLINE, read
 from trustgraph.base.testing import MemoryBroker, ScriptedPrompt, action, final_answer, memory_pubsub, worker
-from trustgraph.base.topics import tool_service_topics
 from trustgraph.model.text_completion.scripted import Processor as ScriptedLlm
 from trustgraph.prompt.template import Processor as PromptService
 from trustgraph.schema import (
@@ -24,6 +23,7 @@ from trustgraph.schema import (
     ToolServiceRequest,
     ToolServiceResponse,
 )
+from trustgraph.topics import tool_service_topics
 
 REQ, RESP = tool_service_topics("unit-deadline")
 

@@ -11,29 +11,29 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
-    "AsyncProcessor": "async_processor",
-    "FlowProcessor": "flow_processor",
-    "Flow": "flow_processor",
-    "ConsumerSpec": "flow_processor",
-    "ProducerSpec": "flow_processor",
-    "RequestResponseSpec": "flow_processor",
-    "ParameterSpec": "flow_processor",
-    "PubSub": "pubsub",
-    "Producer": "pubsub",
-    "Consumer": "pubsub",
-    "Message": "pubsub",
-    "PubSubError": "pubsub",
-    "RequestResponseClient": "request_response",
-    "RequestTimeout": "request_response",
-    "DynamicToolService": "dynamic_tool_service",
-    "ToolServiceClient": "tool_service_client",
-    "ToolServiceError": "tool_service_client",
-    "ToolServiceClients": "tool_service_client",
-    "ServiceUnavailable": "tool_service_client",
-    "ServiceNotFound": "service_lookup",
-    "ServiceDirectory": "service_directory",
-    "EmbeddedBroker": "broker",
-    "to_pulsar": "topics",
+    "AsyncProcessor": ".async_processor",
+    "FlowProcessor": ".flow_processor",
+    "Flow": ".flow_processor",
+    "ConsumerSpec": ".flow_processor",
+    "ProducerSpec": ".flow_processor",
+    "RequestResponseSpec": ".flow_processor",
+    "ParameterSpec": ".flow_processor",
+    "PubSub": ".pubsub",
+    "Producer": ".pubsub",
+    "Consumer": ".pubsub",
+    "Message": ".pubsub",
+    "PubSubError": ".pubsub",
+    "RequestResponseClient": ".request_response",
+    "RequestTimeout": ".request_response",
+    "DynamicToolService": ".dynamic_tool_service",
+    "ToolServiceClient": ".tool_service_client",
+    "ToolServiceError": ".tool_service_client",
+    "ToolServiceClients": ".tool_service_client",
+    "ServiceUnavailable": ".tool_service_client",
+    "ServiceNotFound": ".service_lookup",
+    "ServiceDirectory": ".service_directory",
+    "EmbeddedBroker": ".broker",
+    "to_pulsar": "..topics",
 }
 
 __all__ = list(_EXPORTS)
@@ -43,6 +43,6 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'trustgraph.base' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    value = getattr(importlib.import_module(module, __name__), name)
     globals()[name] = value
     return value

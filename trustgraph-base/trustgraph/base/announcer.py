@@ -2,7 +2,7 @@
 
 The other half of ``service_directory.py`` (see there, and
 ``docs/self-announcing.md``).  Every replica of a service sends, on
-:data:`~trustgraph.base.topics.ANNOUNCE`, its descriptor and its tools with
+:data:`~trustgraph.topics.ANNOUNCE`, its descriptor and its tools with
 a lease, again every third of the lease, at once when a reader probes, and a
 ``down`` message when it stops cleanly.  A replica that dies without a word
 is withdrawn by every reader when its lease runs out.
@@ -25,8 +25,8 @@ import uuid
 from typing import Any
 
 from ..schema import ToolServiceAnnouncement, ToolServiceProbe
+from ..topics import ANNOUNCE, PROBE
 from .pubsub import Consumer, Message, Producer, PubSub, PubSubError
-from .topics import ANNOUNCE, PROBE
 
 logger = logging.getLogger(__name__)
 

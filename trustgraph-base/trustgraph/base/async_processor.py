@@ -37,13 +37,13 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from ..schema import ConfigPush, ConfigRequest, ConfigResponse
+from ..topics import ANNOUNCE, CONFIG_REQUEST, CONFIG_RESPONSE, PROBE, config_notice_topic, config_push_queue
 from . import config_parts, config_source, logsafe, metrics
 from .broker_url import DEFAULT_PULSAR_HOST, BrokerUrlError, choose_broker_url
 from .pubsub import CONFIG_LANE, CONFIG_PUSH_LANE, Consumer, Message, Producer, PubSub, PubSubError
 from .request_response import RequestResponseClient
 from .secrets import secret_values
 from .serving import Replies, Work, serve
-from .topics import ANNOUNCE, CONFIG_REQUEST, CONFIG_RESPONSE, PROBE, config_notice_topic, config_push_queue
 
 logger = logging.getLogger(__name__)
 

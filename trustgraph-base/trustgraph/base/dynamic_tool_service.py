@@ -36,13 +36,13 @@ from types import SimpleNamespace
 from typing import Any
 
 from ..schema import ToolServiceRequest, ToolServiceResponse
+from ..topics import tool_service_topics
 from . import limits, metrics
 from .announcer import DEFAULT_LEASE, Announcer
 from .async_processor import AsyncProcessor
 from .pubsub import Message
 from .serving import Replies, Reply, ReplyNotSent, ServiceError, message_or_type
 from .text import as_text
-from .topics import tool_service_topics
 
 logger = logging.getLogger(__name__)
 

@@ -30,12 +30,12 @@ from typing import Any, TypeVar
 import pulsar
 
 from ..schema.codec import encode
+from ..topics import to_pulsar
 from .broker_url import BrokerUrl, parse_broker_url, probe, unreachable
 from .connection_watch import WATCH_EVERY, WATCH_EVERY_DOWN, Back, ConnectionWatch, Lost
 from .consumer import Consumer, DirectHandler, Handler, MalformedHandler
 from .message import Message
 from .pulsar_backend import get_pubsub  # upstream's name for its sync backend (tg-dump-queues imports it)
-from .topics import to_pulsar
 
 logger = logging.getLogger(__name__)
 

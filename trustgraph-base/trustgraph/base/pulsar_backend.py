@@ -15,7 +15,7 @@ from typing import Any
 import pulsar
 
 from ..schema.codec import decode, encode
-from .topics import to_pulsar
+from ..topics import to_pulsar
 
 DEFAULT_PULSAR_HOST = "pulsar://pulsar:6650"
 

@@ -1,7 +1,7 @@
 """Which tool services are running: what they announce, whether any replica is live, and whose word counts.
 
 Tool services announce themselves (``announcer.py``): a heartbeat every
-third of a lease on :data:`~trustgraph.base.topics.ANNOUNCE`, a ``down``
+third of a lease on :data:`~trustgraph.topics.ANNOUNCE`, a ``down``
 message on a clean stop.  A :class:`ServiceDirectory` follows that topic for
 a reader (the agent, the gateway, mcp-server): a replica is live until its
 lease runs out on the reader's own clock (so clocks need not agree), a
@@ -39,7 +39,7 @@ believes only what an announcer cannot take from another (docs/trust-model.md):
   :data:`MAX_SETS` sets and :data:`MAX_REPLICAS` replicas per service.
   Refusals are one WARNING line per kind per 10 s, with their count.
 
-On start the directory sends a probe (:data:`~trustgraph.base.topics.PROBE`)
+On start the directory sends a probe (:data:`~trustgraph.topics.PROBE`)
 and running services answer with a heartbeat at once, so a reader that
 starts after them knows them within milliseconds, not a heartbeat later.
 
@@ -62,10 +62,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..schema import ToolServiceAnnouncement, ToolServiceProbe
+from ..topics import ANNOUNCE, PROBE, TopicError, to_pulsar
 from . import limits
 from .announcer import withdraw_hash
 from .pubsub import Consumer, Message, Producer, PubSub
-from .topics import ANNOUNCE, PROBE, TopicError, to_pulsar
 
 logger = logging.getLogger(__name__)
 

@@ -16,11 +16,11 @@ import uuid
 from typing import Any
 
 from ..schema import ConfigKey, ConfigRequest, ConfigResponse
+from ..topics import ANNOUNCE, CONFIG_REQUEST, CONFIG_RESPONSE, PROBE
 from . import config_parts, limits
 from .pubsub import CONFIG_LANE, PubSub
 from .request_response import RequestResponseClient
 from .service_directory import ServiceDirectory
-from .topics import ANNOUNCE, CONFIG_REQUEST, CONFIG_RESPONSE, PROBE
 
 
 class ServiceNotFound(LookupError):

@@ -38,12 +38,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..schema import Error
+from ..topics import to_pulsar
 from . import deadlines, limits, metrics
 from .consumer import Consumer
 from .lost_calls import restarted
 from .message import Message
 from .pubsub import MessageTooLarge, Producer, PubSub, PubSubError
-from .topics import to_pulsar
 
 logger = logging.getLogger(__name__)
 

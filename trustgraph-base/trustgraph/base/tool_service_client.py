@@ -22,10 +22,10 @@ from typing import Any, Protocol
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
 from ..schema import ToolServiceRequest, ToolServiceResponse
+from ..topics import to_pulsar
 from . import deadlines
 from .pubsub import PubSub, PubSubError
 from .request_response import RequestResponseClient, RequestTimeout, Unserved, new_request_id
-from .topics import to_pulsar
 
 logger = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..base.topics import (
+from ..topics import (
     ANNOUNCE,
     CONFIG_NOTICE,
     CONFIG_REQUEST,

@@ -44,7 +44,7 @@ from pydantic import (
     field_validator,
 )
 
-from ..base.topics import TopicError, to_pulsar
+from ..topics import TopicError, to_pulsar
 from .arguments import ToolArgument, unique_names
 from .errors import describe
 

@@ -24,7 +24,6 @@ from typing import Any
 from trustgraph.base import PubSub, RequestResponseClient, config_parts, deadlines, limits
 from trustgraph.base.pubsub import CONFIG_LANE, DEFAULT_LANE, Producer, PubSubError
 from trustgraph.base.request_response import CallLost
-from trustgraph.base.topics import TopicError, to_pulsar
 from trustgraph.base.unserved import GRACE, UnservedTopics
 from trustgraph.schema import (
     ConfigRequest,
@@ -36,6 +35,7 @@ from trustgraph.schema import (
     librarian_request_queue,
     librarian_response_queue,
 )
+from trustgraph.topics import TopicError, to_pulsar
 
 from .translators import FLOW_KINDS, GLOBAL_KINDS, SENDERS, JsonObject, OneWay, Translator, gateway_error
 

@@ -31,7 +31,6 @@ from trustgraph.base.async_processor import env_default
 from trustgraph.base.catalog_feed import CatalogFeed
 from trustgraph.base.secrets import token_argument
 from trustgraph.base.stack import read_components
-from trustgraph.base.topics import FLOW_REQUEST, FLOW_RESPONSE
 from trustgraph.base.unserved import UnservedTopics
 from trustgraph.schema import (
     knowledge_request_queue,
@@ -39,6 +38,7 @@ from trustgraph.schema import (
     librarian_request_queue,
     librarian_response_queue,
 )
+from trustgraph.topics import FLOW_REQUEST, FLOW_RESPONSE
 
 from .auth import TokenAuth
 from .dispatch import Dispatcher

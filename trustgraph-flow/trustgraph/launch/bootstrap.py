@@ -15,8 +15,8 @@ from typing import Any
 
 from trustgraph.base import PubSub, RequestResponseClient, config_parts
 from trustgraph.base.pubsub import CONFIG_LANE
-from trustgraph.base.topics import CONFIG_REQUEST, CONFIG_RESPONSE, FLOW_REQUEST, FLOW_RESPONSE
 from trustgraph.schema import ConfigRequest, ConfigResponse, ConfigValue, FlowRequest, FlowResponse
+from trustgraph.topics import CONFIG_REQUEST, CONFIG_RESPONSE, FLOW_REQUEST, FLOW_RESPONSE
 
 logger = logging.getLogger(__name__)
 

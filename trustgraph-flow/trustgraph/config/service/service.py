@@ -38,13 +38,6 @@ from trustgraph.base.async_processor import env_default
 from trustgraph.base.config_source import DIGEST, STORE, config_digest
 from trustgraph.base.pubsub import Message, Producer
 from trustgraph.base.serving import Replies, Reply, ServiceError
-from trustgraph.base.topics import (
-    CONFIG_REQUEST,
-    CONFIG_RESPONSE,
-    FLOW_REQUEST,
-    FLOW_RESPONSE,
-    config_notice_topic,
-)
 from trustgraph.schema import (
     ConfigPush,
     ConfigRequest,
@@ -53,6 +46,13 @@ from trustgraph.schema import (
     FlowResponse,
 )
 from trustgraph.schema.codec import encode, from_dict, to_dict
+from trustgraph.topics import (
+    CONFIG_REQUEST,
+    CONFIG_RESPONSE,
+    FLOW_REQUEST,
+    FLOW_RESPONSE,
+    config_notice_topic,
+)
 
 from .config_ops import ConfigOperations
 from .flow_ops import FlowOperations
