@@ -26,7 +26,7 @@ from agent_stand_ins import (
     unique,
 )
 from trustgraph.base import DynamicToolService
-from trustgraph.base.dynamic_tool_service import ToolError
+from trustgraph.base.tool_services.dynamic_tool_service import ToolError
 from trustgraph.schema import GraphRagResponse, ToolResponse
 
 

@@ -220,7 +220,7 @@ class Big(DynamicToolService):
 
 async def test_oversized_messages_are_refused_with_a_clear_error(broker):
     """Non-persistent topics cannot chunk: both directions fail fast and say why."""
-    from trustgraph.base.pubsub import MessageTooLarge
+    from trustgraph.base.messaging.pubsub import MessageTooLarge
     topic = unique("big")
     svc = await started(Big, broker, topic)
     ps = PubSub(broker.url, processor="t")

@@ -17,8 +17,9 @@ import uuid
 from pathlib import Path
 
 from support import Proc
-from trustgraph.base import PubSub, RequestResponseClient, deadlines
-from trustgraph.base.broker import free_port, wait_for_port
+from trustgraph.base import PubSub, RequestResponseClient
+from trustgraph.base.launching.broker import free_port, wait_for_port
+from trustgraph.base.messaging import deadlines
 from trustgraph.schema import ConfigRequest, ConfigResponse, ConfigValue, ToolRequest, ToolResponse
 from trustgraph.topics import CONFIG_REQUEST, CONFIG_RESPONSE
 

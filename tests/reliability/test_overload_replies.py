@@ -17,7 +17,7 @@ import uuid
 
 import pytest
 from trustgraph.base import PubSub, RequestResponseClient
-from trustgraph.base.request_response import RequestTimeout
+from trustgraph.base.messaging.request_response import RequestTimeout
 from trustgraph.schema import ConfigRequest, ConfigResponse
 from trustgraph.topics import CONFIG_REQUEST, CONFIG_RESPONSE
 

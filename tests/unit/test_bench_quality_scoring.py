@@ -377,7 +377,7 @@ def _prompt_set(after_result: str = "observation") -> object:
 
 
 def _schema(descriptors: dict) -> dict:
-    from trustgraph.base.decision_schema import decision_schema
+    from trustgraph.base.formats.decision_schema import decision_schema
     types = {"string": {"type": "string"}, "number": {"type": "number"}}
     return decision_schema(
         (name, {"type": "object", "properties": {a["name"]: types[a["type"]] for a in d.get("arguments", [])},
@@ -466,13 +466,13 @@ def test_unit_conversions_use_real_factors() -> None:
 
 @pytest.mark.parametrize(("source", "target"), [("kg", "miles"), ("parsecs", "m"), ("m", "")])
 def test_a_unit_conversion_that_cannot_be_made_is_a_tool_error(source: str, target: str) -> None:
-    from trustgraph.base.dynamic_tool_service import ToolError
+    from trustgraph.base.tool_services.dynamic_tool_service import ToolError
     with pytest.raises(ToolError):
         qs.convert_units_report(1, source, target)
 
 
 def test_dictionary_and_clock() -> None:
-    from trustgraph.base.dynamic_tool_service import ToolError
+    from trustgraph.base.tool_services.dynamic_tool_service import ToolError
     assert qs.define_report("'Ephemeral'") == "ephemeral (adjective): lasting for a very short time."
     with pytest.raises(ToolError, match="not in this dictionary"):
         qs.define_report("flibbertigibbet")

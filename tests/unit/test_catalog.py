@@ -676,7 +676,7 @@ def test_an_announced_service_on_a_framework_topic_is_refused_too() -> None:
 
 
 def test_the_feed_follows_every_type_the_catalog_reads() -> None:
-    from trustgraph.base import catalog_feed
+    from trustgraph.base.tool_services import catalog_feed
     from trustgraph.catalog import CATALOG_TYPES
 
     assert catalog_feed.CATALOG_TYPES == CATALOG_TYPES

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from trustgraph.base import config_parts
+from trustgraph.base.processors import config_parts
 from trustgraph.base.testing import worker
 from trustgraph.config.service.service import Processor as ConfigService
 from trustgraph.schema import ConfigRequest, ConfigResponse, ConfigValue

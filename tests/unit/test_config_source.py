@@ -12,8 +12,8 @@ import json
 
 import pytest
 from trustgraph.base import AsyncProcessor
-from trustgraph.base.async_processor import TokenFileError, pulsar_token
-from trustgraph.base.config_source import (
+from trustgraph.base.processors.async_processor import TokenFileError, pulsar_token
+from trustgraph.base.processors.config_source import (
     DIGEST,
     STORE,
     Answer,

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from ..base import limits
+from ..base.safety import limits
 
 Kind = Literal["tool", "tool-service", "mcp", "tool-policy"]
 

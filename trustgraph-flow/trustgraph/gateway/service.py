@@ -27,11 +27,11 @@ from typing import Any
 
 from aiohttp import web
 from trustgraph.base import AsyncProcessor
-from trustgraph.base.async_processor import env_default
-from trustgraph.base.catalog_feed import CatalogFeed
-from trustgraph.base.secrets import token_argument
-from trustgraph.base.stack import read_components
-from trustgraph.base.unserved import UnservedTopics
+from trustgraph.base.launching.stack import read_components
+from trustgraph.base.messaging.unserved import UnservedTopics
+from trustgraph.base.processors.async_processor import env_default
+from trustgraph.base.safety.secrets import token_argument
+from trustgraph.base.tool_services.catalog_feed import CatalogFeed
 from trustgraph.schema import (
     knowledge_request_queue,
     knowledge_response_queue,

@@ -61,11 +61,11 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..schema import ToolServiceAnnouncement, ToolServiceProbe
-from ..topics import ANNOUNCE, PROBE, TopicError, to_pulsar
-from . import limits
+from ...schema import ToolServiceAnnouncement, ToolServiceProbe
+from ...topics import ANNOUNCE, PROBE, TopicError, to_pulsar
+from ..messaging.pubsub import Consumer, Message, Producer, PubSub
+from ..safety import limits
 from .announcer import withdraw_hash
-from .pubsub import Consumer, Message, Producer, PubSub
 
 logger = logging.getLogger(__name__)
 

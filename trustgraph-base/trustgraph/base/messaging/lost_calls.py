@@ -12,7 +12,7 @@ failed for about 100 s.  Two events tell a caller its call is lost:
   supervisor started again in place of one that died (``$TG_RESTARTED=1``;
   tg-launch sets it on every restart) says so on
   :data:`~trustgraph.topics.SERVING` when it starts consuming a request
-  topic (:func:`~trustgraph.base.serving.serve`).  A client waiting on that
+  topic (:func:`~trustgraph.base.messaging.serving.serve`).  A client waiting on that
   topic fails the calls it sent before with :class:`CallLost`.  A process
   started for the first time says nothing: it may be one more replica on a
   shared subscription, and the calls the others are working on must go on.
@@ -60,8 +60,8 @@ from collections import deque
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from ..schema import ServingStarted
-from ..topics import SERVING, TopicError, to_pulsar
+from ...schema import ServingStarted
+from ...topics import SERVING, TopicError, to_pulsar
 from .connection_watch import Resubscribed
 
 logger = logging.getLogger(__name__)

@@ -24,9 +24,9 @@ import time
 import uuid
 from typing import Any
 
-from ..schema import ToolServiceAnnouncement, ToolServiceProbe
-from ..topics import ANNOUNCE, PROBE
-from .pubsub import Consumer, Message, Producer, PubSub, PubSubError
+from ...schema import ToolServiceAnnouncement, ToolServiceProbe
+from ...topics import ANNOUNCE, PROBE
+from ..messaging.pubsub import Consumer, Message, Producer, PubSub, PubSubError
 
 logger = logging.getLogger(__name__)
 
