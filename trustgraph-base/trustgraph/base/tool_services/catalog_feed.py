@@ -24,7 +24,8 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 from ..safety import limits
-from .service_directory import Configured, ServiceDirectory, ServiceState, descriptor_queues
+from .descriptor import queues_of
+from .service_directory import Configured, ServiceDirectory, ServiceState
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +47,7 @@ def configured_services(section: Mapping[str, str]) -> dict[str, Configured]:
         except ValueError:
             data = None
         data = data if isinstance(data, dict) else {}
-        entry = Configured(descriptor_queues(data), data.get("announces") is True)
+        entry = Configured(queues_of(data), data.get("announces") is True)
         out[key] = entry
         sid = data.get("id")
         if isinstance(sid, str) and sid and sid not in section:

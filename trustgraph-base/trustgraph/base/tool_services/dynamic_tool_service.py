@@ -41,9 +41,17 @@ from ..formats.text import as_text
 from ..messaging import metrics
 from ..messaging.pubsub import Message
 from ..messaging.serving import Replies, Reply, ReplyNotSent, ServiceError, message_or_type
-from ..processors.async_processor import AsyncProcessor
+from ..processors.async_processor import AsyncProcessor, StartRefused
 from ..safety import limits
 from .announcer import DEFAULT_LEASE, Announcer
+from .descriptor import (
+    DeclaredTool,
+    DescriptorError,
+    ServiceDescriptor,
+    declare_tools,
+    parse_config_params,
+    tool_descriptor,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -121,22 +129,25 @@ class DynamicToolService(AsyncProcessor):
         """Override: the tool's work.  Return the observation or yield chunks."""
         raise NotImplementedError(f"{type(self).__name__} does not implement invoke()")
 
+    def service_descriptor(self) -> ServiceDescriptor:
+        """This service's ``tool-service`` descriptor (:class:`DescriptorError` if ``config_params`` is wrong)."""
+        return ServiceDescriptor(id=self.service_id, request_queue=self.request_topic,
+                                 response_queue=self.response_topic,
+                                 config_params=parse_config_params(list(self.config_params),
+                                                                   f"tool-service/{self.service_id}"),
+                                 idempotent=self.idempotent, timeout=self.call_timeout)
+
+    def declared_tools(self) -> tuple[DeclaredTool, ...]:
+        """The declared ``tools``, checked (:class:`DescriptorError` names the first wrong tool and field)."""
+        return declare_tools(self.service_id, self.tools, self.service_descriptor().config_params)
+
     def descriptor(self) -> dict[str, Any]:
         """This service's ``tool-service`` descriptor, as it announces it."""
-        out: dict[str, Any] = {
-            "id": self.service_id, "request-queue": self.request_topic,
-            "response-queue": self.response_topic,
-            "config-params": [p if isinstance(p, str) else dict(p) for p in self.config_params],
-            "idempotent": self.idempotent,
-        }
-        if self.call_timeout is not None:
-            out["timeout"] = self.call_timeout
-        return out
+        return self.service_descriptor().to_wire()
 
     def tool_descriptors(self) -> dict[str, dict[str, Any]]:
         """The declared tools as tool descriptors, by tool name."""
-        return {str(t.get("name")): {**t, "type": "tool-service", "service": self.service_id}
-                for t in self.tools}
+        return {t.name: t.descriptor(self.service_id) for t in self.declared_tools()}
 
     def declared_problems(self) -> list[str]:
         """What the catalog says about this service's declarations (empty: they are fine).
@@ -146,12 +157,23 @@ class DynamicToolService(AsyncProcessor):
         """
         from trustgraph.catalog import build_catalog  # pydantic: only when asked
 
-        announced = SimpleNamespace(descriptor=json.dumps(self.descriptor()),
-                                    tools=json.dumps(self.tool_descriptors()))
+        try:
+            descriptor = self.descriptor()
+        except DescriptorError as e:
+            return [str(e)]
+        # Unchecked here, so the catalog's own messages say what is wrong.
+        tools = {str(t.get("name")): tool_descriptor(self.service_id, t) for t in self.tools if isinstance(t, Mapping)}
+        announced = SimpleNamespace(descriptor=json.dumps(descriptor), tools=json.dumps(tools))
         catalog = build_catalog({}, {self.service_id: announced})
         return [str(e) for e in (*catalog.errors, *catalog.warnings)]
 
     async def start(self) -> None:
+        # Before anything is served or announced: a declaration that readers
+        # would leave out stops the service here, in one line naming the tool and field.
+        try:
+            self.declared_tools()
+        except DescriptorError as e:
+            raise StartRefused(f"{e}; fix the service's declaration") from None
         await super().start()
         await self.serve(self.request_topic, ToolServiceRequest, self.on_request,
                          replies=self.replies, subscription=f"{self.id}-request",
@@ -167,8 +189,8 @@ class DynamicToolService(AsyncProcessor):
             self.spawn(self._check_declarations())
 
     async def _check_declarations(self) -> None:
-        # After start: checking needs the catalog's models (pydantic), which
-        # would otherwise add to every service's time to its first reply.
+        # After start: the catalog's full check (argument schemas) needs its
+        # pydantic models, which would add about 0.25 s to every service's start.
         for problem in self.declared_problems():
             logger.error("Declared %s", problem)
 

@@ -62,10 +62,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...schema import ToolServiceAnnouncement, ToolServiceProbe
-from ...topics import ANNOUNCE, PROBE, TopicError, to_pulsar
+from ...topics import ANNOUNCE, PROBE
 from ..messaging.pubsub import Consumer, Message, Producer, PubSub
 from ..safety import limits
 from .announcer import withdraw_hash
+from .descriptor import queues_of
 
 logger = logging.getLogger(__name__)
 
@@ -194,24 +195,6 @@ ChangeHandler = Callable[[], "Awaitable[None] | None"]
 
 def _fingerprint(descriptor: str, tools: str) -> str:
     return hashlib.sha256(f"{descriptor}\0{tools}".encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def descriptor_queues(value: Any) -> tuple[str, str] | None:
-    """A descriptor's (request, response) queues as Pulsar URLs (``value``: its JSON text or object)."""
-    if isinstance(value, str):
-        try:
-            value = limits.loads(value or "")
-        except ValueError:
-            return None
-    if not isinstance(value, dict):
-        return None
-    req, resp = value.get("request-queue"), value.get("response-queue")
-    if not isinstance(req, str) or not isinstance(resp, str):
-        return None
-    try:
-        return to_pulsar(req), to_pulsar(resp)
-    except TopicError:
-        return None
 
 
 def content_problem(tools: str) -> str | None:
@@ -453,7 +436,7 @@ class ServiceDirectory:
                 return
             owner = state.owner_set
             rset = state.sets[fp] = ReplicaSet(
-                fp, descriptor, tools, descriptor_queues(descriptor), now,
+                fp, descriptor, tools, queues_of(descriptor), now,
                 conflicted=owner is not None and bool(owner.replicas) and now >= self._window_ends)
         before = self._view(state)
         rset.replicas[a.replica] = Replica(a.replica, now + lease, time.time(), _finite(a.sent),

@@ -26,6 +26,7 @@ from ...topics import to_pulsar
 from ..messaging import deadlines
 from ..messaging.pubsub import PubSub, PubSubError
 from ..messaging.request_response import RequestResponseClient, RequestTimeout, Unserved, new_request_id
+from .descriptor import DescriptorError, ServiceDescriptor
 
 logger = logging.getLogger(__name__)
 
@@ -113,14 +114,13 @@ class ToolServiceClient(RequestResponseClient):
         """
         from .service_lookup import find_service
 
-        descriptor = await find_service(pubsub, service, timeout=lookup_timeout, **where)
+        found = await find_service(pubsub, service, timeout=lookup_timeout, **where)
         try:
-            request_queue, response_queue = descriptor["request-queue"], descriptor["response-queue"]
-        except (KeyError, TypeError):
-            raise ToolServiceError("tool-service-error",
-                                   f"the descriptor of tool service '{service}' has no queues") from None
-        client = cls(pubsub, request_topic=request_queue, response_topic=response_queue, timeout=timeout,
-                     name=f"{service}-client")
+            descriptor = ServiceDescriptor.from_wire(found, service)
+        except DescriptorError as e:
+            raise ToolServiceError("tool-service-error", f"{e}; the service cannot be called") from None
+        client = cls(pubsub, request_topic=descriptor.request_queue, response_topic=descriptor.response_queue,
+                     timeout=timeout, name=f"{service}-client")
         await client.start()
         return client
 
