@@ -12,7 +12,7 @@ from trustgraph.base import DynamicToolService
 from trustgraph.base.processors.async_processor import StartRefused
 from trustgraph.base.tool_services.descriptor import (
     ConfigParam,
-    DescriptorError,
+    InvalidDescriptor,
     ServiceDescriptor,
     declare_tools,
     queues_of,
@@ -56,7 +56,7 @@ def test_a_descriptor_round_trips_and_keeps_upstreams_shape() -> None:
      "tool-service/wx: field 'timeout': must be a positive number of seconds"),
 ])
 def test_a_broken_descriptor_names_its_field(data: dict, message: str) -> None:
-    with pytest.raises(DescriptorError) as info:
+    with pytest.raises(InvalidDescriptor) as info:
         ServiceDescriptor.from_wire(data, "wx")
     assert str(info.value).startswith(message)
 
@@ -69,22 +69,20 @@ def test_queues_are_read_even_when_another_field_is_wrong() -> None:
 
 
 BROKEN = [
-    ({"description": "no name"}, "declared tool #1 of wx: field 'name': required field is missing"),
-    ({"name": "weather", "units": "metric"}, "declared tool 'weather' of wx: field 'description': required field "
-                                             "is missing"),
-    ({**GOOD, "units": None}, "declared tool 'weather' of wx: field 'units': the service's config param 'units' is "
-                              "required: give the tool a value for it"),
-    ({**GOOD, "arguments": [{"type": "string"}]}, "declared tool 'weather' of wx: field 'arguments[0].name': "
-                                                  "must be a non-empty string"),
-    ({**GOOD, "arguments": {"city": "string"}}, "declared tool 'weather' of wx: field 'arguments': must be a list"),
-    ({**GOOD, "examples": ["?" * 300]}, "declared tool 'weather' of wx: field 'examples[0]': is 300 characters "
-                                        "long, over the limit of 200"),
+    ({"description": "no name"}, "tool/wx/#1: field 'name': required field is missing"),
+    ({"name": "weather", "units": "metric"}, "tool/wx/weather: field 'description': required field is missing"),
+    ({**GOOD, "units": None}, "tool/wx/weather: field 'units': the service's config param 'units' is required: "
+                              "give the tool a value for it"),
+    ({**GOOD, "arguments": [{"type": "string"}]}, "tool/wx/weather: field 'arguments[0].name': must be a non-empty string"),
+    ({**GOOD, "arguments": {"city": "string"}}, "tool/wx/weather: field 'arguments': must be a list"),
+    ({**GOOD, "examples": ["?" * 300]}, "tool/wx/weather: field 'examples[0]': is 300 characters long, over "
+                                        "the limit of 200"),
 ]
 
 
 @pytest.mark.parametrize(("tool", "message"), BROKEN)
 def test_a_broken_declared_tool_names_the_tool_and_the_field(tool: dict, message: str) -> None:
-    with pytest.raises(DescriptorError) as info:
+    with pytest.raises(InvalidDescriptor) as info:
         declare_tools("wx", [tool], (ConfigParam("units", True),))
     assert str(info.value).startswith(message)
 
@@ -97,7 +95,7 @@ def test_the_catalog_refuses_what_the_light_check_refuses(tool: dict, message: s
 
 
 def test_duplicate_tool_names_are_refused() -> None:
-    with pytest.raises(DescriptorError, match="declared tool 'weather' of wx: field 'name': another declared"):
+    with pytest.raises(InvalidDescriptor, match="tool/wx/weather: field 'name': another declared"):
         declare_tools("wx", [GOOD, GOOD])
 
 
@@ -112,8 +110,10 @@ def test_a_service_with_a_broken_declaration_refuses_to_start() -> None:
     svc = type("Bad", (Weather,), {"tools": [{"name": "weather", "units": "metric"}]})(id="wx", metrics=False)
     with pytest.raises(StartRefused) as info:
         asyncio.run(svc.start())
-    assert str(info.value) == ("declared tool 'weather' of wx: field 'description': required field is missing; "
-                               "fix the service's declaration")
+    assert str(info.value) == ("tool/wx/weather: field 'description': required field is missing; fix the "
+                               "service's declaration")
+    # The catalog, which readers use, says the same of it.
+    assert svc.declared_problems() == ["tool/wx/weather: field 'description': required field is missing"]
 
 
 def test_launch_prints_the_refusal_as_one_line(tmp_path) -> None:
@@ -131,6 +131,6 @@ def test_launch_prints_the_refusal_as_one_line(tmp_path) -> None:
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2, r.stderr
     lines = [ln for ln in r.stderr.splitlines() if ln.startswith("bad-service: error:")]
-    assert lines == ["bad-service: error: declared tool 'weather' of bad-service: field 'arguments[0].name': "
-                     "must be a non-empty string; fix the service's declaration"]
+    assert lines == ["bad-service: error: tool/bad-service/weather: field 'arguments[0].name': must be a "
+                     "non-empty string; fix the service's declaration"]
     assert "Traceback" not in r.stderr

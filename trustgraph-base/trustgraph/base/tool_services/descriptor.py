@@ -13,7 +13,7 @@ the client, the service directory and the catalog feed read it
 (:meth:`ServiceDescriptor.from_wire`, :func:`queues_of`).  A service's
 declared tools (``DynamicToolService.tools``) are read by
 :func:`declare_tools`, which refuses the first one that is wrong, naming the
-tool and the field, so that a service with a broken declaration does not
+tool and the field (:class:`InvalidDescriptor`), so that a service with a broken declaration does not
 start (rather than announce a tool that every reader then leaves out).
 
 This module is stdlib only: every tool service reads it while starting, and
@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, NoReturn
 
 from ...topics import TopicError, to_pulsar
 from ..safety import limits
@@ -47,17 +47,57 @@ MAX_EXAMPLES = 10
 MAX_EXAMPLE_CHARS = 200
 
 
-class DescriptorError(ValueError):
-    """A descriptor or a declared tool that cannot be used; its text names the item and the field."""
-
-    def __init__(self, item: str, field_name: str, reason: str) -> None:
-        super().__init__(f"{item}: field {field_name!r}: {reason}")
-        self.item, self.field, self.reason = item, field_name, reason
+#: The config types that hold descriptors.
+Kind = Literal["tool", "tool-service", "mcp", "tool-policy"]
 
 
-def _kind(value: Any) -> str:
-    return {str: "a string", bool: "a boolean", int: "a number", float: "a number", list: "a list",
-            dict: "an object", type(None): "null"}.get(type(value), type(value).__name__)
+@dataclass(frozen=True)
+class DescriptorError:
+    """A problem with one descriptor, precise enough for a user to fix it.
+
+    ``kind`` is the config type (``tool``, ``tool-service`` or ``mcp``),
+    ``key`` the config key, ``field`` the offending field (``"(json)"`` when
+    the item as a whole is unreadable) and ``reason`` a plain explanation.
+    ``missing_reference`` marks a reference to an item that does not exist
+    yet (a tool put before its service): a later put can fix it, so
+    ``tg-put-config-item`` writes such a tool with a warning.  ``str()`` is
+    the one line every reader prints (the catalog's readers and a service
+    refusing to start alike).
+    """
+
+    kind: Kind
+    key: str
+    field: str
+    reason: str
+    missing_reference: bool = field(default=False, compare=False)
+
+    def __str__(self) -> str:
+        return f"{self.kind}/{self.key}: field '{self.field}': {self.reason}"
+
+
+class InvalidDescriptor(ValueError):
+    """Raised by this module's readers; ``error`` is the :class:`DescriptorError`, ``str()`` its line."""
+
+    def __init__(self, error: DescriptorError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+#: Which descriptor a problem is in: its config type and key.
+Item = tuple[Kind, str]
+
+
+def _fail(kind: Kind, key: str, field_name: str, reason: str) -> NoReturn:
+    raise InvalidDescriptor(DescriptorError(kind, key, field_name, reason))
+
+
+_JSON_TYPE_NAMES = {str: "a string", int: "a number", float: "a number", bool: "a boolean", list: "a list",
+                    dict: "an object", type(None): "null"}
+
+
+def describe(value: Any) -> str:
+    """The JSON type of ``value`` as a sentence fragment: "a string", "a list", "null"."""
+    return _JSON_TYPE_NAMES.get(type(value), type(value).__name__)
 
 
 @dataclass(frozen=True)
@@ -71,39 +111,41 @@ class ConfigParam:
         return {"name": self.name, "required": True} if self.required else self.name
 
 
-def parse_config_params(value: Any, item: str) -> tuple[ConfigParam, ...]:
+def parse_config_params(value: Any, item: Item) -> tuple[ConfigParam, ...]:
     """``config-params``: a list of names or ``{"name", "required"}`` (null: none)."""
     if value is None:
         return ()
     if not isinstance(value, (list, tuple)):
-        raise DescriptorError(item, CONFIG_PARAMS, f"must be a list, got {_kind(value)}")
+        _fail(*item, CONFIG_PARAMS, f"must be a list, got {describe(value)}")
     out: list[ConfigParam] = []
     for i, entry in enumerate(value):
         where = f"{CONFIG_PARAMS}[{i}]"
         if isinstance(entry, str):
             entry = {"name": entry}
         if not isinstance(entry, Mapping):
-            raise DescriptorError(item, where, f"must be a name or an object, got {_kind(entry)}")
+            _fail(*item, where, f"must be a name or an object, got {describe(entry)}")
         name, required = entry.get("name"), entry.get("required", False)
         if not isinstance(name, str) or not name.strip():
-            raise DescriptorError(item, f"{where}.name", "must be a non-empty string")
+            _fail(*item, f"{where}.name", "must be a non-empty string")
         if not isinstance(required, bool):
-            raise DescriptorError(item, f"{where}.required", f"must be true or false, got {_kind(required)}")
+            _fail(*item, f"{where}.required", f"must be true or false, got {describe(required)}")
         if any(p.name == name for p in out):
-            raise DescriptorError(item, CONFIG_PARAMS, f"duplicate config param {name!r}")
+            _fail(*item, CONFIG_PARAMS, f"duplicate config param {name!r}")
         out.append(ConfigParam(name, required))
     return tuple(out)
 
 
-def _queue(data: Mapping[str, Any], name: str, item: str) -> str:
+def _queue(data: Mapping[str, Any], name: str, item: Item) -> str:
     value = data.get(name)
     if not isinstance(value, str):
-        raise DescriptorError(item, name, f"must be a topic, got {_kind(value)}")
+        _fail(*item, name, f"must be a topic, got {describe(value)}")
     try:
         to_pulsar(value)
     except TopicError as e:
-        raise DescriptorError(item, name, str(e)) from None
-    return value
+        problem = str(e)
+    else:
+        return value
+    _fail(*item, name, problem)
 
 
 @dataclass(frozen=True)
@@ -140,24 +182,25 @@ class ServiceDescriptor:
 
     @classmethod
     def from_wire(cls, data: Any, key: str = "") -> ServiceDescriptor:
-        """Read a descriptor (decoded JSON); :class:`DescriptorError` names what is wrong.
+        """Read a descriptor (decoded JSON); :class:`InvalidDescriptor` names what is wrong.
 
         ``key`` is its config key or announced id: the id when the descriptor
         gives none (tools find their service by key, as upstream's do).
         """
-        item = f"tool-service/{key}" if key else "tool-service"
+        item: Item = ("tool-service", key)
         if not isinstance(data, Mapping):
-            raise DescriptorError(item, "(descriptor)", f"must be an object, got {_kind(data)}")
+            _fail(*item, "(json)", f"must be an object, got {describe(data)}")
+        item = ("tool-service", key or str(data.get("id") or ""))
         sid = data.get("id") or key
         if not isinstance(sid, str) or not sid.strip():
-            raise DescriptorError(item, "id", "must be a non-empty string")
+            _fail(*item, "id", "must be a non-empty string")
         timeout = data.get("timeout")
         if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
                                     or not math.isfinite(timeout) or timeout <= 0):
-            raise DescriptorError(item, "timeout", "must be a positive number of seconds")
+            _fail(*item, "timeout", "must be a positive number of seconds")
         for flag in ("idempotent", "announces"):
             if not isinstance(data.get(flag, False), bool):
-                raise DescriptorError(item, flag, f"must be true or false, got {_kind(data.get(flag))}")
+                _fail(*item, flag, f"must be true or false, got {describe(data.get(flag))}")
         return cls(id=sid, request_queue=_queue(data, REQUEST_QUEUE, item),
                    response_queue=_queue(data, RESPONSE_QUEUE, item),
                    config_params=parse_config_params(data.get(CONFIG_PARAMS), item),
@@ -181,8 +224,9 @@ def queues_of(data: Any) -> tuple[str, str] | None:
     if not isinstance(data, Mapping):
         return None
     try:
-        return to_pulsar(_queue(data, REQUEST_QUEUE, "")), to_pulsar(_queue(data, RESPONSE_QUEUE, ""))
-    except DescriptorError:
+        return to_pulsar(_queue(data, REQUEST_QUEUE, ("tool-service", ""))), \
+            to_pulsar(_queue(data, RESPONSE_QUEUE, ("tool-service", "")))
+    except InvalidDescriptor:
         return None
 
 
@@ -207,56 +251,56 @@ def tool_descriptor(service: str, fields: Mapping[str, Any]) -> dict[str, Any]:
     return {**fields, "type": TOOL_SERVICE_TYPE, "service": service}
 
 
-def _text(data: Mapping[str, Any], name: str, item: str) -> str:
+def _text(data: Mapping[str, Any], name: str, item: Item) -> str:
     value = data.get(name)
     if not isinstance(value, str) or not value.strip():
-        raise DescriptorError(item, name, "required field is missing" if value is None
-                              else f"must be a non-empty string, got {_kind(value) if value else 'an empty one'}")
+        _fail(*item, name, "required field is missing" if value is None
+                              else f"must be a non-empty string, got {describe(value) if value else 'an empty one'}")
     return value
 
 
-def _arguments(value: Any, item: str) -> tuple[Mapping[str, Any], ...]:
+def _arguments(value: Any, item: Item) -> tuple[Mapping[str, Any], ...]:
     if value is None:
         return ()
     if not isinstance(value, (list, tuple)):
-        raise DescriptorError(item, "arguments", f"must be a list of {{name, type, description}}, got {_kind(value)}")
+        _fail(*item, "arguments", f"must be a list of {{name, type, description}}, got {describe(value)}")
     seen: set[str] = set()
     for i, arg in enumerate(value):
         where = f"arguments[{i}]"
         if not isinstance(arg, Mapping):
-            raise DescriptorError(item, where, f"must be an object, got {_kind(arg)}")
+            _fail(*item, where, f"must be an object, got {describe(arg)}")
         name = arg.get("name")
         if not isinstance(name, str) or not name.strip():
-            raise DescriptorError(item, f"{where}.name", "must be a non-empty string")
+            _fail(*item, f"{where}.name", "must be a non-empty string")
         if name in seen:
-            raise DescriptorError(item, "arguments", f"duplicate argument {name!r}")
+            _fail(*item, "arguments", f"duplicate argument {name!r}")
         seen.add(name)
         for text in ("type", "description"):
             if arg.get(text) is not None and not isinstance(arg.get(text), str):
-                raise DescriptorError(item, f"{where}.{text}", f"must be a string, got {_kind(arg.get(text))}")
+                _fail(*item, f"{where}.{text}", f"must be a string, got {describe(arg.get(text))}")
     return tuple(value)
 
 
-def check_examples(value: Any, item: str) -> tuple[str, ...]:
+def check_examples(value: Any, item: Item) -> tuple[str, ...]:
     """``examples``: at most :data:`MAX_EXAMPLES` questions of at most :data:`MAX_EXAMPLE_CHARS` characters."""
     if value is None:
         return ()
     if not isinstance(value, (list, tuple)):
-        raise DescriptorError(item, "examples", f"must be a list of example questions (strings), got {_kind(value)}")
+        _fail(*item, "examples", f"must be a list of example questions (strings), got {describe(value)}")
     if len(value) > MAX_EXAMPLES:
-        raise DescriptorError(item, "examples", f"has {len(value)} examples, over the limit of {MAX_EXAMPLES}")
+        _fail(*item, "examples", f"has {len(value)} examples, over the limit of {MAX_EXAMPLES}")
     for i, example in enumerate(value):
         if not isinstance(example, str) or not example.strip():
-            raise DescriptorError(item, f"examples[{i}]", "must be a non-empty string")
+            _fail(*item, f"examples[{i}]", "must be a non-empty string")
         if len(example.strip()) > MAX_EXAMPLE_CHARS:
-            raise DescriptorError(item, f"examples[{i}]", f"is {len(example.strip())} characters long, over the "
+            _fail(*item, f"examples[{i}]", f"is {len(example.strip())} characters long, over the "
                                   f"limit of {MAX_EXAMPLE_CHARS}")
     return tuple(value)
 
 
 def declare_tools(service: str, tools: Sequence[Any],
                   params: Sequence[ConfigParam] = ()) -> tuple[DeclaredTool, ...]:
-    """A service's declared tools, checked; the first wrong one raises :class:`DescriptorError`.
+    """A service's declared tools, checked; the first wrong one raises :class:`InvalidDescriptor`.
 
     Checked: each is an object with a ``name`` and a ``description``;
     ``arguments`` a list of objects with unique names; ``examples`` within
@@ -266,18 +310,17 @@ def declare_tools(service: str, tools: Sequence[Any],
     out: list[DeclaredTool] = []
     for i, raw in enumerate(tools):
         if not isinstance(raw, Mapping):
-            raise DescriptorError(f"declared tool #{i + 1} of {service}", "(tool)",
-                                  f"must be an object of fields, got {_kind(raw)}")
+            _fail("tool", f"{service}/#{i + 1}", "(json)", f"must be an object of fields, got {describe(raw)}")
         name = raw.get("name")
-        item = f"declared tool {name!r} of {service}" if isinstance(name, str) and name.strip() \
-            else f"declared tool #{i + 1} of {service}"
+        item: Item = ("tool", f"{service}/{name.strip()}" if isinstance(name, str) and name.strip()
+                      else f"{service}/#{i + 1}")
         name = _text(raw, "name", item).strip()
         if any(t.name == name for t in out):
-            raise DescriptorError(item, "name", "another declared tool has this name")
+            _fail(*item, "name", "another declared tool has this name")
         description = _text(raw, "description", item)
         for param in params:
             if param.required and raw.get(param.name) is None:
-                raise DescriptorError(item, param.name, f"the service's config param {param.name!r} is "
+                _fail(*item, param.name, f"the service's config param {param.name!r} is "
                                       "required: give the tool a value for it")
         out.append(DeclaredTool(name=name, description=description, arguments=_arguments(raw.get("arguments"), item),
                                 examples=check_examples(raw.get("examples"), item), fields=dict(raw)))

@@ -46,7 +46,7 @@ from ..safety import limits
 from .announcer import DEFAULT_LEASE, Announcer
 from .descriptor import (
     DeclaredTool,
-    DescriptorError,
+    InvalidDescriptor,
     ServiceDescriptor,
     declare_tools,
     parse_config_params,
@@ -130,15 +130,15 @@ class DynamicToolService(AsyncProcessor):
         raise NotImplementedError(f"{type(self).__name__} does not implement invoke()")
 
     def service_descriptor(self) -> ServiceDescriptor:
-        """This service's ``tool-service`` descriptor (:class:`DescriptorError` if ``config_params`` is wrong)."""
+        """This service's ``tool-service`` descriptor (:class:`InvalidDescriptor` if ``config_params`` is wrong)."""
         return ServiceDescriptor(id=self.service_id, request_queue=self.request_topic,
                                  response_queue=self.response_topic,
                                  config_params=parse_config_params(list(self.config_params),
-                                                                   f"tool-service/{self.service_id}"),
+                                                                   ("tool-service", self.service_id)),
                                  idempotent=self.idempotent, timeout=self.call_timeout)
 
     def declared_tools(self) -> tuple[DeclaredTool, ...]:
-        """The declared ``tools``, checked (:class:`DescriptorError` names the first wrong tool and field)."""
+        """The declared ``tools``, checked (:class:`InvalidDescriptor` names the first wrong tool and field)."""
         return declare_tools(self.service_id, self.tools, self.service_descriptor().config_params)
 
     def descriptor(self) -> dict[str, Any]:
@@ -159,7 +159,7 @@ class DynamicToolService(AsyncProcessor):
 
         try:
             descriptor = self.descriptor()
-        except DescriptorError as e:
+        except InvalidDescriptor as e:
             return [str(e)]
         # Unchecked here, so the catalog's own messages say what is wrong.
         tools = {str(t.get("name")): tool_descriptor(self.service_id, t) for t in self.tools if isinstance(t, Mapping)}
@@ -172,7 +172,7 @@ class DynamicToolService(AsyncProcessor):
         # would leave out stops the service here, in one line naming the tool and field.
         try:
             self.declared_tools()
-        except DescriptorError as e:
+        except InvalidDescriptor as e:
             raise StartRefused(f"{e}; fix the service's declaration") from None
         await super().start()
         await self.serve(self.request_topic, ToolServiceRequest, self.on_request,

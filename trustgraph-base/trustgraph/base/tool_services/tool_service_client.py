@@ -26,7 +26,7 @@ from ...topics import to_pulsar
 from ..messaging import deadlines
 from ..messaging.pubsub import PubSub, PubSubError
 from ..messaging.request_response import RequestResponseClient, RequestTimeout, Unserved, new_request_id
-from .descriptor import DescriptorError, ServiceDescriptor
+from .descriptor import InvalidDescriptor, ServiceDescriptor
 
 logger = logging.getLogger(__name__)
 
@@ -117,7 +117,7 @@ class ToolServiceClient(RequestResponseClient):
         found = await find_service(pubsub, service, timeout=lookup_timeout, **where)
         try:
             descriptor = ServiceDescriptor.from_wire(found, service)
-        except DescriptorError as e:
+        except InvalidDescriptor as e:
             raise ToolServiceError("tool-service-error", f"{e}; the service cannot be called") from None
         client = cls(pubsub, request_topic=descriptor.request_queue, response_topic=descriptor.response_queue,
                      timeout=timeout, name=f"{service}-client")
