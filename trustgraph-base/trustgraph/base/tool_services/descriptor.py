@@ -13,15 +13,17 @@ the client, the service directory and the catalog feed read it
 (:meth:`ServiceDescriptor.from_wire`, :func:`queues_of`).  A service's
 declared tools (``DynamicToolService.tools``) are read by
 :func:`declare_tools`, which refuses the first one that is wrong, naming the
-tool and the field (:class:`InvalidDescriptor`), so that a service with a broken declaration does not
-start (rather than announce a tool that every reader then leaves out).
+tool and the field (:class:`InvalidDescriptor`), so that a service with a
+broken declaration does not start (rather than announce a tool that every
+reader then leaves out).  :class:`DescriptorError` is the one wording of a
+descriptor problem, here and in the catalog.
 
 This module is stdlib only: every tool service reads it while starting, and
 the catalog's pydantic models (``trustgraph.catalog.models``) add about a
 quarter of a second to a process's start.  The catalog still checks
 descriptors from config in full, and the arguments' JSON Schema details
-(types, ``enum``, ``items``); it takes the field names and the example
-limits from here.
+(types, ``enum``, ``items``); it takes the field names, the example limits
+and :class:`DescriptorError` from here.
 """
 
 from __future__ import annotations
