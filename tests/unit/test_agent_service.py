@@ -8,6 +8,7 @@ import time
 
 import pytest
 from trustgraph.agent.react import Processor as Agent
+from trustgraph.agent.react.decisions import NO_RESULT_PREFIX
 from trustgraph.base import DynamicToolService
 from trustgraph.base.messaging.broker_consumers import topic_key
 from trustgraph.base.messaging.unserved import GRACE, UnservedTopics
@@ -112,7 +113,7 @@ async def test_a_tool_on_an_interface_nothing_serves_is_an_error_observation_at_
         got = await w.call(d["request"], d["response"], AgentRequest(question="Who?", user="alice"),
                            AgentResponse, until=end_of_dialog)
     answer = got[-1].answer or ""
-    assert answer.startswith("Error: tool 'graph' cannot be used now: nothing serves ")
+    assert answer.startswith(NO_RESULT_PREFIX + "Error: tool 'graph' cannot be used now: nothing serves ")
     assert d["graph-rag-request"].split("://")[1] in answer
 
 

@@ -298,3 +298,16 @@ def ask_back(candidates: Sequence[Any], tool: str = "", unsaid: Sequence[str] = 
 NO_TOOL_ANSWER_LIMIT = 400
 
 NO_TOOL_PREFIX = "No tool fits this question, so this answer is the model's own, not checked by any tool: "
+#: The same, for a dialog whose tool calls all failed.
+NO_RESULT_PREFIX = "No tool answered this question, so this answer is the model's own, not checked by any tool: "
+
+
+def own_answer_prefix(history: Sequence[Any]) -> str:
+    """The mark before a final answer given with no tool result in the dialog (``history``: its steps).
+
+    Such an answer can only come from the model itself, whatever the
+    template let it do, so the user is told: it is a no-tool ending, never
+    a successful tool answer.
+    """
+    tried = any(getattr(step, "action", "") for step in history)
+    return NO_RESULT_PREFIX if tried else NO_TOOL_PREFIX
