@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from support import BIN, alive, descendants  # noqa: F401 - re-exported for the e2e tests
-from trustgraph.base.broker import free_port
+from trustgraph.base.launching.broker import free_port
 
 #: Starts tried when a port picked free was taken by another process before tg-launch bound it.
 PORT_TRIES = 3

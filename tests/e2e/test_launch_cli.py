@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from support import BIN
 from trustgraph.base import PubSub
-from trustgraph.base.broker import free_port
+from trustgraph.base.launching.broker import free_port
 from trustgraph.schema import AgentRequest
 
 from .conftest import alive, descendants

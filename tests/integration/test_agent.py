@@ -27,7 +27,7 @@ from agent_stand_ins import (
 )
 from trustgraph.agent.react.decisions import NO_RESULT_PREFIX, NO_TOOL_PREFIX
 from trustgraph.base import DynamicToolService
-from trustgraph.base.dynamic_tool_service import ToolError
+from trustgraph.base.tool_services.dynamic_tool_service import ToolError
 from trustgraph.schema import GraphRagResponse, ToolResponse
 from trustgraph.schema.services.agent import OUTCOME_NO_TOOL
 

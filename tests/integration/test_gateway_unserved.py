@@ -15,8 +15,9 @@ import time
 import uuid
 
 import aiohttp
-from trustgraph.base import PubSub, deadlines
-from trustgraph.base.broker import free_port
+from trustgraph.base import PubSub
+from trustgraph.base.launching.broker import free_port
+from trustgraph.base.messaging import deadlines
 from trustgraph.schema import TextCompletionRequest, TextCompletionResponse
 
 SHORT = 3.0   # each probing call's own deadline, so a call that is not refused ends soon

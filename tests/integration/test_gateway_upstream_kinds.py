@@ -20,7 +20,7 @@ import msgpack
 import pytest
 from test_gateway import eventually, http, post, pubsub, responder, stack, start_gateway, unique  # noqa: F401
 from trustgraph.api import Api, Uri
-from trustgraph.base.broker import EmbeddedBroker
+from trustgraph.base.launching.broker import EmbeddedBroker
 from trustgraph.schema import (
     IRI,
     LITERAL,

@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from support import BIN, Proc
-from trustgraph.base.broker import EmbeddedBroker, free_port
+from trustgraph.base.launching.broker import EmbeddedBroker, free_port
 
 from interop.venvs import Venv
 

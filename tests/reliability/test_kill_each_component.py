@@ -26,7 +26,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 from support import BIN
-from trustgraph.base.broker import EmbeddedBroker, free_port
+from trustgraph.base.launching.broker import EmbeddedBroker, free_port
 
 CLIENTS = 4
 BOUND = 150.0        # a request's own bound: the gateway's 120 s deadline and a margin; past it: hung

@@ -31,7 +31,7 @@ import pytest
 from e2e.conftest import Stack, descendants
 from hostile_kit import components
 from support import BIN, wait_for
-from trustgraph.base.broker import free_port
+from trustgraph.base.launching.broker import free_port
 from trustgraph.launch.components import COMPONENTS
 
 pytestmark = pytest.mark.slow

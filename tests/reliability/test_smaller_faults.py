@@ -25,8 +25,8 @@ from pathlib import Path
 import aiohttp
 from aiohttp import web
 from support import BIN, Proc, wait_for
-from trustgraph.base import deadlines
-from trustgraph.base.broker import free_port
+from trustgraph.base.launching.broker import free_port
+from trustgraph.base.messaging import deadlines
 
 ANNOUNCER = Path(__file__).with_name("hostile_announcer.py")
 CONTROL = "\x1b\x07\r\x9b"

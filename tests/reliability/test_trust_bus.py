@@ -49,9 +49,9 @@ from connect_spy import ConnectSpy
 from e2e.conftest import Stack, descendants
 from hostile_kit import RawBus, components, rss_mb
 from support import BIN, REPO, Proc, outside_data_blocks, wait_for
-from trustgraph.base.announcer import withdraw_hash
-from trustgraph.base.broker import EmbeddedBroker, free_port
-from trustgraph.base.service_directory import MAX_SERVICES
+from trustgraph.base.launching.broker import EmbeddedBroker, free_port
+from trustgraph.base.tool_services.announcer import withdraw_hash
+from trustgraph.base.tool_services.service_directory import MAX_SERVICES
 from trustgraph.launch.components import COMPONENTS
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("trust-bus"), pytest.mark.timeout(600)]

@@ -15,7 +15,7 @@ from trustgraph.agent.react.decisions import (
     from_result,
     judge,
 )
-from trustgraph.base import decision_schema
+from trustgraph.base.formats import decision_schema
 from trustgraph.catalog.relevance import MAX_PROMPT_TOOL_CHARS, by_relevance, for_prompt
 from trustgraph.model.text_completion.choice_scores import choice_scores
 from trustgraph.schema.services.agent import OUTCOME_ASKED, OUTCOME_NO_TOOL

@@ -14,13 +14,13 @@ import time
 
 import pytest
 from trustgraph.base import RequestResponseClient
-from trustgraph.base.connection_watch import Resubscribed
-from trustgraph.base.lost_calls import RESTARTED_ENV, CallWatch
-from trustgraph.base.request_response import CallLost
-from trustgraph.base.serving import Replies, serve
+from trustgraph.base.messaging.connection_watch import Resubscribed
+from trustgraph.base.messaging.lost_calls import RESTARTED_ENV, CallWatch
+from trustgraph.base.messaging.request_response import CallLost
+from trustgraph.base.messaging.serving import Replies, serve
 from trustgraph.base.testing import MemoryBroker, memory_pubsub
-from trustgraph.base.topics import SERVING
 from trustgraph.schema import ServingStarted, ToolServiceRequest, ToolServiceResponse
+from trustgraph.topics import SERVING
 
 REQ = "non-persistent://tg/request/lost-calls"
 RESP = "non-persistent://tg/response/lost-calls"

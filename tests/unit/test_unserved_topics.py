@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from trustgraph.base.unserved import GRACE, POLL, UnservedTopics
+from trustgraph.base.messaging.unserved import GRACE, POLL, UnservedTopics
 
 TOPIC = "non-persistent://tg/request/embeddings:default"
 KEY = "tg/request/embeddings:default"

@@ -27,7 +27,7 @@ class Component:
     # The stack is useless without it: when it cannot be kept up, tg-launch
     # stops everything and exits nonzero instead of limping on.
     essential: bool = False
-    # The secret environment variables it needs (trustgraph.base.secrets):
+    # The secret environment variables it needs (trustgraph.base.safety.secrets):
     # every other secret of tg-launch's environment is kept from it.
     secrets: tuple[str, ...] = ()
 

@@ -29,12 +29,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from trustgraph.base import logsafe
-from trustgraph.base.broker import BrokerError, EmbeddedBroker, free_port, wait_for_port
-from trustgraph.base.broker_url import BrokerUrlError, parse_broker_url, probe
-from trustgraph.base.listening import local_address
-from trustgraph.base.secrets import child_environment, redact_url
-from trustgraph.base.stack import AlreadyRunning, RunFiles
+from trustgraph.base.launching.broker import BrokerError, EmbeddedBroker, free_port, wait_for_port
+from trustgraph.base.launching.listening import local_address
+from trustgraph.base.launching.stack import AlreadyRunning, RunFiles
+from trustgraph.base.messaging.broker_url import BrokerUrlError, parse_broker_url, probe
+from trustgraph.base.safety import logsafe
+from trustgraph.base.safety.secrets import child_environment, redact_url
 from trustgraph.schema import ConfigValue
 
 from .bootstrap import BootstrapError, bootstrap, put_config

@@ -10,7 +10,7 @@ class ServingStarted:
     A request topic is non-persistent: what a process that died had taken is
     gone with it.  A caller that hears a service start again fails its calls
     still waiting on that topic at once, instead of at their deadlines, so the
-    slots they hold are free again (``trustgraph.base.request_response``).
+    slots they hold are free again (``trustgraph.base.messaging.request_response``).
 
     ``sent``: served since then (wall-clock): a call sent before went to no
     subscription of this process, unless its id is in ``received`` (the

@@ -33,9 +33,9 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
 
-from trustgraph.base.decision_schema import SCORES_PROPERTY, parse_scores
-from trustgraph.base.pubsub import PubSubError
-from trustgraph.base.text import as_text, strip_fences
+from trustgraph.base.formats.decision_schema import SCORES_PROPERTY, parse_scores
+from trustgraph.base.formats.text import as_text, strip_fences
+from trustgraph.base.messaging.pubsub import PubSubError
 from trustgraph.catalog.calling import CallResult, Outcome, call_tool
 from trustgraph.schema import AgentRequest, AgentStep, PromptRequest
 from trustgraph.schema.services.agent import (

@@ -8,7 +8,7 @@ arguments in their declared types.  The agent builds the schema per request
 from the tools available to it (:func:`decision_schema`: one alternative per
 tool, its name and its argument schema from the catalog, and one for the
 final answer) and sends it with the prompt request as the message property
-``decision-schema`` (our extension, defined in ``trustgraph.base.decision_schema``:
+``decision-schema`` (our extension, defined in ``trustgraph.base.formats.decision_schema``:
 upstream's prompt service ignores it).
 A template that asks for a structured decision (``"decision"`` in its
 config, see prompt-template) passes the schema on to the LLM service; one
@@ -31,10 +31,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from trustgraph.base import limits
-from trustgraph.base.decision_schema import FINAL_ACTION, PROPERTY
-from trustgraph.base.decision_schema import decision_schema as shared_schema
-from trustgraph.base.text import strip_fences
+from trustgraph.base.formats.decision_schema import FINAL_ACTION, PROPERTY
+from trustgraph.base.formats.decision_schema import decision_schema as shared_schema
+from trustgraph.base.formats.text import strip_fences
+from trustgraph.base.safety import limits
 from trustgraph.catalog.relevance import by_relevance, for_prompt
 from trustgraph.schema.services.agent import OUTCOME_ASKED, OUTCOME_NO_TOOL
 
@@ -50,7 +50,7 @@ FORMAT_HINT = ('Reply with one JSON object: {"action": "<tool name>", "args": {<
 
 def decision_schema(tools: Sequence[Any]) -> dict[str, Any]:
     """The JSON Schema of the next step: a call of one of ``tools`` (catalog tools, each with
-    its own argument schema), or the final answer (``trustgraph.base.decision_schema``)."""
+    its own argument schema), or the final answer (``trustgraph.base.formats.decision_schema``)."""
     return shared_schema((t.name, t.schema) for t in tools)
 
 

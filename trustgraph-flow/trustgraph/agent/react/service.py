@@ -31,7 +31,7 @@ Differences from upstream worth knowing:
 * A dialog stops, with an error saying why, once a broker connection was
   lost after its first request reached the agent (this agent's own, or one
   another process told of): every caller of ours has then ended the call
-  as failed (``trustgraph.base.lost_calls``), so no further model step or
+  as failed (``trustgraph.base.messaging.lost_calls``), so no further model step or
   tool call is made for it (a non-idempotent tool would otherwise run again
   for nobody).  When the dialog started travels with it on ``next``
   (property ``dialog-started``), so any replica can tell.
@@ -48,13 +48,14 @@ from collections.abc import Mapping
 from contextlib import aclosing
 from typing import Any
 
-from trustgraph.base import ConsumerSpec, FlowProcessor, ProducerSpec, RequestResponseSpec, deadlines
-from trustgraph.base.catalog_feed import CatalogFeed
-from trustgraph.base.flow_processor import Flow
-from trustgraph.base.lost_calls import Loss
-from trustgraph.base.pubsub import Message
-from trustgraph.base.serving import Replies, Reply, ServiceError, message_or_type
-from trustgraph.base.tool_service_client import ToolServiceClients
+from trustgraph.base import ConsumerSpec, FlowProcessor, ProducerSpec, RequestResponseSpec
+from trustgraph.base.messaging import deadlines
+from trustgraph.base.messaging.lost_calls import Loss
+from trustgraph.base.messaging.pubsub import Message
+from trustgraph.base.messaging.serving import Replies, Reply, ServiceError, message_or_type
+from trustgraph.base.processors.flow_processor import Flow
+from trustgraph.base.tool_services.catalog_feed import CatalogFeed
+from trustgraph.base.tool_services.tool_service_client import ToolServiceClients
 from trustgraph.catalog.implementations import FLOW_CLIENTS
 from trustgraph.schema import (
     AgentRequest,

@@ -24,7 +24,7 @@ are done here once:
 A service describes its replies once (:class:`Replies`), and its handler gets
 a :class:`Reply` per request to send records with.  FlowProcessor wires this
 for a ``ConsumerSpec(..., replies=...)`` and AsyncProcessor for
-:meth:`~trustgraph.base.async_processor.AsyncProcessor.serve`.
+:meth:`~trustgraph.base.processors.async_processor.AsyncProcessor.serve`.
 """
 
 from __future__ import annotations
@@ -37,13 +37,14 @@ from collections.abc import AsyncIterable, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..schema import Error
-from . import deadlines, limits, metrics
+from ...schema import Error
+from ...topics import to_pulsar
+from ..safety import limits
+from . import deadlines, metrics
 from .consumer import Consumer
 from .lost_calls import restarted
 from .message import Message
 from .pubsub import MessageTooLarge, Producer, PubSub, PubSubError
-from .topics import to_pulsar
 
 logger = logging.getLogger(__name__)
 

@@ -105,7 +105,7 @@ class UnservedTopics:
 
     def why(self, topic: str, now: float | None = None) -> str | None:
         """What a caller is told when :meth:`unserved` is true for ``topic`` (else None):
-        the ``unserved`` hook of a :class:`~trustgraph.base.request_response.RequestResponseClient`."""
+        the ``unserved`` hook of a :class:`~trustgraph.base.messaging.request_response.RequestResponseClient`."""
         if not self.unserved(topic, now):
             return None
         return (f"nothing serves {topic}: the broker has counted no consumer there for {GRACE:.0f} s "

@@ -11,8 +11,8 @@ failed for about 100 s.  Two events tell a caller its call is lost:
 * **A service started again after it died.**  A processor of ours that a
   supervisor started again in place of one that died (``$TG_RESTARTED=1``;
   tg-launch sets it on every restart) says so on
-  :data:`~trustgraph.base.topics.SERVING` when it starts consuming a request
-  topic (:func:`~trustgraph.base.serving.serve`).  A client waiting on that
+  :data:`~trustgraph.topics.SERVING` when it starts consuming a request
+  topic (:func:`~trustgraph.base.messaging.serving.serve`).  A client waiting on that
   topic fails the calls it sent before with :class:`CallLost`.  A process
   started for the first time says nothing: it may be one more replica on a
   shared subscription, and the calls the others are working on must go on.
@@ -60,9 +60,9 @@ from collections import deque
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from ..schema import ServingStarted
+from ...schema import ServingStarted
+from ...topics import SERVING, TopicError, to_pulsar
 from .connection_watch import Resubscribed
-from .topics import SERVING, TopicError, to_pulsar
 
 logger = logging.getLogger(__name__)
 
