@@ -127,7 +127,7 @@ class Processor(AsyncProcessor):
         await self.feed.start()
         await super().start()
         await self.dispatcher.start()
-        self.dispatcher.unserved.start()
+        self.dispatcher.unserved.start(self.pubsub.calls)
         app = build_app(Parts(dispatcher=self.dispatcher, tools=self.tools, auth=self.auth,
                               timeout=self.timeout, prometheus_url=self.prometheus_url,
                               health=self.health, pulsar_admin_url=self.pulsar_admin_url))

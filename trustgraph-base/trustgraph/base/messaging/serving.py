@@ -275,7 +275,8 @@ async def serve(pubsub: PubSub, request_topic: str, subscription: str, schema: t
                                      concurrency=concurrency, name=name, malformed=server.malformed,
                                      overloaded=server.overloaded)
     # In place of a process that died, the calls still waiting on this topic had their requests
-    # taken by it: they end at once (lost_calls), not at their deadlines. A first start says
-    # nothing (it may be one more replica beside live ones).
-    await pubsub.calls.serving(request_topic, time.time(), tell=restarted())
+    # taken by it: they end at once (lost_calls), not at their deadlines. A first start ends
+    # nothing (it may be one more replica beside live ones), but says that the topic is served,
+    # which the broker's consumer gauge shows only at its next refresh (unserved.py).
+    await pubsub.calls.serving(request_topic, time.time(), first=not restarted())
     return consumer

@@ -179,7 +179,7 @@ class FlowProcessor(AsyncProcessor):
                         self._topic(name, definition, spec.name))
                 elif isinstance(spec, RequestResponseSpec):
                     if self.unserved_topics is not None:
-                        self.unserved_topics.start()
+                        self.unserved_topics.start(self.pubsub.calls)
                     client = spec.impl(
                         self.pubsub,
                         request_topic=self._topic(name, definition, spec.request_name),
