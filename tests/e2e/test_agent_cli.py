@@ -93,10 +93,11 @@ def test_real_smollm2_makes_schema_valid_calls_of_a_tool_added_while_it_runs(sta
     called tool's argument schema (llama.cpp's grammar), and the dialog answers from the tool."""
     s = stack_factory()
     # A question the model is sure of: for "a joke about ..." it weighs the two joke tools
-    # nearly alike (a toss-up, asked back), for "a dad joke about ..." it is not torn.
+    # nearly alike (a toss-up, asked back), for "a dad joke about ..." it is not torn.  The
+    # service has no joke about weekends, and says so.
     r = s.cli("tg-invoke-agent", "-q", "Tell me a dad joke about the weekend", "-v", timeout=120)
     assert r.returncode == 0, r.stderr + s.child_logs()
-    assert "💡 Hey trustgraph! Here's a dad-joke for you:" in r.stdout
+    assert "💡 Hey trustgraph! I have no dad-joke about " in r.stdout and "so here's a general one" in r.stdout
 
     ready = tmp_path / "weather.ready"
     weather = Proc([sys.executable, str(SERVICE), "--id", "weather-service", "-t", "weather-e2e",
