@@ -12,12 +12,10 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from support import BIN
+from support import BIN, alive, descendants
 from trustgraph.base import PubSub
 from trustgraph.base.broker import free_port
 from trustgraph.schema import AgentRequest
-
-from .conftest import alive, descendants
 
 LIGHT = ("--no-llm", "--no-prompt", "--no-agent", "--no-mcp-tool", "--no-mcp-server")
 

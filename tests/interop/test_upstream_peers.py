@@ -9,7 +9,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from test_gateway import stack  # noqa: F401 - our config-svc and api-gateway
+from gateway_stack import stack  # noqa: F401 - our config-svc and api-gateway
 from trustgraph.base import PubSub, ToolServiceClient
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(900)]

@@ -20,7 +20,6 @@ from typing import Any
 
 import aiohttp
 import pytest
-from e2e.conftest import Stack, descendants
 from hostile_kit import (
     DEEP,
     DEEPER,
@@ -33,6 +32,7 @@ from hostile_kit import (
     deep,
     rss_mb,
 )
+from support import Stack, descendants
 from trustgraph.gateway.translators import FLOW_KINDS, GLOBAL_KINDS, SENDERS
 from trustgraph.launch.components import COMPONENTS
 
