@@ -26,6 +26,10 @@ T = TypeVar("T")
 
 REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
+#: tg-launch flags for a stack without the LLM, prompt, agent and MCP parts (starts in seconds).
+LIGHT = ("--no-llm", "--no-prompt", "--no-agent", "--no-mcp-tool", "--no-mcp-server")
+#: A DynamicToolService that announces itself (``--id``, ``-t``, ``--tool``), run as a process.
+ANNOUNCING_SERVICE = REPO / "tests" / "integration" / "announcing_service.py"
 
 
 class Proc:
@@ -193,6 +197,26 @@ class Stack:
 
 
 
+def bounded_llm(directory: Path, max_tokens: int) -> list[str]:
+    """tg-launch flags that run the embedded model with at most ``max_tokens`` per answer.
+
+    A real-model answer's length is the model's choice (up to the service's default of 512
+    tokens); on a loaded machine an unbounded one can outlast a client's timeout.  The
+    launcher's own ``llm`` component, with ``--max-output`` added, through its test hook
+    ``--extra-components``: everything else about it (the status line, ``--model``) is
+    what a user gets.
+    """
+    import dataclasses
+    import json
+
+    from trustgraph.launch.components import COMPONENTS
+    llm = next(c for c in COMPONENTS if c.name == "llm" and c.llm == "embedded")
+    item = {**dataclasses.asdict(llm), "args": [*llm.args, "--max-output", str(max_tokens)]}
+    path = directory / f"llm-max-{max_tokens}.json"
+    path.write_text(json.dumps([item]))
+    return ["--extra-components", str(path)]
+
+
 def descendants(pid: int) -> set[int]:
     """Every live process below ``pid``, so a test can check none is left."""
     try:
@@ -302,5 +326,5 @@ def outside_data_blocks(text: str, open_tag: str = "<tool-data>", close_tag: str
         at = end + len(close_tag)
 
 
-__all__ = ["free_port", "Proc", "Stack", "McpStandIn", "REPO", "BIN", "wait_for", "wait_for_async", "POLL_EVERY", "descendants", "alive",
-           "outside_data_blocks", "bootstrap_prompts"]
+__all__ = ["free_port", "Proc", "Stack", "LIGHT", "ANNOUNCING_SERVICE", "McpStandIn", "REPO", "BIN", "wait_for", "wait_for_async", "POLL_EVERY", "descendants", "alive",
+           "outside_data_blocks", "bootstrap_prompts", "bounded_llm"]

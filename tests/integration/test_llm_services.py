@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from aiohttp import web
+from support import wait_for_async
 from trustgraph.base import PubSub, RequestResponseClient
 from trustgraph.base import decision_schema as ds
 from trustgraph.base.message import Message
@@ -100,15 +101,16 @@ async def stack(broker, spawn, tmp_path):
     await s.close()
 
 
-async def until_served(call, what: str, total: float = 20.0) -> Any:
+async def until_served(call, what: str, total: float = 60.0) -> Any:
     """Retry ``call`` until the service answers: its flow starts after a config push."""
-    deadline = time.monotonic() + total
-    while True:
+
+    async def answered() -> tuple[Any] | None:
         try:
-            return await call()
+            return (await call(),)
         except TimeoutError:
-            if time.monotonic() > deadline:
-                raise AssertionError(f"{what} never answered") from None
+            return None
+
+    return (await wait_for_async(f"answer from {what}", answered, total, every=0))[0]
 
 
 class Llm:
@@ -303,15 +305,15 @@ async def test_openai_plain_streaming_retry_and_flow_parameters(stack, fake_open
 
 async def test_openai_errors_are_llm_errors_within_the_deadline(stack, fake_openai):
     server, url = fake_openai
-    llm, proc = await llm_flow(stack, "text-completion-openai", "-u", url, "-k", KEY, "--timeout", "8",
+    llm, proc = await llm_flow(stack, "text-completion-openai", "-u", url, "-k", KEY, "--timeout", "30",
                                "-l", "DEBUG")
 
     start = time.monotonic()
-    r = await llm.ask("always failing [500]", timeout=15)
+    r = await llm.ask("always failing [500]", timeout=60)
     elapsed = time.monotonic() - start
     assert r.error is not None and r.error.type == "llm-error", r
     assert "500" in r.error.message and "the model fell over" in r.error.message
-    assert r.end_of_stream and elapsed < 8
+    assert r.end_of_stream and elapsed < 30                # its retries end within its own timeout
     assert len(server.calls("[500]")) == 3                 # bounded retries
 
     chunks = await llm.stream("stream failing [500]", timeout=15)
@@ -649,10 +651,11 @@ async def test_prompt_template_end_to_end(stack, tmp_path):
 
     # Reload on config push, no restart.
     await stack.put({("prompt", "template.greet"): json.dumps({"prompt": "Wave at {{name}}"})})
-    deadline = time.monotonic() + 10
-    while (await ask("greet", name="Alice")).text != "*waves*":
-        assert time.monotonic() < deadline, "template not reloaded"
-        await asyncio.sleep(0.1)
+
+    async def reloaded() -> bool:
+        return (await ask("greet", name="Alice")).text == "*waves*"
+
+    await wait_for_async("the reloaded template", reloaded, 60, every=0.1)
 
 
 async def test_prompt_template_narrows_the_agents_schema_and_passes_it_to_the_llm(stack, tmp_path):

@@ -32,7 +32,7 @@ from hostile_kit import (
     deep,
     rss_mb,
 )
-from support import Stack, descendants
+from support import Stack, descendants, wait_for
 from trustgraph.gateway.translators import FLOW_KINDS, GLOBAL_KINDS, SENDERS
 from trustgraph.launch.components import COMPONENTS
 
@@ -271,16 +271,6 @@ def _tool_names(watched: Watched) -> set[str]:
     return {t["name"] for t in _catalog(watched)["tools"] if not t.get("errors") and "name" in t}
 
 
-def _wait(what: str, probe: Any, timeout: float = 60.0) -> Any:
-    """Poll ``probe`` until it is truthy (an event the stack shows, not a pause)."""
-    deadline = time.monotonic() + timeout
-    while not (value := probe()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"no {what} within {timeout:.0f}s")
-        time.sleep(0.1)
-    return value
-
-
 def _announcement(service: str, state: str, request_queue: str, tools: dict[str, Any]) -> dict[str, Any]:
     return {
         "service": service,
@@ -336,7 +326,7 @@ def _announcements(watched: Watched, bus: RawBus, scenario) -> bool:
         json.dumps(_announcement("h-marker", "up", "non-persistent://tg/request/h-marker", marker)).encode(),
         {},
     )
-    _wait("the marker tool", lambda: "marker-tool" in _tool_names(watched))
+    wait_for("the marker tool", lambda: "marker-tool" in _tool_names(watched))
     bus.send(
         ANNOUNCE,
         json.dumps(
@@ -344,7 +334,7 @@ def _announcements(watched: Watched, bus: RawBus, scenario) -> bool:
         ).encode(),
         {},
     )
-    _wait("the marker tool gone", lambda: "marker-tool" not in _tool_names(watched))
+    wait_for("the marker tool gone", lambda: "marker-tool" not in _tool_names(watched))
     catalog = _catalog(watched)
     joke = next((t for t in catalog["tools"] if t.get("name") == "tell-joke" and not t.get("errors")), {})
     body = json.dumps({"tool": "tell-joke", "arguments": {"topic": "cats"}}).encode()
