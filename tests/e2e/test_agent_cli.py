@@ -86,6 +86,7 @@ def test_show_tools_lists_the_tool_services(scripted):
     assert "joke-service" in r.stdout and "style=dad-joke" in r.stdout
 
 
+@pytest.mark.timeout(600)   # the real model on a loaded machine: a hang bound, not a speed
 def test_real_smollm2_makes_schema_valid_calls_of_a_tool_added_while_it_runs(stack_factory, tmp_path):
     """The embedded 135M model with the bootstrap template, as a user meets it: the joke tools,
     then a weather service started while the stack runs; every call it makes follows the
