@@ -21,9 +21,9 @@ import os
 import signal
 import subprocess
 import time
-from pathlib import Path
 
 import aiohttp
+import psutil
 import pytest
 from support import BIN
 from trustgraph.base.broker import EmbeddedBroker, free_port
@@ -41,25 +41,17 @@ VICTIMS = [("LLM service", "text-completion-scripted"), ("prompt-template", "pro
 
 
 def _children(pid: int) -> dict[int, list[str]]:
-    """Every live descendant of ``pid`` with its command line (from /proc)."""
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
+    """Every live descendant of ``pid`` with its command line."""
     found: dict[int, list[str]] = {}
-    todo = [pid]
-    while todo:
-        parent = todo.pop()
-        for child, ppid in parents.items():
-            if ppid == parent and child not in found:
-                try:
-                    found[child] = Path(f"/proc/{child}/cmdline").read_bytes().decode(errors="replace").split("\0")
-                except OSError:
-                    continue
-                todo.append(child)
+    try:
+        children = psutil.Process(pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return found
+    for child in children:
+        try:
+            found[child.pid] = child.cmdline()
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
     return found
 
 
