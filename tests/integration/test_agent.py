@@ -163,7 +163,7 @@ async def test_tool_service_not_running_times_out_and_dialog_goes_on(agent):
                       services={gone: service_descriptor(gone)})
     t0 = time.monotonic()
     got = await a.ask("q", streaming=True)
-    assert time.monotonic() - t0 < 5  # the descriptor's 1 s, not the agent's 30 s
+    assert time.monotonic() - t0 < 20  # the descriptor's 1 s, not the agent's 30 s
     obs = [r.content for r in got if r.chunk_type == "observation"]
     assert obs == ["Error: tool 'absent' did not answer within 1 seconds; it may be busy or not running. "
                    "Try again, use another tool, or give a Final Answer with what you know."]
