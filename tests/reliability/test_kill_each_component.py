@@ -25,7 +25,7 @@ import time
 import aiohttp
 import psutil
 import pytest
-from support import BIN
+from support import BIN, wait_for_async
 from trustgraph.base.broker import EmbeddedBroker, free_port
 
 CLIENTS = 4
@@ -142,10 +142,11 @@ async def test_kill_9_of_every_component_mid_traffic(tmp_path, scenario):
     runner: asyncio.Task | None = None
     rows = []
     try:
-        deadline = time.monotonic() + 180
-        while "all components ready" not in log.read_text(errors="replace"):
-            assert launcher.poll() is None and time.monotonic() < deadline, log.read_text(errors="replace")
-            await asyncio.sleep(0.2)  # polling a log file for a line: no event to wait on
+        await wait_for_async("'all components ready' from tg-launch",
+                             lambda: "all components ready" in log.read_text(errors="replace"), 180,
+                             detail=lambda: log.read_text(errors="replace"),
+                             gone=lambda: None if launcher.poll() is None else f"tg-launch exited {launcher.poll()}",
+                             every=0.2)
         runner = asyncio.ensure_future(traffic.run())
         assert await traffic.wait_fresh_success(time.monotonic() - 1, 60) is not None, "no success before faults"
         for name, command in VICTIMS:
