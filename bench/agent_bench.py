@@ -59,8 +59,8 @@ from pathlib import Path
 from typing import Any
 
 from trustgraph.base import PubSub, RequestResponseClient
-from trustgraph.base.pubsub import Message
-from trustgraph.base.request_response import RequestTimeout
+from trustgraph.base.messaging.pubsub import Message
+from trustgraph.base.messaging.request_response import RequestTimeout
 from trustgraph.launch.bootstrap import bootstrap
 from trustgraph.schema import (
     AgentRequest,
@@ -701,7 +701,7 @@ def run_agent_table(broker_url: str, workdir: pathlib.Path) -> dict[str, Any]:
 
 
 def main() -> int:
-    from trustgraph.base.broker import EmbeddedBroker
+    from trustgraph.base.launching.broker import EmbeddedBroker
 
     work = Path(tempfile.mkdtemp(prefix="agent-bench-"))
     try:

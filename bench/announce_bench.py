@@ -26,8 +26,8 @@ from typing import Any
 from common import PEERS, Procs, median, percentile, table
 from common import Proc as BenchProc
 from trustgraph.base import PubSub
-from trustgraph.base.service_directory import ServiceDirectory
-from trustgraph.base.tool_service_client import ServiceUnavailable, ToolServiceClients
+from trustgraph.base.tool_services.service_directory import ServiceDirectory
+from trustgraph.base.tool_services.tool_service_client import ServiceUnavailable, ToolServiceClients
 from trustgraph.catalog import build_catalog
 
 FAIL_CALLS = 50

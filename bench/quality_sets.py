@@ -272,7 +272,7 @@ def placeholder_args(descriptor: dict[str, Any]) -> dict[str, Any]:
 
 
 def _final(answer: str) -> str:
-    from trustgraph.base.decision_schema import final
+    from trustgraph.base.formats.decision_schema import final
     return final(answer)
 
 
@@ -282,7 +282,7 @@ def scripted_llm(question_sets: list[list[dict[str, Any]]], descriptors: dict[st
     the warm-up).  A prompt is matched by its ``Question: <text>`` line; a prompt that also holds the
     right tool's result (a later step) gets a final answer with that result.  No default: a prompt
     the script does not know is an ``llm-error``, seen in the table rather than hidden."""
-    from trustgraph.base.decision_schema import FINAL_ACTION
+    from trustgraph.base.formats.decision_schema import FINAL_ACTION
     rules = []
     for q in [*extra, *(q for qs_ in question_sets for q in qs_)]:
         asked = r"Question: " + re.escape(q["question"]) + r"[ \t]*(?:\n|\Z)"

@@ -67,7 +67,7 @@ class QualityBenchError(RuntimeError):
 
 # -- processes ---------------------------------------------------------------------------
 def free_port() -> int:
-    from trustgraph.base.broker import free_port as _free
+    from trustgraph.base.launching.broker import free_port as _free
     return _free()
 
 

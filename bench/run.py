@@ -67,7 +67,7 @@ from common import (  # noqa: E402
     wait_files,
 )
 from many_tools import run_many_tools_table  # noqa: E402
-from trustgraph.base.broker import EmbeddedBroker, free_port, wait_for_port  # noqa: E402
+from trustgraph.base.launching.broker import EmbeddedBroker, free_port, wait_for_port  # noqa: E402
 
 PY = str(VENV_BIN / "python")
 TABLES = ["tool", "scaling", "footprint", "announce", "agent", "quality", "many-tools"]

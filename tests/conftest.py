@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from support import BIN, McpStandIn, Proc
-from trustgraph.base.broker import EmbeddedBroker
+from trustgraph.base.launching.broker import EmbeddedBroker
 
 
 @pytest.fixture(scope="session")

@@ -20,7 +20,7 @@ from typing import Any, NoReturn, TypeVar
 
 import psutil
 import pytest
-from trustgraph.base.broker import free_port
+from trustgraph.base.launching.broker import free_port
 
 T = TypeVar("T")
 
@@ -98,7 +98,7 @@ class McpStandIn:
         self.url = f"http://127.0.0.1:{self.port}{path}"
 
     def start(self, timeout: float = 60.0) -> McpStandIn:
-        from trustgraph.base.broker import wait_for_port
+        from trustgraph.base.launching.broker import wait_for_port
         args = [sys.executable, str(self.SCRIPT), str(self.port), "--transport", self.transport]
         if self.token:
             args += ["--token", self.token]

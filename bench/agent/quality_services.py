@@ -37,7 +37,7 @@ import zlib
 from typing import Any
 
 from trustgraph.base import DynamicToolService
-from trustgraph.base.dynamic_tool_service import ToolError
+from trustgraph.base.tool_services.dynamic_tool_service import ToolError
 
 # -- weather ---------------------------------------------------------------------------
 _CONDITIONS = ("sunny", "cloudy", "rainy", "windy", "foggy", "snowy")

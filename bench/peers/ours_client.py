@@ -14,7 +14,7 @@ import uuid
 
 import _driver
 from trustgraph.base import PubSub, ToolServiceClient
-from trustgraph.base.topics import tool_service_topics
+from trustgraph.topics import tool_service_topics
 
 ARGS = {"text": "hello"}
 

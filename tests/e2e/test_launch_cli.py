@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from support import BIN, LIGHT, alive, descendants, wait_for, wait_for_async
 from trustgraph.base import PubSub
-from trustgraph.base.broker import free_port
+from trustgraph.base.launching.broker import free_port
 from trustgraph.schema import AgentRequest
 
 

@@ -19,7 +19,7 @@ import aiohttp
 import pytest
 from support import BIN, Proc, wait_for_async
 from trustgraph.base import PubSub
-from trustgraph.base.broker import EmbeddedBroker, free_port
+from trustgraph.base.launching.broker import EmbeddedBroker, free_port
 
 GATEWAY = BIN / "api-gateway"
 

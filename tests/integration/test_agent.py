@@ -25,9 +25,11 @@ from agent_stand_ins import (
     service_tool,
     unique,
 )
+from trustgraph.agent.react.decisions import NO_RESULT_PREFIX, NO_TOOL_PREFIX
 from trustgraph.base import DynamicToolService
-from trustgraph.base.dynamic_tool_service import ToolError
+from trustgraph.base.tool_services.dynamic_tool_service import ToolError
 from trustgraph.schema import GraphRagResponse, ToolResponse
+from trustgraph.schema.services.agent import OUTCOME_NO_TOOL
 
 
 class Echo(DynamicToolService):
@@ -152,7 +154,8 @@ async def test_tool_service_error_becomes_an_observation(agent, echo):
     assert observations(got) == [
         "Error: tool 'echo' failed: tool-service-error: no jokes about failure. Check the arguments "
         "and try again, use another tool, or give a Final Answer."]
-    assert got[-1].answer == "sorry, no joke"
+    # Its only call failed: the answer is the model's own, and says so.
+    assert got[-1].answer == NO_RESULT_PREFIX + "sorry, no joke" and got[-1].outcome == OUTCOME_NO_TOOL
 
 
 async def test_tool_service_not_running_times_out_and_dialog_goes_on(agent):
@@ -167,7 +170,9 @@ async def test_tool_service_not_running_times_out_and_dialog_goes_on(agent):
     obs = [r.content for r in got if r.chunk_type == "observation"]
     assert obs == ["Error: tool 'absent' did not answer within 1 seconds; it may be busy or not running. "
                    "Try again, use another tool, or give a Final Answer with what you know."]
-    assert "".join(r.content for r in got if r.chunk_type == "answer") == "gave up"
+    # Streamed, the mark comes first: the only call failed, so the answer is the model's own.
+    assert "".join(r.content for r in got if r.chunk_type == "answer") == NO_RESULT_PREFIX + "gave up"
+    assert got[-1].outcome == OUTCOME_NO_TOOL
 
 
 async def test_model_mistakes_become_observations(agent, echo):
@@ -326,14 +331,14 @@ async def test_group_and_state_filtering(agent, echo):
     assert [c["tool_names"] for c in a.model.calls] == ["fun", "after, fun", "after, fun"]
     assert observations(got)[1].startswith("Error: No action for 'plain'")
     assert [m.state for _, m in a.seen] == ["", "told", "told"]  # the tool's state, then kept
-    assert got[-1].answer == "after,fun"
+    assert got[-1].answer == "after,fun"   # after a tool's result: not marked as the model's own
 
     a.model.calls.clear()
     a.model.replies = [final(offered)]
-    assert (await a.ask("q"))[-1].answer == "plain"
-    assert (await a.ask("q", group=[]))[-1].answer == "none"
+    assert (await a.ask("q"))[-1].answer == NO_TOOL_PREFIX + "plain"
+    assert (await a.ask("q", group=[]))[-1].answer == NO_TOOL_PREFIX + "none"
     assert a.model.calls[-1]["tools"] == [] and a.model.calls[-1]["tool_names"] == ""
-    assert (await a.ask("q", group=["*"], state="told"))[-1].answer == "after,fun,plain"
+    assert (await a.ask("q", group=["*"], state="told"))[-1].answer == NO_TOOL_PREFIX + "after,fun,plain"
 
 
 async def test_bad_descriptor_beside_a_good_one(agent, echo, caplog):

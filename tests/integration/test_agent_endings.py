@@ -15,7 +15,7 @@ import pytest
 from agent_stand_ins import AgentHarness, observations, service_descriptor, service_tool, unique
 from support import wait_for_async
 from trustgraph.base import DynamicToolService
-from trustgraph.base.dynamic_tool_service import ToolError
+from trustgraph.base.tool_services.dynamic_tool_service import ToolError
 from trustgraph.schema.services.agent import (
     OUTCOME_ASKED,
     OUTCOME_ERROR,

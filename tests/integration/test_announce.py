@@ -18,8 +18,8 @@ import pytest
 from agent_stand_ins import AgentHarness, call, final, last_observation, observations, service_tool
 from support import Proc, wait_for_async
 from trustgraph.base import PubSub
-from trustgraph.base.service_directory import ServiceDirectory
-from trustgraph.base.tool_service_client import ServiceUnavailable, ToolServiceClients
+from trustgraph.base.tool_services.service_directory import ServiceDirectory
+from trustgraph.base.tool_services.tool_service_client import ServiceUnavailable, ToolServiceClients
 from trustgraph.catalog import ToolServiceDescriptor
 
 SCRIPT = Path(__file__).with_name("announcing_service.py")

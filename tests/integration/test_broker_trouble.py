@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 from support import BIN, wait_for
-from trustgraph.base.broker import free_port
-from trustgraph.base.stack import RunFiles
+from trustgraph.base.launching.broker import free_port
+from trustgraph.base.launching.stack import RunFiles
 
 # Lines that would mean the user sees more than our one line.
 NOISE = ("ClientConnection", "ClientImpl", "Traceback", "CRITICAL")

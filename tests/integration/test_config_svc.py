@@ -9,14 +9,6 @@ import pulsar
 import pytest
 from support import wait_for_async
 from trustgraph.base import AsyncProcessor, PubSub, RequestResponseClient
-from trustgraph.base.topics import (
-    CONFIG_REQUEST,
-    CONFIG_RESPONSE,
-    FLOW_REQUEST,
-    FLOW_RESPONSE,
-    config_push_queue,
-    to_pulsar,
-)
 from trustgraph.schema import (
     ConfigKey,
     ConfigRequest,
@@ -24,6 +16,14 @@ from trustgraph.schema import (
     ConfigValue,
     FlowRequest,
     FlowResponse,
+)
+from trustgraph.topics import (
+    CONFIG_REQUEST,
+    CONFIG_RESPONSE,
+    FLOW_REQUEST,
+    FLOW_RESPONSE,
+    config_push_queue,
+    to_pulsar,
 )
 
 CONFIG_PUSH = to_pulsar(config_push_queue)

@@ -15,7 +15,7 @@ from trustgraph.base import (
     PubSub,
     RequestResponseClient,
 )
-from trustgraph.base.serving import Replies
+from trustgraph.base.messaging.serving import Replies
 from trustgraph.schema import TextCompletionRequest, TextCompletionResponse
 
 

@@ -31,7 +31,7 @@ from gateway_stack import (
 )
 from support import wait_for_async
 from trustgraph.base import DynamicToolService, PubSub
-from trustgraph.base.broker import EmbeddedBroker, free_port
+from trustgraph.base.launching.broker import EmbeddedBroker, free_port
 from trustgraph.schema import (
     AgentRequest,
     AgentResponse,
@@ -259,7 +259,7 @@ def deep(levels: int) -> str:
 
 async def test_json_over_the_limits_is_a_clear_error_and_never_closes_the_socket(
         stack: Stack, http: aiohttp.ClientSession, pubsub: PubSub) -> None:
-    from trustgraph.base import limits
+    from trustgraph.base.safety import limits
     api = f"{stack.url}/api/v1/config"
     too_deep = f"Bad request: JSON nested deeper than {limits.MAX_JSON_DEPTH} levels is over the limit"
     for levels in (limits.MAX_JSON_DEPTH + 1, 960, 5_000, 100_000):
@@ -300,7 +300,7 @@ async def test_json_over_the_limits_is_a_clear_error_and_never_closes_the_socket
 
 async def test_a_body_over_the_limit_is_413_and_the_gateway_stays_small(stack: Stack,
                                                                         http: aiohttp.ClientSession) -> None:
-    from trustgraph.base import limits
+    from trustgraph.base.safety import limits
     def rss_mb() -> float:
         return psutil.Process(stack.gateway_pid).memory_info().rss / 2**20
 

@@ -16,8 +16,9 @@ import uuid
 
 import aiohttp
 from support import wait_for_async
-from trustgraph.base import PubSub, deadlines
-from trustgraph.base.broker import free_port
+from trustgraph.base import PubSub
+from trustgraph.base.launching.broker import free_port
+from trustgraph.base.messaging import deadlines
 from trustgraph.schema import TextCompletionRequest, TextCompletionResponse
 
 SHORT = 10.0  # each probing call's own deadline, so a call that is not refused ends soon; a

@@ -20,7 +20,7 @@ import msgpack
 import pytest
 from gateway_stack import eventually, post, responder, start_gateway, unique
 from trustgraph.api import Api, Uri
-from trustgraph.base.broker import EmbeddedBroker
+from trustgraph.base.launching.broker import EmbeddedBroker
 from trustgraph.schema import (
     IRI,
     LITERAL,

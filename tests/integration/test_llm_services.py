@@ -22,8 +22,8 @@ import pytest
 from aiohttp import web
 from support import wait_for_async
 from trustgraph.base import PubSub, RequestResponseClient
-from trustgraph.base import decision_schema as ds
-from trustgraph.base.message import Message
+from trustgraph.base.formats import decision_schema as ds
+from trustgraph.base.messaging.message import Message
 from trustgraph.schema import (
     ConfigRequest,
     ConfigResponse,
@@ -550,7 +550,7 @@ async def test_llamacpp_real_model_follows_the_schema(stack):
     # The model is asked for a tool it has never seen, under a schema: llama.cpp's grammar
     # lets it write nothing else than one of the allowed calls, with its declared arguments.
     import jsonschema
-    from trustgraph.base import decision_schema as ds
+    from trustgraph.base.formats import decision_schema as ds
     from trustgraph.catalog.arguments import ToolArgument, arguments_schema
 
     llm, _ = await llm_flow(stack, "text-completion-llamacpp", "-x", "120", "--ctx", "1024")
@@ -662,7 +662,7 @@ async def test_prompt_template_end_to_end(stack, tmp_path):
 
 
 async def test_prompt_template_narrows_the_agents_schema_and_passes_it_to_the_llm(stack, tmp_path):
-    from trustgraph.base import decision_schema as ds
+    from trustgraph.base.formats import decision_schema as ds
     script = tmp_path / "script.json"
     # The scripted model enforces the schema it receives, so each reply shows what arrived.
     script.write_text(json.dumps({"rules": [

@@ -176,7 +176,7 @@ async def test_with_only_the_gateways_secret_set_a_call_without_it_is_refused(mc
 
 
 def test_it_will_not_listen_beyond_this_machine_without_a_token(broker, tmp_path):
-    from trustgraph.base.async_processor import StartRefused
+    from trustgraph.base.processors.async_processor import StartRefused
 
     with pytest.raises(StartRefused, match="will not listen on 0.0.0.0 without a token"):
         Processor(id=unique("mcp-server"), pulsar_host=broker.url, metrics=False, host="0.0.0.0", port=0)

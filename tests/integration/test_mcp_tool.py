@@ -14,7 +14,8 @@ import time
 import pytest
 from agent_stand_ins import AgentHarness, call, final, observations, unique
 from trustgraph.agent.mcp_tool import Processor as McpTool
-from trustgraph.base import RequestResponseClient, deadlines
+from trustgraph.base import RequestResponseClient
+from trustgraph.base.messaging import deadlines
 from trustgraph.schema import ToolRequest, ToolResponse
 
 TOKEN = "s3cret-token-for-tests"

@@ -224,7 +224,7 @@ async def test_requests_succeed_again_after_broker_restart(own_broker):
 
 async def test_deadline_holds_when_the_broker_is_unreachable():
     """The first call opens the client; that too is inside the call's deadline."""
-    from trustgraph.base.broker import free_port
+    from trustgraph.base.launching.broker import free_port
     ps = PubSub(f"pulsar://127.0.0.1:{free_port()}", processor="c", connect_timeout=30)
     try:
         c = client(ps, *topics())

@@ -12,7 +12,7 @@ import pulsar
 import pytest
 from support import Proc, wait_for_async
 from trustgraph.base import DynamicToolService, PubSub, RequestTimeout, ToolServiceClient, ToolServiceError
-from trustgraph.base.topics import tool_service_topics
+from trustgraph.topics import tool_service_topics
 
 
 def client(ps: PubSub, topic: str, **kw) -> ToolServiceClient:
@@ -226,7 +226,7 @@ class Big(DynamicToolService):
 
 async def test_oversized_messages_are_refused_with_a_clear_error(broker):
     """Non-persistent topics cannot chunk: both directions fail fast and say why."""
-    from trustgraph.base.pubsub import MessageTooLarge
+    from trustgraph.base.messaging.pubsub import MessageTooLarge
     topic = unique("big")
     svc = await started(Big, broker, topic)
     ps = PubSub(broker.url, processor="t")

@@ -51,7 +51,7 @@ from typing import Any
 
 import pytest
 from support import BIN, Proc, wait_for
-from trustgraph.base.broker import EmbeddedBroker, free_port
+from trustgraph.base.launching.broker import EmbeddedBroker, free_port
 
 from interop.venvs import Venv
 

@@ -20,7 +20,7 @@ from deployment import ANSWER, QUESTION_OURS, QUESTION_UPSTREAM, Deployment, pos
 from dialogs import Dialog, cli_words, read_dialog, socket_call, words
 from support import BIN
 from trustgraph.base import PubSub, ToolServiceClient
-from trustgraph.base.broker import EmbeddedBroker
+from trustgraph.base.launching.broker import EmbeddedBroker
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(600), pytest.mark.xdist_group("upstream-deployment")]
 

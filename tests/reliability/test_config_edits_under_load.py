@@ -20,7 +20,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 from support import BIN, Proc, wait_for_async
-from trustgraph.base.broker import free_port
+from trustgraph.base.launching.broker import free_port
 
 SERVICE = Path(__file__).with_name("slow_tool_service.py")
 CLIENTS = 6

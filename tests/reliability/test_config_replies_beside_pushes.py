@@ -16,7 +16,7 @@ import json
 import time
 
 import aiohttp
-from trustgraph.base.broker import free_port
+from trustgraph.base.launching.broker import free_port
 
 TOOLS = 1200
 WRITES = 100

@@ -28,8 +28,10 @@ from trustgraph import schema
 from trustgraph.agent.react.decisions import parse_decision
 from trustgraph.agent.react.parser import StreamParser, parse_react
 from trustgraph.agent.react.types import Action, Answer, Final, ReactParseError, Thought
-from trustgraph.base.decision_schema import FINAL_ACTION
-from trustgraph.base.topics import (
+from trustgraph.base.formats.decision_schema import FINAL_ACTION
+from trustgraph.catalog import TOOL_TYPES, McpServer, ToolServiceDescriptor, build_catalog, check_item
+from trustgraph.schema import SchemaError, decode, encode, from_dict
+from trustgraph.topics import (
     ANNOUNCE,
     CONFIG_REQUEST,
     CONFIG_RESPONSE,
@@ -37,8 +39,6 @@ from trustgraph.base.topics import (
     FLOW_RESPONSE,
     PROBE,
 )
-from trustgraph.catalog import TOOL_TYPES, McpServer, ToolServiceDescriptor, build_catalog, check_item
-from trustgraph.schema import SchemaError, decode, encode, from_dict
 
 
 def fuzz(

@@ -26,7 +26,7 @@ import aiohttp
 import psutil
 import pytest
 from support import BIN, wait_for_async
-from trustgraph.base.broker import EmbeddedBroker, free_port
+from trustgraph.base.launching.broker import EmbeddedBroker, free_port
 
 CLIENTS = 4
 BOUND = 150.0        # a request's own bound: the gateway's 120 s deadline and a margin; past it: hung

@@ -19,11 +19,12 @@ import uuid
 import aiohttp
 import pytest
 from support import BIN
-from trustgraph.base import AsyncProcessor, PubSub, RequestResponseClient, config_parts
-from trustgraph.base.broker import free_port
-from trustgraph.base.pubsub import CONFIG_LANE
-from trustgraph.base.topics import CONFIG_REQUEST, CONFIG_RESPONSE
+from trustgraph.base import AsyncProcessor, PubSub, RequestResponseClient
+from trustgraph.base.launching.broker import free_port
+from trustgraph.base.messaging.pubsub import CONFIG_LANE
+from trustgraph.base.processors import config_parts
 from trustgraph.schema import ConfigRequest, ConfigResponse, ConfigValue
+from trustgraph.topics import CONFIG_REQUEST, CONFIG_RESPONSE
 
 TOOLS = 2000
 BATCH = 400            # one put of 400 tools is about 2 MB: within one message

@@ -24,7 +24,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from support import BIN, alive, descendants, wait_for
-from trustgraph.base.broker import EmbeddedBroker, free_port
+from trustgraph.base.launching.broker import EmbeddedBroker, free_port
 
 SECRET = "gw-secret-for-the-doors"
 LIGHT = ("--no-llm", "--no-prompt", "--no-agent", "--no-mcp-tool")

@@ -17,10 +17,11 @@ import uuid
 from pathlib import Path
 
 from support import Proc
-from trustgraph.base import PubSub, RequestResponseClient, deadlines
-from trustgraph.base.broker import free_port, wait_for_port
-from trustgraph.base.topics import CONFIG_REQUEST, CONFIG_RESPONSE
+from trustgraph.base import PubSub, RequestResponseClient
+from trustgraph.base.launching.broker import free_port, wait_for_port
+from trustgraph.base.messaging import deadlines
 from trustgraph.schema import ConfigRequest, ConfigResponse, ConfigValue, ToolRequest, ToolResponse
+from trustgraph.topics import CONFIG_REQUEST, CONFIG_RESPONSE
 
 SERVER = Path(__file__).with_name("huge_mcp_server.py")
 MEGABYTES = 100

@@ -17,9 +17,9 @@ import uuid
 
 import pytest
 from trustgraph.base import PubSub, RequestResponseClient
-from trustgraph.base.request_response import RequestTimeout
-from trustgraph.base.topics import CONFIG_REQUEST, CONFIG_RESPONSE
+from trustgraph.base.messaging.request_response import RequestTimeout
 from trustgraph.schema import ConfigRequest, ConfigResponse
+from trustgraph.topics import CONFIG_REQUEST, CONFIG_RESPONSE
 
 IN_FLIGHT = 256          # each client's own bound (RequestResponseClient's default)
 DEADLINE = 90.0          # per call; on an idle machine the 5,000-call burst takes ~6 s

@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 from support import Proc, wait_for
 from trustgraph.base import PubSub, ToolServiceClient
-from trustgraph.base.request_response import CallLost, RequestTimeout
+from trustgraph.base.messaging.request_response import CallLost, RequestTimeout
 
 SERVICE = Path(__file__).with_name("slow_tool_service.py")
 RESTARTS = 3

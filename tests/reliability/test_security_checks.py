@@ -30,7 +30,7 @@ import pulsar
 import pytest
 from hostile_kit import components
 from support import BIN, Stack, descendants, wait_for
-from trustgraph.base.broker import free_port
+from trustgraph.base.launching.broker import free_port
 from trustgraph.launch.components import COMPONENTS
 
 pytestmark = pytest.mark.slow

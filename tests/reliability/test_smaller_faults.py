@@ -27,8 +27,8 @@ import aiohttp
 import pytest
 from aiohttp import web
 from support import BIN, Proc, wait_for, wait_for_async
-from trustgraph.base import deadlines
-from trustgraph.base.broker import free_port
+from trustgraph.base.launching.broker import free_port
+from trustgraph.base.messaging import deadlines
 
 ANNOUNCER = Path(__file__).with_name("hostile_announcer.py")
 CONTROL = "\x1b\x07\r\x9b"

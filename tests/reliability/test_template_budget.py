@@ -18,9 +18,10 @@ import time
 import uuid
 
 import psutil
-from trustgraph.base import PubSub, RequestResponseClient, deadlines
-from trustgraph.base.topics import CONFIG_REQUEST, CONFIG_RESPONSE
+from trustgraph.base import PubSub, RequestResponseClient
+from trustgraph.base.messaging import deadlines
 from trustgraph.schema import ConfigRequest, ConfigResponse, ConfigValue, PromptRequest, PromptResponse
+from trustgraph.topics import CONFIG_REQUEST, CONFIG_RESPONSE
 
 BOMBS = {
     "bigint": "{{ (10**4096)**4096 % 7 }}",

@@ -48,9 +48,9 @@ import pytest
 from connect_spy import ConnectSpy
 from hostile_kit import RawBus, components, rss_mb
 from support import BIN, REPO, Proc, Stack, descendants, outside_data_blocks, wait_for
-from trustgraph.base.announcer import withdraw_hash
-from trustgraph.base.broker import EmbeddedBroker, free_port
-from trustgraph.base.service_directory import MAX_SERVICES
+from trustgraph.base.launching.broker import EmbeddedBroker, free_port
+from trustgraph.base.tool_services.announcer import withdraw_hash
+from trustgraph.base.tool_services.service_directory import MAX_SERVICES
 from trustgraph.launch.components import COMPONENTS
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("trust-bus"), pytest.mark.timeout(600)]

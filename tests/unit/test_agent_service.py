@@ -8,12 +8,13 @@ import time
 
 import pytest
 from trustgraph.agent.react import Processor as Agent
+from trustgraph.agent.react.decisions import NO_RESULT_PREFIX
 from trustgraph.base import DynamicToolService
-from trustgraph.base.broker_consumers import topic_key
+from trustgraph.base.messaging.broker_consumers import topic_key
+from trustgraph.base.messaging.unserved import GRACE, UnservedTopics
 from trustgraph.base.testing import MemoryBroker, ScriptedPrompt, action, final_answer, worker
-from trustgraph.base.topics import tool_service_topics
-from trustgraph.base.unserved import GRACE, UnservedTopics
 from trustgraph.schema import AgentRequest, AgentResponse, PromptRequest
+from trustgraph.topics import tool_service_topics
 
 REQ, RESP = tool_service_topics("unit-joke")
 
@@ -112,7 +113,7 @@ async def test_a_tool_on_an_interface_nothing_serves_is_an_error_observation_at_
         got = await w.call(d["request"], d["response"], AgentRequest(question="Who?", user="alice"),
                            AgentResponse, until=end_of_dialog)
     answer = got[-1].answer or ""
-    assert answer.startswith("Error: tool 'graph' cannot be used now: nothing serves ")
+    assert answer.startswith(NO_RESULT_PREFIX + "Error: tool 'graph' cannot be used now: nothing serves ")
     assert d["graph-rag-request"].split("://")[1] in answer
 
 
@@ -173,10 +174,10 @@ async def test_a_dialog_in_flight_when_the_broker_connection_went_calls_no_tool_
 async def test_a_next_step_started_before_a_loss_another_process_told_of_is_not_taken(counting):
     # Another replica ran the first step; this one hears a notice that a process lost the broker
     # since: the dialog's caller has ended the call, so the step is not taken (no model, no tool).
-    from trustgraph.base.lost_calls import ANY_TOPIC
-    from trustgraph.base.topics import SERVING
+    from trustgraph.base.messaging.lost_calls import ANY_TOPIC
     from trustgraph.schema import AgentStep, ServingStarted
     from trustgraph.schema.services.agent import DIALOG_STARTED
+    from trustgraph.topics import SERVING
 
     d = counting.definition
     started = time.time() - 5

@@ -12,14 +12,14 @@ import json
 import logging
 
 import pytest
-from trustgraph.base import service_directory as sd
-from trustgraph.base.announcer import Announcer, withdraw_hash
-from trustgraph.base.catalog_feed import configured_services
-from trustgraph.base.service_directory import ServiceDirectory
 from trustgraph.base.testing import MemoryBroker, memory_pubsub
-from trustgraph.base.topics import ANNOUNCE, tool_service_topics
+from trustgraph.base.tool_services import service_directory as sd
+from trustgraph.base.tool_services.announcer import Announcer, withdraw_hash
+from trustgraph.base.tool_services.catalog_feed import configured_services
+from trustgraph.base.tool_services.service_directory import ServiceDirectory
 from trustgraph.catalog import build_catalog
 from trustgraph.schema import ToolServiceAnnouncement
+from trustgraph.topics import ANNOUNCE, tool_service_topics
 
 REQ, RESP = tool_service_topics("trust-weather")
 EVIL_REQ, EVIL_RESP = tool_service_topics("trust-evil")
@@ -182,7 +182,7 @@ async def test_a_configured_service_that_says_it_announces_fails_fast_on_its_own
 
 
 async def test_caps_refuse_what_is_too_big_and_say_so(bus, caplog):
-    with caplog.at_level(logging.DEBUG, logger="trustgraph.base.service_directory"):
+    with caplog.at_level(logging.DEBUG, logger="trustgraph.base.tool_services.service_directory"):
         await bus.say(service="huge", tools={"t": {"name": "t", "description": "x" * (sd.MAX_DESCRIPTION + 1)}})
         await bus.say(service="many", tools={f"t{i}": {"name": f"t{i}", "description": "d"}
                                              for i in range(sd.MAX_TOOLS + 1)})

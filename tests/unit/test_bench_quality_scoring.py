@@ -377,7 +377,7 @@ def _prompt_set(after_result: str = "observation") -> object:
 
 
 def _schema(descriptors: dict) -> dict:
-    from trustgraph.base.decision_schema import decision_schema
+    from trustgraph.base.formats.decision_schema import decision_schema
     types = {"string": {"type": "string"}, "number": {"type": "number"}}
     return decision_schema(
         (name, {"type": "object", "properties": {a["name"]: types[a["type"]] for a in d.get("arguments", [])},
@@ -436,9 +436,9 @@ def test_the_script_answers_with_the_result_when_asked_after_it() -> None:
 async def test_expected_results_are_what_the_services_answer() -> None:
     """The script's answers after a result, and the scores' reading of one, are the services' own text."""
     from trustgraph.base.testing import worker
-    from trustgraph.base.topics import tool_service_topics
     from trustgraph.schema import ToolServiceRequest, ToolServiceResponse
     from trustgraph.tool_service.joke.service import Processor as Joke
+    from trustgraph.topics import tool_service_topics
     descriptors = tool_descriptors()
     questions = load_set(SET2)
     classes = {tool: qs.SERVICES[svc][1] for tool, svc in quality_sets.SERVICE_OF_TOOL.items()}
@@ -466,13 +466,13 @@ def test_unit_conversions_use_real_factors() -> None:
 
 @pytest.mark.parametrize(("source", "target"), [("kg", "miles"), ("parsecs", "m"), ("m", "")])
 def test_a_unit_conversion_that_cannot_be_made_is_a_tool_error(source: str, target: str) -> None:
-    from trustgraph.base.dynamic_tool_service import ToolError
+    from trustgraph.base.tool_services.dynamic_tool_service import ToolError
     with pytest.raises(ToolError):
         qs.convert_units_report(1, source, target)
 
 
 def test_dictionary_and_clock() -> None:
-    from trustgraph.base.dynamic_tool_service import ToolError
+    from trustgraph.base.tool_services.dynamic_tool_service import ToolError
     assert qs.define_report("'Ephemeral'") == "ephemeral (adjective): lasting for a very short time."
     with pytest.raises(ToolError, match="not in this dictionary"):
         qs.define_report("flibbertigibbet")

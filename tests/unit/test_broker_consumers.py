@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from trustgraph.base.broker_consumers import consumer_counts
+from trustgraph.base.messaging.broker_consumers import consumer_counts
 from trustgraph.cli.show_flows import NOT_SERVED, flow_rows
 
 # As pulsar-lite 0.2 writes it: short topic name beside the namespace.

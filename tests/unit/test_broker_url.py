@@ -8,9 +8,9 @@ import subprocess
 import sys
 
 import pytest
-from trustgraph.base.broker_url import BrokerUrlError, choose_broker_url, parse_broker_url
-from trustgraph.base.pubsub import PubSub
-from trustgraph.base.stack import AlreadyRunning, RunFiles, running_stack
+from trustgraph.base.launching.stack import AlreadyRunning, RunFiles, running_stack
+from trustgraph.base.messaging.broker_url import BrokerUrlError, choose_broker_url, parse_broker_url
+from trustgraph.base.messaging.pubsub import PubSub
 
 
 @pytest.mark.parametrize("url, hosts", [

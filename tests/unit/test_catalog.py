@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from trustgraph.base.topics import TopicError, to_pulsar
 from trustgraph.catalog import (
     CatalogTool,
     ConfigParam,
@@ -16,6 +15,7 @@ from trustgraph.catalog import (
     ToolServiceDescriptor,
     build_catalog,
 )
+from trustgraph.topics import TopicError, to_pulsar
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "config-examples"
 
@@ -676,7 +676,7 @@ def test_an_announced_service_on_a_framework_topic_is_refused_too() -> None:
 
 
 def test_the_feed_follows_every_type_the_catalog_reads() -> None:
-    from trustgraph.base import catalog_feed
+    from trustgraph.base.tool_services import catalog_feed
     from trustgraph.catalog import CATALOG_TYPES
 
     assert catalog_feed.CATALOG_TYPES == CATALOG_TYPES

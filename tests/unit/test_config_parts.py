@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from trustgraph.base import config_parts
+from trustgraph.base.processors import config_parts
 from trustgraph.base.testing import worker
-from trustgraph.base.topics import CONFIG_NOTICE, CONFIG_PUSH, CONFIG_REQUEST, CONFIG_RESPONSE
 from trustgraph.config.service.service import Processor as ConfigService
 from trustgraph.schema import ConfigRequest, ConfigResponse, ConfigValue
 from trustgraph.schema.codec import encode
+from trustgraph.topics import CONFIG_NOTICE, CONFIG_PUSH, CONFIG_REQUEST, CONFIG_RESPONSE
 
 LIMIT = 4096
 

@@ -6,7 +6,9 @@ import json
 
 import pytest
 from trustgraph.base.testing import worker
-from trustgraph.base.topics import (
+from trustgraph.config.service import Processor as ConfigService
+from trustgraph.schema import ConfigKey, ConfigRequest, ConfigResponse, ConfigValue, FlowRequest, FlowResponse
+from trustgraph.topics import (
     CONFIG_REQUEST,
     CONFIG_RESPONSE,
     FLOW_REQUEST,
@@ -14,8 +16,6 @@ from trustgraph.base.topics import (
     config_push_queue,
     to_pulsar,
 )
-from trustgraph.config.service import Processor as ConfigService
-from trustgraph.schema import ConfigKey, ConfigRequest, ConfigResponse, ConfigValue, FlowRequest, FlowResponse
 
 
 @pytest.fixture

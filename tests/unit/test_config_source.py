@@ -12,8 +12,8 @@ import json
 import pytest
 from support import wait_for_async
 from trustgraph.base import AsyncProcessor
-from trustgraph.base.async_processor import TokenFileError, pulsar_token
-from trustgraph.base.config_source import (
+from trustgraph.base.processors.async_processor import TokenFileError, pulsar_token
+from trustgraph.base.processors.config_source import (
     DIGEST,
     STORE,
     Answer,
@@ -25,9 +25,9 @@ from trustgraph.base.config_source import (
 )
 from trustgraph.base.testing import MemoryBroker, memory_pubsub, worker
 from trustgraph.base.testing.stand_ins import Responder
-from trustgraph.base.topics import CONFIG_PUSH, CONFIG_REQUEST, CONFIG_RESPONSE
 from trustgraph.config.service import Processor as ConfigService
 from trustgraph.schema import ConfigPush, ConfigRequest, ConfigResponse, ConfigValue
+from trustgraph.topics import CONFIG_PUSH, CONFIG_REQUEST, CONFIG_RESPONSE
 
 A = {"tool": {"a": '"1"'}}
 B = {"tool": {"a": '"2"'}}

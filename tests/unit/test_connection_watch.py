@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from trustgraph.base.connection_watch import Back, ConnectionWatch, Lost, Resubscribed
+from trustgraph.base.messaging.connection_watch import Back, ConnectionWatch, Lost, Resubscribed
 from trustgraph.base.testing import MemoryBroker, memory_pubsub
 from trustgraph.schema import ToolServiceResponse
 

@@ -14,9 +14,9 @@ import logging
 from typing import Any
 
 import pytest
-from trustgraph.base import consumer as consumer_module
-from trustgraph.base.consumer import Consumer
-from trustgraph.base.pubsub import receive_queue_size
+from trustgraph.base.messaging import consumer as consumer_module
+from trustgraph.base.messaging.consumer import Consumer
+from trustgraph.base.messaging.pubsub import receive_queue_size
 from trustgraph.schema import ToolServiceRequest
 from trustgraph.schema.codec import encode
 
@@ -103,7 +103,7 @@ async def test_a_non_persistent_consumer_never_pauses_and_refuses_past_its_bound
 
 async def test_refusals_are_one_warning_line_per_interval_not_one_per_message(monkeypatch, release, caplog):
     monkeypatch.setattr(consumer_module, "SHED_AT", 20)
-    with caplog.at_level(logging.DEBUG, logger="trustgraph.base.consumer"):
+    with caplog.at_level(logging.DEBUG, logger="trustgraph.base.messaging.consumer"):
         _fake, refused, all_refused = await _flood("non-persistent://tg/request/busy", 30, release, refusals=9)
         await asyncio.wait_for(all_refused.wait(), 10)
     lines = [r for r in caplog.records if r.getMessage().startswith("Refused")]

@@ -6,7 +6,7 @@ import json
 
 import pytest
 from support import bootstrap_prompts, outside_data_blocks
-from trustgraph.base import decision_schema as ds
+from trustgraph.base.formats import decision_schema as ds
 from trustgraph.catalog import build_catalog
 from trustgraph.catalog.data_blocks import CLOSE, NOTICE, OPEN, as_data, name_problem, neutralise
 

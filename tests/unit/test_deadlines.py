@@ -9,9 +9,8 @@ import time
 
 from trustgraph.agent.react import Processor as Agent
 from trustgraph.base import DynamicToolService, RequestResponseClient
-from trustgraph.base.deadlines import DEADLINE, read
+from trustgraph.base.messaging.deadlines import DEADLINE, read
 from trustgraph.base.testing import MemoryBroker, ScriptedPrompt, action, final_answer, memory_pubsub, worker
-from trustgraph.base.topics import tool_service_topics
 from trustgraph.model.text_completion.scripted import Processor as ScriptedLlm
 from trustgraph.prompt.template import Processor as PromptService
 from trustgraph.schema import (
@@ -24,6 +23,7 @@ from trustgraph.schema import (
     ToolServiceRequest,
     ToolServiceResponse,
 )
+from trustgraph.topics import tool_service_topics
 
 REQ, RESP = tool_service_topics("unit-deadline")
 
@@ -133,7 +133,7 @@ async def test_the_agent_carries_the_dialogs_deadline_through_every_iteration():
 
 
 def test_a_stamped_deadline_never_ends_after_its_cap_nor_rounds_up():
-    from trustgraph.base.deadlines import parse, stamp
+    from trustgraph.base.messaging.deadlines import parse, stamp
     cap = time.time() + 5.0004   # a caller's deadline between two milliseconds
     assert parse(stamp(60, cap)) <= cap
     before = time.time()

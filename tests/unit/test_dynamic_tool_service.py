@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 from trustgraph.base import DynamicToolService
-from trustgraph.base.dynamic_tool_service import ToolError
 from trustgraph.base.testing import worker
-from trustgraph.base.topics import tool_service_topics
+from trustgraph.base.tool_services.dynamic_tool_service import ToolError
 from trustgraph.schema import ToolServiceRequest, ToolServiceResponse
+from trustgraph.topics import tool_service_topics
 
 REQ, RESP = tool_service_topics("unit-echo")
 

@@ -15,7 +15,7 @@ from trustgraph.agent.react.decisions import (
     from_result,
     judge,
 )
-from trustgraph.base import decision_schema
+from trustgraph.base.formats import decision_schema
 from trustgraph.catalog.relevance import MAX_PROMPT_TOOL_CHARS, by_relevance, for_prompt
 from trustgraph.model.text_completion.choice_scores import choice_scores
 from trustgraph.schema.services.agent import OUTCOME_ASKED, OUTCOME_NO_TOOL
@@ -105,6 +105,17 @@ def test_nothing_likely_while_the_model_would_answer_itself_is_no_tool():
     got = judge("weather", {"weather": 0.0004, "local-time": 0.0001, decision_schema.FINAL_ACTION: 0.9}, TOOLS,
                 Confidence())
     assert got is not None and got.outcome == OUTCOME_NO_TOOL
+
+
+def test_a_toss_up_between_two_tools_asks_back_naming_both():
+    close = {"local-time": 0.40, "weather": 0.35, "tell-joke": 0.02}
+    got = judge("local-time", close, TOOLS, Confidence())
+    assert got is not None and got.outcome == OUTCOME_ASKED and got.candidates[:2] == ("local-time", "weather")
+    assert judge("local-time", close, TOOLS, Confidence(tie=0)) is None      # turned off
+    assert judge("local-time", close, TOOLS, Confidence(tie=0.9)) is None    # 0.35 < 0.9 x 0.40
+    # a clear lead is taken; so is the grammar's pick of the runner-up (its share alone judges it)
+    assert judge("local-time", {"local-time": 0.40, "weather": 0.30}, TOOLS, Confidence()) is None
+    assert judge("weather", close, TOOLS, Confidence()) is None
 
 
 def test_without_scores_or_with_one_tool_or_disabled_the_choice_is_taken():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from trustgraph.base.lost_calls import RESTARTED_ENV
+from trustgraph.base.messaging.lost_calls import RESTARTED_ENV
 from trustgraph.launch.components import Component
 from trustgraph.launch.processes import Child
 

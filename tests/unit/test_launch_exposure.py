@@ -9,7 +9,7 @@ while GATEWAY_SECRET protected only the gateway.
 from __future__ import annotations
 
 import pytest
-from trustgraph.base.listening import is_loopback, local_address
+from trustgraph.base.launching.listening import is_loopback, local_address
 from trustgraph.launch.exposure import Exposure
 
 

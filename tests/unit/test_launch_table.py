@@ -61,6 +61,9 @@ def test_launch_passes_the_agents_limits_through_only_when_given(tmp_path):
     given = argv("--min-confidence", "0.3", "--no-argument-check")
     assert given[given.index("--min-confidence") + 1] == "0.3" and "--no-argument-check" in given
     assert "--argument-check" in argv("--argument-check")
+    given = argv("--tie-ratio", "0")
+    assert float(given[given.index("--tie-ratio") + 1]) == 0
+    assert "--tie-ratio" not in argv()
     assert not any("argument-check" in a or "min-confidence" in a for a in argv())
     # and the broker's admin URL, so a tool on an interface nothing serves fails at once
     assert given[given.index("--pulsar-admin-url") + 1] == "http://127.0.0.1:2"

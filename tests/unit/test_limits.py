@@ -1,11 +1,11 @@
-"""JSON decoding within the limits (trustgraph.base.limits): every failure is a ValueError."""
+"""JSON decoding within the limits (trustgraph.base.safety.limits): every failure is a ValueError."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
-from trustgraph.base import limits
+from trustgraph.base.safety import limits
 
 
 def nest(levels: int, inner: str = "1") -> str:

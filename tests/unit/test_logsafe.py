@@ -1,4 +1,4 @@
-"""Log lines a request cannot forge or flood, and that never show a secret (trustgraph.base.logsafe)."""
+"""Log lines a request cannot forge or flood, and that never show a secret (trustgraph.base.safety.logsafe)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import io
 import logging
 
 import pytest
-from trustgraph.base import logsafe, secrets
+from trustgraph.base.safety import logsafe, secrets
 
 
 @pytest.fixture

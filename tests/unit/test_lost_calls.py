@@ -15,13 +15,13 @@ import time
 import pytest
 from support import wait_for_async
 from trustgraph.base import RequestResponseClient
-from trustgraph.base.connection_watch import Resubscribed
-from trustgraph.base.lost_calls import RESTARTED_ENV, CallWatch
-from trustgraph.base.request_response import CallLost
-from trustgraph.base.serving import Replies, serve
+from trustgraph.base.messaging.connection_watch import Resubscribed
+from trustgraph.base.messaging.lost_calls import RESTARTED_ENV, CallWatch
+from trustgraph.base.messaging.request_response import CallLost
+from trustgraph.base.messaging.serving import Replies, serve
 from trustgraph.base.testing import MemoryBroker, memory_pubsub
-from trustgraph.base.topics import SERVING
 from trustgraph.schema import ServingStarted, ToolServiceRequest, ToolServiceResponse
+from trustgraph.topics import SERVING
 
 REQ = "non-persistent://tg/request/lost-calls"
 RESP = "non-persistent://tg/response/lost-calls"
@@ -176,7 +176,8 @@ async def test_a_replica_started_beside_a_live_one_does_not_end_its_calls(setup,
         # What the replica would have said comes before what it says next, on one producer.
         await replica.calls.serving("sentinel", time.time())
         await asyncio.wait_for(sentinel.wait(), 10)
-        assert [n.topic for n in notices] == ["sentinel"]
+        # It says it serves the topic, as a first start, which ends nothing.
+        assert [(n.topic, n.first) for n in notices] == [(client.request_topic, True), ("sentinel", False)]
         finish.set()
         assert (await asyncio.wait_for(call, 10)).response == "done"
     finally:

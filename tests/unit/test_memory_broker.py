@@ -136,7 +136,7 @@ async def test_malformed_payload_goes_to_the_malformed_callback(ps):
 
 
 async def test_properties_must_be_strings_and_refused_topics_fail(ps):
-    from trustgraph.base.pubsub import PubSubError
+    from trustgraph.base.messaging.pubsub import PubSubError
     out = await ps().producer(NP)
     with pytest.raises(TypeError):
         out.send_nowait(ToolServiceRequest(), {"id": None})

@@ -83,6 +83,28 @@ def test_every_upstream_api_name_is_ours(qualified: str) -> None:
             assert not missing, f"{qualified}.{method} lacks parameters {missing}"
 
 
+#: Module paths under ``trustgraph.base`` that upstream 2.1.4's own code imports (found by grepping
+#: its installed packages), with the names it takes from each that we offer: code written for
+#: upstream keeps importing them from there, wherever our modules live.
+UPSTREAM_BASE_IMPORTS = {
+    # tg-dump-queues, upstream's gateway and its trustgraph.clients base
+    "trustgraph.base.pubsub": ["get_pubsub"],
+    "trustgraph.base.subscriber": ["Subscriber"],  # tg-dump-queues
+    "trustgraph.base.tool_service_client": ["ToolServiceClient"],  # its agent's tools
+    # the module of upstream's service base class (upstream's joke service takes it from the package)
+    "trustgraph.base.dynamic_tool_service": ["DynamicToolService"],
+    "trustgraph.base": ["AsyncProcessor", "Consumer", "ConsumerSpec", "DynamicToolService", "FlowProcessor",
+                        "ParameterSpec", "Producer", "ProducerSpec", "RequestResponseSpec"],
+}
+
+
+@pytest.mark.parametrize("module_name", sorted(UPSTREAM_BASE_IMPORTS))
+def test_upstream_base_import_paths_still_work(module_name: str) -> None:
+    module = importlib.import_module(module_name)
+    missing = [n for n in UPSTREAM_BASE_IMPORTS[module_name] if getattr(module, n, None) is None]
+    assert not missing, f"{module_name} lacks {missing}"
+
+
 def test_content_ids_are_upstreams() -> None:
     from trustgraph.knowledge import PREF_DOC, hash, to_uri
 

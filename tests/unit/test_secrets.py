@@ -1,9 +1,9 @@
-"""What counts as a secret, and how it is compared and kept out of text (trustgraph.base.secrets)."""
+"""What counts as a secret, and how it is compared and kept out of text (trustgraph.base.safety.secrets)."""
 
 from __future__ import annotations
 
 import pytest
-from trustgraph.base import secrets
+from trustgraph.base.safety import secrets
 
 
 @pytest.fixture(autouse=True)
@@ -114,7 +114,7 @@ async def test_the_commands_never_print_the_token():
     from aiohttp import web
     from trustgraph.api.exceptions import ProtocolException
     from trustgraph.api.websocket import final
-    from trustgraph.base.broker import free_port
+    from trustgraph.base.launching.broker import free_port
     from trustgraph.cli.api import CliError
     from trustgraph.cli.socket import _stream
 
@@ -169,7 +169,7 @@ async def test_the_mcp_server_takes_either_of_its_tokens_and_nothing_between():
 
 
 def test_an_echoed_authorization_header_and_a_bearer_token_are_masked_but_prose_is_not():
-    from trustgraph.base.secrets import scrub
+    from trustgraph.base.safety.secrets import scrub
     assert scrub("LLM server answered 401: bad Authorization: Basic dXNlcjpwYXNz") == \
         "LLM server answered 401: bad Authorization: Basic ***"
     assert scrub('{"headers": {"authorization": "Bearer sk-abc123"}}') == '{"headers": {"authorization": "Bearer ***"}}'
@@ -180,7 +180,7 @@ def test_an_echoed_authorization_header_and_a_bearer_token_are_masked_but_prose_
 
 
 def test_url_credentials_come_out_of_the_url_unquoted():
-    from trustgraph.base.secrets import url_credentials
+    from trustgraph.base.safety.secrets import url_credentials
     assert url_credentials("https://us%40er:p%3Ass@host:8080/v1?x=1") == ("https://host:8080/v1?x=1", "us@er", "p:ss")
     assert url_credentials("http://TOKEN@host/v1") == ("http://host/v1", "TOKEN", None)
     assert url_credentials("http://host/v1") == ("http://host/v1", None, None)

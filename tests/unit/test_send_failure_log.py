@@ -11,7 +11,7 @@ import asyncio
 import logging
 
 import pulsar
-from trustgraph.base.pubsub import Producer
+from trustgraph.base.messaging.pubsub import Producer
 
 
 class _Client:
@@ -27,7 +27,7 @@ def _levels(caplog, connected: bool, result: pulsar.Result) -> list[int]:
     loop = asyncio.new_event_loop()
     try:
         p = Producer(_Client(connected), "non-persistent://tg/request/x", loop)
-        with caplog.at_level(logging.DEBUG, logger="trustgraph.base.pubsub"):
+        with caplog.at_level(logging.DEBUG, logger="trustgraph.base.messaging.pubsub"):
             p._log_failure(result, None)
     finally:
         loop.close()

@@ -6,11 +6,11 @@ import asyncio
 import json
 
 from trustgraph.base import DynamicToolService
-from trustgraph.base.announcer import Announcer
-from trustgraph.base.service_directory import ServiceDirectory
 from trustgraph.base.testing import MemoryBroker, memory_pubsub, worker
-from trustgraph.base.topics import tool_service_topics
+from trustgraph.base.tool_services.announcer import Announcer
+from trustgraph.base.tool_services.service_directory import ServiceDirectory
 from trustgraph.catalog import build_catalog
+from trustgraph.topics import tool_service_topics
 
 REQ, RESP = tool_service_topics("unit-weather")
 

@@ -1,4 +1,4 @@
-"""The shared reply path (trustgraph.base.serving), driven on the in-memory transport."""
+"""The shared reply path (trustgraph.base.messaging.serving), driven on the in-memory transport."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import logging
 
 import pytest
 from trustgraph.base import AsyncProcessor
-from trustgraph.base.dynamic_tool_service import ToolError
-from trustgraph.base.serving import Replies, ServiceError, message_or_type
+from trustgraph.base.messaging.serving import Replies, ServiceError, message_or_type
 from trustgraph.base.testing import worker
+from trustgraph.base.tool_services.dynamic_tool_service import ToolError
 from trustgraph.schema import ToolServiceRequest, ToolServiceResponse
 
 REQ, RESP = "non-persistent://tg/request/serving", "non-persistent://tg/response/serving"
@@ -84,7 +84,7 @@ async def test_replies_carry_the_id_and_errors_keep_their_type():
 async def test_request_without_id_is_dropped_before_the_work(caplog):
     async with worker(Service) as w:
         inbox = await w.listen(RESP, ToolServiceResponse)
-        with caplog.at_level(logging.DEBUG, logger="trustgraph.base.serving"):
+        with caplog.at_level(logging.DEBUG, logger="trustgraph.base.messaging.serving"):
             await w.send(REQ, ToolServiceRequest(arguments="no id"), id=None)
             # Concurrency 1 keeps order: once this is answered the id-less one was handled.
             await ask(w, "with id")
@@ -132,7 +132,7 @@ class Logged(logging.Handler):
 
 
 async def test_a_reply_that_cannot_be_sent_is_logged_and_not_run_again():
-    log = logging.getLogger("trustgraph.base.serving")
+    log = logging.getLogger("trustgraph.base.messaging.serving")
     watch = Logged("not sent")
     log.addHandler(watch)
     try:
@@ -162,7 +162,7 @@ def test_describe_and_error_records(message, want):
 
 
 async def test_an_id_over_the_limit_is_answered_with_an_error_and_not_worked_on():
-    from trustgraph.base.limits import MAX_ID
+    from trustgraph.base.safety.limits import MAX_ID
 
     async with worker(Service) as w:
         inbox = await w.listen(RESP, ToolServiceResponse)

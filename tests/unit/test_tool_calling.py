@@ -10,15 +10,19 @@ import json
 import time
 
 import pytest
-from trustgraph.base.request_response import CallLost, ClientClosed, Unserved
+from trustgraph.base.messaging.request_response import CallLost, ClientClosed, Unserved
 from trustgraph.base.testing import MemoryBroker, memory_pubsub
 from trustgraph.base.testing.stand_ins import Responder
-from trustgraph.base.tool_service_client import ServiceUnavailable, ToolServiceClients, ToolServiceError
-from trustgraph.base.topics import tool_service_topics
+from trustgraph.base.tool_services.tool_service_client import (
+    ServiceUnavailable,
+    ToolServiceClients,
+    ToolServiceError,
+)
 from trustgraph.catalog import build_catalog
 from trustgraph.catalog.calling import ERROR_TYPES, CallableTool, Outcome, call_service, call_tool
 from trustgraph.catalog.implementations import ToolFailed
 from trustgraph.schema import Error, ToolServiceRequest, ToolServiceResponse
+from trustgraph.topics import tool_service_topics
 
 REQ, RESP = tool_service_topics("unit-calling")
 ARGUMENTS = [{"name": "city", "type": "string", "description": "City"},

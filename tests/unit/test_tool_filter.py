@@ -6,7 +6,7 @@ import json
 
 import pytest
 from trustgraph.agent.react.registry import Tool, build_registry, filter_tools
-from trustgraph.base.tool_service_client import ToolServiceClients
+from trustgraph.base.tool_services.tool_service_client import ToolServiceClients
 from trustgraph.catalog import TOOL_TYPES, ToolArgument, build_catalog
 from trustgraph.catalog.implementations import BUILDERS, ToolServiceImpl
 

@@ -7,10 +7,10 @@ import time
 import pytest
 from trustgraph.base.testing import MemoryBroker, memory_pubsub
 from trustgraph.base.testing.stand_ins import Responder
-from trustgraph.base.tool_service_client import ServiceUnavailable, ToolServiceClients
-from trustgraph.base.topics import tool_service_topics
+from trustgraph.base.tool_services.tool_service_client import ServiceUnavailable, ToolServiceClients
 from trustgraph.catalog import ToolServiceDescriptor
 from trustgraph.schema import ToolServiceRequest, ToolServiceResponse
+from trustgraph.topics import tool_service_topics
 
 REQ, RESP = tool_service_topics("unit-pool")
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from trustgraph.base.unserved import GRACE, POLL, UnservedTopics
+from trustgraph.base.messaging.unserved import GRACE, POLL, UnservedTopics
 
 TOPIC = "non-persistent://tg/request/embeddings:default"
 KEY = "tg/request/embeddings:default"
@@ -61,3 +61,19 @@ def test_a_topic_listed_late_gets_its_own_grace():
     assert u.unserved(TOPIC, 202.0 + GRACE)                  # nothing came: refused, as before
     u.take({KEY: 1}, 202.0 + GRACE + POLL)
     assert not u.unserved(TOPIC, 202.0 + GRACE + POLL)
+
+
+def test_a_topic_a_processor_says_it_serves_is_served_before_the_gauge_shows_it():
+    # The LLM service loads its model while the prompt service's producer has listed its topic
+    # already: unserved by the grace, then it subscribes and says so; the gauge shows the
+    # consumer only at its next refresh, and a call made meanwhile must not be refused.
+    u = UnservedTopics("http://broker:8080")
+    u.take({KEY: 0}, 100.0)
+    u.take({KEY: 0}, 100.0 + GRACE)
+    assert u.unserved(TOPIC, 100.0 + GRACE)
+    u.heard(TOPIC, 100.0 + GRACE + 1)
+    u.take({KEY: 0}, 100.0 + GRACE + 2)                      # the gauge, not refreshed yet
+    assert not u.unserved(TOPIC, 100.0 + GRACE + 2)
+    # a process that said so and then died is unserved again once the gauge has had its grace
+    u.take({KEY: 0}, 100.0 + 2 * GRACE + 1)
+    assert u.unserved(TOPIC, 100.0 + 2 * GRACE + 1)

@@ -20,7 +20,7 @@ from urllib.parse import quote
 
 import aiohttp
 
-from ..base.secrets import redact_url, scrub
+from ..base.safety.secrets import redact_url, scrub
 from .exceptions import ProtocolException, raise_from_error_dict
 from .types import AgentAnswer, AgentObservation, AgentThought, RAGChunk, StreamingChunk
 

@@ -1,8 +1,22 @@
-"""Messaging core and processor base classes.
+"""Messaging core, processor base classes and tool services, in rooms.
 
 A service author needs only this package: ``from trustgraph.base import
-DynamicToolService``.  Names are imported lazily so that importing one piece
-(a CLI helper, the topic mapping) does not load the Pulsar client.
+DynamicToolService, ToolError``.  Names are imported lazily so that importing
+one piece (a CLI helper, the topic mapping) does not load the Pulsar client.
+
+The rooms, each importing only the ones listed after it:
+
+* :mod:`.testing`: the in-memory transport and a started processor, for unit tests;
+* :mod:`.tool_services`: ``DynamicToolService``, ``ToolServiceClient``, the
+  descriptor model, announcing and finding services, the catalog feed;
+* :mod:`.processors`: ``AsyncProcessor``, ``FlowProcessor``, following the config;
+* :mod:`.messaging`: ``PubSub``, request/response, serving, deadlines, metrics;
+* :mod:`.launching`: a stack's run files, the embedded broker, listen addresses;
+* :mod:`.formats`: the agent's decision schema, observation text;
+* :mod:`.safety`: request limits, secrets, safe log lines.
+
+``pubsub``, ``subscriber``, ``tool_service_client`` and ``dynamic_tool_service``
+stay importable at their old paths because upstream 2.1.4 code imports them there.
 """
 
 from __future__ import annotations
@@ -11,29 +25,30 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
-    "AsyncProcessor": "async_processor",
-    "FlowProcessor": "flow_processor",
-    "Flow": "flow_processor",
-    "ConsumerSpec": "flow_processor",
-    "ProducerSpec": "flow_processor",
-    "RequestResponseSpec": "flow_processor",
-    "ParameterSpec": "flow_processor",
-    "PubSub": "pubsub",
-    "Producer": "pubsub",
-    "Consumer": "pubsub",
-    "Message": "pubsub",
-    "PubSubError": "pubsub",
-    "RequestResponseClient": "request_response",
-    "RequestTimeout": "request_response",
-    "DynamicToolService": "dynamic_tool_service",
-    "ToolServiceClient": "tool_service_client",
-    "ToolServiceError": "tool_service_client",
-    "ToolServiceClients": "tool_service_client",
-    "ServiceUnavailable": "tool_service_client",
-    "ServiceNotFound": "service_lookup",
-    "ServiceDirectory": "service_directory",
-    "EmbeddedBroker": "broker",
-    "to_pulsar": "topics",
+    "AsyncProcessor": ".processors.async_processor",
+    "FlowProcessor": ".processors.flow_processor",
+    "Flow": ".processors.flow_processor",
+    "ConsumerSpec": ".processors.flow_processor",
+    "ProducerSpec": ".processors.flow_processor",
+    "RequestResponseSpec": ".processors.flow_processor",
+    "ParameterSpec": ".processors.flow_processor",
+    "PubSub": ".messaging.pubsub",
+    "Producer": ".messaging.pubsub",
+    "Consumer": ".messaging.pubsub",
+    "Message": ".messaging.pubsub",
+    "PubSubError": ".messaging.pubsub",
+    "RequestResponseClient": ".messaging.request_response",
+    "RequestTimeout": ".messaging.request_response",
+    "DynamicToolService": ".tool_services.dynamic_tool_service",
+    "ToolError": ".tool_services.dynamic_tool_service",
+    "ToolServiceClient": ".tool_services.tool_service_client",
+    "ToolServiceError": ".tool_services.tool_service_client",
+    "ToolServiceClients": ".tool_services.tool_service_client",
+    "ServiceUnavailable": ".tool_services.tool_service_client",
+    "ServiceNotFound": ".tool_services.service_lookup",
+    "ServiceDirectory": ".tool_services.service_directory",
+    "EmbeddedBroker": ".launching.broker",
+    "to_pulsar": "..topics",
 }
 
 __all__ = list(_EXPORTS)
@@ -43,6 +58,6 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'trustgraph.base' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    value = getattr(importlib.import_module(module, __name__), name)
     globals()[name] = value
     return value

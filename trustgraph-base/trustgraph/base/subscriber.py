@@ -1,10 +1,10 @@
-"""``Subscriber``: one subscription fanned out to asyncio queues (upstream's, for its tools).
+"""``Subscriber``: one subscription fanned out to asyncio queues (upstream's ``tg-dump-queues`` imports it here).
 
 ``subscribe(id)`` gets the messages whose ``id`` property matches (a
 request's responses); ``subscribe_all(id)`` gets every message (a queue
 dump).  Messages are acknowledged once handed over.  It runs on the
-synchronous :mod:`.pulsar_backend`, receiving in a worker thread; our own
-processors use :class:`~trustgraph.base.pubsub.PubSub` instead.
+synchronous :mod:`.messaging.pulsar_backend`, receiving in a worker thread; our own
+processors use :class:`~trustgraph.base.messaging.pubsub.PubSub` instead.
 """
 
 from __future__ import annotations

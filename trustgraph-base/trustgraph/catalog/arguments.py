@@ -30,7 +30,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, model_validator
 
-from ..base import limits
+from ..base.safety import limits
 
 #: The argument types a schema can check.
 TYPES = ("string", "number", "integer", "boolean", "object", "array")

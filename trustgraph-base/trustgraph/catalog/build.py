@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..base.topics import (
+from ..topics import (
     ANNOUNCE,
     CONFIG_NOTICE,
     CONFIG_REQUEST,
@@ -394,7 +394,7 @@ def build_catalog(config: Mapping[str, Mapping[str, str]],
     (``{key: tool descriptor}``, JSON text), and optionally ``since`` (when it
     took the id: earlier ones name their tools first) and ``conflicts`` (other
     replicas announcing the id, not used), as
-    :class:`~trustgraph.base.service_directory.ServiceDirectory` keeps them.
+    :class:`~trustgraph.base.tool_services.service_directory.ServiceDirectory` keeps them.
 
     Every problem is reported: bad service and MCP descriptors even when no
     tool uses them (so they are fixed before one does), and every bad tool.

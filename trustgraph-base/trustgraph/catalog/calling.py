@@ -34,10 +34,15 @@ from dataclasses import dataclass, fields
 from enum import StrEnum
 from typing import Any
 
-from ..base import deadlines
-from ..base.request_response import CallLost, ClientClosed, Unserved
-from ..base.text import as_text
-from ..base.tool_service_client import UNAVAILABLE, ServiceUnavailable, ToolServiceClients, ToolServiceError
+from ..base.formats.text import as_text
+from ..base.messaging import deadlines
+from ..base.messaging.request_response import CallLost, ClientClosed, Unserved
+from ..base.tool_services.tool_service_client import (
+    UNAVAILABLE,
+    ServiceUnavailable,
+    ToolServiceClients,
+    ToolServiceError,
+)
 from .arguments import ArgumentError
 from .build import CatalogTool
 from .implementations import BUILDERS, CallContext, ToolFailed, ToolImpl

@@ -20,8 +20,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..base.text import text_or_json
-from ..base.tool_service_client import QueuePair, ToolServiceClients
+from ..base.formats.text import text_or_json
+from ..base.tool_services.tool_service_client import QueuePair, ToolServiceClients
 from ..schema import (
     EmbeddingsRequest,
     EmbeddingsResponse,

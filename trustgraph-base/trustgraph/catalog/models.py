@@ -1,6 +1,8 @@
 """The descriptor models: every tool type, the tool-service descriptor and the ``mcp`` entry.
 
-One family of pydantic models, checked when declared (STYLE.md 4).  A ``tool``
+One family of pydantic models, checked when declared.  The tool-service
+descriptor's field names and the examples' limits come from the light model
+every service starts with (:mod:`trustgraph.base.tool_services.descriptor`).  A ``tool``
 config item is read by the model its ``type`` names (:data:`TOOL_TYPES`,
 upstream's seven types); ``tool-service/<key>`` by :class:`ToolServiceDescriptor`;
 ``mcp/<key>`` by :class:`McpServer`.  References between descriptors (a tool's
@@ -44,7 +46,15 @@ from pydantic import (
     field_validator,
 )
 
-from ..base.topics import TopicError, to_pulsar
+from ..base.tool_services.descriptor import (
+    CONFIG_PARAMS,
+    MAX_EXAMPLE_CHARS,
+    MAX_EXAMPLES,
+    REQUEST_QUEUE,
+    RESPONSE_QUEUE,
+    TOOL_SERVICE_TYPE,
+)
+from ..topics import TopicError, to_pulsar
 from .arguments import ToolArgument, unique_names
 from .errors import describe
 
@@ -83,9 +93,6 @@ def _list_of_strings(value: Any) -> Any:
     return value
 
 
-#: At most this many ``examples`` per tool, each at most this many characters.
-MAX_EXAMPLES = 10
-MAX_EXAMPLE_CHARS = 200
 
 
 def _example_list(value: Any) -> Any:
@@ -139,9 +146,9 @@ class ToolServiceDescriptor(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
     id: NonEmptyStr
-    request_queue: QueueStr = Field(alias="request-queue")
-    response_queue: QueueStr = Field(alias="response-queue")
-    config_params: tuple[ConfigParam, ...] = Field(default=(), alias="config-params")
+    request_queue: QueueStr = Field(alias=REQUEST_QUEUE)
+    response_queue: QueueStr = Field(alias=RESPONSE_QUEUE)
+    config_params: tuple[ConfigParam, ...] = Field(default=(), alias=CONFIG_PARAMS)
     #: Ours: calling twice does no harm, so a caller may retry (never on upstream descriptors).
     idempotent: bool = False
     #: Ours: seconds one call may take; a tool's own ``timeout`` overrides it.
@@ -313,7 +320,7 @@ class RowEmbeddingsQueryTool(ToolDescriptor):
 class ToolServiceTool(_DeclaresArguments):
     """Calls a tool service; config values for the service's params are top-level fields."""
 
-    kind: ClassVar[str] = "tool-service"
+    kind: ClassVar[str] = TOOL_SERVICE_TYPE
     type: Literal["tool-service"]
     description: NonEmptyStr
     service: NonEmptyStr
@@ -325,5 +332,3 @@ TOOL_TYPES: dict[str, type[ToolDescriptor]] = {
                         StructuredQueryTool, RowEmbeddingsQueryTool, ToolServiceTool)
 }
 
-#: What the ``type`` of a tool calling a tool service is.
-TOOL_SERVICE_TYPE = ToolServiceTool.kind

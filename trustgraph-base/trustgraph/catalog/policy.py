@@ -25,7 +25,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..base import limits
+from ..base.safety import limits
 from .errors import JSON_FIELD, DescriptorError, describe
 
 #: The config type and key of the policy.

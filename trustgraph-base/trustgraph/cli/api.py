@@ -11,7 +11,7 @@ Why a wrapper around every ``main()``: upstream prints ``Exception: ...`` and
 exits 0, which makes failures invisible to scripts and ``make``.  Our commands
 print exactly one line, ``tg-xxx: error: <what went wrong and what to do>``,
 on stderr and exit nonzero (1, or 130 after Ctrl-C).  That line never shows
-the token or credentials inside a URL (``trustgraph.base.secrets.scrub``).
+the token or credentials inside a URL (``trustgraph.base.safety.secrets.scrub``).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import urllib.request
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from ..base.secrets import remember, scrub
+from ..base.safety.secrets import remember, scrub
 
 DEFAULT_URL = "http://localhost:8088/"
 

@@ -30,7 +30,7 @@ import argparse
 import sys
 from typing import Any, TextIO
 
-from trustgraph.base.logsafe import escape
+from trustgraph.base.safety.logsafe import escape
 from trustgraph.cli.api import (
     DEFAULT_URL,
     CliError,

@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from trustgraph.base.topics import TopicError, to_pulsar
 from trustgraph.cli.api import Api, api_from_args, main_wrapper, make_parser
+from trustgraph.topics import TopicError, to_pulsar
 
 PROG = "tg-show-flows"
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from trustgraph.base.logsafe import escape
+from trustgraph.base.safety.logsafe import escape
 from trustgraph.cli.api import Api, api_from_args, config_values, main_wrapper, make_parser
 from trustgraph.cli.show_flows import render_table
 

@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from ..base.secrets import redact_url, remember, scrub
+from ..base.safety.secrets import redact_url, remember, scrub
 from .api import START_HINT, CliError, describe_error, normalise_url
 
 OnResponse = Callable[[dict[str, Any]], None]

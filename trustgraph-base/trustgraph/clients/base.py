@@ -20,7 +20,7 @@ from typing import Any
 import _pulsar
 import pulsar
 
-from ..base.pulsar_backend import DEFAULT_PULSAR_HOST, get_pubsub
+from ..base.messaging.pulsar_backend import DEFAULT_PULSAR_HOST, get_pubsub
 from ..exceptions import LlmError, ParseError, TooManyRequests
 
 DEFAULT_TIMEOUT = 300

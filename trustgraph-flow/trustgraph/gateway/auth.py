@@ -16,7 +16,7 @@ gateway starts (``secrets.token_problem``) rather than half-accepted.
 from __future__ import annotations
 
 from aiohttp import web
-from trustgraph.base.secrets import tokens_match
+from trustgraph.base.safety.secrets import tokens_match
 
 #: Paths anyone may call: they reveal nothing a probe could not see anyway.
 PUBLIC_PATHS = frozenset({"/api/v1/health"})

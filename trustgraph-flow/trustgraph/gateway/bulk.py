@@ -27,9 +27,9 @@ from typing import Any
 
 import msgpack
 from aiohttp import WSMsgType, web
-from trustgraph.base import limits
-from trustgraph.base.pubsub import PubSubError
-from trustgraph.base.topics import TopicError
+from trustgraph.base.messaging.pubsub import PubSubError
+from trustgraph.base.safety import limits
+from trustgraph.topics import TopicError
 
 from .dispatch import Dispatcher, GatewayError
 from .translators import EXPORTS, IMPORTS, JsonObject, OneWay, RequestError, interface_name

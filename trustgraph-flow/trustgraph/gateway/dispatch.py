@@ -21,11 +21,13 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from trustgraph.base import PubSub, RequestResponseClient, config_parts, deadlines, limits
-from trustgraph.base.pubsub import CONFIG_LANE, DEFAULT_LANE, Producer, PubSubError
-from trustgraph.base.request_response import CallLost
-from trustgraph.base.topics import TopicError, to_pulsar
-from trustgraph.base.unserved import GRACE, UnservedTopics
+from trustgraph.base import PubSub, RequestResponseClient
+from trustgraph.base.messaging import deadlines
+from trustgraph.base.messaging.pubsub import CONFIG_LANE, DEFAULT_LANE, Producer, PubSubError
+from trustgraph.base.messaging.request_response import CallLost
+from trustgraph.base.messaging.unserved import GRACE, UnservedTopics
+from trustgraph.base.processors import config_parts
+from trustgraph.base.safety import limits
 from trustgraph.schema import (
     ConfigRequest,
     ConfigResponse,
@@ -36,6 +38,7 @@ from trustgraph.schema import (
     librarian_request_queue,
     librarian_response_queue,
 )
+from trustgraph.topics import TopicError, to_pulsar
 
 from .translators import FLOW_KINDS, GLOBAL_KINDS, SENDERS, JsonObject, OneWay, Translator, gateway_error
 

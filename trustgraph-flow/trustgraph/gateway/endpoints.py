@@ -63,8 +63,9 @@ from typing import Any
 
 import aiohttp
 from aiohttp import web
-from trustgraph.base import deadlines, limits
-from trustgraph.base.broker_consumers import BrokerStatsError, fetch_consumer_counts
+from trustgraph.base.messaging import deadlines
+from trustgraph.base.messaging.broker_consumers import BrokerStatsError, fetch_consumer_counts
+from trustgraph.base.safety import limits
 
 from . import bulk
 from .auth import SOCKET_PATH, TokenAuth

@@ -40,7 +40,8 @@ import re
 from typing import Any
 
 from aiohttp import WSMsgType, web
-from trustgraph.base import deadlines, limits
+from trustgraph.base.messaging import deadlines
+from trustgraph.base.safety import limits
 
 from .dispatch import Dispatcher, GatewayError, SocketGone
 from .tool_services import ToolServices

@@ -27,18 +27,18 @@ from typing import Any
 
 from aiohttp import web
 from trustgraph.base import AsyncProcessor
-from trustgraph.base.async_processor import env_default
-from trustgraph.base.catalog_feed import CatalogFeed
-from trustgraph.base.secrets import token_argument
-from trustgraph.base.stack import read_components
-from trustgraph.base.topics import FLOW_REQUEST, FLOW_RESPONSE
-from trustgraph.base.unserved import UnservedTopics
+from trustgraph.base.launching.stack import read_components
+from trustgraph.base.messaging.unserved import UnservedTopics
+from trustgraph.base.processors.async_processor import env_default
+from trustgraph.base.safety.secrets import token_argument
+from trustgraph.base.tool_services.catalog_feed import CatalogFeed
 from trustgraph.schema import (
     knowledge_request_queue,
     knowledge_response_queue,
     librarian_request_queue,
     librarian_response_queue,
 )
+from trustgraph.topics import FLOW_REQUEST, FLOW_RESPONSE
 
 from .auth import TokenAuth
 from .dispatch import Dispatcher
@@ -127,7 +127,7 @@ class Processor(AsyncProcessor):
         await self.feed.start()
         await super().start()
         await self.dispatcher.start()
-        self.dispatcher.unserved.start()
+        self.dispatcher.unserved.start(self.pubsub.calls)
         app = build_app(Parts(dispatcher=self.dispatcher, tools=self.tools, auth=self.auth,
                               timeout=self.timeout, prometheus_url=self.prometheus_url,
                               health=self.health, pulsar_admin_url=self.pulsar_admin_url))

@@ -44,7 +44,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from trustgraph.base import PubSub, ToolServiceClients
-from trustgraph.base.service_directory import ServiceDirectory
+from trustgraph.base.tool_services.service_directory import ServiceDirectory
 from trustgraph.catalog import TOOL_SERVICE_TYPE, Catalog, ToolServiceDescriptor, build_catalog
 from trustgraph.catalog.calling import CallableTool, CallResult, call_service, call_tool
 

@@ -13,10 +13,11 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from trustgraph.base import PubSub, RequestResponseClient, config_parts
-from trustgraph.base.pubsub import CONFIG_LANE
-from trustgraph.base.topics import CONFIG_REQUEST, CONFIG_RESPONSE, FLOW_REQUEST, FLOW_RESPONSE
+from trustgraph.base import PubSub, RequestResponseClient
+from trustgraph.base.messaging.pubsub import CONFIG_LANE
+from trustgraph.base.processors import config_parts
 from trustgraph.schema import ConfigRequest, ConfigResponse, ConfigValue, FlowRequest, FlowResponse
+from trustgraph.topics import CONFIG_REQUEST, CONFIG_RESPONSE, FLOW_REQUEST, FLOW_RESPONSE
 
 logger = logging.getLogger(__name__)
 
@@ -82,7 +83,7 @@ async def bootstrap(pulsar_url: str, path: Path, timeout: float = 30.0, api_key:
             ps, request_topic=FLOW_REQUEST, response_topic=FLOW_RESPONSE,
             request_schema=FlowRequest, response_schema=FlowResponse,
             subscription=f"tg-launch--flow--{uuid.uuid4()}")
-        # The whole config may be megabytes: it comes in parts (trustgraph.base.config_parts).
+        # The whole config may be megabytes: it comes in parts (trustgraph.base.processors.config_parts).
         current = await config_parts.request(config, ConfigRequest(operation="config"), timeout=timeout)
         if current.error is not None:
             raise BootstrapError(f"config-svc: {current.error.message}")

@@ -27,7 +27,7 @@ class Component:
     # The stack is useless without it: when it cannot be kept up, tg-launch
     # stops everything and exits nonzero instead of limping on.
     essential: bool = False
-    # The secret environment variables it needs (trustgraph.base.secrets):
+    # The secret environment variables it needs (trustgraph.base.safety.secrets):
     # every other secret of tg-launch's environment is kept from it.
     secrets: tuple[str, ...] = ()
 
@@ -52,7 +52,7 @@ COMPONENTS: tuple[Component, ...] = (
     Component("llm", "text-completion-scripted", ("--script", "{llm_script}"),
               listens="scripted test model {llm_script}", llm="scripted"),
     Component("agent", "agent-manager-react", ("--pulsar-admin-url", "{pulsar_admin_url}"),
-              options=("max_iterations", "tool_timeout", "min_confidence", "argument_check")),
+              options=("max_iterations", "tool_timeout", "min_confidence", "tie_ratio", "argument_check")),
     Component("joke-service", "joke-service", (), listens="non-persistent://tg/request/joke"),
     Component("mcp-tool", "mcp-tool", (), listens="calls tools of the servers in config type mcp",
               secrets=OUTBOUND),

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from trustgraph.base.listening import is_loopback
+from trustgraph.base.launching.listening import is_loopback
 
 GATEWAY_SECRET = "GATEWAY_SECRET"
 MCP_SERVER_TOKEN = "MCP_SERVER_TOKEN"

@@ -29,12 +29,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from trustgraph.base import logsafe
-from trustgraph.base.broker import BrokerError, EmbeddedBroker, free_port, wait_for_port
-from trustgraph.base.broker_url import BrokerUrlError, parse_broker_url, probe
-from trustgraph.base.listening import local_address
-from trustgraph.base.secrets import child_environment, redact_url
-from trustgraph.base.stack import AlreadyRunning, RunFiles
+from trustgraph.base.launching.broker import BrokerError, EmbeddedBroker, free_port, wait_for_port
+from trustgraph.base.launching.listening import local_address
+from trustgraph.base.launching.stack import AlreadyRunning, RunFiles
+from trustgraph.base.messaging.broker_url import BrokerUrlError, parse_broker_url, probe
+from trustgraph.base.safety import logsafe
+from trustgraph.base.safety.secrets import child_environment, redact_url
 from trustgraph.schema import ConfigValue
 
 from .bootstrap import BootstrapError, bootstrap, put_config
@@ -370,6 +370,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--min-confidence", type=float, default=None,
                    help="the share of the model's probability its chosen tool needs among the tools, "
                         "or the agent asks back (agent-manager-react's default: 0.2; 0 takes every choice)")
+    p.add_argument("--tie-ratio", type=float, default=None,
+                   help="the agent asks back when the next likeliest tool has at least this share of the "
+                        "chosen one's probability (agent-manager-react's default: 0.8; 0 turns it off)")
     p.add_argument("--argument-check", action=argparse.BooleanOptionalAction, default=None,
                    help="whether the agent asks back when the model gives a tool an argument value the "
                         "dialog never said (agent-manager-react's default: on)")

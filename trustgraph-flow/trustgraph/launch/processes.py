@@ -18,8 +18,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from trustgraph.base.broker import EmbeddedBroker
-from trustgraph.base.lost_calls import RESTARTED_ENV
+from trustgraph.base.launching.broker import EmbeddedBroker
+from trustgraph.base.messaging.lost_calls import RESTARTED_ENV
 
 from .components import Component
 
@@ -94,7 +94,7 @@ class Child:
     async def start(self) -> None:
         self.ready_path.unlink(missing_ok=True)
         # Started again in place of a child that died: it tells the callers still waiting on
-        # what it serves that those requests are lost (trustgraph.base.lost_calls).
+        # what it serves that those requests are lost (trustgraph.base.messaging.lost_calls).
         env = {k: v for k, v in self.env.items() if k != RESTARTED_ENV}
         if self.starts:
             env[RESTARTED_ENV] = "1"

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from trustgraph.base.broker import BrokerError
+from trustgraph.base.launching.broker import BrokerError
 
 from .processes import NotReady, describe_exit
 

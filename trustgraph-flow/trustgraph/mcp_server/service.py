@@ -5,7 +5,7 @@ the official MCP SDK's low-level server.  The tools are the catalog's (see
 :mod:`trustgraph.catalog`): configured and announced tool services, and the
 other types the agent can call, each with its argument schema as its input
 schema; the list follows config pushes and the services that announce
-themselves (:class:`~trustgraph.base.catalog_feed.CatalogFeed`), and every
+themselves (:class:`~trustgraph.base.tool_services.catalog_feed.CatalogFeed`), and every
 connected client is told when it changes (``notifications/tools/list_changed``).
 
 A call is made as the agent makes it (``tools.py``): tool services through
@@ -41,11 +41,11 @@ import mcp_types as types
 import uvicorn
 from mcp.server.lowlevel import NotificationOptions, Server
 from trustgraph.base import FlowProcessor, RequestResponseSpec
-from trustgraph.base.async_processor import StartRefused, env_default
-from trustgraph.base.catalog_feed import CatalogFeed
-from trustgraph.base.listening import is_loopback
-from trustgraph.base.secrets import token_argument
-from trustgraph.base.tool_service_client import ToolServiceClients
+from trustgraph.base.launching.listening import is_loopback
+from trustgraph.base.processors.async_processor import StartRefused, env_default
+from trustgraph.base.safety.secrets import token_argument
+from trustgraph.base.tool_services.catalog_feed import CatalogFeed
+from trustgraph.base.tool_services.tool_service_client import ToolServiceClients
 from trustgraph.catalog import build_catalog
 from trustgraph.catalog.implementations import FLOW_CLIENTS
 

@@ -27,7 +27,7 @@ from types import MappingProxyType
 from typing import Any
 
 import mcp_types as types
-from trustgraph.base.tool_service_client import ToolServiceClients
+from trustgraph.base.tool_services.tool_service_client import ToolServiceClients
 from trustgraph.catalog import Catalog
 from trustgraph.catalog.calling import CallableTool, call_tool
 from trustgraph.mcp_client.examples import listing_meta, with_examples

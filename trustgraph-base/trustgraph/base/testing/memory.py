@@ -1,7 +1,7 @@
 """An in-memory stand-in for pulsar-client, so a unit test needs no broker.
 
 Only the pulsar objects are replaced: :func:`memory_pubsub` gives a real
-:class:`~trustgraph.base.pubsub.PubSub` whose client is a
+:class:`~trustgraph.base.messaging.pubsub.PubSub` whose client is a
 :class:`MemoryClient`, so encoding, decoding through the codec, malformed
 handling, concurrency, pausing and acks are the same code a processor runs
 in production.  What is modelled is what that code relies on:
@@ -368,7 +368,7 @@ class MemoryClient:
 
 
 def memory_pubsub(broker: MemoryBroker, processor: str = "test") -> Any:
-    """A real :class:`~trustgraph.base.pubsub.PubSub` on ``broker`` (one per "process")."""
-    from ..pubsub import PubSub
+    """A real :class:`~trustgraph.base.messaging.pubsub.PubSub` on ``broker`` (one per "process")."""
+    from ..messaging.pubsub import PubSub
     return PubSub(f"memory://{processor}", processor=processor, client=broker.client(),
                   subscribe_settle=0.0)

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...schema import PromptRequest, PromptResponse
-from ..decision_schema import SCORES_PROPERTY
-from ..pubsub import PubSub
+from ..formats.decision_schema import SCORES_PROPERTY
+from ..messaging.pubsub import PubSub
 
 __all__ = ["Answer", "Responder", "ScriptedPrompt", "action", "final_answer"]
 
@@ -96,7 +96,7 @@ class ScriptedPrompt:
     characters, as a streaming LLM would send them.  ``scores[i]`` (when
     given) are the choice scores the last message of iteration i carries, as
     an LLM service that reads the model's token probabilities would send them
-    (``trustgraph.base.decision_schema.SCORES_PROPERTY``).
+    (``trustgraph.base.formats.decision_schema.SCORES_PROPERTY``).
     """
 
     replies: list[Reply] = field(default_factory=list)

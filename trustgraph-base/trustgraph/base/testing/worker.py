@@ -28,8 +28,8 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, Generic, TypeVar
 
-from ..message import Message
-from ..pubsub import Producer, PubSub
+from ..messaging.message import Message
+from ..messaging.pubsub import Producer, PubSub
 from .memory import MemoryBroker, memory_pubsub
 from .stand_ins import Answer, Responder
 
@@ -95,7 +95,7 @@ class Worker(Generic[P]):
 
     def flow_definition(self, name: str) -> dict[str, str]:
         """A definition with a topic of its own for every spec key of the processor."""
-        from ..flow_processor import ConsumerSpec, ProducerSpec, RequestResponseSpec
+        from ..processors.flow_processor import ConsumerSpec, ProducerSpec, RequestResponseSpec
         keys: list[str] = []
         for spec in self.processor.specs:
             if isinstance(spec, (ConsumerSpec, ProducerSpec)):

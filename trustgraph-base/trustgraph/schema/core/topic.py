@@ -1,10 +1,10 @@
 """Generic (backend-neutral) topic names: upstream's ``trustgraph.schema.topic``.
 
-Defined with the topic grammar in :mod:`trustgraph.base.topics`, the one module
+Defined with the topic grammar in :mod:`trustgraph.topics`, the one module
 that knows topic syntax; re-exported here because upstream code imports it
 from the schema.
 """
 
-from ...base.topics import topic
+from ...topics import topic
 
 __all__ = ["topic"]

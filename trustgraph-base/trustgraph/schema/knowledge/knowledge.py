@@ -8,7 +8,7 @@ collection), ``unload-kg-core``.
 
 from dataclasses import dataclass, field
 
-from ...base.topics import topic
+from ...topics import topic
 from ..core.primitives import Error
 from .embeddings import GraphEmbeddings
 from .graph import Triples

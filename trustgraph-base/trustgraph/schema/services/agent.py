@@ -24,7 +24,8 @@ DIALOG_STARTED = "dialog-started"
 # answer (or error); an upstream agent leaves it empty.
 #: Answered from a tool's result (``candidates``: the tool).
 OUTCOME_TOOL = "tool-result"
-#: No tool fits the question: the answer is the model's own, and its text says so.
+#: No tool fits the question, or none gave a result: the answer is the model's own, and its
+#: text says so.
 OUTCOME_NO_TOOL = "no-tool"
 #: No tool is clearly meant: the agent asks which one (``candidates``: the likely tools, most
 #: likely first).
@@ -33,7 +34,8 @@ OUTCOME_ASKED = "asked-back"
 OUTCOME_UNAVAILABLE = "tool-unavailable"
 #: Any other failure of the dialog; an error ending.
 OUTCOME_ERROR = "error"
-#: Answered without a tool, by a model allowed to (a template whose policy lets it answer).
+#: Answered in the model's own words after tools gave results (a template whose policy lets it
+#: answer); the words are not one result's.
 OUTCOME_ANSWER = "answer"
 
 

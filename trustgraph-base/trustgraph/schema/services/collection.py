@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass, field
 
-from ...base.topics import topic
+from ...topics import topic
 from ..core.primitives import Error
 
 

@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass, field
 
-from ...base.topics import config_push_queue, config_request_queue, config_response_queue
+from ...topics import config_push_queue, config_request_queue, config_response_queue
 from ..core.primitives import Error
 
 
@@ -52,7 +52,7 @@ class ConfigPush:
     config: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
-# The global queues are defined with the topic grammar (trustgraph.base.topics)
+# The global queues are defined with the topic grammar (trustgraph.topics)
 # and re-exported here, where upstream code imports them from.
 __all__ = ["ConfigKey", "ConfigPush", "ConfigRequest", "ConfigResponse", "ConfigValue",
            "config_push_queue", "config_request_queue", "config_response_queue"]

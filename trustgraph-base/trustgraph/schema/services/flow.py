@@ -3,7 +3,7 @@
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...base.topics import flow_request_queue, flow_response_queue
+from ...topics import flow_request_queue, flow_response_queue
 from ..core.primitives import Error
 
 
@@ -42,5 +42,5 @@ class FlowResponse:
     error: Error | None = None
 
 
-# Defined with the topic grammar (trustgraph.base.topics), re-exported for upstream code.
+# Defined with the topic grammar (trustgraph.topics), re-exported for upstream code.
 __all__ = ["FlowRequest", "FlowResponse", "flow_request_queue", "flow_response_queue"]

@@ -9,7 +9,7 @@ get-upload-status / list-uploads.  ``content`` travels as base64 text.
 
 from dataclasses import dataclass, field
 
-from ...base.topics import topic
+from ...topics import topic
 from ..core.primitives import Error, Triple
 
 

@@ -33,9 +33,9 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
 
-from trustgraph.base.decision_schema import SCORES_PROPERTY, parse_scores
-from trustgraph.base.pubsub import PubSubError
-from trustgraph.base.text import as_text, strip_fences
+from trustgraph.base.formats.decision_schema import SCORES_PROPERTY, parse_scores
+from trustgraph.base.formats.text import as_text, strip_fences
+from trustgraph.base.messaging.pubsub import PubSubError
 from trustgraph.catalog.calling import CallResult, Outcome, call_tool
 from trustgraph.schema import AgentRequest, AgentStep, PromptRequest
 from trustgraph.schema.services.agent import (
@@ -60,6 +60,7 @@ from .decisions import (
     for_prompt,
     from_result,
     judge,
+    own_answer_prefix,
     parse_decision,
 )
 from .grounding import unsaid_arguments
@@ -242,13 +243,19 @@ class AgentManager:
         outcome: list[Any] = []
         scores: list[Any] = []
         gate = AnswerGate(request.question)
+        results = [h.observation or "" for h in history if h.action and not
+                   (h.observation or "").startswith("Error:")]
+        # With no tool result in the dialog, a final answer can only be the model's own: marked so.
+        own = "" if results else own_answer_prefix(history)
+        sent = False   # any of the answer streamed yet (the mark goes before its first chunk)
         try:
             async with aclosing(self._decide(flow, terms, props, deadline, request.streaming, outcome,
                                              scores)) as events:
                 async for event in events:
                     if isinstance(event, Answer):  # streamed: only once it cannot be refused
                         if text := gate.feed(event.content):
-                            yield Answer(text, end=False)
+                            yield Answer(text if sent else own + text, end=False)
+                            sent = True
                         continue
                     yield event
         except PromptFailed as e:   # a lost connection ends the prompt call too: say that, not its symptom
@@ -261,8 +268,6 @@ class AgentManager:
 
         state = request.state or "undefined"
         if isinstance(result, Final):
-            results = [h.observation or "" for h in history if h.action and not
-                       (h.observation or "").startswith("Error:")]
             # A released answer has been judged already (and is out).
             problem = None if gate.released else answer_problem(result.answer, request.question,
                                                                  [t.name for t in tools], results)
@@ -272,13 +277,15 @@ class AgentManager:
                     used = [h.action for h in history if h.action and not
                             (h.observation or "").startswith("Error:")][source]
                     outcome, candidates = OUTCOME_TOOL, (used,)
+                elif own:
+                    outcome, candidates = OUTCOME_NO_TOOL, ()
                 else:
                     outcome, candidates = OUTCOME_ANSWER, ()
                 if not request.streaming:
-                    yield Answer(result.answer, end=True, outcome=outcome, candidates=candidates)
+                    yield Answer(own + result.answer, end=True, outcome=outcome, candidates=candidates)
                     return
                 if rest := gate.finish():
-                    yield Answer(rest, end=False)
+                    yield Answer(rest if sent else own + rest, end=False)
                 yield Answer("", end=True, outcome=outcome, candidates=candidates)
                 return
             logger.debug("Final answer refused: %s", problem)

@@ -19,8 +19,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from trustgraph.base import limits
-from trustgraph.base.text import strip_fences
+from trustgraph.base.formats.text import strip_fences
+from trustgraph.base.safety import limits
 
 from .types import Action, Answer, Final, ReactParseError, Thought
 

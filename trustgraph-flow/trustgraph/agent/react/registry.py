@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from trustgraph.base.tool_service_client import QueuePair, ToolServiceClients
+from trustgraph.base.tool_services.tool_service_client import QueuePair, ToolServiceClients
 from trustgraph.catalog import Catalog, DescriptorError, build_catalog
 from trustgraph.catalog.calling import CallableTool
 

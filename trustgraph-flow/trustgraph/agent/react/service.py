@@ -31,7 +31,7 @@ Differences from upstream worth knowing:
 * A dialog stops, with an error saying why, once a broker connection was
   lost after its first request reached the agent (this agent's own, or one
   another process told of): every caller of ours has then ended the call
-  as failed (``trustgraph.base.lost_calls``), so no further model step or
+  as failed (``trustgraph.base.messaging.lost_calls``), so no further model step or
   tool call is made for it (a non-idempotent tool would otherwise run again
   for nobody).  When the dialog started travels with it on ``next``
   (property ``dialog-started``), so any replica can tell.
@@ -48,13 +48,14 @@ from collections.abc import Mapping
 from contextlib import aclosing
 from typing import Any
 
-from trustgraph.base import ConsumerSpec, FlowProcessor, ProducerSpec, RequestResponseSpec, deadlines
-from trustgraph.base.catalog_feed import CatalogFeed
-from trustgraph.base.flow_processor import Flow
-from trustgraph.base.lost_calls import Loss
-from trustgraph.base.pubsub import Message
-from trustgraph.base.serving import Replies, Reply, ServiceError, message_or_type
-from trustgraph.base.tool_service_client import ToolServiceClients
+from trustgraph.base import ConsumerSpec, FlowProcessor, ProducerSpec, RequestResponseSpec
+from trustgraph.base.messaging import deadlines
+from trustgraph.base.messaging.lost_calls import Loss
+from trustgraph.base.messaging.pubsub import Message
+from trustgraph.base.messaging.serving import Replies, Reply, ServiceError, message_or_type
+from trustgraph.base.processors.flow_processor import Flow
+from trustgraph.base.tool_services.catalog_feed import CatalogFeed
+from trustgraph.base.tool_services.tool_service_client import ToolServiceClients
 from trustgraph.catalog.implementations import FLOW_CLIENTS
 from trustgraph.schema import (
     AgentRequest,
@@ -172,11 +173,13 @@ class Processor(FlowProcessor):
         prompt_timeout = float(params.get("prompt_timeout") or default_prompt_timeout)
         self.dialog_timeout = float(params.get("dialog_timeout") or default_dialog_timeout)
         min_confidence = params.get("min_confidence")
+        tie = params.get("tie_ratio")
         self.manager = AgentManager(
             max_iterations=int(params.get("max_iterations") or default_max_iterations),
             tool_timeout=float(params.get("tool_timeout") or default_tool_timeout),
             prompt_timeout=prompt_timeout,
             confidence=Confidence(accept=Confidence.accept if min_confidence is None else float(min_confidence),
+                                  tie=Confidence.tie if tie is None else float(tie),
                                   check_arguments=params.get("argument_check") is not False),
         )
         # Tools: config, and the services that announce themselves; calls to a
@@ -285,6 +288,10 @@ class Processor(FlowProcessor):
                                  "among the tools (from the LLM service's choice scores); below it the "
                                  "dialog asks back which tool was meant, or says no tool fits. 0 takes "
                                  "every choice (default %(default)s)")
+        parser.add_argument("--tie-ratio", type=float, default=Confidence.tie,
+                            help="when the next likeliest tool has at least this share of the chosen "
+                                 "tool's probability, no tool is clearly the best and the dialog asks "
+                                 "back, naming both; 0 turns it off (default %(default)s)")
         parser.add_argument("--argument-check", action=argparse.BooleanOptionalAction, default=True,
                             help="ask back, rather than call the tool, when a value the model gave a "
                                  "tool's argument was never said in the dialog (a made-up city, a text "

@@ -5,7 +5,7 @@ module through :mod:`trustgraph.catalog.calling`; these names stay
 importable from here for code written against the agent's package.
 """
 
-from trustgraph.base.tool_service_client import ToolServiceClients
+from trustgraph.base.tool_services.tool_service_client import ToolServiceClients
 from trustgraph.catalog.implementations import (
     BUILDERS,
     Builder,

@@ -23,7 +23,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from trustgraph.base import limits
+from trustgraph.base.safety import limits
 
 from .operations import run_operation
 from .store import ConfigStore

@@ -8,16 +8,16 @@ config goes out on the push topic for every processor that follows it.
 
 Every push, notice and reply carries the store's identity and (replies and
 pushes) the digest of the whole config at that version
-(:mod:`trustgraph.base.config_source`): processors check a push with a
+(:mod:`trustgraph.base.processors.config_source`): processors check a push with a
 ``get`` before applying it, so a push that config-svc did not send is not
 applied, and a store whose history restarted is followed.
 
-A config of any size stays readable (:mod:`trustgraph.base.config_parts`): a
+A config of any size stays readable (:mod:`trustgraph.base.processors.config_parts`): a
 reply too big for one message goes in parts to a caller that asked for them
 (an upstream caller gets an error naming the size), and a config too big to
 push is announced on the notice topic instead, for our processors to fetch.
 
-Replies go through the shared reply path (:mod:`trustgraph.base.serving`):
+Replies go through the shared reply path (:mod:`trustgraph.base.messaging.serving`):
 a request without an ``id`` property is dropped before it is applied, since
 nobody could see its outcome (a put nobody hears about must not change the
 config either), and an undecodable one with an id gets a config-error or
@@ -33,18 +33,12 @@ import os
 from pathlib import Path
 from typing import Any
 
-from trustgraph.base import AsyncProcessor, config_parts
-from trustgraph.base.async_processor import env_default
-from trustgraph.base.config_source import DIGEST, STORE, config_digest
-from trustgraph.base.pubsub import Message, Producer
-from trustgraph.base.serving import Replies, Reply, ServiceError
-from trustgraph.base.topics import (
-    CONFIG_REQUEST,
-    CONFIG_RESPONSE,
-    FLOW_REQUEST,
-    FLOW_RESPONSE,
-    config_notice_topic,
-)
+from trustgraph.base import AsyncProcessor
+from trustgraph.base.messaging.pubsub import Message, Producer
+from trustgraph.base.messaging.serving import Replies, Reply, ServiceError
+from trustgraph.base.processors import config_parts
+from trustgraph.base.processors.async_processor import env_default
+from trustgraph.base.processors.config_source import DIGEST, STORE, config_digest
 from trustgraph.schema import (
     ConfigPush,
     ConfigRequest,
@@ -53,6 +47,13 @@ from trustgraph.schema import (
     FlowResponse,
 )
 from trustgraph.schema.codec import encode, from_dict, to_dict
+from trustgraph.topics import (
+    CONFIG_REQUEST,
+    CONFIG_RESPONSE,
+    FLOW_REQUEST,
+    FLOW_RESPONSE,
+    config_notice_topic,
+)
 
 from .config_ops import ConfigOperations
 from .flow_ops import FlowOperations

@@ -16,7 +16,7 @@ Values are opaque strings: the store never parses them.
 
 Each store has an identity, a uuid drawn when the file is created (and for
 a file made before identities existed, when it is first opened).  It goes
-with every push and reply (``trustgraph.base.config_source``), so processors
+with every push and reply (``trustgraph.base.processors.config_source``), so processors
 tell a new store (whose versions start again at 0) from an old one, and a
 copy restored from a backup keeps it.
 """

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from trustgraph.base.text import json_or_text
+from trustgraph.base.formats.text import json_or_text
 from trustgraph.schema import (
     AgentRequest,
     AgentResponse,

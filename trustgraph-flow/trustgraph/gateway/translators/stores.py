@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trustgraph.base import limits
+from trustgraph.base.safety import limits
 from trustgraph.schema import (
     DocumentEmbeddingsRequest,
     DocumentEmbeddingsResponse,

@@ -38,10 +38,12 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-from trustgraph.base import ConsumerSpec, FlowProcessor, ParameterSpec, ProducerSpec, decision_schema, limits
-from trustgraph.base.flow_processor import Flow
-from trustgraph.base.pubsub import Message
-from trustgraph.base.serving import Replies, Reply, ServiceError
+from trustgraph.base import ConsumerSpec, FlowProcessor, ParameterSpec, ProducerSpec
+from trustgraph.base.formats import decision_schema
+from trustgraph.base.messaging.pubsub import Message
+from trustgraph.base.messaging.serving import Replies, Reply, ServiceError
+from trustgraph.base.processors.flow_processor import Flow
+from trustgraph.base.safety import limits
 from trustgraph.schema import TextCompletionRequest, TextCompletionResponse
 
 logger = logging.getLogger(__name__)

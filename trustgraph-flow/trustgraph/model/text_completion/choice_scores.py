@@ -1,5 +1,5 @@
 """How likely the model found each option for one field of its JSON output, from its token
-probabilities (the ``score-choices`` request property, ``trustgraph.base.decision_schema``).
+probabilities (the ``score-choices`` request property, ``trustgraph.base.formats.decision_schema``).
 
 The agent needs to know how sure the model was of the tool it named: a
 small model constrained by a grammar always names *some* tool, and a guess

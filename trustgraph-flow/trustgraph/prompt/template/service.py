@@ -35,11 +35,12 @@ import json
 import logging
 from typing import Any
 
-from trustgraph.base import ConsumerSpec, FlowProcessor, ProducerSpec, RequestResponseSpec, decision_schema
-from trustgraph.base.flow_processor import Flow
-from trustgraph.base.pubsub import Message
-from trustgraph.base.request_response import RequestTimeout
-from trustgraph.base.serving import Replies, Reply, ServiceError
+from trustgraph.base import ConsumerSpec, FlowProcessor, ProducerSpec, RequestResponseSpec
+from trustgraph.base.formats import decision_schema
+from trustgraph.base.messaging.pubsub import Message
+from trustgraph.base.messaging.request_response import RequestTimeout
+from trustgraph.base.messaging.serving import Replies, Reply, ServiceError
+from trustgraph.base.processors.flow_processor import Flow
 from trustgraph.schema import (
     PromptRequest,
     PromptResponse,

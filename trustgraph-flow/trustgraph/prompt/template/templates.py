@@ -27,7 +27,7 @@ records stay upstream's:
   the template and the variable;
 * ``"decision"``: the template asks for the agent's next step as one JSON
   object constrained by the schema the agent sends (request property
-  ``decision-schema``, ``trustgraph.base.decision_schema``), which goes on to
+  ``decision-schema``, ``trustgraph.base.formats.decision_schema``), which goes on to
   the LLM service as its ``schema`` property.  Its policy, read from the
   agent's ``history`` term::
 
@@ -71,8 +71,9 @@ import jsonschema
 from jinja2.sandbox import SandboxedEnvironment
 from jinja2.utils import missing
 from jsonschema.exceptions import best_match
-from trustgraph.base import decision_schema, limits
-from trustgraph.base.text import strip_fences
+from trustgraph.base.formats import decision_schema
+from trustgraph.base.formats.text import strip_fences
+from trustgraph.base.safety import limits
 from trustgraph.catalog import data_blocks, relevance
 
 from . import budget

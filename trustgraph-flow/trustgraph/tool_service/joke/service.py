@@ -18,7 +18,7 @@ import random
 from typing import Any
 
 from trustgraph.base import DynamicToolService
-from trustgraph.base.dynamic_tool_service import ToolError
+from trustgraph.base.tool_services.dynamic_tool_service import ToolError
 
 from .jokes import pick_joke
 

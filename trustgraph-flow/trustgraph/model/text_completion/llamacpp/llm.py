@@ -45,7 +45,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from trustgraph.base.flow_processor import Flow
+from trustgraph.base.processors.flow_processor import Flow
 
 from ..base import LlmError, LlmResult, LlmService
 from ..choice_scores import TOP_LOGPROBS, choice_scores

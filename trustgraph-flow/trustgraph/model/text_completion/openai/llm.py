@@ -76,8 +76,8 @@ from tenacity import (
     stop_after_delay,
     wait_exponential,
 )
-from trustgraph.base.async_processor import env_default
-from trustgraph.base.secrets import redact_url, remember, scrub, url_credentials
+from trustgraph.base.processors.async_processor import env_default
+from trustgraph.base.safety.secrets import redact_url, remember, scrub, url_credentials
 
 from ..base import LlmError, LlmResult, LlmService
 from ..choice_scores import TOP_LOGPROBS, choice_scores

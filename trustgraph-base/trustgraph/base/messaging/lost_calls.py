@@ -11,11 +11,13 @@ failed for about 100 s.  Two events tell a caller its call is lost:
 * **A service started again after it died.**  A processor of ours that a
   supervisor started again in place of one that died (``$TG_RESTARTED=1``;
   tg-launch sets it on every restart) says so on
-  :data:`~trustgraph.base.topics.SERVING` when it starts consuming a request
-  topic (:func:`~trustgraph.base.serving.serve`).  A client waiting on that
+  :data:`~trustgraph.topics.SERVING` when it starts consuming a request
+  topic (:func:`~trustgraph.base.messaging.serving.serve`).  A client waiting on that
   topic fails the calls it sent before with :class:`CallLost`.  A process
-  started for the first time says nothing: it may be one more replica on a
-  shared subscription, and the calls the others are working on must go on.
+  started for the first time says so (``first``), and that ends nothing: it
+  may be one more replica on a shared subscription, and the calls the others
+  are working on must go on (it tells callers the topic is served, before the
+  broker's gauge does: ``unserved``).
   A service started again by a supervisor that does not set the variable,
   or an upstream 2.1.4 one, leaves its callers to their deadlines.
 * **The connection to the broker was lost** (``PubSub``'s watcher: any of
@@ -57,12 +59,12 @@ import time
 import uuid
 import weakref
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
-from ..schema import ServingStarted
+from ...schema import ServingStarted
+from ...topics import SERVING, TopicError, to_pulsar
 from .connection_watch import Resubscribed
-from .topics import SERVING, TopicError, to_pulsar
 
 logger = logging.getLogger(__name__)
 
@@ -113,10 +115,19 @@ class CallWatch:
         self._arrivals: dict[str, deque[tuple[float, str]]] | None = None
         # The latest broker connection loss heard of: callers end what they sent before it.
         self._last_loss: Loss | None = None
+        # Told of each request topic another process says it now serves (unserved.py).
+        self._serving_listeners: list[Callable[[str], None]] = []
 
     def follow(self, client: Any) -> None:
         """Watch ``client``'s calls (a ``RequestResponseClient``); subscribes once per PubSub."""
         self._clients.add(client)
+        if self._following is None:
+            self._following = asyncio.get_running_loop().create_task(self._subscribe())
+
+    def on_serving(self, listener: Callable[[str], None]) -> None:
+        """Call ``listener(topic)`` (a Pulsar URL) whenever a process says it now serves
+        ``topic``, first start or restart; subscribes once per PubSub."""
+        self._serving_listeners.append(listener)
         if self._following is None:
             self._following = asyncio.get_running_loop().create_task(self._subscribe())
 
@@ -143,6 +154,13 @@ class CallWatch:
                 if client.response_topic.startswith("non-persistent://"):
                     client.fail_pending(reason, before=notice.sent or None)
             return
+        for listener in self._serving_listeners:
+            try:
+                listener(notice.topic)
+            except Exception:   # a listener's bug must not stop the lost calls' ending
+                logger.exception("Serving notice listener failed")
+        if notice.first:
+            return   # one more replica, or a first start: nothing anyone sent was lost
         reason = (f"{notice.processor or 'a service'} started again on {notice.topic}: "
                   f"the request was lost with the process that had it")
         spare = frozenset(notice.received or ())
@@ -247,14 +265,14 @@ class CallWatch:
             for topic, (since, received) in again.items():
                 await self.serving(topic, since, received=received)
 
-    async def serving(self, topic: str, since: float, tell: bool = True, received: list[str] | None = None) -> None:
+    async def serving(self, topic: str, since: float, received: list[str] | None = None,
+                      first: bool = False) -> None:
         """Tell every caller that this process consumes request topic ``topic`` since ``since``
         (wall-clock, when the subscription was made), and that the requests ``received`` reached
-        it before; with ``tell=False`` only remember it, to say so after a broker outage."""
+        it before (it is remembered, to say so again after a broker outage).  ``first``: a first
+        start, which ends nobody's calls (it may be one more replica)."""
         if topic != ANY_TOPIC:
             self._served.add(topic)
-        if not tell:
-            return
         if self._producing is None:
             self._producing = asyncio.Lock()
         try:
@@ -263,7 +281,7 @@ class CallWatch:
                     self._producer = await self.pubsub.producer(SERVING)
             self._producer.send_nowait(ServingStarted(
                 topic=topic if topic == ANY_TOPIC else _url(topic), processor=self.pubsub.processor,
-                instance=self.instance, sent=since, received=list(received or [])))
+                instance=self.instance, sent=since, received=list(received or []), first=first))
         except Exception as e:
             logger.warning("Could not say that %s is served (%s): its callers' lost calls end at "
                            "their deadlines", topic, e)

@@ -36,14 +36,16 @@ import uuid
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
-from ..schema import ConfigPush, ConfigRequest, ConfigResponse
-from . import config_parts, config_source, logsafe, metrics
-from .broker_url import DEFAULT_PULSAR_HOST, BrokerUrlError, choose_broker_url
-from .pubsub import CONFIG_LANE, CONFIG_PUSH_LANE, Consumer, Message, Producer, PubSub, PubSubError
-from .request_response import RequestResponseClient
-from .secrets import secret_values
-from .serving import Replies, Work, serve
-from .topics import ANNOUNCE, CONFIG_REQUEST, CONFIG_RESPONSE, PROBE, config_notice_topic, config_push_queue
+from ...schema import ConfigPush, ConfigRequest, ConfigResponse
+from ...topics import ANNOUNCE, CONFIG_REQUEST, CONFIG_RESPONSE, PROBE, config_notice_topic, config_push_queue
+from ..messaging import metrics
+from ..messaging.broker_url import DEFAULT_PULSAR_HOST, BrokerUrlError, choose_broker_url
+from ..messaging.pubsub import CONFIG_LANE, CONFIG_PUSH_LANE, Consumer, Message, Producer, PubSub, PubSubError
+from ..messaging.request_response import RequestResponseClient
+from ..messaging.serving import Replies, Work, serve
+from ..safety import logsafe
+from ..safety.secrets import secret_values
+from . import config_parts, config_source
 
 logger = logging.getLogger(__name__)
 
@@ -317,7 +319,7 @@ class AsyncProcessor:
 
         Replies go on ``producer``, or on a new producer for ``response_topic``.
         The reply path (ids, id-less and undecodable requests, error replies)
-        is :mod:`trustgraph.base.serving`'s, the same as a flow service's.
+        is :mod:`trustgraph.base.messaging.serving`'s, the same as a flow service's.
         """
         if producer is None:
             if response_topic is None:

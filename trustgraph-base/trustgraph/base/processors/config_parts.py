@@ -37,10 +37,10 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
-from ..schema import ConfigRequest, ConfigResponse, ConfigValue
-from ..schema.codec import encode
-from .pubsub import MAX_MESSAGE_BYTES
-from .request_response import RequestResponseClient, RequestTimeout
+from ...schema import ConfigRequest, ConfigResponse, ConfigValue
+from ...schema.codec import encode
+from ..messaging.pubsub import MAX_MESSAGE_BYTES
+from ..messaging.request_response import RequestResponseClient, RequestTimeout
 
 logger = logging.getLogger(__name__)
 
@@ -240,7 +240,7 @@ async def request(client: RequestResponseClient, req: ConfigRequest, *, timeout:
     ``get``, ``list``, ``getvalues``) asks again for a part that did not come
     within :data:`PAGE_WAIT`, and starts over if the config changed between
     its parts.  ``timeout`` and ``deadline`` bound the whole call, every part
-    included (:class:`~trustgraph.base.request_response.RequestTimeout`).
+    included (:class:`~trustgraph.base.messaging.request_response.RequestTimeout`).
     """
     resp, _props = await request_with_properties(client, req, timeout=timeout, deadline=deadline,
                                                  properties=properties)

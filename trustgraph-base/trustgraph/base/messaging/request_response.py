@@ -234,7 +234,7 @@ class RequestResponseClient(Generic[Req, Resp]):
         request carries the resulting deadline (see ``deadlines.py``).
         ``request_id`` sends a retry under the id of its first attempt, so a
         service can tell it is one.  ``messages``: yield each response as its
-        :class:`~trustgraph.base.message.Message` (record and properties), and
+        :class:`~trustgraph.base.messaging.message.Message` (record and properties), and
         pass that to ``final``.
         """
         return ResponseStream(self, request, final, self._limit(timeout, deadline), properties,

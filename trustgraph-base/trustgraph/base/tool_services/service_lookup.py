@@ -15,12 +15,13 @@ import contextlib
 import uuid
 from typing import Any
 
-from ..schema import ConfigKey, ConfigRequest, ConfigResponse
-from . import config_parts, limits
-from .pubsub import CONFIG_LANE, PubSub
-from .request_response import RequestResponseClient
+from ...schema import ConfigKey, ConfigRequest, ConfigResponse
+from ...topics import ANNOUNCE, CONFIG_REQUEST, CONFIG_RESPONSE, PROBE
+from ..messaging.pubsub import CONFIG_LANE, PubSub
+from ..messaging.request_response import RequestResponseClient
+from ..processors import config_parts
+from ..safety import limits
 from .service_directory import ServiceDirectory
-from .topics import ANNOUNCE, CONFIG_REQUEST, CONFIG_RESPONSE, PROBE
 
 
 class ServiceNotFound(LookupError):

@@ -10,7 +10,7 @@ import json
 import re
 from typing import Any
 
-from . import limits
+from ..safety import limits
 
 
 def as_text(value: Any) -> str:

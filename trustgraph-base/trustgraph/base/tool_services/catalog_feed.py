@@ -4,7 +4,7 @@ The agent and the gateway (and anything else that offers tools) need the
 catalog of the current config *and* of the services that announce
 themselves, rebuilt when either changes.  A :class:`CatalogFeed` owns that:
 it registers the processor's config handler for the catalog's config types,
-runs a :class:`~trustgraph.base.service_directory.ServiceDirectory`, and
+runs a :class:`~trustgraph.base.tool_services.service_directory.ServiceDirectory`, and
 calls ``rebuild(config, announced)`` after each change, one rebuild at a
 time, so a reader only says what to do with a new catalog.
 
@@ -23,8 +23,9 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
-from . import limits
-from .service_directory import Configured, ServiceDirectory, ServiceState, descriptor_queues
+from ..safety import limits
+from .descriptor import queues_of
+from .service_directory import Configured, ServiceDirectory, ServiceState
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +47,7 @@ def configured_services(section: Mapping[str, str]) -> dict[str, Configured]:
         except ValueError:
             data = None
         data = data if isinstance(data, dict) else {}
-        entry = Configured(descriptor_queues(data), data.get("announces") is True)
+        entry = Configured(queues_of(data), data.get("announces") is True)
         out[key] = entry
         sid = data.get("id")
         if isinstance(sid, str) and sid and sid not in section:

@@ -11,8 +11,11 @@ The grammar is ``persistent://tenant/namespace/topic``,
 with no slash or white space inside a part: Pulsar would read a slash in the
 topic part as a different (legacy, cluster-scoped) name than the author meant.
 
-``trustgraph.schema`` re-exports :func:`topic` and the generic names of the
-global queues (``config_request_queue``...), which are upstream's public API.
+It imports nothing of ours, so the wire records (``trustgraph.schema``) can
+name their queues with it and the messaging core can map them, without the
+schema leaning on the layer above it.  ``trustgraph.schema`` re-exports
+:func:`topic` and the generic names of the global queues
+(``config_request_queue``...), which are upstream's public API.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The consuming half of the messaging core: a subscription bridged into asyncio.
 
-See :mod:`trustgraph.base.pubsub` for the design; this module holds the
+See :mod:`trustgraph.base.messaging.pubsub` for the design; this module holds the
 :class:`Consumer` that :meth:`PubSub.consumer` returns.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 
 import pulsar
 
-from ..schema.codec import SchemaError, decode
+from ...schema.codec import SchemaError, decode
 from . import metrics
 from .message import Message
 

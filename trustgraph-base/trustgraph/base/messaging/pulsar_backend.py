@@ -4,7 +4,7 @@ For blocking code (the :mod:`trustgraph.clients`, ``tg-dump-queues``): a
 producer ``send(record, properties)`` and a consumer ``receive()`` /
 ``acknowledge()``, with records encoded by the one codec
 (:mod:`trustgraph.schema.codec`) and topics mapped by :func:`to_pulsar`.
-Processors use the asyncio :class:`~trustgraph.base.pubsub.PubSub` instead.
+Processors use the asyncio :class:`~trustgraph.base.messaging.pubsub.PubSub` instead.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any
 
 import pulsar
 
-from ..schema.codec import decode, encode
-from .topics import to_pulsar
+from ...schema.codec import decode, encode
+from ...topics import to_pulsar
 
 DEFAULT_PULSAR_HOST = "pulsar://pulsar:6650"
 

@@ -3,7 +3,7 @@
 A new user's first mistakes are a wrong port, the gateway's ``http://`` URL
 given as the broker's, or a URL without its scheme.  pulsar-client answers
 each with a stream of C++ log lines and, minutes later, a bare ``Timeout``.
-This module lets :class:`~trustgraph.base.pubsub.PubSub` say in one line what
+This module lets :class:`~trustgraph.base.messaging.pubsub.PubSub` say in one line what
 is wrong, and where the running stack's broker really is.
 """
 
@@ -16,7 +16,7 @@ import ssl
 import urllib.parse
 from dataclasses import dataclass
 
-from .stack import data_dir, running_stack
+from ..launching.stack import data_dir, running_stack
 
 DEFAULT_PULSAR_HOST = "pulsar://localhost:6650"
 _DEFAULT_PORTS = {"pulsar": 6650, "pulsar+ssl": 6651, "http": 8080, "https": 8443}

@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from . import limits
+from ..safety import limits
 
 #: The prompt request's property carrying the schema of the next step.
 PROPERTY = "decision-schema"

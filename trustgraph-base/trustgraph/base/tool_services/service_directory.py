@@ -1,7 +1,7 @@
 """Which tool services are running: what they announce, whether any replica is live, and whose word counts.
 
 Tool services announce themselves (``announcer.py``): a heartbeat every
-third of a lease on :data:`~trustgraph.base.topics.ANNOUNCE`, a ``down``
+third of a lease on :data:`~trustgraph.topics.ANNOUNCE`, a ``down``
 message on a clean stop.  A :class:`ServiceDirectory` follows that topic for
 a reader (the agent, the gateway, mcp-server): a replica is live until its
 lease runs out on the reader's own clock (so clocks need not agree), a
@@ -39,7 +39,7 @@ believes only what an announcer cannot take from another (docs/trust-model.md):
   :data:`MAX_SETS` sets and :data:`MAX_REPLICAS` replicas per service.
   Refusals are one WARNING line per kind per 10 s, with their count.
 
-On start the directory sends a probe (:data:`~trustgraph.base.topics.PROBE`)
+On start the directory sends a probe (:data:`~trustgraph.topics.PROBE`)
 and running services answer with a heartbeat at once, so a reader that
 starts after them knows them within milliseconds, not a heartbeat later.
 
@@ -61,11 +61,12 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..schema import ToolServiceAnnouncement, ToolServiceProbe
-from . import limits
+from ...schema import ToolServiceAnnouncement, ToolServiceProbe
+from ...topics import ANNOUNCE, PROBE
+from ..messaging.pubsub import Consumer, Message, Producer, PubSub
+from ..safety import limits
 from .announcer import withdraw_hash
-from .pubsub import Consumer, Message, Producer, PubSub
-from .topics import ANNOUNCE, PROBE, TopicError, to_pulsar
+from .descriptor import queues_of
 
 logger = logging.getLogger(__name__)
 
@@ -194,24 +195,6 @@ ChangeHandler = Callable[[], "Awaitable[None] | None"]
 
 def _fingerprint(descriptor: str, tools: str) -> str:
     return hashlib.sha256(f"{descriptor}\0{tools}".encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def descriptor_queues(value: Any) -> tuple[str, str] | None:
-    """A descriptor's (request, response) queues as Pulsar URLs (``value``: its JSON text or object)."""
-    if isinstance(value, str):
-        try:
-            value = limits.loads(value or "")
-        except ValueError:
-            return None
-    if not isinstance(value, dict):
-        return None
-    req, resp = value.get("request-queue"), value.get("response-queue")
-    if not isinstance(req, str) or not isinstance(resp, str):
-        return None
-    try:
-        return to_pulsar(req), to_pulsar(resp)
-    except TopicError:
-        return None
 
 
 def content_problem(tools: str) -> str | None:
@@ -453,7 +436,7 @@ class ServiceDirectory:
                 return
             owner = state.owner_set
             rset = state.sets[fp] = ReplicaSet(
-                fp, descriptor, tools, descriptor_queues(descriptor), now,
+                fp, descriptor, tools, queues_of(descriptor), now,
                 conflicted=owner is not None and bool(owner.replicas) and now >= self._window_ends)
         before = self._view(state)
         rset.replicas[a.replica] = Replica(a.replica, now + lease, time.time(), _finite(a.sent),

@@ -13,7 +13,7 @@ handler does it for every record (:func:`configure`):
   is one line;
 * exception and stack texts are indented, so every line that starts in
   column 0 is the first line of a record, whatever an exception's message says;
-* credentials are masked (:func:`trustgraph.base.secrets.scrub`).
+* credentials are masked (:func:`trustgraph.base.safety.secrets.scrub`).
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ def configure(level: int | str = logging.INFO, fmt: str | None = None, stream: T
     """The process's logging: one handler on ``stream`` (stderr) with :class:`SafeRecords`.
 
     ``secret_values`` (tokens, keys this process was given) are masked in
-    every line; see :func:`trustgraph.base.secrets.remember`.
+    every line; see :func:`trustgraph.base.safety.secrets.remember`.
     """
     secrets.remember(*secret_values)
     handler = logging.StreamHandler(stream or sys.stderr)

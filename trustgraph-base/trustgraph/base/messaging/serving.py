@@ -24,7 +24,7 @@ are done here once:
 A service describes its replies once (:class:`Replies`), and its handler gets
 a :class:`Reply` per request to send records with.  FlowProcessor wires this
 for a ``ConsumerSpec(..., replies=...)`` and AsyncProcessor for
-:meth:`~trustgraph.base.async_processor.AsyncProcessor.serve`.
+:meth:`~trustgraph.base.processors.async_processor.AsyncProcessor.serve`.
 """
 
 from __future__ import annotations
@@ -37,13 +37,14 @@ from collections.abc import AsyncIterable, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..schema import Error
-from . import deadlines, limits, metrics
+from ...schema import Error
+from ...topics import to_pulsar
+from ..safety import limits
+from . import deadlines, metrics
 from .consumer import Consumer
 from .lost_calls import restarted
 from .message import Message
 from .pubsub import MessageTooLarge, Producer, PubSub, PubSubError
-from .topics import to_pulsar
 
 logger = logging.getLogger(__name__)
 
@@ -274,7 +275,8 @@ async def serve(pubsub: PubSub, request_topic: str, subscription: str, schema: t
                                      concurrency=concurrency, name=name, malformed=server.malformed,
                                      overloaded=server.overloaded)
     # In place of a process that died, the calls still waiting on this topic had their requests
-    # taken by it: they end at once (lost_calls), not at their deadlines. A first start says
-    # nothing (it may be one more replica beside live ones).
-    await pubsub.calls.serving(request_topic, time.time(), tell=restarted())
+    # taken by it: they end at once (lost_calls), not at their deadlines. A first start ends
+    # nothing (it may be one more replica beside live ones), but says that the topic is served,
+    # which the broker's consumer gauge shows only at its next refresh (unserved.py).
+    await pubsub.calls.serving(request_topic, time.time(), first=not restarted())
     return consumer

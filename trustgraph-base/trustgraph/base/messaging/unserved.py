@@ -22,6 +22,15 @@ longer than the grace.  A topic no reading lists (nothing ever opened it:
 a route to a service this stack does not run) counts from the first
 reading.  Without the URL, or while the metrics cannot be read, nothing is
 refused (calls keep their deadlines).
+
+The gauge lags: a processor that subscribes is counted only at the broker's
+next refresh.  So a topic that had no consumer for longer than the grace (the
+LLM service loading its model while the prompt service's producer already
+listed its topic) was refused for a few seconds after its processor had
+started serving it: the first question after ``tg-launch`` said "ready".
+Processors of ours say when they start serving a topic (``ServingStarted``,
+``lost_calls``), and a topic heard so counts as served from then on, for the
+grace at least; upstream's processors do not say it, and wait for the gauge.
 """
 
 from __future__ import annotations
@@ -29,6 +38,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from typing import Any
 
 import aiohttp
 
@@ -55,9 +65,18 @@ class UnservedTopics:
         self._listed_at: dict[str, float] = {}     # topic key -> first reading that listed it
         self._task: asyncio.Task | None = None
 
-    def start(self) -> None:
+    def start(self, calls: Any = None) -> None:
+        """Read the gauge; with ``calls`` (a ``PubSub``'s ``CallWatch``), also hear the processors
+        of ours that say they now serve a topic (:meth:`heard`)."""
         if self.admin_url and self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._poll())
+            if calls is not None:
+                calls.on_serving(self.heard)
+
+    def heard(self, topic: str, now: float | None = None) -> None:
+        """A processor said it now serves ``topic``: count it served from ``now``, so a call made
+        before the gauge's next refresh shows the new consumer is not refused."""
+        self._served_at[topic_key(topic)] = time.monotonic() if now is None else now
 
     async def stop(self) -> None:
         if self._task is not None:
@@ -105,7 +124,7 @@ class UnservedTopics:
 
     def why(self, topic: str, now: float | None = None) -> str | None:
         """What a caller is told when :meth:`unserved` is true for ``topic`` (else None):
-        the ``unserved`` hook of a :class:`~trustgraph.base.request_response.RequestResponseClient`."""
+        the ``unserved`` hook of a :class:`~trustgraph.base.messaging.request_response.RequestResponseClient`."""
         if not self.unserved(topic, now):
             return None
         return (f"nothing serves {topic}: the broker has counted no consumer there for {GRACE:.0f} s "

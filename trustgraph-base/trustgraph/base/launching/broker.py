@@ -33,8 +33,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from ..safety.secrets import child_environment
 from .listening import local_address
-from .secrets import child_environment
 
 logger = logging.getLogger(__name__)
 
@@ -109,7 +109,7 @@ class EmbeddedBroker:
 
     def _write_config(self) -> Path:
         path = self.data_dir / "pulsar-lite.toml"
-        path.write_text("# Written by trustgraph.base.broker at each start.\n"
+        path.write_text("# Written by trustgraph.base.launching.broker at each start.\n"
                         "[metrics]\nenabled = true\n"
                         f'addr = "{self.host}:{self.metrics_port}"\n')
         return path

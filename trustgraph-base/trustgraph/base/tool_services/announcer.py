@@ -2,7 +2,7 @@
 
 The other half of ``service_directory.py`` (see there, and
 ``docs/self-announcing.md``).  Every replica of a service sends, on
-:data:`~trustgraph.base.topics.ANNOUNCE`, its descriptor and its tools with
+:data:`~trustgraph.topics.ANNOUNCE`, its descriptor and its tools with
 a lease, again every third of the lease, at once when a reader probes, and a
 ``down`` message when it stops cleanly.  A replica that dies without a word
 is withdrawn by every reader when its lease runs out.
@@ -24,9 +24,9 @@ import time
 import uuid
 from typing import Any
 
-from ..schema import ToolServiceAnnouncement, ToolServiceProbe
-from .pubsub import Consumer, Message, Producer, PubSub, PubSubError
-from .topics import ANNOUNCE, PROBE
+from ...schema import ToolServiceAnnouncement, ToolServiceProbe
+from ...topics import ANNOUNCE, PROBE
+from ..messaging.pubsub import Consumer, Message, Producer, PubSub, PubSubError
 
 logger = logging.getLogger(__name__)
 

@@ -18,12 +18,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import limits
+from ..messaging.pubsub import Consumer, Message, Producer
+from ..messaging.request_response import RequestResponseClient
+from ..messaging.serving import Replies, serve
+from ..messaging.unserved import UnservedTopics
+from ..safety import limits
 from .async_processor import AsyncProcessor, env_default
-from .pubsub import Consumer, Message, Producer
-from .request_response import RequestResponseClient
-from .serving import Replies, serve
-from .unserved import UnservedTopics
 
 logger = logging.getLogger(__name__)
 
@@ -36,13 +36,13 @@ class FlowConfigError(ValueError):
 class ConsumerSpec:
     """Consume ``name``'s topic; the handler runs per message.
 
-    With ``replies`` (the service's :class:`~trustgraph.base.serving.Replies`)
+    With ``replies`` (the service's :class:`~trustgraph.base.messaging.serving.Replies`)
     the consumer serves requests: ``handler(msg, flow, reply)`` sends its
     records through ``reply`` (on the ``reply_to`` producer, with the
     request's ``id``), a request without an ``id`` is dropped before the
     handler runs, an undecodable one with an id gets the error record, and an
     exception from the handler becomes the error reply (see
-    :mod:`trustgraph.base.serving`).  Without it, ``handler(msg, flow)``
+    :mod:`trustgraph.base.messaging.serving`).  Without it, ``handler(msg, flow)``
     consumes messages nobody answers, and undecodable ones are only logged.
     """
     name: str
@@ -179,7 +179,7 @@ class FlowProcessor(AsyncProcessor):
                         self._topic(name, definition, spec.name))
                 elif isinstance(spec, RequestResponseSpec):
                     if self.unserved_topics is not None:
-                        self.unserved_topics.start()
+                        self.unserved_topics.start(self.pubsub.calls)
                     client = spec.impl(
                         self.pubsub,
                         request_topic=self._topic(name, definition, spec.request_name),

@@ -1,0 +1,136 @@
+"""The tool-service descriptor model, and a service that refuses to start on a broken declaration."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from trustgraph.base import DynamicToolService
+from trustgraph.base.processors.async_processor import StartRefused
+from trustgraph.base.tool_services.descriptor import (
+    ConfigParam,
+    InvalidDescriptor,
+    ServiceDescriptor,
+    declare_tools,
+    queues_of,
+)
+
+REQ, RESP = "non-persistent://tg/request/wx", "non-persistent://tg/response/wx"
+GOOD = {"name": "weather", "description": "Current weather in a city", "units": "metric",
+        "arguments": [{"name": "city", "type": "string", "description": "The city"}],
+        "examples": ["Do I need an umbrella in Oslo?"]}
+
+
+class Weather(DynamicToolService):
+    default_topic = "wx"
+    config_params = [{"name": "units", "required": True}]
+    tools = [GOOD]
+
+    async def invoke(self, user, config, arguments):
+        return "sunny"
+
+
+def test_a_descriptor_round_trips_and_keeps_upstreams_shape() -> None:
+    d = ServiceDescriptor(id="wx", request_queue=REQ, response_queue=RESP,
+                          config_params=(ConfigParam("units", True), ConfigParam("lang")), timeout=5.0)
+    wire = d.to_wire()
+    assert wire == {"id": "wx", "request-queue": REQ, "response-queue": RESP,
+                    "config-params": [{"name": "units", "required": True}, "lang"], "idempotent": False,
+                    "timeout": 5.0}
+    assert ServiceDescriptor.from_wire(wire) == d
+    # Upstream's form (q0 topics, no id: the key names it) reads too.
+    up = ServiceDescriptor.from_wire({"request-queue": "q0/tg/request/wx", "response-queue": "q0/tg/response/wx"},
+                                     "wx")
+    assert (up.id, up.queues) == ("wx", (REQ, RESP))
+
+
+@pytest.mark.parametrize(("data", "message"), [
+    ({"id": "wx", "response-queue": RESP}, "tool-service/wx: field 'request-queue': must be a topic, got null"),
+    ({"id": "wx", "request-queue": "wx", "response-queue": RESP}, "tool-service/wx: field 'request-queue': "),
+    ({"id": "wx", "request-queue": REQ, "response-queue": RESP, "config-params": "units"},
+     "tool-service/wx: field 'config-params': must be a list, got a string"),
+    ({"id": "wx", "request-queue": REQ, "response-queue": RESP, "timeout": 0},
+     "tool-service/wx: field 'timeout': must be a positive number of seconds"),
+])
+def test_a_broken_descriptor_names_its_field(data: dict, message: str) -> None:
+    with pytest.raises(InvalidDescriptor) as info:
+        ServiceDescriptor.from_wire(data, "wx")
+    assert str(info.value).startswith(message)
+
+
+def test_queues_are_read_even_when_another_field_is_wrong() -> None:
+    assert queues_of({"request-queue": REQ, "response-queue": RESP, "timeout": "soon"}) == (REQ, RESP)
+    assert queues_of(f'{{"request-queue": "{REQ}", "response-queue": "{RESP}"}}') == (REQ, RESP)
+    assert queues_of({"request-queue": REQ}) is None
+    assert queues_of("not json") is None
+
+
+BROKEN = [
+    ({"description": "no name"}, "tool/wx/#1: field 'name': required field is missing"),
+    ({"name": "weather", "units": "metric"}, "tool/wx/weather: field 'description': required field is missing"),
+    ({**GOOD, "units": None}, "tool/wx/weather: field 'units': the service's config param 'units' is required: "
+                              "give the tool a value for it"),
+    ({**GOOD, "arguments": [{"type": "string"}]}, "tool/wx/weather: field 'arguments[0].name': must be a non-empty string"),
+    ({**GOOD, "arguments": {"city": "string"}}, "tool/wx/weather: field 'arguments': must be a list"),
+    ({**GOOD, "examples": ["?" * 300]}, "tool/wx/weather: field 'examples[0]': is 300 characters long, over "
+                                        "the limit of 200"),
+]
+
+
+@pytest.mark.parametrize(("tool", "message"), BROKEN)
+def test_a_broken_declared_tool_names_the_tool_and_the_field(tool: dict, message: str) -> None:
+    with pytest.raises(InvalidDescriptor) as info:
+        declare_tools("wx", [tool], (ConfigParam("units", True),))
+    assert str(info.value).startswith(message)
+
+
+@pytest.mark.parametrize(("tool", "message"), BROKEN)
+def test_the_catalog_refuses_what_the_light_check_refuses(tool: dict, message: str) -> None:
+    # The two checks must not drift apart: what stops a service at start is what readers would drop.
+    svc = type("Svc", (Weather,), {"tools": [tool]})(id="wx", metrics=False)
+    assert svc.declared_problems() != []
+
+
+def test_duplicate_tool_names_are_refused() -> None:
+    with pytest.raises(InvalidDescriptor, match="tool/wx/weather: field 'name': another declared"):
+        declare_tools("wx", [GOOD, GOOD])
+
+
+def test_a_good_declaration_is_announced_as_written() -> None:
+    svc = Weather(id="wx", metrics=False)
+    assert svc.declared_problems() == []
+    assert svc.tool_descriptors() == {"weather": {**GOOD, "type": "tool-service", "service": "wx"}}
+    assert svc.descriptor()["config-params"] == [{"name": "units", "required": True}]
+
+
+def test_a_service_with_a_broken_declaration_refuses_to_start() -> None:
+    svc = type("Bad", (Weather,), {"tools": [{"name": "weather", "units": "metric"}]})(id="wx", metrics=False)
+    with pytest.raises(StartRefused) as info:
+        asyncio.run(svc.start())
+    assert str(info.value) == ("tool/wx/weather: field 'description': required field is missing; fix the "
+                               "service's declaration")
+    # The catalog, which readers use, says the same of it.
+    assert svc.declared_problems() == ["tool/wx/weather: field 'description': required field is missing"]
+
+
+def test_launch_prints_the_refusal_as_one_line(tmp_path) -> None:
+    # The real command line: exit 2 and one line naming the tool and the field, no traceback.
+    script = tmp_path / "bad_service.py"
+    script.write_text(textwrap.dedent("""
+        from trustgraph.base import DynamicToolService
+
+        class Bad(DynamicToolService):
+            tools = [{"name": "weather", "description": "Weather", "arguments": [{"type": "string"}]}]
+
+        Bad.launch("bad-service")
+    """))
+    r = subprocess.run([sys.executable, str(script), "-p", "pulsar://127.0.0.1:9", "--no-metrics"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2, r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if ln.startswith("bad-service: error:")]
+    assert lines == ["bad-service: error: tool/bad-service/weather: field 'arguments[0].name': must be a "
+                     "non-empty string; fix the service's declaration"]
+    assert "Traceback" not in r.stderr

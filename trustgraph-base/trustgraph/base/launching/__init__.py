@@ -1,0 +1,10 @@
+"""Running a stack on one machine: its run files, the embedded broker, where servers listen.
+
+* :mod:`.stack`: the run files of a stack's data directory (which stack runs
+  there, its broker URL, its components' state);
+* :mod:`.broker`: the embedded pulsar-lite broker (``EmbeddedBroker``);
+* :mod:`.listening`: loopback or network, and the address a local client uses.
+
+It imports nothing of the messaging room; messaging asks :mod:`.stack` for a
+running stack's broker.
+"""

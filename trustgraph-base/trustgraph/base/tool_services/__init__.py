@@ -1,0 +1,12 @@
+"""Tool services: the service base class, the client, and how services announce and are found.
+
+* :mod:`.descriptor`: the tool-service descriptor and its declared tools, one
+  light model for everyone who builds or reads them;
+* :mod:`.dynamic_tool_service` (``DynamicToolService``): the class a service
+  author subclasses;
+* :mod:`.tool_service_client` (``ToolServiceClient``): the agent's side of a
+  call;
+* :mod:`.announcer` (a service's heartbeats), :mod:`.service_directory` (who
+  is announced and alive), :mod:`.service_lookup` (find a service by id),
+  :mod:`.catalog_feed` (config plus announcements, rebuilt into the catalog).
+"""

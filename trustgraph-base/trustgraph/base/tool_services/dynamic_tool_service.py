@@ -1,0 +1,246 @@
+"""The base class of a tool service: subclass it and write ``invoke``.
+
+::
+
+    class Processor(DynamicToolService):
+        default_topic = "joke"
+
+        async def invoke(self, user, config, arguments):
+            return f"Hey {user}! ..."
+
+``invoke`` gets ``config`` and ``arguments`` as dicts and returns a string, a
+JSON-able value (sent JSON-encoded), or is an async generator yielding string
+chunks (each sent as it comes, then an end-of-stream message).  An exception
+becomes an error reply (:class:`ToolError` chooses its type); nothing a
+request contains can stop the service.  The reply path is
+:mod:`trustgraph.base.messaging.serving`'s, shared with every other service.
+
+A service announces itself while it runs (``announcer.py``): its
+``tool-service`` descriptor (id, queues, ``config_params``, ``idempotent``,
+``call_timeout``) and the ``tools`` it declares, so agents and gateways can
+use it with no config step, and know at once when it stops.  ``--no-announce``
+turns that off (the service then needs its descriptors in config, as
+upstream's do).
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import logging
+import time
+import types
+from collections.abc import Mapping, Sequence
+from types import SimpleNamespace
+from typing import Any
+
+from ...schema import ToolServiceRequest, ToolServiceResponse
+from ...topics import tool_service_topics
+from ..formats.text import as_text
+from ..messaging import metrics
+from ..messaging.pubsub import Message
+from ..messaging.serving import Replies, Reply, ReplyNotSent, ServiceError, message_or_type
+from ..processors.async_processor import AsyncProcessor, StartRefused
+from ..safety import limits
+from .announcer import DEFAULT_LEASE, Announcer
+from .descriptor import (
+    DeclaredTool,
+    InvalidDescriptor,
+    ServiceDescriptor,
+    declare_tools,
+    parse_config_params,
+    tool_descriptor,
+)
+
+logger = logging.getLogger(__name__)
+
+ERROR_TYPE = "tool-service-error"
+
+
+class ToolError(ServiceError):
+    """Raise from ``invoke`` to send the caller an error with your own message and type."""
+
+    def __init__(self, message: str, type: str = ERROR_TYPE) -> None:
+        super().__init__(message, type)
+
+
+def _parse_object(text: str, what: str) -> dict[str, Any]:
+    try:
+        return limits.loads_object(text, f"request {what}")
+    except ValueError as e:
+        raise ToolError(str(e)) from None
+
+
+_Coroutine = types.CoroutineType
+
+
+_END = ToolServiceResponse(response="", end_of_stream=True)
+
+
+async def _chunks(result: Any) -> Any:
+    """The response records of a streaming ``invoke``: one per non-empty chunk."""
+    async for chunk in result:
+        text = as_text(chunk)
+        if text:
+            yield ToolServiceResponse(response=text, end_of_stream=False)
+
+
+class DynamicToolService(AsyncProcessor):
+    """Serves ``non-persistent://tg/request/{topic}``, answers on ``.../response/{topic}``."""
+
+    default_topic = "tool"
+    default_concurrency = 16
+
+    #: The tools this service offers, announced while it runs: tool descriptors
+    #: as a person writes them (``name``, ``description``, ``arguments``,
+    #: ``examples`` (questions a user might ask that the tool answers), values
+    #: for ``config_params``), without ``type`` and ``service``, which the
+    #: announcement fills in.
+    tools: Sequence[Mapping[str, Any]] = ()
+    #: The config params its tools may set: bare names or ``{"name", "required"}``.
+    config_params: Sequence[str | Mapping[str, Any]] = ()
+    #: True when calling it twice does no harm: callers then retry a call that
+    #: timed out or found no replica (see ``ToolServiceClients.invoke``).
+    idempotent: bool = False
+    #: Seconds one call may take, announced as the descriptor's ``timeout``
+    #: (None: the caller's own limit).
+    call_timeout: float | None = None
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self.topic: str = params.get("topic") or self.default_topic
+        self.concurrency: int = int(params.get("concurrency") or self.default_concurrency)
+        self.request_topic, self.response_topic = tool_service_topics(self.topic)
+        self.service_id: str = params.get("service_id") or self.id
+        self.announce: bool = params.get("announce", True)
+        self.announce_lease: float = float(params.get("announce_lease") or DEFAULT_LEASE)
+        self.announcer: Announcer | None = None
+        # Labelled metric children looked up once, not per request.
+        self._m_invocations = metrics.tool_invocations.labels(self.id)
+        self._m_latency = metrics.tool_latency.labels(self.id)
+        ident = self.id
+        self.replies = Replies(
+            error_record=lambda error: ToolServiceResponse(error=error, response="", end_of_stream=True),
+            error_type=ERROR_TYPE, describe=message_or_type,
+            on_error=lambda etype: metrics.tool_errors.labels(ident, etype).inc())
+
+    async def invoke(self, user: str, config: dict[str, Any], arguments: dict[str, Any]) -> Any:
+        """Override: the tool's work.  Return the observation or yield chunks."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement invoke()")
+
+    def service_descriptor(self) -> ServiceDescriptor:
+        """This service's ``tool-service`` descriptor (:class:`InvalidDescriptor` if ``config_params`` is wrong)."""
+        return ServiceDescriptor(id=self.service_id, request_queue=self.request_topic,
+                                 response_queue=self.response_topic,
+                                 config_params=parse_config_params(list(self.config_params),
+                                                                   ("tool-service", self.service_id)),
+                                 idempotent=self.idempotent, timeout=self.call_timeout)
+
+    def declared_tools(self) -> tuple[DeclaredTool, ...]:
+        """The declared ``tools``, checked (:class:`InvalidDescriptor` names the first wrong tool and field)."""
+        return declare_tools(self.service_id, self.tools, self.service_descriptor().config_params)
+
+    def descriptor(self) -> dict[str, Any]:
+        """This service's ``tool-service`` descriptor, as it announces it."""
+        return self.service_descriptor().to_wire()
+
+    def tool_descriptors(self) -> dict[str, dict[str, Any]]:
+        """The declared tools as tool descriptors, by tool name."""
+        return {t.name: t.descriptor(self.service_id) for t in self.declared_tools()}
+
+    def declared_problems(self) -> list[str]:
+        """What the catalog says about this service's declarations (empty: they are fine).
+
+        Readers check announcements with the same catalog and leave out what
+        is wrong; a service author can call this in a unit test.
+        """
+        from trustgraph.catalog import build_catalog  # pydantic: only when asked
+
+        try:
+            descriptor = self.descriptor()
+        except InvalidDescriptor as e:
+            return [str(e)]
+        # Unchecked here, so the catalog's own messages say what is wrong.
+        tools = {str(t.get("name")): tool_descriptor(self.service_id, t) for t in self.tools if isinstance(t, Mapping)}
+        announced = SimpleNamespace(descriptor=json.dumps(descriptor), tools=json.dumps(tools))
+        catalog = build_catalog({}, {self.service_id: announced})
+        return [str(e) for e in (*catalog.errors, *catalog.warnings)]
+
+    async def start(self) -> None:
+        # Before anything is served or announced: a declaration that readers
+        # would leave out stops the service here, in one line naming the tool and field.
+        try:
+            self.declared_tools()
+        except InvalidDescriptor as e:
+            raise StartRefused(f"{e}; fix the service's declaration") from None
+        await super().start()
+        await self.serve(self.request_topic, ToolServiceRequest, self.on_request,
+                         replies=self.replies, subscription=f"{self.id}-request",
+                         response_topic=self.response_topic, concurrency=self.concurrency,
+                         name="request")
+        logger.info("Tool service %s serving %s (concurrency %d)",
+                    self.id, self.request_topic, self.concurrency)
+        if self.announce:
+            self.announcer = Announcer(self.pubsub, service=self.service_id, descriptor=self.descriptor(),
+                                       tools=self.tool_descriptors(), lease=self.announce_lease,
+                                       topic=self.announce_queue, probe_topic=self.announce_probe_queue)
+            await self.announcer.start()
+            self.spawn(self._check_declarations())
+
+    async def _check_declarations(self) -> None:
+        # After start: the catalog's full check (argument schemas) needs its
+        # pydantic models, which would add about 0.25 s to every service's start.
+        for problem in self.declared_problems():
+            logger.error("Declared %s", problem)
+
+    async def stop(self) -> None:
+        if self.announcer is not None:
+            await self.announcer.stop()
+            self.announcer = None
+        await super().stop()
+
+    async def on_request(self, msg: Message, reply: Reply) -> None:
+        """Run one invocation and send its reply (errors become error replies: see serving)."""
+        req: ToolServiceRequest = msg.value
+        self._m_invocations.inc()
+        start = time.perf_counter()
+        try:
+            config = _parse_object(req.config, "config")
+            arguments = _parse_object(req.arguments, "arguments")
+            try:
+                result = self.invoke(req.user or "trustgraph", config, arguments)
+                if result.__class__ is _Coroutine or inspect.isawaitable(result):
+                    result = await result
+                # An async generator streams, whether invoke is one or returns one.
+                if inspect.isasyncgen(result):
+                    await reply.stream(_chunks(result), end=_END)
+                    return
+                await reply.send(ToolServiceResponse(response=as_text(result), end_of_stream=True))
+            except (ServiceError, ReplyNotSent):
+                raise
+            except Exception as e:
+                # The author's code failing is the tool's answer, not a bug of ours:
+                # a warning, with the traceback only at DEBUG.
+                logger.warning("invoke failed (id=%s): %s: %s", reply.id, type(e).__name__, e,
+                               exc_info=logger.isEnabledFor(logging.DEBUG))
+                raise ServiceError(message_or_type(e)) from e
+        finally:
+            self._m_latency.observe(time.perf_counter() - start)
+
+    @classmethod
+    def add_args(cls, parser: argparse.ArgumentParser) -> None:
+        super().add_args(parser)
+        parser.add_argument("-t", "--topic", default=cls.default_topic,
+                            help="tool-service topic: requests on non-persistent://tg/request/TOPIC, "
+                                 "responses on non-persistent://tg/response/TOPIC (default %(default)s)")
+        parser.add_argument("-c", "--concurrency", type=int, default=cls.default_concurrency,
+                            help="invocations in flight per process (default %(default)s)")
+        parser.add_argument("--service-id", default=None,
+                            help="the id it announces itself under, which tools name as their "
+                                 "'service' (default: the processor --id)")
+        parser.add_argument("--announce", action=argparse.BooleanOptionalAction, default=True,
+                            help="announce this service and its tools while it runs (default on)")
+        parser.add_argument("--announce-lease", type=float, default=DEFAULT_LEASE,
+                            help="seconds readers count this replica as live after each heartbeat; "
+                                 "a heartbeat goes every third of it (default %(default)s)")
