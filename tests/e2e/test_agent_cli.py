@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
@@ -66,10 +66,12 @@ def test_text_mode_template_still_works(scripted, tmp_path):
     assert put.returncode == 0, put.stderr
     try:
         # prompt-template reloads on the config push: ask until the dialog shows the text form.
-        deadline = time.monotonic() + 60
-        while "a cat joke, as text" not in (r := scripted.cli("tg-invoke-agent", "-q", "Tell me a joke about cats",
-                                                              "-v")).stdout:
-            assert r.returncode == 0 and time.monotonic() < deadline, r.stdout + r.stderr
+        def text_form() -> subprocess.CompletedProcess | None:
+            r = scripted.cli("tg-invoke-agent", "-q", "Tell me a joke about cats", "-v")
+            assert r.returncode == 0, r.stdout + r.stderr
+            return r if "a cat joke, as text" in r.stdout else None
+
+        r = wait_for("the dialog in the text form", text_form, 60)
         assert r.returncode == 0, r.stderr
         assert "🤔 a joke tool fits" in r.stdout and '🛠️ tell-joke {"topic": "cats"}' in r.stdout
         assert r.stdout.rstrip().splitlines()[-1] == "a cat joke, as text"
