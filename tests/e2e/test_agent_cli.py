@@ -97,10 +97,11 @@ def test_real_smollm2_makes_schema_valid_calls_of_a_tool_added_while_it_runs(sta
     # each, decision_schema.STRING_LIMIT): 256 tokens hold one, and bound a step's time.
     s = stack_factory(*bounded_llm(tmp_path, 256))
     # A question the model is sure of: for "a joke about ..." it weighs the two joke tools
-    # nearly alike (a toss-up, asked back), for "a dad joke about ..." it is not torn.
+    # nearly alike (a toss-up, asked back), for "a dad joke about ..." it is not torn.  The
+    # service has no joke about weekends, and says so.
     r = s.cli("tg-invoke-agent", "-q", "Tell me a dad joke about the weekend", "-v", timeout=120)
     assert r.returncode == 0, r.stderr + s.child_logs()
-    assert "💡 Hey trustgraph! Here's a dad-joke for you:" in r.stdout
+    assert "💡 Hey trustgraph! I have no dad-joke about " in r.stdout and "so here's a general one" in r.stdout
 
     ready = tmp_path / "weather.ready"
     weather = Proc([sys.executable, str(SERVICE), "--id", "weather-service", "-t", "weather-e2e",
@@ -155,3 +156,32 @@ def test_show_tools_reports_descriptor_errors_of_every_type(scripted):
     with urllib.request.urlopen(scripted.url + "api/v1/tool-service/errors", timeout=30) as resp:
         assert lost in json.loads(resp.read())
     assert f"Tool descriptor skipped: {lost}" in agent_log.read_text()
+
+
+def test_a_config_dump_moves_into_a_stack_and_its_tools_are_used(scripted, tmp_path):
+    """The migration path from another deployment: its ``tg-show-config`` dump, with one tool
+    more, imported into the running stack with ``tg-import-config`` (dry run first); the tool
+    reaches the catalog, and importing the same dump again writes nothing."""
+    r = scripted.cli("tg-show-config")
+    assert r.returncode == 0, r.stderr
+    version, body = r.stdout.split("\n", 1)
+    config = json.loads(body)
+    pun = dict(json.loads(config["tool"]["tell-joke"]), name="tell-pun", description="Tell a pun")
+    config["tool"]["tell-pun"] = json.dumps(pun)
+    dump = tmp_path / "config.txt"
+    dump.write_text(f"{version}\n{json.dumps(config, indent=4)}\n")
+
+    r = scripted.cli("tg-import-config", str(dump), "--dry-run")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0] == "would set tool/tell-pun (new)"
+    assert r.stdout.splitlines()[-1].startswith("Dry run: 1 new, 0 changed, ")
+    r = scripted.cli("tg-import-config", str(dump))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("set tool/tell-pun (new)\nImported 1 item(s) (1 new, 0 changed, ")
+    wait_for("the imported tool in tg-show-tools",
+             lambda: "tell-pun" in scripted.cli("tg-show-tools").stdout, detail=scripted.child_logs)
+    r = scripted.cli("tg-import-config", str(dump))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("Imported 0 item(s) (0 new, 0 changed, ")
+    # The module's other tests share this stack: leave its tools as they were.
+    assert scripted.cli("tg-delete-config-item", "--type", "tool", "--key", "tell-pun").returncode == 0

@@ -623,3 +623,57 @@ def test_show_flows(gateway: FakeGateway) -> None:
 
 """
     assert p.stdout == expected
+
+
+# ------------------------------------------------------------ import
+
+
+DUMP = {"prompt": {"system": json.dumps("Be brief.")}, "tool": {"tell-joke": TOOL},
+        "greeting": {"hello": "Hello, world"}}
+
+
+def test_import_takes_a_show_config_dump_once(gateway: FakeGateway, tmp_path: Path) -> None:
+    gateway.config = {"greeting": {"hello": "Hello, world"}, "agent": {"context": "kept"}}
+    # What tg-show-config (upstream's and ours) prints: a version line, then the config.
+    dump = tmp_path / "config.txt"
+    dump.write_text("Version: 9\n" + json.dumps(DUMP, indent=4) + "\n")
+    p = tg("import_config", "-u", gateway.url, str(dump))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == [
+        "set prompt/system (new)", "set tool/tell-joke (new)",
+        f"Imported 2 item(s) (2 new, 0 changed, 1 unchanged; 1 item(s) of the store not in {dump} kept); "
+        "config version 1"]
+    puts = [body for _, body in gateway.requests if body.get("operation") == "put"]
+    assert puts == [{"operation": "put", "values": [
+        {"type": "prompt", "key": "system", "value": json.dumps("Be brief.")},
+        {"type": "tool", "key": "tell-joke", "value": json.dumps(TOOL)}]}]   # one put: one version
+    assert gateway.config["agent"] == {"context": "kept"}
+    # The same file again changes nothing.
+    gateway.requests.clear()
+    p = tg("import_config", "-u", gateway.url, str(dump))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("Imported 0 item(s) (0 new, 0 changed, 3 unchanged")
+    assert not [body for _, body in gateway.requests if body.get("operation") == "put"]
+
+
+def test_import_dry_run_says_what_would_change_and_writes_nothing(gateway: FakeGateway) -> None:
+    gateway.config = {"greeting": {"hello": "Hi"}}
+    p = tg("import_config", "-u", gateway.url, "-", "--dry-run",
+           stdin=json.dumps({"version": 4, "config": DUMP}))     # the gateway's reply shape
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == ["would set prompt/system (new)", "would set tool/tell-joke (new)",
+                                     "would set greeting/hello (changed)",
+                                     "Dry run: 2 new, 1 changed, 0 unchanged; nothing written"]
+    assert gateway.config == {"greeting": {"hello": "Hi"}}
+
+
+def test_import_refuses_a_file_no_service_could_read(gateway: FakeGateway, tmp_path: Path) -> None:
+    broken = {"tool": {"ok": json.dumps(TOOL), "oops": "{not json"}}
+    p = tg("import_config", "-u", gateway.url, "-", stdin=json.dumps(broken))
+    line = one_error_line(p, "tg-import-config")
+    assert "tool/oops: not JSON" in line and "nothing imported" in line
+    assert gateway.config == {} and not gateway.requests       # checked before anything was asked
+    p = tg("import_config", "-u", gateway.url, "-", stdin="this is not a dump")
+    assert "not a config dump" in one_error_line(p, "tg-import-config")
+    p = tg("import_config", "-u", gateway.url, str(tmp_path / "missing.txt"))
+    assert "cannot read" in one_error_line(p, "tg-import-config")

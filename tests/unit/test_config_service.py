@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
+from support import BIN
 from trustgraph.base.testing import worker
 from trustgraph.config.service import Processor as ConfigService
 from trustgraph.schema import ConfigKey, ConfigRequest, ConfigResponse, ConfigValue, FlowRequest, FlowResponse
@@ -60,3 +62,16 @@ async def test_malformed_requests_get_config_and_flow_errors(svc):
     assert err.error.type == "flow-error"
     (bad,) = await svc.call(FLOW_REQUEST, FLOW_RESPONSE, FlowRequest(operation="frobnicate"), FlowResponse)
     assert (bad.error.type, bad.error.message) == ("bad-operation", "Bad operation")
+
+
+def test_upstreams_cassandra_flags_refuse_to_start_saying_how_to_move_the_config(tmp_path):
+    # Started in place of upstream's config-svc, with its flags: starting empty would make every
+    # processor that had a higher version ignore the new ones; one line says what to do instead.
+    r = subprocess.run([str(BIN / "config-svc"), "--cassandra-host", "cassandra1", "--store",
+                        str(tmp_path / "config.db"), "-p", "pulsar://127.0.0.1:1"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and r.stdout == ""
+    [line] = r.stderr.splitlines()
+    assert line.startswith("config-svc: error: --cassandra-host is upstream's Cassandra store")
+    assert "tg-show-config > config.txt" in line and "tg-import-config config.txt" in line
+    assert not (tmp_path / "config.db").exists()        # nothing was created

@@ -55,6 +55,22 @@ def test_alternative_tokenisations_of_an_option_count_together():
     assert math.isclose(scores["weather"], 0.1, rel_tol=1e-6)
 
 
+def test_a_start_two_options_share_is_split_by_what_the_model_said_where_they_part():
+    # The grammar wrote "t" + "ell"; the model rated the "tell" token, which starts both tools,
+    # far higher.  Given whole to each, it made every two tools with a common start tie.
+    tokens = generated(tok("t", 0.07, ("tell", 0.07)), tok("ell", 0.04), tok("-", 1.0),
+                       tok("dad", 0.75, ("j", 0.25)), tok("-", 1.0), tok("joke", 1.0), tok('",', 1.0))
+    scores = choice_scores(tokens, "action", ["tell-dad-joke", "tell-joke"])
+    path = 0.07 * 0.04
+    assert math.isclose(scores["tell-dad-joke"], path * 0.75 + 0.07 * 0.75, rel_tol=1e-6)
+    assert math.isclose(scores["tell-joke"], path * 0.25 + 0.07 * 0.25, rel_tol=1e-6)
+    # Where the generation says nothing of either (it wrote another option), they share equally.
+    tokens = generated(tok("weather", 0.6, ("tell", 0.3)), tok('",', 1.0))
+    scores = choice_scores(tokens, "action", ["weather", "tell-dad-joke", "tell-joke"])
+    assert math.isclose(scores["tell-dad-joke"], 0.15, rel_tol=1e-6)
+    assert math.isclose(scores["tell-joke"], 0.15, rel_tol=1e-6)
+
+
 def test_no_field_or_no_probabilities_gives_none():
     assert choice_scores([tok("hello", 1.0)], "action", ["a"]) is None
     broken = generated(tok("a", 1.0))

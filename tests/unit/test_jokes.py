@@ -172,3 +172,22 @@ def test_default_rng_varies() -> None:
     seen = {pick_joke("general", "pun")[1] for _ in range(200)}
     assert len(seen) > 1
     assert seen <= set(JOKES["pun"]["general"])
+
+
+def test_a_topic_with_no_jokes_is_told_apart_from_one_asked_for_loosely() -> None:
+    from trustgraph.tool_service.joke.jokes import known_topic
+    assert known_topic("coffees") and known_topic("my cat's hairballs") and known_topic("Python programming")
+    assert known_topic("") and known_topic("anything") and known_topic("general")
+    assert not known_topic("penguins") and not known_topic("topic-of-the-week")
+
+
+async def test_the_service_says_when_it_has_no_joke_on_the_topic() -> None:
+    from trustgraph.tool_service.joke.service import Processor
+    service = Processor.__new__(Processor)   # invoke needs no broker
+    told = await service.invoke("ada", {"style": "dad-joke"}, {"topic": "penguins"})
+    head, joke = told.split("\n\n", 1)
+    assert head == ("Hey ada! I have no dad-joke about penguins (my topics: programming, cats, dogs, science, "
+                    "math, music, food, space, coffee, work), so here's a general one:")
+    assert joke in JOKES["dad-joke"]["general"]
+    told = await service.invoke("ada", {"style": "dad-joke"}, {"topic": "coffees"})
+    assert told.startswith("Hey ada! Here's a dad-joke for you:\n\n")

@@ -37,7 +37,7 @@ from trustgraph.base import AsyncProcessor
 from trustgraph.base.messaging.pubsub import Message, Producer
 from trustgraph.base.messaging.serving import Replies, Reply, ServiceError
 from trustgraph.base.processors import config_parts
-from trustgraph.base.processors.async_processor import env_default
+from trustgraph.base.processors.async_processor import StartRefused, env_default
 from trustgraph.base.processors.config_source import DIGEST, STORE, config_digest
 from trustgraph.schema import (
     ConfigPush,
@@ -60,6 +60,9 @@ from .flow_ops import FlowOperations
 from .store import ConfigStore
 
 logger = logging.getLogger(__name__)
+
+#: Upstream config-svc's flags naming its Cassandra store.
+CASSANDRA_FLAGS = ("--cassandra-host", "--cassandra-username", "--cassandra-password")
 
 default_ident = "config-svc"
 
@@ -86,6 +89,15 @@ class Processor(AsyncProcessor):
 
     def __init__(self, **params: Any) -> None:
         params.setdefault("id", default_ident)
+        given = [flag for flag in CASSANDRA_FLAGS if params.get(flag[2:].replace("-", "_"))]
+        if given:
+            # Upstream's config-svc keeps the config in Cassandra; starting empty here instead
+            # would leave every running processor ignoring the new, lower versions.
+            raise StartRefused(
+                f"{given[0]} is upstream's Cassandra store, which this config-svc does not read (it keeps "
+                "the config in SQLite, --store); to move a deployment's config, dump it from the old "
+                "stack (tg-show-config > config.txt) and load it into this one (tg-import-config "
+                "config.txt), then start config-svc without the --cassandra-* flags")
         super().__init__(**params)
         self.store = ConfigStore(params.get("store") or default_store_path())
         self.config_ops = ConfigOperations(self.store)
@@ -196,8 +208,9 @@ class Processor(AsyncProcessor):
         # --config-request-queue and --config-response-queue: every processor's (AsyncProcessor).
         parser.add_argument("--flow-request-queue", default=FLOW_REQUEST)
         parser.add_argument("--flow-response-queue", default=FLOW_RESPONSE)
-        # Accepted for compatibility with upstream deployments (Cassandra store); unused.
-        for flag in ("--cassandra-host", "--cassandra-username", "--cassandra-password"):
+        # Upstream's flags for its Cassandra store: known, so that a start given them is refused
+        # with what to do instead (above), not with argparse's "unrecognized arguments".
+        for flag in CASSANDRA_FLAGS:
             parser.add_argument(flag, default=None, help=argparse.SUPPRESS)
 
 

@@ -52,13 +52,6 @@ def _continues(token: str, rest: str) -> bool:
     return bool(token) and (rest.startswith(token) or token.startswith(rest))
 
 
-def _mass(alternatives: Sequence[Any], rest: str, besides: str | None = None) -> float:
-    """The probability of the reported tokens that continue ``rest`` (``besides`` left out)."""
-    return sum(math.exp(a["logprob"]) for a in alternatives
-               if isinstance(a, dict) and isinstance(a.get("logprob"), (int, float))
-               and a.get("token") != besides and _continues(str(a.get("token", "")), rest))
-
-
 def choice_scores(tokens: Sequence[dict[str, Any]], field: str, options: Sequence[str]) -> dict[str, float] | None:
     """``{option: probability}`` for ``field``'s value, from a chat completion's
     ``logprobs.content`` as llama.cpp and the OpenAI API both send it (each token with
@@ -68,38 +61,59 @@ def choice_scores(tokens: Sequence[dict[str, Any]], field: str, options: Sequenc
     An option's probability adds up the ways the model could have started
     writing it: along the generated tokens as long as they spell the option,
     and at each of those positions every other reported token that also
-    continues it (another tokenisation: ``tell`` where ``t`` was generated),
-    the rest of the option then taken as certain.
+    continues it (another tokenisation: ``tell`` where ``t`` was generated).
+    A reported token that continues several options (``tell`` for both
+    ``tell-joke`` and ``tell-dad-joke``) is shared among them, in proportion
+    to what the generation says of each further on (the model's
+    probabilities where they part), or equally when it says nothing: given
+    whole to each, it made every two options with a common start tie.
     """
     start = _value_start(tokens, field)
     if start is None:
         return None
-    out: dict[str, float] = {}
+    own: dict[str, float] = {}                       # option -> the generated tokens spelling it whole
+    starts: dict[tuple[int, str], float] = {}        # (position, token) -> probability of starting so
+    via: dict[tuple[int, str], list[str]] = {}       # ... and the options that start continues
     for option in options:
         rest = option + '"'
         along = 1.0      # the probability of the generated tokens so far, which spell the option
-        total = 0.0
         j = start
+        own[option] = 0.0
         while rest and j < len(tokens):
             token = str(tokens[j].get("token", ""))
             lp = tokens[j].get("logprob")
             if not isinstance(lp, (int, float)):
                 return None
-            alternatives = tokens[j].get("top_logprobs") or []
-            if token and (rest.startswith(token) or token.startswith(rest)):
-                total += along * _mass(alternatives, rest, besides=token)   # other tokenisations
+            alternatives = [a for a in tokens[j].get("top_logprobs") or []
+                            if isinstance(a, dict) and isinstance(a.get("logprob"), (int, float))]
+            spelled = bool(token) and (rest.startswith(token) or token.startswith(rest))
+            found = False
+            for a in alternatives:
+                other = str(a.get("token", ""))
+                if other != token and _continues(other, rest):
+                    key = (j, other)
+                    starts[key] = along * math.exp(a["logprob"])
+                    via.setdefault(key, []).append(option)
+                    found = True
+            if spelled:
                 along *= math.exp(lp)
                 rest = "" if token.startswith(rest) else rest[len(token):]
                 j += 1
                 continue
-            mass = _mass(alternatives, rest)
-            if mass <= 0:
-                floor = min((a["logprob"] for a in alternatives
-                             if isinstance(a, dict) and isinstance(a.get("logprob"), (int, float))),
-                            default=math.log(1e-6))
-                mass = math.exp(floor) / 2
-            total += along * mass
+            if not found:   # never considered: half the smallest reported probability here
+                floor = min((a["logprob"] for a in alternatives), default=math.log(1e-6))
+                key = (j, "\0" + option)
+                starts[key] = along * math.exp(floor) / 2
+                via[key] = [option]
             along = 0.0
             rest = ""
-        out[option] = total + along
-    return out
+        own[option] = along
+    # Deepest starts first: what an option got further on weighs its share of a shallower start.
+    got = dict(own)
+    for key in sorted(starts, key=lambda k: -k[0]):
+        sharing = via[key]
+        weights = [got[o] for o in sharing]
+        total = sum(weights)
+        for o, w in zip(sharing, weights, strict=True):
+            got[o] += starts[key] * (w / total if total > 0 else 1 / len(sharing))
+    return got

@@ -7,9 +7,9 @@ The collection is plain data, ``{style: {topic: [joke, ...]}}``, with every
 style covering every topic.  Topics the LLM asks for are matched loosely
 (case, plurals, a small synonym table), because the LLM fills in the
 ``topic`` argument with whatever wording the user used; anything unmatched
-gets a joke from the ``general`` topic rather than an error, since "no joke
-about that" is a worse answer for a joke tool than a joke about something
-else.  A style, on the other hand, comes from the tool's configuration, so an
+gets a joke from the ``general`` topic rather than an error, and the service
+says so (:func:`known_topic`): a joke about something else is a fair answer
+only when it does not pass for one about what was asked.  A style, on the other hand, comes from the tool's configuration, so an
 unknown one is a configuration mistake and is reported as such.
 """
 
@@ -319,6 +319,18 @@ def match_topic(topic: str | None) -> str:
                 if found:
                     return found
     return FALLBACK_TOPIC
+
+
+#: Topics that ask for no topic in particular: a general joke answers them as asked.
+ANY_TOPIC = frozenset({"", "general", "any", "anything", "random", "whatever", "something", "joke", "jokes"})
+
+
+def known_topic(topic: str | None) -> bool:
+    """Whether ``topic`` is one of ours (in any wording :func:`match_topic` reads) or asks for
+    none in particular; else the service says it has no joke on it rather than pass a general
+    one off as one."""
+    text = (topic or "").strip().lower()
+    return text in ANY_TOPIC or match_topic(text) != FALLBACK_TOPIC
 
 
 def normalise_style(style: str | None) -> str:

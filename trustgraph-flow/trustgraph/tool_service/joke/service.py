@@ -20,7 +20,7 @@ from typing import Any
 from trustgraph.base import DynamicToolService
 from trustgraph.base.tool_services.dynamic_tool_service import ToolError
 
-from .jokes import pick_joke
+from .jokes import FALLBACK_TOPIC, JOKES, known_topic, pick_joke
 
 default_ident = "joke-service"
 
@@ -39,6 +39,11 @@ class Processor(DynamicToolService):
             style, joke = pick_joke(topic, style, rng)
         except ValueError as e:  # an unknown style is a mistake in the tool's config
             raise ToolError(str(e)) from None
+        if not known_topic(topic):
+            # Honest about it: a general joke is not one about what was asked for.
+            topics = ", ".join(t for t in JOKES[style] if t != FALLBACK_TOPIC)
+            return (f"Hey {user}! I have no {style} about {topic.strip()} (my topics: {topics}), "
+                    f"so here's a general one:\n\n{joke}")
         return f"Hey {user}! Here's a {style} for you:\n\n{joke}"
 
 
