@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 WORKERS ?= 3
 
-.PHONY: install run test lint bench interop reliability clean
+.PHONY: install run test test-fast test-loaded lint bench interop reliability clean
 
 # $(call step,WHAT,COMMAND): one progress line; COMMAND's output (pip's chatter) only if it
 # fails, then all of it, so the cause is never hidden.
@@ -38,6 +38,26 @@ test: install
 	@$(BIN)/ruff check trustgraph-base trustgraph-flow tests interop $(wildcard bench)
 	@echo "make: pytest ($(WORKERS) workers)"
 	@$(BIN)/pytest -n $(WORKERS) --dist loadgroup -m "not long" tests
+
+# Unit tests only (one class or module each, no broker, no processes): the edit-and-check loop.
+test-fast: install
+	@echo "make: pytest tests/unit ($(WORKERS) workers)"
+	@$(BIN)/pytest -n $(WORKERS) -q tests/unit
+
+# `make test` while two CPU-bound processes run beside it: the suite must hold on a loaded
+# 2-core machine. The burners are this recipe's children, killed however it ends (trap on
+# EXIT; INT, TERM and HUP exit through it); each also ends by itself once that shell is gone
+# (its parent changes), so not even a kill -9 leaves one spinning. LOADED_COMMAND replaces
+# the command run beside them.
+LOADED_COMMAND ?= $(MAKE) --no-print-directory test
+BURN := import os, itertools; p = os.getppid(); any(os.getppid() != p for _ in itertools.count())
+test-loaded: install
+	@burn() { $(PYTHON) -c '$(BURN)' & }; \
+	burn; b1=$$!; burn; b2=$$!; \
+	trap 'kill $$b1 $$b2 2>/dev/null; wait $$b1 $$b2 2>/dev/null' EXIT; \
+	trap 'exit 130' INT; trap 'exit 143' TERM; trap 'exit 129' HUP; \
+	echo "make: two CPU-bound processes beside the tests (pids $$b1 $$b2)"; \
+	$(LOADED_COMMAND)
 
 lint: install
 	$(BIN)/ruff check trustgraph-base trustgraph-flow tests interop $(wildcard bench)

@@ -18,6 +18,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 PEERS = BENCH / "peers"
@@ -220,13 +222,9 @@ def ready_file(name: str) -> Path:
 def rss_mb(pid: int) -> float:
     """Resident set size of ``pid`` in MB (VmRSS), 0 when it has gone."""
     try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    return 0.0
+        return psutil.Process(pid).memory_info().rss / 2**20
+    except psutil.NoSuchProcess:
+        return 0.0
 
 
 class PeakRss:

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import psutil
 from quality_scoring import Dialog
 
 BENCH = Path(__file__).resolve().parent
@@ -71,24 +72,11 @@ def free_port() -> int:
 
 
 def _descendants(pid: int) -> list[int]:
-    """Every live process below ``pid`` (from /proc), children first."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        children.setdefault(ppid, []).append(int(entry.name))
-    found: list[int] = []
-    todo = [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            if child not in found:
-                found.append(child)
-                todo.append(child)
-    return found
+    """Every live process below ``pid``, children first."""
+    try:
+        return [child.pid for child in psutil.Process(pid).children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return []
 
 
 class Child:

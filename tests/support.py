@@ -7,14 +7,18 @@ imports these as ``from support import BIN, Proc``.
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import os
+import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
+import psutil
 import pytest
 from trustgraph.base.launching.broker import free_port
 
@@ -22,6 +26,10 @@ T = TypeVar("T")
 
 REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
+#: tg-launch flags for a stack without the LLM, prompt, agent and MCP parts (starts in seconds).
+LIGHT = ("--no-llm", "--no-prompt", "--no-agent", "--no-mcp-tool", "--no-mcp-server")
+#: A DynamicToolService that announces itself (``--id``, ``-t``, ``--tool``), run as a process.
+ANNOUNCING_SERVICE = REPO / "tests" / "integration" / "announcing_service.py"
 
 
 class Proc:
@@ -40,13 +48,14 @@ class Proc:
         return self
 
     def wait_ready(self, ready_file: Path, timeout: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout
-        while not ready_file.exists():
-            if self.p.poll() is not None:
-                raise RuntimeError(f"{self.args[0]} exited {self.p.returncode}:\n{self.output()}")
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"{self.args[0]} not ready in {timeout}s:\n{self.output()}")
-            time.sleep(0.05)
+        wait_for(f"{self.args[0]} ready file", ready_file.exists, timeout, detail=self.output,
+                 gone=self.exited)
+
+    def exited(self) -> str | None:
+        """Why this process can no longer become ready (it exited), or None while it runs."""
+        if self.p is not None and self.p.poll() is not None:
+            return f"{self.args[0]} exited {self.p.returncode}"
+        return None
 
     def output(self) -> str:
         try:
@@ -106,49 +115,175 @@ class McpStandIn:
             self.proc.stop()
 
 
-def descendants(pid: int) -> set[int]:
-    """Every live process below ``pid`` (from /proc), so a test can check none is left."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
+#: Starts tried when a port picked free was taken by another process before tg-launch bound it.
+PORT_TRIES = 3
+
+
+class Stack:
+    """A whole stack started by the real ``tg-launch`` (its own data directory and free ports)."""
+
+    def __init__(self, data_dir: Path, extra: list[str]) -> None:
+        self.data_dir = data_dir
+        self.extra = list(extra)
+        self.log = data_dir.parent / "tg-launch.out"
+        self._pick_ports()
+        self.proc: subprocess.Popen | None = None
+
+    def _pick_ports(self) -> None:
+        self.gateway_port = free_port()
+        self.url = f"http://127.0.0.1:{self.gateway_port}/"
+        self.mcp_port = free_port()
+        self.mcp_url = f"http://127.0.0.1:{self.mcp_port}/mcp"
+        self.args = [str(BIN / "tg-launch"), "--data-dir", str(self.data_dir),
+                     "--broker-port", str(free_port()), "--gateway-port", str(self.gateway_port),
+                     "--mcp-port", str(self.mcp_port), *self.extra]
+
+    def start(self, timeout: float = 120.0) -> None:
+        # A port found free can be taken by another test's process before tg-launch binds it
+        # (parallel workers): then the start is tried again on new ports.
+        for attempt in range(1, PORT_TRIES + 1):
+            try:
+                self._start_once(timeout)
+                return
+            except pytest.fail.Exception as e:
+                if attempt == PORT_TRIES or "Address already in use" not in str(e):
+                    raise
+                self._pick_ports()
+
+    def _start_once(self, timeout: float) -> None:
+        out = open(self.log, "wb")
+        self.proc = subprocess.Popen(self.args, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        out.close()
         try:
-            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        children.setdefault(ppid, []).append(int(entry.name))
-    found: set[int] = set()
-    todo = [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            if child not in found:
-                found.add(child)
-                todo.append(child)
-    return found
+            wait_for("'all components ready' from tg-launch", lambda: "all components ready" in self.output(),
+                     timeout, detail=lambda: f"{self.output()}\n{self.child_logs()}", gone=self.exited)
+        except BaseException:
+            self.stop()
+            raise
+
+    def exited(self) -> str | None:
+        """Why the stack can no longer come up (tg-launch exited), or None while it runs."""
+        if self.proc is not None and self.proc.poll() is not None:
+            return f"tg-launch exited {self.proc.returncode}"
+        return None
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace") if self.log.exists() else ""
+
+    def broker_url(self) -> str:
+        """The running stack's broker, as tg-launch wrote it for others to find."""
+        return (self.data_dir / "pulsar-url").read_text().strip()
+
+    def child_logs(self) -> str:
+        logs = self.data_dir / "logs"
+        return "\n".join(f"== {p.name}\n{p.read_text(errors='replace')[-3000:]}"
+                         for p in sorted(logs.glob("*.log"))) if logs.exists() else ""
+
+    def cli(self, command: str, *args: str, input: str | None = None, timeout: float = 60,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+        full_env = {**os.environ, "TRUSTGRAPH_URL": self.url, **(env or {})}
+        return subprocess.run([str(BIN / command), *args], input=input, capture_output=True, text=True,
+                              timeout=timeout, env=full_env)
+
+    def stop(self) -> int | None:
+        if self.proc is None or self.proc.poll() is not None:
+            return self.proc.returncode if self.proc else None
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return self.proc.wait()
+
+
+
+def bounded_llm(directory: Path, max_tokens: int) -> list[str]:
+    """tg-launch flags that run the embedded model with at most ``max_tokens`` per answer.
+
+    A real-model answer's length is the model's choice (up to the service's default of 512
+    tokens); on a loaded machine an unbounded one can outlast a client's timeout.  The
+    launcher's own ``llm`` component, with ``--max-output`` added, through its test hook
+    ``--extra-components``: everything else about it (the status line, ``--model``) is
+    what a user gets.
+    """
+    import dataclasses
+    import json
+
+    from trustgraph.launch.components import COMPONENTS
+    llm = next(c for c in COMPONENTS if c.name == "llm" and c.llm == "embedded")
+    item = {**dataclasses.asdict(llm), "args": [*llm.args, "--max-output", str(max_tokens)]}
+    path = directory / f"llm-max-{max_tokens}.json"
+    path.write_text(json.dumps([item]))
+    return ["--extra-components", str(path)]
+
+
+def descendants(pid: int) -> set[int]:
+    """Every live process below ``pid``, so a test can check none is left."""
+    try:
+        return {child.pid for child in psutil.Process(pid).children(recursive=True)}
+    except psutil.NoSuchProcess:
+        return set()
 
 
 def alive(pid: int) -> bool:
     """Whether ``pid`` runs (a zombie does not)."""
     try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
         return False
-    return state != "Z"
+
+
+# How often a wait looks again: often enough that a test ends soon after its event, rarely
+# enough that the looking costs nothing beside a loaded machine's real work.
+POLL_EVERY = 0.05
+
+
+def _missed(what: str, timeout: float, detail: Callable[[], str] | None, why: str | None) -> NoReturn:
+    reason = f"no {what}: {why}" if why else f"no {what} within {timeout:g}s"
+    pytest.fail(reason + (f"\n{detail()}" if detail else ""))
 
 
 def wait_for(what: str, probe: Callable[[], T], timeout: float = 60.0,
-             detail: Callable[[], str] | None = None) -> T:
-    """Poll ``probe`` until it returns something truthy and return that: a wait for an event
-    another process makes visible (a file, a log line, a count), never a pause; past
-    ``timeout`` the test fails naming ``what``, with ``detail()`` (e.g. the processes' output)."""
+             detail: Callable[[], str] | None = None, gone: Callable[[], str | None] | None = None,
+             every: float = POLL_EVERY) -> T:
+    """Poll ``probe`` until it returns something truthy and return that.
+
+    A wait for an event another process makes visible (a file, a log line, a count),
+    never a pause: the test goes on the moment the event is there, so a slow machine
+    only makes it slower, never wrong.  ``timeout`` is a bound on a hang, not a
+    performance figure: past it the test fails naming ``what``, with ``detail()``
+    (e.g. the processes' output).  ``gone()`` returns why the event can no longer come
+    (the process that would make it exited), failing at once instead of at the timeout.
+    """
     deadline = time.monotonic() + timeout
     while True:
         value = probe()
         if value:
             return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"no {what} within {timeout:.0f}s" + (f"\n{detail()}" if detail else ""))
-        time.sleep(0.05)
+        why = gone() if gone else None
+        if why or time.monotonic() > deadline:
+            _missed(what, timeout, detail, why)
+        time.sleep(every)
+
+
+async def wait_for_async(what: str, probe: Callable[[], T | Awaitable[T]], timeout: float = 60.0,
+                         detail: Callable[[], str] | None = None,
+                         gone: Callable[[], str | None] | None = None, every: float = POLL_EVERY) -> T:
+    """``wait_for`` inside an event loop: ``probe`` may be a plain or an async callable, and
+    the loop keeps running between looks (so the event, when it is made in this process,
+    can happen).  A probe that awaits a call (e.g. "until the service answers") should
+    bound that call itself and return a falsy value when it times out."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = probe()
+        if inspect.isawaitable(value):
+            value = await value
+        if value:
+            return value
+        why = gone() if gone else None
+        if why or time.monotonic() > deadline:
+            _missed(what, timeout, detail, why)
+        await asyncio.sleep(every)
 
 
 def bootstrap_prompts() -> Any:
@@ -191,5 +326,5 @@ def outside_data_blocks(text: str, open_tag: str = "<tool-data>", close_tag: str
         at = end + len(close_tag)
 
 
-__all__ = ["free_port", "Proc", "McpStandIn", "REPO", "BIN", "wait_for", "descendants", "alive",
-           "outside_data_blocks", "bootstrap_prompts"]
+__all__ = ["free_port", "Proc", "Stack", "LIGHT", "ANNOUNCING_SERVICE", "McpStandIn", "REPO", "BIN", "wait_for", "wait_for_async", "POLL_EVERY", "descendants", "alive",
+           "outside_data_blocks", "bootstrap_prompts", "bounded_llm"]

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
 import jsonschema
 import pytest
-from support import Proc, wait_for
-
-from .test_announce_cli import SERVICE, eventually
+from support import ANNOUNCING_SERVICE as SERVICE
+from support import Proc, bounded_llm, wait_for
 
 # The bootstrap template asks for a structured decision; the scripted model enforces the
 # schema it gets, as llama.cpp's grammar does, so a reply outside it would be an error.
@@ -67,10 +66,12 @@ def test_text_mode_template_still_works(scripted, tmp_path):
     assert put.returncode == 0, put.stderr
     try:
         # prompt-template reloads on the config push: ask until the dialog shows the text form.
-        deadline = time.monotonic() + 60
-        while "a cat joke, as text" not in (r := scripted.cli("tg-invoke-agent", "-q", "Tell me a joke about cats",
-                                                              "-v")).stdout:
-            assert r.returncode == 0 and time.monotonic() < deadline, r.stdout + r.stderr
+        def text_form() -> subprocess.CompletedProcess | None:
+            r = scripted.cli("tg-invoke-agent", "-q", "Tell me a joke about cats", "-v")
+            assert r.returncode == 0, r.stdout + r.stderr
+            return r if "a cat joke, as text" in r.stdout else None
+
+        r = wait_for("the dialog in the text form", text_form, 60)
         assert r.returncode == 0, r.stderr
         assert "🤔 a joke tool fits" in r.stdout and '🛠️ tell-joke {"topic": "cats"}' in r.stdout
         assert r.stdout.rstrip().splitlines()[-1] == "a cat joke, as text"
@@ -87,11 +88,14 @@ def test_show_tools_lists_the_tool_services(scripted):
     assert "joke-service" in r.stdout and "style=dad-joke" in r.stdout
 
 
+@pytest.mark.timeout(600)   # the real model on a loaded machine: a hang bound, not a speed
 def test_real_smollm2_makes_schema_valid_calls_of_a_tool_added_while_it_runs(stack_factory, tmp_path):
     """The embedded 135M model with the bootstrap template, as a user meets it: the joke tools,
     then a weather service started while the stack runs; every call it makes follows the
     called tool's argument schema (llama.cpp's grammar), and the dialog answers from the tool."""
-    s = stack_factory()
+    # Each step's decision is a JSON object of a few short strings (300 characters at most
+    # each, decision_schema.STRING_LIMIT): 256 tokens hold one, and bound a step's time.
+    s = stack_factory(*bounded_llm(tmp_path, 256))
     # A question the model is sure of: for "a joke about ..." it weighs the two joke tools
     # nearly alike (a toss-up, asked back), for "a dad joke about ..." it is not torn.  The
     # service has no joke about weekends, and says so.
@@ -109,7 +113,7 @@ def test_real_smollm2_makes_schema_valid_calls_of_a_tool_added_while_it_runs(sta
             c = json.loads(urllib.request.urlopen(s.url + "api/v1/tool-catalog", timeout=30).read())
             return c if any(t["name"] == "weather" for t in c["tools"]) else None
 
-        catalog = eventually("the weather tool in the catalog", with_weather)
+        catalog = wait_for("the weather tool in the catalog", with_weather, 60)
         schemas = {t["name"]: t["input-schema"] for t in catalog["tools"]}
         r = s.cli("tg-invoke-agent", "-q", "What is the weather in Paris?", "-v", timeout=120)
     finally:
@@ -136,10 +140,12 @@ def test_show_tools_reports_descriptor_errors_of_every_type(scripted):
     lost = "tool/lost: field 'service': unknown tool service 'missing-service'"
     assert r.stderr == f"tg-put-config-item: warning: {lost}\n"   # the command said it at once
     agent_log = scripted.data_dir / "logs" / "agent.log"
-    for _ in range(50):
+
+    def reported() -> str | None:
         out = scripted.cli("tg-show-tools").stdout
-        if "tool/oops" in out and "tool/lost" in out and lost in agent_log.read_text():
-            break
+        return out if "tool/oops" in out and "tool/lost" in out and lost in agent_log.read_text() else None
+
+    out = wait_for("both descriptor errors reported", reported, 60)
     errors = out.split("Descriptor errors:", 1)[1]
     assert "tool/oops" in errors and "no-such-type" in errors
     assert "tool/lost" in errors and "missing-service" in errors

@@ -6,14 +6,10 @@ import json
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
-from support import Proc
-
-from .test_launch_cli import LIGHT
-
-SERVICE = Path(__file__).resolve().parents[1] / "integration" / "announcing_service.py"
+from support import ANNOUNCING_SERVICE as SERVICE
+from support import LIGHT, Proc, wait_for
 
 
 @pytest.fixture(scope="module")
@@ -39,14 +35,9 @@ def service(stack, tmp_path):
         p.stop()
 
 
-def eventually(what: str, probe, timeout: float = 30.0) -> subprocess.CompletedProcess:
-    deadline = time.monotonic() + timeout
-    while True:
-        result = probe()
-        if result is not None:
-            return result
-        if time.monotonic() > deadline:
-            pytest.fail(f"no {what} within {timeout:g}s")
+def eventually(what: str, probe, timeout: float = 60.0) -> subprocess.CompletedProcess:
+    """The first result of ``probe`` (a command run) that is not None."""
+    return wait_for(what, lambda: (r := probe()) is not None and (r,), timeout)[0]
 
 
 def test_a_running_service_is_listed_and_callable_with_no_config_step(stack, service):

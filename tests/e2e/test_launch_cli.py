@@ -6,20 +6,15 @@ import asyncio
 import json
 import re
 import subprocess
-import time
 import urllib.parse
 import urllib.request
 from pathlib import Path
 
 import pytest
-from support import BIN
+from support import BIN, LIGHT, alive, descendants, wait_for, wait_for_async
 from trustgraph.base import PubSub
 from trustgraph.base.launching.broker import free_port
 from trustgraph.schema import AgentRequest
-
-from .conftest import alive, descendants
-
-LIGHT = ("--no-llm", "--no-prompt", "--no-agent", "--no-mcp-tool", "--no-mcp-server")
 
 
 @pytest.fixture(scope="module")
@@ -90,8 +85,8 @@ def test_restart_keeps_config_and_sigterm_leaves_no_process(stack_factory):
     kids = descendants(s.proc.pid)
     assert len(kids) >= 4  # broker, config-svc, api-gateway, joke-service
     assert s.stop() == 0
-    time.sleep(0.5)
-    assert [p for p in kids if alive(p)] == []
+    wait_for("every child of tg-launch gone", lambda: not [p for p in kids if alive(p)], 30,
+             detail=lambda: f"left: {[p for p in kids if alive(p)]}")
     # A stop removes its run files (and only those).
     left = sorted(p.relative_to(s.data_dir).as_posix() for p in s.data_dir.rglob("*")
                   if p.name in ("pulsar-url", "tg-launch.lock") or p.suffix == ".ready")
@@ -209,12 +204,13 @@ def test_show_flows_marks_interfaces_no_processor_serves(stack):
         try:
             await ps.consumer("non-persistent://tg/request/agent:default", "show-flows-test",
                               AgentRequest, handler=lambda msg: asyncio.sleep(0))
-            deadline = time.monotonic() + 60  # the broker counts consumers every few seconds
-            while True:
+
+            async def served() -> str | None:
                 out = await asyncio.to_thread(lambda: stack.cli("tg-show-flows").stdout)
-                if mark not in interface_rows(out, "agent") or time.monotonic() > deadline:
-                    return out
-                await asyncio.sleep(0.5)
+                return out if mark not in interface_rows(out, "agent") else None
+
+            # The broker counts consumers every few seconds.
+            return await wait_for_async("the agent interface shown as served", served, 60, every=0.5)
         finally:
             await ps.close()
 

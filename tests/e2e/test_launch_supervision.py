@@ -20,8 +20,7 @@ from typing import TypeVar
 
 import pytest
 import support
-
-from .conftest import Stack, alive, descendants
+from support import Stack, alive, descendants
 
 STAND_IN = Path(__file__).with_name("launch_stand_in.py")
 # Only the broker and config-svc of the real stack, unless a test wants more.

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
-import time
 import urllib.request
 
 import pytest
@@ -38,14 +37,6 @@ def server(tmp_path):
     s = McpStandIn(tmp_path / "mcp.log", token=TOKEN).start()
     yield s
     s.stop()
-
-
-def until(what: str, probe, timeout: float = 30.0) -> None:
-    end = time.monotonic() + timeout
-    while not probe():
-        if time.monotonic() > end:
-            raise AssertionError(f"no {what} within {timeout:g}s")
-        time.sleep(0.1)
 
 
 def test_imported_tools_are_used_by_the_agent_at_once(stack, server):
@@ -96,10 +87,10 @@ def test_watch_follows_the_servers_tool_list(stack, server):
     watch = subprocess.Popen([str(BIN / "tg-import-mcp-tools"), server.url, "--auth-token", TOKEN,
                               "--prefix", "w-", "--watch", "-u", stack.url], stdout=log, stderr=subprocess.STDOUT)
     try:
-        until("watching", lambda: "Watching" in server.log.with_name("watch.log").read_text())
+        wait_for("watching", lambda: "Watching" in server.log.with_name("watch.log").read_text())
         r = stack.cli("tg-invoke-mcp-tool", "-n", "w-grow", "-P", '{"name": "fresh"}')
         assert r.returncode == 0, r.stderr
-        until("the new tool in config", lambda: "w-fresh" in stack.cli(
+        wait_for("the new tool in config", lambda: "w-fresh" in stack.cli(
             "tg-list-config-items", "--type", "tool").stdout.split())
         r = stack.cli("tg-invoke-mcp-tool", "-n", "w-fresh")
         assert (r.returncode, r.stdout) == (0, "fresh ok\n"), r.stderr

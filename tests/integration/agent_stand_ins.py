@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from support import wait_for_async
 from trustgraph.agent.react import Processor
 from trustgraph.agent.react.service import CLIENTS
 from trustgraph.base import PubSub, RequestResponseClient, testing
@@ -101,13 +102,15 @@ class AgentHarness:
         "Too many agent iterations" at once, without calling the model.
         """
         probe = AgentRequest(question=PROBE, history=[AgentStep()] * self.proc.manager.max_iterations)
-        for _ in range(40):
+
+        async def answered() -> bool:
             try:
-                await self.client.request(probe, timeout=0.25)
-                return
+                await self.client.request(probe, timeout=2.0)
+                return True
             except TimeoutError:
-                continue
-        raise AssertionError("the agent never answered a probe")
+                return False
+
+        await wait_for_async("an answer of the agent to a probe", answered, 60, every=0)
 
     async def configure(self, tools: dict[str, Any] | None = None, services: dict[str, Any] | None = None,
                         **more: dict[str, str]) -> None:

@@ -33,15 +33,25 @@ from trustgraph.schema.services.agent import OUTCOME_NO_TOOL
 
 
 class Echo(DynamicToolService):
-    """Echoes user, config and arguments; fails or sleeps when asked to."""
+    """Echoes user, config and arguments; fails, or holds a call until the test lets it go."""
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.holding = asyncio.Event()   # a call with topic "hold" has arrived
+        self.release = asyncio.Event()   # set by the test: the held call answers
 
     async def invoke(self, user, config, arguments):
         topic = arguments.get("topic", "")
         if topic == "fail":
             raise ToolError("no jokes about failure")
-        if topic.startswith("sleep"):
-            await asyncio.sleep(float(topic[5:]))
+        if topic == "hold":
+            self.holding.set()
+            await self.release.wait()
         return {"user": user, "config": config, "arguments": arguments}
+
+
+#: The running Echo services by topic (the ``echo`` fixture gives tests the topic).
+ECHOES: dict[str, Echo] = {}
 
 
 @pytest.fixture
@@ -63,7 +73,9 @@ async def echo(broker):
     topic = unique("echo")
     svc = Echo(id=topic, pulsar_host=broker.url, metrics=False, topic=topic)
     await svc.start()
+    ECHOES[topic] = svc
     yield topic
+    ECHOES.pop(topic, None)
     await svc.stop()
 
 
@@ -154,7 +166,7 @@ async def test_tool_service_not_running_times_out_and_dialog_goes_on(agent):
                       services={gone: service_descriptor(gone)})
     t0 = time.monotonic()
     got = await a.ask("q", streaming=True)
-    assert time.monotonic() - t0 < 5  # the descriptor's 1 s, not the agent's 30 s
+    assert time.monotonic() - t0 < 20  # the descriptor's 1 s, not the agent's 30 s
     obs = [r.content for r in got if r.chunk_type == "observation"]
     assert obs == ["Error: tool 'absent' did not answer within 1 seconds; it may be busy or not running. "
                    "Try again, use another tool, or give a Final Answer with what you know."]
@@ -377,18 +389,17 @@ async def test_one_client_per_service_closed_when_unused(agent, echo):
     a = await agent()
     services = {echo: service_descriptor(echo, ["style"])}
     tools = {"pun": service_tool("pun", echo, style="pun"), "dad": service_tool("dad", echo, style="dad")}
-    a.model.replies = [call("pun", topic="x"), call("dad", topic="sleep0.6"), final(last_observation)]
+    a.model.replies = [call("pun", topic="x"), call("dad", topic="hold"), final(last_observation)]
     await a.configure(tools=tools, services=services)
     assert a.proc.tool_clients.clients == {}  # created on first use
     dialog = asyncio.ensure_future(a.ask("q", user="erin"))
-    while len(a.model.calls) < 2:
-        await asyncio.sleep(0.02)
-    await asyncio.sleep(0.2)  # the second call is in flight
+    await asyncio.wait_for(ECHOES[echo].holding.wait(), 60)  # the second call is in flight
     pool = a.proc.tool_clients
     assert len(pool.clients) == 1
     client = next(iter(pool.clients.values()))
     await a.configure(tools={}, services=services)  # reload: no tool uses the service any more
     assert client.started, "closed under a running call"
+    ECHOES[echo].release.set()
     got = await dialog
     first, second = (json.loads(o) for o in observations(got))
     assert (first["config"], second["config"]) == ({"style": "pun"}, {"style": "dad"})

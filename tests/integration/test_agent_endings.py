@@ -13,6 +13,7 @@ import time
 
 import pytest
 from agent_stand_ins import AgentHarness, observations, service_descriptor, service_tool, unique
+from support import wait_for_async
 from trustgraph.base import DynamicToolService
 from trustgraph.base.tool_services.dynamic_tool_service import ToolError
 from trustgraph.schema.services.agent import (
@@ -153,9 +154,8 @@ async def test_the_same_failing_call_twice_ends_the_dialog_with_its_error(agent,
     a = await agent()
     a.model.replies = [decide("shout", text="fail")]   # the model would repeat it every step
     await a.configure(tools=tools_of(shout, "shout"), services={shout: service_descriptor(shout)})
-    t0 = time.monotonic()
     got = await a.ask("shout fail")
-    assert len(a.model.calls) == 2 and time.monotonic() - t0 < 15
+    assert len(a.model.calls) == 2
     err = got[-1]
     assert err.error.type == "agent-error" and err.outcome == OUTCOME_ERROR
     assert err.error.message.startswith("The same call of tool 'shout' failed twice: tool 'shout' failed: "
@@ -169,17 +169,13 @@ async def test_a_stopped_announced_service_ends_the_dialog_as_unavailable(agent,
     await svc.start()
     await a.configure()
     a.model.replies = [decide("shout", text="x")]
-    deadline = time.monotonic() + 30
-    while "shout" not in a.proc.registry.tools:   # announced: the agent has the tool
-        assert time.monotonic() < deadline, "the announced tool never reached the agent"
-        await a.ask("warm up", timeout=20)
+    await wait_for_async("the announced tool in the agent", lambda: "shout" in a.proc.registry.tools, 60)
     await svc.stop()                                # a clean stop says "down"
-    while a.proc.feed.directory.live_for(topic) is not False:
-        assert time.monotonic() < deadline, "the service never went down in the agent's directory"
-        await a.ask("wait", timeout=20)
+    await wait_for_async("the service down in the agent's directory",
+                         lambda: a.proc.feed.directory.live_for(topic) is False, 60)
     t0 = time.monotonic()
     got = await a.ask("shout x")
-    assert time.monotonic() - t0 < 10
+    assert time.monotonic() - t0 < 30   # at once: not the tool call's timeout
     err = got[-1]
     assert err.outcome == OUTCOME_UNAVAILABLE, err.error
     assert "is not running" in err.error.message and "failed twice" in err.error.message

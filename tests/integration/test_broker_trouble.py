@@ -11,12 +11,11 @@ import os
 import signal
 import subprocess
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from support import BIN
+from support import BIN, wait_for
 from trustgraph.base.launching.broker import free_port
 from trustgraph.base.launching.stack import RunFiles
 
@@ -45,14 +44,12 @@ class Service:
     def lines(self, word: str) -> list[str]:
         return [ln for ln in self.stderr().splitlines() if word in ln]
 
-    def wait_for(self, what: str, probe: Callable[[], object], timeout: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout
-        while not probe():
-            if self.p.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"no {what} within {timeout:.0f}s (exit {self.p.poll()}):\n{self.stderr()}")
-            time.sleep(0.05)
+    def wait_for(self, what: str, probe: Callable[[], object], timeout: float = 60.0) -> None:
+        """``support.wait_for``, failing at once if this process exits, with its stderr."""
+        wait_for(what, probe, timeout, detail=self.stderr,
+                 gone=lambda: None if self.p.poll() is None else f"exited {self.p.poll()}")
 
-    def stop_with(self, sig: signal.Signals, within: float = 10.0) -> int:
+    def stop_with(self, sig: signal.Signals, within: float = 30.0) -> int:
         """Send ``sig`` and return the exit code; it must come within ``within`` seconds."""
         self.p.send_signal(sig)
         try:
@@ -191,10 +188,8 @@ def test_processors_started_by_hand_get_their_own_metrics_port_quietly(tmp_path,
                     stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env), err, ready))
         ports = []
         for p, err, ready in procs:
-            deadline = time.monotonic() + 30
-            while not ready.exists():
-                assert p.poll() is None and time.monotonic() < deadline, err.read_text()
-                time.sleep(0.05)
+            wait_for("joke-service ready", ready.exists, 60, detail=err.read_text,
+                     gone=lambda p=p: None if p.poll() is None else f"joke-service exited {p.poll()}")
             text = err.read_text()
             assert " WARNING " not in text and " ERROR " not in text, text
             found = [ln.split("http://127.0.0.1:")[1].split("/")[0] for ln in text.splitlines()

@@ -18,7 +18,7 @@ from typing import Any
 import aiohttp
 import msgpack
 import pytest
-from test_gateway import eventually, http, post, pubsub, responder, stack, start_gateway, unique  # noqa: F401
+from gateway_stack import eventually, post, responder, start_gateway, unique
 from trustgraph.api import Api, Uri
 from trustgraph.base.launching.broker import EmbeddedBroker
 from trustgraph.schema import (
@@ -54,7 +54,7 @@ def one_way(tag: str, kind: str, flow: str) -> str:
     return f"persistent://tg/flow/{kind}:{flow}-{tag}"
 
 
-async def start_upstream_flow(http: aiohttp.ClientSession, url: str, tag: str, flow: str) -> None:  # noqa: F811
+async def start_upstream_flow(http: aiohttp.ClientSession, url: str, tag: str, flow: str) -> None:
     interfaces: dict[str, Any] = {k: rr(tag, k, "{id}") for k in RR_KINDS}
     interfaces.update({k: one_way(tag, k, "{id}") for k in ONE_WAY})
     blueprint = {"description": "upstream kinds", "interfaces": interfaces, "blueprint": {}, "flow": {}}
@@ -72,7 +72,7 @@ async def start_upstream_flow(http: aiohttp.ClientSession, url: str, tag: str, f
 
 
 @pytest.fixture(scope="module")
-def upstream_gateway(stack, broker: EmbeddedBroker, tmp_path_factory: pytest.TempPathFactory):  # noqa: F811
+def upstream_gateway(stack, broker: EmbeddedBroker, tmp_path_factory: pytest.TempPathFactory):
     """A second gateway with librarian and knowledge topics of this module's own."""
     tag = stack.tag
     extra = []
@@ -84,7 +84,7 @@ def upstream_gateway(stack, broker: EmbeddedBroker, tmp_path_factory: pytest.Tem
     proc.stop()
 
 
-async def test_flow_kinds_of_upstream_processors(stack, upstream_gateway, http, pubsub) -> None:  # noqa: F811
+async def test_flow_kinds_of_upstream_processors(stack, upstream_gateway, http, pubsub) -> None:
     url, flow = upstream_gateway, unique("f")
     await start_upstream_flow(http, url, stack.tag, flow)
 
@@ -116,7 +116,7 @@ async def test_flow_kinds_of_upstream_processors(stack, upstream_gateway, http, 
         "error": {"type": "gateway-error", "message": "Bad request: a term must be a JSON object"}}
 
 
-async def test_text_load_and_import_export_sockets(stack, upstream_gateway, http, pubsub) -> None:  # noqa: F811
+async def test_text_load_and_import_export_sockets(stack, upstream_gateway, http, pubsub) -> None:
     url, flow = upstream_gateway, unique("f")
     await start_upstream_flow(http, url, stack.tag, flow)
     loaded: asyncio.Queue = asyncio.Queue()
@@ -164,8 +164,8 @@ async def test_text_load_and_import_export_sockets(stack, upstream_gateway, http
         assert await asyncio.wait_for(ws.receive_json(), 10) == {"error": "This kind not supported by flow"}
 
 
-async def test_an_export_socket_removes_its_subscription_when_it_ends(  # noqa: F811
-        stack, broker, http, pubsub, tmp_path) -> None:  # noqa: F811
+async def test_an_export_socket_removes_its_subscription_when_it_ends(
+        stack, broker, http, pubsub, tmp_path) -> None:
     """A closed export leaves no subscription on the persistent topic, so the broker keeps nothing for it."""
     proc, url = start_gateway(tmp_path, broker, stack.queues)
     try:
@@ -207,7 +207,7 @@ async def test_an_export_socket_removes_its_subscription_when_it_ends(  # noqa: 
         proc.stop()
 
 
-async def test_global_kinds_and_knowledge_cores(stack, upstream_gateway, http, pubsub) -> None:  # noqa: F811
+async def test_global_kinds_and_knowledge_cores(stack, upstream_gateway, http, pubsub) -> None:
     url, tag = upstream_gateway, stack.tag
     cores: dict[str, list[Any]] = {}
 

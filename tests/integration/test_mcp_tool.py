@@ -136,8 +136,8 @@ async def test_a_killed_server_is_an_error_within_the_deadline_then_used_again(s
     server.kill()
     for _ in range(2):   # the broken session, then a fresh connection attempt to nothing
         start = time.monotonic()
-        down = await mcp.call("loud", {"text": "down"}, timeout=10)
-        assert time.monotonic() - start < 10
+        down = await mcp.call("loud", {"text": "down"}, timeout=30)
+        assert time.monotonic() - start < 20   # well within its 30 s deadline
         assert down.error is not None and down.error.type == "tool-error" and server.url in down.error.message
         assert "did not answer" not in down.error.message   # known at once, not at the deadline
     server.start()
@@ -153,8 +153,8 @@ async def test_a_slow_server_is_an_error_before_the_callers_deadline(stack, mcp_
     _agent, mcp = await stack()
     await mcp.configure({"slow": entry(server, "slow", token=None)})
     start = time.monotonic()
-    late = await mcp.call("slow", {"seconds": 60}, timeout=4)
-    assert time.monotonic() - start < 4
+    late = await mcp.call("slow", {"seconds": 60}, timeout=10)
+    assert time.monotonic() - start < 10   # mcp-tool's answer, before the caller gives up
     assert late.error is not None and "did not answer" in late.error.message
 
 

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from test_gateway import http, pubsub, responder, stack, start_flow, topics, unique  # noqa: F401 - fixtures
+from gateway_stack import responder, start_flow, topics, unique
 from trustgraph.api import (
     AgentAnswer,
     AgentObservation,
@@ -37,7 +37,7 @@ async def in_thread(fn: Any, *args: Any) -> Any:
     return await asyncio.to_thread(fn, *args)
 
 
-async def test_config_interface(stack) -> None:  # noqa: F811
+async def test_config_interface(stack) -> None:
     api = Api(stack.url, timeout=30)
     kind = unique("type")
     config = api.config()
@@ -54,7 +54,7 @@ async def test_config_interface(stack) -> None:  # noqa: F811
         await in_thread(config.request, {"operation": "nonsense"})
 
 
-async def test_flow_interface_and_services(stack, http, pubsub) -> None:  # noqa: F811
+async def test_flow_interface_and_services(stack, http, pubsub) -> None:
     flow_id = unique("f")
     await start_flow(http, stack, flow_id)
     api = Api(stack.url, timeout=30)
@@ -98,7 +98,7 @@ async def test_flow_interface_and_services(stack, http, pubsub) -> None:  # noqa
     api.close()
 
 
-async def test_routing_errors_raise(stack) -> None:  # noqa: F811
+async def test_routing_errors_raise(stack) -> None:
     api = Api(stack.url, timeout=30)
     with pytest.raises(GatewayError, match="Invalid flow"):
         await in_thread(api.socket().flow(unique("nope")).text_completion, "", "hi")
@@ -107,7 +107,7 @@ async def test_routing_errors_raise(stack) -> None:  # noqa: F811
     api.close()
 
 
-async def test_flow_parameters_of_any_json_type_are_stored_as_upstream_stores_them(stack, http) -> None:  # noqa: F811
+async def test_flow_parameters_of_any_json_type_are_stored_as_upstream_stores_them(stack, http) -> None:
     flow_id = unique("f")
     await start_flow(http, stack, flow_id)  # puts the blueprint
     api = Api(stack.url, timeout=30)
@@ -119,7 +119,7 @@ async def test_flow_parameters_of_any_json_type_are_stored_as_upstream_stores_th
     await in_thread(api.flow().stop, other)
 
 
-async def test_a_null_flow_parameter_is_stored_as_upstream_stores_it(stack, http) -> None:  # noqa: F811
+async def test_a_null_flow_parameter_is_stored_as_upstream_stores_it(stack, http) -> None:
     """Through the gateway to config-svc: null is upstream's str(None), not a missing value."""
     flow_id = unique("f")
     await start_flow(http, stack, flow_id)  # puts the blueprint

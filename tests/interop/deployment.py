@@ -49,7 +49,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from support import BIN, Proc
+import pytest
+from support import BIN, Proc, wait_for
 from trustgraph.base.launching.broker import EmbeddedBroker, free_port
 
 from interop.venvs import Venv
@@ -240,29 +241,34 @@ class Deployment:
             if isinstance(outcome, DeploymentError):
                 raise outcome
             return outcome
-        deadline = time.monotonic() + timeout
-        bound, last = 2.0, None
-        while time.monotonic() < deadline:
-            dead = {name: proc for name, proc in self.procs.items()
-                    if proc.p is not None and proc.p.poll() is not None}
-            if dead:
-                last = "; ".join(f"{name} exited {proc.p.returncode}: {proc.output()[-500:]}"
-                                 for name, proc in dead.items())
-                break
-            started = time.monotonic()
+        state: dict[str, Any] = {"bound": 2.0, "last": None}
+
+        def tried() -> tuple[Any] | None:
             try:
-                value = attempt(bound)
+                value = attempt(state["bound"])
                 if value is not None:
-                    self._warm[what] = value
-                    return value
+                    return (value,)
             except (OSError, ValueError) as e:  # refused, timed out, not JSON yet
-                last = e
-            bound = min(bound * 1.5, 15.0)
-            if time.monotonic() - started < 0.1:
-                time.sleep(0.1)  # a polling interval for quick refusals ("Invalid flow"), not a wait for anything
-        error = DeploymentError(f"{what}: not answering after {timeout:.0f} s (last: {last!r})")
-        self._warm[what] = error
-        raise error
+                state["last"] = e
+            state["bound"] = min(state["bound"] * 1.5, 15.0)
+            return None
+
+        def dead() -> str | None:
+            gone = {name: proc for name, proc in self.procs.items()
+                    if proc.p is not None and proc.p.poll() is not None}
+            return "; ".join(f"{name} exited {proc.p.returncode}: {proc.output()[-500:]}"
+                             for name, proc in gone.items()) or None
+
+        try:
+            # every=0.1: a polling interval for quick refusals ("Invalid flow").
+            (value,) = wait_for(what, tried, timeout, gone=dead, every=0.1)
+        except pytest.fail.Exception:
+            error = DeploymentError(f"{what}: not answering after {timeout:.0f} s "
+                                    f"(last: {dead() or state['last']!r})")
+            self._warm[what] = error
+            raise error from None
+        self._warm[what] = value
+        return value
 
     def ready_agent(self, gateway: str, flow: str) -> None:
         """The flow's agent chain answers through ``gateway`` (any answer or service error)."""

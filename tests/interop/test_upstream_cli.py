@@ -8,7 +8,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from test_gateway import stack  # noqa: F401 - our config-svc and api-gateway
+from gateway_stack import stack  # noqa: F401 - our config-svc and api-gateway
 
 from interop.venvs import upstream_commands
 

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import subprocess
 import uuid
 from pathlib import Path
 
 import pytest
-from test_gateway import stack  # noqa: F401 - our config-svc and api-gateway
+from gateway_stack import stack  # noqa: F401 - our config-svc and api-gateway
+from support import wait_for_async
 from trustgraph.base import PubSub, ToolServiceClient
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(900)]
@@ -85,13 +87,20 @@ async def test_our_client_calls_upstreams_dynamic_tool_service(upstream_venv, br
     try:
         client = ToolServiceClient(ps, request_topic=f"non-persistent://tg/request/{topic}",
                                    response_topic=f"non-persistent://tg/response/{topic}")
-        text = None
-        for _ in range(60):  # upstream has no readiness signal: a call that times out is retried
+
+        async def answered() -> tuple[str] | None:
             try:
-                text = await client.call("ann", {}, {"text": "hello"}, timeout=1.0)
-                break
+                return (await client.call("ann", {}, {"text": "hello"}, timeout=5.0),)
             except TimeoutError:
-                assert server.poll() is None, (tmp_path / "server.log").read_text()
+                return None
+
+        # Upstream has no readiness signal: a call that times out is retried.
+        text = None
+        with contextlib.suppress(pytest.fail.Exception):   # the row says it failed, then the assert
+            (text,) = await wait_for_async(
+                "an answer of the upstream service", answered, 120, every=0,
+                detail=lambda: (tmp_path / "server.log").read_text(),
+                gone=lambda: None if server.poll() is None else f"exited {server.poll()}")
         ok = text == "hello"
         row("upstream DynamicToolService", "our ToolServiceClient -> upstream service", ok)
         assert ok

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pulsar
 
 # What a field may be given instead of what its schema says.
@@ -257,8 +258,8 @@ class RawBus:
 
 def _cmdline(pid: int) -> list[str]:
     try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
-    except OSError:
+        return psutil.Process(pid).cmdline()
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
         return []
 
 
@@ -278,9 +279,6 @@ def components(pids: Iterable[int], commands: dict[str, str]) -> dict[str, int]:
 def rss_mb(pid: int) -> float:
     """Resident memory of ``pid`` in MB (0 when it is gone)."""
     try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
+        return psutil.Process(pid).memory_info().rss / 2**20
+    except psutil.NoSuchProcess:
+        return 0.0

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from support import BIN, Proc
+from support import BIN, Proc, wait_for_async
 from trustgraph.base.launching.broker import free_port
 
 SERVICE = Path(__file__).with_name("slow_tool_service.py")
@@ -76,10 +76,7 @@ async def test_editing_a_big_config_ends_no_call_in_flight(own_broker, tmp_path,
                     catalog = await r.json()
                 return any(t.get("name") == "slow" and not t.get("errors") for t in catalog["tools"])
 
-            t0 = time.monotonic()
-            while not await slow_listed():
-                assert time.monotonic() - t0 < WAIT, "the gateway never listed the slow tool"
-                await asyncio.sleep(0.2)
+            await wait_for_async("the slow tool in the gateway's catalog", slow_listed, WAIT, every=0.2)
 
             results: list[dict] = []
             in_flight = 0
@@ -112,9 +109,8 @@ async def test_editing_a_big_config_ends_no_call_in_flight(own_broker, tmp_path,
                             catalog = await r.json()
                         return any(e.get("description") == tool["description"] for e in catalog["tools"])
 
-                    while not await edited():   # the gateway fetched the new version (in parts)
-                        assert time.monotonic() - t < WAIT, "the gateway never applied the edit"
-                        await asyncio.sleep(0.2)
+                    # The gateway fetched the new version (in parts).
+                    await wait_for_async("the edit in the gateway's catalog", edited, WAIT, every=0.2)
                     applied.append(time.monotonic() - t)
                 return applied
 

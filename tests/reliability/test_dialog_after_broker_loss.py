@@ -27,8 +27,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from e2e.conftest import Stack
-from support import BIN, Proc, wait_for
+from support import BIN, Proc, Stack, wait_for
 
 SERVICE = Path(__file__).with_name("slow_tool_service.py")
 DIALOGS = 6

@@ -13,6 +13,7 @@ without a backend in this stack (graph-rag, librarian, ...) run only in
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 import urllib.request
@@ -20,7 +21,6 @@ from typing import Any
 
 import aiohttp
 import pytest
-from e2e.conftest import Stack, descendants
 from hostile_kit import (
     DEEP,
     DEEPER,
@@ -33,6 +33,7 @@ from hostile_kit import (
     deep,
     rss_mb,
 )
+from support import Stack, descendants, wait_for
 from trustgraph.gateway.translators import FLOW_KINDS, GLOBAL_KINDS, SENDERS
 from trustgraph.launch.components import COMPONENTS
 
@@ -211,11 +212,12 @@ def _bus_barrage(entry: str, watched: Watched, bus: RawBus, scenario, replies: R
     assert len(cases) >= 50 and len(owed) >= 45
     # A good request first: the service is serving and our subscription settled before the barrage.
     probe = f"h-{entry}-probe"
-    deadline = time.monotonic() + 60
-    while replies.wait([probe], 0) and time.monotonic() < deadline:
+
+    def answered() -> bool:   # each try waits up to 3 s for its reply: no pause between tries
         bus.send(topic, json.dumps(good).encode(), {"id": probe})
-        replies.wait([probe], 3)
-    assert not replies.wait([probe], 0), f"{entry} does not answer a good request"
+        return not replies.wait([probe], 3)
+
+    wait_for(f"answer of {entry} to a good request", answered, 60, every=0)
     restarts = watched.restarts()
     began = time.monotonic()
     missing: set[str] = set()
@@ -269,16 +271,6 @@ def _catalog(watched: Watched) -> dict[str, Any]:
 
 def _tool_names(watched: Watched) -> set[str]:
     return {t["name"] for t in _catalog(watched)["tools"] if not t.get("errors") and "name" in t}
-
-
-def _wait(what: str, probe: Any, timeout: float = 60.0) -> Any:
-    """Poll ``probe`` until it is truthy (an event the stack shows, not a pause)."""
-    deadline = time.monotonic() + timeout
-    while not (value := probe()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"no {what} within {timeout:.0f}s")
-        time.sleep(0.1)
-    return value
 
 
 def _announcement(service: str, state: str, request_queue: str, tools: dict[str, Any]) -> dict[str, Any]:
@@ -336,7 +328,7 @@ def _announcements(watched: Watched, bus: RawBus, scenario) -> bool:
         json.dumps(_announcement("h-marker", "up", "non-persistent://tg/request/h-marker", marker)).encode(),
         {},
     )
-    _wait("the marker tool", lambda: "marker-tool" in _tool_names(watched))
+    wait_for("the marker tool", lambda: "marker-tool" in _tool_names(watched))
     bus.send(
         ANNOUNCE,
         json.dumps(
@@ -344,7 +336,7 @@ def _announcements(watched: Watched, bus: RawBus, scenario) -> bool:
         ).encode(),
         {},
     )
-    _wait("the marker tool gone", lambda: "marker-tool" not in _tool_names(watched))
+    wait_for("the marker tool gone", lambda: "marker-tool" not in _tool_names(watched))
     catalog = _catalog(watched)
     joke = next((t for t in catalog["tools"] if t.get("name") == "tell-joke" and not t.get("errors")), {})
     body = json.dumps({"tool": "tell-joke", "arguments": {"topic": "cats"}}).encode()
@@ -384,10 +376,13 @@ def _log_lines(watched: Watched, bus: RawBus, scenario) -> bool:
         bus.send(topic, b"\x00", {"id": f"log-probe\n{FORGED_VALUE}"})
         bus.send(topic, b"\x00", {"id": "log-probe-" + "m" * 1_000_000})
     replies = bus.replies("non-persistent://tg/response/config")
-    deadline = time.monotonic() + 60
-    while replies.wait(["log-sync"], 0) and time.monotonic() < deadline:
+
+    def synced() -> bool:   # each try waits up to 3 s for its reply: no pause between tries
         bus.send(BUS["config"][0], b"{}", {"id": "log-sync"})
-        replies.wait(["log-sync"], 3)
+        return not replies.wait(["log-sync"], 3)
+
+    with contextlib.suppress(pytest.fail.Exception):   # the logs are read either way
+        wait_for("answer of config-svc to the log-sync request", synced, 60, every=0)
     replies.close()
     lines = watched.logs().splitlines()
     forged = [ln for ln in lines if ln.startswith(FORGED_VALUE[:10]) and "forged" in ln]

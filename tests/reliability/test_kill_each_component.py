@@ -21,11 +21,11 @@ import os
 import signal
 import subprocess
 import time
-from pathlib import Path
 
 import aiohttp
+import psutil
 import pytest
-from support import BIN
+from support import BIN, wait_for_async
 from trustgraph.base.launching.broker import EmbeddedBroker, free_port
 
 CLIENTS = 4
@@ -41,25 +41,17 @@ VICTIMS = [("LLM service", "text-completion-scripted"), ("prompt-template", "pro
 
 
 def _children(pid: int) -> dict[int, list[str]]:
-    """Every live descendant of ``pid`` with its command line (from /proc)."""
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
+    """Every live descendant of ``pid`` with its command line."""
     found: dict[int, list[str]] = {}
-    todo = [pid]
-    while todo:
-        parent = todo.pop()
-        for child, ppid in parents.items():
-            if ppid == parent and child not in found:
-                try:
-                    found[child] = Path(f"/proc/{child}/cmdline").read_bytes().decode(errors="replace").split("\0")
-                except OSError:
-                    continue
-                todo.append(child)
+    try:
+        children = psutil.Process(pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return found
+    for child in children:
+        try:
+            found[child.pid] = child.cmdline()
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
     return found
 
 
@@ -150,10 +142,11 @@ async def test_kill_9_of_every_component_mid_traffic(tmp_path, scenario):
     runner: asyncio.Task | None = None
     rows = []
     try:
-        deadline = time.monotonic() + 180
-        while "all components ready" not in log.read_text(errors="replace"):
-            assert launcher.poll() is None and time.monotonic() < deadline, log.read_text(errors="replace")
-            await asyncio.sleep(0.2)  # polling a log file for a line: no event to wait on
+        await wait_for_async("'all components ready' from tg-launch",
+                             lambda: "all components ready" in log.read_text(errors="replace"), 180,
+                             detail=lambda: log.read_text(errors="replace"),
+                             gone=lambda: None if launcher.poll() is None else f"tg-launch exited {launcher.poll()}",
+                             every=0.2)
         runner = asyncio.ensure_future(traffic.run())
         assert await traffic.wait_fresh_success(time.monotonic() - 1, 60) is not None, "no success before faults"
         for name, command in VICTIMS:

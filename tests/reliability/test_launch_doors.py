@@ -18,6 +18,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
@@ -154,9 +155,12 @@ async def test_the_broker_and_every_child_die_with_tg_launch(tmp_path, scenario,
     killed = time.monotonic()
     first.proc.send_signal(sig)
     first.proc.wait(60)
-    deadline = time.monotonic() + 30
-    while any(alive(p) for p in kids) and time.monotonic() < deadline:
-        time.sleep(0.1)   # polling /proc for the children's exits: no event to wait on
+    # Not our children, so no wait() of ours sees them end: psutil watches them (up to 30 s).
+    watched = []
+    for pid in kids:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            watched.append(psutil.Process(pid))
+    psutil.wait_procs(watched, timeout=30)
     left = sorted(p for p in kids if alive(p))
     gone_s = time.monotonic() - killed
     again = Launch(data, *args)

@@ -28,9 +28,8 @@ from typing import Any
 import aiohttp
 import pulsar
 import pytest
-from e2e.conftest import Stack, descendants
 from hostile_kit import components
-from support import BIN, wait_for
+from support import BIN, Stack, descendants, wait_for
 from trustgraph.base.launching.broker import free_port
 from trustgraph.launch.components import COMPONENTS
 

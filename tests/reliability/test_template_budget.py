@@ -16,8 +16,8 @@ import asyncio
 import json
 import time
 import uuid
-from pathlib import Path
 
+import psutil
 from trustgraph.base import PubSub, RequestResponseClient
 from trustgraph.base.messaging import deadlines
 from trustgraph.schema import ConfigRequest, ConfigResponse, ConfigValue, PromptRequest, PromptResponse
@@ -38,18 +38,17 @@ MEMORY_MB = 200          # what the prompt service and its workers may hold more
 def _tree_rss_mb(pid: int) -> float:
     """Resident memory of ``pid`` and its children (the render workers), in MB."""
     total = 0
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
+    try:
+        proc = psutil.Process(pid)
+        procs = [proc, *proc.children()]
+    except psutil.NoSuchProcess:
+        return 0.0
+    for one in procs:
         try:
-            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            if int(entry.name) != pid and int(stat[1]) != pid:
-                continue
-            total += next(int(line.split()[1]) for line in (entry / "status").read_text().splitlines()
-                          if line.startswith("VmRSS:"))
-        except (OSError, StopIteration, IndexError, ValueError):
+            total += one.memory_info().rss
+        except psutil.NoSuchProcess:
             continue
-    return total / 1024
+    return total / 2**20
 
 
 async def test_burning_templates_are_refused_and_others_answered_meanwhile(own_broker, spawn, tmp_path, scenario):

@@ -46,9 +46,8 @@ from typing import Any
 
 import pytest
 from connect_spy import ConnectSpy
-from e2e.conftest import Stack, descendants
 from hostile_kit import RawBus, components, rss_mb
-from support import BIN, REPO, Proc, outside_data_blocks, wait_for
+from support import BIN, REPO, Proc, Stack, descendants, outside_data_blocks, wait_for
 from trustgraph.base.launching.broker import EmbeddedBroker, free_port
 from trustgraph.base.tool_services.announcer import withdraw_hash
 from trustgraph.base.tool_services.service_directory import MAX_SERVICES

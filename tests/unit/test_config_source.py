@@ -7,10 +7,10 @@ way a stranger on the broker would send them.
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pytest
+from support import wait_for_async
 from trustgraph.base import AsyncProcessor
 from trustgraph.base.processors.async_processor import TokenFileError, pulsar_token
 from trustgraph.base.processors.config_source import (
@@ -95,9 +95,7 @@ async def _following(broker: MemoryBroker, seen: list[tuple[int, dict]]) -> Foll
 
 
 async def until(probe, what: str) -> None:
-    async with asyncio.timeout(10):
-        while not probe():
-            await asyncio.sleep(0.01)
+    await wait_for_async(what, probe, 30, every=0.01)
 
 
 async def test_a_processor_applies_only_what_config_svc_holds(tmp_path, caplog):

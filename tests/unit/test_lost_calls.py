@@ -13,6 +13,7 @@ import asyncio
 import time
 
 import pytest
+from support import wait_for_async
 from trustgraph.base import RequestResponseClient
 from trustgraph.base.messaging.connection_watch import Resubscribed
 from trustgraph.base.messaging.lost_calls import RESTARTED_ENV, CallWatch
@@ -47,8 +48,7 @@ async def setup():
 
 async def _sent(broker, topic) -> None:
     """Until a send on ``topic`` is kept by the (held) in-memory producer."""
-    while not broker._held.get(topic):
-        await asyncio.sleep(0.01)
+    await wait_for_async(f"a held send on {topic}", lambda: broker._held.get(topic), 30, every=0.01)
 
 
 async def _serve(ps, work, concurrency: int = 1) -> None:
@@ -270,9 +270,8 @@ async def test_a_call_kept_while_its_producer_reconnected_is_dated_by_when_it_we
     await asyncio.wait_for(_sent(broker, REQ), 10)
     caller_ps.calls.connection_lost()
     client.fail_pending("lost before it went out", before=time.time())
-    await asyncio.sleep(0.05)
-    assert not call.done()
     broker.hold_sends(REQ, held=False)
+    # Answered, so the loss did not end it (a failed call would raise here).
     assert (await asyncio.wait_for(call, 10)).response == "after the reconnect"
 
 

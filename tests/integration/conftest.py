@@ -1,0 +1,6 @@
+"""The fixtures of the gateway tests (``gateway_stack``), for every integration module that asks for them.
+
+A module that wants a stack of its own defines its own ``stack`` fixture, which wins over this one.
+"""
+
+from gateway_stack import http, pubsub, stack  # noqa: F401 - fixtures
