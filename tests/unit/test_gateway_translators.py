@@ -1,4 +1,4 @@
-"""Gateway JSON <-> wire record translation (WIRE.md section 9), routing order and auth."""
+"""Gateway JSON <-> wire record translation (upstream 2.1.4's JSON), routing order and auth."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The websocket multiplexer, ``GET /api/v1/socket`` (WIRE.md section 9).
+"""The websocket multiplexer, ``GET /api/v1/socket`` (upstream 2.1.4's frames).
 
 A client sends frames ``{"id", "service", "flow"?, "request"}`` and gets
 ``{"id", "response", "complete"}`` back, one frame per service message, so a

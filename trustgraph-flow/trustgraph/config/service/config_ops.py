@@ -6,7 +6,7 @@ when the returned flag is true, publishes a ConfigPush of the whole store.
 Keeping the logic free of Pulsar lets it be tested against a real SQLite file
 with no broker.
 
-Wire facts followed here (WIRE.md sections 3 and 4): operations get, list,
+Upstream 2.1.4's behaviour, followed here: operations get, list,
 getvalues, put, delete and config; put and delete answer with an empty response
 (``version`` 0) and bump the version once per request; a handler failure is an
 ``Error(type="config-error")`` and an unknown operation is

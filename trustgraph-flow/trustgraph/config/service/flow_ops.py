@@ -1,6 +1,6 @@
 """The flow operations of config-svc, as pure logic over a ConfigStore.
 
-Flows live in config like everything else (WIRE.md section 5):
+Flows live in config like everything else (upstream 2.1.4's layout):
 
 * ``flow-blueprint/<name>``: a blueprint, JSON text stored verbatim;
 * ``flow/<id>``: a running flow, ``{"description", "blueprint-name",
@@ -351,7 +351,7 @@ class FlowOperations:
         )
 
     def _resolve_parameters(self, blueprint: Mapping[str, Any], user: Mapping[str, str]) -> dict[str, str]:
-        """Resolve parameters per WIRE.md section 5.
+        """Resolve parameters as upstream 2.1.4's start-flow does.
 
         Pass 1: the user's value, else the type's default.  Pass 2: a
         ``controlled-by`` parameter the user did not set takes its controller's

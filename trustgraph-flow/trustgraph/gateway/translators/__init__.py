@@ -1,4 +1,4 @@
-"""Per-kind translation between the gateway's JSON and the wire records (WIRE.md section 9).
+"""Per-kind translation between the gateway's JSON and the wire records (upstream 2.1.4's JSON per kind).
 
 ``base`` (the Translator, error bodies, helpers), ``terms`` (RDF terms and
 triples), ``core`` (the kinds this fork serves), ``stores`` (flow kinds of

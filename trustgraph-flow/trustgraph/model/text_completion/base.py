@@ -3,7 +3,7 @@
 A service subclasses :class:`LlmService` and writes ``generate`` (and, when
 its backend can stream, ``generate_stream``).  The base does everything that
 must be the same for all of them, so that swapping the LLM never changes what
-a caller sees (WIRE.md sections 3 and 5):
+a caller sees (upstream 2.1.4's TextCompletionRequest/Response on the flow's topics):
 
 * consumes TextCompletionRequest on the flow's ``request`` topic and answers
   TextCompletionResponse on ``response``, with the request's ``id``;
