@@ -1,4 +1,4 @@
-"""Agent table (issue 7 item 4): what one ReAct iteration costs us, and the real model's speed.
+"""Agent table: what one ReAct iteration costs us, and the real model's speed.
 
 Why it is measured this way:
 

@@ -11,7 +11,7 @@ Why it is built this way:
   created on first use, never in the project's venv;
 * nothing listens beyond 127.0.0.1 and every loop is bounded in calls or time.
 
-The agent table (issue 7 item 4) is measured by ``bench/agent_bench.py``, the
+The agent table is measured by ``bench/agent_bench.py``, the
 agent-quality table (the embedded model's tool choice, arguments and endings on
 two question sets, structured and text mode, beside a scripted stand-in that
 knows every answer; ``--model PATH`` runs it on a user's own GGUF instead) by

@@ -59,7 +59,7 @@ def test_invoke_prompt_with_a_template_set_by_the_cli(stack):
     r = wait_for("tg-invoke-prompt with the new template",
                  lambda: (r := stack.cli("tg-invoke-prompt", "echo-name", "name=Ada")).returncode == 0 and r, 120)
     assert r.stdout.strip()
-    # A missing variable renders empty, as upstream's ibis renders it (issue 14); a template
+    # A missing variable renders empty, as upstream's ibis renders it; a template
     # opts into an error naming it with "strict": true (tests/unit/test_prompt_templates.py).
     r = stack.cli("tg-invoke-prompt", "echo-name")
     assert r.returncode == 0, r.stderr

@@ -32,7 +32,7 @@ def unique(name: str) -> str:
 
 
 def flow_definition(flow: str) -> dict[str, str]:
-    """The sixteen agent-manager keys of WIRE.md section 5, on this flow's own topics."""
+    """The sixteen agent-manager keys upstream 2.1.4 requires, on this flow's own topics."""
     d = {"request": f"non-persistent://tg/request/agent:{flow}",
          "next": f"non-persistent://tg/request/agent:{flow}",
          "response": f"non-persistent://tg/response/agent:{flow}"}

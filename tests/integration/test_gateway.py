@@ -133,7 +133,7 @@ async def test_agent_rest_returns_only_the_final_message(stack: Stack, http: aio
         "answer": "42", "end_of_message": True, "end_of_dialog": True}
     assert seen[0].user == "trustgraph" and seen[0].state is None and seen[0].group is None
     assert await post(http, url, {"question": "fail"}) == {"error": {"type": "agent-error", "message": "no luck"}}
-    # A body that cannot be translated: upstream's shape, a gateway-error (issue 14).
+    # A body that cannot be translated: upstream's shape, a gateway-error.
     assert await post(http, url, {"user": "bob"}) == {
         "error": {"type": "gateway-error", "message": "Bad request: 'question' is required"}}
 
@@ -222,7 +222,7 @@ async def test_websocket_malformed_frames_get_errors_with_ids(stack: Stack,
 
         assert (await reply_to("{nope"))["error"].startswith("Bad message: not valid JSON")
         assert "id" not in await reply_to({"service": "config", "request": {}})
-        # With an id, every error is that request's error response (issue 14: upstream's
+        # With an id, every error is that request's error response (upstream's
         # clients read response.error as an {type, message} object).
         def failed(rid: str, message: str) -> dict:
             return {"id": rid, "response": {"error": {"type": "gateway-error", "message": message}},

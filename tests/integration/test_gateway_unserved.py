@@ -1,4 +1,4 @@
-"""A flow interface nothing serves is refused at once (issue 15, point 8).
+"""A flow interface nothing serves is refused at once, not at the call's deadline.
 
 Before, a call to an interface of the flow with no processor behind it (the
 bootstrap flow's embeddings, graph-rag, structured-query, ...) waited for the

@@ -1,4 +1,4 @@
-"""The gateway routes every kind of WIRE.md section 9, for processors this fork does not ship.
+"""The gateway routes every kind upstream 2.1.4's gateway routes, for processors this fork does not ship.
 
 Real gateway, config-svc and broker; the upstream processors (librarian, knowledge, triples
 store, document-rag...) are played by responders and consumers in the test, which check the

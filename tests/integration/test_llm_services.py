@@ -611,7 +611,7 @@ async def test_prompt_template_end_to_end(stack, tmp_path):
     ]}))
     client = await prompt_flow(stack, script, templates(
         ping={"prompt": "PING"},
-        greet={"prompt": "Say hello to {{name}} from {{ place.city }}", "strict": True},  # opts in (issue 14)
+        greet={"prompt": "Say hello to {{name}} from {{ place.city }}", "strict": True},  # opts in (upstream renders a missing variable empty)
         person={"prompt": "Describe {{name}}", "response-type": "json", "schema": SCHEMA},
         people={"prompt": "List people", "response-type": "jsonl", "schema": SCHEMA},
         agent={"prompt": "Question: {{question}}", "stop": ["\nObservation"], "prefix": "Thought:"},

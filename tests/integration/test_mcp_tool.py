@@ -99,7 +99,7 @@ async def test_agent_calls_mcp_tools_structured_text_and_failing(stack, mcp_stan
     assert seen[1] == "HELLO"                                        # text content
     assert seen[2].startswith("Error:") and "tool-error" in seen[2] and "the disk is full" in seen[2]
     assert got[-1].answer == "done"
-    # The wire shapes of WIRE.md section 8.
+    # Upstream 2.1.4's shapes: structuredContent in object, else the joined text.
     obj = await mcp.call("wx", {"city": "Paris"})
     assert obj.error is None and obj.text is None and json.loads(obj.object) == {"city": "Paris", "temp": 21}
     text = await mcp.call("loud", {"text": "a"})

@@ -1,4 +1,4 @@
-"""Edits of a config over one broker message end no call in flight (issue 20, point 1).
+"""Edits of a config over one broker message end no call in flight.
 
 Before the fix, with a config over 5 MiB, each change made every processor
 log "Lost the connection to the broker" and "Reconnected ... after 0s" while

@@ -1,4 +1,4 @@
-"""A dialog whose caller was told it failed does no more work in the agent (issue 20, point 5).
+"""A dialog whose caller was told it failed does no more work in the agent.
 
 When the broker goes, every caller of ours ends the calls it had in flight:
 ``tg-invoke-agent`` hears from the gateway that its call was lost.  The

@@ -43,8 +43,8 @@ COMMANDS = {c.command: c.name for c in COMPONENTS}
 # A bound on one reply, not a pause: the barrage is sent one message at a time, each
 # after the reply of the one before (or this bound).  Sent all at once, pulsar-lite
 # drops some replies on the non-persistent response topic before they reach us
-# (a burst of a few hundred messages with 1 MB properties; the lost-replies item of
-# issue 15): that would be the broker's loss, not the service's, and this scenario
+# (a burst of a few hundred messages with 1 MB properties; replies lost on a
+# busy non-persistent topic, tested elsewhere): that would be the broker's loss, not the service's, and this scenario
 # is about what the service does with each malformed message.
 REPLY_WAIT = 20.0
 MEMORY_ROUNDS = 2  # rounds after the first, whose growth is measured
@@ -227,7 +227,7 @@ def _bus_barrage(entry: str, watched: Watched, bus: RawBus, scenario, replies: R
             missing |= replies.wait([case.rid], REPLY_WAIT)
     missing = replies.wait(missing, 1.0)  # any that came late after all
     # A reply the broker lost on its way (non-persistent topics drop what a consumer's connection
-    # cannot take at once: the lost-replies item of issue 15, not this scenario's) shows as an
+    # cannot take at once: tested elsewhere, not this scenario's concern) shows as an
     # answer when the same message is sent again; a service that does not answer it, does not.
     resent = sorted(c.label for c in cases if c.rid in missing)
     for case in cases:
@@ -418,7 +418,7 @@ GOOD_BODIES: dict[str, dict[str, Any]] = {
     "mcp-tool": {"name": "nothing-here", "parameters": {}},
     "tool-service": {"tool": "tell-joke", "arguments": {"topic": "cats"}},
 }
-# The request keys of each kind (WIRE.md section 9), each given every wrong value.
+# The request keys of each kind (upstream 2.1.4's gateway JSON), each given every wrong value.
 REST_FIELDS: dict[str, tuple[str, ...]] = {
     "config": ("operation", "keys", "type", "values"),
     "flow": ("operation", "blueprint-name", "blueprint-definition", "description", "flow-id", "parameters"),

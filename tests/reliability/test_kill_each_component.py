@@ -1,4 +1,4 @@
-"""kill -9 of every component mid-traffic, the broker included (issue 15, point 2).
+"""kill -9 of every component mid-traffic, the broker included: every call ends, the stack recovers.
 
 A stack launched by the real ``tg-launch`` (scripted model, the joke tool
 service) on a broker of the test's own, with agent requests from several

@@ -1,4 +1,4 @@
-"""A large config: 2,000 tools, 10 MB, readable, pushable and fetchable (issue 15, point 1).
+"""A large config: 2,000 tools, 10 MB, readable, pushable and fetchable.
 
 Before the fix, a config over one broker message (about 5 MiB) stopped the
 stack: config-svc could neither push it nor answer a fetch (MessageTooLarge on

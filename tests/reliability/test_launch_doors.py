@@ -1,4 +1,4 @@
-"""The doors of a launched stack, and a stack that dies with its launcher (issue 20, points 4 and 7).
+"""The doors of a launched stack, and a stack that dies with its launcher.
 
 Before the fix, with ``GATEWAY_SECRET`` set, mcp-server answered MCP
 ``initialize``, ``tools/list`` and ``tools/call`` without any token (it never

@@ -1,4 +1,4 @@
-"""A 100 MB reply of an MCP server is cut while mcp-tool reads it (issue 20, point 8).
+"""A 100 MB reply of an MCP server is cut while mcp-tool reads it, not after.
 
 Before the fix the MCP SDK read a JSON reply whole (``response.aread()``)
 before anything could refuse it: a server answering ``tools/call`` with

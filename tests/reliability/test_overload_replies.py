@@ -1,4 +1,4 @@
-"""Overload: many clients at once against one service, every call answered (issue 15, point 4).
+"""Overload: many clients at once against one service, every call answered.
 
 Before the fix, a burst of 5,000 config calls from 20 clients lost about a
 third of them: config-svc paused its listener when busy, and on a

@@ -1,4 +1,4 @@
-"""After a broker restart, what a service says about itself ends no call it is serving (issue 20, point 5).
+"""After a broker restart, what a service says about itself ends no call it is serving.
 
 A process back from a broker outage tells the others which of its request
 topics it serves again, and since when, so that calls sent while its

@@ -1,4 +1,4 @@
-"""The security checks of issue 15 against one launched stack: tokens, secrets, hostile descriptors.
+"""The security checks against one launched stack: tokens, secrets, hostile descriptors.
 
 One real ``tg-launch`` stack with a gateway token, an OpenAI-compatible LLM
 whose URL carries a password (pointed at a closed port: every call fails,

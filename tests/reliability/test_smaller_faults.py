@@ -1,4 +1,4 @@
-"""The smaller faults of a red team's report, each on real processes (issue 20, point 9).
+"""The smaller faults of a red team's report, each on real processes.
 
 Before the fixes: ``tg-show-tools`` and ``tg-show-tool-services`` printed what
 services announce raw (escape sequences reached the terminal, a newline drew a

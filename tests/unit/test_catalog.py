@@ -609,7 +609,7 @@ def test_unknown_mcp_server_is_a_missing_reference() -> None:
 
 
 def test_descriptors_as_upstreams_tg_set_tool_writes_them_load_unchanged() -> None:
-    # The fields of WIRE.md section 10 (tg-set-tool), with "number" arguments and
+    # The fields upstream 2.1.4's tg-set-tool writes, with "number" arguments and
     # group/state filters, one tool per upstream type the agent runs.
     common = {"group": ["research"], "state": "searched", "applicable-states": ["undefined", "searched"]}
     tools = {

@@ -4,7 +4,7 @@ The server is a STAND-IN for the API gateway: an aiohttp app in a thread
 that answers the websocket (``GET /api/v1/socket``) with agent responses a
 test scripts, ``POST /api/v1/config`` from a dict, and ``GET /api/v1/tool-catalog``
 as the gateway builds it from that dict (with the errors a test gives).  It
-mimics only what the two commands rely on (WIRE.md §9).
+mimics only what the two commands rely on (upstream 2.1.4's gateway JSON).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ against a real HTTP server, so argument parsing, stdin handling, output,
 stderr and exit codes are all exercised exactly as a user would see them.
 
 The server is a STAND-IN: a tiny in-memory imitation of the API gateway's
-``POST /api/v1/config`` and ``POST /api/v1/flow`` endpoints (WIRE.md §9),
+``POST /api/v1/config`` and ``POST /api/v1/flow`` endpoints (upstream 2.1.4's JSON),
 backed by a dict instead of config-svc.  It only mimics what the commands
 rely on; tests against the real stack come later.
 """

@@ -1,4 +1,4 @@
-"""tg-show-tools and tg-show-tool-services show announced text escaped (issue 20, point 9).
+"""tg-show-tools and tg-show-tool-services show announced text escaped.
 
 A description, a name or a service id is written by whoever runs a service.
 Printed raw, an escape sequence in it cleared the screen or recoloured the

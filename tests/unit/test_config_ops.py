@@ -1,4 +1,4 @@
-"""ConfigOperations: the config half of config-svc (WIRE.md sections 3 and 4)."""
+"""ConfigOperations: the config half of config-svc, as upstream 2.1.4's behaves."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Config replies in parts (issue 15, point 1): cut to fit one message, gathered back whole."""
+"""Config replies in parts: cut to fit one message, gathered back whole."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A busy consumer of a non-persistent topic keeps taking messages (issue 15, point 4).
+"""A busy consumer of a non-persistent topic keeps taking messages.
 
 On a non-persistent topic the broker drops, silently, a message for a consumer
 that has no flow permits left; pausing the listener (right on a persistent

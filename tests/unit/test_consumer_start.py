@@ -1,4 +1,4 @@
-"""A consumer whose messages arrive before subscribe() has returned (issue 15, point 5).
+"""A consumer whose messages arrive before subscribe() has returned: none is lost.
 
 pulsar-client may call the message listener before ``subscribe()`` returns
 the consumer to ``attach()``; measured on the real broker, 5 of 120 client

@@ -1,4 +1,4 @@
-"""FlowOperations: blueprints and flows in config-svc (WIRE.md sections 3 and 5)."""
+"""FlowOperations: blueprints and flows in config-svc, as upstream 2.1.4's behaves."""
 
 from __future__ import annotations
 
@@ -459,7 +459,7 @@ def test_user_values_are_stringified(ops: FlowOperations, store: ConfigStore) ->
         {"t": 0.9, "f": True, "n": 5},
     )
     assert resp["error"] is None
-    # As upstream stores them (issue 14): Python's str() of the JSON value.
+    # As upstream stores them: Python's str() of the JSON value.
     assert spec == {"temperature": "0.9", "flag": "True", "n": "5"}
 
 

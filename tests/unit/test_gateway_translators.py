@@ -1,4 +1,4 @@
-"""Gateway JSON <-> wire record translation (WIRE.md section 9), routing order and auth."""
+"""Gateway JSON <-> wire record translation (upstream 2.1.4's JSON), routing order and auth."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pytest
 from aiohttp.test_utils import make_mocked_request
 from trustgraph.base import PubSub
 from trustgraph.gateway.auth import TokenAuth
-from trustgraph.gateway.dispatch import Dispatcher, GatewayError
+from trustgraph.gateway.dispatch import Dispatcher, RoutingError
 from trustgraph.gateway.tool_services import ToolServices
-from trustgraph.gateway.translators import FLOW_KINDS, GLOBAL_KINDS, RequestError
+from trustgraph.gateway.translators import FLOW_KINDS, GLOBAL_KINDS, BadRequest
 from trustgraph.schema import (
     AgentResponse,
     AgentStep,
@@ -73,13 +73,13 @@ def test_agent_request_defaults() -> None:
     ("flow", {"operation": "start-flow", "parameters": "x"}, "'parameters' must be a JSON object"),
 ])
 def test_bad_bodies_are_request_errors(kind: str, body: dict, needle: str) -> None:
-    with pytest.raises(RequestError) as e:
+    with pytest.raises(BadRequest) as e:
         T[kind].request(body)
     assert str(e.value).startswith("Bad request: ") and needle in str(e.value)
 
 
 def test_a_body_must_be_an_object() -> None:
-    with pytest.raises(RequestError, match="must be a JSON object"):
+    with pytest.raises(BadRequest, match="must be a JSON object"):
         T["config"].request([1])
 
 
@@ -201,7 +201,7 @@ async def test_routing_errors_follow_upstream_order() -> None:
              ("store", "f", "Invalid kind"), ("rows", "f", "This kind not supported by flow"),
              ("bogus", None, "Invalid kind")]
     for kind, flow, message in cases:
-        with pytest.raises(GatewayError, match=f"^{message}$"):
+        with pytest.raises(RoutingError, match=f"^{message}$"):
             d.route(kind, flow)
     assert d.route("triples", "f")[0].kind == "triples"        # upstream's kinds are routed too
     assert d.route("librarian", None)[0].kind == "librarian"
@@ -212,7 +212,7 @@ async def test_routing_errors_follow_upstream_order() -> None:
     d.update_flows({"f": flow_record(agent=moved)})    # restarted with other topics: a new client
     assert d.route("agent", "f")[1].request_topic == moved["request"]
     d.update_flows({})
-    with pytest.raises(GatewayError, match="Invalid flow"):
+    with pytest.raises(RoutingError, match="Invalid flow"):
         d.route("agent", "f")
     d.update_flows({"f": flow_record(agent=PAIR)})     # a flow that comes back gets a fresh client
     assert d.route("agent", "f")[1] is not client

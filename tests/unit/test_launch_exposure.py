@@ -1,4 +1,4 @@
-"""What ``tg-launch --host`` exposes, and what it never exposes unasked (issue 20, point 4).
+"""What ``tg-launch --host`` exposes, and what it never exposes unasked.
 
 Before, ``--host 0.0.0.0`` also put the embedded broker (no authentication:
 every message readable and sendable) and its metrics on every interface,

@@ -1,4 +1,4 @@
-"""Calls that can no longer be answered end at once (issue 15, point 2).
+"""Calls that can no longer be answered end at once, not at their deadlines.
 
 A request taken by a process that then died is gone (non-persistent topics),
 and so is everything in flight when the broker connection drops.  Before,

@@ -48,7 +48,7 @@ def test_renders_loops_items_and_system_from_json_terms():
 
 
 def test_missing_variable_names_template_and_variable():
-    # Strictness is a template's opt-in since issue 14 (upstream renders a missing variable empty).
+    # Strictness is a template's opt-in (upstream renders a missing variable empty).
     ps = PromptSet.from_config(config({"agent": {**AGENT, "strict": True}}))
     with pytest.raises(PromptError) as e:
         ps.render("agent", terms(role="x", tools=[], extra={}))
@@ -196,7 +196,7 @@ def test_stop_strings_whole_and_streamed():
 
 
 def test_prefix_is_given_back_whole_and_the_replay_is_not():
-    # Issue 14: the whole prefix goes back in front of the answer (a streamed answer then
+    # The whole prefix goes back in front of the answer (a streamed answer then
     # reads as the non-streamed one); earlier turns replayed to the LLM go in 'replay'.
     spec = {"prompt": "Q: {{question}}", "prefix": "{% if history %}Thought: again\n{% endif %}Thought:",
             "replay": "{% for s in history %}Thought: {{s.thought}}\nObservation: {{s.obs}}\n{% endfor %}"}

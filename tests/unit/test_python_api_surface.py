@@ -1,4 +1,4 @@
-"""Our trustgraph-base offers upstream 2.1.4's public Python API (issue 14, point 1).
+"""Our trustgraph-base offers upstream 2.1.4's public Python API: its code imports ours unchanged.
 
 The expectations were recorded from upstream's installed packages (``tests/unit/data/
 upstream-2.1.4-*.json``): every schema record with its fields, defaults and field order; every

@@ -1,6 +1,6 @@
-"""Wire-schema records and the JSON codec against WIRE.md sections 1, 3 and 4.
+"""Wire-schema records and the JSON codec against upstream 2.1.4's encoding, records and config push.
 
-Example payloads are written out by hand from WIRE.md (not derived from the
+Example payloads are written out by hand from upstream 2.1.4's messages (not derived from the
 dataclasses), so a renamed field, a changed default or a codec regression
 makes these tests fail.
 """
@@ -52,7 +52,7 @@ from trustgraph.schema import (
 )
 
 # ---------------------------------------------------------------------------
-# Expected field names, order and defaults, transcribed from WIRE.md section 3.
+# Expected field names, order and defaults, transcribed from upstream 2.1.4's records.
 # ---------------------------------------------------------------------------
 
 EXPECTED_DEFAULTS: dict[type, dict] = {
@@ -154,13 +154,13 @@ ALL_RECORDS = list(EXPECTED_DEFAULTS)
 # Example payloads (JSON text, keys in field order, every field present).
 # ---------------------------------------------------------------------------
 
-# WIRE.md section 3: the composed agent re-loop request, verbatim.
+# An agent re-loop request as upstream 2.1.4 encodes it.
 AGENT_RELOOP = """{"question": "Who flew STS-51-L?", "state": "undefined", "group": null,
  "history": [{"thought": "Check the graph", "action": "kb",
    "arguments": {"question": "STS-51-L crew"}, "observation": "Scobee, ...", "user": ""}],
  "user": "alice", "streaming": false}"""
 
-# WIRE.md section 4: the composed ConfigPush, with its "..." filled in.
+# A ConfigPush as upstream 2.1.4's config-svc sends it (the whole config).
 CONFIG_PUSH = json.dumps(
     {
         "version": 7,
@@ -497,7 +497,7 @@ def _is_record(value: object) -> bool:
 
 def test_every_exported_record_has_defaults_and_an_example() -> None:
     # The records of the services this fork runs have hand-written defaults and examples here;
-    # the rest of upstream's records (issue 14) are checked field by field against a recording
+    # the rest of upstream's records are checked field by field against a recording
     # of upstream 2.1.4 and round-tripped in test_python_api_surface.py.
     exported = {getattr(schema, n) for n in schema.__all__ if _is_record(getattr(schema, n))}
     recorded = set(json.loads((Path(__file__).parent / "data" / "upstream-2.1.4-schema.json").read_text()))
@@ -639,7 +639,7 @@ def test_partial_payload_keeps_given_fields_and_defaults_the_rest() -> None:
 
 
 def test_missing_legacy_answer_is_empty_string_not_null() -> None:
-    # WIRE.md 9 interop trap: a missing "answer" decodes to "" (not None).
+    # The trap of upstream's gateway (a non-null answer ends the call): a missing "answer" decodes to "" (not None).
     resp = decode(AgentResponse, '{"thought": "x", "end_of_message": true}')
     assert resp.answer == ""
     explicit = decode(AgentResponse, '{"thought": "x", "answer": null}')

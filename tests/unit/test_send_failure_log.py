@@ -1,4 +1,4 @@
-"""A send that fails while the broker is away is not an ERROR line per message (issue 16).
+"""A send that fails while the broker is away is not an ERROR line per message.
 
 Measured: a user's tool service left running when the stack stopped logged nine
 ERROR lines every 30 s (its heartbeats timing out) after the one line that said

@@ -1,4 +1,4 @@
-"""Group/state tool filtering as WIRE.md section 6 defines it, and the registry built from config."""
+"""Group/state tool filtering as upstream 2.1.4's agent does it, and the registry built from config."""
 
 from __future__ import annotations
 
@@ -135,8 +135,8 @@ def test_a_bad_descriptor_is_reported_and_the_others_load(descriptor, field, rea
 
 
 def test_duplicate_names_leave_both_out_reported_against_both_keys():
-    # Whichever key sorts first must not silently win (issue 15: a new tool/aaa-shadow
-    # named like an existing tool replaced it).
+    # Whichever key sorts first must not silently win (else a new tool/aaa-shadow
+    # named like an existing tool would replace it).
     reg = build({"a": joke_tool("same"), "b": joke_tool("same"), "c": joke_tool("other")})
     assert list(reg.tools) == ["other"]
     for key, other in (("a", "b"), ("b", "a")):
@@ -157,7 +157,7 @@ def test_check_arguments():
 
 
 def test_every_type_the_catalog_hands_out_has_an_implementation():
-    # row-embeddings-query is supported since issue 14 (WIRE.md section 6).
+    # Every tool type upstream 2.1.4's agent runs (row-embeddings-query too) can be called.
     assert set(BUILDERS) == set(TOOL_TYPES)
 
 

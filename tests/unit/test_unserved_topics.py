@@ -1,4 +1,4 @@
-"""The gateway's view of which request topics nothing serves (issue 15, point 8)."""
+"""The gateway's view of which request topics nothing serves."""
 
 from __future__ import annotations
 

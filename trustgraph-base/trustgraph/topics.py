@@ -62,7 +62,7 @@ def to_pulsar(name: str) -> str:
     return f"{mapped}://{tenant}/{namespace}/{local}"
 
 
-# The global queues of WIRE.md section 2, in upstream's generic form (its public names) ...
+# The global queues of upstream 2.1.4 (config and flow request/response, config push), in its generic form (its public names) ...
 config_request_queue = topic("config", qos="q0", namespace="request")
 config_response_queue = topic("config", qos="q0", namespace="response")
 config_push_queue = topic("config", qos="q2", namespace="config")

@@ -68,6 +68,7 @@ class RowsQueryError(TrustGraphException):
     """The rows (GraphQL) service failed."""
 
 
+# Upstream 2.1.4's name for request-error at the REST client; services raise trustgraph.exceptions.RequestError.
 class RequestError(TrustGraphException):
     """A request was refused."""
 

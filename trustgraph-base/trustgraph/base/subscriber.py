@@ -20,8 +20,15 @@ logger = logging.getLogger(__name__)
 RECEIVE_WAIT_MS = 250
 
 
-class TimeoutError(Exception):  # noqa: A001 - upstream's public name
-    """Upstream's name for a subscriber that waited too long (kept for imports)."""
+class SubscriberTimeout(TimeoutError):
+    """A subscriber that waited too long for a message (a ``TimeoutError``, as the builtin)."""
+
+
+def __getattr__(name: str) -> Any:
+    # Upstream 2.1.4 names it TimeoutError here; served lazily so the builtin is not shadowed.
+    if name == "TimeoutError":
+        return SubscriberTimeout
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Subscriber:

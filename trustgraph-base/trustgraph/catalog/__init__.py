@@ -3,6 +3,9 @@
 * ``models``: the descriptor family (every tool type, ``tool-service``, ``mcp``);
 * ``arguments``: a tool's arguments, their JSON Schema and the check of a call;
 * ``build``: :func:`build_catalog`, the one function that turns config into tools;
+* ``contents``: what a built catalog holds (:class:`Catalog`, :class:`CatalogTool`, :class:`BrokenTool`);
+* ``parsing``, ``reserved_topics``, ``announced``: the build's parts (reading items, the framework's
+  topics no service may use, the services that announce themselves);
 * ``check``: :func:`check_item`, the check ``tg-put-config-item`` runs before writing;
 * ``data_blocks``: the tools' providers' text shown to a model as data (the ``<tool-data>`` tags);
 * ``errors``: :class:`DescriptorError`, the one wording of every problem;

@@ -14,7 +14,7 @@ Choices worth knowing about:
 * Descriptors written for upstream 2.1.4 load unchanged: unknown fields are
   kept (a ``tool-service`` tool's config values are ordinary top-level
   fields) or ignored, ``description`` may be absent except on ``tool-service``
-  tools (SPEC.md makes it required there), and argument types are not
+  tools (the model needs it to choose the tool), and argument types are not
   checked against a list (see ``arguments.py``).
 * Tools find their service by the **config key** of the ``tool-service``
   item, as upstream does.  The descriptor's ``id`` is informative: when it is

@@ -1,6 +1,6 @@
 """Deletes a configuration item; an item that is not there is an error.
 
-config-svc's ``delete`` succeeds for an absent key (WIRE.md section 3), so
+config-svc's ``delete`` succeeds for an absent key (upstream 2.1.4's too), so
 upstream's command printed "deleted" for a typo.  We ask the gateway for the
 item first (``GET /api/v1/config/{type}/{key}``); a gateway without that
 endpoint (upstream's) cannot tell, and the delete goes ahead as upstream's.

@@ -88,7 +88,7 @@ def handle(response: dict[str, Any], printer: Printer) -> None:
     """Show one agent response; raises CliError on an agent error.
 
     The end of the dialog is the gateway's ``complete`` flag (it applies the
-    WIRE rules: ``end_of_dialog``, or a legacy ``answer`` that is not null).
+    upstream 2.1.4's rule: ``end_of_dialog``, or a legacy ``answer`` that is not null).
     """
     outcome = response.get("outcome")
     if isinstance(outcome, str) and outcome:

@@ -5,7 +5,7 @@
     tg-set-prompt --id extract --prompt-file extract.txt --response json --schema "$(cat schema.json)"
     tg-set-prompt --id agent-react --prompt-file agent.txt --stop $'\\nObservation' --prefix Thought:
 
-Writes config type ``prompt`` as prompt-template reads it (WIRE.md section 7):
+Writes config type ``prompt`` as prompt-template (ours and upstream 2.1.4's) reads it:
 ``template.<id>`` and the id added to ``template-index``, or ``system``; the
 service reloads on its own.  ``--stop`` and ``--prefix`` are this fork's
 extensions: stop strings for the LLM, and text that starts the LLM's answer.

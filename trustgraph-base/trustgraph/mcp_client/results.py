@@ -1,6 +1,6 @@
 """What an MCP ``CallToolResult`` is for us: a text, an object, or the tool's own error.
 
-WIRE.md section 8: ``structuredContent`` when present (sent as JSON in
+As upstream 2.1.4's mcp-tool reads it: ``structuredContent`` when present (sent as JSON in
 ``ToolResponse.object``), else the text of the content items joined.
 Upstream ignores ``isError``, so a failing tool reads as a success to the
 agent; here it is a :class:`McpToolError` carrying the server's text.

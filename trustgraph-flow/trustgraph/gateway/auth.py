@@ -1,4 +1,4 @@
-"""Bearer-token authentication of gateway requests (WIRE.md section 9).
+"""Bearer-token authentication of gateway requests (upstream 2.1.4's scheme).
 
 One shared secret (``--api-token``, default ``$GATEWAY_SECRET``); empty means
 no authentication, as upstream.  REST clients send ``Authorization: Bearer

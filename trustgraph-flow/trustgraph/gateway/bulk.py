@@ -31,8 +31,8 @@ from trustgraph.base.messaging.pubsub import PubSubError
 from trustgraph.base.safety import limits
 from trustgraph.topics import TopicError
 
-from .dispatch import Dispatcher, GatewayError
-from .translators import EXPORTS, IMPORTS, JsonObject, OneWay, RequestError, interface_name
+from .dispatch import Dispatcher, RoutingError
+from .translators import EXPORTS, IMPORTS, BadRequest, JsonObject, OneWay, interface_name
 
 logger = logging.getLogger(__name__)
 
@@ -43,10 +43,10 @@ READ_CHUNK = 128 * 1024
 def _one_way(table: dict[str, OneWay], flow: str, kind: str, dispatcher: Dispatcher) -> tuple[OneWay, str]:
     """The translation and topic of an import or export, checked in upstream's order."""
     if flow not in dispatcher.flows:
-        raise GatewayError("Invalid flow")
+        raise RoutingError("Invalid flow")
     one_way = table.get(kind)
     if one_way is None:
-        raise GatewayError("Invalid kind")
+        raise RoutingError("Invalid kind")
     return one_way, dispatcher.interface_topic(flow, interface_name(kind))
 
 
@@ -63,15 +63,15 @@ async def import_socket(request: web.Request, dispatcher: Dispatcher) -> web.Web
     try:
         one_way, topic = _one_way(IMPORTS, request.match_info["flow"], request.match_info["kind"], dispatcher)
         producer = await dispatcher.producer(topic)
-    except (GatewayError, PubSubError, TopicError) as e:
+    except (RoutingError, PubSubError, TopicError) as e:
         return await _refuse(ws, str(e))
     async for msg in ws:
         if msg.type not in (WSMsgType.TEXT, WSMsgType.BINARY):
             continue
         try:
             await producer.send(one_way.request(limits.loads(msg.data)))
-        except ValueError as e:  # bad JSON, JSON over the limits, or a RequestError
-            text = (str(e) if isinstance(e, RequestError) else f"Bad message: {e}"
+        except ValueError as e:  # bad JSON, JSON over the limits, or a BadRequest
+            text = (str(e) if isinstance(e, BadRequest) else f"Bad message: {e}"
                     if isinstance(e, limits.JsonLimitError) else f"Bad message: not valid JSON ({e})")
             await ws.send_json({"error": text})
         except PubSubError as e:
@@ -86,7 +86,7 @@ async def export_socket(request: web.Request, dispatcher: Dispatcher, send_timeo
     await ws.prepare(request)
     try:
         one_way, topic = _one_way(EXPORTS, request.match_info["flow"], request.match_info["kind"], dispatcher)
-    except GatewayError as e:
+    except RoutingError as e:
         return await _refuse(ws, str(e))
     assert one_way.decode is not None
 
@@ -154,7 +154,7 @@ async def import_core(request: web.Request, dispatcher: Dispatcher) -> web.Respo
                     return web.json_response(reply, status=500)
     except (msgpack.UnpackException, ValueError) as e:
         return web.json_response({"error": f"Bad request: not a msgpack stream ({e})"}, status=400)
-    except (GatewayError, RequestError) as e:
+    except (RoutingError, BadRequest) as e:
         return web.json_response({"error": str(e)}, status=500)
     return web.Response(status=200)
 
@@ -190,7 +190,7 @@ async def export_core(request: web.Request, dispatcher: Dispatcher) -> web.Strea
 
     try:
         await dispatcher.call("knowledge", None, {"operation": "get-kg-core", "user": user, "id": core}, write)
-    except (GatewayError, RequestError) as e:
+    except (RoutingError, BadRequest) as e:
         logger.warning("export-core %s: %s", core, e)
     await response.write_eof()
     return response

@@ -52,11 +52,12 @@ OnMessage = Callable[[JsonObject, bool], Awaitable[None]]
 _PROBE_TYPE = "api-gateway-health"
 
 
-class GatewayError(Exception):
-    """A call that cannot be routed or translated; answered as ``{"error": "<text>"}``."""
+class RoutingError(Exception):
+    """A call refused before it reaches a translator (unknown kind or flow, unreadable body);
+    answered as ``{"error": "<text>"}``, as upstream answers it."""
 
 
-class Unserved(GatewayError):
+class Unserved(RoutingError):
     """A flow interface or global service that no processor serves: refused at once instead of
     waiting for the deadline."""
 
@@ -157,7 +158,7 @@ class Dispatcher:
         task.add_done_callback(self._closing.discard)
 
     def route(self, kind: str, flow: str | None) -> tuple[Translator, RequestResponseClient]:
-        """Find the translator and client of a call, or raise :class:`GatewayError`.
+        """Find the translator and client of a call, or raise :class:`RoutingError`.
 
         The checks run in upstream's order, so the same mistake gives the same
         message: unknown flow, kind missing from the flow, kind we cannot translate.
@@ -165,7 +166,7 @@ class Dispatcher:
         if flow is None:
             translator = GLOBAL_KINDS.get(kind)
             if translator is None or kind not in self._global_topics:
-                raise GatewayError("Invalid kind")
+                raise RoutingError("Invalid kind")
             # The global services we route but do not ship (librarian, knowledge, ...) are as
             # often unserved as a flow's interfaces, and a call to one would wait its deadline.
             request_topic = self._global_topics[kind][0]
@@ -176,10 +177,10 @@ class Dispatcher:
         interfaces = self._interfaces(flow, kind)
         translator = FLOW_KINDS.get(kind)
         if translator is None:
-            raise GatewayError("Invalid kind")
+            raise RoutingError("Invalid kind")
         pair = _pair(interfaces[kind])
         if pair is None:
-            raise GatewayError("This kind not supported by flow")
+            raise RoutingError("This kind not supported by flow")
         if self.unserved is not None and self.unserved.unserved(pair[0]):
             raise Unserved(f"Nothing serves {kind} on flow {flow}: no processor consumes {pair[0]} "
                            f"(the broker has counted no consumer there for {GRACE:.0f} s)")
@@ -189,7 +190,7 @@ class Dispatcher:
                 for topic in pair:
                     to_pulsar(topic)
             except TopicError as e:
-                raise GatewayError(f"Flow {flow} has a bad {kind} interface: {e}") from None
+                raise RoutingError(f"Flow {flow} has a bad {kind} interface: {e}") from None
             client = RequestResponseClient(
                 self.pubsub, request_topic=pair[0], response_topic=pair[1],
                 request_schema=translator.request_schema, response_schema=translator.response_schema,
@@ -201,20 +202,20 @@ class Dispatcher:
     def _interfaces(self, flow: str, kind: str) -> dict[str, Any]:
         interfaces = self.flows.get(flow)
         if interfaces is None:
-            raise GatewayError("Invalid flow")
+            raise RoutingError("Invalid flow")
         if kind not in interfaces:
-            raise GatewayError("This kind not supported by flow")
+            raise RoutingError("This kind not supported by flow")
         return interfaces
 
     def interface_topic(self, flow: str, interface: str) -> str:
-        """The topic of a one-way interface (a sender, an import or an export), or :class:`GatewayError`."""
+        """The topic of a one-way interface (a sender, an import or an export), or :class:`RoutingError`."""
         topic = self._interfaces(flow, interface)[interface]
         if not isinstance(topic, str) or not topic:
-            raise GatewayError("This kind not supported by flow")
+            raise RoutingError("This kind not supported by flow")
         try:
             to_pulsar(topic)
         except TopicError as e:
-            raise GatewayError(f"Flow {flow} has a bad {interface} interface: {e}") from None
+            raise RoutingError(f"Flow {flow} has a bad {interface} interface: {e}") from None
         return topic
 
     async def producer(self, topic: str) -> Producer:
@@ -246,7 +247,7 @@ class Dispatcher:
         ``on_message`` (the websocket) sees every message as it arrives, the
         final one included.  ``deadline`` is the caller's (absolute), when it
         said: the call, and the service behind it, end by then.  Routing and
-        body problems raise :class:`GatewayError`; everything after the
+        body problems raise :class:`RoutingError`; everything after the
         request is sent is a JSON answer, a timeout included.
         """
         if flow is not None and kind in SENDERS:

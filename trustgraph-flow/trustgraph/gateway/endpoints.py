@@ -69,10 +69,10 @@ from trustgraph.base.safety import limits
 
 from . import bulk
 from .auth import SOCKET_PATH, TokenAuth
-from .dispatch import Dispatcher, GatewayError
+from .dispatch import Dispatcher, RoutingError
 from .mux import socket_handler
 from .tool_services import ToolServices
-from .translators import RequestError, gateway_error
+from .translators import BadRequest, gateway_error
 
 logger = logging.getLogger(__name__)
 
@@ -130,14 +130,14 @@ def _deadline(request: web.Request) -> float | None:
 
 
 async def _read_json(request: web.Request) -> Any:
-    """The request body as JSON, or raise :class:`GatewayError` saying what is wrong."""
+    """The request body as JSON, or raise :class:`RoutingError` saying what is wrong."""
     raw = await request.read()
     try:
         return limits.loads(raw)
     except limits.JsonLimitError as e:
-        raise GatewayError(f"Bad request: {e}") from None
+        raise RoutingError(f"Bad request: {e}") from None
     except ValueError as e:  # JSONDecodeError, UnicodeDecodeError
-        raise GatewayError(f"Bad request: body is not valid JSON ({e})") from None
+        raise RoutingError(f"Bad request: body is not valid JSON ({e})") from None
 
 
 class Handlers:
@@ -160,16 +160,16 @@ class Handlers:
         try:
             body = await _read_json(request)
             return _json(await self.p.dispatcher.call(kind, flow, body, deadline=_deadline(request)))
-        except GatewayError as e:
+        except RoutingError as e:
             return _json({"error": str(e)})
-        except RequestError as e:
+        except BadRequest as e:
             return _json(gateway_error(str(e)))
 
     async def tool_service(self, request: web.Request) -> web.Response:
         """``POST /api/v1/tool-service``: streamed chunks come back joined."""
         try:
             body = await _read_json(request)
-        except GatewayError as e:
+        except RoutingError as e:
             return _json({"error": str(e)})
         return _json(await self.p.tools.call(body, deadline=_deadline(request)))
 
@@ -216,7 +216,7 @@ class Handlers:
         try:
             reply = await self.p.dispatcher.call(
                 "config", None, {"operation": "get", "keys": [{"type": ctype, "key": key}]})
-        except (GatewayError, RequestError) as e:
+        except (RoutingError, BadRequest) as e:
             return _json({"error": str(e)})
         if reply.get("error"):
             return _json(reply)

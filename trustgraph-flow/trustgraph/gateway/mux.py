@@ -1,4 +1,4 @@
-"""The websocket multiplexer, ``GET /api/v1/socket`` (WIRE.md section 9).
+"""The websocket multiplexer, ``GET /api/v1/socket`` (upstream 2.1.4's frames).
 
 A client sends frames ``{"id", "service", "flow"?, "request"}`` and gets
 ``{"id", "response", "complete"}`` back, one frame per service message, so a
@@ -43,9 +43,9 @@ from aiohttp import WSMsgType, web
 from trustgraph.base.messaging import deadlines
 from trustgraph.base.safety import limits
 
-from .dispatch import Dispatcher, GatewayError, SocketGone
+from .dispatch import Dispatcher, RoutingError, SocketGone
 from .tool_services import ToolServices
-from .translators import JsonObject, RequestError, gateway_error
+from .translators import BadRequest, JsonObject, gateway_error
 
 logger = logging.getLogger(__name__)
 
@@ -189,7 +189,7 @@ class SocketSession:
                 await self._send({"id": rid, "response": response, "complete": final})
 
             await self.dispatcher.call(service, flow, body, forward, deadline)
-        except (GatewayError, RequestError) as e:
+        except (RoutingError, BadRequest) as e:
             await self._send(self._routing_error(str(e), rid))
         except SocketGone:
             pass

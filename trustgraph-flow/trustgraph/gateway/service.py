@@ -1,7 +1,7 @@
 """api-gateway: the HTTP and websocket front door to the services on the bus.
 
-Serves TrustGraph 2.1's REST API and websocket multiplexer (WIRE.md section
-9) on ``--port`` (8088), plus endpoints of ours: ``GET /api/v1/health``,
+Serves TrustGraph 2.1's REST API and websocket multiplexer (upstream 2.1.4's
+routes, JSON and auth) on ``--port`` (8088), plus endpoints of ours: ``GET /api/v1/health``,
 ``POST /api/v1/tool-service`` (call a tool or tool service by name or id),
 ``GET /api/v1/tool-catalog``, ``GET /api/v1/tool-services``,
 ``GET /api/v1/tool-service/errors`` and ``GET /api/v1/broker/consumers``.

@@ -1,6 +1,6 @@
 """Calls that can no longer be answered end at once, not at their deadlines.
 
-Request and response topics are non-persistent (WIRE.md section 2): a
+Request and response topics are non-persistent (``non-persistent://tg/request/...``, as upstream's): a
 request a process had taken when it died, and any message in flight when the
 broker died, are gone.  Before, each such call waited for its deadline (the
 gateway's is 120 s), holding its client's in-flight slot and, in the service

@@ -37,6 +37,7 @@ from collections.abc import AsyncIterable, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ...exceptions import ServiceError
 from ...schema import Error
 from ...topics import to_pulsar
 from ..safety import limits
@@ -53,15 +54,6 @@ __all__ = ["Replies", "Reply", "ReplyNotSent", "RequestServer", "ServiceError", 
 
 #: Error type of the reply to a request refused because too many already wait (consumer.SHED_AT).
 OVERLOADED = "overloaded"
-
-
-class ServiceError(Exception):
-    """Raise from a handler to answer with this message; ``type`` overrides the service's default."""
-
-    def __init__(self, message: str, type: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.type = type
 
 
 class ReplyNotSent(PubSubError):

@@ -1,4 +1,4 @@
-"""Calls to an interface that nothing serves fail at once (issue 15, point 8): the gateway's
+"""Calls to an interface that nothing serves fail at once, not at their deadline: the gateway's
 and every flow processor's (the agent's tools, prompt-template's LLM).
 
 A flow blueprint names interfaces (embeddings, graph-rag, structured-query,

@@ -421,7 +421,7 @@ class AsyncProcessor:
     # -- command line --------------------------------------------------------
     @classmethod
     def add_args(cls, parser: argparse.ArgumentParser) -> None:
-        """The common flags of WIRE.md section 11; subclasses add theirs and call super()."""
+        """Upstream 2.1.4's common processor flags; subclasses add theirs and call super()."""
         parser.add_argument("--id", default=None, help="processor id (default: the command's)")
         parser.add_argument("--pubsub-backend", default=env_default("PUBSUB_BACKEND", "pulsar"),
                             choices=["pulsar"], help="messaging backend (only pulsar)")

@@ -3,7 +3,7 @@
 A broker message holds at most about 5 MiB (Pulsar's default
 ``maxMessageSize``), and chunking, which would carry more, works neither on
 non-persistent topics (config replies) nor, on Apache Pulsar, for Shared
-subscriptions (every consumer of ours is Shared, WIRE.md section 2).  So a
+subscriptions (every consumer of ours is Shared, as upstream 2.1.4's are).  So a
 config bigger than one message travels like this (our extension; upstream
 2.1.4 peers neither send nor see any of it):
 

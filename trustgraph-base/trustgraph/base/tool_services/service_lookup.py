@@ -28,7 +28,7 @@ class ServiceNotFound(LookupError):
     """No config item and no running service has this id."""
 
 
-async def find_service(pubsub: PubSub, service: str, *, timeout: float = 10.0,
+async def look_up_service(pubsub: PubSub, service: str, *, timeout: float = 10.0,
                        config_request_queue: str = CONFIG_REQUEST,
                        config_response_queue: str = CONFIG_RESPONSE,
                        announce_queue: str = ANNOUNCE, probe_queue: str = PROBE) -> dict[str, Any]:

@@ -108,13 +108,13 @@ class ToolServiceClient(RequestResponseClient):
         """A started client for the tool service with id ``service``, wherever it is described.
 
         Its ``tool-service/<id>`` config item, else the announcement of a
-        running replica (``service_lookup.find_service``; ``where`` may name
+        running replica (``service_lookup.look_up_service``; ``where`` may name
         other config or announce queues).  Raises ``ServiceNotFound`` when
         neither knows it within ``lookup_timeout``.  Stop it with ``stop()``.
         """
-        from .service_lookup import find_service
+        from .service_lookup import look_up_service
 
-        found = await find_service(pubsub, service, timeout=lookup_timeout, **where)
+        found = await look_up_service(pubsub, service, timeout=lookup_timeout, **where)
         try:
             descriptor = ServiceDescriptor.from_wire(found, service)
         except InvalidDescriptor as e:

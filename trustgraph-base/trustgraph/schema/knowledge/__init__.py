@@ -2,7 +2,7 @@
 
 What the ingestion processors and the gateway's import/export sockets carry;
 this fork ships none of those processors, but the gateway routes them
-unchanged (WIRE.md section 9).
+unchanged, as upstream 2.1.4's gateway does.
 """
 
 from .document import Chunk, Document, TextDocument

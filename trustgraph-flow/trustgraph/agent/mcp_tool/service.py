@@ -1,7 +1,7 @@
 """mcp-tool: calls tools on MCP servers for the agent (and anyone on the flow's mcp-tool queues).
 
 Serves ``ToolRequest{name, parameters}`` on each flow's ``request`` topic and
-answers ``ToolResponse`` on ``response`` (WIRE.md section 8).  ``name`` is a
+answers ``ToolResponse`` on ``response``, as upstream 2.1.4's does.  ``name`` is a
 key of config type ``mcp``, whose entry says where the server is (``url``),
 the tool's name there (``remote-name``, default the key), an optional
 ``auth-token`` (sent as ``Authorization: Bearer ...``) and our ``transport``

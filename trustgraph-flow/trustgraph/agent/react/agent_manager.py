@@ -1,18 +1,18 @@
 """The ReAct loop: one iteration of a dialog per agent message.
 
-One agent message is one iteration (WIRE.md section 6): ask the prompt
+One agent message is one iteration (as upstream 2.1.4's agent): ask the prompt
 service's ``agent-react`` template what to do, then either answer or call a
 tool and hand the dialog on, with the new step in its history, as a new
 message on ``next``.  :meth:`AgentManager.react` is an async generator of
 the events in ``types.py``; the service turns them into wire messages, so
-streaming and non-streaming share this code (STYLE.md 9).
+streaming and non-streaming share this code.
 
 Each prompt request carries the JSON Schema of the next step (property
 ``decision-schema``, ``decisions.py``); the model's reply is a structured
 JSON decision when the template asked for one, else ReAct text
 (``parser.py``).  Tools are listed most relevant to the question first.
 
-The model's mistakes go back to the model (STYLE.md 5): an unreadable reply,
+The model's mistakes go back to the model, only our bugs abort: an unreadable reply,
 an unknown tool, wrong arguments, a tool that fails or does not answer in
 time, a final answer that is no answer (empty, the question said back, a
 tool call announced instead of made) each become an observation starting

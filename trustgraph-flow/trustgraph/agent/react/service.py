@@ -1,7 +1,7 @@
 """agent-manager-react: a ReAct agent whose tools may be tool services.
 
 Serves AgentRequest on each flow's ``request`` topic and answers on
-``response`` (WIRE.md sections 5 and 6).  One message is one iteration: when
+``response`` (upstream 2.1.4's topics and messages).  One message is one iteration: when
 the model calls a tool, the dialog goes on as a new AgentRequest, with the
 step added to its history, published on ``next`` with the same ``id``
 property.
@@ -95,7 +95,7 @@ CLIENTS: dict[str, tuple[type, type]] = {
 
 # A failure of ours (not the model's) ends the dialog: eom and eod set.  An
 # undecodable request gets the streaming error shape, which both kinds of
-# caller read as the end (WIRE.md section 6).
+# caller read as the end (eod set, as upstream 2.1.4's streaming error).
 REPLIES = Replies(
     error_record=lambda error: AgentResponse(error=error, end_of_message=True, end_of_dialog=True),
     malformed_record=lambda error: AgentResponse(chunk_type="error", content=error.message,
@@ -124,7 +124,7 @@ def abandoned_because(loss: Loss) -> str:
 
 
 def to_response(event: Event, streaming: bool) -> AgentResponse:
-    """The wire message of one event (WIRE.md section 6's table).
+    """The wire message of one event, in upstream 2.1.4's streaming or non-streaming shape.
 
     Non-streaming messages set the legacy fields they do not use to None
     explicitly: a consumer takes a message whose ``answer`` is not null as
@@ -226,7 +226,7 @@ class Processor(FlowProcessor):
         request: AgentRequest = msg.value
         now = time.time()
         if not isinstance(request.question, str):
-            # null decodes as None (WIRE.md 1): the caller's mistake, said as such, not a traceback.
+            # null decodes as None, not the default: the caller's mistake, said as such, not a traceback.
             raise ServiceError("the request has no question: 'question' must be a string")
         registry = self.registry
         streaming = bool(request.streaming)

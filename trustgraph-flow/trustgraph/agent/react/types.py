@@ -2,8 +2,8 @@
 
 The loop (``agent_manager.react``) is an async generator of the events below,
 so streaming and non-streaming requests share one code path; only the
-service turns events into wire messages, and only it knows the two shapes of
-WIRE.md section 6.
+service turns events into wire messages, and only it knows upstream 2.1.4's
+two shapes (streaming and non-streaming).
 """
 
 from __future__ import annotations

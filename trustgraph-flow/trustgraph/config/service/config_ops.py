@@ -6,7 +6,7 @@ when the returned flag is true, publishes a ConfigPush of the whole store.
 Keeping the logic free of Pulsar lets it be tested against a real SQLite file
 with no broker.
 
-Wire facts followed here (WIRE.md sections 3 and 4): operations get, list,
+Upstream 2.1.4's behaviour, followed here: operations get, list,
 getvalues, put, delete and config; put and delete answer with an empty response
 (``version`` 0) and bump the version once per request; a handler failure is an
 ``Error(type="config-error")`` and an unknown operation is
@@ -21,18 +21,15 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .operations import run_operation
+from .operations import Refused, run_operation
 from .store import ConfigStore
 
-__all__ = ["ConfigOperations", "RequestError"]
+__all__ = ["ConfigOperations"]
 
 logger = logging.getLogger(__name__)
 
 Response = dict[str, Any]
 
-
-class RequestError(Exception):
-    """A request we refuse because of its content; the text goes to the caller."""
 
 
 def _response(**fields: Any) -> Response:
@@ -61,24 +58,24 @@ def _list_field(request: Mapping[str, Any], name: str, shape: str) -> list[Any]:
     if value is None:
         return []
     if not isinstance(value, (list, tuple)):
-        raise RequestError(f"'{name}' must be a list of {shape} objects, got {type(value).__name__}")
+        raise Refused(f"'{name}' must be a list of {shape} objects, got {type(value).__name__}")
     return list(value)
 
 
 def _string_field(item: Mapping[str, Any], where: str, name: str) -> str:
     if name not in item:
-        raise RequestError(f"{where} has no '{name}'")
+        raise Refused(f"{where} has no '{name}'")
     value = item[name]
     if value is None:
-        raise RequestError(f"{where}.{name} is null; it must be a string")
+        raise Refused(f"{where}.{name} is null; it must be a string")
     if not isinstance(value, str):
-        raise RequestError(f"{where}.{name} must be a string, got {type(value).__name__}")
+        raise Refused(f"{where}.{name} must be a string, got {type(value).__name__}")
     return value
 
 
 def _item(raw: Any, where: str) -> Mapping[str, Any]:
     if not isinstance(raw, Mapping):
-        raise RequestError(f"{where} must be an object, got {type(raw).__name__}")
+        raise Refused(f"{where} must be an object, got {type(raw).__name__}")
     return raw
 
 
@@ -99,7 +96,7 @@ def _parse_values(request: Mapping[str, Any]) -> list[tuple[str, str, str]]:
         where = f"values[{i}]"
         item = _item(raw, where)
         if item.get("value", "") is None:
-            raise RequestError(
+            raise Refused(
                 f"{where}.value is null; put needs a string value (use the delete operation to remove a key)"
             )
         out.append(
@@ -116,7 +113,7 @@ def _parse_type(request: Mapping[str, Any]) -> str:
     value = request.get("type", "")
     if not isinstance(value, str):
         shown = "null" if value is None else type(value).__name__
-        raise RequestError(f"'type' must be a string, got {shown}")
+        raise Refused(f"'type' must be a string, got {shown}")
     return value
 
 
@@ -144,7 +141,7 @@ class ConfigOperations:
         Never raises: every failure becomes an ``error`` in the response, so
         one bad request cannot kill the service's consumer loop.
         """
-        return run_operation(request, self._handlers, error_type="config-error", refused=RequestError, error=_error)
+        return run_operation(request, self._handlers, error_type="config-error", error=_error)
 
     # -- reads ------------------------------------------------------------
 

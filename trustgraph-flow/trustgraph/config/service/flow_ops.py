@@ -1,6 +1,6 @@
 """The flow operations of config-svc, as pure logic over a ConfigStore.
 
-Flows live in config like everything else (WIRE.md section 5):
+Flows live in config like everything else (upstream 2.1.4's layout):
 
 * ``flow-blueprint/<name>``: a blueprint, JSON text stored verbatim;
 * ``flow/<id>``: a running flow, ``{"description", "blueprint-name",
@@ -25,10 +25,10 @@ from typing import Any
 
 from trustgraph.base.safety import limits
 
-from .operations import run_operation
+from .operations import Refused, run_operation
 from .store import ConfigStore
 
-__all__ = ["FlowOperations", "FlowError"]
+__all__ = ["FlowOperations"]
 
 logger = logging.getLogger(__name__)
 
@@ -39,9 +39,6 @@ FLOW_TYPE = "flow"
 ACTIVE_FLOW_TYPE = "active-flow"
 PARAMETER_TYPE_TYPE = "parameter-type"
 
-
-class FlowError(Exception):
-    """A refused flow request; its text is the wire error message, verbatim."""
 
 
 def _response(**fields: Any) -> Response:
@@ -67,7 +64,7 @@ def _optional_str(request: Mapping[str, Any], name: str) -> str | None:
     """``request[name]`` if it is a string or null/absent; anything else is refused."""
     value = request.get(name)
     if value is not None and not isinstance(value, str):
-        raise FlowError(f"'{name}' must be a string, got {type(value).__name__}")
+        raise Refused(f"'{name}' must be a string, got {type(value).__name__}")
     return value
 
 
@@ -85,16 +82,16 @@ def _param_text(value: Any, what: str = "parameter value") -> str:
         return str(value)
     if isinstance(value, (dict, list)):
         return json.dumps(value)
-    raise FlowError(f"{what} must be a string, number or boolean, got {type(value).__name__}")
+    raise Refused(f"{what} must be a string, number or boolean, got {type(value).__name__}")
 
 
 def _load_json_object(text: str, what: str) -> dict[str, Any]:
     try:
         value = limits.loads(text)
     except ValueError as e:
-        raise FlowError(f"{what} is not valid JSON: {e}") from None
+        raise Refused(f"{what} is not valid JSON: {e}") from None
     if not isinstance(value, dict):
-        raise FlowError(f"{what} must be a JSON object, got {type(value).__name__}")
+        raise Refused(f"{what} must be a JSON object, got {type(value).__name__}")
     return value
 
 
@@ -151,7 +148,7 @@ class FlowOperations:
         Never raises: failures become ``flow-error`` (or ``bad-operation`` for
         an unknown operation) so one bad request cannot stop the service.
         """
-        return run_operation(request, self._handlers, error_type="flow-error", refused=FlowError, error=_error)
+        return run_operation(request, self._handlers, error_type="flow-error", error=_error)
 
     # -- blueprints -------------------------------------------------------
 
@@ -167,7 +164,7 @@ class FlowOperations:
         definition = request.get("blueprint_definition")
         if not isinstance(definition, str):
             shown = "null" if definition is None else type(definition).__name__
-            raise FlowError(f"'blueprint_definition' must be a string of JSON text, got {shown}")
+            raise Refused(f"'blueprint_definition' must be a string of JSON text, got {shown}")
         # Stored verbatim, unvalidated, as upstream: start-flow reports problems.
         self.store.apply(puts=[(BLUEPRINT_TYPE, name, definition)], deletes=[])
         return _response(), True
@@ -186,7 +183,7 @@ class FlowOperations:
         flow_id = self._flow_id(request)
         text = self.store.get(FLOW_TYPE, flow_id)
         if text is None:
-            raise FlowError("Flow ID invalid")
+            raise Refused("Flow ID invalid")
         record = _load_json_object(text, f"flow/{flow_id}")
         return (
             _response(
@@ -202,19 +199,19 @@ class FlowOperations:
         flow_id = _optional_str(request, "flow_id")
         description = _optional_str(request, "description")
         if blueprint_name is None:
-            raise FlowError("No blueprint name")
+            raise Refused("No blueprint name")
         if not flow_id:
-            raise FlowError("No flow ID")
+            raise Refused("No flow ID")
         user_params = self._user_parameters(request)
 
         with self.store.locked():
             if self.store.get(FLOW_TYPE, flow_id) is not None:
-                raise FlowError("Flow already exists")
+                raise Refused("Flow already exists")
             text = self.store.get(BLUEPRINT_TYPE, blueprint_name)
             if text is None:
-                raise FlowError("Blueprint does not exist")
+                raise Refused("Blueprint does not exist")
             if description is None:
-                raise FlowError("No description")
+                raise Refused("No description")
 
             blueprint = _load_json_object(text, f"Blueprint '{blueprint_name}'")
             parameters = self._resolve_parameters(blueprint, user_params)
@@ -231,7 +228,7 @@ class FlowOperations:
 
             interfaces = blueprint.get("interfaces", {})
             if not isinstance(interfaces, dict):
-                raise FlowError(f"Blueprint '{blueprint_name}': 'interfaces' must be an object")
+                raise Refused(f"Blueprint '{blueprint_name}': 'interfaces' must be an object")
             record = {
                 "description": description,
                 "blueprint-name": blueprint_name,
@@ -248,17 +245,17 @@ class FlowOperations:
         with self.store.locked():
             text = self.store.get(FLOW_TYPE, flow_id)
             if text is None:
-                raise FlowError("Flow ID invalid")
+                raise Refused("Flow ID invalid")
             record = _load_json_object(text, f"flow/{flow_id}")
             blueprint_name = record.get("blueprint-name")
             if not isinstance(blueprint_name, str):
-                raise FlowError(f"flow/{flow_id} has no 'blueprint-name'")
+                raise Refused(f"flow/{flow_id} has no 'blueprint-name'")
             blueprint_text = self.store.get(BLUEPRINT_TYPE, blueprint_name)
             if blueprint_text is None:
                 # Without the blueprint we cannot tell which variants are this
                 # flow's.  Refusing is recoverable (put the blueprint back, stop
                 # again); guessing could stop other flows' processors.
-                raise FlowError(
+                raise Refused(
                     f"Blueprint '{blueprint_name}' of flow '{flow_id}' no longer "
                     "exists, so its processors cannot be found; put the blueprint "
                     "back and stop the flow again"
@@ -266,7 +263,7 @@ class FlowOperations:
             blueprint = _load_json_object(blueprint_text, f"Blueprint '{blueprint_name}'")
             stored_params = record.get("parameters") or {}
             if not isinstance(stored_params, dict):
-                raise FlowError(f"flow/{flow_id}: 'parameters' must be an object")
+                raise Refused(f"flow/{flow_id}: 'parameters' must be an object")
             # The stored parameters are the resolved ones, so substitution
             # reproduces exactly the variant names start-flow created.
             sub = _Substituter(
@@ -297,14 +294,14 @@ class FlowOperations:
     def _blueprint_name(request: Mapping[str, Any]) -> str:
         name = _optional_str(request, "blueprint_name")
         if name is None:
-            raise FlowError("No blueprint name")
+            raise Refused("No blueprint name")
         return name
 
     @staticmethod
     def _flow_id(request: Mapping[str, Any]) -> str:
         flow_id = _optional_str(request, "flow_id")
         if flow_id is None:
-            raise FlowError("No flow ID")
+            raise Refused("No flow ID")
         return flow_id
 
     @staticmethod
@@ -321,13 +318,13 @@ class FlowOperations:
         if raw is None:
             return {}
         if not isinstance(raw, Mapping):
-            raise FlowError(f"'parameters' must be an object of name to value, got {type(raw).__name__}")
+            raise Refused(f"'parameters' must be an object of name to value, got {type(raw).__name__}")
         out = {}
         for name, value in raw.items():
             if not isinstance(name, str):
-                raise FlowError(f"parameter names must be strings, got {name!r}")
+                raise Refused(f"parameter names must be strings, got {name!r}")
             if value is not None and not isinstance(value, (str, int, float, bool, list, dict)):
-                raise FlowError(f"parameter '{name}' must be a string or another JSON value, "
+                raise Refused(f"parameter '{name}' must be a string or another JSON value, "
                                 f"got {type(value).__name__}")
             out[name] = value if isinstance(value, str) else str(value)
         return out
@@ -351,7 +348,7 @@ class FlowOperations:
         )
 
     def _resolve_parameters(self, blueprint: Mapping[str, Any], user: Mapping[str, str]) -> dict[str, str]:
-        """Resolve parameters per WIRE.md section 5.
+        """Resolve parameters as upstream 2.1.4's start-flow does.
 
         Pass 1: the user's value, else the type's default.  Pass 2: a
         ``controlled-by`` parameter the user did not set takes its controller's
@@ -361,7 +358,7 @@ class FlowOperations:
         """
         declared = blueprint.get("parameters") or {}
         if not isinstance(declared, dict):
-            raise FlowError("Blueprint 'parameters' must be an object")
+            raise Refused("Blueprint 'parameters' must be an object")
         resolved: dict[str, str] = {}
         missing: list[str] = []
         for name, meta in declared.items():
@@ -380,7 +377,7 @@ class FlowOperations:
                 resolved[name] = resolved[controller]
         missing = [m for m in missing if m not in resolved]
         if missing:
-            raise FlowError("Required parameter(s) with no value and no default: " + ", ".join(missing))
+            raise Refused("Required parameter(s) with no value and no default: " + ", ".join(missing))
         for name, value in user.items():
             resolved.setdefault(name, value)
         return resolved
@@ -397,20 +394,20 @@ class FlowOperations:
         """
         where = f"Blueprint '{blueprint_name}'"
         if section not in blueprint:
-            raise FlowError(f"{where} has no '{section}' section")
+            raise Refused(f"{where} has no '{section}' section")
         entries = blueprint[section]
         if not isinstance(entries, dict):
-            raise FlowError(f"{where}: '{section}' must be an object")
+            raise Refused(f"{where}: '{section}' must be an object")
         out = []
         for key, spec in entries.items():
             processor, sep, variant = key.partition(":")
             if not sep:
-                raise FlowError(f"{where}: {section} entry '{key}' must be '<processor>:<variant>'")
+                raise Refused(f"{where}: {section} entry '{key}' must be '<processor>:<variant>'")
             if not isinstance(spec, dict):
-                raise FlowError(f"{where}: {section} entry '{key}' must be an object")
+                raise Refused(f"{where}: {section} entry '{key}' must be an object")
             for spec_name, value in spec.items():
                 if not isinstance(value, str):
-                    raise FlowError(
+                    raise Refused(
                         f"{where}: {section} entry '{key}', '{spec_name}' must be a "
                         f"string, got {type(value).__name__}"
                     )

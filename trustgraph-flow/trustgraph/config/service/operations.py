@@ -18,23 +18,26 @@ Response = dict[str, Any]
 Handler = Callable[[Mapping[str, Any]], tuple[Response, bool]]
 
 
+class Refused(Exception):
+    """A request a handler will not carry out because of its content; the text goes to the caller verbatim."""
+
+
 def run_operation(request: Any, handlers: Mapping[str, Handler], *, error_type: str,
-             refused: type[Exception], error: Callable[[str, str], Response]) -> tuple[Response, bool]:
+             error: Callable[[str, str], Response]) -> tuple[Response, bool]:
     """Run ``request``'s operation; return ``(response, push_needed)``, never raise.
 
-    ``refused`` is the exception a handler raises for a request it will not
-    carry out; its text goes to the caller as is.  Anything else is reported
+    A :class:`Refused` goes to the caller as is.  Anything else is reported
     with its type, and logged with a traceback.
     """
     try:
         if not isinstance(request, Mapping):
-            raise refused(f"request must be an object, got {type(request).__name__}")
+            raise Refused(f"request must be an object, got {type(request).__name__}")
         operation = request.get("operation")
         handler = handlers.get(operation) if isinstance(operation, str) else None
         if handler is None:
             return error("bad-operation", "Bad operation"), False
         return handler(request)
-    except refused as e:
+    except Refused as e:
         return error(error_type, str(e)), False
     except Exception as e:
         logger.exception("%s request failed", error_type.removesuffix("-error"))

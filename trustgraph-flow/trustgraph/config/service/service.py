@@ -1,6 +1,6 @@
 """config-svc: stores configuration, manages flows, pushes the full config on every change.
 
-Requests arrive on the config and flow request topics (WIRE.md sections 3-5).
+Requests arrive on the config and flow request topics (upstream 2.1.4's operations).
 Every mutating request is written to the embedded SQLite store in one
 transaction *before* the reply, so a put the client saw acknowledged survives
 a crash of this process.  After each change, and once at start, the whole

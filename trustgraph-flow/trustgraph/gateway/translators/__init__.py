@@ -1,4 +1,4 @@
-"""Per-kind translation between the gateway's JSON and the wire records (WIRE.md section 9).
+"""Per-kind translation between the gateway's JSON and the wire records (upstream 2.1.4's JSON per kind).
 
 ``base`` (the Translator, error bodies, helpers), ``terms`` (RDF terms and
 triples), ``core`` (the kinds this fork serves), ``stores`` (flow kinds of
@@ -10,8 +10,8 @@ sockets).
 from .base import (
            DEFAULT_COLLECTION,
            DEFAULT_USER,
+           BadRequest,
            JsonObject,
-           RequestError,
            Translator,
            error_body,
            gateway_error,
@@ -29,5 +29,5 @@ GLOBAL_KINDS: dict[str, Translator] = {**_CORE_GLOBAL_KINDS, **LIBRARY_KINDS}
 FLOW_KINDS: dict[str, Translator] = {**_CORE_FLOW_KINDS, **STORE_KINDS}
 
 __all__ = ["DEFAULT_COLLECTION", "DEFAULT_USER", "EXPORTS", "FLOW_KINDS", "GLOBAL_KINDS", "IMPORTS",
-           "JsonObject", "OneWay", "RequestError", "SENDERS", "Translator", "error_body", "gateway_error",
+           "JsonObject", "OneWay", "BadRequest", "SENDERS", "Translator", "error_body", "gateway_error",
            "interface_name"]

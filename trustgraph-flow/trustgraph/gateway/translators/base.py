@@ -4,7 +4,7 @@ A :class:`Translator` says how a JSON body becomes a request record, how a
 response record becomes JSON, and when a response is the last of a call.
 Request bodies go through the schema codec (``from_dict``), so a wrongly
 typed field is refused with a clear message instead of becoming a malformed
-message on the bus; such a refusal is a :class:`RequestError`, answered as
+message on the bus; such a refusal is a :class:`BadRequest`, answered as
 upstream answers a request it cannot translate: ``{"error": {"type":
 "gateway-error", "message": ...}}``.
 """
@@ -23,8 +23,8 @@ DEFAULT_USER = "trustgraph"
 DEFAULT_COLLECTION = "default"
 
 
-class RequestError(ValueError):
-    """A request body that cannot be translated; the text goes back as ``{"error": text}``."""
+class BadRequest(ValueError):
+    """A request body the translator refuses (a missing or wrongly typed field); the text says what is wrong."""
 
 
 def error_body(type_: str, message: str) -> JsonObject:
@@ -54,13 +54,13 @@ class Translator:
         return self.properties(body) if self.properties is not None else {}
 
     def request(self, body: Any) -> Any:
-        """Turn a JSON request body into the wire record, or raise :class:`RequestError`."""
+        """Turn a JSON request body into the wire record, or raise :class:`BadRequest`."""
         if not isinstance(body, dict):
-            raise RequestError("Bad request: the request must be a JSON object")
+            raise BadRequest("Bad request: the request must be a JSON object")
         try:
             return self.encode(body)
         except SchemaError as e:
-            raise RequestError(f"Bad request: {e}") from None
+            raise BadRequest(f"Bad request: {e}") from None
 
     def response(self, record: Any) -> tuple[JsonObject, bool]:
         """Return ``(json, is_final)`` for one response record."""
@@ -82,11 +82,11 @@ def build(cls: type, fields: JsonObject) -> Any:
 
 
 def as_object(value: Any, what: str) -> JsonObject:
-    """``value`` when it is a JSON object ({} for null), else a :class:`RequestError` naming ``what``."""
+    """``value`` when it is a JSON object ({} for null), else a :class:`BadRequest` naming ``what``."""
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise RequestError(f"Bad request: {what} must be a JSON object")
+        raise BadRequest(f"Bad request: {what} must be a JSON object")
     return value
 
 
@@ -99,14 +99,14 @@ def given(body: JsonObject, key: str, default: Any = None) -> Any:
 def required(body: JsonObject, key: str) -> Any:
     value = body.get(key)
     if value is None:
-        raise RequestError(f"Bad request: '{key}' is required")
+        raise BadRequest(f"Bad request: '{key}' is required")
     return value
 
 
 def json_object(body: JsonObject, key: str) -> JsonObject | None:
     value = body.get(key)
     if value is not None and not isinstance(value, dict):
-        raise RequestError(f"Bad request: '{key}' must be a JSON object")
+        raise BadRequest(f"Bad request: '{key}' must be a JSON object")
     return value
 
 

@@ -96,7 +96,7 @@ def _flow_request(body: JsonObject) -> FlowRequest:
     record = from_dict(FlowRequest, fields)
     params = json_object(body, "parameters")
     if params is not None:
-        # Values are passed as given: config-svc stringifies them (WIRE.md section 5).
+        # Values are passed as given: config-svc stringifies them when it resolves a flow's parameters.
         record.parameters = dict(params)
     return record
 
@@ -148,7 +148,7 @@ def _agent_response(r: AgentResponse) -> JsonObject:
 
 
 def _agent_final(r: AgentResponse) -> bool:
-    # The interop trap of WIRE.md section 9: without a chunk_type, a non-null
+    # Upstream 2.1.4's gateway rule: without a chunk_type, a non-null
     # answer ends the call, even an empty one.
     if r.chunk_type:
         return bool(r.end_of_dialog)

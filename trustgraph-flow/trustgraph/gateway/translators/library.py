@@ -27,7 +27,7 @@ from trustgraph.schema import (
     Triples,
 )
 
-from .base import JsonObject, RequestError, Translator, as_object, build, first, translator
+from .base import BadRequest, JsonObject, Translator, as_object, build, first, translator
 from .terms import (
     metadata_from_json,
     metadata_to_json,
@@ -69,11 +69,11 @@ def _processing_metadata_json(m: ProcessingMetadata) -> JsonObject:
 def _base64(text: Any) -> bytes:
     """Document content: base64 text, checked and kept as that text (what the librarian stores)."""
     if not isinstance(text, str):
-        raise RequestError("Bad request: 'content' must be base64 text")
+        raise BadRequest("Bad request: 'content' must be base64 text")
     try:
         return base64.b64encode(base64.b64decode(text, validate=True))
     except (binascii.Error, ValueError):
-        raise RequestError("Bad request: 'content' is not valid base64") from None
+        raise BadRequest("Bad request: 'content' is not valid base64") from None
 
 
 def _librarian_request(body: JsonObject) -> LibrarianRequest:

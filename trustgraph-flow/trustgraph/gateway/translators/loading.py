@@ -28,7 +28,7 @@ from trustgraph.schema import (
     Triples,
 )
 
-from .base import DEFAULT_COLLECTION, DEFAULT_USER, JsonObject, RequestError, as_object, build, required
+from .base import DEFAULT_COLLECTION, DEFAULT_USER, BadRequest, JsonObject, as_object, build, required
 from .library import (
     graph_embeddings_message,
     graph_embeddings_message_json,
@@ -48,13 +48,13 @@ class OneWay:
     decode: Callable[[Any], JsonObject] | None = None
 
     def request(self, body: Any) -> Any:
-        """The record for a body, or :class:`RequestError`."""
+        """The record for a body, or :class:`BadRequest`."""
         from trustgraph.schema import SchemaError
 
         try:
             return self.encode(as_object(body, "the request"))
         except SchemaError as e:
-            raise RequestError(f"Bad request: {e}") from None
+            raise BadRequest(f"Bad request: {e}") from None
 
 
 def interface_name(kind: str) -> str:
@@ -64,11 +64,11 @@ def interface_name(kind: str) -> str:
 
 def _b64decode(text: Any, what: str) -> bytes:
     if not isinstance(text, str):
-        raise RequestError(f"Bad request: '{what}' must be base64 text")
+        raise BadRequest(f"Bad request: '{what}' must be base64 text")
     try:
         return base64.b64decode(text, validate=True)
     except (binascii.Error, ValueError):
-        raise RequestError(f"Bad request: '{what}' is not valid base64") from None
+        raise BadRequest(f"Bad request: '{what}' is not valid base64") from None
 
 
 def _load_metadata(body: JsonObject) -> Any:
@@ -83,7 +83,7 @@ def _text_load(body: JsonObject) -> TextDocument:
     try:
         text = raw.decode(charset)
     except (LookupError, UnicodeDecodeError) as e:
-        raise RequestError(f"Bad request: 'text' is not {charset} text ({e})") from None
+        raise BadRequest(f"Bad request: 'text' is not {charset} text ({e})") from None
     return TextDocument(metadata=_load_metadata(body), text=text.encode("utf-8"))
 
 

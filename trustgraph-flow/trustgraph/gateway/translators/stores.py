@@ -1,4 +1,4 @@
-"""Flow kinds served by upstream processors this fork does not ship (WIRE.md section 9).
+"""Flow kinds served by upstream processors this fork does not ship (as upstream 2.1.4's gateway routes them).
 
 document-rag, the graph/document/row embeddings queries, triples, rows
 (GraphQL), nlp-query and structured-diag: the gateway routes them to

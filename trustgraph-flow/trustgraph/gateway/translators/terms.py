@@ -13,7 +13,7 @@ from typing import Any
 
 from trustgraph.schema import BLANK, IRI, LITERAL, TRIPLE, Metadata, Term, Triple
 
-from .base import JsonObject, RequestError, as_object
+from .base import BadRequest, JsonObject, as_object
 
 
 def term_from_json(data: Any) -> Term:
@@ -72,7 +72,7 @@ def triples_from_json(data: Any) -> list[Triple]:
     if data is None:
         return []
     if not isinstance(data, list):
-        raise RequestError("Bad request: triples must be a JSON array")
+        raise BadRequest("Bad request: triples must be a JSON array")
     return [triple_from_json(t) for t in data]
 
 

@@ -3,7 +3,7 @@
 A service subclasses :class:`LlmService` and writes ``generate`` (and, when
 its backend can stream, ``generate_stream``).  The base does everything that
 must be the same for all of them, so that swapping the LLM never changes what
-a caller sees (WIRE.md sections 3 and 5):
+a caller sees (upstream 2.1.4's TextCompletionRequest/Response on the flow's topics):
 
 * consumes TextCompletionRequest on the flow's ``request`` topic and answers
   TextCompletionResponse on ``response``, with the request's ``id``;
@@ -44,6 +44,7 @@ from trustgraph.base.messaging.pubsub import Message
 from trustgraph.base.messaging.serving import Replies, Reply, ServiceError
 from trustgraph.base.processors.flow_processor import Flow
 from trustgraph.base.safety import limits
+from trustgraph.exceptions import LlmError
 from trustgraph.schema import TextCompletionRequest, TextCompletionResponse
 
 logger = logging.getLogger(__name__)
@@ -69,10 +70,6 @@ class LlmResult:
     model: str = ""
     #: How likely the model found each option asked for in ``score-choices``, or None.
     choice_scores: dict[str, float] | None = None
-
-
-class LlmError(ServiceError):
-    """A failure whose message is meant for the caller as is (an ``llm-error`` reply)."""
 
 
 def parse_stop(raw: str | None) -> list[str]:

@@ -2,8 +2,8 @@
 
 Serves PromptRequest on each flow's ``request`` topic, replies PromptResponse
 on ``response``, and calls the flow's text-completion service through
-``text-completion-request`` / ``text-completion-response`` (WIRE.md sections 5
-and 7).  Templates come from config type ``prompt`` (``--config-type``) and are
+``text-completion-request`` / ``text-completion-response`` (upstream 2.1.4's
+flow keys).  Templates come from config type ``prompt`` (``--config-type``) and are
 reloaded on every config push, without a restart.
 
 Every failure (unknown template, missing variable, a render over its budget
@@ -159,7 +159,7 @@ class Processor(FlowProcessor):
             await self._forward(reply, responses, prefix)
             return
         try:
-            message = await responses.__anext__()   # a whole completion is one message (WIRE.md 3)
+            message = await responses.__anext__()   # a whole completion is one message
         finally:
             responses.close()
         resp = _check(message.value)

@@ -1,7 +1,7 @@
 """Prompt templates: loading from config, rendering, and reading the LLM's answer.
 
 Pure logic, no messaging, so that every rule here is unit-tested without a
-broker.  The config layout is upstream's (WIRE.md section 7), type ``prompt``:
+broker.  The config layout is upstream 2.1.4's, type ``prompt``:
 
 * ``system``: JSON string, the system template (``"Be helpful."`` when missing
   or not a JSON string);

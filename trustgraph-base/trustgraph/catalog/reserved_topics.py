@@ -1,0 +1,77 @@
+"""The framework's own topics, which no tool service may use.
+
+A descriptor naming one would make the agent publish tool calls on the config
+push topic or into a flow's queues; such a service is refused with the topic
+and what it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ..topics import (
+    ANNOUNCE,
+    CONFIG_NOTICE,
+    CONFIG_REQUEST,
+    CONFIG_RESPONSE,
+    FLOW_REQUEST,
+    FLOW_RESPONSE,
+    PROBE,
+    SERVING,
+    TopicError,
+    config_push_queue,
+    to_pulsar,
+)
+from .errors import DescriptorError, load_object
+from .models import ToolServiceDescriptor
+
+
+def framework_topics(config: Mapping[str, Mapping[str, str]]) -> dict[str, str]:
+    """The topics of the framework itself (Pulsar URL -> what it is), which no tool service may use.
+
+    A descriptor naming one would make the agent publish tool calls on the
+    config push topic or into a flow's queues.
+    """
+    reserved = {CONFIG_REQUEST: "config-svc's requests", CONFIG_RESPONSE: "config-svc's replies",
+                to_pulsar(config_push_queue): "the config pushes", CONFIG_NOTICE: "the config notices",
+                FLOW_REQUEST: "config-svc's flow requests",
+                FLOW_RESPONSE: "config-svc's flow replies", ANNOUNCE: "the tool-service announcements",
+                PROBE: "the tool-service probes", SERVING: "the serving notices"}
+    for processor, raw in (config.get("active-flow") or {}).items():
+        data = load_object("tool", processor, raw)
+        for flow, definition in (data.items() if isinstance(data, dict) else ()):
+            for spec, topic in (definition.items() if isinstance(definition, dict) else ()):
+                try:
+                    reserved.setdefault(to_pulsar(topic), f"{processor}'s '{spec}' in flow {flow}")
+                except TopicError:
+                    continue
+    return reserved
+
+
+def _in_config_namespace(topic: str) -> str | None:
+    """What a topic of the ``tg/config`` namespace is, whichever of its topics it is.
+
+    Only the framework publishes there (pushes, announcements, probes, and
+    whatever a later version adds), so the whole namespace is its own.
+    """
+    return "the framework's config namespace, tg/config" if topic.partition("://")[2].startswith(
+        "tg/config/") else None
+
+
+def refuse_framework_topics(services: dict[str, ToolServiceDescriptor], broken: dict[str, DescriptorError],
+                             reserved: Mapping[str, str], errors: list[DescriptorError],
+                             note: str = "") -> None:
+    """Move every service whose request or response queue is a framework topic from ``services`` to
+    ``broken``, each reported in ``errors`` with the topic and what it is."""
+    for sid in sorted(services):
+        svc = services[sid]
+        for field_name, topic in (("request-queue", svc.queues[0]), ("response-queue", svc.queues[1])):
+            what = reserved.get(topic) or _in_config_namespace(topic)
+            if what is not None:
+                err = DescriptorError("tool-service", sid, field_name,
+                                      f"{topic!r} is a topic of the framework itself ({what}); a tool service "
+                                      f"needs topics of its own{note}")
+                errors.append(err)
+                broken.setdefault(sid, err)
+        if sid in broken:
+            del services[sid]
