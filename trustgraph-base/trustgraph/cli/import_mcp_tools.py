@@ -35,11 +35,13 @@ import argparse
 import asyncio
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, wait_exponential
 from trustgraph.cli.api import Api, CliError, api_from_args, config_values, main_wrapper, make_parser
 from trustgraph.cli.set_mcp_tool import mcp_entry
+
+if TYPE_CHECKING:
+    from tenacity import RetryCallState
 
 PROG = "tg-import-mcp-tools"
 IMPORTED_FROM = "imported-from"
@@ -187,6 +189,9 @@ async def main_async(args: argparse.Namespace) -> None:
 async def watch(api: Api, conn: Any, changed: asyncio.Event, args: argparse.Namespace) -> None:
     """Import again on every tool-list change; reconnect and import again when the server comes back."""
     print(f"Watching {args.url} for tool changes (Ctrl-C stops)", flush=True)
+    # Only --watch retries: tenacity is imported here, not with the command.
+    from tenacity import AsyncRetrying, retry_if_exception_type, wait_exponential
+
     def failed(state: RetryCallState) -> None:
         print(f"{PROG}: {state.outcome.exception()}; retrying in {state.upcoming_sleep:g}s",
               file=sys.stderr, flush=True)
