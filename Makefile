@@ -36,6 +36,9 @@ run: install
 test: install
 	@echo "make: ruff (lint)"
 	@$(BIN)/ruff check trustgraph-base trustgraph-flow tests interop $(wildcard bench)
+	@echo "make: deptry (every module trustgraph-base and trustgraph-flow import is declared in their pyproject)"
+	@cd trustgraph-base && $(CURDIR)/$(BIN)/deptry --no-ansi .
+	@cd trustgraph-flow && $(CURDIR)/$(BIN)/deptry --no-ansi .
 	@echo "make: pytest ($(WORKERS) workers)"
 	@$(BIN)/pytest -n $(WORKERS) --dist loadgroup -m "not long" tests
 

@@ -20,8 +20,8 @@ import pytest
 from agent_stand_ins import service_descriptor, service_tool, unique
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 from support import BIN, Proc
+from trustgraph.mcp_client.connection import http_client
 from trustgraph.mcp_server import Processor
 
 SCRIPT = Path(__file__).with_name("announcing_service.py")
@@ -67,7 +67,7 @@ async def client(url: str, token: str | None = None, changed: asyncio.Event | No
         if getattr(message, "method", None) == "notifications/tools/list_changed" and changed is not None:
             changed.set()
 
-    http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"} if token else None)
+    http = http_client(headers={"Authorization": f"Bearer {token}"} if token else None)
 
     async def seen(response) -> None:
         if statuses is not None:

@@ -22,9 +22,9 @@ import psutil
 import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 from support import BIN, alive, descendants, wait_for
 from trustgraph.base.launching.broker import EmbeddedBroker, free_port
+from trustgraph.mcp_client.connection import http_client
 
 SECRET = "gw-secret-for-the-doors"
 LIGHT = ("--no-llm", "--no-prompt", "--no-agent", "--no-mcp-tool")
@@ -89,7 +89,7 @@ def _listening(port: int) -> set[str]:
 async def _mcp(url: str, token: str | None) -> tuple[list[int], list[str], str]:
     """HTTP statuses seen, the tools listed and tell-joke's answer (empty when refused)."""
     statuses: list[int] = []
-    http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"} if token else None)
+    http = http_client(headers={"Authorization": f"Bearer {token}"} if token else None)
 
     async def seen(response) -> None:
         statuses.append(response.status_code)

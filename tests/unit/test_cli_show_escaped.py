@@ -7,9 +7,9 @@ terminal, and a newline started a row of its own inside the table.
 
 from __future__ import annotations
 
-from trustgraph.cli.show_flows import render_table
 from trustgraph.cli.show_tool_services import service_rows
 from trustgraph.cli.show_tools import tool_rows
+from trustgraph.cli.table import render_table
 
 HOSTILE = "Looks up\x1b[2J\x1b[31m things\n| forged | row |\r\x07\x9b1m\u202eevil"
 
@@ -39,3 +39,10 @@ def test_a_service_table_shows_announced_values_escaped_and_survives_odd_numbers
     assert not any(c in table for c in "\x1b\x07")
     assert "svc\\x1b]0;pwned\\x07" in table and "r1\\nr2" in table
     assert "soon\\x1b[2J ago" in table and "| timeout        | never" in table
+
+
+def test_render_table_still_importable_from_show_flows() -> None:
+    """Upstream-style code imports the table from tg-show-flows' module; it is the shared one."""
+    from trustgraph.cli import show_flows, table
+
+    assert show_flows.render_table is table.render_table

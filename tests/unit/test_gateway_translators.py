@@ -256,3 +256,18 @@ def test_agent_show_actions_is_a_message_property_not_a_record_field() -> None:
     assert agent.request_properties({"question": "q", "show_actions": "yes"}) == {}
     assert "show_actions" not in wire("agent", {"question": "q", "show_actions": True})   # upstream's record
     assert T["prompt"].request_properties({"id": "x"}) == {}
+
+
+@pytest.mark.parametrize("body, message", [
+    ([1, 2], "the request must be a JSON object"),
+    ({"tool": 5}, "'tool' must be a string (a tool name)"),
+    ({"service": ["x"]}, "'service' must be a string (a tool-service id)"),
+    ({"service": "s", "config": "x=1"}, "'config' must be a JSON object"),
+    ({"tool": "t", "arguments": [1]}, "'arguments' must be a JSON object"),
+    ({"tool": "t", "user": 7}, "'user' must be a string"),
+])
+async def test_a_tool_service_body_of_the_wrong_shape_names_the_field(body, message) -> None:
+    """Refused before any lookup or call, with the field and what it must be."""
+    tools = ToolServices(PubSub("pulsar://unused:6650"), timeout=1.0)
+    assert await tools.call(body) == {"error": {"type": "gateway-error", "message": message}}
+    await tools.stop()

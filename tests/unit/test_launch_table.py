@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from trustgraph.launch.components import COMPONENTS, Component, ComponentError, load_components, with_extra
@@ -124,3 +125,17 @@ def test_each_child_gets_only_the_secrets_it_needs(tmp_path, monkeypatch):
         # The gateway's secret opens mcp-server too.
         "mcp-server": ["GATEWAY_SECRET", "MCP_SERVER_TOKEN", "PULSAR_API_KEY"]}
 
+
+
+@pytest.mark.parametrize("item, says", [
+    ('"x"', 'item 0 must be a JSON object with at least "name" and "command"'),
+    ('{"name": "x", "command": "y", "args": "-v"}', "item 0 field 'args': input should be a valid list"),
+    ('{"name": "x", "command": "y", "args": ["-v", 2]}', "item 0 field 'args.1': input should be a valid string"),
+    ('{"name": "x", "command": "y", "essential": "yes"}', "item 0 field 'essential': input should be a valid boolean"),
+])
+def test_a_component_field_of_the_wrong_type_is_named(tmp_path, item, says):
+    """A wrong type was taken as it came before (``"args": "-v"`` ran the command with ``-`` and ``v``)."""
+    f = tmp_path / "c.json"
+    f.write_text(f"[{item}]")
+    with pytest.raises(ComponentError, match=re.escape(says)):
+        load_components(f)

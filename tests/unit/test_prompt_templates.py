@@ -256,3 +256,27 @@ def test_an_answer_that_repeats_the_prefix_last_lines_gets_only_the_rest_back():
     stream = PrefixStream(prefix)
     assert stream.feed("Fin") == "" and stream.feed("al Answer: 4") == "Thought: I know\nFinal Answer: 4"
     assert stream.feed("2") == "2"
+
+
+@pytest.mark.parametrize("spec, message", [
+    (["not", "an", "object"], "template.t must be a JSON object with a string field 'prompt'"),
+    ({"prompt": 5}, "template.t must be a JSON object with a string field 'prompt'"),
+    ({"prompt": "x", "prompt-jinja2": 1}, "template 't': 'prompt-jinja2' must be a string"),
+    ({"prompt": "x", "stop": ["a", 2]}, "template 't': 'stop' must be a list of strings"),
+    ({"prompt": "x", "prefix": ["Thought:"]}, "template 't': 'prefix' must be a string"),
+    ({"prompt": "x", "replay": 3}, "template 't': 'replay' must be a string"),
+    ({"prompt": "x", "decision": {"first": "tool", "after": "answer"}},
+     "template 't': 'decision' has unknown field(s) after, first"),
+    ({"prompt": "x", "decision": {"text-template": "t"}},
+     "template 't': decision text-template must name another template"),
+])
+def test_a_bad_template_field_is_named_in_one_line(spec, message):
+    """Each field of template.<id> that has the wrong shape is named, with what it must be."""
+    assert PromptSet.from_config(config({"t": spec})).errors == {"t": message}
+
+
+def test_empty_optional_fields_mean_their_defaults_and_unknown_fields_are_ignored():
+    ps = PromptSet.from_config(config({"t": {"prompt": "hi", "response-type": "", "stop": "\nObs",
+                                             "prefix": None, "decision": False, "object-schema": {}}}))
+    t = ps.templates["t"]
+    assert (t.error, t.response_type, t.stop, t.prefix, t.decision) == (None, "text", ["\nObs"], "", None)

@@ -1,11 +1,11 @@
 """Shared plumbing for the ``tg-*`` commands: a tiny REST client, argparse
 helpers and the error-reporting wrapper every ``main()`` goes through.
 
-Why a hand-rolled client instead of aiohttp or requests: these commands are
-run interactively and from shell scripts, so start-up time matters more than
-anything else, and each command makes one or two small request/response
-calls.  ``urllib.request`` is in the standard library, imports quickly and is
-plenty for JSON POSTs.  Nothing in this module imports aiohttp.
+The client is ``requests``, the library ``trustgraph.api`` (upstream's
+Python API) is built on, so the commands and that API have one HTTP stack.
+It is imported on the first call, not with the module: it takes about 0.1 s
+to import (more on a loaded machine), which ``--help`` and a refused argument
+need not pay.  Nothing in this module imports aiohttp.
 
 Why a wrapper around every ``main()``: upstream prints ``Exception: ...`` and
 exits 0, which makes failures invisible to scripts and ``make``.  Our commands
@@ -18,14 +18,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import http.client
 import json
 import os
 import socket
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from typing import Any, NoReturn
 
@@ -131,33 +128,15 @@ class Api:
         # Our gateway ends the call (and the services behind it) when we stop waiting.
         headers["TrustGraph-Deadline"] = f"{time.time() + wait:.3f}"
         data = json.dumps(body).encode("utf-8")
-
-        try:
-            request = urllib.request.Request(target, data=data, headers=headers, method="POST")
-            with urllib.request.urlopen(request, timeout=wait) as resp:
-                status = resp.status
-                raw = resp.read()
-        except urllib.error.HTTPError as e:
-            if e.code == 401:
-                raise self._unauthorized() from None
-            try:
-                body_text = _excerpt(e.read())
-            except (OSError, http.client.HTTPException):  # only a courtesy
-                body_text = ""
+        response = self._send("POST", target, wait, headers, data)
+        status, raw = response.status_code, response.content
+        if status == 401:
+            raise self._unauthorized()
+        if status >= 400:
+            body_text = _excerpt(raw)
             raise CliError(
-                f"HTTP {e.code} {e.reason} from {target}" + (f": {body_text}" if body_text else "")
-            ) from None
-        except urllib.error.URLError as e:
-            raise self._transport_error(target, e.reason, wait) from None
-        except (TimeoutError, OSError) as e:
-            raise self._transport_error(target, e, wait) from None
-        except http.client.HTTPException as e:  # not speaking HTTP at all
-            raise CliError(
-                f"bad HTTP reply from {target} ({type(e).__name__});"
-                f" is {self.url} really a TrustGraph API gateway?"
-            ) from None
-        except ValueError as e:  # malformed URL, e.g. "http://:x/"
-            raise CliError(f"invalid API URL {self.url}: {e}") from None
+                f"HTTP {status} {response.reason} from {target}" + (f": {body_text}" if body_text else "")
+            )
 
         if status != 200:
             raise CliError(f"HTTP {status} from {target}: {_excerpt(raw)}")
@@ -176,6 +155,32 @@ class Api:
         if err:
             raise CliError(_one_line(describe_error(err)))
         return reply
+
+    def _send(self, method: str, target: str, wait: float, headers: dict[str, str],
+              data: bytes | None = None) -> Any:
+        """One request; every failure to get an HTTP reply is a :class:`CliError` naming ``target``."""
+        import requests  # here, not at the top: see the module's docstring
+
+        try:
+            return requests.request(method, target, data=data, headers=headers, timeout=wait)
+        except requests.Timeout as e:
+            raise self._transport_error(target, TimeoutError(str(e)), wait) from None
+        except (requests.exceptions.InvalidURL, requests.exceptions.InvalidSchema,
+                requests.exceptions.MissingSchema) as e:  # malformed URL, e.g. "http://:x/"
+            raise CliError(f"invalid API URL {self.url}: {e}") from None
+        except requests.ConnectionError as e:
+            cause = _os_cause(e)
+            if cause is None:  # connected, but what answered does not speak HTTP
+                raise CliError(
+                    f"bad HTTP reply from {target} ({type(_innermost(e)).__name__});"
+                    f" is {self.url} really a TrustGraph API gateway?"
+                ) from None
+            raise self._transport_error(target, cause, wait) from None
+        except requests.RequestException as e:  # a reply that broke off or cannot be decoded
+            raise CliError(
+                f"bad HTTP reply from {target} ({type(_innermost(e)).__name__});"
+                f" is {self.url} really a TrustGraph API gateway?"
+            ) from None
 
     def _unauthorized(self) -> CliError:
         return CliError(f"unauthorized: set --token or TRUSTGRAPH_TOKEN (the gateway at {self.url} "
@@ -214,15 +219,46 @@ class Api:
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
         try:
-            request = urllib.request.Request(self.url + path.lstrip("/"), headers=headers, method="GET")
-            with urllib.request.urlopen(request, timeout=self.timeout) as resp:
-                return json.loads(resp.read().decode("utf-8"))
-        except urllib.error.HTTPError as e:
-            if e.code == 401:
-                raise self._unauthorized() from None
+            response = self._send("GET", self.url + path.lstrip("/"), self.timeout, headers)
+        except CliError:
             return None
-        except (OSError, ValueError, http.client.HTTPException):
+        if response.status_code == 401:
+            raise self._unauthorized()
+        if response.status_code != 200:
             return None
+        try:
+            return json.loads(response.content.decode("utf-8"))
+        except ValueError:
+            return None
+
+
+def _chain(e: BaseException) -> list[BaseException]:
+    """``e`` and what it wraps: requests wraps urllib3's errors, which wrap the socket's."""
+    seen: list[BaseException] = []
+    todo: list[BaseException | None] = [e]
+    while todo:
+        x = todo.pop(0)
+        if x is None or any(x is y for y in seen):
+            continue
+        seen.append(x)
+        todo += [getattr(x, "reason", None), x.__cause__, x.__context__,
+                 *(a for a in x.args if isinstance(a, BaseException))]
+    return seen
+
+
+def _os_cause(e: BaseException) -> OSError | None:
+    """The socket-level failure behind a connection error (refused, unknown host, reset...), if any."""
+    for x in _chain(e):
+        if isinstance(x, socket.gaierror | ConnectionRefusedError | TimeoutError):
+            return x
+    for x in _chain(e):
+        if isinstance(x, OSError) and x.errno is not None:
+            return x
+    return None
+
+
+def _innermost(e: BaseException) -> BaseException:
+    return _chain(e)[-1]
 
 
 def config_values(api: Api, ctype: str) -> dict[str, str]:

@@ -35,10 +35,13 @@ import argparse
 import asyncio
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trustgraph.cli.api import Api, CliError, api_from_args, config_values, main_wrapper, make_parser
 from trustgraph.cli.set_mcp_tool import mcp_entry
+
+if TYPE_CHECKING:
+    from tenacity import RetryCallState
 
 PROG = "tg-import-mcp-tools"
 IMPORTED_FROM = "imported-from"
@@ -186,7 +189,13 @@ async def main_async(args: argparse.Namespace) -> None:
 async def watch(api: Api, conn: Any, changed: asyncio.Event, args: argparse.Namespace) -> None:
     """Import again on every tool-list change; reconnect and import again when the server comes back."""
     print(f"Watching {args.url} for tool changes (Ctrl-C stops)", flush=True)
-    backoff = 1.0
+    # Only --watch retries: tenacity is imported here, not with the command.
+    from tenacity import AsyncRetrying, retry_if_exception_type, wait_exponential
+
+    def failed(state: RetryCallState) -> None:
+        print(f"{PROG}: {state.outcome.exception()}; retrying in {state.upcoming_sleep:g}s",
+              file=sys.stderr, flush=True)
+
     while True:
         gone = asyncio.ensure_future(conn.closed())
         waiting = asyncio.ensure_future(changed.wait())
@@ -199,15 +208,9 @@ async def watch(api: Api, conn: Any, changed: asyncio.Event, args: argparse.Name
             changed.clear()
         else:
             print(f"Lost the session to {args.url}; reconnecting", file=sys.stderr, flush=True)
-        while True:
-            try:
-                tools = await list_tools(conn, args.timeout)
-                break
-            except CliError as e:
-                print(f"{PROG}: {e}; retrying in {backoff:g}s", file=sys.stderr, flush=True)
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, 30.0)
-        backoff = 1.0
+        tools = await AsyncRetrying(wait=wait_exponential(multiplier=1.0, exp_base=2, max=30.0),
+                                    retry=retry_if_exception_type(CliError), before_sleep=failed,
+                                    reraise=True)(list_tools, conn, args.timeout)
         try:
             print(sync(api, tools, args, prune=True), flush=True)
         except CliError as e:   # one bad listing must not end the watch

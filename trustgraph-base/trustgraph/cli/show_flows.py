@@ -15,6 +15,7 @@ import json
 from typing import Any
 
 from trustgraph.cli.api import Api, api_from_args, main_wrapper, make_parser
+from trustgraph.cli.table import render_table  # also imported from here by upstream-style code
 from trustgraph.topics import TopicError, to_pulsar
 
 PROG = "tg-show-flows"
@@ -91,20 +92,6 @@ def flow_rows(flow_id: str, reply: dict[str, Any],
                 text += "\n" + NOT_SERVED
             rows.append((name, text))
     return rows
-
-
-def render_table(rows: list[tuple[str, str]]) -> str:
-    """A plain two-column boxed table; multi-line values span several lines."""
-    lines = [(label, value.splitlines() or [""]) for label, value in rows]
-    left = max(len(label) for label, _ in lines)
-    right = max(len(v) for _, vals in lines for v in vals)
-    rule = f"+-{'-' * left}-+-{'-' * right}-+"
-    out = [rule]
-    for label, vals in lines:
-        for i, v in enumerate(vals):
-            out.append(f"| {(label if i == 0 else ''):<{left}} | {v:<{right}} |")
-        out.append(rule)
-    return "\n".join(out)
 
 
 def broker_consumers(api: Api) -> dict[str, int] | None:

@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from trustgraph.cli.api import api_from_args, config_values, main_wrapper, make_parser
-from trustgraph.cli.show_flows import render_table
+from trustgraph.cli.table import render_table
 
 PROG = "tg-show-mcp-tools"
 

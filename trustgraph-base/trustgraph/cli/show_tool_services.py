@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from trustgraph.cli.api import Api, CliError, api_from_args, main_wrapper, make_parser
-from trustgraph.cli.show_flows import render_table
 from trustgraph.cli.show_tools import cell
+from trustgraph.cli.table import render_table
 
 PROG = "tg-show-tool-services"
 PATH = "api/v1/tool-services"

@@ -25,7 +25,7 @@ from typing import Any
 
 from trustgraph.base.safety.logsafe import escape
 from trustgraph.cli.api import Api, api_from_args, config_values, main_wrapper, make_parser
-from trustgraph.cli.show_flows import render_table
+from trustgraph.cli.table import render_table
 
 PROG = "tg-show-tools"
 CATALOG_PATH = "api/v1/tool-catalog"

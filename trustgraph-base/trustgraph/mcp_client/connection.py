@@ -41,7 +41,6 @@ import httpx2
 from mcp import ClientSession
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, CallToolResult, Implementation, PaginatedRequestParams, Tool
 
@@ -119,6 +118,16 @@ def bound_reply(response: httpx2.Response, limit: int = MAX_REPLY_BYTES) -> None
     elif length.isdigit() and int(length) > limit:
         refuse = f"the reply is {int(length):,} bytes, over the {limit:,}-{_TOO_LARGE}"
     response.stream = _Bounded(response.stream, limit, refuse)
+
+
+def http_client(headers: dict[str, str] | None = None, timeout: httpx2.Timeout | None = None,
+                auth: httpx2.Auth | None = None) -> httpx2.AsyncClient:
+    """An HTTP client for the SDK's transports, with the SDK's own defaults: 30 s to connect,
+    write or wait for the pool, 300 s to read (a server may hold an event stream open), and
+    redirects not followed (the transports follow those within the server's origin themselves).
+    The SDK's factory for it lives in a private module, so this is ours."""
+    return httpx2.AsyncClient(headers=headers, auth=auth,
+                              timeout=timeout if timeout is not None else httpx2.Timeout(30.0, read=300.0))
 
 
 def _message(exc: BaseException) -> str:
@@ -206,7 +215,7 @@ class _Session:
     def _client(self, headers: dict[str, str] | None = None, timeout: httpx2.Timeout | None = None,
                 auth: httpx2.Auth | None = None) -> httpx2.AsyncClient:
         """The SDK's HTTP client, asking for uncompressed replies and bounding each one (see the module)."""
-        client = create_mcp_http_client(headers={**(headers or {}), "Accept-Encoding": "identity"},
+        client = http_client(headers={**(headers or {}), "Accept-Encoding": "identity"},
                                         timeout=timeout, auth=auth)
         client.event_hooks["response"].append(self._on_response)
         return client

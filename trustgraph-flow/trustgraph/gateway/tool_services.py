@@ -43,6 +43,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, StrictStr, ValidationError
 from trustgraph.base import PubSub, ToolServiceClients
 from trustgraph.base.tool_services.service_directory import ServiceDirectory
 from trustgraph.catalog import TOOL_SERVICE_TYPE, Catalog, ToolServiceDescriptor, build_catalog
@@ -139,16 +140,14 @@ class ToolServices:
         return out
 
     # -- calls ---------------------------------------------------------------------
-    def _target(self, body: Any) -> tuple[CallableTool | ToolServiceDescriptor, Any] | JsonObject:
+    def _target(self, body: CallBody) -> tuple[CallableTool | ToolServiceDescriptor, Any] | JsonObject:
         """``(tool, None)`` or ``(service descriptor, config)`` of a call, or its error JSON."""
-        if not isinstance(body, dict):
-            return gateway_error("the request must be a JSON object")
         catalog = self.catalog
-        if body.get("tool") is not None:
-            name = body["tool"]
-            tool = catalog.tools.get(name) if isinstance(name, str) else None
+        if body.tool is not None:
+            name = body.tool
+            tool = catalog.tools.get(name)
             if tool is None:
-                problems = catalog.tool_problems(name) if isinstance(name, str) else []
+                problems = catalog.tool_problems(name)
                 detail = f": {'; '.join(str(p) for p in problems)}" if problems else ""
                 return gateway_error(f"Unknown tool '{name}'{detail}")
             if tool.service is None:
@@ -158,18 +157,15 @@ class ToolServices:
             if callable_tool is None or callable_tool.key != tool.key:
                 callable_tool = self._callable[name] = CallableTool.build(tool, self.clients)
             return callable_tool, None
-        if body.get("service") is not None:
-            sid = body["service"]
-            svc = catalog.find_service(sid) if isinstance(sid, str) else None
+        if body.service is not None:
+            sid = body.service
+            svc = catalog.find_service(sid)
             if svc is None:
-                problems = catalog.problems("tool-service", sid) if isinstance(sid, str) else []
+                problems = catalog.problems("tool-service", sid)
                 if problems:
                     return gateway_error(f"Tool service '{sid}' is misconfigured: {problems[0]}")
                 return gateway_error(f"Unknown tool service '{sid}'")
-            config = body.get("config")
-            if config is not None and not isinstance(config, dict):
-                return gateway_error("'config' must be a JSON object")
-            return svc, config or {}
+            return svc, body.config or {}
         return gateway_error("the request needs 'tool' (a tool name) or 'service' (a tool-service id)")
 
     async def call(self, body: Any, on_chunk: OnChunk | None = None,
@@ -181,15 +177,14 @@ class ToolServices:
         anything the body or the service does (an exception of ``on_chunk``,
         the socket gone, is the caller's and is raised).
         """
-        target = self._target(body)
+        try:
+            checked = CallBody.model_validate(body)
+        except ValidationError as e:
+            return gateway_error(_body_problem(e))
+        target = self._target(checked)
         if isinstance(target, dict):
             return target
-        user = body.get("user")
-        arguments = body.get("arguments")
-        if user is not None and not isinstance(user, str):
-            return gateway_error("'user' must be a string")
-        if arguments is not None and not isinstance(arguments, dict):
-            return gateway_error("'arguments' must be a JSON object")
+        user, arguments = checked.user, checked.arguments
         what, config = target
         if isinstance(what, CallableTool):
             result = await call_tool(what, arguments, user=user or DEFAULT_USER, flow=None, timeout=self.timeout,
@@ -198,6 +193,31 @@ class ToolServices:
             result = await call_service(self.clients, what, config, arguments, user=user or DEFAULT_USER,
                                         timeout=self.timeout, deadline=deadline, on_chunk=on_chunk)
         return _reply(result)
+
+
+class CallBody(BaseModel):
+    """A ``POST /api/v1/tool-service`` body (see the module); other fields are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    tool: StrictStr | None = None
+    service: StrictStr | None = None
+    config: dict[str, Any] | None = None
+    arguments: dict[str, Any] | None = None
+    user: StrictStr | None = None
+
+
+#: What each field of a body must be, as the error says it.
+_BODY_FIELDS = {"tool": "a string (a tool name)", "service": "a string (a tool-service id)",
+                "config": "a JSON object", "arguments": "a JSON object", "user": "a string"}
+
+
+def _body_problem(e: ValidationError) -> str:
+    """The first thing wrong with a body, in one line naming the field."""
+    loc = e.errors()[0]["loc"]
+    if not loc:
+        return "the request must be a JSON object"
+    return f"'{loc[0]}' must be {_BODY_FIELDS[str(loc[0])]}"
 
 
 def _reply(result: CallResult) -> JsonObject:

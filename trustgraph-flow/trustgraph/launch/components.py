@@ -12,6 +12,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -77,24 +78,57 @@ def load_components(path: str | os.PathLike) -> tuple[Component, ...]:
     Only tg-launch's hidden ``--extra-components`` test hook reads such a file,
     so that a test can run a stand-in processor under the real launcher.
     """
+    # pydantic is imported here, not with the module: tg-launch's start-up does not load it.
+    from pydantic import ValidationError
+
     try:
         items = json.loads(Path(path).read_text())
     except (OSError, ValueError) as e:
         raise ComponentError(f"cannot read component definitions {path}: {e}") from e
     if not isinstance(items, list):
         raise ComponentError(f"{path}: expected a JSON list of component objects")
-    known = {f.name for f in dataclasses.fields(Component)}
+    spec = _component_spec()
     out = []
     for i, item in enumerate(items):
-        if not isinstance(item, dict) or not {"name", "command"} <= item.keys():
-            raise ComponentError(f"{path}: item {i} needs at least \"name\" and \"command\"")
-        unknown = item.keys() - known
-        if unknown:
-            raise ComponentError(f"{path}: item {i} has unknown fields {sorted(unknown)}")
-        out.append(Component(**{**item, "args": tuple(item.get("args", ())),
-                                "options": tuple(item.get("options", ())),
-                                "secrets": tuple(item.get("secrets", ()))}))
+        try:
+            checked = spec.model_validate(item)
+        except ValidationError as e:
+            raise ComponentError(f"{path}: item {i} {_problem(e)}") from None
+        out.append(Component(**{**checked.model_dump(), "args": tuple(checked.args),
+                                "options": tuple(checked.options), "secrets": tuple(checked.secrets)}))
     return tuple(out)
+
+
+def _component_spec() -> type:
+    """The pydantic model of one definition: ``Component``'s fields, JSON's types, no others."""
+    from pydantic import ConfigDict, StrictBool, StrictStr, create_model
+
+    types = {"name": StrictStr, "command": StrictStr, "args": list[StrictStr], "listens": StrictStr,
+             "llm": StrictStr | None, "env": dict[str, StrictStr], "options": list[StrictStr],
+             "essential": StrictBool, "secrets": list[StrictStr]}
+    def default(f: dataclasses.Field) -> Any:
+        if f.name in ("name", "command"):
+            return ...   # required
+        value = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+        return list(value) if isinstance(value, tuple) else value
+
+    fields = {f.name: (types[f.name], default(f)) for f in dataclasses.fields(Component)}
+    return create_model("ComponentSpec", __config__=ConfigDict(extra="forbid"), **fields)
+
+
+def _problem(e: Any) -> str:
+    """What is wrong with one definition, in words (after "item N")."""
+    errors = e.errors()
+    if errors and errors[0]["type"] == "model_type":
+        return 'must be a JSON object with at least "name" and "command"'
+    unknown = sorted(str(err["loc"][0]) for err in errors if err["type"] == "extra_forbidden")
+    if unknown:
+        return f"has unknown fields {unknown}"
+    if any(err["type"] == "missing" for err in errors):
+        return 'needs at least "name" and "command"'
+    err = errors[0]
+    where = ".".join(str(part) for part in err["loc"])
+    return f"field {where!r}: {err['msg'][:1].lower()}{err['msg'][1:]}"
 
 
 def with_extra(base: tuple[Component, ...], extra: tuple[Component, ...]) -> tuple[Component, ...]:

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import pulsar
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, retry_if_result, wait_exponential
 
 from ...schema.codec import encode
 from ...topics import to_pulsar
@@ -234,6 +235,18 @@ _MAX_DELAY = 30.0
 _OPEN_DELAYS = (0.2, 5.0)
 
 
+def _doubling(first: float, most: float) -> wait_exponential:
+    """``first``, then twice the last wait, up to ``most`` seconds."""
+    return wait_exponential(multiplier=first, exp_base=2, max=most)
+
+
+def _past(deadline: float | None) -> Callable[[RetryCallState], bool]:
+    """Give up when the next wait would end after ``deadline`` (never when it is None)."""
+    def stop(state: RetryCallState) -> bool:
+        return deadline is not None and time.monotonic() + state.upcoming_sleep > deadline
+    return stop
+
+
 class PubSub:
     """One Pulsar client per process, and the factory for producers and consumers."""
 
@@ -331,26 +344,27 @@ class PubSub:
         await asyncio.shield(self._reach)
 
     async def _wait_for_broker(self, broker: BrokerUrl) -> None:
-        deadline = self._deadline()
-        delay = _FIRST_DELAY
         failures = 0
-        while True:
-            problem = await probe(broker)
-            if problem is None:
-                if failures:
-                    logger.info("Broker %s reachable after %d failed attempt%s", self.url, failures,
-                                "" if failures == 1 else "s")
-                return
+
+        def failed(state: RetryCallState) -> None:
+            nonlocal failures
             failures += 1
-            line = unreachable(self.url, problem)
-            if deadline is not None and time.monotonic() + delay > deadline:
-                raise PubSubError(line)
+            problem = state.outcome.result()
             if failures == 1:
-                logger.warning("%s; retrying every %g-%gs", line, _FIRST_DELAY, _MAX_DELAY)
+                logger.warning("%s; retrying every %g-%gs", unreachable(self.url, problem), _FIRST_DELAY, _MAX_DELAY)
             else:
-                logger.info("Broker %s still unreachable: %s; retrying in %gs", self.url, problem, delay)
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, _MAX_DELAY)
+                logger.info("Broker %s still unreachable: %s; retrying in %gs", self.url, problem,
+                            state.upcoming_sleep)
+
+        def gave_up(state: RetryCallState) -> None:
+            raise PubSubError(unreachable(self.url, state.outcome.result()))
+
+        await AsyncRetrying(wait=_doubling(_FIRST_DELAY, _MAX_DELAY), stop=_past(self._deadline()),
+                            retry=retry_if_result(lambda problem: problem is not None),
+                            before_sleep=failed, retry_error_callback=gave_up)(probe, broker)
+        if failures:
+            logger.info("Broker %s reachable after %d failed attempt%s", self.url, failures,
+                        "" if failures == 1 else "s")
 
     async def _retrying(self, what: str, fn: Callable[[], T]) -> T:
         """Run a blocking broker call in a thread, retrying while the broker is unreachable.
@@ -359,32 +373,38 @@ class PubSub:
         back-off, so a service left waiting for its broker stays quiet.
         """
         await self._reachable()
-        deadline = self._deadline()
-        delay, max_delay = _OPEN_DELAYS
+
+        def why(e: BaseException) -> str:
+            line = f"{what} on {self.url} failed ({type(e).__name__}: {e})"
+            if self._broker is not None and self._broker.http:
+                line += ("; an http:// broker URL must be Pulsar's HTTP lookup service: "
+                         "the broker URL usually looks like pulsar://host:6650")
+            return line
+
         failures = 0
-        while True:
-            try:
-                result = await asyncio.to_thread(fn)
-            except _RETRYABLE as e:
-                failures += 1
-                why = f"{what} on {self.url} failed ({type(e).__name__}: {e})"
-                if self._broker is not None and self._broker.http:
-                    why += ("; an http:// broker URL must be Pulsar's HTTP lookup service: "
-                            "the broker URL usually looks like pulsar://host:6650")
-                if deadline is not None and time.monotonic() + delay > deadline:
-                    raise PubSubError(why) from e
-                if failures == 1:
-                    logger.warning("%s; retrying", why)
-                else:
-                    logger.info("%s; retrying in %gs (attempt %d)", why, delay, failures + 1)
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, max_delay)
-                continue
-            if failures:
-                logger.info("%s on %s succeeded after %d failed attempt%s", what, self.url, failures,
-                            "" if failures == 1 else "s")
-            self._start_watching()
-            return result
+
+        def failed(state: RetryCallState) -> None:
+            nonlocal failures
+            failures += 1
+            if failures == 1:
+                logger.warning("%s; retrying", why(state.outcome.exception()))
+            else:
+                logger.info("%s; retrying in %gs (attempt %d)", why(state.outcome.exception()),
+                            state.upcoming_sleep, failures + 1)
+
+        def gave_up(state: RetryCallState) -> T:
+            e = state.outcome.exception()
+            raise PubSubError(why(e)) from e
+
+        first, most = _OPEN_DELAYS
+        result = await AsyncRetrying(wait=_doubling(first, most), stop=_past(self._deadline()),
+                                     retry=retry_if_exception_type(_RETRYABLE),
+                                     before_sleep=failed, retry_error_callback=gave_up)(asyncio.to_thread, fn)
+        if failures:
+            logger.info("%s on %s succeeded after %d failed attempt%s", what, self.url, failures,
+                        "" if failures == 1 else "s")
+        self._start_watching()
+        return result
 
     def _start_watching(self) -> None:
         if self._watch is None and self._broker is not None:

@@ -36,6 +36,8 @@ import uuid
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
+from tenacity import AsyncRetrying, retry_if_result, wait_exponential
+
 from ...schema import ConfigPush, ConfigRequest, ConfigResponse
 from ...topics import ANNOUNCE, CONFIG_REQUEST, CONFIG_RESPONSE, PROBE, config_notice_topic, config_push_queue
 from ..messaging import metrics
@@ -272,8 +274,10 @@ class AsyncProcessor:
 
         The reply may come in parts (a config bigger than one message).
         """
-        delay = 0.5
-        while not self._stopping.is_set():
+        async def fetched() -> bool:
+            """One request; whether we are done (config-svc's config applied, or we are stopping)."""
+            if self._stopping.is_set():
+                return True
             client = self._config_client("config-fetch")
             try:
                 resp, props = await config_parts.request_with_properties(
@@ -283,19 +287,24 @@ class AsyncProcessor:
                     digest = await asyncio.to_thread(config_source.config_digest, config)
                     store, _ = config_source.stamp_of(props)
                     await self._apply_current(config, resp.version or 0, digest, store)
-                    return
+                    return True
                 logger.warning("Config fetch failed: %s", resp.error.message)
             except Exception as e:
                 logger.info("Config service not answering yet (%s); retrying", e)
             finally:
                 await client.stop()
+            return False
+
+        async def pause(seconds: float) -> None:
             # A push or notice arriving means config-svc is back: ask again at once.
             try:
-                await asyncio.wait_for(self._follow.wait(), delay)
+                await asyncio.wait_for(self._follow.wait(), seconds)
             except TimeoutError:
                 pass
             self._follow.clear()
-            delay = min(delay * 2, 10.0)
+
+        await AsyncRetrying(wait=wait_exponential(multiplier=0.5, exp_base=2, max=10.0), sleep=pause,
+                            retry=retry_if_result(lambda done: not done))(fetched)
 
     async def start_config(self) -> None:
         """Follow the config push topic (and its notices) and fetch the current config once."""

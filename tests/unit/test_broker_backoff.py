@@ -1,0 +1,68 @@
+"""PubSub's retries while a broker call fails (on tenacity): the waits double up to their cap,
+the first failure is one WARNING and later ones INFO with the wait, and it gives up, with the
+failure in one line, when the next wait would pass the connect deadline."""
+
+from __future__ import annotations
+
+import logging
+
+import pulsar
+import pytest
+from trustgraph.base.messaging import pubsub
+from trustgraph.base.messaging.pubsub import PubSub, PubSubError
+
+LOGGER = "trustgraph.base.messaging.pubsub"
+
+
+def flaky(failures: int):
+    """A broker call that fails ``failures`` times with a retryable error, then answers 42."""
+    calls = []
+
+    def fn() -> int:
+        calls.append(1)
+        if len(calls) <= failures:
+            raise pulsar.ConnectError("broker not there")
+        return 42
+    return fn, calls
+
+
+async def test_a_failing_open_is_retried_with_doubling_waits_and_said_once_loudly(monkeypatch, caplog):
+    monkeypatch.setattr(pubsub, "_OPEN_DELAYS", (0.01, 0.02))
+    ps = PubSub("pulsar://unused:6650", client=object(), connect_timeout=None)
+    fn, calls = flaky(3)
+    with caplog.at_level(logging.INFO, logger=LOGGER):
+        assert await ps._retrying("open x", fn) == 42
+    lines = [(r.levelname, r.getMessage()) for r in caplog.records if r.name == LOGGER]
+    assert len(calls) == 4
+    assert lines == [
+        ("WARNING", "open x on pulsar://unused:6650 failed (ConnectError: broker not there); retrying"),
+        ("INFO", "open x on pulsar://unused:6650 failed (ConnectError: broker not there); retrying in 0.02s "
+                 "(attempt 3)"),
+        ("INFO", "open x on pulsar://unused:6650 failed (ConnectError: broker not there); retrying in 0.02s "
+                 "(attempt 4)"),
+        ("INFO", "open x on pulsar://unused:6650 succeeded after 3 failed attempts"),
+    ]
+
+
+async def test_a_failing_open_gives_up_when_the_next_wait_passes_the_deadline(monkeypatch):
+    monkeypatch.setattr(pubsub, "_OPEN_DELAYS", (60.0, 60.0))
+    ps = PubSub("pulsar://unused:6650", client=object(), connect_timeout=1.0)
+    fn, calls = flaky(5)
+    with pytest.raises(PubSubError, match=r"^open x on pulsar://unused:6650 failed \(ConnectError: broker not there\)$"):
+        await ps._retrying("open x", fn)
+    assert len(calls) == 1          # no wait of 60 s that would end past the 1 s deadline
+
+
+async def test_an_error_that_is_not_the_brokers_is_not_retried():
+    ps = PubSub("pulsar://unused:6650", client=object(), connect_timeout=None)
+
+    def fn() -> None:
+        raise ValueError("a bug of ours")
+    with pytest.raises(ValueError, match="a bug of ours"):
+        await ps._retrying("open x", fn)
+
+
+async def test_an_unreachable_broker_is_one_line_once_the_deadline_is_near():
+    ps = PubSub("pulsar://127.0.0.1:1", connect_timeout=0.5)   # port 1: nothing listens
+    with pytest.raises(PubSubError, match="127.0.0.1:1"):
+        await ps._reachable()

@@ -1,0 +1,228 @@
+"""The ``prompt`` config as one snapshot (:class:`PromptSet`), and rendering a request's
+template, system template, prefix and replay from its terms."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+import jinja2
+from trustgraph.base.formats import decision_schema
+from trustgraph.base.safety import limits
+from trustgraph.catalog import data_blocks, relevance
+
+from . import budget
+from .decision import _decide
+from .sandbox import _environment, _MissingVariable
+from .spec import DEFAULT_SYSTEM, PromptError, Template, _load_template
+
+
+@dataclass
+class Rendered:
+    """What to send to the LLM for one request, and how to read its answer."""
+
+    template: Template
+    system: str
+    prompt: str
+    prefix: str = ""
+    replay: str = ""
+    #: The JSON Schema the LLM's output must follow (a structured decision).
+    schema: dict[str, Any] | None = None
+    #: The answer itself, when the template's policy needs no LLM call.
+    direct: str | None = None
+    #: The actions the agent offered (every tool and the answer, before the policy narrowed
+    #: them): the LLM service is asked how likely each one was (``score-choices``).
+    choices: list[str] | None = None
+
+    @property
+    def visible_prefix(self) -> str:
+        """What is put back in front of the answer: the whole prefix (never the replay).
+
+        Whole, so that a streamed answer reads exactly as the non-streamed one
+        and a parser that needs ``Thought:`` before ``Final Answer:`` finds it.
+        """
+        return self.prefix
+
+    @property
+    def properties(self) -> dict[str, str]:
+        """Pulsar properties of the text-completion request (our extensions)."""
+        props: dict[str, str] = {}
+        if self.template.stop:
+            props["stop"] = json.dumps(self.template.stop)
+        if self.replay or self.prefix:
+            props["prefix"] = self.replay + self.prefix
+        if self.schema is not None:
+            props[decision_schema.LLM_PROPERTY] = json.dumps(self.schema)
+        if self.choices:
+            props[decision_schema.CHOICES_PROPERTY] = decision_schema.choices_request(self.choices)
+        return props
+
+
+@dataclass
+class PromptSet:
+    """An immutable snapshot of the ``prompt`` config; swapped whole on reload.
+
+    A request keeps the snapshot it started with, so a reload never changes a
+    template half-way through a call.
+    """
+
+    system_source: str = DEFAULT_SYSTEM
+    system: jinja2.Template | None = None
+    system_strict: jinja2.Template | None = None
+    system_error: str | None = None
+    templates: dict[str, Template] = field(default_factory=dict)
+
+    @classmethod
+    def from_config(cls, values: dict[str, str]) -> PromptSet:
+        """Build from the ``prompt`` type's ``{key: value}`` map.
+
+        One broken template is reported on use and does not stop the others
+        loading.
+        """
+        ps = cls()
+        raw_system = values.get("system")
+        if raw_system is not None:
+            try:
+                decoded = limits.loads(raw_system)
+                if isinstance(decoded, str):
+                    ps.system_source = decoded
+            except ValueError:
+                pass
+        try:
+            # Compiled twice: it renders as strictly as the template it goes with.
+            ps.system = _environment().from_string(ps.system_source)
+            ps.system_strict = _environment(strict=True).from_string(ps.system_source)
+        except jinja2.TemplateSyntaxError as e:
+            ps.system_error = f"system template does not compile: {e.message} (line {e.lineno})"
+        index: list[Any] = []
+        raw_index = values.get("template-index")
+        if raw_index:
+            try:
+                index = limits.loads(raw_index)
+            except ValueError:
+                index = []
+            if not isinstance(index, list):
+                index = []
+        for tid in index:
+            if isinstance(tid, str) and tid not in ps.templates:
+                ps.templates[tid] = _load_template(tid, values.get(f"template.{tid}"))
+        return ps
+
+    @property
+    def errors(self) -> dict[str, str]:
+        """Problems found at load, by template id (``system`` for the system template)."""
+        found = {tid: t.error for tid, t in self.templates.items() if t.error}
+        if self.system_error:
+            found["system"] = self.system_error
+        return found
+
+    def render(self, tid: str, terms: dict[str, str], schema: dict[str, Any] | None = None) -> Rendered:
+        """Render template ``tid`` and the system template from JSON-encoded terms.
+
+        ``schema`` is the agent's decision schema, used by a template with a
+        ``decision`` policy (see the module docstring) and ignored by others.
+        Everything rendered for the request shares one budget (budget.py);
+        call this in a worker thread, since the budget traces the calling one.
+        """
+        with budget.RenderBudget() as allowance:
+            return self._render_all(tid, terms, schema, allowance)
+
+    def _render_all(self, tid: str, terms: dict[str, str], schema: dict[str, Any] | None,
+                    allowance: budget.RenderBudget) -> Rendered:
+        t = self._template(tid)
+        if t.decision is not None and schema is None and t.decision.text_template:
+            if t.decision.text_template not in self.templates:
+                raise PromptError(f"template {tid!r} names text-template {t.decision.text_template!r} for "
+                                  "requests without a decision schema, and that template is not defined "
+                                  "(add it to template-index)")
+            t = self._template(t.decision.text_template)
+        variables = _fit_tools(decode_terms(terms))
+        choices = None
+        if t.decision is not None and schema is not None:
+            rendered = _decide(t.decision, schema, variables.get("history"))
+            if rendered.direct is not None:
+                return Rendered(template=t, system="", prompt="", direct=rendered.direct)
+            choices = decision_schema.action_names(schema)
+            schema = rendered.schema
+        else:
+            schema = None
+        # The providers' text (descriptions, observations) cannot end the templates' data blocks;
+        # only what is rendered is neutralised: an observation answered with directly stays as it is.
+        variables = data_blocks.as_data(variables)
+        render = partial(_render, variables=variables, allowance=allowance)
+        prompt = render(t.compiled, f"template {t.id!r}")
+        system = render(self.system_strict if t.strict else self.system, f"system template (rendering {t.id!r})")
+        prefix = render(t.prefix_compiled, f"prefix of template {t.id!r}") if t.prefix_compiled is not None else ""
+        replay = render(t.replay_compiled, f"replay of template {t.id!r}") if t.replay_compiled is not None else ""
+        return Rendered(template=t, system=system, prompt=prompt, prefix=prefix, replay=replay,
+                        schema=schema, choices=choices)
+
+    def _template(self, tid: str) -> Template:
+        t = self.templates.get(tid)
+        if t is None:
+            known = ", ".join(sorted(self.templates)[:20]) or "none"
+            raise PromptError(f"template {tid!r} is not defined (templates: {known})")
+        if t.error:
+            raise PromptError(t.error)
+        if self.system_error:
+            raise PromptError(self.system_error)
+        return t
+
+
+def _fit_tools(variables: dict[str, Any]) -> dict[str, Any]:
+    """The variables with ``tools`` cut to what one prompt has room for, most relevant first.
+
+    An upstream agent sends every tool it has; thousands of them would take
+    a template past its render budget and no model reads them all.  Our
+    agent sends only what fits already, and then nothing changes.
+    """
+    tools = variables.get("tools")
+    if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
+        return variables
+    question = variables.get("question")
+    kept = relevance.for_prompt(question if isinstance(question, str) else "", tools)
+    if len(kept) == len(tools):
+        return variables
+    out = dict(variables, tools=kept)
+    if isinstance(variables.get("tool_names"), str):
+        out["tool_names"] = ", ".join(str(t.get("name", "")) for t in kept)
+    return out
+
+
+def decode_terms(terms: dict[str, str]) -> dict[str, Any]:
+    """Each term is JSON text (the gateway and the agent JSON-encode every value)."""
+    out: dict[str, Any] = {}
+    for key, value in (terms or {}).items():
+        try:
+            out[key] = limits.loads(value) if value is not None else None
+        except limits.JsonLimitError as e:
+            raise PromptError(f"term {key!r}: {e}") from None
+        except (TypeError, ValueError):
+            raise PromptError(f"term {key!r} is not JSON text: {str(value)[:80]!r}") from None
+    return out
+
+
+def _render(compiled: jinja2.Template | None, what: str, variables: dict[str, Any],
+            allowance: budget.RenderBudget) -> str:
+    if compiled is None:
+        raise PromptError(f"{what} is not loaded")
+    try:
+        parts = []
+        for chunk in compiled.generate(variables):
+            allowance.output(chunk)
+            parts.append(chunk)
+        return "".join(parts)
+    except budget.BudgetExceeded as e:
+        raise PromptError(f"{what} is over its render budget: {e}") from None
+    except _MissingVariable as e:
+        if "is unsafe" in e.detail:
+            raise PromptError(f"{what}: refused by the template sandbox: {e.detail}") from None
+        if e.name is not None and e.detail.endswith("is undefined"):
+            raise PromptError(f"{what}: missing variable {e.name!r}") from None
+        raise PromptError(f"{what}: missing variable {e.name!r} ({e.detail})") from None
+    except jinja2.exceptions.SecurityError as e:
+        raise PromptError(f"{what}: refused by the template sandbox: {e}") from None
+    except Exception as e:  # a filter or method failing on the given values
+        raise PromptError(f"{what} failed to render: {type(e).__name__}: {e}") from None
