@@ -162,13 +162,8 @@ def choices_request(options: list[str], field: str = "action") -> str:
 
 def parse_choices(raw: str | None) -> tuple[str, list[str]] | None:
     """``(field, options)`` of a :data:`CHOICES_PROPERTY`, None when absent or unusable."""
-    if not raw:
-        return None
-    try:
-        value = limits.loads(raw)
-    except ValueError:
-        return None
-    if not isinstance(value, dict):
+    value = limits.object_or_none(raw)
+    if value is None:
         return None
     field, options = value.get("field"), value.get("options")
     if not isinstance(field, str) or not field or not isinstance(options, list):
@@ -179,13 +174,8 @@ def parse_choices(raw: str | None) -> tuple[str, list[str]] | None:
 
 def parse_scores(raw: str | None) -> dict[str, float] | None:
     """A :data:`SCORES_PROPERTY` value: ``{option: probability}``, None when absent or unusable."""
-    if not raw:
-        return None
-    try:
-        value = limits.loads(raw)
-    except ValueError:
-        return None
-    if not isinstance(value, dict):
+    value = limits.object_or_none(raw)
+    if value is None:
         return None
     out = {k: float(v) for k, v in value.items()
            if isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1}

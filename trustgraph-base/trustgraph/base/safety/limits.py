@@ -87,6 +87,19 @@ def loads_object(text: str | None, what: str, verb: str = "is") -> dict[str, Any
     return value
 
 
+def object_or_none(text: str | None) -> dict[str, Any] | None:
+    """A JSON object given as text, within the limits; None when there is none, or it is not
+    JSON, or not an object: for optional values a peer may leave out or send garbled (an
+    upstream peer sets none of our properties), where a bad one means "not given"."""
+    if not text:
+        return None
+    try:
+        value = loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
 def raw_decode(text: str, index: int = 0, *, strict: bool = True,
                max_depth: int = MAX_JSON_DEPTH) -> tuple[Any, int]:
     """``JSONDecoder.raw_decode`` within the limits: the value at ``index`` and where it ends.

@@ -78,11 +78,4 @@ async def _configured(config: RequestResponseClient, service: str) -> dict[str, 
     except TimeoutError:
         return None
     values = resp.values or []
-    raw = values[0].value if values and resp.error is None else None
-    if not raw:
-        return None
-    try:
-        value = limits.loads(raw)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
+    return limits.object_or_none(values[0].value if values and resp.error is None else None)
