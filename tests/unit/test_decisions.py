@@ -277,8 +277,12 @@ def test_the_llm_is_asked_to_score_every_action_the_agent_offered():
     assert actions(json.loads(r.properties["schema"])) == [t["name"] for t in TOOLS]
     asked = json.loads(r.properties["score-choices"])
     assert asked == {"field": "action", "options": [*(t["name"] for t in TOOLS), "final-answer"]}
+    # A template that asks for ReAct text: scored where the reply first names one of them.
     values = {"template.t": json.dumps({"prompt": "Q: {{question}}"}), "template-index": '["t"]'}
-    assert "score-choices" not in PromptSet.from_config(values).render("t", agent_terms([]), SCHEMA).properties
+    text = PromptSet.from_config(values).render("t", agent_terms([]), SCHEMA).properties
+    assert json.loads(text["score-choices"]) == {**asked, "field": "*"} and "schema" not in text
+    # An upstream agent sends no schema: nothing is offered, so nothing is scored.
+    assert "score-choices" not in PromptSet.from_config(values).render("t", agent_terms([])).properties
 
 
 def test_an_upstream_agents_thousands_of_tools_are_cut_to_what_fits():

@@ -71,6 +71,25 @@ def test_a_start_two_options_share_is_split_by_what_the_model_said_where_they_pa
     assert math.isclose(scores["tell-joke"], 0.15, rel_tol=1e-6)
 
 
+def test_in_react_text_the_tool_is_scored_where_the_reply_first_names_it():
+    # "Thought: I will use the tell-joke tool.\nAction: tell-joke": the choice is made in the
+    # thought; the Action line only repeats it (and was near certain).
+    tokens = [tok(" I", 0.9), tok(" will", 0.9), tok(" use", 0.9), tok(" the", 0.9),
+              tok(" tell", 0.5, ("weather", 0.2), (" weather", 0.1), (" count", 0.1)), tok("-", 1.0),
+              tok("joke", 0.8, ("dad", 0.2)), tok(" tool", 0.9), tok(".\nAction", 1.0), tok(":", 1.0),
+              tok(" tell", 0.99, (" weather", 0.01)), tok("-", 1.0), tok("joke", 1.0)]
+    field = decision_schema.FIRST_MENTION
+    scores = choice_scores(tokens, field, ["tell-joke", "weather", "tell-dad-joke", "count-words"])
+    assert math.isclose(scores["weather"], 0.2 + 0.1, rel_tol=1e-6)   # with and without the space
+    assert math.isclose(scores["tell-joke"], 0.5 * 0.8, rel_tol=1e-6)
+    assert math.isclose(scores["tell-dad-joke"], 0.5 * 0.2, rel_tol=1e-6)
+    assert math.isclose(scores["count-words"], 0.1, rel_tol=1e-6)   # considered; its rest taken as certain
+    # A name inside a longer one is no mention of it; a reply that names no option has no scores.
+    longer = [tok(" use", 1.0), tok(" weather", 0.7, (" tell", 0.3)), tok("-report", 1.0), tok(" now", 1.0)]
+    assert choice_scores(longer, field, ["weather", "tell-joke"]) is None
+    assert choice_scores([tok(" Paris", 1.0)], field, ["weather"]) is None
+
+
 def test_no_field_or_no_probabilities_gives_none():
     assert choice_scores([tok("hello", 1.0)], "action", ["a"]) is None
     broken = generated(tok("a", 1.0))

@@ -30,6 +30,9 @@ FINAL_ACTION = "final-answer"
 #: A service that can tell (text-completion-llamacpp reads the model's token probabilities,
 #: before the schema's grammar applies) answers with :data:`SCORES_PROPERTY`; others ignore it.
 CHOICES_PROPERTY = "score-choices"
+#: The ``field`` of a :data:`CHOICES_PROPERTY` asking about free text rather than JSON: how
+#: likely each option was where the text first names one (a ReAct reply's tool).
+FIRST_MENTION = "*"
 #: The property of a final text-completion (and prompt) response with those likelihoods:
 #: ``{"tell-joke": 0.61, "weather": 0.05, ...}``, each option's probability as the model saw it
 #: (not renormalised: what is missing to 1 went to values that are none of the options).

@@ -19,7 +19,12 @@ each option there:
 
 Whole option names are scored, not only their first token: two tools that
 share a first word (``convert-currency``, ``convert-units``) are told apart
-where they differ.  The result is each option's probability as the model saw
+where they differ.
+
+The field :data:`FIRST_MENTION` asks for the same in free text (an agent's
+ReAct reply): the position scored is where the text first names one of the
+options, as a word of its own.  That is where a ReAct reply decides ("I will
+use the ``tell-joke`` tool", before its ``Action:`` line repeats the name).  The result is each option's probability as the model saw
 it, not renormalised: what is missing to 1 went to text that is no option
 (the model wanted to write something else), which is worth knowing too.
 """
@@ -31,8 +36,14 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from trustgraph.base.formats import decision_schema
+
 #: How many alternatives per token the services ask for (``top_logprobs``; OpenAI accepts at most 20).
 TOP_LOGPROBS = 20
+
+FIRST_MENTION = decision_schema.FIRST_MENTION
+# What may come right after an option named in free text: not more of a name.
+_NAME_GOES_ON = re.compile(r"[\w-]")
 
 
 def _value_start(tokens: Sequence[dict[str, Any]], field: str) -> int | None:
@@ -44,6 +55,27 @@ def _value_start(tokens: Sequence[dict[str, Any]], field: str) -> int | None:
             return i
         text += str(token.get("token", ""))
     return None
+
+
+def _first_mention(tokens: Sequence[dict[str, Any]], options: Sequence[str]) -> int | None:
+    """The index of the token where the generated text first names one of ``options`` as a
+    word of its own (spaces before it belong to that token), or None."""
+    pieces = [str(t.get("token", "")) for t in tokens]
+    text = "".join(pieces)
+    offsets, at = [], 0
+    for piece in pieces:
+        offsets.append(at)
+        at += len(piece)
+    best: int | None = None
+    for option in options:
+        for found in re.finditer(r"(?<![\w-])" + re.escape(option) + r"(?![\w-])", text):
+            # The token holding its first character, unless that token holds more than spaces before it.
+            i = max(k for k, off in enumerate(offsets) if off <= found.start())
+            if text[offsets[i]:found.start()].strip():
+                continue
+            best = i if best is None else min(best, i)
+            break
+    return best
 
 
 def _continues(token: str, rest: str) -> bool:
@@ -68,19 +100,20 @@ def choice_scores(tokens: Sequence[dict[str, Any]], field: str, options: Sequenc
     probabilities where they part), or equally when it says nothing: given
     whole to each, it made every two options with a common start tie.
     """
-    start = _value_start(tokens, field)
+    text = field == FIRST_MENTION
+    start = _first_mention(tokens, options) if text else _value_start(tokens, field)
     if start is None:
         return None
     own: dict[str, float] = {}                       # option -> the generated tokens spelling it whole
     starts: dict[tuple[int, str], float] = {}        # (position, token) -> probability of starting so
     via: dict[tuple[int, str], list[str]] = {}       # ... and the options that start continues
     for option in options:
-        rest = option + '"'
+        rest = option if text else option + '"'
         along = 1.0      # the probability of the generated tokens so far, which spell the option
         j = start
         own[option] = 0.0
         while rest and j < len(tokens):
-            token = str(tokens[j].get("token", ""))
+            token = _token(tokens[j], text and j == start)
             lp = tokens[j].get("logprob")
             if not isinstance(lp, (int, float)):
                 return None
@@ -89,9 +122,9 @@ def choice_scores(tokens: Sequence[dict[str, Any]], field: str, options: Sequenc
             spelled = bool(token) and (rest.startswith(token) or token.startswith(rest))
             found = False
             for a in alternatives:
-                other = str(a.get("token", ""))
-                if other != token and _continues(other, rest):
-                    key = (j, other)
+                other = _token(a, text and j == start)
+                if a.get("token") != tokens[j].get("token") and _continues(other, rest):
+                    key = (j, str(a.get("token", "")))
                     starts[key] = along * math.exp(a["logprob"])
                     via.setdefault(key, []).append(option)
                     found = True
@@ -107,6 +140,8 @@ def choice_scores(tokens: Sequence[dict[str, Any]], field: str, options: Sequenc
                 via[key] = [option]
             along = 0.0
             rest = ""
+        if text and along and j < len(tokens) and _NAME_GOES_ON.match(str(tokens[j].get("token", ""))):
+            along = 0.0    # the text went on to name something longer
         own[option] = along
     # Deepest starts first: what an option got further on weighs its share of a shallower start.
     got = dict(own)
@@ -117,3 +152,8 @@ def choice_scores(tokens: Sequence[dict[str, Any]], field: str, options: Sequenc
         for o, w in zip(sharing, weights, strict=True):
             got[o] += starts[key] * (w / total if total > 0 else 1 / len(sharing))
     return got
+
+
+def _token(entry: dict[str, Any], first_in_text: bool) -> str:
+    token = str(entry.get("token", ""))
+    return token.lstrip() if first_in_text else token

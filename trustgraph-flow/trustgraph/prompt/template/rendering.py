@@ -35,6 +35,9 @@ class Rendered:
     #: The actions the agent offered (every tool and the answer, before the policy narrowed
     #: them): the LLM service is asked how likely each one was (``score-choices``).
     choices: list[str] | None = None
+    #: Where in the output they are scored: the JSON decision's ``action``, or, for a template
+    #: that asks for ReAct text, where the text first names one (``FIRST_MENTION``).
+    choices_field: str = "action"
 
     @property
     def visible_prefix(self) -> str:
@@ -56,7 +59,8 @@ class Rendered:
         if self.schema is not None:
             props[decision_schema.LLM_PROPERTY] = json.dumps(self.schema)
         if self.choices:
-            props[decision_schema.CHOICES_PROPERTY] = decision_schema.choices_request(self.choices)
+            props[decision_schema.CHOICES_PROPERTY] = decision_schema.choices_request(self.choices,
+                                                                                     self.choices_field)
         return props
 
 
@@ -139,14 +143,17 @@ class PromptSet:
                                   "(add it to template-index)")
             t = self._template(t.decision.text_template)
         variables = _fit_tools(decode_terms(terms))
-        choices = None
+        choices, choices_field = None, "action"
         if t.decision is not None and schema is not None:
             rendered = _decide(t.decision, schema, variables.get("history"))
             if rendered.direct is not None:
                 return Rendered(template=t, system="", prompt="", direct=rendered.direct)
             choices = decision_schema.action_names(schema)
             schema = rendered.schema
-        else:
+        elif schema is not None:
+            # ReAct text for an agent that offered actions: its reply names the tool it picks
+            # ("I will use the weather tool"), so how sure the model was is read there.
+            choices, choices_field = decision_schema.action_names(schema), decision_schema.FIRST_MENTION
             schema = None
         # The providers' text (descriptions, observations) cannot end the templates' data blocks;
         # only what is rendered is neutralised: an observation answered with directly stays as it is.
@@ -157,7 +164,7 @@ class PromptSet:
         prefix = render(t.prefix_compiled, f"prefix of template {t.id!r}") if t.prefix_compiled is not None else ""
         replay = render(t.replay_compiled, f"replay of template {t.id!r}") if t.replay_compiled is not None else ""
         return Rendered(template=t, system=system, prompt=prompt, prefix=prefix, replay=replay,
-                        schema=schema, choices=choices)
+                        schema=schema, choices=choices, choices_field=choices_field)
 
     def _template(self, tid: str) -> Template:
         t = self.templates.get(tid)
