@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 WORKERS ?= 3
 
-.PHONY: install run test test-fast test-loaded lint bench interop reliability clean
+.PHONY: install run test test-fast test-loaded lint deps bench interop reliability clean
 
 # $(call step,WHAT,COMMAND): one progress line; COMMAND's output (pip's chatter) only if it
 # fails, then all of it, so the cause is never hidden.
@@ -33,12 +33,29 @@ install: $(STAMP)
 run: install
 	@$(BIN)/tg-launch $(ARGS)
 
-test: install
-	@echo "make: ruff (lint)"
-	@$(BIN)/ruff check trustgraph-base trustgraph-flow tests interop $(wildcard bench)
+# Every direct import declared: each package's in its own pyproject.toml; and what tests/, bench/
+# and interop/ import, by either package or by requirements-dev.txt (deptry reads one pyproject,
+# so the packages' dependencies are listed in one requirements file for it; the rest of that
+# check's settings are in ./pyproject.toml). Their helpers that import each other by bare name
+# (pytest, or the script itself, puts their directory on sys.path) are ours, not dependencies.
+DEV_CODE := tests bench interop
+DECLARED := $(VENV)/declared-dependencies.txt
+DEV_LOCAL := $(filter-out test_% conftest __init__,$(sort $(basename $(notdir $(wildcard tests/*/*.py bench/*/*.py)))))
+LIST_DEPENDENCIES := import sys, tomllib; \
+	print(*(d for p in sys.argv[1:] for d in tomllib.load(open(p, "rb"))["project"]["dependencies"]), sep="\n")
+define check_imports
 	@echo "make: deptry (every module trustgraph-base and trustgraph-flow import is declared in their pyproject)"
 	@cd trustgraph-base && $(CURDIR)/$(BIN)/deptry --no-ansi .
 	@cd trustgraph-flow && $(CURDIR)/$(BIN)/deptry --no-ansi .
+	@echo "make: deptry (every module tests, bench and interop import is declared by a package or requirements-dev.txt)"
+	@$(BIN)/python -c '$(LIST_DEPENDENCIES)' trustgraph-base/pyproject.toml trustgraph-flow/pyproject.toml >$(DECLARED)
+	@$(BIN)/deptry --no-ansi --requirements-files $(DECLARED) $(addprefix -kf ,$(DEV_LOCAL)) $(DEV_CODE)
+endef
+
+test: install
+	@echo "make: ruff (lint)"
+	@$(BIN)/ruff check trustgraph-base trustgraph-flow tests interop $(wildcard bench)
+	$(check_imports)
 	@echo "make: pytest ($(WORKERS) workers)"
 	@$(BIN)/pytest -n $(WORKERS) --dist loadgroup -m "not long" tests
 
@@ -64,6 +81,10 @@ test-loaded: install
 
 lint: install
 	$(BIN)/ruff check trustgraph-base trustgraph-flow tests interop $(wildcard bench)
+
+# Just the import checks of `make test` (deptry).
+deps: install
+	$(check_imports)
 
 bench: install
 	$(BIN)/python bench/run.py

@@ -8,10 +8,10 @@ import logging
 
 import pulsar
 import pytest
-from trustgraph.base.messaging import pubsub
+from trustgraph.base.messaging import broker_retry
 from trustgraph.base.messaging.pubsub import PubSub, PubSubError
 
-LOGGER = "trustgraph.base.messaging.pubsub"
+LOGGER = "trustgraph.base.messaging.broker_retry"
 
 
 def flaky(failures: int):
@@ -27,7 +27,7 @@ def flaky(failures: int):
 
 
 async def test_a_failing_open_is_retried_with_doubling_waits_and_said_once_loudly(monkeypatch, caplog):
-    monkeypatch.setattr(pubsub, "_OPEN_DELAYS", (0.01, 0.02))
+    monkeypatch.setattr(broker_retry, "OPEN_DELAYS", (0.01, 0.02))
     ps = PubSub("pulsar://unused:6650", client=object(), connect_timeout=None)
     fn, calls = flaky(3)
     with caplog.at_level(logging.INFO, logger=LOGGER):
@@ -45,7 +45,7 @@ async def test_a_failing_open_is_retried_with_doubling_waits_and_said_once_loudl
 
 
 async def test_a_failing_open_gives_up_when_the_next_wait_passes_the_deadline(monkeypatch):
-    monkeypatch.setattr(pubsub, "_OPEN_DELAYS", (60.0, 60.0))
+    monkeypatch.setattr(broker_retry, "OPEN_DELAYS", (60.0, 60.0))
     ps = PubSub("pulsar://unused:6650", client=object(), connect_timeout=1.0)
     fn, calls = flaky(5)
     with pytest.raises(PubSubError, match=r"^open x on pulsar://unused:6650 failed \(ConnectError: broker not there\)$"):

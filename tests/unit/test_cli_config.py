@@ -478,15 +478,15 @@ def test_invalid_json_reply(gateway: FakeGateway) -> None:
 
 
 def test_timeout_in_process(gateway: FakeGateway) -> None:
-    """The client timeout is not a flag, so drive the Api class directly."""
+    """The client timeout is not a flag, so drive the GatewayClient class directly."""
     sys.path.insert(0, str(BASE))
     try:
-        from trustgraph.cli.api import Api, CliError
+        from trustgraph.cli.api import CliError, GatewayClient
     finally:
         sys.path.remove(str(BASE))
     gateway.delay = 1.0
     with pytest.raises(CliError, match=r"timed out after 0.3s waiting for http://"):
-        Api(gateway.url, timeout=0.3).post("api/v1/config", {"operation": "config"})
+        GatewayClient(gateway.url, timeout=0.3).post("api/v1/config", {"operation": "config"})
 
 
 # ------------------------------------------------------------ flows

@@ -27,7 +27,7 @@ def _levels(caplog, connected: bool, result: pulsar.Result) -> list[int]:
     loop = asyncio.new_event_loop()
     try:
         p = Producer(_Client(connected), "non-persistent://tg/request/x", loop)
-        with caplog.at_level(logging.DEBUG, logger="trustgraph.base.messaging.pubsub"):
+        with caplog.at_level(logging.DEBUG, logger="trustgraph.base.messaging.producer"):
             p._log_failure(result, None)
     finally:
         loop.close()

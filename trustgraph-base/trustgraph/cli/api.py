@@ -1,4 +1,4 @@
-"""Shared plumbing for the ``tg-*`` commands: a tiny REST client, argparse
+"""Shared plumbing for the ``tg-*`` commands: a tiny REST client (:class:`GatewayClient`), argparse
 helpers and the error-reporting wrapper every ``main()`` goes through.
 
 The client is ``requests``, the library ``trustgraph.api`` (upstream's
@@ -97,9 +97,13 @@ def describe_error(err: Any) -> str:
     return str(err)
 
 
-class Api:
-    """Synchronous JSON-over-HTTP client for the API gateway's REST
-    endpoints (``POST {url}api/v1/{kind}``)."""
+class GatewayClient:
+    """The commands' synchronous JSON-over-HTTP client of the API gateway's REST
+    endpoints (``POST {url}api/v1/{kind}``).
+
+    Not :class:`trustgraph.api.Api`, upstream's Python API (kept under that
+    name for code written for upstream): this one turns every failure into a
+    :class:`CliError` line a command prints, and sends the call's deadline."""
 
     def __init__(
         self,
@@ -261,7 +265,7 @@ def _innermost(e: BaseException) -> BaseException:
     return _chain(e)[-1]
 
 
-def config_values(api: Api, ctype: str) -> dict[str, str]:
+def config_values(api: GatewayClient, ctype: str) -> dict[str, str]:
     """``getvalues`` of one config type as ``{key: raw value}``."""
     reply = api.config({"operation": "getvalues", "type": ctype})
     return {v["key"]: v["value"] for v in reply.get("values") or [] if isinstance(v, dict) and "key" in v}
@@ -295,9 +299,9 @@ def add_api_args(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def api_from_args(args: argparse.Namespace) -> Api:
+def api_from_args(args: argparse.Namespace) -> GatewayClient:
     """Build the client from the shared flags."""
-    return Api(args.api_url, args.token)
+    return GatewayClient(args.api_url, args.token)
 
 
 def add_item_args(parser: argparse.ArgumentParser, with_key: bool = True) -> None:

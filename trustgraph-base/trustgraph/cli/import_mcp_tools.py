@@ -37,7 +37,14 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from trustgraph.cli.api import Api, CliError, api_from_args, config_values, main_wrapper, make_parser
+from trustgraph.cli.api import (
+    CliError,
+    GatewayClient,
+    api_from_args,
+    config_values,
+    main_wrapper,
+    make_parser,
+)
 from trustgraph.cli.set_mcp_tool import mcp_entry
 
 if TYPE_CHECKING:
@@ -100,7 +107,7 @@ def descriptors(tools: list[Any], args: argparse.Namespace) -> dict[tuple[str, s
     return out
 
 
-def imported_keys(api: Api, url: str) -> set[str]:
+def imported_keys(api: GatewayClient, url: str) -> set[str]:
     """Keys of the ``mcp`` entries an earlier import from ``url`` wrote."""
     keys = set()
     for key, raw in config_values(api, "mcp").items():
@@ -113,7 +120,7 @@ def imported_keys(api: Api, url: str) -> set[str]:
     return keys
 
 
-def write(api: Api, items: dict[tuple[str, str], dict[str, Any]], remove: set[str]) -> None:
+def write(api: GatewayClient, items: dict[tuple[str, str], dict[str, Any]], remove: set[str]) -> None:
     """One ``put`` of every item (one config change), then one ``delete`` of what left the server."""
     if items:
         api.config({"operation": "put", "values": [
@@ -144,7 +151,7 @@ async def list_tools(conn: Any, timeout: float) -> list[Any]:
         raise CliError(f"the MCP server at {conn.url} did not list its tools within {timeout:g}s") from None
 
 
-def sync(api: Api, tools: list[Any], args: argparse.Namespace, prune: bool) -> str:
+def sync(api: GatewayClient, tools: list[Any], args: argparse.Namespace, prune: bool) -> str:
     """Write the import; returns the one line that says what was done."""
     items = descriptors(tools, args)
     check(items)
@@ -186,7 +193,7 @@ async def main_async(args: argparse.Namespace) -> None:
         await conn.close()
 
 
-async def watch(api: Api, conn: Any, changed: asyncio.Event, args: argparse.Namespace) -> None:
+async def watch(api: GatewayClient, conn: Any, changed: asyncio.Event, args: argparse.Namespace) -> None:
     """Import again on every tool-list change; reconnect and import again when the server comes back."""
     print(f"Watching {args.url} for tool changes (Ctrl-C stops)", flush=True)
     # Only --watch retries: tenacity is imported here, not with the command.

@@ -12,7 +12,7 @@ import argparse
 import json
 import urllib.parse
 
-from trustgraph.cli.api import DEFAULT_URL, Api, CliError, default_token, default_url, main_wrapper
+from trustgraph.cli.api import DEFAULT_URL, CliError, GatewayClient, default_token, default_url, main_wrapper
 
 PROG = "tg-invoke-mcp-tool"
 
@@ -39,7 +39,7 @@ def run(argv: list[str] | None = None) -> None:
     if not isinstance(parameters, dict):
         raise CliError("-P/--parameters must be a JSON object, e.g. '{\"city\": \"Oslo\"}'")
     flow = urllib.parse.quote(args.flow_id, safe="")
-    reply = Api(args.url, args.token).post(f"api/v1/flow/{flow}/service/mcp-tool",
+    reply = GatewayClient(args.url, args.token).post(f"api/v1/flow/{flow}/service/mcp-tool",
                                            {"name": args.name, "parameters": parameters})
     if "object" in reply:
         print(json.dumps(reply["object"], indent=4))

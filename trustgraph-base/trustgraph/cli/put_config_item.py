@@ -25,8 +25,8 @@ import json
 import sys
 
 from trustgraph.cli.api import (
-    Api,
     CliError,
+    GatewayClient,
     add_item_args,
     api_from_args,
     config_values,
@@ -107,7 +107,7 @@ def check_json(ctype: str, key: str, value: str) -> None:
         ) from None
 
 
-def check_descriptor(api: Api, ctype: str, key: str, value: str, force: bool) -> None:
+def check_descriptor(api: GatewayClient, ctype: str, key: str, value: str, force: bool) -> None:
     """Refuse (or, with ``force``, warn about) a catalog descriptor the agent could not use."""
     # Imported here: pydantic is slow to import and only catalog types need it.
     from trustgraph.catalog import CATALOG_TYPES, DESCRIPTOR_TYPES, check_item

@@ -17,7 +17,7 @@ import argparse
 import json
 from typing import Any
 
-from trustgraph.cli.api import Api, CliError, api_from_args, main_wrapper, make_parser
+from trustgraph.cli.api import CliError, GatewayClient, api_from_args, main_wrapper, make_parser
 
 PROG = "tg-set-prompt"
 CONFIG_TYPE = "prompt"
@@ -71,7 +71,7 @@ def template_from_args(parser: argparse.ArgumentParser, args: argparse.Namespace
     return template
 
 
-def read_index(api: Api) -> list[str]:
+def read_index(api: GatewayClient) -> list[str]:
     reply = api.config({"operation": "get", "keys": [{"type": CONFIG_TYPE, "key": "template-index"}]})
     values = reply.get("values") or []
     raw = values[0].get("value") if values else None

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from trustgraph.cli.api import Api, api_from_args, main_wrapper, make_parser
+from trustgraph.cli.api import GatewayClient, api_from_args, main_wrapper, make_parser
 from trustgraph.cli.table import render_table  # also imported from here by upstream-style code
 from trustgraph.topics import TopicError, to_pulsar
 
@@ -94,14 +94,14 @@ def flow_rows(flow_id: str, reply: dict[str, Any],
     return rows
 
 
-def broker_consumers(api: Api) -> dict[str, int] | None:
+def broker_consumers(api: GatewayClient) -> dict[str, int] | None:
     """The broker's consumer count per queue, or None when the gateway cannot tell."""
     reply = api.get("api/v1/broker/consumers")
     counts = reply.get("consumers") if isinstance(reply, dict) else None
     return counts if isinstance(counts, dict) else None
 
 
-def show_flows(api: Api) -> None:
+def show_flows(api: GatewayClient) -> None:
     ids = api.flow({"operation": "list-flows"}).get("flow-ids") or []
     if not ids:
         print("No flows.")

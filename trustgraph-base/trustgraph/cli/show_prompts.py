@@ -6,13 +6,13 @@ import json
 import textwrap
 from typing import Any
 
-from trustgraph.cli.api import Api, api_from_args, main_wrapper, make_parser
+from trustgraph.cli.api import GatewayClient, api_from_args, main_wrapper, make_parser
 from trustgraph.cli.set_prompt import CONFIG_TYPE, read_index
 
 PROG = "tg-show-prompts"
 
 
-def load(api: Api) -> tuple[str | None, list[tuple[str, Any]]]:
+def load(api: GatewayClient) -> tuple[str | None, list[tuple[str, Any]]]:
     """The system prompt and ``(id, template)`` pairs in index order.
 
     A template that is missing or not JSON is shown as its raw value, so the

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trustgraph.cli.api import Api, CliError, api_from_args, main_wrapper, make_parser
+from trustgraph.cli.api import CliError, GatewayClient, api_from_args, main_wrapper, make_parser
 from trustgraph.cli.show_tools import cell
 from trustgraph.cli.table import render_table
 
@@ -51,7 +51,7 @@ def service_rows(svc: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
-def show_tool_services(api: Api) -> None:
+def show_tool_services(api: GatewayClient) -> None:
     services = api.get(PATH)
     if not isinstance(services, list):
         raise CliError(f"the gateway at {api.url} does not list tool services ({PATH}); "

@@ -24,7 +24,7 @@ import json
 from typing import Any
 
 from trustgraph.base.safety.logsafe import escape
-from trustgraph.cli.api import Api, api_from_args, config_values, main_wrapper, make_parser
+from trustgraph.cli.api import GatewayClient, api_from_args, config_values, main_wrapper, make_parser
 from trustgraph.cli.table import render_table
 
 PROG = "tg-show-tools"
@@ -37,7 +37,7 @@ _LIVE = {True: "yes", False: "NO: no replica is running; calls fail at once",
 _FIELDS = ("mcp-tool", "collection", "schema-name", "index-name", "limit", "template")
 
 
-def fetch_catalog(api: Api) -> dict[str, Any]:
+def fetch_catalog(api: GatewayClient) -> dict[str, Any]:
     """The gateway's catalog, else one built here from the config."""
     catalog = api.get(CATALOG_PATH)
     if isinstance(catalog, dict) and isinstance(catalog.get("tools"), list):
@@ -103,7 +103,7 @@ def tool_rows(tool: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
-def show_tools(api: Api) -> None:
+def show_tools(api: GatewayClient) -> None:
     catalog = fetch_catalog(api)
     tools = catalog.get("tools") or []
     if not tools:

@@ -1,10 +1,10 @@
 """Messages on the broker: publishing and consuming, request/response calls and the serving side.
 
-* :mod:`.pubsub` (``PubSub``, ``Producer``, ``Consumer``), :mod:`.consumer`,
-  :mod:`.message`: the asyncio transport over pulsar-client, and
-  :mod:`.pulsar_backend`, upstream's synchronous backend;
-* :mod:`.broker_url`, :mod:`.connection_watch`: which broker, and whether it is
-  still there;
+* :mod:`.pubsub` (``PubSub``, ``Producer``, ``Consumer``), :mod:`.producer`,
+  :mod:`.consumer`, :mod:`.message`, :mod:`.errors`: the asyncio transport over
+  pulsar-client, and :mod:`.pulsar_backend`, upstream's synchronous backend;
+* :mod:`.broker_url`, :mod:`.broker_retry`, :mod:`.connection_watch`: which
+  broker, waiting for it, and whether it is still there;
 * :mod:`.request_response` (the calling side), :mod:`.serving` (the answering
   side), :mod:`.deadlines` (how long a caller waits), :mod:`.lost_calls` (calls
   a broker outage swallowed);

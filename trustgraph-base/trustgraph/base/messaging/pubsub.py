@@ -15,7 +15,10 @@ We use pulsar-client's synchronous API with our own threads rather than
 
 Everything above this module sees only :class:`PubSub`, :class:`Producer`,
 :class:`Consumer` and :class:`Message`, so the transport can change without
-touching processors.
+touching processors.  This module holds :class:`PubSub` (the client, its
+connections and the watch on them); the halves it opens are in
+:mod:`.producer` and :mod:`.consumer`, and its retries while the broker is
+away in :mod:`.broker_retry`.
 """
 
 from __future__ import annotations
@@ -28,20 +31,23 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import pulsar
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, retry_if_result, wait_exponential
 
-from ...schema.codec import encode
 from ...topics import to_pulsar
-from .broker_url import BrokerUrl, parse_broker_url, probe, unreachable
+from .broker_retry import retry_open, wait_for_broker
+from .broker_url import BrokerUrl, parse_broker_url, probe
 from .connection_watch import WATCH_EVERY, WATCH_EVERY_DOWN, Back, ConnectionWatch, Lost
 from .consumer import Consumer, DirectHandler, Handler, MalformedHandler
+from .errors import MessageTooLarge, PubSubError
 from .message import Message
+from .producer import MAX_MESSAGE_BYTES, Producer
 from .pulsar_backend import get_pubsub  # upstream's name for its sync backend (tg-dump-queues imports it)
 
 logger = logging.getLogger(__name__)
 
+# Producer, the errors and MAX_MESSAGE_BYTES live in .producer and .errors; they are
+# imported from here too, where the transport's names always were.
 __all__ = ["get_pubsub", "Consumer", "DirectHandler", "Handler", "MalformedHandler", "Message", "MessageTooLarge",
-           "Producer", "PubSub", "PubSubError"]
+           "MAX_MESSAGE_BYTES", "Producer", "PubSub", "PubSubError"]
 
 T = TypeVar("T")
 
@@ -61,26 +67,6 @@ def _client_logger() -> Any:
         return pulsar.ConsoleLogger(pulsar.LoggerLevel.Info)
     return pulsar.FileLogger(pulsar.LoggerLevel.Error, os.devnull)
 
-
-_OK = pulsar.Result.Ok
-_ALREADY_CLOSED = pulsar.Result.AlreadyClosed
-# One fire-and-forget send in this many still asks for a receipt (see send_nowait).
-_RECEIPT_EVERY = 64
-
-
-class PubSubError(RuntimeError):
-    """A broker operation failed (send rejected, connection lost for too long)."""
-
-
-class MessageTooLarge(PubSubError):
-    """A message bigger than the broker takes on a topic that cannot chunk it."""
-
-
-# Pulsar's default maxMessageSize is 5 MiB, less room for the metadata
-# (pulsar-client refuses more than 5,232,640 bytes).  Persistent topics chunk
-# bigger messages; non-persistent ones cannot, and the client would drop the
-# message with only a log line, so we refuse it up front with a clear error.
-MAX_MESSAGE_BYTES = 5 * 1024 * 1024 - 10 * 1024
 
 # pulsar-lite 0.2 may drop a non-persistent message published from another
 # connection just after subscribe() returns (measured 18 in 300 under CPU load;
@@ -111,140 +97,6 @@ def receive_queue_size(topic_url: str) -> int:
 DEFAULT_LANE = "default"
 CONFIG_PUSH_LANE = "config-push"
 CONFIG_LANE = "config"
-
-
-class Producer:
-    """Sends records on one topic; batching off, chunking on (as upstream)."""
-
-    def __init__(self, producer: pulsar.Producer, topic: str, loop: asyncio.AbstractEventLoop) -> None:
-        self._producer = producer
-        self._loop = loop
-        self.topic = topic
-        self._sent = 0
-        self._limit = None if topic.startswith("persistent://") else MAX_MESSAGE_BYTES
-
-    def _encode(self, value: Any) -> bytes:
-        # A record, or its encoding already made (a reply measured before it was sent).
-        data = value if value.__class__ is bytes else encode(value)
-        if self._limit is not None and len(data) > self._limit:
-            raise MessageTooLarge(
-                f"message of {len(data):,} bytes is over the {self._limit:,}-byte limit of "
-                f"non-persistent topic {self.topic}")
-        return data
-
-    async def send(self, value: Any, properties: dict[str, str] | None = None) -> None:
-        """Encode ``value`` (a record, or bytes already encoded) and send it; returns when the broker has it."""
-        await self.send_bytes(self._encode(value), properties)
-
-    async def send_bytes(self, data: bytes, properties: dict[str, str] | None = None) -> None:
-        loop = self._loop
-        fut = loop.create_future()
-
-        def done(result: pulsar.Result, _msg_id: Any) -> None:
-            loop.call_soon_threadsafe(_settle, fut, result)
-
-        try:
-            self._producer.send_async(data, done, properties=properties or {})
-        except pulsar.PulsarException as e:
-            raise PubSubError(f"send to {self.topic} failed: {e}") from e
-        result = await fut
-        if result != pulsar.Result.Ok:
-            raise PubSubError(f"send to {self.topic} failed: {result}")
-
-    def send_nowait(self, value: Any, properties: dict[str, str] | None = None,
-                    on_error: Callable[[str], None] | None = None,
-                    on_queued_sent: Callable[[], None] | None = None) -> bool:
-        """Send without waiting for the broker's receipt; failures are logged.
-
-        For replies and requests, where the caller's deadline already covers a
-        message that never arrives.  A receipt callback runs on the client's
-        I/O thread and must take the GIL, which under load stalls that
-        thread's network I/O (measured: about a fifth fewer calls/s with 32 in
-        flight), so most sends go without one: a send while the producer is
-        disconnected, and one send in ``_RECEIPT_EVERY`` otherwise, carry the
-        callback that logs a failure and reports it to ``on_error``.  A broker
-        that rejects or loses messages is therefore still logged, and a single
-        lost message surfaces as the caller's timeout.
-
-        Returns False when the producer was reconnecting: pulsar-client keeps
-        the message and sends it once connected, and ``on_queued_sent`` is
-        called (on the client's I/O thread) when the broker has it, so a caller
-        can date the message by when it really went out (:mod:`.lost_calls`).
-        """
-        self._sent += 1
-        producer = self._producer
-        connected = producer.is_connected()
-        if self._sent % _RECEIPT_EVERY and connected:
-            done = None
-        elif on_error is None and (connected or on_queued_sent is None):
-            done = self._log_failure  # no closure per message
-        else:
-            queued_sent = None if connected else on_queued_sent
-
-            def done(result: pulsar.Result, _msg_id: Any) -> None:
-                if result != _OK:
-                    self._log_failure(result, _msg_id)
-                    if on_error is not None:
-                        on_error(f"send to {self.topic} failed: {result}")
-                elif queued_sent is not None:
-                    queued_sent()
-
-        try:
-            producer.send_async(self._encode(value), done, properties=properties or {})
-        except pulsar.PulsarException as e:
-            raise PubSubError(f"send to {self.topic} failed: {e}") from e
-        return bool(connected)
-
-    def is_connected(self) -> bool:
-        """False while pulsar-client is reconnecting this producer to the broker."""
-        try:
-            return bool(self._producer.is_connected())
-        except Exception:  # closed under us
-            return True
-
-    def _log_failure(self, result: pulsar.Result, _msg_id: Any) -> None:
-        if result == _OK:
-            return
-        # While the broker is away the connection watcher has said once that messages sent
-        # meanwhile may be lost, and after close nothing is sent: a line per message (a
-        # heartbeat every few seconds) would only bury that line.
-        if result == _ALREADY_CLOSED or not self.is_connected():
-            logger.debug("send to %s failed: %s", self.topic, result)
-        else:
-            logger.error("send to %s failed: %s", self.topic, result)
-
-    def close(self) -> None:
-        try:
-            self._producer.close()
-        except pulsar.PulsarException:
-            pass
-
-
-def _settle(fut: asyncio.Future, result: Any) -> None:
-    if not fut.done():
-        fut.set_result(result)
-
-
-_RETRYABLE = (pulsar.ConnectError, pulsar.Timeout, pulsar.LookupError,
-              pulsar.ServiceUnitNotReady, pulsar.TopicNotFound)
-# Back-off between attempts to reach the broker, and between attempts to open a
-# producer or consumer on a reachable one (short: pulsar-lite's consumer-id clash
-# of shared subscriptions, see DEVELOPERS.md, is resolved by the next attempt).
-_FIRST_DELAY = 1.0
-_MAX_DELAY = 30.0
-_OPEN_DELAYS = (0.2, 5.0)
-
-
-def _doubling(first: float, most: float) -> wait_exponential:
-    """``first``, then twice the last wait, up to ``most`` seconds."""
-    return wait_exponential(multiplier=first, exp_base=2, max=most)
-
-
-def _past(deadline: float | None) -> Callable[[RetryCallState], bool]:
-    """Give up when the next wait would end after ``deadline`` (never when it is None)."""
-    def stop(state: RetryCallState) -> bool:
-        return deadline is not None and time.monotonic() + state.upcoming_sleep > deadline
-    return stop
 
 
 class PubSub:
@@ -340,69 +192,14 @@ class PubSub:
             return
         if self._reach is None or (self._reach.done() and not self._reach.cancelled()
                                    and self._reach.exception() is not None):
-            self._reach = asyncio.ensure_future(self._wait_for_broker(self._broker))
+            self._reach = asyncio.ensure_future(wait_for_broker(self._broker, self.url, self._deadline()))
         await asyncio.shield(self._reach)
 
-    async def _wait_for_broker(self, broker: BrokerUrl) -> None:
-        failures = 0
-
-        def failed(state: RetryCallState) -> None:
-            nonlocal failures
-            failures += 1
-            problem = state.outcome.result()
-            if failures == 1:
-                logger.warning("%s; retrying every %g-%gs", unreachable(self.url, problem), _FIRST_DELAY, _MAX_DELAY)
-            else:
-                logger.info("Broker %s still unreachable: %s; retrying in %gs", self.url, problem,
-                            state.upcoming_sleep)
-
-        def gave_up(state: RetryCallState) -> None:
-            raise PubSubError(unreachable(self.url, state.outcome.result()))
-
-        await AsyncRetrying(wait=_doubling(_FIRST_DELAY, _MAX_DELAY), stop=_past(self._deadline()),
-                            retry=retry_if_result(lambda problem: problem is not None),
-                            before_sleep=failed, retry_error_callback=gave_up)(probe, broker)
-        if failures:
-            logger.info("Broker %s reachable after %d failed attempt%s", self.url, failures,
-                        "" if failures == 1 else "s")
-
     async def _retrying(self, what: str, fn: Callable[[], T]) -> T:
-        """Run a blocking broker call in a thread, retrying while the broker is unreachable.
-
-        The first failure is one WARNING line; later ones are INFO, with a
-        back-off, so a service left waiting for its broker stays quiet.
-        """
+        """Run a blocking broker call in a thread, retrying while the broker is unreachable
+        (:func:`~.broker_retry.retry_open`), then watch the connection."""
         await self._reachable()
-
-        def why(e: BaseException) -> str:
-            line = f"{what} on {self.url} failed ({type(e).__name__}: {e})"
-            if self._broker is not None and self._broker.http:
-                line += ("; an http:// broker URL must be Pulsar's HTTP lookup service: "
-                         "the broker URL usually looks like pulsar://host:6650")
-            return line
-
-        failures = 0
-
-        def failed(state: RetryCallState) -> None:
-            nonlocal failures
-            failures += 1
-            if failures == 1:
-                logger.warning("%s; retrying", why(state.outcome.exception()))
-            else:
-                logger.info("%s; retrying in %gs (attempt %d)", why(state.outcome.exception()),
-                            state.upcoming_sleep, failures + 1)
-
-        def gave_up(state: RetryCallState) -> T:
-            e = state.outcome.exception()
-            raise PubSubError(why(e)) from e
-
-        first, most = _OPEN_DELAYS
-        result = await AsyncRetrying(wait=_doubling(first, most), stop=_past(self._deadline()),
-                                     retry=retry_if_exception_type(_RETRYABLE),
-                                     before_sleep=failed, retry_error_callback=gave_up)(asyncio.to_thread, fn)
-        if failures:
-            logger.info("%s on %s succeeded after %d failed attempt%s", what, self.url, failures,
-                        "" if failures == 1 else "s")
+        result = await retry_open(what, fn, url=self.url, broker=self._broker, deadline=self._deadline())
         self._start_watching()
         return result
 

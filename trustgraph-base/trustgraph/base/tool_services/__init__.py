@@ -7,6 +7,8 @@
 * :mod:`.tool_service_client` (``ToolServiceClient``): the agent's side of a
   call;
 * :mod:`.announcer` (a service's heartbeats), :mod:`.service_directory` (who
-  is announced and alive), :mod:`.service_lookup` (find a service by id),
+  is announced and alive; its records and ownership rule in
+  :mod:`.service_state`, its caps in :mod:`.directory_limits`),
+  :mod:`.service_lookup` (find a service by id),
   :mod:`.catalog_feed` (config plus announcements, rebuilt into the catalog).
 """

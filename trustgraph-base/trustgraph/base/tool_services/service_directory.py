@@ -31,12 +31,12 @@ believes only what an announcer cannot take from another (docs/trust-model.md):
   failed fast on announcements unless its descriptor says it announces
   (``"announces": true``): otherwise anyone could announce it "up" and then
   "down" and have every call to it refused while it runs.
-* **Bounded.**  An announcement over :data:`MAX_ANNOUNCEMENT` characters, with
-  more than :data:`MAX_TOOLS` tools or a description over
-  :data:`MAX_DESCRIPTION` characters, is refused; at most
-  :data:`MAX_SERVICES` services are remembered (those with no live replica
-  are forgotten first, and all of them after :data:`REMEMBER_DOWN`), at most
-  :data:`MAX_SETS` sets and :data:`MAX_REPLICAS` replicas per service.
+* **Bounded** (the limits are in :mod:`.directory_limits`).  An announcement
+  over :data:`MAX_ANNOUNCEMENT` characters, with more than :data:`MAX_TOOLS`
+  tools or a description over :data:`MAX_DESCRIPTION` characters, is refused;
+  at most :data:`MAX_SERVICES` services are remembered (those with no live
+  replica are forgotten first, and all of them after :data:`REMEMBER_DOWN`),
+  at most :data:`MAX_SETS` sets and :data:`MAX_REPLICAS` replicas per service.
   Refusals are one WARNING line per kind per 10 s, with their count.
 
 On start the directory sends a probe (:data:`~trustgraph.topics.PROBE`)
@@ -46,19 +46,19 @@ starts after them knows them within milliseconds, not a heartbeat later.
 ``on_change`` runs (coalesced, on the loop) when what the directory would
 hand the catalog changes: a service coming up or going down, or another set
 owning it.  Heartbeats that change nothing cost a dict update each.
+
+What is remembered of each service, and the ownership rule, are in
+:mod:`.service_state`; this module follows the topic and times the leases.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import hmac
 import logging
 import math
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from ...schema import ToolServiceAnnouncement, ToolServiceProbe
@@ -67,178 +67,34 @@ from ..messaging.pubsub import Consumer, Message, Producer, PubSub
 from ..safety import limits
 from .announcer import withdraw_hash
 from .descriptor import queues_of
+from .directory_limits import (
+    MAX_ANNOUNCEMENT,
+    MAX_DESCRIPTION,
+    MAX_LEASE,
+    MAX_REPLICAS,
+    MAX_SERVICES,
+    MAX_SETS,
+    MAX_TOOLS,
+    MIN_LEASE,
+    REMEMBER_DOWN,
+    ThrottledWarnings,
+    clamp_lease,
+    content_problem,
+    finite,
+)
+from .service_state import Configured, Replica, ReplicaSet, ServiceState, fingerprint, same_hash
 
 logger = logging.getLogger(__name__)
 
-# Leases outside this range are clamped: a replica cannot make itself live
-# for an hour, nor flap by announcing a lease shorter than its heartbeat.
-MIN_LEASE = 1.0
-MAX_LEASE = 300.0
-#: How long a service that went down is remembered (for fail-fast), after its last replica.
-REMEMBER_DOWN = 24 * 3600.0
-#: Characters of one announcement's descriptor and tools together.
-MAX_ANNOUNCEMENT = 64 * 1024
-#: Characters of one announced tool's description (and of each argument's).
-MAX_DESCRIPTION = 2048
-#: Tools one service may announce.
-MAX_TOOLS = 32
-#: Services remembered at once (live or known down).
-MAX_SERVICES = 256
-#: Replica sets (one per descriptor announced under the id) per service.
-MAX_SETS = 4
-#: Replicas per service, all its sets together.
-MAX_REPLICAS = 64
+# The records and the limits were defined here; their names are still imported from here.
+__all__ = ["ChangeHandler", "Configured", "MAX_ANNOUNCEMENT", "MAX_DESCRIPTION", "MAX_LEASE", "MAX_REPLICAS",
+           "MAX_SERVICES", "MAX_SETS", "MAX_TOOLS", "MIN_LEASE", "REMEMBER_DOWN", "Replica", "ReplicaSet",
+           "START_WINDOW", "ServiceDirectory", "ServiceState", "content_problem"]
+
 #: Seconds after the start probe in which sets that disagree are ambiguous, not first-come.
 START_WINDOW = 2.0
-#: Seconds between two WARNING lines about refused announcements of one kind.
-WARN_EVERY = 10.0
-
-
-@dataclass
-class Replica:
-    """One process of a service, as last heard from."""
-
-    id: str
-    expires: float        # the receiver's monotonic clock
-    heard: float          # the receiver's wall clock, when last heard
-    sent: float           # the sender's wall clock, as it said
-    withdraw_hash: str = ""  # "": it cannot withdraw itself (only its lease ends it)
-
-
-@dataclass
-class ReplicaSet:
-    """The live replicas that announce one descriptor and one set of tools under an id."""
-
-    fingerprint: str
-    descriptor: str               # JSON text, as announced
-    tools: str                    # JSON text, as announced
-    queues: tuple[str, str] | None  # its descriptor's (request, response) Pulsar URLs
-    created: float                # the receiver's monotonic clock
-    conflicted: bool = False      # heard while another set owned the id: never the owner
-    replicas: dict[str, Replica] = field(default_factory=dict)
-
-    @property
-    def request_queue(self) -> str | None:
-        return self.queues[0] if self.queues else None
-
-
-@dataclass(frozen=True)
-class Configured:
-    """What a ``tool-service`` config item says about its id: the queues that own it."""
-
-    queues: tuple[str, str] | None   # None: the item has no usable queues (no set can match)
-    announces: bool = False          # its announcements may fail calls fast
-
-
-@dataclass
-class ServiceState:
-    """Everything announced under one service id: its sets, and which one owns the id."""
-
-    service: str
-    sets: dict[str, ReplicaSet] = field(default_factory=dict)
-    owner: str | None = None       # fingerprint of the owning set
-    since: float = 0.0             # monotonic: when the owner took the id (first come, first named)
-    last_heard: float = 0.0        # wall clock, the owner's last heartbeat
-    went_down: float | None = None  # monotonic, when the owner's last replica left
-    queue: str | None = None       # the owner's request queue, kept after it went down
-    offered: str = ""              # the owner's tools (JSON text), kept after it went down
-    reported: set[str] = field(default_factory=set)  # conflicting sets already warned about
-
-    @property
-    def owner_set(self) -> ReplicaSet | None:
-        return self.sets.get(self.owner) if self.owner is not None else None
-
-    @property
-    def descriptor(self) -> str:
-        s = self.owner_set
-        return s.descriptor if s is not None else ""
-
-    @property
-    def tools(self) -> str:
-        s = self.owner_set
-        return s.tools if s is not None else ""
-
-    @property
-    def replicas(self) -> dict[str, Replica]:
-        """The owner's replicas (the ones whose word counts)."""
-        s = self.owner_set
-        return s.replicas if s is not None else {}
-
-    @property
-    def request_queue(self) -> str | None:
-        """The owner's request queue (the last owner's, once it went down)."""
-        s = self.owner_set
-        return s.request_queue if s is not None else self.queue
-
-    @property
-    def live(self) -> bool:
-        return bool(self.replicas)
-
-    @property
-    def conflicts(self) -> list[ReplicaSet]:
-        """The live sets that announce this id and are not used."""
-        return [s for fp, s in self.sets.items() if fp != self.owner and s.replicas]
-
-    def find(self, replica: str) -> tuple[ReplicaSet, Replica] | None:
-        for s in self.sets.values():
-            r = s.replicas.get(replica)
-            if r is not None:
-                return s, r
-        return None
-
-    def replica_count(self) -> int:
-        return sum(len(s.replicas) for s in self.sets.values())
-
 
 ChangeHandler = Callable[[], "Awaitable[None] | None"]
-
-
-def _fingerprint(descriptor: str, tools: str) -> str:
-    return hashlib.sha256(f"{descriptor}\0{tools}".encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def content_problem(tools: str) -> str | None:
-    """What makes an announcement's tools too much to take (None: nothing; the catalog checks the rest)."""
-    try:
-        data = limits.loads(tools or "{}")
-    except ValueError:
-        return None  # the catalog reports malformed tools, naming the service
-    if not isinstance(data, dict):
-        return None
-    if len(data) > MAX_TOOLS:
-        return f"it offers {len(data)} tools, over the limit of {MAX_TOOLS} per service"
-    for key, tool in data.items():
-        if not isinstance(tool, dict):
-            continue
-        texts = [("tool", tool.get("description"))]
-        args = tool.get("arguments")
-        for arg in args if isinstance(args, list) else ():
-            if isinstance(arg, dict):
-                texts.append((f"argument {arg.get('name')!r} of the tool", arg.get("description")))
-        for what, text in texts:
-            if isinstance(text, str) and len(text) > MAX_DESCRIPTION:
-                return (f"the description of {what} {key!r} is {len(text):,} characters, over the limit "
-                        f"of {MAX_DESCRIPTION:,}")
-    return None
-
-
-class _Warnings:
-    """One WARNING line per kind per :data:`WARN_EVERY` seconds, with how many were not said."""
-
-    def __init__(self, clock: Callable[[], float]) -> None:
-        self._clock = clock
-        self._last: dict[str, tuple[float, int]] = {}
-
-    def say(self, kind: str, message: str, *args: Any) -> None:
-        now = self._clock()
-        last, unsaid = self._last.get(kind, (None, 0))
-        if last is None or now - last >= WARN_EVERY:
-            more = f" ({unsaid} more like it since the last such line)" if unsaid else ""
-            logger.warning(message + more, *args)
-            self._last[kind] = (now, 0)
-        else:
-            self._last[kind] = (last, unsaid + 1)
-            logger.debug(message, *args)
 
 
 class ServiceDirectory:
@@ -256,7 +112,7 @@ class ServiceDirectory:
         self._clock = clock
         self.services: dict[str, ServiceState] = {}
         self.configured: dict[str, Configured] = {}
-        self._warnings = _Warnings(clock)
+        self._warnings = ThrottledWarnings(clock, logger)
         self._consumer: Consumer | None = None
         self._probe: Producer | None = None
         self._timer: asyncio.TimerHandle | None = None
@@ -370,7 +226,7 @@ class ServiceDirectory:
             out.append({"id": sid, "live": self.live(sid), "replicas": sorted(s.replicas),
                         "last-heartbeat-seconds-ago": round(now - s.last_heard, 1) if s.last_heard else None,
                         "conflicts": [{"replicas": sorted(c.replicas), "request-queue": c.request_queue,
-                                       "reason": self._why_not(s, c)} for c in s.conflicts]})
+                                       "reason": s.why_not(c, self.configured.get(sid))} for c in s.conflicts]})
         return out
 
     # -- the topic ----------------------------------------------------------------------
@@ -395,15 +251,14 @@ class ServiceDirectory:
             self._refuse("size", a, f"its descriptor and tools are {size:,} characters, over the limit of "
                          f"{MAX_ANNOUNCEMENT:,}")
             return
-        lease = float(a.lease or 0.0)
-        lease = min(max(lease if math.isfinite(lease) else 0.0, MIN_LEASE), MAX_LEASE)
+        lease = clamp_lease(a.lease)
         now = self._clock()
-        fp = _fingerprint(descriptor, tools)
+        fp = fingerprint(descriptor, tools)
         state = self.services.get(a.service)
         found = state.find(a.replica) if state is not None else None
         if found is not None:
             rset, replica = found
-            if not _same(replica.withdraw_hash, a.withdraw_hash or ""):
+            if not same_hash(replica.withdraw_hash, a.withdraw_hash or ""):
                 self._refuse("impostor", a, "it names a running replica with another withdraw hash, so it is not "
                              "from that replica")
                 return
@@ -411,7 +266,7 @@ class ServiceDirectory:
                 self._refuse("changed", a, "that replica announced another descriptor or other tools before, "
                              "and a replica's descriptor does not change while it runs")
                 return
-            replica.expires, replica.heard, replica.sent = now + lease, time.time(), _finite(a.sent)
+            replica.expires, replica.heard, replica.sent = now + lease, time.time(), finite(a.sent)
             if rset.fingerprint == state.owner:
                 state.last_heard = replica.heard
             return
@@ -439,7 +294,7 @@ class ServiceDirectory:
                 fp, descriptor, tools, queues_of(descriptor), now,
                 conflicted=owner is not None and bool(owner.replicas) and now >= self._window_ends)
         before = self._view(state)
-        rset.replicas[a.replica] = Replica(a.replica, now + lease, time.time(), _finite(a.sent),
+        rset.replicas[a.replica] = Replica(a.replica, now + lease, time.time(), finite(a.sent),
                                            a.withdraw_hash or "")
         logger.info("Tool service %s: replica %s is up (lease %gs)", a.service, a.replica, lease)
         self._elect(state)
@@ -457,7 +312,7 @@ class ServiceDirectory:
             logger.debug("Tool service %s: 'down' of unknown replica %s ignored", a.service, a.replica)
             return
         rset, replica = found
-        if not replica.withdraw_hash or not _same(withdraw_hash(a.withdraw_key or ""), replica.withdraw_hash):
+        if not replica.withdraw_hash or not same_hash(withdraw_hash(a.withdraw_key or ""), replica.withdraw_hash):
             self._refuse("withdraw", a, "a 'down' without that replica's withdraw key is not from that replica "
                          "(it is withdrawn when its lease ends)")
             return
@@ -475,42 +330,10 @@ class ServiceDirectory:
             state.reported.discard(rset.fingerprint)
 
     # -- who owns an id ----------------------------------------------------------------
-    def _eligible(self, service: str, rset: ReplicaSet) -> bool:
-        conf = self.configured.get(service)
-        return conf is None or (conf.queues is not None and rset.queues == conf.queues)
-
     def _elect(self, state: ServiceState) -> None:
-        """The owner: the one live set that may own the id, or none (none live, or several at once)."""
-        candidates = [s for s in state.sets.values()
-                      if s.replicas and not s.conflicted and self._eligible(state.service, s)]
-        new = candidates[0].fingerprint if len(candidates) == 1 else None
-        old = state.owner
-        if new == old:
-            return
-        state.owner = new
-        if new is not None:
-            state.since = self._clock()
-            state.went_down = None
-            state.queue = state.sets[new].request_queue
-            state.offered = state.sets[new].tools
-            state.last_heard = max(r.heard for r in state.sets[new].replicas.values())
-            if old is not None:
-                logger.info("Tool service %s: now owned by replicas %s", state.service,
-                            ", ".join(sorted(state.sets[new].replicas)))
-        elif old is not None and not candidates:
-            state.went_down = self._clock()
-
-    def _why_not(self, state: ServiceState, rset: ReplicaSet) -> str:
-        conf = self.configured.get(state.service)
-        if conf is not None and not self._eligible(state.service, rset):
-            configured = conf.queues[0] if conf.queues else "none usable"
-            return (f"its request queue {rset.request_queue} is not the configured one ({configured}): "
-                    "the configured descriptor owns the id")
-        if rset.conflicted:
-            return ("it announced another descriptor or other tools under an id that running replicas "
-                    "owned: not used, even after they stop (restart it once no other replica runs)")
-        return ("several replica sets announced this id with different descriptors at once: none is used "
-                "while more than one is live")
+        """Elect the owner of the id (:meth:`ServiceState.elect`), and say when it moved to another set."""
+        if state.elect(self.configured.get(state.service), self._clock):
+            logger.info("Tool service %s: now owned by replicas %s", state.service, ", ".join(sorted(state.replicas)))
 
     def _report_conflicts(self, state: ServiceState) -> None:
         for rset in state.conflicts:
@@ -519,7 +342,7 @@ class ServiceDirectory:
             state.reported.add(rset.fingerprint)
             logger.warning("Tool service %s: conflict: replica(s) %s (request queue %s) not used: %s",
                            state.service, ", ".join(sorted(rset.replicas)), rset.request_queue,
-                           self._why_not(state, rset))
+                           state.why_not(rset, self.configured.get(state.service)))
 
     def _view(self, state: ServiceState) -> tuple[bool, str | None, frozenset[str]]:
         """What the catalog sees of a service: whether it is live, which set owns it, its conflicts."""
@@ -591,15 +414,3 @@ class ServiceDirectory:
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
-
-def _same(a: str, b: str) -> bool:
-    """Two hashes compared in constant time (as bytes: a stranger's text need not be ASCII)."""
-    return hmac.compare_digest(a.encode("utf-8", "surrogatepass"), b.encode("utf-8", "surrogatepass"))
-
-
-def _finite(value: Any) -> float:
-    try:
-        value = float(value or 0.0)
-    except (TypeError, ValueError):
-        return 0.0
-    return value if math.isfinite(value) else 0.0

@@ -1,0 +1,114 @@
+"""Waiting for a broker: how long :class:`~trustgraph.base.messaging.pubsub.PubSub` retries, and how loudly.
+
+A processor often starts before its broker, or outlives a broker restart.
+pulsar-client would retry by itself, in C++ threads that no Ctrl-C stops,
+logging each attempt; instead we probe the broker first and retry opening
+producers and consumers here, on tenacity, with waits that double up to a cap.
+The first failure is one WARNING line and later ones INFO, so a service left
+waiting for its broker stays quiet, and giving up (when the next wait would
+pass the connect deadline) is one :class:`~.errors.PubSubError` line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+import pulsar
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, retry_if_result, wait_exponential
+
+from .broker_url import BrokerUrl, probe, unreachable
+from .errors import PubSubError
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+#: The broker errors that a later attempt may not get (anything else is a bug, raised at once).
+RETRYABLE = (pulsar.ConnectError, pulsar.Timeout, pulsar.LookupError,
+             pulsar.ServiceUnitNotReady, pulsar.TopicNotFound)
+# Back-off between attempts to reach the broker, and between attempts to open a
+# producer or consumer on a reachable one (short: pulsar-lite's consumer-id clash
+# of shared subscriptions, see DEVELOPERS.md, is resolved by the next attempt).
+FIRST_DELAY = 1.0
+MAX_DELAY = 30.0
+OPEN_DELAYS = (0.2, 5.0)
+
+
+def _doubling(first: float, most: float) -> wait_exponential:
+    """``first``, then twice the last wait, up to ``most`` seconds."""
+    return wait_exponential(multiplier=first, exp_base=2, max=most)
+
+
+def _past(deadline: float | None) -> Callable[[RetryCallState], bool]:
+    """Give up when the next wait would end after ``deadline`` (never when it is None)."""
+    def stop(state: RetryCallState) -> bool:
+        return deadline is not None and time.monotonic() + state.upcoming_sleep > deadline
+    return stop
+
+
+async def wait_for_broker(broker: BrokerUrl, url: str, deadline: float | None) -> None:
+    """Probe ``broker`` until it accepts connections; :class:`PubSubError` once ``deadline`` would pass."""
+    failures = 0
+
+    def failed(state: RetryCallState) -> None:
+        nonlocal failures
+        failures += 1
+        problem = state.outcome.result()
+        if failures == 1:
+            logger.warning("%s; retrying every %g-%gs", unreachable(url, problem), FIRST_DELAY, MAX_DELAY)
+        else:
+            logger.info("Broker %s still unreachable: %s; retrying in %gs", url, problem,
+                        state.upcoming_sleep)
+
+    def gave_up(state: RetryCallState) -> None:
+        raise PubSubError(unreachable(url, state.outcome.result()))
+
+    await AsyncRetrying(wait=_doubling(FIRST_DELAY, MAX_DELAY), stop=_past(deadline),
+                        retry=retry_if_result(lambda problem: problem is not None),
+                        before_sleep=failed, retry_error_callback=gave_up)(probe, broker)
+    if failures:
+        logger.info("Broker %s reachable after %d failed attempt%s", url, failures,
+                    "" if failures == 1 else "s")
+
+
+async def retry_open(what: str, fn: Callable[[], T], *, url: str, broker: BrokerUrl | None,
+                     deadline: float | None) -> T:
+    """Run the blocking broker call ``fn`` (opening ``what``) in a thread, retrying :data:`RETRYABLE` errors.
+
+    ``broker`` is the parsed ``url`` (None for a client given in its place):
+    an ``http://`` one gets a hint about the URL a broker usually has.
+    """
+    def why(e: BaseException) -> str:
+        line = f"{what} on {url} failed ({type(e).__name__}: {e})"
+        if broker is not None and broker.http:
+            line += ("; an http:// broker URL must be Pulsar's HTTP lookup service: "
+                     "the broker URL usually looks like pulsar://host:6650")
+        return line
+
+    failures = 0
+
+    def failed(state: RetryCallState) -> None:
+        nonlocal failures
+        failures += 1
+        if failures == 1:
+            logger.warning("%s; retrying", why(state.outcome.exception()))
+        else:
+            logger.info("%s; retrying in %gs (attempt %d)", why(state.outcome.exception()),
+                        state.upcoming_sleep, failures + 1)
+
+    def gave_up(state: RetryCallState) -> T:
+        e = state.outcome.exception()
+        raise PubSubError(why(e)) from e
+
+    first, most = OPEN_DELAYS
+    result = await AsyncRetrying(wait=_doubling(first, most), stop=_past(deadline),
+                                 retry=retry_if_exception_type(RETRYABLE),
+                                 before_sleep=failed, retry_error_callback=gave_up)(asyncio.to_thread, fn)
+    if failures:
+        logger.info("%s on %s succeeded after %d failed attempt%s", what, url, failures,
+                    "" if failures == 1 else "s")
+    return result
