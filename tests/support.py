@@ -21,6 +21,7 @@ from typing import Any, NoReturn, TypeVar
 import psutil
 import pytest
 from trustgraph.base.launching.broker import free_port
+from trustgraph.launch.tool_services import registered
 
 T = TypeVar("T")
 
@@ -28,6 +29,8 @@ REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 #: tg-launch flags for a stack without the LLM, prompt, agent and MCP parts (starts in seconds).
 LIGHT = ("--no-llm", "--no-prompt", "--no-agent", "--no-mcp-tool", "--no-mcp-server")
+#: tg-launch flags that leave out every registered tool service (the joke service among them).
+NO_TOOL_SERVICES = tuple(f"--no-{s.name}" for s in registered())
 #: A DynamicToolService that announces itself (``--id``, ``-t``, ``--tool``), run as a process.
 ANNOUNCING_SERVICE = REPO / "tests" / "integration" / "announcing_service.py"
 
@@ -217,6 +220,13 @@ def bounded_llm(directory: Path, max_tokens: int) -> list[str]:
     return ["--extra-components", str(path)]
 
 
+def launched(*flags: str) -> list[str]:
+    """The components tg-launch starts with ``flags``: its own choice, so that a tool service
+    registered later is counted without a test naming it."""
+    from trustgraph.launch.launcher import Launcher, parse_args
+    return [c.name for c in Launcher(parse_args([*flags, "--data-dir", "unused"])).selected()]
+
+
 def descendants(pid: int) -> set[int]:
     """Every live process below ``pid``, so a test can check none is left."""
     try:
@@ -326,5 +336,5 @@ def outside_data_blocks(text: str, open_tag: str = "<tool-data>", close_tag: str
         at = end + len(close_tag)
 
 
-__all__ = ["free_port", "Proc", "Stack", "LIGHT", "ANNOUNCING_SERVICE", "McpStandIn", "REPO", "BIN", "wait_for", "wait_for_async", "POLL_EVERY", "descendants", "alive",
+__all__ = ["free_port", "Proc", "Stack", "LIGHT", "NO_TOOL_SERVICES", "launched", "ANNOUNCING_SERVICE", "McpStandIn", "REPO", "BIN", "wait_for", "wait_for_async", "POLL_EVERY", "descendants", "alive",
            "outside_data_blocks", "bootstrap_prompts", "bounded_llm"]

@@ -11,7 +11,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from support import BIN, LIGHT, alive, descendants, wait_for, wait_for_async
+from support import BIN, LIGHT, alive, descendants, launched, wait_for, wait_for_async
 from trustgraph.base import PubSub
 from trustgraph.base.launching.broker import free_port
 from trustgraph.schema import AgentRequest
@@ -165,7 +165,8 @@ def listening() -> dict[int, set[str]]:
 def test_everything_listens_on_loopback_each_metrics_server_on_its_own_port(stack_factory):
     s = stack_factory(*LIGHT, "--metrics")
     ports = [int(m) for m in re.findall(r"\(metrics http://127\.0\.0\.1:(\d+)/metrics\)", s.output())]
-    assert len(ports) == 3 and len(set(ports)) == 3, s.output()  # config-svc, api-gateway, joke-service
+    # One each: config-svc, api-gateway and every registered tool service (the joke service's too).
+    assert len(ports) == len(launched(*LIGHT)) and len(set(ports)) == len(ports), s.output()
     broker = urllib.parse.urlsplit(s.broker_url()).port
     lock = json.loads((s.data_dir / "tg-launch.lock").read_text())
     assert lock["pid"] == s.proc.pid

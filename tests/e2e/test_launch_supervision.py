@@ -24,7 +24,7 @@ from support import Stack, alive, descendants
 
 STAND_IN = Path(__file__).with_name("launch_stand_in.py")
 # Only the broker and config-svc of the real stack, unless a test wants more.
-MINIMAL = ("--no-llm", "--no-prompt", "--no-agent", "--no-api-gateway", "--no-joke-service",
+MINIMAL = ("--no-llm", "--no-prompt", "--no-agent", "--no-api-gateway", *support.NO_TOOL_SERVICES,
            "--no-bootstrap")
 T = TypeVar("T")
 

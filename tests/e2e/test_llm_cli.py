@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from support import bounded_llm, wait_for
+from support import NO_TOOL_SERVICES, bounded_llm, wait_for
 from trustgraph.model.text_completion.llamacpp.llm import default_model_path
 
 # The real embedded SmolLM2 model, given as a user gives their own GGUF file: under a name of
@@ -22,7 +22,7 @@ def stack(stack_factory, tmp_path_factory):
     model = tmp_path_factory.mktemp("model") / OWN_MODEL
     model.symlink_to(default_model_path())
     # Short answers (48 tokens at most): what is tested is that the model answers, not how much.
-    stack = stack_factory("--no-agent", "--no-joke-service", "--model", str(model),
+    stack = stack_factory("--no-agent", *NO_TOOL_SERVICES, "--model", str(model),
                           *bounded_llm(model.parent, 48))
     stack.model = model
     return stack

@@ -22,7 +22,7 @@ import psutil
 import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-from support import BIN, alive, descendants, wait_for
+from support import BIN, NO_TOOL_SERVICES, alive, descendants, wait_for
 from trustgraph.base.launching.broker import EmbeddedBroker, free_port
 from trustgraph.mcp_client.connection import http_client
 
@@ -148,7 +148,7 @@ async def test_the_gateways_secret_guards_mcp_server_and_the_broker_stays_local(
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGHUP], ids=["SIGKILL", "SIGHUP"])
 async def test_the_broker_and_every_child_die_with_tg_launch(tmp_path, scenario, sig):
     data = tmp_path / "data"
-    args = ("--no-llm", "--no-prompt", "--no-agent", "--no-mcp-tool", "--no-mcp-server", "--no-joke-service")
+    args = ("--no-llm", "--no-prompt", "--no-agent", "--no-mcp-tool", "--no-mcp-server", *NO_TOOL_SERVICES)
     first = Launch(data, *args).start()
     kids = first.descendants()
     assert len(kids) >= 3, first.output()   # broker, config-svc, api-gateway
@@ -194,7 +194,7 @@ async def test_a_broker_left_running_on_the_data_is_named_at_the_next_start(tmp_
     pid = stale.proc.pid
     try:
         launch = Launch(data, "--no-llm", "--no-prompt", "--no-agent", "--no-mcp-tool", "--no-mcp-server",
-                        "--no-joke-service")
+                        *NO_TOOL_SERVICES)
         t0 = time.monotonic()
         launch.start(ready=False)
         code = launch.proc.wait(UP)

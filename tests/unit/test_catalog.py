@@ -292,6 +292,25 @@ def test_examples_on_every_tool_type_reach_the_prompt_and_the_catalog_json(kind:
     assert entry.to_json()["examples"] == list(entry.examples)
 
 
+def test_example_calls_are_kept_apart_from_the_questions_and_round_trip() -> None:
+    """An example call's question is one of the tool's questions (the prompt and mcp-server list those);
+    its arguments, checked against the tool's (``"3"`` read as the integer, as a call would), stay with it."""
+    examples = ["Got one about owls?", {"arguments": {"topic": "cats"}},
+                {"question": "  A dad joke on dogs  ", "arguments": {"topic": "dogs"}}]
+    catalog = build_catalog({"tool-service": {"joke-service": j(svc())}, "tool": {"t": j(tool(examples=examples))}})
+    assert catalog.errors == ()
+    entry = catalog.tools["tell-joke"]
+    assert entry.examples == ("Got one about owls?", "A dad joke on dogs")
+    assert [(c.arguments, c.question) for c in entry.example_calls] == [({"topic": "cats"}, None),
+                                                                        ({"topic": "dogs"}, "A dad joke on dogs")]
+    assert entry.describe()["examples"] == ["Got one about owls?", "A dad joke on dogs"]
+    listed = entry.to_json()["examples"]
+    assert listed == ["Got one about owls?", {"arguments": {"topic": "cats"}},
+                      {"arguments": {"topic": "dogs"}, "question": "A dad joke on dogs"}]
+    again = build_catalog({"tool-service": {"joke-service": j(svc())}, "tool": {"t": j(tool(examples=listed))}})
+    assert again.tools["tell-joke"].descriptor.examples == entry.descriptor.examples
+
+
 @pytest.mark.parametrize("value", [_DROP, None, []])
 def test_no_examples_leave_upstreams_shape_of_the_prompts_tools(value: Any) -> None:
     catalog = build_catalog({"tool-service": {"joke-service": j(svc())}, "tool": {"t": j(tool(examples=value))}})
@@ -446,8 +465,21 @@ GOOD_SERVICES = {"joke-service": j(svc())}
         (tool(state=["a"]), "state", "must be a string, got a list"),
         (tool(**{"applicable-states": "*"}), "applicable-states", "must be a list, got a string"),
         (tool(examples="Tell me a joke"), "examples",
-         "must be a list of example questions (strings), got a string"),
-        (tool(examples=["Tell me a joke", 3]), "examples[1]", "must be a string, got a number"),
+         "must be a list of example questions or calls, got a string"),
+        (tool(examples=["Tell me a joke", 3]), "examples[1]",
+         'must be a question (a string) or an example call ({"arguments": {...}}), got a number'),
+        (tool(examples=[{"question": "Owls?"}]), "examples[0]",
+         "an example call needs 'arguments', an object of argument values"),
+        (tool(examples=[{"arguments": ["owls"]}]), "examples[0]",
+         "an example call needs 'arguments', an object of argument values, got a list"),
+        (tool(examples=[{"argument": {"topic": "owls"}}]), "examples[0]",
+         "unknown field(s) 'argument' in an example call, which takes 'arguments' and, if you like, "
+         "the 'question' they answer"),
+        (tool(examples=[{"arguments": {}, "question": " "}]), "examples[0]", "its 'question' must not be empty"),
+        (tool(examples=[{"arguments": {"topic": 3, "mood": "x"}}]), "examples[0].arguments",
+         "the example call does not fit the tool's arguments: unknown argument(s) 'mood'"),
+        (tool(examples=["Owls?", {"arguments": {}}]), "examples[1].arguments",
+         "the example call does not fit the tool's arguments: missing argument(s) 'topic'"),
         (tool(examples=["Tell me a joke", "  "]), "examples[1]", "must not be empty"),
         (tool(examples=["x" * 201]), "examples[0]", "is 201 characters long, over the limit of 200"),
         (tool(examples=[f"joke {n}?" for n in range(11)]), "examples",

@@ -207,7 +207,9 @@ SERVICE = {"id": "joke-service", "request-queue": "non-persistent://tg/request/j
            "response-queue": "non-persistent://tg/response/joke", "config-params": [{"name": "style"}]}
 JOKE = {"type": "tool-service", "name": "tell-joke", "description": "Tell a joke", "service": "joke-service",
         "style": "pun", "arguments": [{"name": "topic", "type": "string", "description": "The topic"}],
-        "group": ["fun"], "examples": ["Make me laugh about cats", "Got a pun on dogs?"]}
+        "group": ["fun"], "examples": ["Make me laugh about cats", "Got a pun on dogs?",
+                                  {"question": "One about owls?", "arguments": {"topic": "owls"}},
+                                  {"arguments": {"topic": "cats"}}]}
 KB = {"type": "knowledge-query", "name": "kb", "description": "Graph", "collection": "space",
       "state": "searched", "applicable-states": ["undefined"]}
 ORPHAN = {"type": "tool-service", "name": "orphan", "description": "d", "service": "missing"}
@@ -226,7 +228,8 @@ def test_show_tools_tables_and_gateway_errors(gateway):
                 ("available in", "undefined"), ("id", "tell-joke"), ("service", "joke-service"),
                 ("request queue", "non-persistent://tg/request/joke"), ("config", "style=pun"),
                 ("arg 0", "topic: string"), ("", "The topic"), ("groups", "fun"),
-                ("examples", "Make me laugh about cats"), ("", "Got a pun on dogs?")]:
+                ("examples", "Make me laugh about cats"), ("", "Got a pun on dogs?"),
+                ("", 'One about owls? -> {"topic": "owls"}'), ("", '{"topic": "cats"}')]:
         assert row in rows, row
     assert rows.index(("id", "kb")) < rows.index(("id", "tell-joke"))
     assert [r for r in rows if r[0] == "examples"] == [("examples", "Make me laugh about cats")]   # kb has none

@@ -6,8 +6,16 @@ import json
 import re
 
 import pytest
-from trustgraph.launch.components import COMPONENTS, Component, ComponentError, load_components, with_extra
+from trustgraph.launch.components import (
+    COMPONENTS,
+    FRAMEWORK,
+    Component,
+    ComponentError,
+    load_components,
+    with_extra,
+)
 from trustgraph.launch.supervisor import RestartPolicy
+from trustgraph.launch.tool_services import registered
 
 
 def test_the_stack_cannot_run_without_config_svc_and_gateway():
@@ -121,9 +129,40 @@ def test_each_child_gets_only_the_secrets_it_needs(tmp_path, monkeypatch):
         "prompt-template": broker_only, "text-completion-llamacpp": broker_only,
         "text-completion-openai": ["HTTPS_PROXY", "OPENAI_BASE_URL", "OPENAI_TOKEN", "PULSAR_API_KEY"],
         "text-completion-scripted": broker_only, "agent-manager-react": broker_only,
-        "joke-service": broker_only, "mcp-tool": ["HTTPS_PROXY", "PULSAR_API_KEY"],
+        "mcp-tool": ["HTTPS_PROXY", "PULSAR_API_KEY"],
         # The gateway's secret opens mcp-server too.
-        "mcp-server": ["GATEWAY_SECRET", "MCP_SERVER_TOKEN", "PULSAR_API_KEY"]}
+        "mcp-server": ["GATEWAY_SECRET", "MCP_SERVER_TOKEN", "PULSAR_API_KEY"],
+        # Every registered tool service (joke-service among them): the broker's key, nothing else.
+        **{s.name: broker_only for s in registered()}}
+
+
+def test_the_registered_tool_services_run_after_the_agent_each_under_its_command():
+    """Found through the entry-point group, not listed: a new one edits neither the table nor this test."""
+    services = registered()
+    assert "joke-service" in [s.name for s in services]
+    names = [c.name for c in COMPONENTS]
+    after = names.index("agent") + 1
+    assert [(c.name, c.command, c.args, c.secrets) for c in COMPONENTS[after:after + len(services)]] == [
+        (s.name, s.name, (), ()) for s in services]
+    joke = next(c for c in COMPONENTS if c.name == "joke-service")
+    assert joke.listens == "non-persistent://tg/request/joke"   # its class's topic, for the status line
+    assert [c for c in COMPONENTS if c.name not in {s.name for s in services}] == list(FRAMEWORK)
+    assert not {s.name for s in services} & {c.name for c in FRAMEWORK}   # none takes a framework name
+    from trustgraph.launch.launcher import parse_args
+    assert parse_args([f"--no-{s.name}" for s in services]).no == [s.name for s in services]
+
+
+def test_a_registered_service_that_cannot_be_loaded_still_has_its_component(monkeypatch):
+    """Its module's error is its own process's to report (tg-launch names its log), not tg-launch's."""
+    from importlib.metadata import EntryPoint
+
+    from trustgraph.launch import components, tool_services
+    eps = [EntryPoint("b-service", "no_such_module_here:Processor", tool_services.GROUP),
+           EntryPoint("a-service", "trustgraph.tool_service.joke:Processor", tool_services.GROUP),
+           EntryPoint("agent", "trustgraph.tool_service.joke:Processor", tool_services.GROUP)]
+    monkeypatch.setattr(tool_services, "entry_points", lambda group: eps if group == tool_services.GROUP else [])
+    assert [(c.name, c.listens) for c in components.tool_service_components()] == [
+        ("a-service", "non-persistent://tg/request/joke"), ("b-service", "")]   # "agent" stays the framework's
 
 
 

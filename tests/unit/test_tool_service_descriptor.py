@@ -77,6 +77,8 @@ BROKEN = [
     ({**GOOD, "arguments": {"city": "string"}}, "tool/wx/weather: field 'arguments': must be a list"),
     ({**GOOD, "examples": ["?" * 300]}, "tool/wx/weather: field 'examples[0]': is 300 characters long, over "
                                         "the limit of 200"),
+    ({**GOOD, "examples": [{"arguments": "Oslo"}]}, "tool/wx/weather: field 'examples[0]': an example call needs "
+                                                    "'arguments', an object of argument values, got a string"),
 ]
 
 

@@ -199,17 +199,16 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def check_arguments(tool: str, arguments: Mapping[str, Any], declared: Sequence[ToolArgument],
-                    validator: Any) -> dict[str, Any]:
-    """The arguments to call ``tool`` with, coerced; raise :class:`ArgumentError` if they do not fit.
+def argument_problems(arguments: Mapping[str, Any], declared: Sequence[ToolArgument],
+                      validator: Any) -> tuple[dict[str, Any], list[str]]:
+    """``arguments`` coerced, and every way they do not fit ``declared`` (empty: they fit).
 
     ``validator`` is a jsonschema validator of :func:`arguments_schema`
-    (compiled once per tool).  The error lists every problem at once, the
-    arguments the tool takes, and an example call, so a model can correct
-    itself in one step.
+    (compiled once per tool).  :func:`check_arguments` words the problems for
+    a model; the catalog, for the author of an example call.
     """
     if not declared:
-        return dict(arguments)
+        return dict(arguments), []
     coerced = coerce_arguments(arguments, declared)
     by_name = {a.name: a for a in declared}
     unknown = [n for n in coerced if n not in by_name]
@@ -236,6 +235,18 @@ def check_arguments(tool: str, arguments: Mapping[str, Any], declared: Sequence[
                             f"got {_shown(error.instance)}")
         else:
             problems.append(f"{where}: {error.message}" if arg is not None else error.message)
+    return coerced, problems
+
+
+def check_arguments(tool: str, arguments: Mapping[str, Any], declared: Sequence[ToolArgument],
+                    validator: Any) -> dict[str, Any]:
+    """The arguments to call ``tool`` with, coerced; raise :class:`ArgumentError` if they do not fit.
+
+    The error lists every problem at once (:func:`argument_problems`), the
+    arguments the tool takes, and an example call, so a model can correct
+    itself in one step.
+    """
+    coerced, problems = argument_problems(arguments, declared, validator)
     if not problems:
         return coerced
     listed = "; ".join(_listing(a) for a in declared)

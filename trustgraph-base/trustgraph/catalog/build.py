@@ -93,7 +93,14 @@ class _Builder:
                     "tool", key, f"arguments[{i}].type",
                     f"type {arg.type!r} is not one of {', '.join(TYPES)}; values of {arg.name!r} "
                     "are not type-checked"))
-        return CatalogTool(key, descriptor, service_key, service, MappingProxyType(config), mcp, source)
+        entry = CatalogTool(key, descriptor, service_key, service, MappingProxyType(config), mcp, source)
+        # An example call is a promise about the tool's arguments: one that breaks it is a mistake
+        # in the descriptor, as a wrong argument type is.
+        wrong = [DescriptorError("tool", key, f"examples[{i}].arguments", f"the example call does not fit "
+                                 f"the tool's arguments: {problem}") for i, problem in entry.example_problems()]
+        if wrong:
+            return BrokenTool(key, tuple(wrong), data)
+        return entry
 
     def _service(self, key: str, data: dict[str, Any], errors: list[DescriptorError]
                  ) -> tuple[str | None, ToolServiceDescriptor | None, dict[str, Any]]:

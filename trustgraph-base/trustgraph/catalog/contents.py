@@ -15,9 +15,9 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
-from .arguments import ArgumentError, ToolArgument, arguments_schema, check_arguments
+from .arguments import ArgumentError, ToolArgument, argument_problems, arguments_schema, check_arguments
 from .errors import DescriptorError, Kind
-from .models import McpServer, ToolDescriptor, ToolServiceDescriptor
+from .models import ExampleCall, McpServer, ToolDescriptor, ToolServiceDescriptor
 from .policy import AnnouncedPolicy
 
 DEFAULT_GROUPS = ("default",)
@@ -61,8 +61,15 @@ class CatalogTool:
 
     @property
     def examples(self) -> tuple[str, ...]:
-        """Questions a user might ask that this tool answers (may be empty)."""
-        return self.descriptor.examples
+        """Questions a user might ask that this tool answers (may be empty): the example
+        questions, and the questions of the example calls, in the order declared."""
+        return tuple(e if isinstance(e, str) else e.question for e in self.descriptor.examples
+                     if isinstance(e, str) or e.question)
+
+    @property
+    def example_calls(self) -> tuple[ExampleCall, ...]:
+        """The declared example calls: arguments a caller gives the tool (and their question)."""
+        return tuple(e for e in self.descriptor.examples if isinstance(e, ExampleCall))
 
     @property
     def groups(self) -> tuple[str, ...]:
@@ -108,6 +115,17 @@ class CatalogTool:
         if not self.descriptor.validate_arguments:
             return dict(arguments)
         return check_arguments(self.name, arguments, self.arguments, self._validator)
+
+    def example_problems(self) -> list[tuple[int, str]]:
+        """``(index in examples, problem)`` for each example call whose arguments do not fit the tool."""
+        if not self.descriptor.validate_arguments:
+            return []
+        out = []
+        for i, example in enumerate(self.descriptor.examples):
+            if isinstance(example, ExampleCall):
+                _, problems = argument_problems(example.arguments, self.arguments, self._validator)
+                out += [(i, problem) for problem in problems]
+        return out
 
     def argument_problem(self, arguments: Mapping[str, Any]) -> str | None:
         """What is wrong with ``arguments``, or None."""

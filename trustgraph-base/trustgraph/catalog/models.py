@@ -20,11 +20,16 @@ Choices worth knowing about:
   item, as upstream does.  The descriptor's ``id`` is informative: when it is
   missing the key is used, and one that differs from the key is accepted.
 * ``examples`` (ours, on every type): questions a user might ask that the
-  tool answers, at most :data:`MAX_EXAMPLES` of at most
-  :data:`MAX_EXAMPLE_CHARS` characters each.  They help a reader (a model
-  choosing a tool, a person reading ``tg-show-tools``) where a description
-  shares few words with how people ask; the bound keeps 2,000 tools' worth
-  of them inside a prompt's budget.  Upstream ignores the field.
+  tool answers, and example calls (:class:`ExampleCall`: the arguments for
+  a question), at most ``MAX_EXAMPLES`` of them, each question at most
+  ``MAX_EXAMPLE_CHARS`` characters (the light model's limits and check).
+  Questions help a reader (a model choosing a tool, a person reading
+  ``tg-show-tools``) where a description shares few words with how people
+  ask; the bound keeps 2,000 tools' worth of them inside a prompt's budget.
+  A call shows how the arguments are filled, the catalog checks it against
+  them, and the generic test of every registered tool service sends it.
+  One concept, not two: a call's question is one of the tool's questions.
+  Upstream ignores the field.
 * The question-style types (``knowledge-query``, ``text-completion``,
   ``structured-query``) and ``row-embeddings-query`` take a fixed argument, as
   upstream exposes them; ``mcp-tool``, ``prompt`` and ``tool-service`` tools
@@ -48,11 +53,11 @@ from pydantic import (
 
 from ..base.tool_services.descriptor import (
     CONFIG_PARAMS,
-    MAX_EXAMPLE_CHARS,
-    MAX_EXAMPLES,
     REQUEST_QUEUE,
     RESPONSE_QUEUE,
     TOOL_SERVICE_TYPE,
+    examples_list_problem,
+    read_example,
 )
 from ..topics import TopicError, to_pulsar
 from .arguments import ToolArgument, unique_names
@@ -97,23 +102,21 @@ def _list_of_strings(value: Any) -> Any:
 
 def _example_list(value: Any) -> Any:
     # The list as a whole: null is "no examples"; one bare question is the
-    # likely mistake, so say what to write instead.
+    # likely mistake, and the check says what to write instead.
     if value is None:
         return ()
-    if not isinstance(value, list):
-        raise ValueError(f"must be a list of example questions (strings), got {describe(value)}")
-    if len(value) > MAX_EXAMPLES:
-        raise ValueError(f"has {len(value)} examples, over the limit of {MAX_EXAMPLES}; "
-                         f"keep the {MAX_EXAMPLES} that best show what the tool is for")
+    if (problem := examples_list_problem(value)) is not None:
+        raise ValueError(problem)
     return value
 
 
-def _example(value: str) -> str:
-    value = _not_blank(value).strip()
-    if len(value) > MAX_EXAMPLE_CHARS:
-        raise ValueError(f"is {len(value)} characters long, over the limit of {MAX_EXAMPLE_CHARS}; "
-                         "give a question as a user would ask it")
-    return value
+class ExampleCall(BaseModel):
+    """An example call of a tool: the arguments a caller gives it, and the question they answer."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    arguments: dict[str, Any]
+    question: str | None = None
 
 
 NonEmptyStr = Annotated[str, AfterValidator(_not_blank)]
@@ -121,7 +124,9 @@ QueueStr = Annotated[str, AfterValidator(_queue)]
 OptionalText = Annotated[str, BeforeValidator(_none_to_empty)]
 Seconds = Annotated[float | None, BeforeValidator(_seconds)]
 StringList = Annotated[list[str] | None, BeforeValidator(_list_of_strings)]
-Examples = Annotated[tuple[Annotated[str, AfterValidator(_example)], ...], BeforeValidator(_example_list)]
+# Each example read by the one check a service's own declaration also uses (read_example).
+Examples = Annotated[tuple[Annotated[str | ExampleCall, BeforeValidator(read_example)], ...],
+                     BeforeValidator(_example_list)]
 
 # The fixed arguments of the question-style types, as upstream exposes them.
 QUESTION = ToolArgument(name="question", type="string", description="The question to ask")
@@ -232,7 +237,7 @@ class ToolDescriptor(BaseModel):
     applicable_states: StringList = Field(default=None, alias="applicable-states")
     timeout: Seconds = None
     validate_arguments: bool = Field(default=True, alias="validate-arguments")
-    #: Ours: questions a user might ask that this tool answers.
+    #: Ours: questions a user might ask that this tool answers (strings), and example calls.
     examples: Examples = ()
 
     def tool_arguments(self) -> tuple[ToolArgument, ...]:

@@ -64,7 +64,7 @@ def _sdk() -> Any:
 
 def _examples(t: Any, key: str) -> tuple[str | None, list[str]]:
     """The tool's description and example questions; a line on stderr for examples left out."""
-    from trustgraph.catalog.models import MAX_EXAMPLE_CHARS, MAX_EXAMPLES
+    from trustgraph.base.tool_services.descriptor import MAX_EXAMPLE_CHARS, MAX_EXAMPLES
     from trustgraph.mcp_client.examples import read_examples
 
     description, examples, left_out = read_examples(t.description, t.meta)

@@ -1,6 +1,6 @@
 """Shows the agent's tools: one table per ``tool`` config item, then every descriptor problem.
 
-As upstream, plus the argument types, the tool's example questions, and
+As upstream, plus the argument types, the tool's example questions and calls, and
 for tools of type ``tool-service`` the service they call, whether it is
 running, its queues and the tool's config values; a tool a running service
 announced says so (``source``).  A tool the agent leaves out says why in its
@@ -57,6 +57,15 @@ def _list(value: Any) -> str:
     return ", ".join(cell(v) for v in value) if isinstance(value, list) else cell(value)
 
 
+def _example(example: Any) -> str:
+    """A question as it is; an example call as its arguments, after its question if it has one."""
+    if not isinstance(example, dict) or not isinstance(example.get("arguments"), dict):
+        return cell(example)
+    arguments = cell(example["arguments"])
+    question = example.get("question")
+    return f"{cell(question)} -> {arguments}" if question else arguments
+
+
 def _argument(arg: dict[str, Any]) -> str:
     head = f"{cell(arg.get('name', ''))}: {cell(arg.get('type') or 'string')}"
     notes = [] if arg.get("required", True) else ["optional"]
@@ -91,7 +100,7 @@ def tool_rows(tool: dict[str, Any]) -> list[tuple[str, str]]:
             rows.append((f"arg {n}", _argument(arg)))
     examples = tool.get("examples")
     if isinstance(examples, list) and examples:
-        rows.append(("examples", "\n".join(cell(e) for e in examples)))
+        rows.append(("examples", "\n".join(_example(e) for e in examples)))
     if tool.get("group") is not None:
         rows.append(("groups", _list(tool["group"])))
     if tool.get("state") is not None:

@@ -2,7 +2,8 @@
 
 Each component is a console script and its arguments; ``{placeholders}`` are
 filled from the launch settings.  Adding a processor to the stack is adding a
-line here, not writing code.
+line here, not writing code; a tool service is not listed here at all: it
+registers itself (``tool_services``), and takes its place after the agent.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from .tool_services import registered
 
 
 @dataclass(frozen=True)
@@ -38,7 +41,9 @@ BROKER_SECRETS = ("PULSAR_API_KEY",)
 #: Proxies (which may carry credentials) for the components that call out over HTTP.
 OUTBOUND = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
 
-COMPONENTS: tuple[Component, ...] = (
+
+#: The framework's own components (the tool services register themselves).
+FRAMEWORK: tuple[Component, ...] = (
     Component("config-svc", "config-svc", ("--store", "{data_dir}/config.db"),
               listens="store {data_dir}/config.db", essential=True),
     Component("api-gateway", "api-gateway",
@@ -54,7 +59,6 @@ COMPONENTS: tuple[Component, ...] = (
               listens="scripted test model {llm_script}", llm="scripted"),
     Component("agent", "agent-manager-react", ("--pulsar-admin-url", "{pulsar_admin_url}"),
               options=("max_iterations", "tool_timeout", "min_confidence", "tie_ratio", "argument_check")),
-    Component("joke-service", "joke-service", (), listens="non-persistent://tg/request/joke"),
     Component("mcp-tool", "mcp-tool", (), listens="calls tools of the servers in config type mcp",
               secrets=OUTBOUND),
     # The gateway's secret opens mcp-server too (either token does).
@@ -62,6 +66,19 @@ COMPONENTS: tuple[Component, ...] = (
               listens="http://{mcp_shown}:{mcp_port}/mcp (our tools, for MCP clients)",
               secrets=("MCP_SERVER_TOKEN", "GATEWAY_SECRET")),
 )
+
+
+def tool_service_components() -> tuple[Component, ...]:
+    """A component for each registered tool service (``tool_services``): its console script,
+    no arguments, the broker's secrets only.  A registered name that is one of the framework's
+    components is left out: the framework's own keeps it."""
+    own = {c.name for c in FRAMEWORK}
+    return tuple(Component(s.name, s.name, (), listens=s.listens()) for s in registered() if s.name not in own)
+
+
+#: The stack: the framework's components, the registered tool services after the agent.
+_AFTER = next(i for i, c in enumerate(FRAMEWORK) if c.name == "agent") + 1
+COMPONENTS: tuple[Component, ...] = (*FRAMEWORK[:_AFTER], *tool_service_components(), *FRAMEWORK[_AFTER:])
 
 # config-svc must be up (and bootstrapped) before the rest start.
 FIRST = "config-svc"

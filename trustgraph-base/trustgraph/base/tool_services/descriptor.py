@@ -22,8 +22,9 @@ This module is stdlib only: every tool service reads it while starting, and
 the catalog's pydantic models (``trustgraph.catalog.models``) add about a
 quarter of a second to a process's start.  The catalog still checks
 descriptors from config in full, and the arguments' JSON Schema details
-(types, ``enum``, ``items``); it takes the field names, the example limits
-and :class:`DescriptorError` from here.
+(types, ``enum``, ``items``, and whether each example call fits them); it
+takes the field names, the check of ``examples`` (:func:`read_example`) and
+:class:`DescriptorError` from here.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ CONFIG_PARAMS = "config-params"
 #: The ``type`` of a tool that calls a tool service.
 TOOL_SERVICE_TYPE = "tool-service"
 
-#: At most this many ``examples`` per tool, each at most this many characters.
+#: At most this many ``examples`` per tool, each question at most this many characters.
 MAX_EXAMPLES = 10
 MAX_EXAMPLE_CHARS = 200
 
@@ -239,7 +240,8 @@ class DeclaredTool:
     name: str
     description: str
     arguments: tuple[Mapping[str, Any], ...] = ()
-    examples: tuple[str, ...] = ()
+    #: Questions (strings) and example calls (``{"arguments", "question"}``), as read by :func:`read_example`.
+    examples: tuple[str | dict[str, Any], ...] = ()
     #: Every field as declared (config values for the service's params are top-level fields).
     fields: Mapping[str, Any] = field(default_factory=dict)
 
@@ -283,21 +285,75 @@ def _arguments(value: Any, item: Item) -> tuple[Mapping[str, Any], ...]:
     return tuple(value)
 
 
-def check_examples(value: Any, item: Item) -> tuple[str, ...]:
-    """``examples``: at most :data:`MAX_EXAMPLES` questions of at most :data:`MAX_EXAMPLE_CHARS` characters."""
+#: The fields of an example call: the arguments, and the question they answer.
+EXAMPLE_CALL_FIELDS = ("arguments", "question")
+
+
+def _example_question(value: Any, what: str = "") -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{what}must be a string, got {describe(value)}")
+    text = value.strip()
+    if not text:
+        raise ValueError(f"{what}must not be empty")
+    if len(text) > MAX_EXAMPLE_CHARS:
+        raise ValueError(f"{what}is {len(text)} characters long, over the limit of {MAX_EXAMPLE_CHARS}; "
+                         "give a question as a user would ask it")
+    return text
+
+
+def read_example(value: Any) -> str | dict[str, Any]:
+    """One entry of ``examples``: a question (the string, stripped) or an example call.
+
+    An example call is ``{"arguments": {...}}``, optionally with the
+    ``"question"`` it answers: the arguments a caller gives the tool for it.
+    A question helps whoever chooses a tool (the model, a person reading
+    ``tg-show-tools``); a call also shows how its arguments are filled, and
+    is what the test every registered tool service gets sends the service
+    (``tests/unit/test_registered_tool_services.py``).  :class:`ValueError`
+    says what is wrong, in the words every reader uses.
+    """
+    if isinstance(value, str):
+        return _example_question(value)
+    if not isinstance(value, Mapping):
+        raise ValueError('must be a question (a string) or an example call ({"arguments": {...}}), '
+                         f"got {describe(value)}")
+    unknown = sorted(str(k) for k in value if k not in EXAMPLE_CALL_FIELDS)
+    if unknown:
+        raise ValueError(f"unknown field(s) {', '.join(repr(k) for k in unknown)} in an example call, which "
+                         "takes 'arguments' and, if you like, the 'question' they answer")
+    arguments = value.get("arguments")
+    if not isinstance(arguments, Mapping):
+        raise ValueError("an example call needs 'arguments', an object of argument values"
+                         + (f", got {describe(arguments)}" if "arguments" in value else ""))
+    call: dict[str, Any] = {"arguments": dict(arguments)}
+    if value.get("question") is not None:
+        call["question"] = _example_question(value["question"], "its 'question' ")
+    return call
+
+
+def examples_list_problem(value: Any) -> str | None:
+    """What is wrong with ``examples`` as a whole (not a list, too many), or None."""
+    if not isinstance(value, (list, tuple)):
+        return f"must be a list of example questions or calls, got {describe(value)}"
+    if len(value) > MAX_EXAMPLES:
+        return (f"has {len(value)} examples, over the limit of {MAX_EXAMPLES}; keep the {MAX_EXAMPLES} "
+                "that best show what the tool is for")
+    return None
+
+
+def check_examples(value: Any, item: Item) -> tuple[str | dict[str, Any], ...]:
+    """``examples``: at most :data:`MAX_EXAMPLES` questions or example calls (:func:`read_example`)."""
     if value is None:
         return ()
-    if not isinstance(value, (list, tuple)):
-        _fail(*item, "examples", f"must be a list of example questions (strings), got {describe(value)}")
-    if len(value) > MAX_EXAMPLES:
-        _fail(*item, "examples", f"has {len(value)} examples, over the limit of {MAX_EXAMPLES}")
+    if (problem := examples_list_problem(value)) is not None:
+        _fail(*item, "examples", problem)
+    out = []
     for i, example in enumerate(value):
-        if not isinstance(example, str) or not example.strip():
-            _fail(*item, f"examples[{i}]", "must be a non-empty string")
-        if len(example.strip()) > MAX_EXAMPLE_CHARS:
-            _fail(*item, f"examples[{i}]", f"is {len(example.strip())} characters long, over the "
-                                  f"limit of {MAX_EXAMPLE_CHARS}")
-    return tuple(value)
+        try:
+            out.append(read_example(example))
+        except ValueError as e:
+            _fail(*item, f"examples[{i}]", str(e))
+    return tuple(out)
 
 
 def declare_tools(service: str, tools: Sequence[Any],
@@ -305,8 +361,8 @@ def declare_tools(service: str, tools: Sequence[Any],
     """A service's declared tools, checked; the first wrong one raises :class:`InvalidDescriptor`.
 
     Checked: each is an object with a ``name`` and a ``description``;
-    ``arguments`` a list of objects with unique names; ``examples`` within
-    their limits; every required config param given a value; tool names
+    ``arguments`` a list of objects with unique names; ``examples``
+    questions or example calls within their limits; every required config param given a value; tool names
     unique within the service.
     """
     out: list[DeclaredTool] = []

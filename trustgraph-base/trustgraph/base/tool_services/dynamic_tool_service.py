@@ -94,7 +94,8 @@ class DynamicToolService(AsyncProcessor):
 
     #: The tools this service offers, announced while it runs: tool descriptors
     #: as a person writes them (``name``, ``description``, ``arguments``,
-    #: ``examples`` (questions a user might ask that the tool answers), values
+    #: ``examples`` (questions a user might ask that the tool answers, and
+    #: example calls ``{"arguments": {...}, "question": ...}``), values
     #: for ``config_params``), without ``type`` and ``service``, which the
     #: announcement fills in.
     tools: Sequence[Mapping[str, Any]] = ()
