@@ -44,7 +44,10 @@ def test_renders_loops_items_and_system_from_json_terms():
                                  tools=[{"name": "kb", "description": "facts"}]))
     assert r.system == "You are an agent."
     assert r.prompt == "Tools:\n- kb: facts\na=1;\nQuestion: Why?"
-    assert r.properties == {"stop": json.dumps(["\nObservation"]), "prefix": "Thought:"}
+    assert r.properties == {"stop": json.dumps(["\nObservation"]), "prefix": "Thought:",
+                            "prefix-prompt": r.prompt}
+    # The request's prompt ends with the turn too, for an LLM service that cannot continue one.
+    assert r.request_prompt == "Tools:\n- kb: facts\na=1;\nQuestion: Why?\nThought:"
 
 
 def test_missing_variable_names_template_and_variable():

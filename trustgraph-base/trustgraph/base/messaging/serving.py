@@ -155,6 +155,7 @@ class Reply:
     async def stream(self, records: AsyncIterable[Any], end: Any) -> None:
         """Send each record as it comes, then the end marker ``end``.
 
+        A record may be ``(record, properties)`` to send properties with it.
         ``end`` is a record, or a function called after the last record that
         returns it (so it can carry totals), or returns ``(record, properties)``
         to send properties with it.  If ``records`` raises, no end
@@ -166,7 +167,10 @@ class Reply:
                    else contextlib.nullcontext(records))
         async with closing as items:
             async for record in items:
-                await self.send(record)
+                if isinstance(record, tuple):
+                    await self.send(*record)
+                else:
+                    await self.send(record)
         last = end() if callable(end) else end
         if isinstance(last, tuple):
             await self.send(*last)

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trustgraph.base import ConsumerSpec, FlowProcessor, ParameterSpec, ProducerSpec
-from trustgraph.base.formats import decision_schema
+from trustgraph.base.formats import completion, decision_schema
 from trustgraph.base.messaging.pubsub import Message
 from trustgraph.base.messaging.serving import Replies, Reply, ServiceError
 from trustgraph.base.processors.flow_processor import Flow
@@ -129,11 +129,14 @@ class StopFilter:
         return out
 
 
-def _scores_properties(result: LlmResult) -> dict[str, str] | None:
+def _scores_properties(result: LlmResult, marks: dict[str, str] | None = None) -> dict[str, str] | None:
     if not result.choice_scores:
-        return None
-    return {decision_schema.SCORES_PROPERTY: json.dumps(
+        return marks or None
+    return {**(marks or {}), decision_schema.SCORES_PROPERTY: json.dumps(
         {k: round(v, 6) for k, v in result.choice_scores.items()}, ensure_ascii=False)}
+
+
+_CONTINUED = {completion.PREFIX_CONTINUED: "true"}
 
 
 def _as_float(value: Any, default: float) -> float:
@@ -153,6 +156,10 @@ class LlmService(FlowProcessor):
     default_model: str = ""
     default_temperature: float = 0.0
     default_concurrency: int = 1
+    #: Whether :meth:`generate` continues the assistant's turn from ``prefix`` (the model writes
+    #: what follows it).  A service that cannot gets ``prefix`` "" and the whole dialog in the
+    #: prompt (``trustgraph.base.formats.completion``), and its replies are whole turns.
+    continues_prefix: bool = False
 
     def __init__(self, **params: Any) -> None:
         if params.get("concurrency") is None:
@@ -201,9 +208,15 @@ class LlmService(FlowProcessor):
         """Answer one request; failures become ``llm-error`` replies (see serving)."""
         req: TextCompletionRequest = msg.value
         model, temperature = self.settings(flow)
-        stop = parse_stop(msg.properties.get("stop"))
-        prefix = msg.properties.get("prefix") or ""
-        args = (req.system or "", req.prompt or "", model, temperature, stop, prefix)
+        stop = parse_stop(msg.properties.get(completion.STOP))
+        prompt = req.prompt or ""
+        prefix = (msg.properties.get(completion.PREFIX) or "") if self.continues_prefix else ""
+        if prefix:
+            # Our prompt service wrote the turn's start at the prompt's end too, for services
+            # that cannot continue it; this one is shown it once, as the start of its own turn.
+            prompt = msg.properties.get(completion.PREFIX_PROMPT, prompt)
+        marks = _CONTINUED if prefix else None
+        args = (req.system or "", prompt, model, temperature, stop, prefix)
         try:
             schema = decision_schema.parse(msg.properties.get(decision_schema.LLM_PROPERTY),
                                            decision_schema.LLM_PROPERTY)
@@ -219,7 +232,7 @@ class LlmService(FlowProcessor):
         try:
             async with asyncio.timeout(limit):
                 if req.streaming:
-                    await self._stream(reply, model, stop, args, kwargs)
+                    await self._stream(reply, model, stop, args, kwargs, marks)
                     return
                 result = await self.generate(*args, **kwargs)
         except TimeoutError:
@@ -228,7 +241,7 @@ class LlmService(FlowProcessor):
         text, _ = cut_at_stop(result.text, stop)
         await reply.send(TextCompletionResponse(
             response=text, in_token=result.in_token, out_token=result.out_token,
-            model=result.model or model, end_of_stream=True), _scores_properties(result))
+            model=result.model or model, end_of_stream=True), _scores_properties(result, marks))
 
     def _schema_kwargs(self, schema: dict[str, Any] | None) -> dict[str, Any]:
         if schema is None:
@@ -242,11 +255,11 @@ class LlmService(FlowProcessor):
         return {}
 
     async def _stream(self, reply: Reply, model: str, stop: list[str], args: tuple,
-                      kwargs: dict[str, Any]) -> None:
+                      kwargs: dict[str, Any], marks: dict[str, str] | None = None) -> None:
         cutter = StopFilter(stop)
         summary = LlmResult(text="", model=model)
 
-        async def chunks() -> AsyncIterator[TextCompletionResponse]:
+        async def chunks() -> AsyncIterator[tuple[TextCompletionResponse, dict[str, str] | None]]:
             nonlocal summary
             async with contextlib.aclosing(self.generate_stream(*args, **kwargs)) as items:
                 async for item in items:
@@ -256,18 +269,18 @@ class LlmService(FlowProcessor):
                         item = item.text
                     if text := cutter.feed(item):
                         yield TextCompletionResponse(response=text, model=summary.model or model,
-                                                     end_of_stream=False)
+                                                     end_of_stream=False), marks
                     if cutter.stopped:
                         break  # closing the generator tells the backend to stop
             if text := cutter.finish():
                 yield TextCompletionResponse(response=text, model=summary.model or model,
-                                             end_of_stream=False)
+                                             end_of_stream=False), marks
 
         # The end marker is made after the last chunk: it carries the token counts (and the
         # choice scores, as a property).
         await reply.stream(chunks(), end=lambda: (TextCompletionResponse(
             response="", in_token=summary.in_token, out_token=summary.out_token,
-            model=summary.model or model, end_of_stream=True), _scores_properties(summary)))
+            model=summary.model or model, end_of_stream=True), _scores_properties(summary, marks)))
 
     @classmethod
     def add_args(cls, parser: argparse.ArgumentParser) -> None:

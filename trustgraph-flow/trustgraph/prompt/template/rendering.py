@@ -9,7 +9,7 @@ from functools import partial
 from typing import Any
 
 import jinja2
-from trustgraph.base.formats import decision_schema
+from trustgraph.base.formats import completion, decision_schema
 from trustgraph.base.safety import limits
 from trustgraph.catalog import data_blocks, relevance
 
@@ -49,13 +49,25 @@ class Rendered:
         return self.prefix
 
     @property
+    def turn(self) -> str:
+        """The start of the assistant's turn the model continues: the replayed turns, then the prefix."""
+        return self.replay + self.prefix
+
+    @property
+    def request_prompt(self) -> str:
+        """The request's ``prompt``: with the turn's start at its end (``formats.completion``), so
+        an LLM service that cannot continue a turn still shows the model the whole dialog."""
+        return completion.with_turn(self.prompt, self.turn)
+
+    @property
     def properties(self) -> dict[str, str]:
         """Pulsar properties of the text-completion request (our extensions)."""
         props: dict[str, str] = {}
         if self.template.stop:
-            props["stop"] = json.dumps(self.template.stop)
-        if self.replay or self.prefix:
-            props["prefix"] = self.replay + self.prefix
+            props[completion.STOP] = json.dumps(self.template.stop)
+        if self.turn:
+            props[completion.PREFIX] = self.turn
+            props[completion.PREFIX_PROMPT] = self.prompt
         if self.schema is not None:
             props[decision_schema.LLM_PROPERTY] = json.dumps(self.schema)
         if self.choices:

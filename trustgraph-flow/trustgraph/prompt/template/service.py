@@ -14,12 +14,16 @@ processes (``worker.py``, ``--render-workers``), so a render at its budget
 holds up no other request.
 
 Our extensions for the agent: a template may declare ``stop`` strings and a
-``prefix`` that starts the assistant's turn.  They travel as Pulsar message
-properties of the text-completion request (``stop`` = JSON array text,
-``prefix`` = text), so the wire records stay upstream's and LLM services that
-do not know them simply ignore them.  Our LLM services continue the turn
-after the prefix, so this service puts the prefix back in front of the answer
-(unless the answer already starts with it): the agent sees ``Thought: ...``.
+``prefix`` that starts the assistant's turn (after its ``replay`` of the
+dialog's earlier turns).  They travel as Pulsar message properties of the
+text-completion request (``trustgraph.base.formats.completion``), so the wire
+records stay upstream's; the request's ``prompt`` also ends with that turn,
+so an LLM service that ignores the properties (every upstream one) still
+shows the model the whole dialog.  A service that continued the turn says so
+(``prefix-continued``), and only then is the prefix put back in front of its
+answer (unless the answer already starts with it): the agent sees
+``Thought: ...``.  Any other reply is a turn of its own and is passed on as
+it is: nothing is put in front of text that does not continue it.
 
 Structured decisions: the agent sends the JSON Schema of its next step as
 the prompt request's property ``decision-schema``; a template with a
@@ -36,7 +40,7 @@ import logging
 from typing import Any
 
 from trustgraph.base import ConsumerSpec, FlowProcessor, ProducerSpec, RequestResponseSpec
-from trustgraph.base.formats import decision_schema
+from trustgraph.base.formats import completion, decision_schema
 from trustgraph.base.messaging.pubsub import Message
 from trustgraph.base.messaging.request_response import RequestTimeout
 from trustgraph.base.messaging.serving import Replies, Reply, ServiceError
@@ -77,6 +81,11 @@ def _check(resp: TextCompletionResponse) -> TextCompletionResponse:
     if resp.error is not None:
         raise LlmFailed(resp.error.message or resp.error.type or "text-completion failed")
     return resp
+
+
+def _continued(message: Message) -> bool:
+    """Whether the LLM service continued the prefix (so its text lacks it)."""
+    return message.properties.get(completion.PREFIX_CONTINUED) == "true"
 
 
 def _first(message: Message) -> bool:
@@ -149,7 +158,7 @@ class Processor(FlowProcessor):
         logger.debug("Template %s rendered (id=%s): system=%r prompt=%r",
                      req.id, reply.id, rendered.system, rendered.prompt)
         llm = flow("text-completion-request")
-        request = TextCompletionRequest(system=rendered.system, prompt=rendered.prompt,
+        request = TextCompletionRequest(system=rendered.system, prompt=rendered.request_prompt,
                                         streaming=bool(req.streaming))
         prefix = rendered.visible_prefix
         # Whole messages: the LLM's last one may carry the choice scores as a property.
@@ -164,7 +173,7 @@ class Processor(FlowProcessor):
             responses.close()
         resp = _check(message.value)
         scores = _scores(message)
-        answer = join_prefix(prefix, resp.response or "")
+        answer = join_prefix(prefix, resp.response or "") if _continued(message) else (resp.response or "")
         kind = rendered.template.response_type
         if kind == "text":
             await reply.send(PromptResponse(text=answer, object=None, end_of_stream=True), scores)
@@ -174,10 +183,13 @@ class Processor(FlowProcessor):
 
     @staticmethod
     async def _forward(reply: Reply, responses: Any, prefix: str) -> None:
-        """Pass the LLM's chunks on as they come, the template's prefix in front of the first."""
-        joiner = PrefixStream(prefix)
+        """Pass the LLM's chunks on as they come, the template's prefix in front of the first
+        when the LLM continued it."""
+        joiner: PrefixStream | None = None
         try:
             async for message in responses:
+                if joiner is None:
+                    joiner = PrefixStream(prefix if _continued(message) else "")
                 resp = _check(message.value)
                 last = bool(resp.end_of_stream)
                 text = joiner.feed(resp.response or "")

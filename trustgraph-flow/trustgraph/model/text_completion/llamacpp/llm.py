@@ -118,6 +118,8 @@ class Engine:
 class Processor(LlmService):
     """Completions from a GGUF model in this process."""
 
+    continues_prefix = True   # the prefix is the start of the assistant's message
+
     def __init__(self, **params: Any) -> None:
         path = params.pop("model", None)
         super().__init__(**params)

@@ -30,8 +30,9 @@ chunk: text already sent cannot be taken back.
 
 Stop strings go to the server (at most 4, the API's limit; the base class cuts
 at the others).  The ``prefix`` property is not sent: the Chat Completions API
-has no portable way to continue an assistant turn, so the model answers a
-whole turn and prompt-template adds the prefix when the answer lacks it.
+has no portable way to continue an assistant turn, so the model is shown the
+prompt as it is (prompt-template writes the dialog's turns at its end) and
+answers a whole turn, which prompt-template passes on as it is.
 
 A ``schema`` (the agent's structured decision) is sent as structured output,
 ``response_format: {"type": "json_schema", "json_schema": {"name", "schema",

@@ -175,6 +175,7 @@ class Processor(LlmService):
     """Answers from a script.  A test stand-in, not a model."""
 
     default_model = MODEL_NAME
+    continues_prefix = True   # a reply that starts with the prefix is given without it
     default_concurrency = 4
 
     def __init__(self, **params: Any) -> None:
