@@ -29,8 +29,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from trustgraph.base.launching.broker import BrokerError, EmbeddedBroker, free_port, wait_for_port
-from trustgraph.base.launching.listening import local_address
+from trustgraph.base.launching.broker import BrokerError, EmbeddedBroker, free_port
+from trustgraph.base.launching.listening import local_address, port_taken
 from trustgraph.base.launching.stack import AlreadyRunning, RunFiles
 from trustgraph.base.messaging.broker_url import BrokerUrlError, parse_broker_url, probe
 from trustgraph.base.safety import logsafe
@@ -131,11 +131,31 @@ class Launcher:
         for line in self.exposure().lines(self.args.gateway_port, self.mcp_port, broker_port, broker_metrics_port):
             print(f"tg-launch: {line}", file=sys.stderr, flush=True)
 
+    def gateway_port_problem(self) -> str | None:
+        """Why the gateway could not listen on ``--gateway-port``, asked before anything starts.
+
+        A second stack (another ``--data-dir``) beside a running one finds 8088
+        taken; the gateway's own failure would be a traceback in its log, and
+        the user needs the flag, and a port that is free, on the line instead.
+        """
+        args = self.args
+        if not self.gateway_url() or not port_taken(args.host, args.gateway_port):
+            return None
+        port = args.gateway_port
+        free = next((p for p in range(port + 1, min(port + 100, 65536))
+                     if p != args.mcp_port and not port_taken(args.host, p)), None)
+        shown = "localhost" if args.host == "127.0.0.1" else args.host
+        where = "" if args.host == "127.0.0.1" else f" on {args.host}"
+        if free is None:
+            return (f"the gateway's port {port} is already in use{where} (by another stack or program); "
+                    f"choose a free one with --gateway-port, or stop what holds it")
+        return (f"the gateway's port {port} is already in use{where} (by another stack or program); "
+                f"choose another with --gateway-port, e.g. make run ARGS=\"--gateway-port {free}\" "
+                f"(and TRUSTGRAPH_URL=http://{shown}:{free}/ for the tg-* commands), or stop what holds it")
+
     def _mcp_port(self) -> int:
         """--mcp-port, or a free port when that one is taken (the status line shows which)."""
-        try:
-            wait_for_port(self.local_host, self.args.mcp_port, 0.1)
-        except BrokerError:
+        if not port_taken(self.args.host, self.args.mcp_port):
             return self.args.mcp_port
         return free_port(self.local_host)
 
@@ -201,6 +221,9 @@ class Launcher:
             print(f"tg-launch: error: {e}", file=sys.stderr, flush=True)
             return 1
         try:
+            if (problem := self.gateway_port_problem()) is not None:
+                print(f"tg-launch: error: {problem}", file=sys.stderr, flush=True)
+                return 1
             return await self._run()
         finally:
             self.run_files.release()
@@ -235,11 +258,8 @@ class Launcher:
             else:
                 port = args.broker_port
                 broker_local = local_address(args.broker_host)
-                try:
-                    wait_for_port(broker_local, port, 0.1)
+                if port_taken(args.broker_host, port):
                     port = free_port(broker_local)  # 6650 is taken: pick any free port
-                except BrokerError:
-                    pass
                 self.broker = EmbeddedBroker(self.data_dir / "broker", port=port, host=args.broker_host,
                                              log_path=self.data_dir / "logs" / "broker.log")
                 self._say_exposure(self.broker.port, self.broker.metrics_port)
