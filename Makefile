@@ -30,8 +30,10 @@ $(STAMP): trustgraph-base/pyproject.toml trustgraph-flow/pyproject.toml requirem
 
 install: $(STAMP)
 
+# exec: tg-launch is make's own child, whatever ARGS holds (quotes made make put a shell
+# between them), so it can tell when make is interrupted (make passes SIGINT on to nobody).
 run: install
-	@$(BIN)/tg-launch $(ARGS)
+	@exec $(BIN)/tg-launch $(ARGS)
 
 test: install
 	@echo "make: ruff (lint)"
