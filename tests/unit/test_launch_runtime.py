@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import socket
 
 from trustgraph.base.launching.listening import port_taken
 from trustgraph.launch.launcher import Launcher, parse_args
+from trustgraph.launch.supervisor import say
 
 
 def listening(host: str) -> socket.socket:
@@ -50,3 +52,17 @@ def test_a_taken_gateway_port_stops_the_launch_with_the_flag_and_a_free_port(tmp
         launcher = Launcher(parse_args(["--data-dir", str(data), "--gateway-port", str(s.getsockname()[1]),
                                         "--no-api-gateway"]))
         assert launcher.gateway_port_problem() is None
+
+
+def test_status_lines_keep_their_column_past_fourteen_characters(tmp_path, capsys):
+    extra = tmp_path / "components.json"
+    extra.write_text(json.dumps([{"name": "weather-service", "command": "weather.py"}]))
+    plain = Launcher(parse_args(["--data-dir", str(tmp_path)]))
+    assert plain.status_width() == 14   # the built-in table, as the README shows it
+    launcher = Launcher(parse_args(["--data-dir", str(tmp_path), "--extra-components", str(extra),
+                                    "--announced-tools", "all"]))
+    width = launcher.status_width()
+    for name in ("broker", "weather-service", "announced tools"):
+        say(name, "there", width)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == ["  broker          there", "  weather-service there", "  announced tools there"]

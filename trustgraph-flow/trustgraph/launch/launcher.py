@@ -54,7 +54,7 @@ from .components import (
 )
 from .exposure import Exposure
 from .processes import BrokerProcess, Child, make_parent, watch_make
-from .supervisor import RestartPolicy, Supervisor, say
+from .supervisor import STATUS_WIDTH, RestartPolicy, Supervisor, say
 
 logger = logging.getLogger("tg-launch")
 
@@ -246,6 +246,17 @@ class Launcher:
             raise RuntimeError(f"cannot reach the broker at {url}: {problem}; check --pulsar-host, "
                                f"or leave it out to run the embedded broker")
 
+    def status_width(self) -> int:
+        """How wide the status lines' name column is: as wide as the longest name they show."""
+        names = ["broker", "bootstrap", *(c.name for c in self.selected())]
+        if self.args.announced_tools is not None:
+            names.append("announced tools")
+        return max(STATUS_WIDTH, *map(len, names))
+
+    def say(self, name: str, where: str) -> None:
+        """A status line, its name in the column the supervisor's restart lines use too."""
+        say(name, where, self.supervisor.width)
+
     def _stop(self, why: str) -> None:
         """A stop asked for (a signal, or make interrupted): the first reason is the one told."""
         if not self.stop_event.is_set():
@@ -298,12 +309,13 @@ class Launcher:
     async def _start(self) -> None:
         """The broker, config-svc and the bootstrap, then every other component, each once ready."""
         args = self.args
+        self.supervisor.width = self.status_width()
         admin_url = ""
         if args.pulsar_host:
             pulsar_url = args.pulsar_host
             self._say_exposure()
             await self._external_broker(pulsar_url)
-            say("broker", f"{pulsar_url} (external)")
+            self.say("broker", f"{pulsar_url} (external)")
         else:
             port = args.broker_port
             broker_local = local_address(args.broker_host)
@@ -316,7 +328,7 @@ class Launcher:
             self.supervisor.note(broker, "starting")
             await broker.come_up()
             pulsar_url, admin_url = self.broker.url, self.broker.admin_url
-            say(broker.name, broker.where)
+            self.say(broker.name, broker.where)
             self.supervisor.watch(broker)
         self.run_files.set_pulsar_url(pulsar_url)
         shown = "localhost" if args.host == "127.0.0.1" else args.host
@@ -340,7 +352,7 @@ class Launcher:
         for child in first:
             await child.start()
             await child.wait_ready()
-            say(child.name, child.where)
+            self.say(child.name, child.where)
             self.supervisor.watch(child)
             if not args.no_bootstrap:
                 path = Path(args.bootstrap) if args.bootstrap else default_bootstrap()
@@ -348,21 +360,21 @@ class Launcher:
                     print("tg-launch: no bootstrap file found (config-examples/bootstrap.json); "
                           "starting with an empty config", flush=True)
                 elif (kept := await bootstrap(pulsar_url, path, api_key=self.own_token())) == 0:
-                    say("bootstrap", f"loaded {path}")
+                    self.say("bootstrap", f"loaded {path}")
                 else:
-                    say("bootstrap", f"skipped: the config store already holds config (version "
+                    self.say("bootstrap", f"skipped: the config store already holds config (version "
                                           f"{kept}), which is kept; the bootstrap loads only into an "
                                           f"empty store")
             if args.announced_tools is not None:
                 await put_config(pulsar_url, [ConfigValue(type="tool-policy", key="announced",
                                                           value=args.announced_tools)],
                                  api_key=self.own_token())
-                say("announced tools", f"tool-policy/announced = {args.announced_tools}")
+                self.say("announced tools", f"tool-policy/announced = {args.announced_tools}")
         for child in rest:
             await child.start()
         for child in rest:
             await child.wait_ready()
-            say(child.name, child.where)
+            self.say(child.name, child.where)
             self.supervisor.watch(child)
 
     async def shutdown(self) -> None:
