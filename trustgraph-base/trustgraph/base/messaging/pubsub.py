@@ -352,9 +352,9 @@ class PubSub:
             problem = state.outcome.result()
             if failures == 1:
                 logger.warning("%s; retrying every %g-%gs", unreachable(self.url, problem), _FIRST_DELAY, _MAX_DELAY)
-            else:
-                logger.info("Broker %s still unreachable: %s; retrying in %gs", self.url, problem,
-                            state.upcoming_sleep)
+            else:   # quiet: the warning said it retries; -l DEBUG shows each attempt
+                logger.debug("Broker %s still unreachable: %s; retrying in %gs", self.url, problem,
+                             state.upcoming_sleep)
 
         def gave_up(state: RetryCallState) -> None:
             raise PubSubError(unreachable(self.url, state.outcome.result()))
@@ -369,8 +369,9 @@ class PubSub:
     async def _retrying(self, what: str, fn: Callable[[], T]) -> T:
         """Run a blocking broker call in a thread, retrying while the broker is unreachable.
 
-        The first failure is one WARNING line; later ones are INFO, with a
-        back-off, so a service left waiting for its broker stays quiet.
+        The first failure is one WARNING line; later ones are DEBUG, with a
+        back-off, so a service left waiting for its broker stays quiet; an INFO
+        line says when it succeeded after all (giving up raises, with the failure).
         """
         await self._reachable()
 
@@ -389,8 +390,8 @@ class PubSub:
             if failures == 1:
                 logger.warning("%s; retrying", why(state.outcome.exception()))
             else:
-                logger.info("%s; retrying in %gs (attempt %d)", why(state.outcome.exception()),
-                            state.upcoming_sleep, failures + 1)
+                logger.debug("%s; retrying in %gs (attempt %d)", why(state.outcome.exception()),
+                             state.upcoming_sleep, failures + 1)
 
         def gave_up(state: RetryCallState) -> T:
             e = state.outcome.exception()
