@@ -30,8 +30,10 @@ $(STAMP): trustgraph-base/pyproject.toml trustgraph-flow/pyproject.toml requirem
 
 install: $(STAMP)
 
+# exec: tg-launch is make's own child, whatever ARGS holds (quotes made make put a shell
+# between them), so it can tell when make is interrupted (make passes SIGINT on to nobody).
 run: install
-	@$(BIN)/tg-launch $(ARGS)
+	@exec $(BIN)/tg-launch $(ARGS)
 
 # Every direct import declared: each package's in its own pyproject.toml; and what tests/, bench/
 # and interop/ import, by either package or by requirements-dev.txt (deptry reads one pyproject,

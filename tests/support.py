@@ -149,7 +149,8 @@ class Stack:
                 self._start_once(timeout)
                 return
             except pytest.fail.Exception as e:
-                if attempt == PORT_TRIES or "Address already in use" not in str(e):
+                # The child's bind error, or tg-launch's own check of the gateway's port.
+                if attempt == PORT_TRIES or "already in use" not in str(e):
                     raise
                 self._pick_ports()
 

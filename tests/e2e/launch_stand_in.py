@@ -7,7 +7,8 @@ processor does, and then runs until killed.  Starts after the first
 ``--up-runs`` fail on purpose (``--fail before-ready``: exit 3 at once;
 ``after-ready``: exit 3 just after reporting ready); with ``--hold FILE``,
 restarts report ready only once FILE exists, so a test controls when a
-restarted child is back.  Flags it does not know (``--pulsar-host``...) are
+restarted child is back; with ``--never-ready`` it never is (a start-up that
+a test interrupts).  Flags it does not know (``--pulsar-host``...) are
 ignored.
 """
 
@@ -27,6 +28,7 @@ def main() -> None:
     p.add_argument("--up-runs", type=int, default=None)
     p.add_argument("--fail", choices=["before-ready", "after-ready"], default="before-ready")
     p.add_argument("--hold", default=None)
+    p.add_argument("--never-ready", action="store_true")
     args, _ = p.parse_known_args()
 
     runs = Path(args.runs)
@@ -36,6 +38,9 @@ def main() -> None:
     failing = args.up_runs is not None and run > args.up_runs
     if failing and args.fail == "before-ready":
         sys.exit(3)
+    if args.never_ready:
+        while True:
+            signal.pause()
     if args.hold and run > 1:
         while not Path(args.hold).exists():
             time.sleep(0.02)

@@ -247,8 +247,9 @@ def test_invoke_tool_service_errors_exit_nonzero(stack):
 ])
 def test_an_external_broker_that_is_not_there_is_one_line(tmp_path, url, says):
     port = free_port()
-    r = subprocess.run([str(BIN / "tg-launch"), "--data-dir", str(tmp_path / "data"),
-                        "-p", url.format(port=port)], capture_output=True, text=True, timeout=60)
+    # A gateway port of its own: 8088 may be a running stack's, which tg-launch would name first.
+    r = subprocess.run([str(BIN / "tg-launch"), "--data-dir", str(tmp_path / "data"), "--gateway-port",
+                        str(free_port()), "-p", url.format(port=port)], capture_output=True, text=True, timeout=60)
     assert r.returncode == 1
     lines = r.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("tg-launch: error: " + says.format(port=port)), r.stderr

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -254,3 +255,42 @@ def test_the_health_endpoint_shows_restarts_and_a_component_given_up_on(tmp_path
     assert anonymous["components"] == {"given-up": 1, "up": 6}
     assert s.proc.poll() is None and s.stop() == 0
     assert not (s.data_dir / "run" / "components.json").exists()
+
+
+@pytest.mark.parametrize("to", ["the group", "make alone"])
+def test_ctrl_c_during_start_up_through_make_run_is_a_clean_stop(tmp_path, to):
+    """A stop asked for while the stack starts is no error: one line, and tg-launch exits 0 (so
+    make has no "Error" to print; make itself then ends as interrupted, as for any Ctrl-C).  It
+    comes as a terminal's Ctrl-C does (SIGINT to the process group: the children get it too) or
+    as a script's ``kill -INT`` of make's own pid (which make passes on to nobody)."""
+    slow = StandIn(tmp_path, "slow", "--never-ready")
+    components = tmp_path / "components.json"
+    components.write_text(json.dumps([slow.definition]))
+    ports = Launch(tmp_path, [*MINIMAL, "--extra-components", str(components)])
+    out, err = tmp_path / "make.out", tmp_path / "make.err"
+    # The project's own `make run`, without its install step, with this test's venv.
+    argv = ["make", "-s", "--no-print-directory", "-C", str(support.REPO), "-o", ".venv/.installed-stamp",
+            "run", f"BIN={support.BIN}", f"ARGS={shlex.join(ports.args[1:])}"]
+    with open(out, "wb") as o, open(err, "wb") as e:
+        make = subprocess.Popen(argv, stdout=o, stderr=e, stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        support.wait_for("the slow component's start", slow.pids, 120,
+                         gone=lambda: None if make.poll() is None else f"make exited {make.returncode}",
+                         detail=lambda: out.read_text() + err.read_text())
+        kids = descendants(make.pid)
+        began = time.monotonic()
+        if to == "the group":
+            os.killpg(make.pid, signal.SIGINT)
+        else:
+            make.send_signal(signal.SIGINT)
+        assert make.wait(timeout=60) == -signal.SIGINT
+        took = time.monotonic() - began
+    finally:
+        if make.poll() is None:
+            os.killpg(make.pid, signal.SIGKILL)
+            make.wait()
+    reason = "SIGINT" if to == "the group" else "SIGINT to make"
+    assert out.read_text().splitlines()[-1] == f"tg-launch: stopping ({reason}) before all components were ready"
+    assert err.read_text() == ""
+    assert took < 10, took
+    support.wait_for("every child gone", lambda: not [p for p in kids if alive(p)], 30)

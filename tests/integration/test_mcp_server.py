@@ -175,6 +175,22 @@ async def test_with_only_the_gateways_secret_set_a_call_without_it_is_refused(mc
     assert statuses == [401]
 
 
+async def test_a_tg_command_pointed_at_it_is_told_this_is_the_mcp_server_not_the_gateway(mcp_server):
+    """8089 beside 8088: the command's one line says which port it hit, for the websocket and REST alike."""
+    server = await mcp_server()
+    base = f"http://127.0.0.1:{server.proc.bound_port}/"
+    hint = (f"HTTP 404{{}}: {base} is TrustGraph's MCP server (for MCP clients, at its /mcp endpoint), not "
+            "the API gateway; give the gateway's URL with -u or TRUSTGRAPH_URL (http://localhost:8088/ under "
+            "make run)")
+    for command, *args, status in (("tg-invoke-agent", "-q", "hello", ""),
+                                   ("tg-show-config", f" Not Found from {base}api/v1/config")):
+        r = await asyncio.to_thread(subprocess.run, [str(BIN / command), "-u", base, *args],
+                                    capture_output=True, text=True, timeout=60)
+        assert (r.returncode, r.stdout) == (1, ""), r.stderr
+        (line,) = r.stderr.splitlines()
+        assert line.startswith(f"{command}: error: ") and line.endswith(hint.format(status)), line
+
+
 def test_it_will_not_listen_beyond_this_machine_without_a_token(broker, tmp_path):
     from trustgraph.base.processors.async_processor import StartRefused
 

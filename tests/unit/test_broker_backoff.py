@@ -1,5 +1,6 @@
 """PubSub's retries while a broker call fails (on tenacity): the waits double up to their cap,
-the first failure is one WARNING and later ones INFO with the wait, and it gives up, with the
+the first failure is one WARNING and later ones DEBUG with the wait (a service started before
+its stack waits quietly), success after failures is one INFO line, and it gives up, with the
 failure in one line, when the next wait would pass the connect deadline."""
 
 from __future__ import annotations
@@ -30,18 +31,36 @@ async def test_a_failing_open_is_retried_with_doubling_waits_and_said_once_loudl
     monkeypatch.setattr(broker_retry, "OPEN_DELAYS", (0.01, 0.02))
     ps = PubSub("pulsar://unused:6650", client=object(), connect_timeout=None)
     fn, calls = flaky(3)
-    with caplog.at_level(logging.INFO, logger=LOGGER):
+    with caplog.at_level(logging.DEBUG, logger=LOGGER):
         assert await ps._retrying("open x", fn) == 42
     lines = [(r.levelname, r.getMessage()) for r in caplog.records if r.name == LOGGER]
     assert len(calls) == 4
     assert lines == [
         ("WARNING", "open x on pulsar://unused:6650 failed (ConnectError: broker not there); retrying"),
-        ("INFO", "open x on pulsar://unused:6650 failed (ConnectError: broker not there); retrying in 0.02s "
-                 "(attempt 3)"),
-        ("INFO", "open x on pulsar://unused:6650 failed (ConnectError: broker not there); retrying in 0.02s "
-                 "(attempt 4)"),
+        ("DEBUG", "open x on pulsar://unused:6650 failed (ConnectError: broker not there); retrying in 0.02s "
+                  "(attempt 3)"),
+        ("DEBUG", "open x on pulsar://unused:6650 failed (ConnectError: broker not there); retrying in 0.02s "
+                  "(attempt 4)"),
         ("INFO", "open x on pulsar://unused:6650 succeeded after 3 failed attempts"),
     ]
+
+
+async def test_waiting_for_the_broker_is_one_warning_then_debug_then_one_info(monkeypatch, caplog):
+    """A processor started before its stack: at its default level (INFO) two lines, however long it waits."""
+    answers = iter(["connection refused", "connection refused", "connection refused", None])
+
+    async def probe(_broker: object) -> str | None:
+        return next(answers)
+    monkeypatch.setattr(pubsub, "probe", probe)
+    monkeypatch.setattr(pubsub, "_FIRST_DELAY", 0.01)
+    monkeypatch.setattr(pubsub, "_MAX_DELAY", 0.01)
+    ps = PubSub("pulsar://127.0.0.1:1", connect_timeout=None)
+    with caplog.at_level(logging.DEBUG, logger=LOGGER):
+        await ps._reachable()
+    levels = [r.levelname for r in caplog.records if r.name == LOGGER]
+    assert levels == ["WARNING", "DEBUG", "DEBUG", "INFO"]
+    last = [r for r in caplog.records if r.name == LOGGER][-1]
+    assert last.getMessage() == "Broker pulsar://127.0.0.1:1 reachable after 3 failed attempts"
 
 
 async def test_a_failing_open_gives_up_when_the_next_wait_passes_the_deadline(monkeypatch):

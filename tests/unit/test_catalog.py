@@ -359,6 +359,7 @@ def test_config_examples_resolve_cleanly() -> None:
     }
     resolved, errors = resolve_tool_services({"joke-service": service_raw}, tools_raw)
     assert errors == []
+    assert build_catalog({"tool": tools_raw, "tool-service": {"joke-service": service_raw}}).warnings == ()
     assert resolved["tell-joke"].name == "tell-joke"
     assert resolved["tell-joke"].config == {"style": "pun"}
     assert resolved["tell-dad-joke"].name == "tell-dad-joke"
@@ -712,3 +713,33 @@ def test_the_feed_follows_every_type_the_catalog_reads() -> None:
     from trustgraph.catalog import CATALOG_TYPES
 
     assert catalog_feed.CATALOG_TYPES == CATALOG_TYPES
+
+
+# --------------------------------------------------------------------------
+# keys nothing reads: the tool loads (upstream's keys, a newer version's), with a warning each
+
+
+def test_a_key_nothing_reads_is_a_warning_naming_the_close_known_one():
+    tools = {
+        "tell-joke": tool(arguments=_DROP, argument=[{"name": "topic", "type": "string"}], _comment="mine"),
+        "style-typo": tool(name="other", stlye="pun"),
+        "arg-typo": tool(name="third", arguments=[{"name": "topic", "descripton": "The topic"}]),
+        "kb": {"type": "knowledge-query", "name": "kb", "description": "Graph", "arguments": []},
+    }
+    catalog = build_catalog({"tool": {k: j(v) for k, v in tools.items()},
+                             "tool-service": {"joke-service": j(svc(idempotant=True))}})
+    assert catalog.errors == ()
+    assert sorted(catalog.tools) == ["kb", "other", "tell-joke", "third"]   # all of them still load
+    assert catalog.tools["tell-joke"].arguments == ()                     # which is why it is said
+    assert [str(w) for w in catalog.warnings] == [
+        "tool-service/joke-service: field 'idempotant': unknown key, not read: did you mean 'idempotent'? it "
+        "is not a key of a tool-service descriptor",
+        "tool/arg-typo: field 'arguments[0].descripton': unknown key, not read: did you mean 'description'? "
+        "it is not a key of a tool argument",
+        "tool/kb: field 'arguments': unknown key, not read: it is not a key of a 'knowledge-query' tool",
+        "tool/style-typo: field 'stlye': unknown key, not read: did you mean 'style'? it is not a key of a "
+        "'tool-service' tool, nor a config param of service 'joke-service' (style)",
+        "tool/tell-joke: field 'argument': unknown key, not read: did you mean 'arguments'? it is not a key "
+        "of a 'tool-service' tool, nor a config param of service 'joke-service' (style)",
+    ]
+

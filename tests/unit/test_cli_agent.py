@@ -192,6 +192,11 @@ def test_routing_error_and_no_gateway(gateway):
         port = s.getsockname()[1]
     proc = tg("invoke_agent", "-u", f"http://127.0.0.1:{port}/", "-q", "q")
     assert "cannot connect" in one_error(proc)
+    # Something answers, but not the gateway's routes: the URL is the likely mistake.
+    url = f"{gateway.url}nowhere/"
+    assert one_error(tg("invoke_agent", "-u", url, "-q", "q")).endswith(
+        f"refused: HTTP 404: nothing there serves the API gateway's routes; is {url} the gateway's URL? "
+        "(http://localhost:8088/ under make run, where 8089 is the MCP server)")
 
 
 def test_token_goes_in_the_query(gateway):

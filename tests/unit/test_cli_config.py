@@ -334,6 +334,35 @@ def test_put_tool_before_its_service_warns_and_writes(gateway: FakeGateway) -> N
     assert (p.returncode, p.stderr) == (0, "")
 
 
+def test_put_a_key_nothing_reads_warns_and_writes_unless_strict(gateway: FakeGateway) -> None:
+    gateway.config = {"tool-service": {"joke-service": json.dumps(SERVICE)}}
+    typo = {k: v for k, v in TOOL.items() if k != "id"} | {"argument": [{"name": "topic", "type": "string"}]}
+    said = ("tool/tell-joke: field 'argument': unknown key, not read: did you mean 'arguments'? it is not a "
+            "key of a 'tool-service' tool, nor a config param of service 'joke-service' (it has none)")
+    p = tg("put_config_item", "-u", gateway.url, "tool/tell-joke", "--strict", stdin=json.dumps(typo))
+    assert one_error_line(p, "tg-put-config-item") == (
+        f"tg-put-config-item: error: {said}; nothing was written (fix it, or give --force to write it anyway)")
+    assert "tool" not in gateway.config
+    p = tg("put_config_item", "-u", gateway.url, "tool/tell-joke", stdin=json.dumps(typo))
+    assert (p.returncode, p.stdout, p.stderr) == (0, "Configuration item set: tool/tell-joke\n",
+                                                  f"tg-put-config-item: warning: {said}\n")
+    assert json.loads(gateway.config["tool"]["tell-joke"]) == typo
+
+
+def test_import_says_what_the_catalog_would_of_the_descriptors_it_writes(gateway: FakeGateway, tmp_path: Path
+                                                                          ) -> None:
+    gateway.config = {"tool-service": {"joke-service": json.dumps(SERVICE)}}
+    typo = {k: v for k, v in TOOL.items() if k != "id"} | {"argument": []}
+    dump = tmp_path / "config.json"
+    dump.write_text(json.dumps({"tool": {"tell-joke": typo}, "greeting": {"hello": "Hi"}}))
+    p = tg("import_config", "-u", gateway.url, str(dump))
+    assert p.returncode == 0 and p.stdout.startswith("set greeting/hello (new)\nset tool/tell-joke (new)\n")
+    assert p.stderr == ("tg-import-config: warning: tool/tell-joke: field 'argument': unknown key, not read: did "
+                        "you mean 'arguments'? it is not a key of a 'tool-service' tool, nor a config param of "
+                        "service 'joke-service' (it has none)\n")
+    assert json.loads(gateway.config["tool"]["tell-joke"]) == typo
+
+
 def test_put_refuses_a_bad_mcp_entry(gateway: FakeGateway) -> None:
     p = tg("put_config_item", "-u", gateway.url, "mcp/weather", stdin='{"url": "mcp:9000"}')
     line = one_error_line(p, "tg-put-config-item")

@@ -108,6 +108,17 @@ def test_a_good_declaration_is_announced_as_written() -> None:
     assert svc.descriptor()["config-params"] == [{"name": "units", "required": True}]
 
 
+def test_a_misspelled_key_in_a_declared_tool_is_a_warning_the_service_logs(caplog) -> None:
+    typo = {k: v for k, v in GOOD.items() if k != "arguments"} | {"argument": GOOD["arguments"]}
+    svc = type("Typo", (Weather,), {"tools": [typo]})(id="wx", metrics=False)
+    said = ("tool/wx/weather: field 'argument': unknown key, not read: did you mean 'arguments'? it is not a "
+            "key of a 'tool-service' tool, nor a config param of service 'wx' (units)")
+    assert svc.declared_problems() == [said]
+    with caplog.at_level("WARNING"):
+        asyncio.run(svc._check_declarations())
+    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [("WARNING", f"Declared {said}")]
+
+
 def test_a_service_with_a_broken_declaration_refuses_to_start() -> None:
     svc = type("Bad", (Weather,), {"tools": [{"name": "weather", "units": "metric"}]})(id="wx", metrics=False)
     with pytest.raises(StartRefused) as info:

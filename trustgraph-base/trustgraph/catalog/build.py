@@ -28,12 +28,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from .announced import announced_services
-from .arguments import TYPES
+from .arguments import TYPES, ToolArgument
 from .contents import ANY_STATE, DEFAULT_GROUPS, BrokenTool, Catalog, CatalogTool
 from .data_blocks import name_problem
 from .errors import DescriptorError, from_validation, load_object
 from .models import TOOL_TYPES, McpServer, ToolDescriptor, ToolServiceDescriptor
-from .parsing import parse_section, reference_problem
+from .parsing import model_keys, parse_section, reference_problem, unknown_keys
 from .policy import POLICY_TYPE, read_policy
 from .reserved_topics import framework_topics, refuse_framework_topics
 
@@ -87,6 +87,7 @@ class _Builder:
         mcp = self._mcp(key, data, errors) if kind == "mcp-tool" else None
         if errors or descriptor is None:
             return BrokenTool(key, tuple(errors), data)
+        self._unknown_keys(key, data, model, kind, service_key, service)
         for i, arg in enumerate(descriptor.tool_arguments()):
             if not arg.typed:
                 self.warnings.append(DescriptorError(
@@ -101,6 +102,24 @@ class _Builder:
         if wrong:
             return BrokenTool(key, tuple(wrong), data)
         return entry
+
+    def _unknown_keys(self, key: str, data: dict[str, Any], model: type, kind: str, service_key: str | None,
+                      service: ToolServiceDescriptor | None) -> None:
+        """Warn of the keys nothing reads: the tool loads (upstream's and newer ones must), but a
+        misspelled key (``"argument"``) would leave it without what the key was meant to give."""
+        known = set(model_keys(model))
+        what = f"a {kind!r} tool"
+        if service is not None:
+            params = [p.name for p in service.config_params]
+            known.update(params)
+            what += (f", nor a config param of service {service_key!r} "
+                     f"({', '.join(params) if params else 'it has none'})")
+        self.warnings.extend(unknown_keys("tool", key, data, known, what))
+        arguments = data.get("arguments") if "arguments" in known else None
+        for i, arg in enumerate(arguments if isinstance(arguments, list) else ()):
+            if isinstance(arg, dict):
+                self.warnings.extend(unknown_keys("tool", key, arg, model_keys(ToolArgument), "a tool argument",
+                                                  f"arguments[{i}]."))
 
     def _service(self, key: str, data: dict[str, Any], errors: list[DescriptorError]
                  ) -> tuple[str | None, ToolServiceDescriptor | None, dict[str, Any]]:
@@ -171,7 +190,8 @@ def build_catalog(config: Mapping[str, Mapping[str, str]],
     if policy_error is not None:
         errors.append(policy_error)
     services, broken_services = parse_section("tool-service", ToolServiceDescriptor,
-                                           config.get("tool-service") or {}, errors, id_from_key=True)
+                                           config.get("tool-service") or {}, errors, id_from_key=True,
+                                           warnings=warnings)
     reserved = framework_topics(config)
     refuse_framework_topics(services, broken_services, reserved, errors)
     used, announced_tools = announced_services(announced or {}, services, broken_services, errors, warnings,

@@ -37,6 +37,23 @@ DEFAULT_TIMEOUT = 130.0
 
 START_HINT = "is the system running? start it with `make run` (or `tg-launch`)"
 
+#: The ``Server`` header mcp-server answers with, so that a command pointed at it can say so.
+MCP_SERVER_HEADER = "trustgraph mcp-server"
+
+
+def not_found_hint(url: str, headers: Any = None) -> str:
+    """What an HTTP 404 from ``url`` (a gateway route under it) means: ``url`` is not the gateway.
+
+    Most often it is the MCP server's port (8089, next to the gateway's 8088), which
+    serves only its MCP endpoint; it says who it is in its ``Server`` header.
+    """
+    server = str((headers or {}).get("Server") or "")
+    if server.startswith(MCP_SERVER_HEADER):
+        return (f"{url} is TrustGraph's MCP server (for MCP clients, at its /mcp endpoint), not the API "
+                f"gateway; give the gateway's URL with -u or TRUSTGRAPH_URL ({DEFAULT_URL} under make run)")
+    return (f"nothing there serves the API gateway's routes; is {url} the gateway's URL? "
+            f"({DEFAULT_URL} under make run, where 8089 is the MCP server)")
+
 
 class CliError(Exception):
     """A failure the user can act on; its text is shown as-is after
@@ -136,6 +153,8 @@ class GatewayClient:
         status, raw = response.status_code, response.content
         if status == 401:
             raise self._unauthorized()
+        if status == 404:
+            raise CliError(f"HTTP 404 {response.reason} from {target}: {not_found_hint(self.url, response.headers)}")
         if status >= 400:
             body_text = _excerpt(raw)
             raise CliError(

@@ -17,7 +17,10 @@ has but the file does not are kept, so importing the same file twice changes
 nothing the second time.  Everything is checked before anything is written:
 a value of a JSON-typed item (tool, prompt, flow-blueprint, ...) that is not
 JSON is named, and nothing is imported.  The new and changed items are
-written in one ``put``, so the processors get one config version.
+written in one ``put``, so the processors get one config version.  What the
+agent's catalog would say about the new and changed tool, tool-service and mcp
+descriptors (a tool it would leave out, a key nothing reads) is a warning line
+each: the import goes ahead, as a move between deployments must.
 """
 
 from __future__ import annotations
@@ -94,6 +97,20 @@ def plan(items: Items, stored: dict[str, Any]) -> tuple[list[tuple[str, str]], l
     return new, changed, same
 
 
+def descriptor_problems(items: Items, stored: dict[str, Any], written: list[tuple[str, str]]) -> list[str]:
+    """What the catalog of the config after the import says about the ``written`` descriptors."""
+    # Imported here: pydantic is slow to import, and a dump without descriptors needs none of it.
+    from trustgraph.catalog import CATALOG_TYPES, DESCRIPTOR_TYPES, build_catalog
+
+    mine = {(t, k) for t, k in written if t in DESCRIPTOR_TYPES}
+    if not mine:
+        return []
+    after = {t: {**(stored.get(t) or {}), **{k: v for (it, k), v in items.items() if it == t}}
+             for t in CATALOG_TYPES}
+    catalog = build_catalog(after)
+    return [str(e) for e in (*catalog.errors, *catalog.warnings) if (e.kind, e.key) in mine]
+
+
 def run(argv: list[str] | None = None) -> None:
     parser = make_parser(PROG, __doc__)
     parser.add_argument("file", metavar="FILE", help="the config dump ('-': standard input)")
@@ -110,6 +127,8 @@ def run(argv: list[str] | None = None) -> None:
     stored = reply.get("config") or {}
     new, changed, same = plan(items, stored)
     kept = sum(len(v) for v in stored.values() if isinstance(v, dict)) - same - len(changed)
+    for problem in descriptor_problems(items, stored, new + changed):
+        print(f"{PROG}: warning: {problem}", file=sys.stderr, flush=True)
     for what, names in (("new", new), ("changed", changed)):
         for ctype, key in names:
             print(f"{'would set' if args.dry_run else 'set'} {ctype}/{key} ({what})")

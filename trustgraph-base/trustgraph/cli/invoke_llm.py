@@ -1,7 +1,7 @@
 """Asks the flow's LLM directly (the text-completion service).
 
-    tg-invoke-llm "Say hello"
-    tg-invoke-llm "You are a poet." "Describe the sea"
+    tg-invoke-llm "What is the capital of France? Answer in one word."
+    tg-invoke-llm "You are a poet." "Describe the sea in one sentence."
 
 With one argument it is the prompt; with two, upstream's form, the system
 prompt and then the prompt.  The answer is printed as it is generated

@@ -15,7 +15,10 @@ builds (:mod:`trustgraph.catalog`): one the agent would skip is refused with
 the message the agent would log (nothing is written, exit 1), unless
 ``--force`` is given.  A tool whose service or MCP server is not configured
 yet is written with a warning, so the two descriptors of a tool service can
-be put in either order.
+be put in either order.  So is a descriptor with a key nothing reads (a
+misspelled ``"argument"``: the tool would have no arguments): exit status 0,
+as upstream's descriptors with keys of their own must still be written, unless
+``--strict`` makes every warning refuse the item.
 """
 
 from __future__ import annotations
@@ -107,8 +110,10 @@ def check_json(ctype: str, key: str, value: str) -> None:
         ) from None
 
 
-def check_descriptor(api: GatewayClient, ctype: str, key: str, value: str, force: bool) -> None:
-    """Refuse (or, with ``force``, warn about) a catalog descriptor the agent could not use."""
+def check_descriptor(api: GatewayClient, ctype: str, key: str, value: str, force: bool,
+                     strict: bool = False) -> None:
+    """Refuse (or, with ``force``, warn about) a catalog descriptor the agent could not use;
+    with ``strict``, one it could use with a warning too."""
     # Imported here: pydantic is slow to import and only catalog types need it.
     from trustgraph.catalog import CATALOG_TYPES, DESCRIPTOR_TYPES, check_item
 
@@ -116,8 +121,9 @@ def check_descriptor(api: GatewayClient, ctype: str, key: str, value: str, force
         return
     current = {t: config_values(api, t) for t in CATALOG_TYPES}
     result = check_item(current, ctype, key, value)
-    if result.errors and not force:
-        problems = "; ".join(str(e) for e in result.errors)
+    refused = (*result.errors, *result.warnings) if strict else result.errors
+    if refused and not force:
+        problems = "; ".join(str(e) for e in refused)
         raise CliError(f"{problems}; nothing was written (fix it, or give --force to write it anyway)")
     for problem in (*result.errors, *result.warnings):
         print(f"{PROG}: warning: {problem}", file=sys.stderr)
@@ -132,6 +138,9 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("--file", metavar="PATH", help="read the value from a file")
     parser.add_argument("--force", action="store_true",
                         help="write a tool, tool-service or mcp descriptor even if the agent could not use it")
+    parser.add_argument("--strict", action="store_true",
+                        help="refuse a descriptor with warnings too (an unknown key, a service not configured "
+                             "yet): nothing is written, exit 1")
     return parser
 
 
@@ -145,7 +154,7 @@ def run(argv: list[str] | None = None) -> None:
 
     check_json(ctype, key, value)
     api = api_from_args(args)
-    check_descriptor(api, ctype, key, value, args.force)
+    check_descriptor(api, ctype, key, value, args.force, args.strict)
 
     api.config({"operation": "put", "values": [{"type": ctype, "key": key, "value": value}]})
     print(f"Configuration item set: {ctype}/{key}")

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..base.safety.secrets import redact_url, remember, scrub
-from .api import START_HINT, CliError, describe_error, normalise_url
+from .api import START_HINT, CliError, describe_error, normalise_url, not_found_hint
 
 OnResponse = Callable[[dict[str, Any]], None]
 
@@ -67,6 +67,9 @@ async def _stream(url: str, token: str | None, service: str, request: dict[str, 
     except aiohttp.WSServerHandshakeError as e:
         if e.status == 401:
             raise CliError("unauthorized: set --token or TRUSTGRAPH_TOKEN") from None
+        if e.status == 404:
+            raise CliError(f"websocket to {redact_url(target)} refused: HTTP 404: "
+                           f"{not_found_hint(normalise_url(url), e.headers)}") from None
         raise CliError(f"websocket to {redact_url(target)} refused: HTTP {e.status}") from None
     except aiohttp.ClientConnectorError as e:
         reason = getattr(e.os_error, "strerror", None) or str(e)

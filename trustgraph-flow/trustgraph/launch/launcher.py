@@ -4,7 +4,9 @@ Starts the embedded pulsar-lite broker on 127.0.0.1 (unless --pulsar-host
 points at an existing Pulsar), then config-svc, loads the bootstrap config
 into an empty store, then the other processors, each as a child process with
 its output in ``<data-dir>/logs/<name>.log``.  Ctrl-C, SIGTERM or SIGHUP stops
-every child and then the broker; should tg-launch die otherwise (SIGKILL), the
+every child and then the broker, during start-up too, with exit status 0 (a stop asked
+for is no failure; under ``make run`` make then ends as interrupted itself, and a SIGINT
+to make alone is noticed: ``processes.watch_make``); should tg-launch die otherwise (SIGKILL), the
 kernel stops them (``PR_SET_PDEATHSIG``).  A process that dies (the broker too) is restarted
 with a back-off and shown again once ready; one that keeps dying is given up
 on, and without the broker, config-svc or api-gateway the whole stack stops.
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -29,8 +32,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from trustgraph.base.launching.broker import BrokerError, EmbeddedBroker, free_port, wait_for_port
-from trustgraph.base.launching.listening import local_address
+from trustgraph.base.launching.broker import BrokerError, EmbeddedBroker, free_port
+from trustgraph.base.launching.listening import local_address, port_taken
 from trustgraph.base.launching.stack import AlreadyRunning, RunFiles
 from trustgraph.base.messaging.broker_url import BrokerUrlError, parse_broker_url, probe
 from trustgraph.base.safety import logsafe
@@ -50,11 +53,14 @@ from .components import (
     with_extra,
 )
 from .exposure import Exposure
-from .processes import BrokerProcess, Child
-from .supervisor import RestartPolicy, Supervisor, say
+from .processes import BrokerProcess, Child, make_parent, watch_make
+from .supervisor import STATUS_WIDTH, RestartPolicy, Supervisor, say
 
 logger = logging.getLogger("tg-launch")
 
+
+#: What ends a start-up with one line (any other exception is a bug of ours: its traceback shows).
+_START_ERRORS = (RuntimeError, BootstrapError, BrokerError, ComponentError)
 
 #: tg-launch's own token file in ``--pulsar-token-dir`` (for the bootstrap and the settings it writes).
 OWN_TOKEN = "tg-launch"
@@ -93,6 +99,8 @@ class Launcher:
         self.broker: EmbeddedBroker | None = None
         self.children: list[Child] = []
         self.stop_event = asyncio.Event()
+        self.stop_reason = ""        # what asked for the stop (SIGINT, ...), said if it comes during start-up
+        self.stopping_said = False
         self.supervisor = Supervisor(RestartPolicy(
             max_restarts=args.max_restarts, backoff=args.backoff, stable_after=args.stable_after),
             self.stop_event, report=self.run_files.set_components)
@@ -131,11 +139,31 @@ class Launcher:
         for line in self.exposure().lines(self.args.gateway_port, self.mcp_port, broker_port, broker_metrics_port):
             print(f"tg-launch: {line}", file=sys.stderr, flush=True)
 
+    def gateway_port_problem(self) -> str | None:
+        """Why the gateway could not listen on ``--gateway-port``, asked before anything starts.
+
+        A second stack (another ``--data-dir``) beside a running one finds 8088
+        taken; the gateway's own failure would be a traceback in its log, and
+        the user needs the flag, and a port that is free, on the line instead.
+        """
+        args = self.args
+        if not self.gateway_url() or not port_taken(args.host, args.gateway_port):
+            return None
+        port = args.gateway_port
+        free = next((p for p in range(port + 1, min(port + 100, 65536))
+                     if p != args.mcp_port and not port_taken(args.host, p)), None)
+        shown = "localhost" if args.host == "127.0.0.1" else args.host
+        where = "" if args.host == "127.0.0.1" else f" on {args.host}"
+        if free is None:
+            return (f"the gateway's port {port} is already in use{where} (by another stack or program); "
+                    f"choose a free one with --gateway-port, or stop what holds it")
+        return (f"the gateway's port {port} is already in use{where} (by another stack or program); "
+                f"choose another with --gateway-port, e.g. make run ARGS=\"--gateway-port {free}\" "
+                f"(and TRUSTGRAPH_URL=http://{shown}:{free}/ for the tg-* commands), or stop what holds it")
+
     def _mcp_port(self) -> int:
         """--mcp-port, or a free port when that one is taken (the status line shows which)."""
-        try:
-            wait_for_port(self.local_host, self.args.mcp_port, 0.1)
-        except BrokerError:
+        if not port_taken(self.args.host, self.args.mcp_port):
             return self.args.mcp_port
         return free_port(self.local_host)
 
@@ -201,6 +229,9 @@ class Launcher:
             print(f"tg-launch: error: {e}", file=sys.stderr, flush=True)
             return 1
         try:
+            if (problem := self.gateway_port_problem()) is not None:
+                print(f"tg-launch: error: {problem}", file=sys.stderr, flush=True)
+                return 1
             return await self._run()
         finally:
             self.run_files.release()
@@ -215,98 +246,140 @@ class Launcher:
             raise RuntimeError(f"cannot reach the broker at {url}: {problem}; check --pulsar-host, "
                                f"or leave it out to run the embedded broker")
 
+    def status_width(self) -> int:
+        """How wide the status lines' name column is: as wide as the longest name they show."""
+        names = ["broker", "bootstrap", *(c.name for c in self.selected())]
+        if self.args.announced_tools is not None:
+            names.append("announced tools")
+        return max(STATUS_WIDTH, *map(len, names))
+
+    def say(self, name: str, where: str) -> None:
+        """A status line, its name in the column the supervisor's restart lines use too."""
+        say(name, where, self.supervisor.width)
+
+    def _stop(self, why: str) -> None:
+        """A stop asked for (a signal, or make interrupted): the first reason is the one told."""
+        if not self.stop_event.is_set():
+            self.stop_reason = why
+            self.stop_event.set()
+
     async def _run(self) -> int:
-        args = self.args
         (self.data_dir / "logs").mkdir(parents=True, exist_ok=True)
         (self.data_dir / "run").mkdir(parents=True, exist_ok=True)
         loop = asyncio.get_running_loop()
         # SIGHUP (the terminal closed) stops the stack as SIGTERM does; whatever else ends
         # tg-launch, SIGKILL included, ends its children too (processes.die_with_parent).
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-            loop.add_signal_handler(sig, self.stop_event.set)
+            loop.add_signal_handler(sig, self._stop, sig.name)
+        # GNU make keeps a SIGINT sent to its own pid (a script's `kill -INT`) to itself.
+        watch = asyncio.ensure_future(watch_make(make, self._stop)) if (make := make_parent()) else None
         print(f"tg-launch: data in {self.data_dir}", flush=True)
+        starting = asyncio.ensure_future(self._start())
         try:
-            admin_url = ""
-            if args.pulsar_host:
-                pulsar_url = args.pulsar_host
-                self._say_exposure()
-                await self._external_broker(pulsar_url)
-                say("broker", f"{pulsar_url} (external)")
-            else:
-                port = args.broker_port
-                broker_local = local_address(args.broker_host)
-                try:
-                    wait_for_port(broker_local, port, 0.1)
-                    port = free_port(broker_local)  # 6650 is taken: pick any free port
-                except BrokerError:
-                    pass
-                self.broker = EmbeddedBroker(self.data_dir / "broker", port=port, host=args.broker_host,
-                                             log_path=self.data_dir / "logs" / "broker.log")
-                self._say_exposure(self.broker.port, self.broker.metrics_port)
-                broker = BrokerProcess(self.broker)
-                self.supervisor.note(broker, "starting")
-                await broker.come_up()
-                pulsar_url, admin_url = self.broker.url, self.broker.admin_url
-                say(broker.name, broker.where)
-                self.supervisor.watch(broker)
-            self.run_files.set_pulsar_url(pulsar_url)
-            shown = "localhost" if args.host == "127.0.0.1" else args.host
-            mcp_host = self.exposure().mcp_host
-            values = {
-                "mcp_port": self.mcp_port,
-                "data_dir": str(self.data_dir), "gateway_port": args.gateway_port,
-                "host": args.host, "gateway_host": shown, "pulsar_admin_url": admin_url,
-                "mcp_host": mcp_host, "mcp_shown": "localhost" if mcp_host == "127.0.0.1" else mcp_host,
-                "openai_url": redact_url(os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1")),
-                "llm_script": args.llm_script or "",
-                "llm_model": Path(args.model).name if args.model else DEFAULT_MODEL,
-                "stack_status": str(self.run_files.components_path),
-            }
-            comps = self.selected()
-            for i, comp in enumerate(comps):
-                self.children.append(self._child(comp, pulsar_url, values, i + 1))
-                self.supervisor.note(self.children[-1], "starting")
-            first = [c for c in self.children if c.comp.name == FIRST]
-            rest = [c for c in self.children if c.comp.name != FIRST]
-            for child in first:
-                await child.start()
-                await child.wait_ready()
-                say(child.name, child.where)
-                self.supervisor.watch(child)
-                if not args.no_bootstrap:
-                    path = Path(args.bootstrap) if args.bootstrap else default_bootstrap()
-                    if path is None:
-                        print("tg-launch: no bootstrap file found (config-examples/bootstrap.json); "
-                              "starting with an empty config", flush=True)
-                    elif (kept := await bootstrap(pulsar_url, path, api_key=self.own_token())) == 0:
-                        say("bootstrap", f"loaded {path}")
-                    else:
-                        say("bootstrap", f"skipped: the config store already holds config (version "
-                                         f"{kept}), which is kept; the bootstrap loads only into an "
-                                         f"empty store")
-                if args.announced_tools is not None:
-                    await put_config(pulsar_url, [ConfigValue(type="tool-policy", key="announced",
-                                                              value=args.announced_tools)],
-                                     api_key=self.own_token())
-                    say("announced tools", f"tool-policy/announced = {args.announced_tools}")
-            for child in rest:
-                await child.start()
-            for child in rest:
-                await child.wait_ready()
-                say(child.name, child.where)
-                self.supervisor.watch(child)
+            stopped = asyncio.ensure_future(self.stop_event.wait())
+            await asyncio.wait({starting, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            stopped.cancel()
+            if not starting.done():   # a stop asked for, or an essential process given up on
+                starting.cancel()
+                with contextlib.suppress(asyncio.CancelledError, *_START_ERRORS):
+                    await starting
+                return self._stopped_while_starting()
+            starting.result()
             print("tg-launch: all components ready; Ctrl-C stops them", flush=True)
             await self.stop_event.wait()
             return 1 if self.supervisor.failed else 0
-        except (RuntimeError, BootstrapError, BrokerError, ComponentError) as e:
+        except _START_ERRORS as e:
+            if self.stop_event.is_set():   # a child the same Ctrl-C reached died first
+                return self._stopped_while_starting()
             print(f"tg-launch: error: {e}", file=sys.stderr, flush=True)
             return 1
         finally:
+            if watch is not None:
+                watch.cancel()
             await self.shutdown()
+
+    def _stopped_while_starting(self) -> int:
+        """A stop asked for during start-up is no failure: one line, and exit status 0."""
+        if self.supervisor.failed:   # the give-up line has said why
+            return 1
+        print(f"tg-launch: stopping ({self.stop_reason}) before all components were ready", flush=True)
+        self.stopping_said = True
+        return 0
+
+    async def _start(self) -> None:
+        """The broker, config-svc and the bootstrap, then every other component, each once ready."""
+        args = self.args
+        self.supervisor.width = self.status_width()
+        admin_url = ""
+        if args.pulsar_host:
+            pulsar_url = args.pulsar_host
+            self._say_exposure()
+            await self._external_broker(pulsar_url)
+            self.say("broker", f"{pulsar_url} (external)")
+        else:
+            port = args.broker_port
+            broker_local = local_address(args.broker_host)
+            if port_taken(args.broker_host, port):
+                port = free_port(broker_local)  # 6650 is taken: pick any free port
+            self.broker = EmbeddedBroker(self.data_dir / "broker", port=port, host=args.broker_host,
+                                         log_path=self.data_dir / "logs" / "broker.log")
+            self._say_exposure(self.broker.port, self.broker.metrics_port)
+            broker = BrokerProcess(self.broker)
+            self.supervisor.note(broker, "starting")
+            await broker.come_up()
+            pulsar_url, admin_url = self.broker.url, self.broker.admin_url
+            self.say(broker.name, broker.where)
+            self.supervisor.watch(broker)
+        self.run_files.set_pulsar_url(pulsar_url)
+        shown = "localhost" if args.host == "127.0.0.1" else args.host
+        mcp_host = self.exposure().mcp_host
+        values = {
+            "mcp_port": self.mcp_port,
+            "data_dir": str(self.data_dir), "gateway_port": args.gateway_port,
+            "host": args.host, "gateway_host": shown, "pulsar_admin_url": admin_url,
+            "mcp_host": mcp_host, "mcp_shown": "localhost" if mcp_host == "127.0.0.1" else mcp_host,
+            "openai_url": redact_url(os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1")),
+            "llm_script": args.llm_script or "",
+            "llm_model": Path(args.model).name if args.model else DEFAULT_MODEL,
+            "stack_status": str(self.run_files.components_path),
+        }
+        comps = self.selected()
+        for i, comp in enumerate(comps):
+            self.children.append(self._child(comp, pulsar_url, values, i + 1))
+            self.supervisor.note(self.children[-1], "starting")
+        first = [c for c in self.children if c.comp.name == FIRST]
+        rest = [c for c in self.children if c.comp.name != FIRST]
+        for child in first:
+            await child.start()
+            await child.wait_ready()
+            self.say(child.name, child.where)
+            self.supervisor.watch(child)
+            if not args.no_bootstrap:
+                path = Path(args.bootstrap) if args.bootstrap else default_bootstrap()
+                if path is None:
+                    print("tg-launch: no bootstrap file found (config-examples/bootstrap.json); "
+                          "starting with an empty config", flush=True)
+                elif (kept := await bootstrap(pulsar_url, path, api_key=self.own_token())) == 0:
+                    self.say("bootstrap", f"loaded {path}")
+                else:
+                    self.say("bootstrap", f"skipped: the config store already holds config (version "
+                                          f"{kept}), which is kept; the bootstrap loads only into an "
+                                          f"empty store")
+            if args.announced_tools is not None:
+                await put_config(pulsar_url, [ConfigValue(type="tool-policy", key="announced",
+                                                          value=args.announced_tools)],
+                                 api_key=self.own_token())
+                self.say("announced tools", f"tool-policy/announced = {args.announced_tools}")
+        for child in rest:
+            await child.start()
+        for child in rest:
+            await child.wait_ready()
+            self.say(child.name, child.where)
+            self.supervisor.watch(child)
 
     async def shutdown(self) -> None:
         await self.supervisor.close()
-        if self.children:
+        if self.children and not self.stopping_said:
             print("tg-launch: stopping", flush=True)
         # Everything but config-svc first, config-svc last, then the broker.
         rest = [c for c in self.children if c.comp.name != FIRST]

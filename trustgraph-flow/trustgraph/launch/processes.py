@@ -1,8 +1,14 @@
-"""The processes tg-launch runs: processor children and the embedded broker.
+"""The processes tg-launch runs: processor children and the embedded broker; and make, which runs it.
 
 Both offer what the supervisor needs and nothing more: ``come_up()`` (start
 and wait until it serves), ``wait_exit()``, ``stop()``, and the ``name``,
 ``where`` (its status line), ``log_path`` and ``essential`` it reports with.
+
+``make run`` starts tg-launch as a child of GNU make, which passes SIGTERM on
+to its recipe but keeps SIGINT and SIGHUP to itself: it relies on a terminal
+sending those to the whole process group.  A script's ``kill -INT <make's
+pid>`` therefore reached nothing, and make waited for tg-launch for ever.
+:func:`watch_make` notices make's interruption instead (see there).
 """
 
 from __future__ import annotations
@@ -193,3 +199,50 @@ class BrokerProcess:
 
     async def stop(self) -> None:
         await asyncio.to_thread(self.broker.stop)
+
+
+#: Signals GNU make handles by waiting for its recipe, without passing them on (SIGTERM it passes
+#: on; watched as well, which makes no difference).
+_MAKE_STOPS = (signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGTERM)
+MAKE_POLL = 0.2
+
+
+def make_parent() -> int | None:
+    """GNU make's pid, when make started tg-launch (``make run``); else None."""
+    parent = os.getppid()
+    try:
+        name = Path(f"/proc/{parent}/comm").read_text().strip()
+    except OSError:
+        return None
+    return parent if name in ("make", "gmake") else None
+
+
+def handling_stop(pid: int) -> str | None:
+    """The stop signal ``pid`` is handling right now (its name), or None.
+
+    While a handler runs, the kernel blocks its signal in the process's mask
+    (``SigBlk`` in ``/proc/<pid>/status``); make's handler of a fatal signal
+    runs for as long as make waits for its recipe.
+    """
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    blocked = next((int(line.split()[1], 16) for line in status.splitlines() if line.startswith("SigBlk:")), 0)
+    return next((s.name for s in _MAKE_STOPS if blocked & (1 << (s - 1))), None)
+
+
+async def watch_make(pid: int, stop: Callable[[str], None], every: float = MAKE_POLL) -> None:
+    """Call ``stop`` once make (``pid``, tg-launch's parent) is interrupted.
+
+    Seen twice in a row, so that a moment's blocking elsewhere in make is not
+    taken for it; a few reads of a small file a second cost nothing.
+    """
+    seen = 0
+    while os.getppid() == pid:
+        await asyncio.sleep(every)
+        signal_name = handling_stop(pid)
+        seen = seen + 1 if signal_name else 0
+        if seen >= 2:
+            stop(f"{signal_name} to make")
+            return

@@ -32,9 +32,18 @@ from .processes import NotReady, describe_exit
 logger = logging.getLogger("tg-launch")
 
 
-def say(name: str, where: str) -> None:
-    """A status line, as printed at start-up and again after a restart."""
-    print(f"  {name:<14} {where}", flush=True)
+#: The status lines' name column: at least this wide, wider when a name shown is longer.
+STATUS_WIDTH = 14
+
+
+def say(name: str, where: str, width: int = STATUS_WIDTH) -> None:
+    """A status line, as printed at start-up and again after a restart.
+
+    ``width``: the name column's, the longest name shown (``Launcher.status_width``), so
+    that a longer name than the built-in ones (``announced tools``, a service's own) keeps
+    the column straight instead of running into its address.
+    """
+    print(f"  {name:<{width}} {where}", flush=True)
 
 
 class Supervised(Protocol):
@@ -78,6 +87,7 @@ class Supervisor:
         self.states: States = {}
         self._report = report
         self._tasks: set[asyncio.Task] = set()
+        self.width = STATUS_WIDTH   # of the status lines' name column
 
     def note(self, proc: Supervised, state: str, restarts: int = 0, reason: str = "") -> None:
         """Record (and report) ``proc``'s state; ``starting`` for one not up yet."""
@@ -144,7 +154,7 @@ class Supervisor:
                     break
             up_since = time.monotonic()
             self.note(proc, "up", restarts)
-            say(proc.name, proc.where)
+            say(proc.name, proc.where, self.width)
 
     def _give_up(self, proc: Supervised, restarts: int, why: str) -> None:
         self.note(proc, "given-up", restarts, why)

@@ -48,6 +48,7 @@ from trustgraph.base.tool_services.catalog_feed import CatalogFeed
 from trustgraph.base.tool_services.tool_service_client import ToolServiceClients
 from trustgraph.catalog import build_catalog
 from trustgraph.catalog.implementations import FLOW_CLIENTS
+from trustgraph.cli.api import MCP_SERVER_HEADER
 
 from .auth import bearer_only
 from .notify import ChangeNotifier
@@ -165,7 +166,10 @@ class Processor(FlowProcessor):
         app: Any = self.mcp.streamable_http_app(streamable_http_path=self.path, host=self.host)
         if self.tokens:
             app = bearer_only(app, *self.tokens)
-        self._http = _Uvicorn(uvicorn.Config(app, log_level="warning", lifespan="on"))
+        # The Server header names us, so that a tg-* command pointed here (8089 for the
+        # gateway's 8088) can say which port it hit (trustgraph.cli.api.not_found_hint).
+        self._http = _Uvicorn(uvicorn.Config(app, log_level="warning", lifespan="on",
+                                             headers=[("server", MCP_SERVER_HEADER)]))
         await self.feed.start()
         await super().start()
         self._serving = asyncio.ensure_future(self._http.serve(sockets=[sock]))

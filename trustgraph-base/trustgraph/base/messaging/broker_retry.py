@@ -4,8 +4,8 @@ A processor often starts before its broker, or outlives a broker restart.
 pulsar-client would retry by itself, in C++ threads that no Ctrl-C stops,
 logging each attempt; instead we probe the broker first and retry opening
 producers and consumers here, on tenacity, with waits that double up to a cap.
-The first failure is one WARNING line and later ones INFO, so a service left
-waiting for its broker stays quiet, and giving up (when the next wait would
+The first failure is one WARNING line and later ones DEBUG, so a service left
+waiting for its broker stays quiet (an INFO line says when it got through), and giving up (when the next wait would
 pass the connect deadline) is one :class:`~.errors.PubSubError` line.
 """
 
@@ -61,7 +61,7 @@ async def wait_for_broker(broker: BrokerUrl, url: str, deadline: float | None) -
         if failures == 1:
             logger.warning("%s; retrying every %g-%gs", unreachable(url, problem), FIRST_DELAY, MAX_DELAY)
         else:
-            logger.info("Broker %s still unreachable: %s; retrying in %gs", url, problem,
+            logger.debug("Broker %s still unreachable: %s; retrying in %gs", url, problem,
                         state.upcoming_sleep)
 
     def gave_up(state: RetryCallState) -> None:
@@ -97,8 +97,8 @@ async def retry_open(what: str, fn: Callable[[], T], *, url: str, broker: Broker
         if failures == 1:
             logger.warning("%s; retrying", why(state.outcome.exception()))
         else:
-            logger.info("%s; retrying in %gs (attempt %d)", why(state.outcome.exception()),
-                        state.upcoming_sleep, failures + 1)
+            logger.debug("%s; retrying in %gs (attempt %d)", why(state.outcome.exception()),
+                         state.upcoming_sleep, failures + 1)
 
     def gave_up(state: RetryCallState) -> T:
         e = state.outcome.exception()

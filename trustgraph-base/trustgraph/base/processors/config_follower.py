@@ -201,10 +201,15 @@ class ConfigFollower:
     async def _fetch(self) -> None:
         """Ask config-svc for its current config until it answers, and apply that.
 
-        The reply may come in parts (a config bigger than one message).
+        The reply may come in parts (a config bigger than one message).  The first
+        unanswered request is an INFO line, later ones DEBUG (a processor started
+        before its stack waits quietly); the config applied is the INFO line that ends it.
         """
+        unanswered = 0
+
         async def fetched() -> bool:
             """One request; whether we are done (config-svc's config applied, or we are stopping)."""
+            nonlocal unanswered
             if self._stopping.is_set():
                 return True
             client = self._client("config-fetch")
@@ -219,7 +224,9 @@ class ConfigFollower:
                     return True
                 logger.warning("Config fetch failed: %s", resp.error.message)
             except Exception as e:
-                logger.info("Config service not answering yet (%s); retrying", e)
+                unanswered += 1
+                logger.log(logging.INFO if unanswered == 1 else logging.DEBUG,
+                           "Config service not answering yet (%s); retrying", e)
             finally:
                 await client.stop()
             return False

@@ -156,17 +156,22 @@ class DynamicToolService(AsyncProcessor):
         Readers check announcements with the same catalog and leave out what
         is wrong; a service author can call this in a unit test.
         """
+        errors, warnings = self._declaration_check()
+        return [*errors, *warnings]
+
+    def _declaration_check(self) -> tuple[list[str], list[str]]:
+        """The catalog's errors (readers leave the tool out) and warnings (a key nothing reads...)."""
         from trustgraph.catalog import build_catalog  # pydantic: only when asked
 
         try:
             descriptor = self.descriptor()
         except InvalidDescriptor as e:
-            return [str(e)]
+            return [str(e)], []
         # Unchecked here, so the catalog's own messages say what is wrong.
         tools = {str(t.get("name")): tool_descriptor(self.service_id, t) for t in self.tools if isinstance(t, Mapping)}
         announced = SimpleNamespace(descriptor=json.dumps(descriptor), tools=json.dumps(tools))
         catalog = build_catalog({}, {self.service_id: announced})
-        return [str(e) for e in (*catalog.errors, *catalog.warnings)]
+        return [str(e) for e in catalog.errors], [str(e) for e in catalog.warnings]
 
     async def start(self) -> None:
         # Before anything is served or announced: a declaration that readers
@@ -192,8 +197,11 @@ class DynamicToolService(AsyncProcessor):
     async def _check_declarations(self) -> None:
         # After start: the catalog's full check (argument schemas) needs its
         # pydantic models, which would add about 0.25 s to every service's start.
-        for problem in self.declared_problems():
+        errors, warnings = self._declaration_check()
+        for problem in errors:
             logger.error("Declared %s", problem)
+        for problem in warnings:
+            logger.warning("Declared %s", problem)
 
     async def stop(self) -> None:
         if self.announcer is not None:

@@ -21,6 +21,10 @@ package is located, never imported.
   llama.cpp's JSON-schema grammar (``response_format`` ``json_schema``): the
   model can only write JSON that follows it (after a ``prefix``, the
   continuation does).
+* At most ``--max-output`` tokens are generated per request, and at most
+  ``--max-plain-output`` for a plain one (no schema, no prefix, no choices to
+  score: what ``tg-invoke-llm`` and a prompt template send), which nothing but
+  the limit ends.
 * Token counts are llama.cpp's own.
 * A flow's ``model`` parameter cannot switch the loaded model and is ignored;
   replies name the loaded file.
@@ -58,6 +62,10 @@ DEFAULT_CTX = 4096
 # A 135M model rarely says anything useful after a few hundred tokens, and at
 # ~100 tokens/s on two cores 4096 tokens would hold the model for 40 s.
 DEFAULT_MAX_OUTPUT = 512
+# A plain completion (no schema, no prefix: tg-invoke-llm, a prompt template) has no
+# shape that ends it; the 135M model then rambles on to the limit, 5-8 s for "Say
+# hello".  What it says well, it says in a few sentences.
+DEFAULT_MAX_PLAIN_OUTPUT = 128
 
 _END = object()
 
@@ -127,6 +135,7 @@ class Processor(LlmService):
         self.threads: int = int(params.get("threads") or default_threads())
         self.ctx: int = int(params.get("ctx") or DEFAULT_CTX)
         self.max_output: int = int(params.get("max_output") or DEFAULT_MAX_OUTPUT)
+        self.max_plain_output: int = int(params.get("max_plain_output") or DEFAULT_MAX_PLAIN_OUTPUT)
         self.cache_prompt: bool = bool(params.get("cache_prompt"))
         self.verbose: bool = params.get("log_level") == "DEBUG"
         self.engine: Engine | None = None
@@ -157,8 +166,10 @@ class Processor(LlmService):
         messages.append({"role": "user", "content": prompt})
         if prefix:
             messages.append({"role": "assistant", "content": prefix})
+        plain = schema is None and not prefix and not scored
+        limit = min(self.max_output, self.max_plain_output) if plain else self.max_output
         request: dict[str, Any] = {
-            "messages": messages, "max_tokens": self.max_output, "temperature": temperature,
+            "messages": messages, "max_tokens": limit, "temperature": temperature,
             "stream": True, "stream_options": {"include_usage": True},
             "cache_prompt": self.cache_prompt,
         }
@@ -248,6 +259,10 @@ class Processor(LlmService):
                             help="context window in tokens, prompt and answer (default %(default)s)")
         parser.add_argument("-x", "--max-output", type=int, default=DEFAULT_MAX_OUTPUT,
                             help="most tokens generated per request (default %(default)s)")
+        parser.add_argument("--max-plain-output", type=int, default=DEFAULT_MAX_PLAIN_OUTPUT,
+                            help="most tokens for a plain completion, one without a schema or a prefix "
+                                 "(tg-invoke-llm, a prompt template); --max-output still bounds it "
+                                 "(default %(default)s)")
         parser.add_argument("-t", "--temperature", type=float, default=cls.default_temperature,
                             help="sampling temperature; 0 is greedy and repeatable (default %(default)s)")
         parser.add_argument("--cache-prompt", action=argparse.BooleanOptionalAction, default=False,
