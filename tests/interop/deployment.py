@@ -13,12 +13,14 @@ id                 whose     what
 config-svc         ours      config and flows (SQLite in the test's directory)
 api-gateway        ours      on ``gateway``
 text-completion    ours      ``text-completion-scripted`` with :data:`SCRIPT`
+openai-llm         ours      ``text-completion-openai`` against ``openai_stand_in.py`` (127.0.0.1)
 our-prompt         ours      prompt-template
 our-prompt-boot    ours      prompt-template on the bootstrap templates (:data:`BOOTSTRAP_TYPE`)
 our-agent          ours      agent-manager-react
 joke-service       ours      the example tool service, topic ``joke``
 up-agent           upstream  agent-manager-react 2.1.4
 up-agent-boot      upstream  agent-manager-react 2.1.4, for the bootstrap-template flow
+up-agent-openai    upstream  agent-manager-react 2.1.4, for the OpenAI flow
 up-prompt          upstream  prompt-template 2.1.4
 up-prompt-boot     upstream  prompt-template 2.1.4 on the bootstrap templates
 up-joke-service    upstream  joke-service 2.1.4, topic ``up-joke``
@@ -31,7 +33,10 @@ template whose history is in the prompt text, where the scripted LLM sees it;
 ``up-agent-boot-flow`` and ``our-agent-boot-flow`` the same with the shipped
 agent-react template of ``config-examples`` (its prefix, stop strings and
 replay travel as properties the scripted LLM cannot match, so those flows
-answer one-step questions).  Tools: ``tell-joke`` (our joke service) and
+answer one-step questions); ``up-agent-openai-flow``: upstream's agent, our
+prompt service on the bootstrap templates, and our ``text-completion-openai``
+in front of an OpenAI-compatible stand-in, which sees only the chat messages
+(so it answers a joke question in two steps only if the history is in them).  Tools: ``tell-joke`` (our joke service) and
 ``tell-upstream-joke`` (upstream's).
 
 Ours report ready through ``$TG_READY_FILE`` once their config and flows are in
@@ -42,6 +47,7 @@ sure (:meth:`Deployment.warm`) that the parts it needs answer a real call.
 from __future__ import annotations
 
 import json
+import sys
 import time
 import urllib.request
 from collections.abc import Callable
@@ -94,8 +100,9 @@ def _queues(kind: str, flow: str = "{id}") -> dict[str, str]:
             "response": f"non-persistent://tg/response/{kind}:{flow}"}
 
 
-def blueprint(agent: str, prompt: str) -> dict[str, Any]:
-    """A flow blueprint whose agent is processor ``agent`` and whose prompt service is ``prompt``."""
+def blueprint(agent: str, prompt: str, llm: str = "text-completion") -> dict[str, Any]:
+    """A flow blueprint whose agent is processor ``agent``, whose prompt service is ``prompt``
+    and whose LLM service is ``llm``."""
     agent_spec = {"next": _queues("agent")["request"], **_queues("agent")}
     for key in AGENT_KEYS:
         kind = "row-embeddings" if key == "row-embeddings-query" else key
@@ -108,7 +115,7 @@ def blueprint(agent: str, prompt: str) -> dict[str, Any]:
         "parameters": {},
         "blueprint": {},
         "flow": {f"{agent}:{{id}}": agent_spec, f"{prompt}:{{id}}": prompt_spec,
-                 "text-completion:{id}": _queues("text-completion")},
+                 f"{llm}:{{id}}": _queues("text-completion")},
         "interfaces": {kind: _queues(kind) for kind in ("agent", "prompt", "text-completion")},
     }
 
@@ -117,7 +124,8 @@ FLOWS = {"up-agent-flow": blueprint("up-agent", "our-prompt"),
          "our-agent-flow": blueprint("our-agent", "up-prompt"),
          # The shipped agent-react template (config-examples), under config type BOOTSTRAP_TYPE.
          "up-agent-boot-flow": blueprint("up-agent-boot", "our-prompt-boot"),
-         "our-agent-boot-flow": blueprint("our-agent", "up-prompt-boot")}
+         "our-agent-boot-flow": blueprint("our-agent", "up-prompt-boot"),
+         "up-agent-openai-flow": blueprint("up-agent-openai", "our-prompt-boot", "openai-llm")}
 
 BOOTSTRAP_TYPE = "prompt-bootstrap"
 EXAMPLES = Path(__file__).resolve().parents[2] / "config-examples"
@@ -198,13 +206,23 @@ class Deployment:
     _warm: dict[str, Any] = field(default_factory=dict)
 
     # -- processes -----------------------------------------------------------------
-    def ours(self, name: str, command: str, *args: str, after_config: bool = True) -> Proc:
+    def ours(self, name: str, command: str, *args: str, after_config: bool = True,
+             env: dict[str, str] | None = None) -> Proc:
         ready = self.tmp / f"{name}.ready"
-        env = {"TG_READY_FILE": str(ready)}
+        env = {**(env or {}), "TG_READY_FILE": str(ready)}
         if after_config:
             env["TG_READY_AFTER_CONFIG"] = "1"
         proc = Proc([str(BIN / command), *args, "--no-metrics", "-p", self.broker.url],
                     self.tmp / f"{name}.log", env=env).start()
+        proc.ready_file = ready
+        self.procs[name] = proc
+        return proc
+
+    def stand_in(self, name: str, script: Path, *args: str) -> Proc:
+        """A stand-in server of ours (a script run by this Python), ready once it listens."""
+        ready = self.tmp / f"{name}.ready"
+        proc = Proc([sys.executable, str(script), *args], self.tmp / f"{name}.log",
+                    env={"TG_READY_FILE": str(ready), "STAND_IN_RECORD": str(self.tmp / f"{name}.jsonl")}).start()
         proc.ready_file = ready
         self.procs[name] = proc
         return proc
@@ -321,6 +339,10 @@ def start(broker: EmbeddedBroker, tmp: Path, upstream: Venv) -> Deployment:
         d.load_config()
         # Everything else at once: the two cores start them while we wait.
         d.ours("text-completion", "text-completion-scripted", "--script", str(tmp / "script.json"))
+        openai_port = free_port()
+        d.stand_in("openai-stand-in", Path(__file__).with_name("openai_stand_in.py"), str(openai_port))
+        d.ours("openai-llm", "text-completion-openai", "--id", "openai-llm", "-u",
+               f"http://127.0.0.1:{openai_port}/v1", env={"OPENAI_TOKEN": ""})
         d.ours("our-prompt", "prompt-template", "--id", "our-prompt")
         d.ours("our-prompt-boot", "prompt-template", "--id", "our-prompt-boot", "--config-type", BOOTSTRAP_TYPE)
         d.ours("our-agent", "agent-manager-react", "--id", "our-agent")
@@ -329,6 +351,7 @@ def start(broker: EmbeddedBroker, tmp: Path, upstream: Venv) -> Deployment:
         # A flow per upstream agent: each of its flows runs a dozen blocking receive loops in
         # the default thread pool (6 threads on 2 cores), and two flows made every hop ~1 s.
         d.theirs("up-agent-boot", "agent-manager-react", "--id", "up-agent-boot", "--no-loki-enabled")
+        d.theirs("up-agent-openai", "agent-manager-react", "--id", "up-agent-openai", "--no-loki-enabled")
         d.theirs("up-prompt", "prompt-template", "--id", "up-prompt", "--no-loki-enabled")
         d.theirs("up-prompt-boot", "prompt-template", "--id", "up-prompt-boot", "--config-type", BOOTSTRAP_TYPE,
                  "--no-loki-enabled")
@@ -337,7 +360,8 @@ def start(broker: EmbeddedBroker, tmp: Path, upstream: Venv) -> Deployment:
         up_port = free_port()
         d.upstream_gateway = f"http://127.0.0.1:{up_port}/"
         d.theirs("up-api-gateway", "api-gateway", "--port", str(up_port))
-        for name in ("text-completion", "our-prompt", "our-prompt-boot", "our-agent", "joke-service"):
+        for name in ("text-completion", "openai-stand-in", "openai-llm", "our-prompt", "our-prompt-boot",
+                     "our-agent", "joke-service"):
             d.procs[name].wait_ready(d.procs[name].ready_file, timeout=60)
         return d
     except BaseException:

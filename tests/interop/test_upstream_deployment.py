@@ -227,6 +227,22 @@ async def test_upstream_agent_with_our_prompt_on_the_bootstrap_template(deployme
 
 
 @pytest.mark.parametrize("streaming", MODES)
+async def test_upstream_agent_with_our_prompt_and_our_openai_processor(deployment, our_joke, row, streaming):
+    """A model behind an OpenAI-compatible API sees only the chat messages: it can answer from the
+    tool's result only if the dialog's history is in them, and its whole ReAct turns must reach
+    upstream's parser with nothing put in front of them."""
+    with interop_row(row, f"upstream agent-manager-react, bootstrap template, our text-completion-openai "
+                          f"({mode(streaming)})",
+                     "our gateway -> upstream agent -> our prompt-template -> our text-completion-openai -> "
+                     "an OpenAI-compatible stand-in on 127.0.0.1 (sees only the messages) -> joke-service") as r:
+        await asyncio.to_thread(deployment.ready_agent, deployment.gateway, "up-agent-openai-flow")
+        frames = await socket_call(deployment.gateway, "agent",
+                                   {"question": QUESTION_OURS, "user": USER, "streaming": streaming},
+                                   flow="up-agent-openai-flow")
+        check_dialog(r, read_dialog(frames), streaming, THOUGHTS_OURS, lambda o: o == our_joke)
+
+
+@pytest.mark.parametrize("streaming", MODES)
 async def test_upstream_prompt_template_on_the_bootstrap_template_under_our_agent(deployment, row, streaming):
     with interop_row(row, f"upstream prompt-template, bootstrap agent-react template ({mode(streaming)})",
                      "our gateway -> our agent -> upstream prompt-template (ibis) -> our LLM") as r:

@@ -51,9 +51,9 @@ async def test_waiting_for_the_broker_is_one_warning_then_debug_then_one_info(mo
 
     async def probe(_broker: object) -> str | None:
         return next(answers)
-    monkeypatch.setattr(pubsub, "probe", probe)
-    monkeypatch.setattr(pubsub, "_FIRST_DELAY", 0.01)
-    monkeypatch.setattr(pubsub, "_MAX_DELAY", 0.01)
+    monkeypatch.setattr(broker_retry, "probe", probe)
+    monkeypatch.setattr(broker_retry, "FIRST_DELAY", 0.01)
+    monkeypatch.setattr(broker_retry, "MAX_DELAY", 0.01)
     ps = PubSub("pulsar://127.0.0.1:1", connect_timeout=None)
     with caplog.at_level(logging.DEBUG, logger=LOGGER):
         await ps._reachable()

@@ -62,7 +62,7 @@ async def wait_for_broker(broker: BrokerUrl, url: str, deadline: float | None) -
             logger.warning("%s; retrying every %g-%gs", unreachable(url, problem), FIRST_DELAY, MAX_DELAY)
         else:
             logger.debug("Broker %s still unreachable: %s; retrying in %gs", url, problem,
-                        state.upcoming_sleep)
+                         state.upcoming_sleep)
 
     def gave_up(state: RetryCallState) -> None:
         raise PubSubError(unreachable(url, state.outcome.result()))
