@@ -3,7 +3,7 @@
 What it runs is the stack a user runs (``bench/quality_stack.py``): the real
 ``tg-launch`` with the repo's bootstrap (its ``joke-service``: ``tell-joke``
 and ``tell-dad-joke``), the tool services of ``bench/agent/quality_services.py``
-started beside it as a user starts the README's weather example, and the
+started beside it as a user starts the weather example of docs/tool-services.md, and the
 questions asked through the gateway's websocket as ``tg-invoke-agent`` asks.
 
 Two question sets (``bench/quality_sets.py``), one stack each LLM:

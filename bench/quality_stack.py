@@ -5,7 +5,7 @@
   embedded model, a user's GGUF with ``--model PATH``, or the scripted stand-in)
   on a fresh data directory with free ports, and the tool services of
   ``bench/agent/quality_services.py`` started beside it as a user starts the
-  README's weather example (``-p <the stack's broker> --no-metrics``);
+  weather example of docs/tool-services.md (``-p <the stack's broker> --no-metrics``);
 * :func:`ask`: one question over the gateway's websocket, streaming, as
   ``tg-invoke-agent -v`` asks (``show_actions``, so each tool call is seen);
 * :func:`wait_tools`: until the gateway's catalog and the agent both have a

@@ -220,7 +220,7 @@ How it was measured (`bench/agent_quality.py`; this table: `{result['command']}`
 - The stack a user runs, once per LLM: {launched}: the repo's bootstrap (its `joke-service` with
   `tell-joke` and `tell-dad-joke`), at most {MAX_ITERATIONS} steps per dialog; greedy decoding on the
   embedded model. Tool services of `bench/agent/quality_services.py` are started while it runs, as a user
-  starts the README's weather example (`-p <the stack's broker> --no-metrics`), and announce themselves.
+  starts the weather example of docs/tool-services.md (`-p <the stack's broker> --no-metrics`), and announce themselves.
   Set 1 is asked with `weather`, `count-words` and `convert-currency` started (five tools); only then do
   `define-word`, `local-time` and `convert-units` start, for set 2 (eight tools of seven services). A set's
   questions start once `GET /api/v1/tool-catalog` lists its tools and no others of the table (and the

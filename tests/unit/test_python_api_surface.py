@@ -37,7 +37,7 @@ def _default(f: dataclasses.Field) -> str:
     return "MISSING"
 
 
-#: The fields we add to upstream's records (README "Compatibility"): how an agent dialog ended.
+#: The fields we add to upstream's records (docs/compatibility.md): how an agent dialog ended.
 EXTENSIONS = {"AgentResponse": ["outcome", "candidates"]}
 
 

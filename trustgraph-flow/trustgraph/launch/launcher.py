@@ -209,7 +209,7 @@ class Launcher:
             argv += ["--no-metrics"]
         logs = self.data_dir / "logs"
         run = self.data_dir / "run"
-        # Only the secrets this child needs (README, "Limits, logs and secrets").
+        # Only the secrets this child needs (docs/security.md, "Limits, logs and secrets").
         env = {**child_environment(os.environ, (*BROKER_SECRETS, *comp.secrets)), **comp.env}
         return Child(comp, argv, env, logs / f"{comp.name}.log",
                      run / f"{comp.name}.ready", self.args.verbose, where=where)

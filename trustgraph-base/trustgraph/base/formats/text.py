@@ -16,7 +16,7 @@ from ..safety import limits
 def as_text(value: Any) -> str:
     """``value`` as text: a string unchanged, anything else JSON-encoded (``str()`` if it cannot be).
 
-    The one contract of every tool (README.md, "Write your own tool service"): a result that is not a string
+    The one contract of every tool (docs/tool-services.md, "Write your own tool service"): a result that is not a string
     reaches the caller JSON-encoded.
     """
     if value.__class__ is str or isinstance(value, str):

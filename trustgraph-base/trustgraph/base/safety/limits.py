@@ -9,7 +9,7 @@ request body, a websocket frame, a JSON string inside a message, a model's
 reply) is decoded here, so one limit holds everywhere and every failure is a
 ``ValueError`` that says what was wrong.
 
-The limits (README, "Limits"):
+The limits (docs/security.md, "Limits, logs and secrets"):
 
 * :data:`MAX_JSON_DEPTH` levels of nested arrays and objects;
 * :data:`MAX_JSON_CONTAINERS` arrays and objects in one text (a body of
