@@ -50,7 +50,7 @@ from hostile_kit import RawBus, components, rss_mb
 from support import BIN, REPO, Proc, Stack, descendants, outside_data_blocks, wait_for
 from trustgraph.base.launching.broker import EmbeddedBroker, free_port
 from trustgraph.base.tool_services.announcer import withdraw_hash
-from trustgraph.base.tool_services.service_directory import MAX_SERVICES
+from trustgraph.base.tool_services.service_directory import MAX_SERVICES, START_WINDOW
 from trustgraph.launch.components import COMPONENTS
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("trust-bus"), pytest.mark.timeout(600)]
@@ -79,8 +79,18 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Stack:
     s = Stack(tmp / "data", ["--llm", "scripted", "--llm-script", str(script), "--no-mcp-tool"])
     s.sent = tmp / "sent.jsonl"   # what the scripted model was sent, one JSON line per request
     s.start(timeout=300)
+    s.ready_at = time.monotonic()
     yield s
     s.stop()
+
+
+def after_start_window(stack: Stack) -> None:
+    """The scenario's precondition, not a synchronisation: a directory that started less than
+    START_WINDOW ago takes two disagreeing replica sets as simultaneous (start-probe answers
+    come in any order), so a test of first-come ownership begins after it (at most 2 s)."""
+    left = stack.ready_at + START_WINDOW - time.monotonic()
+    if left > 0:
+        time.sleep(left)
 
 
 @pytest.fixture(scope="module")
@@ -308,6 +318,7 @@ def test_another_process_announcing_a_live_id_gets_no_call(stack, services, scen
     services(sid, unique("wx"), "--tool", f"weather-{sid}")
     tool = f"weather-{sid}"
     wait_for("the weather tool", lambda: tool in gateway_tools(stack), 60)
+    after_start_window(stack)
     services(sid, unique("stolen"), "--tool", tool, "--reply", "STOLEN", "--idempotent")
     # The gateway has heard both (as its replica, or as a conflict).
     wait_for("the second process heard", lambda: len(tool_services(stack)[sid]["replicas"])
