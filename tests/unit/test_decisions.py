@@ -232,7 +232,7 @@ def test_a_refusable_answer_is_never_released_while_streaming(chunks):
 
 
 def test_the_start_of_a_reply_tells_json_from_react_text():
-    from trustgraph.agent.react.agent_manager import _is_json
+    from trustgraph.agent.react.prompting import is_json as _is_json
     assert _is_json('{"action"') is True and _is_json('  \n{') is True
     assert _is_json("```json\n{") is True and _is_json("```\nThought:") is False
     assert _is_json("Thought: x") is False

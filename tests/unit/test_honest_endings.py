@@ -222,7 +222,7 @@ def test_the_generated_option_is_not_scored_below_another_for_its_tokenisation()
 def test_a_prompt_error_at_the_dialogs_deadline_says_the_dialog_ran_out_of_time():
     import time
 
-    from trustgraph.agent.react.agent_manager import _prompt_error
+    from trustgraph.agent.react.prompting import _prompt_error
     from trustgraph.schema import Error
 
     error = Error(type="llm-error", message="text-completion did not answer: no response within 89.9s")

@@ -1,4 +1,4 @@
-"""The ReAct reply parser, whole and streamed (trustgraph.agent.react.agent_manager)."""
+"""The ReAct reply parser, whole and streamed (trustgraph.agent.react.parser)."""
 
 from __future__ import annotations
 

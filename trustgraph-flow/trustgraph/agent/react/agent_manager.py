@@ -11,6 +11,8 @@ Each prompt request carries the JSON Schema of the next step (property
 ``decision-schema``, ``decisions.py``); the model's reply is a structured
 JSON decision when the template asked for one, else ReAct text
 (``parser.py``).  Tools are listed most relevant to the question first.
+Asking the prompt service and reading its reply is ``prompting.py``; what a
+tool call gave, in the model's terms, ``calls.py``.
 
 The model's mistakes go back to the model, only our bugs abort: an unreadable reply,
 an unknown tool, wrong arguments, a tool that fails or does not answer in
@@ -30,14 +32,11 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
-from dataclasses import dataclass
 from typing import Any
 
-from trustgraph.base.formats.decision_schema import SCORES_PROPERTY, parse_scores
-from trustgraph.base.formats.text import as_text, strip_fences
-from trustgraph.base.messaging.pubsub import PubSubError
-from trustgraph.catalog.calling import CallResult, Outcome, call_tool
-from trustgraph.schema import AgentRequest, AgentStep, PromptRequest
+from trustgraph.base.formats.text import as_text
+from trustgraph.catalog.calling import call_tool
+from trustgraph.schema import AgentRequest, AgentStep
 from trustgraph.schema.services.agent import (
     OUTCOME_ANSWER,
     OUTCOME_ASKED,
@@ -47,6 +46,17 @@ from trustgraph.schema.services.agent import (
     OUTCOME_UNAVAILABLE,
 )
 
+from .calls import (
+    FAILURE_LOST,
+    FAILURE_MISTAKE,
+    FAILURE_UNAVAILABLE,
+    FAILURES,
+    ToolCall,
+    last_error,
+    observation,
+    said,
+    same_call,
+)
 from .decisions import (
     NO_TOOL_ANSWER_LIMIT,
     NO_TOOL_PREFIX,
@@ -61,136 +71,22 @@ from .decisions import (
     from_result,
     judge,
     own_answer_prefix,
-    parse_decision,
 )
 from .grounding import unsaid_arguments
-from .parser import FORMAT_HINT, StreamParser, parse_react
+from .parser import FORMAT_HINT
+from .prompting import PromptFailed, complete, decide, parse_reply, prompt_terms
 from .registry import Registry, Tool, filter_tools
-from .types import (
-    Act,
-    Action,
-    Answer,
-    Continue,
-    Event,
-    Failed,
-    Final,
-    Observation,
-    ReactParseError,
-    Thought,
-)
+from .types import Act, Action, Answer, Continue, Event, Failed, Final, Observation, ReactParseError
 
 logger = logging.getLogger(__name__)
 
-TEMPLATE = "agent-react"
 MAX_SCHEMA_CHARS = 256 * 1024
-#: What the prompt shows of a dialog's history: every step, its observation cut (the last
-#: steps' less), so a step does not get slower and slower as the dialog grows (the whole
-#: history still travels with the request).
-HISTORY_RECENT_STEPS = 2
-HISTORY_OBSERVATION_CHARS = 1_000
-HISTORY_OLD_OBSERVATION_CHARS = 200
 #: A step needs at least this long (a prompt call and a tool call); with less left of the
 #: dialog's time it ends, in its own words, before its caller's deadline.
 MIN_STEP_SECONDS = 1.0
 
 
 # -- the loop ----------------------------------------------------------------------------
-
-
-class PromptFailed(Exception):
-    """The prompt service answered with an error, or not in time: our failure, not the model's."""
-
-
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit] + f" ... ({len(text) - limit:,} characters left out)"
-
-
-def prompt_terms(request: AgentRequest, tools: list[Tool], context: str) -> dict[str, str]:
-    """The ``agent-react`` variables, each JSON-encoded as PromptRequest.terms requires.
-
-    Each step's observation in the history is cut: the last
-    :data:`HISTORY_RECENT_STEPS` to :data:`HISTORY_OBSERVATION_CHARS`
-    characters, older ones to :data:`HISTORY_OLD_OBSERVATION_CHARS`.
-    """
-    steps = list(request.history or [])
-    recent = len(steps) - HISTORY_RECENT_STEPS
-    history = [{"thought": h.thought, "action": h.action, "arguments": h.arguments,
-                "observation": _cut(h.observation or "", HISTORY_OBSERVATION_CHARS if i >= recent
-                                    else HISTORY_OLD_OBSERVATION_CHARS)}
-               for i, h in enumerate(steps)]
-    return {
-        "question": json.dumps(request.question),
-        "tools": json.dumps([t.describe() for t in tools]),
-        "context": json.dumps(context),
-        "tool_names": json.dumps(", ".join(t.name for t in tools)),
-        "history": json.dumps(history),
-    }
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    """What calling a tool gave: the observation, the tool when it succeeded, and otherwise what
-    went wrong (``failure``: one of the ``FAILURE_*`` kinds)."""
-
-    observation: str
-    tool: Tool | None = None
-    failure: str | None = None
-
-
-FAILURE_UNAVAILABLE = "unavailable"   # nothing would answer: its service is not running
-FAILURE_LOST = "lost"                 # its service's replica or the broker connection went mid-call
-FAILURE_MISTAKE = "mistake"           # the model's: no such tool, arguments the tool refuses
-FAILURE_TIMEOUT = "timeout"
-FAILURE_FAILED = "failed"             # the tool answered with an error
-
-#: The failure kind of each outcome of a call (an answer is none).
-FAILURES = {
-    Outcome.REFUSED: FAILURE_MISTAKE,
-    Outcome.FAILED: FAILURE_FAILED,
-    Outcome.UNAVAILABLE: FAILURE_UNAVAILABLE,
-    Outcome.TIMED_OUT: FAILURE_TIMEOUT,
-    Outcome.LOST: FAILURE_LOST,
-}
-
-_WHAT_NEXT = "Use another tool, or give a Final Answer with what you know."
-_TRY_AGAIN = "Try again, use another tool, or give a Final Answer with what you know."
-
-
-def _observation(name: str, result: CallResult) -> str:
-    """The call's outcome in the model's terms: its answer, or an ``Error:`` saying what to do next."""
-    match result.outcome:
-        case Outcome.ANSWERED:
-            return result.message.strip()
-        case Outcome.REFUSED:
-            return f"Error: {result.message}"
-        case Outcome.UNAVAILABLE:
-            return f"Error: tool '{name}' cannot be used now: {result.message}. {_WHAT_NEXT}"
-        case Outcome.LOST:
-            return f"Error: {result.message}. {_TRY_AGAIN}"
-        case Outcome.TIMED_OUT:
-            return f"Error: {result.message}; it may be busy or not running. {_TRY_AGAIN}"
-        case _:
-            return (f"Error: tool '{name}' failed: {result.text}. Check the arguments and try again, "
-                    "use another tool, or give a Final Answer.")
-
-
-def _same_call(step: AgentStep, name: str, arguments: dict[str, str]) -> bool:
-    return step.action == name and dict(step.arguments or {}) == arguments \
-        and (step.observation or "").startswith("Error:")
-
-
-def _said(question: str, history: list[AgentStep]) -> list[str]:
-    """What the dialog has said so far that a call's arguments may come from: the question and
-    the tools' results (not their errors, which echo the model's own values back)."""
-    return [question, *(h.observation for h in history
-                        if h.observation and not h.observation.startswith("Error:"))]
-
-
-def _last_error(history: list[AgentStep]) -> str:
-    for step in reversed(history):
-        if (step.observation or "").startswith("Error:"):
-            return step.observation[len("Error:"):].strip()
-    return ""
 
 
 class AgentManager:
@@ -226,13 +122,13 @@ class AgentManager:
             return
         history = list(request.history or [])
         if len(history) >= self.max_iterations:
-            last = _last_error(history)
+            last = last_error(history)
             yield Failed(f"Too many agent iterations: the dialog reached the limit of {self.max_iterations} "
                          "steps without an answer (agent-manager-react --max-iterations; "
                          "tg-launch --max-iterations)" + (f"; the last step's error: {last}" if last else ""))
             return
         if deadline is not None and deadline - time.time() < MIN_STEP_SECONDS:
-            last = _last_error(history)
+            last = last_error(history)
             yield Failed(f"The dialog ran out of time after {len(history)} step(s) without an answer"
                          + (f"; the last step's error: {last}" if last else ""))
             return
@@ -249,8 +145,8 @@ class AgentManager:
         own = "" if results else own_answer_prefix(history)
         sent = False   # any of the answer streamed yet (the mark goes before its first chunk)
         try:
-            async with aclosing(self._decide(flow, terms, props, deadline, request.streaming, outcome,
-                                             scores)) as events:
+            async with aclosing(decide(flow, terms, props, self.prompt_timeout, deadline, request.streaming,
+                                        outcome, scores)) as events:
                 async for event in events:
                     if isinstance(event, Answer):  # streamed: only once it cannot be refused
                         if text := gate.feed(event.content):
@@ -299,7 +195,7 @@ class AgentManager:
         else:
             chosen = next((t for t in tools if t.name == result.name), None)
             unsaid = unsaid_arguments(result.arguments, chosen.arguments if chosen else (),
-                                      _said(request.question, history)) if self.confidence.check_arguments else []
+                                      said(request.question, history)) if self.confidence.check_arguments else []
             abstain = judge(result.name, scores[0] if scores else None, [t.name for t in tools], self.confidence,
                             unsaid)
             logger.debug("Decision %s %s, scores %s, unsaid %s", result.name, result.arguments,
@@ -324,7 +220,7 @@ class AgentManager:
             unavailable_before = call.failure == FAILURE_UNAVAILABLE and any(
                 h.action == result.name and "cannot be used now" in (h.observation or "") for h in history)
             if call.failure is not None and (unavailable_before or
-                                             any(_same_call(h, result.name, arguments) for h in history)):
+                                             any(same_call(h, result.name, arguments) for h in history)):
                 # The model asked for the same failing call again: it will not fix itself.
                 why = call.observation[len("Error:"):].strip()
                 yield Failed(f"The same call of tool '{result.name}' failed twice: {why}",
@@ -368,8 +264,9 @@ class AgentManager:
             try:   # the model's own answer: a step whose schema holds only the answer
                 only_answer = decision_schema([])
                 only_answer["anyOf"][0]["properties"]["answer"]["maxLength"] = NO_TOOL_ANSWER_LIMIT
-                reply = await self._complete(flow, terms, {SCHEMA_PROPERTY: json.dumps(only_answer)}, deadline)
-                decided = _parse(reply)
+                reply = await complete(flow, terms, {SCHEMA_PROPERTY: json.dumps(only_answer)}, self.prompt_timeout,
+                                       deadline)
+                decided = parse_reply(reply)
                 if isinstance(decided, Final):
                     answer = decided.answer
             except PromptFailed as e:
@@ -382,59 +279,6 @@ class AgentManager:
             yield Answer("", end=True, outcome=outcome, candidates=candidates)
         else:
             yield Answer(text, end=True, outcome=outcome, candidates=candidates)
-
-    async def _decide(self, flow: Any, terms: dict[str, str], props: dict[str, str],
-                      deadline: float | None, streaming: bool, outcome: list[Any],
-                      scores: list[Any] | None = None) -> AsyncIterator[Event]:
-        """Ask the model; yield its thought (and answer) events; ``outcome`` gets the decision.
-
-        The reply is a structured JSON decision when it starts with ``{``
-        (the template asked for one), else ReAct text.  A streamed ReAct
-        reply is classified as it grows (thought, then answer chunks); a
-        JSON decision is read whole, and its answer sent in one piece.
-        """
-        if not streaming:
-            text = await self._complete(flow, terms, props, deadline, scores)
-            logger.debug("Model reply: %.500r", text)
-            result = _parse(text)
-            outcome.append(result)
-            yield Thought(result.thought)
-            return
-        parser = StreamParser()
-        text = ""                        # the reply so far, until its format is known, and a JSON one
-        structured: bool | None = None   # None: not known yet
-        async with aclosing(self._stream(flow, terms, props, deadline, scores)) as chunks:
-            async for chunk in chunks:
-                if structured is None:
-                    text += chunk
-                    structured = _is_json(text)
-                    if structured is not False:
-                        continue
-                    chunk = text  # ReAct: what was held back goes to the parser now
-                elif structured:
-                    text += chunk
-                    continue
-                for event in parser.feed(chunk):
-                    yield event
-        if structured is None:           # the reply ended before its format showed
-            structured = bool(strip_fences(text).startswith("{"))
-            if not structured:
-                for event in parser.feed(text):
-                    yield event
-        if structured:
-            logger.debug("Model reply: %.500r", text)
-            result = _parse(text)
-            outcome.append(result)
-            if result.thought:
-                yield Thought(result.thought, end=True)
-            if isinstance(result, Final) and result.answer:
-                yield Answer(result.answer, end=False)
-            return
-        tail, result = parser.finish()
-        logger.debug("Model reply: %.500r", parser.text)
-        outcome.append(result)
-        for event in tail:
-            yield event
 
     async def _observe(self, action: Action, tools: list[Tool], request: AgentRequest, flow: Any,
                        deadline: float | None, outcome: list[Any]) -> AsyncIterator[Observation]:
@@ -494,97 +338,5 @@ class AgentManager:
                             "or give a Final Answer.", failure=FAILURE_MISTAKE)
         result = await call_tool(tool, action.arguments, user=request.user, flow=flow,
                                  timeout=self.tool_timeout, deadline=deadline, on_chunk=on_chunk)
-        return ToolCall(_observation(tool.name, result), tool if result.answered else None,
+        return ToolCall(observation(tool.name, result), tool if result.answered else None,
                         FAILURES.get(result.outcome))
-
-    def _request(self, terms: dict[str, str], streaming: bool) -> PromptRequest:
-        return PromptRequest(id=TEMPLATE, terms=terms, streaming=streaming)
-
-    async def _complete(self, flow: Any, terms: dict[str, str], props: dict[str, str],
-                        deadline: float | None = None, scores: list[Any] | None = None) -> str:
-        """The whole reply; ``scores`` gets the model's choice scores, when the reply carries them."""
-        responses = flow("prompt-request").stream(self._request(terms, False), final=_first,
-                                                  properties=props, timeout=self.prompt_timeout,
-                                                  deadline=deadline, messages=True)
-        try:
-            message = await responses.__anext__()
-        except (TimeoutError, PubSubError) as e:
-            raise _prompt_failed(e, deadline) from None
-        finally:
-            responses.close()
-        resp = message.value
-        if resp.error is not None:
-            raise _prompt_error(resp.error, deadline)
-        if scores is not None:
-            scores.append(parse_scores(message.properties.get(SCORES_PROPERTY)))
-        return resp.text if resp.text is not None else (resp.object or "")
-
-    async def _stream(self, flow: Any, terms: dict[str, str], props: dict[str, str],
-                      deadline: float | None = None, scores: list[Any] | None = None) -> AsyncIterator[str]:
-        """The prompt service's text chunks as they arrive (one deadline for the whole reply)."""
-        responses = flow("prompt-request").stream(self._request(terms, True), final=_end_of_stream,
-                                                  properties=props, timeout=self.prompt_timeout,
-                                                  deadline=deadline, messages=True)
-        try:
-            async for message in responses:
-                resp = message.value
-                if resp.error is not None:
-                    raise _prompt_error(resp.error, deadline)
-                if scores is not None and resp.end_of_stream:
-                    scores.append(parse_scores(message.properties.get(SCORES_PROPERTY)))
-                if resp.text:
-                    yield resp.text
-        except (TimeoutError, PubSubError) as e:
-            raise _prompt_failed(e, deadline) from None
-        finally:
-            responses.close()
-
-
-_OUT_OF_TIME = "The dialog ran out of time: the model did not decide the next step before the dialog's deadline"
-# The prompt service's own call of the LLM carries the same deadline, so its error may come a
-# little before the agent's clock says the deadline passed.
-_DEADLINE_SLACK = 0.5
-
-
-def _prompt_failed(e: Exception, deadline: float | None) -> PromptFailed:
-    if deadline is not None and time.time() >= deadline - 0.1:
-        return PromptFailed(_OUT_OF_TIME)
-    return PromptFailed(f"The prompt service did not answer: {e}")
-
-
-def _prompt_error(error: Any, deadline: float | None) -> PromptFailed:
-    """The prompt service's error reply: when the dialog's deadline ended the LLM's step, say so
-    (not "text-completion did not answer ... within 89.9s")."""
-    if deadline is not None and time.time() >= deadline - _DEADLINE_SLACK:
-        return PromptFailed(_OUT_OF_TIME)
-    return PromptFailed(f"The prompt service failed: {error.message or error.type}")
-
-
-def _first(message: Any) -> bool:
-    return True
-
-
-def _end_of_stream(message: Any) -> bool:
-    return bool(message.value.end_of_stream)
-
-
-def _is_json(start: str) -> bool | None:
-    """Whether a reply starting with ``start`` is a JSON decision; None while it cannot be told."""
-    body = start.lstrip()
-    if body.startswith("```"):        # a fence: look at what its first line opens
-        newline = body.find("\n")
-        if newline < 0:
-            return None
-        body = body[newline + 1:].lstrip()
-    elif "```".startswith(body):      # nothing yet, or the start of a fence
-        return None
-    return body.startswith("{") if body else None
-
-
-def _parse(text: str) -> Action | Final | ReactParseError:
-    """A whole reply: a structured JSON decision, else ReAct text; a mistake is returned, not raised."""
-    try:
-        decided = parse_decision(text)
-        return decided if decided is not None else parse_react(text)
-    except ReactParseError as e:
-        return e
