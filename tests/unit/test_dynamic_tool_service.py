@@ -87,3 +87,34 @@ async def test_an_invoke_that_returns_an_async_generator_streams():
         got = await w.call(REQ, RESP, request(), ToolServiceResponse, until=final)
         assert [(r.response, r.end_of_stream) for r in got] == [("a", False), ("b", False), ("c", False),
                                                                ("", True)]
+
+
+class Echo211(DynamicToolService):
+    """Written for TrustGraph 2.11: ``invoke(config, arguments)``, no user."""
+
+    default_topic = "unit-echo"
+
+    async def invoke(self, config, arguments):
+        return {"config": config, "arguments": arguments}
+
+
+async def test_a_service_written_for_2_11_gets_config_and_arguments_only():
+    async with worker(Echo211) as w:
+        (ok,) = await w.call(REQ, RESP, ToolServiceRequest(user="u", config='{"k": "v"}', arguments='{"a": 1}'),
+                             ToolServiceResponse, until=final)
+        assert json.loads(ok.response) == {"config": {"k": "v"}, "arguments": {"a": 1}}
+
+
+def test_which_invoke_a_service_wrote_is_read_from_its_signature():
+    from trustgraph.base.tool_services.dynamic_tool_service import takes_user
+
+    class Old:
+        async def invoke(self, user, config, arguments): ...
+
+    class New:
+        async def invoke(self, config, arguments): ...
+
+    class Loose:
+        async def invoke(self, *args): ...
+
+    assert takes_user(Old().invoke) and not takes_user(New().invoke) and takes_user(Loose().invoke)

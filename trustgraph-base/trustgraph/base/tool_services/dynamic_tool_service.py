@@ -8,7 +8,10 @@
         async def invoke(self, user, config, arguments):
             return f"Hey {user}! ..."
 
-``invoke`` gets ``config`` and ``arguments`` as dicts and returns a string, a
+``invoke`` gets ``config`` and ``arguments`` as dicts (and first the caller's
+``user``, as in TrustGraph 2.1; a service written for 2.11, whose requests
+have no user, declares ``invoke(self, config, arguments)`` and runs unchanged:
+the base reads which one it is from the signature) and returns a string, a
 JSON-able value (sent JSON-encoded), or is an async generator yielding string
 chunks (each sent as it comes, then an end-of-stream message).  An exception
 becomes an error reply (:class:`ToolError` chooses its type); nothing a
@@ -86,6 +89,21 @@ async def _chunks(result: Any) -> Any:
             yield ToolServiceResponse(response=text, end_of_stream=False)
 
 
+def takes_user(invoke: Any) -> bool:
+    """Whether a bound ``invoke`` is 2.1's ``invoke(user, config, arguments)`` rather than 2.11's
+    ``invoke(config, arguments)``: two positional parameters are 2.11's; anything else
+    (three, or ``*args``) gets the user first, as before."""
+    try:
+        params = list(inspect.signature(invoke).parameters.values())
+    except (TypeError, ValueError):
+        return True
+    if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params):
+        return True
+    positional = [p for p in params if p.kind in (inspect.Parameter.POSITIONAL_ONLY,
+                                                  inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    return len(positional) != 2
+
+
 class DynamicToolService(AsyncProcessor):
     """Serves ``non-persistent://tg/request/{topic}``, answers on ``.../response/{topic}``."""
 
@@ -117,6 +135,7 @@ class DynamicToolService(AsyncProcessor):
         self.announce: bool = params.get("announce", True)
         self.announce_lease: float = float(params.get("announce_lease") or DEFAULT_LEASE)
         self.announcer: Announcer | None = None
+        self._takes_user = takes_user(self.invoke)
         # Labelled metric children looked up once, not per request.
         self._m_invocations = metrics.tool_invocations.labels(self.id)
         self._m_latency = metrics.tool_latency.labels(self.id)
@@ -218,7 +237,8 @@ class DynamicToolService(AsyncProcessor):
             config = _parse_object(req.config, "config")
             arguments = _parse_object(req.arguments, "arguments")
             try:
-                result = self.invoke(req.user or "trustgraph", config, arguments)
+                result = (self.invoke(req.user or "trustgraph", config, arguments) if self._takes_user
+                          else self.invoke(config, arguments))
                 if result.__class__ is _Coroutine or inspect.isawaitable(result):
                     result = await result
                 # An async generator streams, whether invoke is one or returns one.
