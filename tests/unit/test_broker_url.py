@@ -9,7 +9,12 @@ import sys
 
 import pytest
 from trustgraph.base.launching.stack import AlreadyRunning, RunFiles, running_stack
-from trustgraph.base.messaging.broker_url import BrokerUrlError, choose_broker_url, parse_broker_url
+from trustgraph.base.messaging.broker_url import (
+    BrokerUrlError,
+    choose_admin_url,
+    choose_broker_url,
+    parse_broker_url,
+)
 from trustgraph.base.messaging.pubsub import PubSub
 
 
@@ -57,6 +62,24 @@ def test_choice_order_flag_env_stack_default(no_env, monkeypatch):
         monkeypatch.setenv("PULSAR_HOST", "pulsar://env:1")
         assert choose_broker_url(None) == ("pulsar://env:1", "from $PULSAR_HOST")
         assert choose_broker_url("pulsar://flag:2") == ("pulsar://flag:2", "from -p/--pulsar-host")
+    finally:
+        stack.release()
+
+
+def test_admin_url_choice_order_flag_env_stack_default(no_env, monkeypatch):
+    monkeypatch.delenv("PULSAR_ADMIN_URL", raising=False)
+    assert choose_admin_url(None) == ("http://localhost:8080", f"the default; no running stack found in {no_env}")
+    stack = RunFiles(no_env)
+    stack.acquire(gateway="http://localhost:8088/")
+    try:
+        stack.set_pulsar_url("pulsar://127.0.0.1:7777", "http://127.0.0.1:7778")
+        assert choose_admin_url(None) == ("http://127.0.0.1:7778", f"the running stack's, from {no_env}")
+        monkeypatch.setenv("PULSAR_ADMIN_URL", "http://env:1")
+        assert choose_admin_url(None) == ("http://env:1", "from $PULSAR_ADMIN_URL")
+        assert choose_admin_url("http://flag:2") == ("http://flag:2", "from the command line")
+        stack.set_pulsar_url("pulsar://external:6650")   # an external broker: its admin URL is not known
+        monkeypatch.delenv("PULSAR_ADMIN_URL")
+        assert choose_admin_url(None)[0] == "http://localhost:8080"
     finally:
         stack.release()
 

@@ -192,7 +192,7 @@ class GatewayClient:
                 requests.exceptions.MissingSchema) as e:  # malformed URL, e.g. "http://:x/"
             raise CliError(f"invalid API URL {self.url}: {e}") from None
         except requests.ConnectionError as e:
-            cause = _os_cause(e)
+            cause = os_cause(e)
             if cause is None:  # connected, but what answered does not speak HTTP
                 raise CliError(
                     f"bad HTTP reply from {target} ({type(_innermost(e)).__name__});"
@@ -232,17 +232,24 @@ class GatewayClient:
         """Call the global ``flow`` service (keys are kebab-case on REST)."""
         return self.post("api/v1/flow", body)
 
+    def fetch(self, path: str, timeout: float | None = None) -> Any:
+        """GET ``{url}{path}`` (``path`` may be ``""``) and return the ``requests`` response,
+        whatever its status, for a caller that reads the status itself; no reply at all is a
+        :class:`CliError` naming the URL."""
+        headers = {"Accept": "application/json", "User-Agent": "trustgraph-cli"}
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
+        wait = self.timeout if timeout is None else timeout
+        return self._send("GET", self.url + path.lstrip("/"), wait, headers)
+
     def get(self, path: str) -> Any | None:
         """GET ``{url}{path}`` as JSON; None when the gateway does not serve it (an older one).
 
         For the endpoints of ours that an upstream gateway lacks, where the
         caller has a fallback: any failure other than a refused token is None.
         """
-        headers = {"Accept": "application/json", "User-Agent": "trustgraph-cli"}
-        if self.token:
-            headers["Authorization"] = f"Bearer {self.token}"
         try:
-            response = self._send("GET", self.url + path.lstrip("/"), self.timeout, headers)
+            response = self.fetch(path)
         except CliError:
             return None
         if response.status_code == 401:
@@ -269,8 +276,9 @@ def _chain(e: BaseException) -> list[BaseException]:
     return seen
 
 
-def _os_cause(e: BaseException) -> OSError | None:
-    """The socket-level failure behind a connection error (refused, unknown host, reset...), if any."""
+def os_cause(e: BaseException) -> OSError | None:
+    """The socket-level failure behind a ``requests`` connection error (refused, unknown host,
+    reset...), if any: what a command's one line names."""
     for x in _chain(e):
         if isinstance(x, socket.gaierror | ConnectionRefusedError | TimeoutError):
             return x
@@ -316,6 +324,23 @@ def add_api_args(parser: argparse.ArgumentParser) -> None:
         default=default_token(),
         help="API bearer token (default: $TRUSTGRAPH_TOKEN)",
     )
+
+
+def number(kind: type[int] | type[float] = float, minimum: float = 0, exclusive: bool = True) -> Callable[[str], Any]:
+    """An argparse ``type=`` for a number above ``minimum`` (at least it, when not ``exclusive``):
+    a refused value is a usage error naming the bound, not a traceback."""
+    bound = f"more than {minimum:g}" if exclusive else f"at least {minimum:g}"
+
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {'a whole number' if kind is int else 'a number'}: "
+                                             f"{text!r}") from None
+        if value != value or value < minimum or (exclusive and value == minimum):  # NaN too
+            raise argparse.ArgumentTypeError(f"must be {bound}, got {text}")
+        return value
+    return parse
 
 
 def api_from_args(args: argparse.Namespace) -> GatewayClient:

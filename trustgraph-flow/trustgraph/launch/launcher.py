@@ -330,7 +330,7 @@ class Launcher:
             pulsar_url, admin_url = self.broker.url, self.broker.admin_url
             self.say(broker.name, broker.where)
             self.supervisor.watch(broker)
-        self.run_files.set_pulsar_url(pulsar_url)
+        self.run_files.set_pulsar_url(pulsar_url, admin_url)
         shown = "localhost" if args.host == "127.0.0.1" else args.host
         mcp_host = self.exposure().mcp_host
         values = {

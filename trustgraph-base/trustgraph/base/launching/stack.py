@@ -6,8 +6,10 @@ holds files that tell others about the running stack:
 
 * ``tg-launch.lock``: locked (``flock``) for as long as the stack runs, so a
   second ``tg-launch`` on the same directory is refused before it touches
-  anything; it holds ``{"pid", "gateway", "pulsar"}`` as JSON, so the refusal
-  can name the running stack;
+  anything; it holds ``{"pid", "gateway", "pulsar", "pulsar-admin"}`` as JSON,
+  so the refusal can name the running stack (and ``tg-init-trustgraph`` and
+  ``tg-verify-system-status`` find the embedded broker's HTTP address, which
+  is on a free port: ``pulsar-admin``, empty for an external broker);
 * ``pulsar-url``: the broker URL, for a processor started by hand (and for
   scripts);
 * ``run/<component>.ready``: the children's readiness files;
@@ -61,6 +63,8 @@ class RunningStack:
     pid: int
     gateway: str
     pulsar: str
+    #: The broker's HTTP address (pulsar-lite's metrics), as a Pulsar admin URL; "" when unknown.
+    pulsar_admin: str = ""
 
     @property
     def pulsar_url_file(self) -> Path:
@@ -86,7 +90,8 @@ def running_stack(directory: str | os.PathLike | None = None) -> RunningStack | 
     if not pulsar:
         with contextlib.suppress(OSError):
             pulsar = (where / PULSAR_URL_FILE).read_text().strip()
-    return RunningStack(where, pid, str(info.get("gateway") or ""), pulsar)
+    return RunningStack(where, pid, str(info.get("gateway") or ""), pulsar,
+                        str(info.get("pulsar-admin") or ""))
 
 
 class AlreadyRunning(RuntimeError):
@@ -138,9 +143,11 @@ class RunFiles:
         self._info = {"pid": os.getpid(), "gateway": gateway, "pulsar": ""}
         self._write_info()
 
-    def set_pulsar_url(self, url: str) -> None:
+    def set_pulsar_url(self, url: str, admin_url: str = "") -> None:
+        """Record the broker's URL and, for the embedded one, its HTTP address (``admin_url``)."""
         self.pulsar_url_path.write_text(url + "\n")
         self._info["pulsar"] = url
+        self._info["pulsar-admin"] = admin_url
         self._write_info()
 
     def set_components(self, states: dict[str, dict[str, object]]) -> None:

@@ -20,6 +20,7 @@ says more than that key.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 import aiohttp
 
@@ -37,14 +38,18 @@ def topic_key(topic: str) -> str:
     return topic.split("://", 1)[-1]
 
 
+def samples(text: str, name: str) -> Iterator[tuple[dict[str, str], str]]:
+    """The labelled samples of metric ``name`` in Prometheus text: ``(labels, value)`` each."""
+    for line in text.splitlines():
+        match = _LINE.match(line)
+        if match is not None and match.group(1) == name:
+            yield dict(_LABEL.findall(match.group(2))), match.group(3)
+
+
 def consumer_counts(text: str) -> dict[str, int]:
     """``{tenant/namespace/name: consumers}`` from Prometheus text (topic-level lines only)."""
     counts: dict[str, int] = {}
-    for line in text.splitlines():
-        match = _LINE.match(line)
-        if match is None or match.group(1) != GAUGE:
-            continue
-        labels = dict(_LABEL.findall(match.group(2)))
+    for labels, value in samples(text, GAUGE):
         topic = labels.get("topic")
         if not topic or "subscription" in labels:
             continue
@@ -55,7 +60,7 @@ def consumer_counts(text: str) -> dict[str, int]:
         else:
             continue
         try:
-            counts[key] = counts.get(key, 0) + int(float(match.group(3)))
+            counts[key] = counts.get(key, 0) + int(float(value))
         except ValueError:
             continue
     return counts

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from ..launching.stack import data_dir, running_stack
 
 DEFAULT_PULSAR_HOST = "pulsar://localhost:6650"
+#: Apache Pulsar's web service (admin REST API) on this machine.
+DEFAULT_PULSAR_ADMIN_URL = "http://localhost:8080"
 _DEFAULT_PORTS = {"pulsar": 6650, "pulsar+ssl": 6651, "http": 8080, "https": 8443}
 PROBE_TIMEOUT = 3.0
 # An Apache Pulsar HTTP service URL answers a topic lookup; anything else (an
@@ -86,6 +88,25 @@ def choose_broker_url(given: str | None) -> tuple[str, str]:
     if stack is not None and stack.pulsar:
         return stack.pulsar, f"the running stack's, from {stack.pulsar_url_file}"
     return DEFAULT_PULSAR_HOST, f"the default; no running stack found in {data_dir()}"
+
+
+def choose_admin_url(given: str | None) -> tuple[str, str]:
+    """The broker's admin URL an operators' command uses, and where it came from.
+
+    The flag wins, then ``$PULSAR_ADMIN_URL`` (the processors' variable for
+    it), then the stack running in the data directory (its embedded broker
+    serves HTTP on a free port, which tg-launch records), then Apache
+    Pulsar's web service port on this machine.
+    """
+    if given:
+        return given, "from the command line"
+    env = os.environ.get("PULSAR_ADMIN_URL")
+    if env:
+        return env, "from $PULSAR_ADMIN_URL"
+    stack = running_stack()
+    if stack is not None and stack.pulsar_admin:
+        return stack.pulsar_admin, f"the running stack's, from {stack.data_dir}"
+    return DEFAULT_PULSAR_ADMIN_URL, f"the default; no running stack found in {data_dir()}"
 
 
 def stack_hint(url: str) -> str:
