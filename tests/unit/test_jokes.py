@@ -191,3 +191,17 @@ async def test_the_service_says_when_it_has_no_joke_on_the_topic() -> None:
     assert joke in JOKES["dad-joke"]["general"]
     told = await service.invoke("ada", {"style": "dad-joke"}, {"topic": "coffees"})
     assert told.startswith("Hey ada! Here's a dad-joke for you:\n\n")
+
+
+def test_the_declared_tools_are_the_bootstrap_descriptors() -> None:
+    """Announced and configured, the joke tools must say the same (an upstream agent reads config only)."""
+    import json
+    from pathlib import Path
+
+    from trustgraph.tool_service.joke.service import Processor
+
+    examples = Path(__file__).resolve().parents[2] / "config-examples"
+    for declared in Processor.tools:
+        configured = json.loads((examples / f"{declared['name']}.json").read_text())
+        assert {k: v for k, v in configured.items() if k not in ("type", "service")} == declared
+        assert (configured["type"], configured["service"]) == ("tool-service", "joke-service")

@@ -1,12 +1,20 @@
 """joke-service: an example tool service that tells jokes.
 
-This is the file to copy when you write your own tool service.  A tool
-service is a class with one method, ``invoke(user, config, arguments)``:
+A tool service is a class with one method, ``invoke(user, config, arguments)``,
+and the tools it declares (``tools``), which it announces while it runs, so
+the agent uses them with no config step.  ``tg-new-tool-service NAME`` makes
+a new one of this shape (docs/contributing-a-tool-service.md):
 
-* ``config`` holds the values the *tool descriptor* sets for this service's
-  config params (here: ``style``), so one service can back several tools;
+* ``config`` holds the values the *tool* sets for this service's config
+  params (here: ``style``), so one service backs several tools: ``tell-joke``
+  (puns) and ``tell-dad-joke``;
 * ``arguments`` holds what the LLM filled in (here: ``topic``);
 * the return value is the observation the agent sees.
+
+Its two tools are also configured, as ``config-examples/tell-joke.json`` and
+``tell-dad-joke.json`` (the bootstrap loads them): an upstream 2.1 agent reads
+only config.  The configured ones are used; the same tools announced by their
+own service are no conflict.
 
 Raise ``ToolError`` for a mistake the caller should hear about; any other
 exception also becomes an error reply, and the service keeps serving.
@@ -28,6 +36,17 @@ default_ident = "joke-service"
 class Processor(DynamicToolService):
     # Requests on non-persistent://tg/request/joke, replies on .../response/joke.
     default_topic = "joke"
+    config_params = [{"name": "style", "required": False}]
+    #: The same as config-examples/tell-joke.json and tell-dad-joke.json (a test keeps them so).
+    tools = [
+        {"name": "tell-joke", "description": "Tell a joke on a given topic", "style": "pun",
+         "arguments": [{"name": "topic", "type": "string", "description": "The topic for the joke"}],
+         "examples": [{"arguments": {"topic": "cats"}}]},
+        {"name": "tell-dad-joke", "description": "Tell a groan-worthy dad joke about a given topic",
+         "style": "dad-joke",
+         "arguments": [{"name": "topic", "type": "string", "description": "The topic for the dad joke"}],
+         "examples": [{"arguments": {"topic": "coffee"}}]},
+    ]
 
     async def invoke(self, user: str, config: dict[str, Any], arguments: dict[str, Any]) -> str:
         topic = str(arguments.get("topic", ""))
