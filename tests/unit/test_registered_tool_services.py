@@ -21,6 +21,7 @@ the joke service is:
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from importlib.metadata import entry_points
@@ -105,9 +106,13 @@ async def test_what_it_announces_round_trips_through_the_catalog(service: Regist
             # Announced only: what the catalog uses is what the service said, field for field.
             assert ServiceDescriptor.from_wire(used.model_dump(mode="json", by_alias=True),
                                                service.name) == processor.service_descriptor()
+        # A declared tool also configured (the joke service's, for upstream agents) is used as
+        # configured; with no warning, so the two say the same.
+        configured = {json.loads(v).get("name") for v in (bootstrap_config().get("tool") or {}).values()}
         for declared in processor.declared_tools():
             tool = catalog.tools[declared.name]
-            assert (tool.source, tool.service_key, tool.description) == ("announced", service.name,
+            source = "config" if declared.name in configured else "announced"
+            assert (tool.source, tool.service_key, tool.description) == (source, service.name,
                                                                          declared.description)
             assert [(a.name, a.type) for a in tool.arguments] == [
                 (a["name"], a.get("type") or "string") for a in declared.arguments]

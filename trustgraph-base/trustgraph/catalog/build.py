@@ -215,8 +215,8 @@ def build_catalog(config: Mapping[str, Mapping[str, str]],
             broken[entry.key] = entry
             errors.extend(entry.errors)
         elif entry.name in tools and tools[entry.name].source == "config":
-            if entry.service_key is not None and tools[entry.name].service_key == entry.service_key:
-                continue   # its own service announces the configured tool too: config's is used, no conflict
+            if entry.service_key == tools[entry.name].service_key and entry.descriptor == tools[entry.name].descriptor:
+                continue   # its own service announces the configured tool as it is: no conflict
             warnings.append(DescriptorError(
                 "tool", entry.key, "name", f"announced tool {entry.name!r} is not used: the configured "
                 f"tool/{tools[entry.name].key} has that name"))
