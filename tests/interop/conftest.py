@@ -34,14 +34,21 @@ SECTIONS = {
         "on one pulsar-lite broker with the default topics (`tests/interop/deployment.py`), with a test\n"
         "agent-react template and with the shipped one (`config-examples`). Each row asks through a\n"
         "gateway or a command and checks the thoughts, the tool's observation (the joke the service\n"
-        "told), the answer or the config value, streamed and whole."),
+        "told), the answer or the config value, streamed and whole. The LLM is the one the direction\n"
+        "names: our `text-completion-scripted` (a deterministic stand-in that answers by rules), or\n"
+        "our `text-completion-openai` in front of an OpenAI-compatible stand-in on 127.0.0.1 that sees\n"
+        "only the chat messages. So a row proves that those processes read each other's records and\n"
+        "topics through a whole dialog; it says nothing of how a real model chooses."),
     "test_upstream_peers.py": (
         "Upstream's Python client, prompt manager and DynamicToolService",
         "Upstream code run from `.interop/upstream` against our gateway, config and client."),
     "test_upstream_cli.py": (
         "Upstream's command line",
         "Upstream's `trustgraph-cli` against our gateway and config-svc, and every upstream command's\n"
-        "`--help` with upstream's CLI installed over our `trustgraph-base` (`.interop/mixed`)."),
+        "`--help` with upstream's CLI installed over our `trustgraph-base` (`.interop/mixed`). The\n"
+        "`--help` rows prove only that each upstream command imports and starts there: in that venv\n"
+        "upstream's commands replace ours of the same names, so they test none of ours (installing\n"
+        "upstream's `trustgraph-cli` beside ours is not yet supported: docs/compatibility.md)."),
 }
 
 

@@ -143,7 +143,7 @@ def mode(streaming: bool) -> str:
 @pytest.mark.parametrize("streaming", MODES)
 async def test_upstream_agent_with_our_prompt_llm_and_tool_service(deployment, our_joke, row, streaming):
     with interop_row(row, f"upstream agent-manager-react ({mode(streaming)})",
-                     "our gateway -> upstream agent -> our prompt-template, LLM, joke-service") as r:
+                     "our gateway -> upstream agent -> our prompt-template, text-completion-scripted, joke-service") as r:
         await asyncio.to_thread(deployment.ready_agent, deployment.gateway, "up-agent-flow")
         frames = await socket_call(deployment.gateway, "agent",
                                    {"question": QUESTION_OURS, "user": USER, "streaming": streaming},
@@ -154,7 +154,7 @@ async def test_upstream_agent_with_our_prompt_llm_and_tool_service(deployment, o
 @pytest.mark.parametrize("streaming", MODES)
 async def test_our_agent_with_upstream_prompt_template(deployment, our_joke, row, streaming):
     with interop_row(row, f"upstream prompt-template under our agent ({mode(streaming)})",
-                     "our gateway -> our agent -> upstream prompt-template -> our LLM") as r:
+                     "our gateway -> our agent -> upstream prompt-template -> our text-completion-scripted") as r:
         await asyncio.to_thread(deployment.ready_agent, deployment.gateway, "our-agent-flow")
         frames = await socket_call(deployment.gateway, "agent",
                                    {"question": QUESTION_OURS, "user": USER, "streaming": streaming},
@@ -177,7 +177,7 @@ async def test_our_agent_calls_upstream_tool_service(deployment, upstream_jokes,
 @pytest.mark.parametrize("streaming", MODES)
 async def test_upstream_agent_and_tool_service_with_our_parts_between(deployment, upstream_jokes, row, streaming):
     with interop_row(row, f"upstream agent-manager-react + upstream joke-service ({mode(streaming)})",
-                     "our gateway -> upstream agent -> our prompt-template, LLM; upstream tool service") as r:
+                     "our gateway -> upstream agent -> our prompt-template, text-completion-scripted; upstream tool service") as r:
         await asyncio.to_thread(deployment.ready_agent, deployment.gateway, "up-agent-flow")
         await asyncio.to_thread(deployment.ready_tool_service, "up-joke-service")
         frames = await socket_call(deployment.gateway, "agent",
@@ -189,7 +189,7 @@ async def test_upstream_agent_and_tool_service_with_our_parts_between(deployment
 @pytest.mark.parametrize("streaming", MODES)
 async def test_our_gateway_prompt_kind_to_upstream_prompt_template(deployment, row, streaming):
     with interop_row(row, f"upstream prompt-template, prompt kind ({mode(streaming)})",
-                     "our gateway -> upstream prompt-template -> our LLM") as r:
+                     "our gateway -> upstream prompt-template -> our text-completion-scripted") as r:
         await asyncio.to_thread(deployment.ready_agent, deployment.gateway, "our-agent-flow")
         frames = await socket_call(deployment.gateway, "prompt",
                                    {"id": "greet", "variables": {"name": "Ada"}, "streaming": streaming},
@@ -218,7 +218,7 @@ def check_one_step(r: Row, got: Dialog, streaming: bool, answer: str = "pong") -
 async def test_upstream_agent_with_our_prompt_on_the_bootstrap_template(deployment, row, streaming):
     """The shipped template's prefix ("Thought:") is given back whole, so upstream's parser reads the answer."""
     with interop_row(row, f"upstream agent-manager-react, bootstrap agent-react template ({mode(streaming)})",
-                     "our gateway -> upstream agent -> our prompt-template (prefix, stop) -> our LLM") as r:
+                     "our gateway -> upstream agent -> our prompt-template (prefix, stop) -> our text-completion-scripted") as r:
         await asyncio.to_thread(deployment.ready_agent, deployment.gateway, "up-agent-boot-flow")
         frames = await socket_call(deployment.gateway, "agent",
                                    {"question": "ping", "user": USER, "streaming": streaming},
@@ -245,7 +245,7 @@ async def test_upstream_agent_with_our_prompt_and_our_openai_processor(deploymen
 @pytest.mark.parametrize("streaming", MODES)
 async def test_upstream_prompt_template_on_the_bootstrap_template_under_our_agent(deployment, row, streaming):
     with interop_row(row, f"upstream prompt-template, bootstrap agent-react template ({mode(streaming)})",
-                     "our gateway -> our agent -> upstream prompt-template (ibis) -> our LLM") as r:
+                     "our gateway -> our agent -> upstream prompt-template (ibis) -> our text-completion-scripted") as r:
         await asyncio.to_thread(deployment.ready_agent, deployment.gateway, "our-agent-boot-flow")
         frames = await socket_call(deployment.gateway, "agent",
                                    {"question": "ping", "user": USER, "streaming": streaming},
@@ -323,7 +323,7 @@ def test_config_commands_through_upstream_gateway(deployment, upstream_venv, row
 
 def test_our_tg_invoke_prompt_through_upstream_gateway(deployment, row):
     url = deployment.upstream_gateway
-    with interop_row(row, "our tg-invoke-prompt", "our CLI -> upstream gateway -> our prompt-template -> our LLM") as r:
+    with interop_row(row, "our tg-invoke-prompt", "our CLI -> upstream gateway -> our prompt-template -> our text-completion-scripted") as r:
         deployment.ready_kind(url, "api/v1/flow/up-agent-flow/service/prompt",
                               {"id": "greet", "variables": {"name": "Ada"}})
         out = cli("tg-invoke-prompt", "-u", url, "-f", "up-agent-flow", "greet", "name=Ada")
@@ -332,7 +332,7 @@ def test_our_tg_invoke_prompt_through_upstream_gateway(deployment, row):
 
 def test_our_tg_invoke_llm_through_upstream_gateway(deployment, row):
     url = deployment.upstream_gateway
-    with interop_row(row, "our tg-invoke-llm", "our CLI -> upstream gateway -> our LLM") as r:
+    with interop_row(row, "our tg-invoke-llm", "our CLI -> upstream gateway -> our text-completion-scripted") as r:
         deployment.ready_kind(url, "api/v1/flow/up-agent-flow/service/text-completion",
                               {"system": "", "prompt": "Greet Ada in one line."})
         out = cli("tg-invoke-llm", "-u", url, "-f", "up-agent-flow", "", "Greet Ada in one line.")
