@@ -11,7 +11,9 @@ file lock, so parallel test workers wait for one creator.
   agent, prompt-template, api-gateway and DynamicToolService need only ibis,
   jsonschema, aiohttp and mcp), for upstream peers;
 * ``mixed``: upstream's trustgraph-cli 2.1.4 over *our* trustgraph-base,
-  for the drop-in check that every upstream command still starts.
+  for the drop-in check that every upstream command still starts;
+* ``upstream-2.11``: upstream's trustgraph-base and trustgraph-flow 2.11.1
+  (flow without its drivers), for its DynamicToolService and its callers.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 ROOT = REPO / ".interop"
 UPSTREAM_VERSION = "2.1.4"
+#: Upstream's newest release (its tool-service records have no ``user``).
+UPSTREAM_211_VERSION = "2.11.1"
 
 
 class VenvError(RuntimeError):
@@ -70,7 +74,7 @@ class Venv:
             fcntl.flock(lock, fcntl.LOCK_EX)
             if self.ready():  # another worker made it while we waited
                 return self
-            print(f"Creating {self.path} (upstream TrustGraph {UPSTREAM_VERSION} from PyPI)...",
+            print(f"Creating {self.path} ({', '.join(f'{n} {v}' for n, v in self.want.items())} from PyPI)...",
                   file=sys.stderr, flush=True)
             commands = [] if self.python.exists() else [[sys.executable, "-m", "venv", str(self.path)]]
             commands += [[str(self.python), "-m", "pip", "install", "-q", "--disable-pip-version-check", *s]
@@ -91,6 +95,12 @@ UPSTREAM = Venv(
            ("--no-deps", f"trustgraph-flow=={UPSTREAM_VERSION}")),
     want={"trustgraph-base": UPSTREAM_VERSION, "trustgraph-cli": UPSTREAM_VERSION,
           "trustgraph-flow": UPSTREAM_VERSION, "ibis": "*", "mcp": "*"},
+)
+
+UPSTREAM_211 = Venv(
+    ROOT / "upstream-2.11",
+    steps=((f"trustgraph-base=={UPSTREAM_211_VERSION}",), ("--no-deps", f"trustgraph-flow=={UPSTREAM_211_VERSION}")),
+    want={"trustgraph-base": UPSTREAM_211_VERSION, "trustgraph-flow": UPSTREAM_211_VERSION},
 )
 
 MIXED = Venv(

@@ -42,6 +42,11 @@ SECTIONS = {
     "test_upstream_peers.py": (
         "Upstream's Python client, prompt manager and DynamicToolService",
         "Upstream code run from `.interop/upstream` against our gateway, config and client."),
+    "test_upstream_211.py": (
+        "Upstream 2.11.1's tool services and ours",
+        "Upstream 2.11.1 (`.interop/upstream-2.11`, PyPI), whose tool-service requests have no `user`\n"
+        "and whose services write `invoke(config, arguments)`: its joke-service called by our client,\n"
+        "and its own request-response client and records calling our joke-service."),
     "test_upstream_cli.py": (
         "Upstream's command line",
         "Upstream's `trustgraph-cli` against our gateway and config-svc, and every upstream command's\n"

@@ -1,0 +1,81 @@
+"""Upstream TrustGraph 2.11.1's tool services and ours, both ways, on one broker.
+
+2.11.1's ``ToolServiceRequest`` has no ``user`` and its ``DynamicToolService.invoke`` takes
+``(config, arguments)``; the topics are still ``non-persistent://tg/request/<topic>``.  Its
+processes and its caller run from ``.interop/upstream-2.11`` (PyPI).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import subprocess
+import uuid
+from pathlib import Path
+
+import pytest
+from support import BIN, Proc, wait_for_async
+from trustgraph.base import PubSub, ToolServiceClient
+
+from interop.venvs import UPSTREAM_211, Venv
+
+pytestmark = [pytest.mark.interop, pytest.mark.timeout(600)]
+
+HERE = Path(__file__).resolve().parent
+
+
+@pytest.fixture(scope="session")
+def venv_211() -> Venv:
+    return UPSTREAM_211.ensure()
+
+
+async def test_our_client_calls_a_2_11_dynamic_tool_service(venv_211, broker, row, tmp_path) -> None:
+    topic = f"interop-211-{uuid.uuid4().hex[:6]}"
+    server = Proc([str(venv_211.bin("joke-service")), "-p", broker.url, "-t", topic, "--id", f"joke-{topic}",
+                   "--no-metrics", "--no-loki-enabled"], tmp_path / "server.log").start()
+    ps = PubSub(broker.url, processor="interop")
+    try:
+        client = ToolServiceClient(ps, request_topic=f"non-persistent://tg/request/{topic}",
+                                   response_topic=f"non-persistent://tg/response/{topic}")
+
+        async def answered() -> tuple[str] | None:
+            try:
+                return (await client.call("ann", {"style": "pun"}, {"topic": "cats"}, timeout=5.0),)
+            except TimeoutError:
+                return None
+
+        # 2.11.1 has no readiness signal either: a call that times out is retried.
+        text = ""
+        with contextlib.suppress(pytest.fail.Exception):   # the row says it failed, then the assert
+            (text,) = await wait_for_async("an answer of the 2.11.1 service", answered, 120, every=0,
+                                           detail=server.output, gone=server.exited)
+        ok = text.startswith("Here's a pun for you:")
+        row("upstream 2.11.1 joke-service (DynamicToolService, invoke(config, arguments))",
+            "our ToolServiceClient -> 2.11.1 service", ok, "" if ok else f"got {text!r}")
+        assert ok, server.output()
+    finally:
+        await ps.close()
+        server.stop()
+
+
+@pytest.mark.parametrize("streaming", [False, True], ids=["request", "request_stream"])
+def test_a_2_11_caller_calls_our_tool_service(venv_211, broker, row, tmp_path, streaming) -> None:
+    topic = f"interop-211-{uuid.uuid4().hex[:6]}"
+    ready = tmp_path / "ready"
+    ours = Proc([str(BIN / "joke-service"), "-p", broker.url, "-t", topic, "--id", f"joke-{topic}", "--no-metrics",
+                 "--no-announce"], tmp_path / "ours.log", env={"TG_READY_FILE": str(ready)}).start()
+    try:
+        ours.wait_ready(ready, 60)
+        r = subprocess.run([str(venv_211.python), str(HERE / "caller_211.py"), broker.url, topic,
+                            *(["stream"] if streaming else [])], capture_output=True, text=True, timeout=120)
+        got = json.loads(r.stdout) if r.returncode == 0 and r.stdout.strip() else None
+        messages = got if streaming else [got] if got else []
+        text = "".join(m["response"] or "" for m in messages or [])
+        ok = bool(messages) and all(m["error"] is None for m in messages) and \
+            text.startswith("Hey trustgraph! Here's a pun for you:")
+        row(f"upstream 2.11.1 RequestResponseClient ({'request_stream' if streaming else 'request'})",
+            "2.11.1 caller (no user) -> our joke-service", ok,
+            "" if ok else (r.stderr.strip().splitlines() or [r.stdout])[-1][:200])
+        assert ok, (r.stdout, r.stderr[-2000:], ours.output()[-2000:])
+    finally:
+        ours.stop()
