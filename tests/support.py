@@ -31,6 +31,9 @@ BIN = Path(sys.executable).parent
 LIGHT = ("--no-llm", "--no-prompt", "--no-agent", "--no-mcp-tool", "--no-mcp-server")
 #: tg-launch flags that leave out every registered tool service (the joke service among them).
 NO_TOOL_SERVICES = tuple(f"--no-{s.name}" for s in registered())
+#: ... every one but the joke service, for a test whose dialogs or listings are about its tools:
+#: a service added in-tree then changes neither what the model is shown nor what is listed.
+ONLY_JOKE_SERVICE = tuple(f"--no-{s.name}" for s in registered() if s.name != "joke-service")
 #: A DynamicToolService that announces itself (``--id``, ``-t``, ``--tool``), run as a process.
 ANNOUNCING_SERVICE = REPO / "tests" / "integration" / "announcing_service.py"
 
@@ -221,6 +224,13 @@ def bounded_llm(directory: Path, max_tokens: int) -> list[str]:
     return ["--extra-components", str(path)]
 
 
+def status_line(output: str, name: str, start: str) -> bool:
+    """Whether tg-launch's ``output`` has the status line of ``name`` starting with ``start``,
+    whatever the column width (as wide as the longest component name shown)."""
+    import re
+    return re.search(rf"^  {re.escape(name)} +{re.escape(start)}", output, re.M) is not None
+
+
 def launched(*flags: str) -> list[str]:
     """The components tg-launch starts with ``flags``: its own choice, so that a tool service
     registered later is counted without a test naming it."""
@@ -337,5 +347,5 @@ def outside_data_blocks(text: str, open_tag: str = "<tool-data>", close_tag: str
         at = end + len(close_tag)
 
 
-__all__ = ["free_port", "Proc", "Stack", "LIGHT", "NO_TOOL_SERVICES", "launched", "ANNOUNCING_SERVICE", "McpStandIn", "REPO", "BIN", "wait_for", "wait_for_async", "POLL_EVERY", "descendants", "alive",
+__all__ = ["free_port", "Proc", "Stack", "LIGHT", "NO_TOOL_SERVICES", "ONLY_JOKE_SERVICE", "status_line", "launched", "ANNOUNCING_SERVICE", "McpStandIn", "REPO", "BIN", "wait_for", "wait_for_async", "POLL_EVERY", "descendants", "alive",
            "outside_data_blocks", "bootstrap_prompts", "bounded_llm"]

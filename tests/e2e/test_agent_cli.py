@@ -11,7 +11,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 from support import ANNOUNCING_SERVICE as SERVICE
-from support import Proc, bounded_llm, wait_for
+from support import ONLY_JOKE_SERVICE, Proc, bounded_llm, wait_for
 
 # The bootstrap template asks for a structured decision; the scripted model enforces the
 # schema it gets, as llama.cpp's grammar does, so a reply outside it would be an error.
@@ -95,7 +95,8 @@ def test_real_smollm2_makes_schema_valid_calls_of_a_tool_added_while_it_runs(sta
     called tool's argument schema (llama.cpp's grammar), and the dialog answers from the tool."""
     # Each step's decision is a JSON object of a few short strings (300 characters at most
     # each, decision_schema.STRING_LIMIT): 256 tokens hold one, and bound a step's time.
-    s = stack_factory(*bounded_llm(tmp_path, 256))
+    # The joke service's tools only: a service added in-tree would change what the model is shown.
+    s = stack_factory(*bounded_llm(tmp_path, 256), *ONLY_JOKE_SERVICE)
     # A question the model is sure of: for "a joke about ..." it weighs the two joke tools
     # nearly alike (a toss-up, asked back), for "a dad joke about ..." it is not torn.  The
     # service has no joke about weekends, and says so.

@@ -11,7 +11,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from support import BIN, LIGHT, alive, descendants, launched, wait_for, wait_for_async
+from support import BIN, LIGHT, alive, descendants, launched, status_line, wait_for, wait_for_async
 from trustgraph.base import PubSub
 from trustgraph.base.launching.broker import free_port
 from trustgraph.schema import AgentRequest
@@ -24,9 +24,10 @@ def stack(stack_factory):
 
 def test_launch_prints_where_components_listen(stack):
     out = stack.output()
-    for line in ("broker         pulsar://127.0.0.1:", "config-svc", f"api-gateway    http://localhost:{stack.gateway_port}/",
-                 "joke-service", "bootstrap      loaded"):
-        assert line in out, out
+    for name, start in (("broker", "pulsar://127.0.0.1:"), ("config-svc", "store "),
+                        ("api-gateway", f"http://localhost:{stack.gateway_port}/"),
+                        ("joke-service", "non-persistent://tg/request/joke"), ("bootstrap", "loaded")):
+        assert status_line(out, name, start), out
 
 
 def test_config_round_trip_through_the_cli(stack, tmp_path):
@@ -81,7 +82,7 @@ def test_failures_exit_nonzero_with_one_line(stack):
 def test_restart_keeps_config_and_sigterm_leaves_no_process(stack_factory):
     s = stack_factory(*LIGHT)
     assert s.cli("tg-put-config-item", "widget/keep", input='"kept"').returncode == 0
-    assert "bootstrap      loaded" in s.output()
+    assert status_line(s.output(), "bootstrap", "loaded")
     kids = descendants(s.proc.pid)
     assert len(kids) >= 4  # broker, config-svc, api-gateway, joke-service
     assert s.stop() == 0
@@ -96,8 +97,8 @@ def test_restart_keeps_config_and_sigterm_leaves_no_process(stack_factory):
     s.start()
     r = s.cli("tg-get-config-item", "widget/keep")
     assert r.stdout.strip() == '"kept"'
-    assert "bootstrap      loaded" not in s.output()
-    assert "bootstrap      skipped: the config store already holds config" in s.output()
+    assert not status_line(s.output(), "bootstrap", "loaded")
+    assert status_line(s.output(), "bootstrap", "skipped: the config store already holds config")
 
 
 def test_a_second_launch_on_the_same_data_dir_is_refused_untouched(stack):

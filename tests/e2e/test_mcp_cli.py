@@ -17,7 +17,7 @@ import urllib.request
 import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-from support import BIN, McpStandIn, wait_for
+from support import BIN, McpStandIn, status_line, wait_for
 
 TOKEN = "e2e-mcp-token"
 # A structured decision, as the bootstrap template asks for (the scripted model enforces its schema).
@@ -109,7 +109,7 @@ async def _through_our_mcp_server(url: str) -> tuple[list[str], str]:
 
 
 def test_an_mcp_client_calls_the_joke_service_through_our_mcp_server(stack):
-    assert f"mcp-server     http://localhost:{stack.mcp_port}/mcp" in stack.output()
+    assert status_line(stack.output(), "mcp-server", f"http://localhost:{stack.mcp_port}/mcp"), stack.output()
     names, joke = asyncio.run(_through_our_mcp_server(stack.mcp_url))
     assert "tell-joke" in names and "tell-dad-joke" in names
     assert joke.startswith("Hey trustgraph! Here's a pun for you:")
