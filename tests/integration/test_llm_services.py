@@ -487,6 +487,32 @@ async def test_scripted_model_rules_replies_stop_prefix_and_streaming(stack, tmp
     assert chunks[-1].out_token == 6
 
 
+async def test_a_prefix_is_continued_and_said_so_or_the_whole_prompt_is_shown(stack, tmp_path, fake_openai):
+    """prompt-template sends the turn's start at the prompt's end, the prompt without it as
+    prefix-prompt, and the turn as prefix: a service that continues turns is shown the turn once,
+    as its own, and marks every reply; one that cannot (OpenAI's API) is shown the whole prompt."""
+    script = tmp_path / "script.json"
+    record = tmp_path / "sent.jsonl"
+    script.write_text(json.dumps({"rules": [{"match": "Question: Q", "reply": "Thought: I know\nFinal Answer: A"}],
+                                  "record": str(record)}))
+    llm, _ = await llm_flow(stack, "text-completion-scripted", "--script", str(script))
+    turn = {"prefix": "Thought:", "prefix-prompt": "Question: Q"}
+    for streaming in (False, True):
+        ms = await llm.messages("Question: Q\nThought:", streaming=streaming, **turn)
+        assert "".join(m.value.response for m in ms) == " I know\nFinal Answer: A"
+        assert all(m.properties.get("prefix-continued") == "true" for m in ms)
+    sent = [json.loads(line) for line in record.read_text().splitlines()]
+    assert {(r["prompt"], r["prefix"]) for r in sent if "Question" in r["prompt"]} == {("Question: Q", "Thought:")}
+
+    server, url = fake_openai
+    llm, _ = await llm_flow(stack, "text-completion-openai", "-u", url, env={"OPENAI_TOKEN": ""})
+    for streaming in (False, True):
+        ms = await llm.messages(f"Question: Q [turn-{streaming}]\nThought:", streaming=streaming, **turn)
+        assert ms[-1].value.error is None and not any("prefix-continued" in m.properties for m in ms)
+        (call,) = server.calls(f"[turn-{streaming}]")
+        assert call["body"]["messages"] == [{"role": "user", "content": f"Question: Q [turn-{streaming}]\nThought:"}]
+
+
 async def test_scripted_model_enforces_the_requests_schema(stack, tmp_path):
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"rules": [{"match": "PING", "reply": "PONG"},
