@@ -247,6 +247,10 @@ async def test_json_decisions_the_schema_sent_and_honest_endings(agent, echo, st
         obs = observations(got)
         assert [r.content for r in got if r.chunk_type == "action"] == ['echo {"topic": "cats"}']
         assert got[-1].answer == "The echo says cats."
+        # JSON decisions carry no thought, and no empty thought message is sent for them (upstream's
+        # client read each as an empty chunk).
+        assert not [r for r in got if r.thought is not None and not r.answer and not r.observation
+                    and r.chunk_type != "action"]
     assert json.loads(obs[0])["arguments"] == {"topic": "cats"}
     assert obs[1] == ("Error: the final answer announces a tool call instead of making it: call the tool "
                       "with an action and its args, then answer from its result.")

@@ -85,7 +85,8 @@ async def decide(flow: Any, terms: dict[str, str], props: dict[str, str], timeou
         logger.debug("Model reply: %.500r", text)
         result = parse_reply(text)
         outcome.append(result)
-        yield Thought(result.thought)
+        if result.thought:   # a structured decision has none: an empty message would reach
+            yield Thought(result.thought)   # upstream's client as an empty chunk
         return
     parser = StreamParser()
     text = ""                        # the reply so far, until its format is known, and a JSON one
