@@ -7,15 +7,14 @@ processes and its caller run from ``.interop/upstream-2.11`` (PyPI).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import subprocess
 import uuid
 from pathlib import Path
 
 import pytest
-from support import BIN, Proc, wait_for_async
-from trustgraph.base import PubSub, ToolServiceClient
+from support import BIN, Proc
+from tool_calls import first_answer
 
 from interop.venvs import UPSTREAM_211, Venv
 
@@ -33,28 +32,14 @@ async def test_our_client_calls_a_2_11_dynamic_tool_service(venv_211, broker, ro
     topic = f"interop-211-{uuid.uuid4().hex[:6]}"
     server = Proc([str(venv_211.bin("joke-service")), "-p", broker.url, "-t", topic, "--id", f"joke-{topic}",
                    "--no-metrics", "--no-loki-enabled"], tmp_path / "server.log").start()
-    ps = PubSub(broker.url, processor="interop")
     try:
-        client = ToolServiceClient(ps, request_topic=f"non-persistent://tg/request/{topic}",
-                                   response_topic=f"non-persistent://tg/response/{topic}")
-
-        async def answered() -> tuple[str] | None:
-            try:
-                return (await client.call("ann", {"style": "pun"}, {"topic": "cats"}, timeout=5.0),)
-            except TimeoutError:
-                return None
-
-        # 2.11.1 has no readiness signal either: a call that times out is retried.
-        text = ""
-        with contextlib.suppress(pytest.fail.Exception):   # the row says it failed, then the assert
-            (text,) = await wait_for_async("an answer of the 2.11.1 service", answered, 120, every=0,
-                                           detail=server.output, gone=server.exited)
-        ok = text.startswith("Here's a pun for you:")
+        text = await first_answer(broker.url, topic, {"style": "pun"}, {"topic": "cats"},
+                                  what="an answer of the 2.11.1 service", detail=server.output, gone=server.exited)
+        ok = (text or "").startswith("Here's a pun for you:")
         row("upstream 2.11.1 joke-service (DynamicToolService, invoke(config, arguments))",
             "our ToolServiceClient -> 2.11.1 service", ok, "" if ok else f"got {text!r}")
         assert ok, server.output()
     finally:
-        await ps.close()
         server.stop()
 
 

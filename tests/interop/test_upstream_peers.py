@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import subprocess
 import uuid
@@ -11,8 +10,7 @@ from pathlib import Path
 
 import pytest
 from gateway_stack import stack  # noqa: F401 - our config-svc and api-gateway
-from support import wait_for_async
-from trustgraph.base import PubSub, ToolServiceClient
+from tool_calls import first_answer
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(900)]
 
@@ -83,29 +81,14 @@ async def test_our_client_calls_upstreams_dynamic_tool_service(upstream_venv, br
     server = subprocess.Popen([str(upstream_venv.python), str(REPO / "bench" / "peers" / "upstream_server.py"),
                                "-p", broker.url, "-t", topic, "--no-metrics"],
                               stdout=subprocess.DEVNULL, stderr=open(tmp_path / "server.log", "wb"))
-    ps = PubSub(broker.url, processor="interop")
     try:
-        client = ToolServiceClient(ps, request_topic=f"non-persistent://tg/request/{topic}",
-                                   response_topic=f"non-persistent://tg/response/{topic}")
-
-        async def answered() -> tuple[str] | None:
-            try:
-                return (await client.call("ann", {}, {"text": "hello"}, timeout=5.0),)
-            except TimeoutError:
-                return None
-
-        # Upstream has no readiness signal: a call that times out is retried.
-        text = None
-        with contextlib.suppress(pytest.fail.Exception):   # the row says it failed, then the assert
-            (text,) = await wait_for_async(
-                "an answer of the upstream service", answered, 120, every=0,
-                detail=lambda: (tmp_path / "server.log").read_text(),
-                gone=lambda: None if server.poll() is None else f"exited {server.poll()}")
+        text = await first_answer(broker.url, topic, {}, {"text": "hello"}, what="an answer of the upstream service",
+                                  detail=lambda: (tmp_path / "server.log").read_text(),
+                                  gone=lambda: None if server.poll() is None else f"exited {server.poll()}")
         ok = text == "hello"
         row("upstream DynamicToolService", "our ToolServiceClient -> upstream service", ok)
         assert ok
     finally:
-        await ps.close()
         server.terminate()
         server.wait(10)
         await asyncio.sleep(0)
