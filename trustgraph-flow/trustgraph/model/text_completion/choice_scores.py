@@ -19,21 +19,23 @@ each option there:
 
 Whole option names are scored, not only their first token: two tools that
 share a first word (``convert-currency``, ``convert-units``) are told apart
-where they differ.
+where they differ.  The result is each option's probability as the model saw
+it, not renormalised: what is missing to 1 went to text that is no option
+(the model wanted to write something else), which is worth knowing too.
 
 The field :data:`FIRST_MENTION` asks for the same in free text (an agent's
 ReAct reply): the position scored is where the text first names one of the
 options, as a word of its own.  That is where a ReAct reply decides ("I will
-use the ``tell-joke`` tool", before its ``Action:`` line repeats the name).  The result is each option's probability as the model saw
-it, not renormalised: what is missing to 1 went to text that is no option
-(the model wanted to write something else), which is worth knowing too.
+use the ``tell-joke`` tool", before its ``Action:`` line repeats the name).
 """
 
 from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_right
 from collections.abc import Sequence
+from itertools import accumulate
 from typing import Any
 
 from trustgraph.base.formats import decision_schema
@@ -62,15 +64,12 @@ def _first_mention(tokens: Sequence[dict[str, Any]], options: Sequence[str]) -> 
     word of its own (spaces before it belong to that token), or None."""
     pieces = [str(t.get("token", "")) for t in tokens]
     text = "".join(pieces)
-    offsets, at = [], 0
-    for piece in pieces:
-        offsets.append(at)
-        at += len(piece)
+    offsets = [0, *accumulate(len(piece) for piece in pieces)][:-1]   # where each token starts
     best: int | None = None
     for option in options:
         for found in re.finditer(r"(?<![\w-])" + re.escape(option) + r"(?![\w-])", text):
             # The token holding its first character, unless that token holds more than spaces before it.
-            i = max(k for k, off in enumerate(offsets) if off <= found.start())
+            i = bisect_right(offsets, found.start()) - 1
             if text[offsets[i]:found.start()].strip():
                 continue
             best = i if best is None else min(best, i)
