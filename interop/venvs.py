@@ -10,8 +10,9 @@ file lock, so parallel test workers wait for one creator.
   trustgraph-flow 2.1.4 (flow without its 40-odd store and LLM drivers: the
   agent, prompt-template, api-gateway and DynamicToolService need only ibis,
   jsonschema, aiohttp and mcp), for upstream peers;
-* ``mixed``: upstream's trustgraph-cli 2.1.4 over *our* trustgraph-base,
-  for the drop-in check that every upstream command still starts;
+* ``mixed``: upstream's trustgraph-cli 2.1.4 over *our* trustgraph-base (in
+  place of our trustgraph-cli), for the check that every upstream command
+  still starts on our library;
 * ``upstream-2.11``: upstream's trustgraph-base and trustgraph-flow 2.11.1
   (flow without its drivers), for its DynamicToolService and its callers.
 """
@@ -136,12 +137,6 @@ def ensure_mixed() -> Venv:
                                    capture_output=True, text=True, timeout=900)
                 if r.returncode != 0:
                     raise VenvError(f"re-installing our trustgraph-base failed:\n{(r.stdout + r.stderr)[-3000:]}")
-                # Upstream's CLI files share the namespace: put them back over ours where both exist.
-                r = subprocess.run([str(MIXED.python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                                    "--no-deps", "--force-reinstall", f"trustgraph-cli=={UPSTREAM_VERSION}"],
-                                   capture_output=True, text=True, timeout=900)
-                if r.returncode != 0:
-                    raise VenvError(f"re-installing trustgraph-cli failed:\n{(r.stdout + r.stderr)[-3000:]}")
                 stamp.write_text(digest)
     return MIXED
 

@@ -52,8 +52,15 @@ SECTIONS = {
         "Upstream's `trustgraph-cli` against our gateway and config-svc, and every upstream command's\n"
         "`--help` with upstream's CLI installed over our `trustgraph-base` (`.interop/mixed`). The\n"
         "`--help` rows prove only that each upstream command imports and starts there: in that venv\n"
-        "upstream's commands replace ours of the same names, so they test none of ours (installing\n"
-        "upstream's `trustgraph-cli` beside ours is not yet supported: docs/compatibility.md)."),
+        "upstream's `trustgraph-cli` 2.1.4 is installed in place of ours, so they test none of ours."),
+    "test_cli_distribution.py": (
+        "Our trustgraph-cli and upstream's in one venv",
+        "Fresh venvs (PyPI and the checkout), installed in the order each direction names, plain or\n"
+        "editable: which distribution owns the commands afterwards, whether every command starts\n"
+        "(`--help`), and what uninstalling one distribution leaves. Our `trustgraph-cli` 2.1.100 carries\n"
+        "every command name of upstream's 2.1.4; the 46 upstream ones this fork does not reimplement\n"
+        "run upstream's own code once `tg-install-upstream-commands` has fetched it, and their rows\n"
+        "prove only that each starts there."),
 }
 
 

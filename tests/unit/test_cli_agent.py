@@ -258,8 +258,8 @@ def test_the_exit_status_says_how_the_dialog_ended():
     import io
 
     import pytest
+    from trustgraph.base.command_line import CliError
     from trustgraph.cli import invoke_agent
-    from trustgraph.cli.api import CliError
 
     printer = invoke_agent.Printer(False, out=io.StringIO())
     invoke_agent.handle({"chunk_type": "answer", "content": "Did you mean `a` or `b`?", "end_of_message": True,

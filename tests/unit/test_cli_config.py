@@ -510,7 +510,7 @@ def test_timeout_in_process(gateway: FakeGateway) -> None:
     """The client timeout is not a flag, so drive the GatewayClient class directly."""
     sys.path.insert(0, str(BASE))
     try:
-        from trustgraph.cli.api import CliError, GatewayClient
+        from trustgraph.base.command_line import CliError, GatewayClient
     finally:
         sys.path.remove(str(BASE))
     gateway.delay = 1.0

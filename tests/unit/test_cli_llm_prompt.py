@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 from aiohttp import web
+from trustgraph.base.command_line import CliError
 from trustgraph.cli import invoke_llm, invoke_prompt, set_prompt, show_prompts
-from trustgraph.cli.api import CliError
 from trustgraph.cli.invoke_prompt import parse_variables
 
 

@@ -27,7 +27,7 @@ PYPROJECT = Path("trustgraph-flow/pyproject.toml")
 @pytest.fixture
 def checkout(tmp_path: Path) -> Path:
     root = tmp_path / "checkout"
-    for rel in ("pyproject.toml", PYPROJECT, "trustgraph-base/pyproject.toml"):
+    for rel in ("pyproject.toml", PYPROJECT, "trustgraph-base/pyproject.toml", "trustgraph-cli/pyproject.toml"):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(REPO / rel, root / rel)
     shutil.copytree(REPO / SERVICES, root / SERVICES, ignore=shutil.ignore_patterns("__pycache__"))

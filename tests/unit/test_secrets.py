@@ -114,8 +114,8 @@ async def test_the_commands_never_print_the_token():
     from aiohttp import web
     from trustgraph.api.exceptions import ProtocolException
     from trustgraph.api.websocket import final
+    from trustgraph.base.command_line import CliError
     from trustgraph.base.launching.broker import free_port
-    from trustgraph.cli.api import CliError
     from trustgraph.cli.socket import _stream
 
     async def refuse(_request):
@@ -141,7 +141,7 @@ async def test_the_commands_never_print_the_token():
 
 
 def test_a_command_error_line_masks_the_token(monkeypatch, capsys):
-    from trustgraph.cli.api import fail
+    from trustgraph.base.command_line import fail
     monkeypatch.setenv("TRUSTGRAPH_TOKEN", "env-token-1")
     with pytest.raises(SystemExit):
         fail("tg-x", "reply mentions env-token-1 and https://me:pw@h/ ?token=abc")

@@ -41,6 +41,7 @@ import mcp_types as types
 import uvicorn
 from mcp.server.lowlevel import NotificationOptions, Server
 from trustgraph.base import FlowProcessor, RequestResponseSpec
+from trustgraph.base.command_line import MCP_SERVER_HEADER
 from trustgraph.base.launching.listening import is_loopback
 from trustgraph.base.processors.async_processor import StartRefused, env_default
 from trustgraph.base.safety.secrets import token_argument
@@ -48,7 +49,6 @@ from trustgraph.base.tool_services.catalog_feed import CatalogFeed
 from trustgraph.base.tool_services.tool_service_client import ToolServiceClients
 from trustgraph.catalog import build_catalog
 from trustgraph.catalog.implementations import FLOW_CLIENTS
-from trustgraph.cli.api import MCP_SERVER_HEADER
 
 from .auth import bearer_only
 from .notify import ChangeNotifier
@@ -167,7 +167,7 @@ class Processor(FlowProcessor):
         if self.tokens:
             app = bearer_only(app, *self.tokens)
         # The Server header names us, so that a tg-* command pointed here (8089 for the
-        # gateway's 8088) can say which port it hit (trustgraph.cli.api.not_found_hint).
+        # gateway's 8088) can say which port it hit (trustgraph.base.command_line.not_found_hint).
         self._http = _Uvicorn(uvicorn.Config(app, log_level="warning", lifespan="on",
                                              headers=[("server", MCP_SERVER_HEADER)]))
         await self.feed.start()

@@ -35,8 +35,8 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
+from trustgraph.base.command_line import CliError, main_wrapper
 from trustgraph.base.safety import limits
-from trustgraph.cli.api import CliError, main_wrapper
 from trustgraph.launch.bootstrap import BootstrapError, read_bootstrap
 from trustgraph.launch.tool_services import GROUP, registered
 from trustgraph.topics import tool_service_topics
@@ -50,8 +50,8 @@ PYPROJECT = FLOW / "pyproject.toml"
 SERVICES = FLOW / "trustgraph" / "tool_service"
 TESTS = Path("tests") / "unit"
 BOOTSTRAP = Path("config-examples") / "bootstrap.json"
-#: The other package's pyproject, whose commands are taken names too.
-BASE_PYPROJECT = Path("trustgraph-base") / "pyproject.toml"
+#: The other packages' pyprojects, whose commands are taken names too.
+OTHER_PYPROJECTS = (Path("trustgraph-cli") / "pyproject.toml", Path("trustgraph-base") / "pyproject.toml")
 
 NAME = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 MAX_NAME = 32
@@ -127,7 +127,7 @@ def _commands(root: Path) -> set[str]:
     """Every command name taken: both packages' console scripts, the registered services, and
     whatever this venv has installed."""
     taken = {ep.name for ep in entry_points(group="console_scripts")}
-    for path in (root / PYPROJECT, root / BASE_PYPROJECT):
+    for path in (root / PYPROJECT, *(root / other for other in OTHER_PYPROJECTS)):
         if path.is_file():
             project = _toml(path).get("project", {})
             taken |= set(project.get("scripts", {}))

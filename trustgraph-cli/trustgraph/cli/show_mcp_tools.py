@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from trustgraph.cli.api import api_from_args, config_values, main_wrapper, make_parser
+from trustgraph.base.command_line import api_from_args, config_values, main_wrapper, make_parser
 from trustgraph.cli.table import render_table
 
 PROG = "tg-show-mcp-tools"

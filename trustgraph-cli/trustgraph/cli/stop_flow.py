@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from trustgraph.cli.api import api_from_args, main_wrapper, make_parser
+from trustgraph.base.command_line import api_from_args, main_wrapper, make_parser
 
 PROG = "tg-stop-flow"
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trustgraph.cli.api import CliError, GatewayClient, api_from_args, main_wrapper, make_parser
+from trustgraph.base.command_line import CliError, GatewayClient, api_from_args, main_wrapper, make_parser
 from trustgraph.cli.show_tools import cell
 from trustgraph.cli.table import render_table
 

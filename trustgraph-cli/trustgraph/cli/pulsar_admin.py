@@ -15,7 +15,7 @@ Every failure is an :class:`AdminError` whose text says what went wrong and
 what to do, and whose ``retry`` says whether trying again may help (nothing
 listens yet, a broker still starting answers 5xx) or cannot (a refused token,
 a URL that is no broker's).  ``requests`` is imported on first use, as in
-:mod:`trustgraph.cli.api`.
+:mod:`trustgraph.base.command_line`.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..base.messaging.broker_url import DEFAULT_PULSAR_ADMIN_URL
-from .api import os_cause
+from trustgraph.base.command_line import os_cause
+from trustgraph.base.messaging.broker_url import DEFAULT_PULSAR_ADMIN_URL
 
 DEFAULT_TIMEOUT = 10.0
 PULSAR_LITE = "pulsar-lite"
@@ -137,7 +137,7 @@ class PulsarAdmin:
 
     def _lite_version(self) -> str | None:
         """pulsar-lite's version from its metrics (``""`` when it gives none), or None: not pulsar-lite."""
-        from ..base.messaging.broker_consumers import samples
+        from trustgraph.base.messaging.broker_consumers import samples
 
         try:
             r = self._call("GET", "/metrics")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from trustgraph.cli.api import (
+from trustgraph.base.command_line import (
     add_item_args,
     api_from_args,
     main_wrapper,

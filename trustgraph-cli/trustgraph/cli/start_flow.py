@@ -11,7 +11,7 @@ import argparse
 import json
 from typing import Any
 
-from trustgraph.cli.api import CliError, api_from_args, main_wrapper, make_parser
+from trustgraph.base.command_line import CliError, api_from_args, main_wrapper, make_parser
 
 PROG = "tg-start-flow"
 

@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from ..base.safety.secrets import remember, scrub
+from .safety.secrets import remember, scrub
 
 DEFAULT_URL = "http://localhost:8088/"
 

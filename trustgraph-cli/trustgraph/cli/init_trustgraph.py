@@ -47,6 +47,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from trustgraph.base.command_line import CliError, main_wrapper, number
 from trustgraph.base.messaging.broker_url import (
     BrokerUrlError,
     choose_admin_url,
@@ -54,7 +55,6 @@ from trustgraph.base.messaging.broker_url import (
     parse_broker_url,
     probe,
 )
-from trustgraph.cli.api import CliError, main_wrapper, number
 from trustgraph.cli.pulsar_admin import DEFAULT_TIMEOUT, AdminError, Broker, PulsarAdmin, policies_text
 
 PROG = "tg-init-trustgraph"

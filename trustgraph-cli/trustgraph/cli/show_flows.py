@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from trustgraph.cli.api import GatewayClient, api_from_args, main_wrapper, make_parser
+from trustgraph.base.command_line import GatewayClient, api_from_args, main_wrapper, make_parser
 from trustgraph.cli.table import render_table  # also imported from here by upstream-style code
 from trustgraph.topics import TopicError, to_pulsar
 

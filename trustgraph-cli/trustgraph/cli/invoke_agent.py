@@ -30,8 +30,7 @@ import argparse
 import sys
 from typing import Any, TextIO
 
-from trustgraph.base.safety.logsafe import escape
-from trustgraph.cli.api import (
+from trustgraph.base.command_line import (
     DEFAULT_URL,
     CliError,
     default_token,
@@ -39,6 +38,7 @@ from trustgraph.cli.api import (
     describe_error,
     main_wrapper,
 )
+from trustgraph.base.safety.logsafe import escape
 
 PROG = "tg-invoke-agent"
 # A whole dialog: up to --max-iterations model calls, each possibly slow on a CPU model.

@@ -37,7 +37,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from trustgraph.cli.api import (
+from trustgraph.base.command_line import (
     CliError,
     GatewayClient,
     api_from_args,

@@ -14,7 +14,7 @@ import json
 import sys
 from typing import Any
 
-from trustgraph.cli.api import CliError, api_from_args, main_wrapper, make_parser
+from trustgraph.base.command_line import CliError, api_from_args, main_wrapper, make_parser
 
 PROG = "tg-invoke-tool-service"
 

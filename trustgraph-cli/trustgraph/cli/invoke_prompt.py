@@ -18,7 +18,7 @@ import json
 import sys
 from typing import Any
 
-from trustgraph.cli.api import DEFAULT_TIMEOUT, CliError, add_api_args, api_from_args, main_wrapper
+from trustgraph.base.command_line import DEFAULT_TIMEOUT, CliError, add_api_args, api_from_args, main_wrapper
 from trustgraph.cli.invoke_llm import add_flow_args, service_path
 from trustgraph.cli.socket import stream
 

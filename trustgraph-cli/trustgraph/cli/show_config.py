@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from trustgraph.cli.api import api_from_args, main_wrapper, make_parser
+from trustgraph.base.command_line import api_from_args, main_wrapper, make_parser
 
 PROG = "tg-show-config"
 

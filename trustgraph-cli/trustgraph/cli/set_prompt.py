@@ -17,7 +17,7 @@ import argparse
 import json
 from typing import Any
 
-from trustgraph.cli.api import CliError, GatewayClient, api_from_args, main_wrapper, make_parser
+from trustgraph.base.command_line import CliError, GatewayClient, api_from_args, main_wrapper, make_parser
 
 PROG = "tg-set-prompt"
 CONFIG_TYPE = "prompt"

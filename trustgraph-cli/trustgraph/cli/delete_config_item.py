@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import urllib.parse
 
-from trustgraph.cli.api import (
+from trustgraph.base.command_line import (
     CliError,
     add_item_args,
     api_from_args,

@@ -6,7 +6,7 @@ import json
 import textwrap
 from typing import Any
 
-from trustgraph.cli.api import GatewayClient, api_from_args, main_wrapper, make_parser
+from trustgraph.base.command_line import GatewayClient, api_from_args, main_wrapper, make_parser
 from trustgraph.cli.set_prompt import CONFIG_TYPE, read_index
 
 PROG = "tg-show-prompts"

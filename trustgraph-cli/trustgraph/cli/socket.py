@@ -14,8 +14,8 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from ..base.safety.secrets import redact_url, remember, scrub
-from .api import START_HINT, CliError, describe_error, normalise_url, not_found_hint
+from trustgraph.base.command_line import START_HINT, CliError, describe_error, normalise_url, not_found_hint
+from trustgraph.base.safety.secrets import redact_url, remember, scrub
 
 OnResponse = Callable[[dict[str, Any]], None]
 

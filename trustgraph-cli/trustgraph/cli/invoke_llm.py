@@ -15,7 +15,7 @@ import sys
 import urllib.parse
 from typing import Any
 
-from trustgraph.cli.api import DEFAULT_TIMEOUT, add_api_args, api_from_args, main_wrapper
+from trustgraph.base.command_line import DEFAULT_TIMEOUT, add_api_args, api_from_args, main_wrapper
 from trustgraph.cli.socket import stream
 
 PROG = "tg-invoke-llm"

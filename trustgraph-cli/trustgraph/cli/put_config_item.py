@@ -27,7 +27,7 @@ import argparse
 import json
 import sys
 
-from trustgraph.cli.api import (
+from trustgraph.base.command_line import (
     CliError,
     GatewayClient,
     add_item_args,

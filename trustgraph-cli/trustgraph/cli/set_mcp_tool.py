@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from trustgraph.cli.api import CliError, api_from_args, main_wrapper, make_parser
+from trustgraph.base.command_line import CliError, api_from_args, main_wrapper, make_parser
 
 PROG = "tg-set-mcp-tool"
 

@@ -23,8 +23,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from trustgraph.base.command_line import (
+    GatewayClient,
+    api_from_args,
+    config_values,
+    main_wrapper,
+    make_parser,
+)
 from trustgraph.base.safety.logsafe import escape
-from trustgraph.cli.api import GatewayClient, api_from_args, config_values, main_wrapper, make_parser
 from trustgraph.cli.table import render_table
 
 PROG = "tg-show-tools"

@@ -45,8 +45,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from trustgraph.base.messaging.broker_url import choose_admin_url
-from trustgraph.cli.api import (
+from trustgraph.base.command_line import (
     CliError,
     GatewayClient,
     add_api_args,
@@ -55,6 +54,7 @@ from trustgraph.cli.api import (
     number,
     os_cause,
 )
+from trustgraph.base.messaging.broker_url import choose_admin_url
 from trustgraph.cli.init_trustgraph import NAMESPACES
 from trustgraph.cli.pulsar_admin import AdminError, PulsarAdmin
 

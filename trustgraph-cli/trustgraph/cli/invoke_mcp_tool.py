@@ -12,7 +12,14 @@ import argparse
 import json
 import urllib.parse
 
-from trustgraph.cli.api import DEFAULT_URL, CliError, GatewayClient, default_token, default_url, main_wrapper
+from trustgraph.base.command_line import (
+    DEFAULT_URL,
+    CliError,
+    GatewayClient,
+    default_token,
+    default_url,
+    main_wrapper,
+)
 
 PROG = "tg-invoke-mcp-tool"
 

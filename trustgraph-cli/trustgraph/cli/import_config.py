@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from trustgraph.cli.api import CliError, api_from_args, main_wrapper, make_parser
+from trustgraph.base.command_line import CliError, api_from_args, main_wrapper, make_parser
 from trustgraph.cli.put_config_item import JSON_TYPES
 
 PROG = "tg-import-config"

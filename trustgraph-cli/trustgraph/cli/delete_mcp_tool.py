@@ -6,7 +6,7 @@ agent leaves them out until an entry with that id exists again.
 
 from __future__ import annotations
 
-from trustgraph.cli.api import CliError, api_from_args, config_values, main_wrapper, make_parser
+from trustgraph.base.command_line import CliError, api_from_args, config_values, main_wrapper, make_parser
 
 PROG = "tg-delete-mcp-tool"
 
