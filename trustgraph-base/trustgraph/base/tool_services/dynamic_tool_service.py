@@ -115,9 +115,8 @@ async def _joined(result: Any, limit: int) -> str:
             if size > limit:
                 raise ToolError(
                     f"the streamed answer is over the {limit:,}-byte limit of one reply "
-                    f"({len(parts) + 1} chunks, {size:,} bytes so far): the caller reads one whole "
-                    f"reply (its request has no '{READS_STREAMS}' property), so the chunks are "
-                    f"joined, and a reply holds at most {limit:,} bytes")
+                    f"({len(parts) + 1} chunks, {size:,} bytes so far): its caller reads whole "
+                    f"replies (no '{READS_STREAMS}' property), so the chunks are joined into one")
             parts.append(text)
     return "".join(parts)
 
