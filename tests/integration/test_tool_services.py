@@ -12,6 +12,9 @@ import pulsar
 import pytest
 from support import Proc, wait_for_async
 from trustgraph.base import DynamicToolService, PubSub, RequestTimeout, ToolServiceClient, ToolServiceError
+from trustgraph.base.messaging.message import Message
+from trustgraph.base.messaging.request_response import RequestResponseClient, new_request_id
+from trustgraph.schema import ToolServiceRequest, ToolServiceResponse
 from trustgraph.topics import tool_service_topics
 
 
@@ -85,6 +88,51 @@ async def test_streaming_chunks_arrive_in_order(broker):
         assert text == "one two three four five "
         with pytest.raises(ToolServiceError, match="asked to fail"):
             await client(ps, topic).call_streaming("u", {}, {"text": "a b fail c"}, chunks.append, timeout=10)
+    finally:
+        await ps.close()
+        await svc.stop()
+
+
+async def test_a_caller_without_the_stream_property_gets_exactly_one_whole_reply(broker):
+    """As upstream's callers do: a plain first-response request, no properties of ours."""
+    topic = unique("stream")
+    # Concurrency 1: requests are served in order and their replies go out in order, so once
+    # the watcher has the last call's end, it has every message sent for the calls before it.
+    svc = await started(Stream, broker, topic, concurrency=1)
+    req, resp = tool_service_topics(topic)
+    ps = PubSub(broker.url, processor="t")
+    seen: list[Message] = []
+    last_id = new_request_id()
+    last_seen = asyncio.Event()
+
+    async def watch(msg: Message) -> None:
+        seen.append(msg)
+        if msg.id == last_id and msg.value.end_of_stream:
+            last_seen.set()
+
+    try:
+        await ps.consumer(resp, f"watch-{uuid.uuid4().hex[:6]}", ToolServiceResponse, handler=watch)
+        plain = RequestResponseClient(ps, request_topic=req, response_topic=resp, request_schema=ToolServiceRequest,
+                                      response_schema=ToolServiceResponse, subscription=f"plain-{topic}")
+        whole_id, error_id = new_request_id(), new_request_id()
+        whole = await plain.request(ToolServiceRequest(arguments=json.dumps({"text": "one two three four"})),
+                                    timeout=10, request_id=whole_id)
+        assert (whole.error, whole.response, whole.end_of_stream) == (None, "one two three four ", True)
+        # An error half-way is the usual single error reply (2.1.4's agent raises on it).
+        failed = await plain.request(ToolServiceRequest(arguments=json.dumps({"text": "a b fail c"})),
+                                     timeout=10, request_id=error_id)
+        assert (failed.error.type, failed.error.message, failed.response, failed.end_of_stream) == (
+            "tool-service-error", "asked to fail", "", True)
+        # Our client says it reads streams, and still gets chunks.
+        chunks: list[str] = []
+        text = await client(ps, topic).call_streaming("u", {}, {"text": "x y"}, chunks.append, timeout=10,
+                                                      request_id=last_id)
+        assert (chunks, text) == (["x ", "y "], "x y ")
+        async with asyncio.timeout(30):
+            await last_seen.wait()
+        assert [m.value.response for m in seen if m.id == whole_id] == ["one two three four "]
+        assert [m.value.error.message for m in seen if m.id == error_id] == ["asked to fail"]
+        await plain.stop()
     finally:
         await ps.close()
         await svc.stop()

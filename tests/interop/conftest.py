@@ -46,7 +46,8 @@ SECTIONS = {
         "Upstream 2.11.1's tool services and ours",
         "Upstream 2.11.1 (`.interop/upstream-2.11`, PyPI), whose tool-service requests have no `user`\n"
         "and whose services write `invoke(config, arguments)`: its joke-service called by our client,\n"
-        "and its own request-response client and records calling our joke-service."),
+        "and its own request-response client and records calling our joke-service, and calling a\n"
+        "streaming service of ours, whose answer its first-reply `request()` gets whole."),
     "test_upstream_cli.py": (
         "Upstream's command line",
         "Upstream's `trustgraph-cli` against our gateway and config-svc, and every upstream command's\n"

@@ -2,18 +2,21 @@
 
 2.11.1's ``ToolServiceRequest`` has no ``user`` and its ``DynamicToolService.invoke`` takes
 ``(config, arguments)``; the topics are still ``non-persistent://tg/request/<topic>``.  Its
-processes and its caller run from ``.interop/upstream-2.11`` (PyPI).
+processes and its caller run from ``.interop/upstream-2.11`` (PyPI).  Its callers take the first
+reply as the whole answer, so a streaming service of ours answers them (they send no
+``reads-streams`` property) with one reply, its chunks joined.
 """
 
 from __future__ import annotations
 
 import json
 import subprocess
+import sys
 import uuid
 from pathlib import Path
 
 import pytest
-from support import BIN, Proc
+from support import ANNOUNCING_SERVICE, BIN, Proc
 from tool_calls import first_answer
 
 from interop.venvs import UPSTREAM_211, Venv
@@ -61,6 +64,29 @@ def test_a_2_11_caller_calls_our_tool_service(venv_211, broker, row, tmp_path, s
         row(f"upstream 2.11.1 RequestResponseClient ({'request_stream' if streaming else 'request'})",
             "2.11.1 caller (no user) -> our joke-service", ok,
             "" if ok else (r.stderr.strip().splitlines() or [r.stdout])[-1][:200])
+        assert ok, (r.stdout, r.stderr[-2000:], ours.output()[-2000:])
+    finally:
+        ours.stop()
+
+
+def test_a_2_11_caller_gets_the_whole_answer_of_our_streaming_tool_service(venv_211, broker, row, tmp_path) -> None:
+    topic = f"interop-211-{uuid.uuid4().hex[:6]}"
+    ready = tmp_path / "ready"
+    # announcing_service.py --stream: invoke yields the answer word by word.
+    ours = Proc([sys.executable, str(ANNOUNCING_SERVICE), "-p", broker.url, "-t", topic, "--id", f"weather-{topic}",
+                 "--stream", "--no-metrics", "--no-announce"], tmp_path / "ours.log",
+                env={"TG_READY_FILE": str(ready)}).start()
+    try:
+        ours.wait_ready(ready, 60)
+        r = subprocess.run([str(venv_211.python), str(HERE / "caller_211.py"), broker.url, topic,
+                            "--config", json.dumps({"units": "metric"}), "--arguments", json.dumps({"city": "Oslo"})],
+                           capture_output=True, text=True, timeout=120)
+        got = json.loads(r.stdout) if r.returncode == 0 and r.stdout.strip() else None
+        whole = "It is sunny in Oslo (metric), trustgraph. "
+        ok = got == {"response": whole, "end": True, "error": None}
+        row("upstream 2.11.1 RequestResponseClient (request) -> our streaming service",
+            "2.11.1 caller (first reply only) -> our tool service that yields chunks", ok,
+            "" if ok else f"got {got!r}" if got else (r.stderr.strip().splitlines() or [r.stdout])[-1][:200])
         assert ok, (r.stdout, r.stderr[-2000:], ours.output()[-2000:])
     finally:
         ours.stop()

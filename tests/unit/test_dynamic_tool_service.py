@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 
-from trustgraph.base import DynamicToolService
+import pytest
+from trustgraph.base import DynamicToolService, ToolServiceClient, ToolServiceError
 from trustgraph.base.testing import worker
 from trustgraph.base.tool_services.dynamic_tool_service import ToolError
 from trustgraph.schema import ToolServiceRequest, ToolServiceResponse
+from trustgraph.schema.services.tool_service import READS_STREAMS
 from trustgraph.topics import tool_service_topics
 
 REQ, RESP = tool_service_topics("unit-echo")
+STREAMS = {READS_STREAMS: "true"}  # what a caller that reads streamed replies sends
 
 
 class Echo(DynamicToolService):
@@ -84,9 +87,102 @@ class Chunky(DynamicToolService):
 
 async def test_an_invoke_that_returns_an_async_generator_streams():
     async with worker(Chunky) as w:
-        got = await w.call(REQ, RESP, request(), ToolServiceResponse, until=final)
+        got = await w.call(REQ, RESP, request(), ToolServiceResponse, until=final, properties=STREAMS)
         assert [(r.response, r.end_of_stream) for r in got] == [("a", False), ("b", False), ("c", False),
                                                                ("", True)]
+
+
+class Words(DynamicToolService):
+    """Is an async generator: yields the words of ``text`` (and an empty chunk first); the word
+    ``fail`` raises half-way; ``endless`` yields ``chunk`` for ever.  Notes when it is closed."""
+
+    default_topic = "unit-echo"
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.yielded = 0
+        self.closed = False
+
+    async def invoke(self, user, config, arguments):
+        try:
+            yield ""
+            if arguments.get("endless"):
+                while True:
+                    self.yielded += 1
+                    yield arguments["chunk"]
+            for word in arguments.get("text", "").split():
+                if word == "fail":
+                    raise ToolError("failed half-way", "words-error")
+                self.yielded += 1
+                yield word + " "
+        finally:
+            self.closed = True
+
+
+async def test_a_caller_that_reads_streams_gets_the_chunks_and_any_other_one_whole_reply():
+    # Concurrency 1: requests are handled in order, so once one is answered, those sent before
+    # it have sent everything they will.
+    async with worker(Words, concurrency=1) as w:
+        inbox = await w.listen(RESP, ToolServiceResponse)
+        # As upstream's callers send it: no property; they take the first reply as the answer.
+        whole_id = await w.send(REQ, request(text="one two three"))
+        # Only "true" asks for a stream.
+        other_id = await w.send(REQ, request(text="a b"), properties={READS_STREAMS: "yes"})
+        streamed = await w.call(REQ, RESP, request(text="one two three"), ToolServiceResponse,
+                                until=final, properties=STREAMS)
+        assert [(r.response, r.end_of_stream) for r in streamed] == [
+            ("one ", False), ("two ", False), ("three ", False), ("", True)]
+        (whole,) = inbox.by_id(whole_id)
+        assert (whole.error, whole.response, whole.end_of_stream) == (None, "one two three ", True)
+        (other,) = inbox.by_id(other_id)
+        assert (other.error, other.response, other.end_of_stream) == (None, "a b ", True)
+
+
+async def test_an_error_half_way_is_one_error_reply_to_a_caller_that_reads_whole_replies():
+    async with worker(Words) as w:
+        (err,) = await w.call(REQ, RESP, request(text="a b fail c"), ToolServiceResponse, until=final)
+        assert (err.error.type, err.error.message, err.response, err.end_of_stream) == (
+            "words-error", "failed half-way", "", True)
+        # A streaming caller gets what came before the error, then the error.
+        got = await w.call(REQ, RESP, request(text="a b fail c"), ToolServiceResponse, until=final,
+                           properties=STREAMS)
+        assert [r.response for r in got[:-1]] == ["a ", "b "]
+        assert (got[-1].error.message, got[-1].end_of_stream) == ("failed half-way", True)
+
+
+async def test_a_joined_answer_over_the_limit_is_an_error_and_stops_the_work():
+    class Small(Words):
+        max_whole_reply = 10
+
+    async with worker(Small) as w:
+        (ok,) = await w.call(REQ, RESP, request(text="0123 5678"), ToolServiceResponse, until=final)
+        assert ok.response == "0123 5678 "  # exactly 10 bytes: within the limit
+        w.processor.yielded = 0
+        (err,) = await w.call(REQ, RESP, request(endless=True, chunk="é" * 3), ToolServiceResponse,
+                              until=final)
+        assert err.error.type == "tool-service-error" and err.end_of_stream
+        assert "over the 10-byte limit of one reply" in err.error.message
+        assert f"no '{READS_STREAMS}' property" in err.error.message
+        # Two chunks of 6 bytes (UTF-8) are over 10: the generator was closed at the second.
+        assert w.processor.closed and w.processor.yielded == 2
+        # A streaming caller is not bound by it: each chunk is its own message.
+        got = await w.call(REQ, RESP, request(text="0123456789 0123456789"), ToolServiceResponse,
+                           until=final, properties=STREAMS)
+        assert [r.response for r in got] == ["0123456789 ", "0123456789 ", ""]
+
+
+async def test_our_client_reads_streams_and_a_plain_first_response_request_gets_the_whole_text():
+    async with worker(Words) as w:
+        client = ToolServiceClient(w.pubsub, request_topic=REQ, response_topic=RESP)
+        chunks: list[str] = []
+        text = await client.call_streaming("u", {}, {"text": "one two three"}, chunks.append, timeout=10)
+        assert (chunks, text) == (["one ", "two ", "three "], "one two three ")
+        assert await client.call("u", {}, {"text": "x y"}, timeout=10) == "x y "
+        with pytest.raises(ToolServiceError, match="failed half-way"):
+            await client.call("u", {}, {"text": "a fail"}, timeout=10)
+        # The inherited request() is upstream's way: the first response, no property.
+        first = await client.request(request(text="one two three"), timeout=10)
+        assert (first.error, first.response, first.end_of_stream) == (None, "one two three ", True)
 
 
 class Echo211(DynamicToolService):

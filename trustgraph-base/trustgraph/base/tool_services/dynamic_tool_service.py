@@ -13,7 +13,13 @@
 have no user, declares ``invoke(self, config, arguments)`` and runs unchanged:
 the base reads which one it is from the signature) and returns a string, a
 JSON-able value (sent JSON-encoded), or is an async generator yielding string
-chunks (each sent as it comes, then an end-of-stream message).  An exception
+chunks.  Chunks are sent as they come, then an end-of-stream message, but only
+to a caller whose request carries the ``reads-streams`` property
+(:data:`~trustgraph.schema.services.tool_service.READS_STREAMS`; our
+``ToolServiceClient`` always sends it).  Any other caller (every upstream one)
+takes the first response as the whole answer, so it gets one response holding
+the chunks joined, of at most :attr:`DynamicToolService.max_whole_reply`
+bytes.  An exception
 becomes an error reply (:class:`ToolError` chooses its type); nothing a
 request contains can stop the service.  The reply path is
 :mod:`trustgraph.base.messaging.serving`'s, shared with every other service.
@@ -29,6 +35,7 @@ upstream's do).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import inspect
 import json
 import logging
@@ -39,10 +46,11 @@ from types import SimpleNamespace
 from typing import Any
 
 from ...schema import ToolServiceRequest, ToolServiceResponse
+from ...schema.services.tool_service import READS_STREAMS
 from ...topics import tool_service_topics
 from ..formats.text import as_text
 from ..messaging import metrics
-from ..messaging.pubsub import Message
+from ..messaging.pubsub import MAX_MESSAGE_BYTES, Message
 from ..messaging.serving import Replies, Reply, ReplyNotSent, ServiceError, message_or_type
 from ..processors.async_processor import AsyncProcessor, StartRefused
 from ..safety import limits
@@ -89,6 +97,30 @@ async def _chunks(result: Any) -> Any:
             yield ToolServiceResponse(response=text, end_of_stream=False)
 
 
+async def _joined(result: Any, limit: int) -> str:
+    """The chunks of a streaming ``invoke`` as one text, for a caller that reads one reply.
+
+    Stops (closing the generator, so its work stops too) once the text is over ``limit``
+    bytes: a reply that big could not be sent anyway, and collecting on would hold an
+    unbounded answer in memory.
+    """
+    parts: list[str] = []
+    size = 0
+    async with contextlib.aclosing(result) as chunks:
+        async for chunk in chunks:
+            text = as_text(chunk)
+            if not text:
+                continue
+            size += len(text.encode("utf-8", "surrogatepass"))
+            if size > limit:
+                raise ToolError(
+                    f"the streamed answer is over the {limit:,}-byte limit of one reply "
+                    f"({len(parts) + 1} chunks, {size:,} bytes so far): its caller reads whole "
+                    f"replies (no '{READS_STREAMS}' property), so the chunks are joined into one")
+            parts.append(text)
+    return "".join(parts)
+
+
 def takes_user(invoke: Any) -> bool:
     """Whether a bound ``invoke`` is 2.1's ``invoke(user, config, arguments)`` rather than 2.11's
     ``invoke(config, arguments)``: two positional parameters are 2.11's; anything else
@@ -125,6 +157,10 @@ class DynamicToolService(AsyncProcessor):
     #: Seconds one call may take, announced as the descriptor's ``timeout``
     #: (None: the caller's own limit).
     call_timeout: float | None = None
+    #: Bytes (UTF-8) a streamed answer may reach when it is joined into one reply for a
+    #: caller that does not read streams: a bigger one is an error reply saying so.  The
+    #: reply goes on a non-persistent topic, which holds no bigger message.
+    max_whole_reply: int = MAX_MESSAGE_BYTES
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
@@ -241,10 +277,13 @@ class DynamicToolService(AsyncProcessor):
                           else self.invoke(config, arguments))
                 if result.__class__ is _Coroutine or inspect.isawaitable(result):
                     result = await result
-                # An async generator streams, whether invoke is one or returns one.
+                # An async generator streams, whether invoke is one or returns one, to a
+                # caller that reads streams; any other gets its chunks joined, in one reply.
                 if inspect.isasyncgen(result):
-                    await reply.stream(_chunks(result), end=_END)
-                    return
+                    if msg.properties.get(READS_STREAMS) == "true":
+                        await reply.stream(_chunks(result), end=_END)
+                        return
+                    result = await _joined(result, self.max_whole_reply)
                 await reply.send(ToolServiceResponse(response=as_text(result), end_of_stream=True))
             except (ServiceError, ReplyNotSent):
                 raise

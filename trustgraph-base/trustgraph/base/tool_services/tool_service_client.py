@@ -3,7 +3,10 @@
 Built on the one request/response client, so it inherits the whole-call
 deadline, the bound on calls in flight and the cleanup of waiters.  A service
 that streams is handled by both methods: ``call`` joins the chunks,
-``call_streaming`` also hands each one to a callback as it arrives.
+``call_streaming`` also hands each one to a callback as it arrives.  Both say
+so on every request (the ``reads-streams`` property): a streaming service
+streams only to a caller that does, and answers any other (an upstream one, or
+the inherited first-response ``request()``) with one reply, its chunks joined.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import Any, Protocol
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
 from ...schema import ToolServiceRequest, ToolServiceResponse
+from ...schema.services.tool_service import READS_STREAMS
 from ...topics import to_pulsar
 from ..messaging import deadlines
 from ..messaging.pubsub import PubSub, PubSubError
@@ -72,6 +76,9 @@ class Service(Protocol):
 
 #: ``liveness(service id, request queue)``: True, False (known to be down) or None (not known).
 Liveness = Callable[[str, str], "bool | None"]
+
+#: The properties of every request of ``call_streaming``: it reads every response to the end.
+_READS_STREAMS = {READS_STREAMS: "true"}
 
 #: Attempts of a call to an idempotent service; each gets its share of what is left of the deadline.
 ATTEMPTS = 3
@@ -148,7 +155,7 @@ class ToolServiceClient(RequestResponseClient):
         )
         parts: list[str] = []
         responses = self.stream(request, final=_end_of_stream, timeout=timeout, deadline=deadline,
-                                request_id=request_id)
+                                request_id=request_id, properties=_READS_STREAMS)
         try:
             async for resp in responses:
                 if resp.error is not None:

@@ -4,6 +4,15 @@ from dataclasses import dataclass
 
 from ..core.primitives import Error
 
+#: Ours, a message property of a tool-service request: ``"true"`` when the caller reads a
+#: streamed answer (several responses, ``end_of_stream`` on the last).  A streaming service
+#: answers a request without it with one response holding all its chunks joined, because
+#: upstream's callers (2.1.4's agent, 2.11.1's ``RequestResponseClient.request()``) take the
+#: first response as the whole answer and would get the first chunk only.  A property, so the
+#: records stay upstream's: upstream's services ignore it (they never stream), and upstream's
+#: callers never set it.
+READS_STREAMS = "reads-streams"
+
 
 @dataclass
 class ToolServiceRequest:
