@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -104,10 +105,26 @@ UPSTREAM_211 = Venv(
     want={"trustgraph-base": UPSTREAM_211_VERSION, "trustgraph-flow": UPSTREAM_211_VERSION},
 )
 
+#: Where copies of our packages are installed from (:func:`our_source`).
+SOURCES = ROOT / "src"
+
+
+def our_source(package: str, into: Path = SOURCES) -> Path:
+    """A copy of one of our packages (``trustgraph-base``...) to pip-install, not editable.
+
+    Why a copy: pip building the checkout's own directory leaves ``build/lib`` there, and
+    setuptools reuses it, so a module deleted since the last build would be installed again.
+    """
+    target = into / package
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(REPO / package, target, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    return target
+
+
 MIXED = Venv(
     ROOT / "mixed",
     # Ours first, then upstream's CLI (it requires trustgraph-base>=2.1,<2.2, which ours is).
-    steps=((str(REPO / "trustgraph-base"),), (f"trustgraph-cli=={UPSTREAM_VERSION}",)),
+    steps=((str(SOURCES / "trustgraph-base"),), (f"trustgraph-cli=={UPSTREAM_VERSION}",)),
     want={"trustgraph-cli": UPSTREAM_VERSION, "trustgraph-base": "*"},
 )
 
@@ -125,19 +142,22 @@ def _our_sources_digest() -> str:
 
 def ensure_mixed() -> Venv:
     """The mixed venv, with our trustgraph-base re-installed whenever its sources changed."""
-    MIXED.ensure()
-    stamp = MIXED.path / ".ours-digest"
-    digest = _our_sources_digest()
-    if not stamp.exists() or stamp.read_text() != digest:
-        with open(MIXED.path.parent / f".{MIXED.path.name}.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            if not stamp.exists() or stamp.read_text() != digest:
-                r = subprocess.run([str(MIXED.python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                                    "--no-deps", "--force-reinstall", str(REPO / "trustgraph-base")],
-                                   capture_output=True, text=True, timeout=900)
-                if r.returncode != 0:
-                    raise VenvError(f"re-installing our trustgraph-base failed:\n{(r.stdout + r.stderr)[-3000:]}")
-                stamp.write_text(digest)
+    ROOT.mkdir(parents=True, exist_ok=True)
+    with open(ROOT / ".mixed-sources.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        stamp = MIXED.path / ".ours-digest"
+        digest = _our_sources_digest()
+        if MIXED.ready() and stamp.exists() and stamp.read_text() == digest:
+            return MIXED
+        our_source("trustgraph-base")
+        MIXED.ensure()
+        if not stamp.exists() or stamp.read_text() != digest:
+            r = subprocess.run([str(MIXED.python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                                "--no-deps", "--force-reinstall", str(SOURCES / "trustgraph-base")],
+                               capture_output=True, text=True, timeout=900)
+            if r.returncode != 0:
+                raise VenvError(f"re-installing our trustgraph-base failed:\n{(r.stdout + r.stderr)[-3000:]}")
+            stamp.write_text(digest)
     return MIXED
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from trustgraph.cli.upstream import COMMANDS
 
-from interop.venvs import REPO, UPSTREAM_VERSION
+from interop.venvs import REPO, UPSTREAM_VERSION, our_source
 
 pytestmark = [pytest.mark.interop, pytest.mark.long, pytest.mark.timeout(900)]
 
@@ -45,9 +45,13 @@ class Env:
         assert r.returncode == 0, f"pip {' '.join(args)}:\n{(r.stdout + r.stderr)[-3000:]}"
         return r.stdout
 
-    def ours(self, *packages: str, editable: bool = False) -> None:
-        paths = [str(REPO / p) for p in packages]
-        self.pip("install", "-q", *(a for p in paths for a in (("-e", p) if editable else (p,))))
+    def ours(self, *packages: str, editable: bool = False, deps: bool = True) -> None:
+        """Install our packages: editable from the checkout, else from clean copies (our_source)."""
+        if editable:
+            args = [a for p in packages for a in ("-e", str(REPO / p))]
+        else:
+            args = [str(our_source(p, self.path.parent / "src")) for p in packages]
+        self.pip("install", "-q", *([] if deps else ["--no-deps"]), *args)
 
     def versions(self) -> dict[str, str]:
         out = self.pip("list", "--format", "json")
@@ -178,7 +182,7 @@ def test_editable_over_upstream_and_back(tmp_path: Path, row) -> None:
 def test_uninstalling_one_distribution_keeps_the_others_commands(tmp_path: Path, row) -> None:
     env = Env(tmp_path / "venv")
     env.ours("trustgraph-base", "trustgraph-cli")
-    env.pip("install", "-q", "--no-deps", str(REPO / "trustgraph-flow"))  # its scripts, not its model runtime
+    env.ours("trustgraph-flow", deps=False)  # its scripts, not its model runtime
     cli, flow = {"tg-invoke-agent", "tg-show-flows", "tg-invoke-tool-service"}, {"tg-launch", "config-svc"}
     direction = "our trustgraph-base, trustgraph-cli and trustgraph-flow (plain venv)"
 
@@ -186,7 +190,7 @@ def test_uninstalling_one_distribution_keeps_the_others_commands(tmp_path: Path,
     after_flow = env.commands()
     row("uninstalling trustgraph-flow keeps the tg-* commands", direction, cli <= after_flow,
         ", ".join(sorted(cli - after_flow)))
-    env.pip("install", "-q", "--no-deps", str(REPO / "trustgraph-flow"))
+    env.ours("trustgraph-flow", deps=False)
     env.pip("uninstall", "-q", "-y", "trustgraph-cli")
     left = {p.name for p in (env.path / "bin").iterdir()}
     row("uninstalling trustgraph-cli keeps trustgraph-flow's commands", direction,

@@ -71,3 +71,33 @@ def test_the_log_level_defaults_to_the_environment(env, level, monkeypatch):
     AsyncProcessor.add_args(parser)
     assert parser.parse_args([]).log_level == level
     assert parser.parse_args(["-l", "ERROR"]).log_level == "ERROR"   # the flag wins
+
+
+def test_the_wire_defaults_to_2_1_and_the_environment_sets_it(monkeypatch):
+    import argparse
+    monkeypatch.delenv("TRUSTGRAPH_WIRE", raising=False)
+    parser = argparse.ArgumentParser()
+    AsyncProcessor.add_args(parser)
+    assert parser.parse_args([]).wire == "2.1"
+    monkeypatch.setenv("TRUSTGRAPH_WIRE", "2.11")
+    parser = argparse.ArgumentParser()
+    AsyncProcessor.add_args(parser)
+    assert parser.parse_args([]).wire == "2.11"
+    assert parser.parse_args(["--wire", "2.1"]).wire == "2.1"
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--wire", "3.0"])
+
+
+def test_a_processor_refuses_a_wire_it_does_not_speak():
+    from trustgraph.base.processors.async_processor import StartRefused
+
+    assert processor().wire == "2.1"
+    with pytest.raises(StartRefused) as refused:
+        AsyncProcessor(id="p", pulsar_host="pulsar://127.0.0.1:1", metrics=False, wire="2.11")
+    assert str(refused.value) == ("p does not speak TrustGraph 2.11's wire (it speaks 2.1): run it with "
+                                  "--wire 2.1 (or unset $TRUSTGRAPH_WIRE), or use upstream's p there")
+
+    class Both(AsyncProcessor):
+        wires = ("2.1", "2.11")
+
+    assert Both(id="b", pulsar_host="pulsar://127.0.0.1:1", metrics=False, wire="2.11").wire == "2.11"

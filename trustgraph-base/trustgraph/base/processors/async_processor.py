@@ -21,12 +21,14 @@ from collections.abc import Awaitable, Iterable
 from typing import Any
 
 from ...topics import ANNOUNCE, CONFIG_REQUEST, CONFIG_RESPONSE, PROBE, config_push_queue
+from .. import wire
 from ..messaging import metrics
 from ..messaging.broker_url import BrokerUrlError, choose_broker_url
 from ..messaging.pubsub import Consumer, Producer, PubSub, PubSubError
 from ..messaging.serving import Replies, Work, serve
 from ..safety import logsafe
 from ..safety.secrets import secret_values
+from ..wire import WIRE_21
 from .config_follower import ConfigFollower, ConfigHandler
 from .flags import TokenFileError, add_processor_args, env_default, pulsar_token
 
@@ -45,9 +47,15 @@ class StartRefused(Exception):
 class AsyncProcessor:
     """Lifecycle, serving and config handling shared by every processor."""
 
+    #: The upstream wires this processor speaks (:mod:`trustgraph.base.wire`), the default first.
+    wires: tuple[str, ...] = (WIRE_21,)
+
     def __init__(self, **params: Any) -> None:
         self.id: str = params.get("id") or "processor"
         self.params = params
+        self.wire: str = params.get("wire") or WIRE_21
+        if self.wire not in self.wires:
+            raise StartRefused(wire.unsupported(self.id, self.wire, self.wires))
         # A PubSub given from outside (a test's in-memory one) replaces the broker connection.
         given: PubSub | None = params.get("pubsub")
         if given is not None:

@@ -15,6 +15,8 @@ from typing import Any
 from ...topics import ANNOUNCE, CONFIG_REQUEST, CONFIG_RESPONSE, PROBE, config_push_queue
 from ..messaging import metrics
 from ..messaging.broker_url import DEFAULT_PULSAR_HOST
+from ..wire import ENV as WIRE_ENV
+from ..wire import WIRES
 
 
 def env_default(name: str, default: Any = None) -> Any:
@@ -77,6 +79,9 @@ def add_processor_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--metrics-host", default=metrics.DEFAULT_HOST,
                         help="address the metrics server listens on (default %(default)s; "
                              "0.0.0.0 for every interface)")
+    parser.add_argument("--wire", default=env_default(WIRE_ENV, WIRES[0]), choices=WIRES,
+                        help=f"which upstream TrustGraph deployment's topics and records to speak "
+                             f"(default ${WIRE_ENV}, else {WIRES[0]}; docs/compatibility.md)")
     parser.add_argument("--config-push-queue", default=config_push_queue)
     parser.add_argument("--config-request-queue", default=CONFIG_REQUEST,
                         help="config-svc's requests, where the config is fetched and each push "
