@@ -160,7 +160,7 @@ def _serve(fake: FakeGateway, sock: socket.socket, ready: threading.Event, holde
     the test thread can block in subprocess.run."""
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
-    app = web.Application()
+    app = web.Application(client_max_size=32 * 1024 * 1024)  # as our gateway (MAX_BODY)
     app.router.add_post("/api/v1/{kind}", fake.endpoint)
     runner = web.AppRunner(app)
     loop.run_until_complete(runner.setup())
@@ -683,6 +683,39 @@ def test_import_takes_a_show_config_dump_once(gateway: FakeGateway, tmp_path: Pa
     assert p.returncode == 0, p.stderr
     assert p.stdout.startswith("Imported 0 item(s) (0 new, 0 changed, 3 unchanged")
     assert not [body for _, body in gateway.requests if body.get("operation") == "put"]
+
+
+def test_an_import_too_big_for_one_message_goes_in_several_puts(gateway: FakeGateway, tmp_path: Path) -> None:
+    from trustgraph.base.safety.limits import MAX_MESSAGE_BYTES
+
+    # Six items of 1 MiB each: more than one broker message (about 5 MiB) holds.
+    big = {"document": {f"d{i}": "x" * (1024 * 1024) for i in range(6)}}
+    dump = tmp_path / "big.json"
+    dump.write_text(json.dumps(big))
+    p = tg("import_config", "-u", gateway.url, str(dump), "--dry-run")
+    assert p.stdout.splitlines()[-1] == ("Dry run: 6 new, 0 changed, 0 unchanged; in 2 puts, each a config "
+                                         "version, as one would not fit in a broker message; nothing written")
+    gateway.requests.clear()
+    p = tg("import_config", "-u", gateway.url, str(dump))
+    assert p.returncode == 0, p.stderr
+    puts = [body for _, body in gateway.requests if body.get("operation") == "put"]
+    assert [len(put["values"]) for put in puts] == [4, 2]
+    assert all(len(json.dumps(put).encode()) < MAX_MESSAGE_BYTES for put in puts)
+    assert p.stdout.splitlines()[-1].endswith("config version 2")
+    assert gateway.config["document"] == big["document"]
+    # The version is read from a list of one written type, not from a second whole-config read.
+    reads = [body.get("operation") for _, body in gateway.requests]
+    assert reads.count("config") == 1 and reads[-1] == "list"
+
+
+def test_an_item_too_big_for_any_message_is_named_and_nothing_is_written(gateway: FakeGateway,
+                                                                         tmp_path: Path) -> None:
+    dump = tmp_path / "huge.json"
+    dump.write_text(json.dumps({"greeting": {"small": "hi"}, "document": {"huge": "x" * (6 * 1024 * 1024)}}))
+    line = one_error_line(tg("import_config", "-u", gateway.url, str(dump)), "tg-import-config")
+    assert "document/huge is 6,291,5" in line and "nothing imported" in line
+    assert not [body for _, body in gateway.requests if body.get("operation") == "put"]
+    assert gateway.config == {}
 
 
 def test_import_dry_run_says_what_would_change_and_writes_nothing(gateway: FakeGateway) -> None:

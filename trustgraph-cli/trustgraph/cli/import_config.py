@@ -17,7 +17,10 @@ has but the file does not are kept, so importing the same file twice changes
 nothing the second time.  Everything is checked before anything is written:
 a value of a JSON-typed item (tool, prompt, flow-blueprint, ...) that is not
 JSON is named, and nothing is imported.  The new and changed items are
-written in one ``put``, so the processors get one config version.  What the
+written in one ``put``, so the processors get one config version, unless they
+would not fit in one broker message (:data:`MAX_MESSAGE_BYTES`): then in as
+few puts as fit, each a version of its own, and the summary says how many (an
+item too big for any message is named and nothing is imported).  What the
 agent's catalog would say about the new and changed tool, tool-service and mcp
 descriptors (a tool it would leave out, a key nothing reads) is a warning line
 each: the import goes ahead, as a move between deployments must.
@@ -31,11 +34,15 @@ from pathlib import Path
 from typing import Any
 
 from trustgraph.base.command_line import CliError, api_from_args, main_wrapper, make_parser
+from trustgraph.base.safety.limits import MAX_MESSAGE_BYTES
 from trustgraph.cli.put_config_item import JSON_TYPES
 
 PROG = "tg-import-config"
 
 Items = dict[tuple[str, str], str]
+
+#: Room in a put's message for what is not the values (the record's other fields, the envelope).
+ENVELOPE = 64 * 1024
 
 
 def _read(source: str) -> str:
@@ -97,6 +104,27 @@ def plan(items: Items, stored: dict[str, Any]) -> tuple[list[tuple[str, str]], l
     return new, changed, same
 
 
+def batches(values: list[dict[str, str]], limit: int = MAX_MESSAGE_BYTES - ENVELOPE) -> list[list[dict[str, str]]]:
+    """``values`` in order, cut into puts whose JSON fits in ``limit`` bytes each.
+
+    A request travels as one broker message, which cannot exceed about 5 MiB on the request
+    topic; a bigger put would be refused (by our producer) or dropped (by upstream's).
+    """
+    out: list[list[dict[str, str]]] = []
+    size = limit
+    for value in values:
+        cost = len(json.dumps(value).encode()) + 2   # the separator and some slack
+        if cost > limit:
+            raise CliError(f"{value['type']}/{value['key']} is {cost:,} bytes as JSON, more than one config "
+                           f"request can carry ({limit:,}): nothing imported; shrink that item")
+        if size + cost > limit:
+            out.append([])
+            size = 0
+        out[-1].append(value)
+        size += cost
+    return out
+
+
 def descriptor_problems(items: Items, stored: dict[str, Any], written: list[tuple[str, str]]) -> list[str]:
     """What the catalog of the config after the import says about the ``written`` descriptors."""
     # Imported here: pydantic is slow to import, and a dump without descriptors needs none of it.
@@ -126,6 +154,7 @@ def run(argv: list[str] | None = None) -> None:
     reply = api.config({"operation": "config"})
     stored = reply.get("config") or {}
     new, changed, same = plan(items, stored)
+    puts = batches([{"type": ctype, "key": key, "value": items[(ctype, key)]} for ctype, key in new + changed])
     kept = sum(len(v) for v in stored.values() if isinstance(v, dict)) - same - len(changed)
     for problem in descriptor_problems(items, stored, new + changed):
         print(f"{PROG}: warning: {problem}", file=sys.stderr, flush=True)
@@ -133,15 +162,23 @@ def run(argv: list[str] | None = None) -> None:
         for ctype, key in names:
             print(f"{'would set' if args.dry_run else 'set'} {ctype}/{key} ({what})")
     summary = (f"{len(new)} new, {len(changed)} changed, {same} unchanged"
-               + (f"; {kept} item(s) of the store not in {source} kept" if kept > 0 else ""))
+               + (f"; {kept} item(s) of the store not in {source} kept" if kept > 0 else "")
+               + (f"; in {len(puts)} puts, each a config version, as one would not fit in a broker "
+                  "message" if len(puts) > 1 else ""))
     if args.dry_run:
         print(f"Dry run: {summary}; nothing written")
         return
-    if new or changed:
-        api.config({"operation": "put", "values": [
-            {"type": ctype, "key": key, "value": items[(ctype, key)]} for ctype, key in new + changed]})
-    version = api.config({"operation": "config"}).get("version", reply.get("version", 0))
+    for values in puts:
+        api.config({"operation": "put", "values": values})
+    version = written_version(api, new + changed) if puts else reply.get("version", 0)
     print(f"Imported {len(new) + len(changed)} item(s) ({summary}); config version {version}")
+
+
+def written_version(api: Any, written: list[tuple[str, str]]) -> Any:
+    """The store's version after the puts: from a ``list`` of one written type (its keys only),
+    not a second read of the whole config; a service whose list reply has no version gets that."""
+    version = api.config({"operation": "list", "type": written[0][0]}).get("version")
+    return version if version is not None else api.config({"operation": "config"}).get("version", "?")
 
 
 def main(argv: list[str] | None = None) -> None:

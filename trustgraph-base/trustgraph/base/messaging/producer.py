@@ -15,6 +15,7 @@ from typing import Any
 import pulsar
 
 from ...schema.codec import encode
+from ..safety.limits import MAX_MESSAGE_BYTES
 from .errors import MessageTooLarge, PubSubError
 
 logger = logging.getLogger(__name__)
@@ -24,11 +25,6 @@ _ALREADY_CLOSED = pulsar.Result.AlreadyClosed
 # One fire-and-forget send in this many still asks for a receipt (see send_nowait).
 _RECEIPT_EVERY = 64
 
-# Pulsar's default maxMessageSize is 5 MiB, less room for the metadata
-# (pulsar-client refuses more than 5,232,640 bytes).  Persistent topics chunk
-# bigger messages; non-persistent ones cannot, and the client would drop the
-# message with only a log line, so we refuse it up front with a clear error.
-MAX_MESSAGE_BYTES = 5 * 1024 * 1024 - 10 * 1024
 
 
 class Producer:

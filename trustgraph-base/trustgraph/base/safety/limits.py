@@ -15,7 +15,8 @@ The limits (docs/security.md, "Limits, logs and secrets"):
 * :data:`MAX_JSON_CONTAINERS` arrays and objects in one text (a body of
   ``[{}, {}, ...]`` costs about 25 times its size in memory);
 * the gateway's body and frame size, :data:`MAX_BODY`;
-* a request's ``id``, :data:`MAX_ID` characters.
+* a request's ``id``, :data:`MAX_ID` characters;
+* one message on the broker, :data:`MAX_MESSAGE_BYTES`.
 """
 
 from __future__ import annotations
@@ -42,6 +43,14 @@ MAX_BODY = 32 * 1024 * 1024
 #: with an error reply carrying it, so a caller can still match it, because
 #: every reply, log line and in-flight table would otherwise hold a copy.
 MAX_ID = 1024
+
+#: One message on the broker.  Pulsar's default maxMessageSize is 5 MiB, less
+#: room for the metadata (pulsar-client refuses more than 5,232,640 bytes).
+#: Persistent topics chunk bigger messages; non-persistent ones (every request
+#: and response topic) cannot, and the client would drop the message with only a
+#: log line, so the producer refuses it up front with a clear error, and a
+#: command splits what would not fit (tg-import-config).
+MAX_MESSAGE_BYTES = 5 * 1024 * 1024 - 10 * 1024
 
 _DECODER = json.JSONDecoder()
 _LENIENT = json.JSONDecoder(strict=False)
