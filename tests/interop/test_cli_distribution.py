@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from gateway_stack import stack  # noqa: F401 - our config-svc and api-gateway
 from trustgraph.cli.upstream import COMMANDS
 
 from interop.venvs import REPO, UPSTREAM_VERSION, our_source
@@ -110,7 +111,7 @@ def check_ours_in_place(env: Env, names: set[str], where: str, row) -> None:
     assert all(ok for _, ok, _ in checks), [(p, d) for p, ok, d in checks if not ok]
 
 
-def test_upstream_first_then_ours_plain(tmp_path: Path, row) -> None:
+def test_upstream_first_then_ours_plain(tmp_path: Path, row, stack) -> None:  # noqa: F811
     env = Env(tmp_path / "venv")
     env.pip("install", "-q", f"trustgraph-cli=={UPSTREAM_VERSION}")
     names = upstream_names(env)
@@ -136,7 +137,25 @@ def test_upstream_first_then_ours_plain(tmp_path: Path, row) -> None:
             "" if ok else detail)
         if not ok:
             failed[name] = detail
+
+    # Two of them at work, through our launcher, against our gateway and config-svc.
+    url = stack.url + "/"
+    kind = stack.tag
+    done = subprocess.run([str(env.bin("tg-set-tool")), "-u", url, "--id", f"tool-{kind}", "--name", f"n-{kind}",
+                           "--type", "text-completion", "--description", "asks the LLM"],
+                          capture_output=True, text=True, timeout=120)
+    shown = subprocess.run([str(env.bin("tg-show-tools")), "-u", url], capture_output=True, text=True, timeout=120)
+    works = "Tool set." in done.stdout and f"n-{kind}" in shown.stdout
+    row("upstream tg-set-tool (fetched copy, our launcher) writes a tool our tg-show-tools lists",
+        "our trustgraph-cli -> our api-gateway + config-svc", works, (done.stdout + done.stderr)[-160:])
+    listed = subprocess.run([str(env.bin("tg-show-flow-blueprints")), "-u", url], capture_output=True, text=True,
+                            timeout=120)
+    row("upstream tg-show-flow-blueprints (fetched copy, our launcher)",
+        "our trustgraph-cli -> our api-gateway + config-svc", listed.returncode == 0 and "Exception" not in
+        listed.stdout + listed.stderr, (listed.stdout + listed.stderr)[-160:])
     assert hint and fetched and not failed, (r.stdout + r.stderr, failed)
+    assert works, (done.stdout + done.stderr, shown.stdout + shown.stderr)
+    assert listed.returncode == 0 and "Exception" not in listed.stdout + listed.stderr, listed.stdout + listed.stderr
 
 
 def test_ours_first_then_upstream_plain(tmp_path: Path, row) -> None:
