@@ -185,12 +185,42 @@ def test_generic_form_queue_accepted() -> None:
     assert desc.response_queue == "q2/acme/ns/out"
 
 
+def test_2_11_queue_names_accepted_and_called_on_2_11s_topics() -> None:
+    # A descriptor written for an upstream 2.11 deployment names its queues in 2.11's form.
+    catalog = build_catalog({
+        "tool-service": {"joke-service": j(svc(**{"request-queue": "request:tg:joke",
+                                                  "response-queue": "response:tg:joke"}))},
+        "tool": {"tell-joke": j(tool())}})
+    assert catalog.errors == ()
+    desc = catalog.services["joke-service"]
+    assert (desc.request_queue, desc.response_queue) == ("request:tg:joke", "response:tg:joke")
+    # The client is keyed by the Pulsar topics, the very ones a 2.1-style descriptor names.
+    assert desc.queues == (REQ, RESP)
+    assert "tell-joke" in catalog.tools
+
+
+def test_a_2_11_queue_of_an_unknown_class_names_the_field() -> None:
+    err = parse_tool_service("s", j(svc(**{"request-queue": "rpc:tg:joke"})))
+    assert_error(err, "tool-service", "s", "request-queue", "unknown queue class 'rpc'")
+
+
+def test_2_11_names_of_the_framework_topics_are_refused() -> None:
+    for queue, what in (("request:tg:config", "config-svc's requests"),
+                        ("notify:tg:config", "the framework's notify namespace, tg/notify"),
+                        ("notify:tg:tool-service-announce", "the tool-service announcements (2.11 wire)")):
+        catalog = build_catalog({"tool-service": {"s": j(svc(**{"request-queue": queue}))}})
+        err = next(e for e in catalog.errors if e.kind == "tool-service")
+        assert_error(err, "tool-service", "s", "request-queue", f"is a topic of the framework itself ({what})")
+
+
 @pytest.mark.parametrize(
     "queue",
     [
         "persistent://tg/flow/agent:default",
         "non-persistent://acme/tools/x",
         "q1/tg/request/joke",
+        "request:tg:joke",
+        "flow:tg:joke:default",
     ],
 )
 def test_valid_queues(queue: str) -> None:
@@ -210,6 +240,9 @@ def test_valid_queues(queue: str) -> None:
         "q3/tg/request/joke",
         "q0/tg/request",
         "non-persistent://tg/request/jo ke",
+        "rpc:tg:joke",
+        "request:tg",
+        "request:tg:a/b",
     ],
 )
 def test_invalid_queues(queue: str) -> None:

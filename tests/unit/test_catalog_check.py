@@ -55,7 +55,8 @@ def test_a_tool_of_a_broken_service_is_refused():
     assert lines(result.errors) == [
         "tool/tell-joke: field 'service': service 'joke-service' is invalid: field 'response-queue': "
         "'nowhere' is not a valid topic: expected persistent://tenant/namespace/topic, "
-        "non-persistent://tenant/namespace/topic or q0|q1|q2/tenant/namespace/topic"]
+        "non-persistent://tenant/namespace/topic, q0|q1|q2/tenant/namespace/topic or "
+        "class:topicspace:topic (class flow, request, response or notify)"]
 
 
 def test_a_service_change_that_breaks_its_tools_is_a_warning():

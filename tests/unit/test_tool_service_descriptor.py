@@ -147,3 +147,11 @@ def test_launch_prints_the_refusal_as_one_line(tmp_path) -> None:
     assert lines == ["bad-service: error: tool/bad-service/weather: field 'arguments[0].name': must be a "
                      "non-empty string; fix the service's declaration"]
     assert "Traceback" not in r.stderr
+
+
+def test_2_11_queue_names_are_read_as_the_topics_2_11_uses() -> None:
+    # A configured descriptor written for a 2.11 deployment keys the same replicas as the URL form.
+    assert queues_of({"request-queue": "request:tg:wx", "response-queue": "response:tg:wx"}) == (REQ, RESP)
+    assert queues_of({"request-queue": "rpc:tg:wx", "response-queue": "response:tg:wx"}) is None
+    d = ServiceDescriptor(id="wx", request_queue="request:tg:wx", response_queue="response:tg:wx")
+    assert d.queues == (REQ, RESP)

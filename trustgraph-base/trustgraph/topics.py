@@ -7,9 +7,19 @@ check of a descriptor's queues, goes through :func:`to_pulsar`: one grammar,
 so a queue a descriptor check accepts is a queue the broker gets.
 
 The grammar is ``persistent://tenant/namespace/topic``,
-``non-persistent://tenant/namespace/topic`` or ``q0|q1|q2/tenant/namespace/topic``,
-with no slash or white space inside a part: Pulsar would read a slash in the
-topic part as a different (legacy, cluster-scoped) name than the author meant.
+``non-persistent://tenant/namespace/topic``, ``q0|q1|q2/tenant/namespace/topic``
+(upstream 2.1's generic form) or ``class:topicspace:topic`` (upstream 2.11's,
+class one of flow, request, response, notify), with no slash or white space
+inside a part: Pulsar would read a slash in the topic part as a different
+(legacy, cluster-scoped) name than the author meant.
+
+A 2.11 name maps as upstream 2.11's Pulsar backend maps it, so a descriptor
+written for a 2.11 deployment reaches the topic its peers use: ``flow`` is
+``persistent://``, the other classes ``non-persistent://``, and the class is
+the namespace: ``request:tg:joke`` is ``non-persistent://tg/request/joke``.
+Everything after the second colon is the topic, colons included (2.11 appends
+``:workspace`` to per-workspace queues: ``request:tg:config:default`` is
+``non-persistent://tg/request/config:default``).
 
 It imports nothing of ours, so the wire records (``trustgraph.schema``) can
 name their queues with it and the messaging core can map them, without the
@@ -21,18 +31,28 @@ schema leaning on the layer above it.  ``trustgraph.schema`` re-exports
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 _QOS_SCHEME = {"q0": "non-persistent", "q1": "persistent", "q2": "persistent"}
 
 _PART = r"[^/\s]+"
-_TOPIC = re.compile(rf"^(?:(persistent|non-persistent)://|(q[0-9])/)({_PART})/({_PART})/({_PART})$")
+# Matched whole (``fullmatch``): ``$`` would let a trailing newline through.
+_TOPIC = re.compile(rf"(?:(persistent|non-persistent)://|(q[0-9])/)({_PART})/({_PART})/({_PART})")
+# 2.11's ``class:topicspace:topic``: no slash anywhere, no colon in the first two parts.
+_QUEUE = re.compile(r"([^:/\s]+):([^:/\s]+):([^/\s]+)")
 
-EXPECTED = ("persistent://tenant/namespace/topic, non-persistent://tenant/namespace/topic "
-            "or q0|q1|q2/tenant/namespace/topic")
+#: Upstream 2.11's queue classes and the persistence each gets on Pulsar
+#: (trustgraph-base 2.11.1, ``base/async_pulsar_backend.py``, ``_map_topic``).
+QUEUE_CLASSES = {"flow": "persistent", "request": "non-persistent",
+                 "response": "non-persistent", "notify": "non-persistent"}
+
+EXPECTED = ("persistent://tenant/namespace/topic, non-persistent://tenant/namespace/topic, "
+            "q0|q1|q2/tenant/namespace/topic or class:topicspace:topic "
+            "(class flow, request, response or notify)")
 
 
 class TopicError(ValueError):
-    """A string that is neither a Pulsar topic URL nor a generic topic name."""
+    """A string that is neither a Pulsar topic URL nor a generic (2.1) or class (2.11) topic name."""
 
 
 def topic(name: str, qos: str = "q1", tenant: str = "tg", namespace: str = "flow") -> str:
@@ -43,15 +63,31 @@ def topic(name: str, qos: str = "q1", tenant: str = "tg", namespace: str = "flow
     return f"{qos}/{tenant}/{namespace}/{name}"
 
 
+def queue(name: str, cls: str = "flow", topicspace: str = "tg") -> str:
+    """Upstream 2.11's queue form ``cls:topicspace:name`` (its ``schema.queue``).
+
+    Only formats, like :func:`topic`: :func:`to_pulsar` rejects a bad class or name.
+    """
+    return f"{cls}:{topicspace}:{name}"
+
+
 def to_pulsar(name: str) -> str:
     """Return the Pulsar URL for ``name``; URLs pass through unchanged.
 
     Raises :class:`TopicError` for anything else, so a typo in a descriptor is
     reported when it is loaded rather than as a broker error at first use.
     """
-    m = _TOPIC.match(name) if isinstance(name, str) else None
+    m = _TOPIC.fullmatch(name) if isinstance(name, str) else None
     if m is None:
-        raise TopicError(f"{name!r} is not a valid topic: expected {EXPECTED}")
+        q = _QUEUE.fullmatch(name) if isinstance(name, str) and "://" not in name else None
+        if q is None:
+            raise TopicError(f"{name!r} is not a valid topic: expected {EXPECTED}")
+        cls, topicspace, local = q.groups()
+        persistence = QUEUE_CLASSES.get(cls)
+        if persistence is None:
+            raise TopicError(f"{name!r} is not a valid topic: unknown queue class {cls!r} "
+                             f"(use {', '.join(QUEUE_CLASSES)})")
+        return f"{persistence}://{topicspace}/{cls}/{local}"
     scheme, qos, tenant, namespace, local = m.groups()
     if scheme is not None:
         return name
@@ -97,6 +133,31 @@ PROBE = "non-persistent://tg/config/tool-service-probe"
 # Ours: a processor that starts serving a request topic says so here
 # (schema ServingStarted), so callers fail what they still wait for there.
 SERVING = "non-persistent://tg/config/serving-started"
+
+# The same three under --wire 2.11.  Upstream 2.11's topology creates only the
+# flow, request, response and notify namespaces (no tg/config), and on an
+# Apache Pulsar cluster a topic of a namespace that does not exist cannot be
+# opened; notify is 2.11's own namespace for broadcasts (its config notices),
+# non-persistent like ours.  No upstream 2.11 peer subscribes to these either.
+ANNOUNCE_211 = "non-persistent://tg/notify/tool-service-announce"
+PROBE_211 = "non-persistent://tg/notify/tool-service-probe"
+SERVING_211 = "non-persistent://tg/notify/serving-started"
+
+
+class AnnounceTopics(NamedTuple):
+    """Where tool services announce themselves, where readers probe, where serving notices go."""
+
+    announce: str
+    probe: str
+    serving: str
+
+
+def announce_topics(wire: str) -> AnnounceTopics:
+    """The default announce, probe and serving topics of a processor speaking ``wire``
+    (``"2.1"`` or ``"2.11"``, :mod:`trustgraph.base.wire`): each deployment's own namespaces."""
+    if wire == "2.11":
+        return AnnounceTopics(ANNOUNCE_211, PROBE_211, SERVING_211)
+    return AnnounceTopics(ANNOUNCE, PROBE, SERVING)
 
 
 def tool_service_topics(name: str) -> tuple[str, str]:

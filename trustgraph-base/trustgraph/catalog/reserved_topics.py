@@ -11,13 +11,16 @@ from collections.abc import Mapping
 
 from ..topics import (
     ANNOUNCE,
+    ANNOUNCE_211,
     CONFIG_NOTICE,
     CONFIG_REQUEST,
     CONFIG_RESPONSE,
     FLOW_REQUEST,
     FLOW_RESPONSE,
     PROBE,
+    PROBE_211,
     SERVING,
+    SERVING_211,
     TopicError,
     config_push_queue,
     to_pulsar,
@@ -36,7 +39,9 @@ def framework_topics(config: Mapping[str, Mapping[str, str]]) -> dict[str, str]:
                 to_pulsar(config_push_queue): "the config pushes", CONFIG_NOTICE: "the config notices",
                 FLOW_REQUEST: "config-svc's flow requests",
                 FLOW_RESPONSE: "config-svc's flow replies", ANNOUNCE: "the tool-service announcements",
-                PROBE: "the tool-service probes", SERVING: "the serving notices"}
+                PROBE: "the tool-service probes", SERVING: "the serving notices",
+                ANNOUNCE_211: "the tool-service announcements (2.11 wire)",
+                PROBE_211: "the tool-service probes (2.11 wire)", SERVING_211: "the serving notices (2.11 wire)"}
     for processor, raw in (config.get("active-flow") or {}).items():
         data = load_object("tool", processor, raw)
         for flow, definition in (data.items() if isinstance(data, dict) else ()):
@@ -49,13 +54,18 @@ def framework_topics(config: Mapping[str, Mapping[str, str]]) -> dict[str, str]:
 
 
 def _in_config_namespace(topic: str) -> str | None:
-    """What a topic of the ``tg/config`` namespace is, whichever of its topics it is.
+    """What a topic of the ``tg/config`` or ``tg/notify`` namespace is, whichever of its topics it is.
 
-    Only the framework publishes there (pushes, announcements, probes, and
-    whatever a later version adds), so the whole namespace is its own.
+    Only the framework publishes there (2.1's pushes, our announcements,
+    probes, 2.11's config notices, and whatever a later version adds), so the
+    whole namespace is its own; ``tg/notify`` is where 2.11 broadcasts, and
+    where our announcements go under ``--wire 2.11``.
     """
-    return "the framework's config namespace, tg/config" if topic.partition("://")[2].startswith(
-        "tg/config/") else None
+    path = topic.partition("://")[2]
+    for kind in ("config", "notify"):
+        if path.startswith(f"tg/{kind}/"):
+            return f"the framework's {kind} namespace, tg/{kind}"
+    return None
 
 
 def refuse_framework_topics(services: dict[str, ToolServiceDescriptor], broken: dict[str, DescriptorError],

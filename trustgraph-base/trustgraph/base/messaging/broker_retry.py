@@ -76,11 +76,12 @@ async def wait_for_broker(broker: BrokerUrl, url: str, deadline: float | None) -
 
 
 async def retry_open(what: str, fn: Callable[[], T], *, url: str, broker: BrokerUrl | None,
-                     deadline: float | None) -> T:
+                     deadline: float | None, quiet: bool = False) -> T:
     """Run the blocking broker call ``fn`` (opening ``what``) in a thread, retrying :data:`RETRYABLE` errors.
 
     ``broker`` is the parsed ``url`` (None for a client given in its place):
     an ``http://`` one gets a hint about the URL a broker usually has.
+    ``quiet``: every failed attempt at DEBUG (the caller words what giving up means).
     """
     def why(e: BaseException) -> str:
         line = f"{what} on {url} failed ({type(e).__name__}: {e})"
@@ -94,7 +95,7 @@ async def retry_open(what: str, fn: Callable[[], T], *, url: str, broker: Broker
     def failed(state: RetryCallState) -> None:
         nonlocal failures
         failures += 1
-        if failures == 1:
+        if failures == 1 and not quiet:
             logger.warning("%s; retrying", why(state.outcome.exception()))
         else:
             logger.debug("%s; retrying in %gs (attempt %d)", why(state.outcome.exception()),
@@ -109,6 +110,6 @@ async def retry_open(what: str, fn: Callable[[], T], *, url: str, broker: Broker
                                  retry=retry_if_exception_type(RETRYABLE),
                                  before_sleep=failed, retry_error_callback=gave_up)(asyncio.to_thread, fn)
     if failures:
-        logger.info("%s on %s succeeded after %d failed attempt%s", what, url, failures,
-                    "" if failures == 1 else "s")
+        logger.log(logging.DEBUG if quiet else logging.INFO, "%s on %s succeeded after %d failed attempt%s",
+                   what, url, failures, "" if failures == 1 else "s")
     return result

@@ -41,6 +41,12 @@ what was lost before then ends it.
 
 One :class:`CallWatch` per ``PubSub`` follows both for all its clients.
 
+The notices go on ``PubSub.serving_topic`` (:data:`~trustgraph.topics.SERVING`,
+or its 2.11 twin under ``--wire 2.11``).  They are an extension a process can do
+without, so the topic is opened with a short patience: a namespace the cluster
+does not have is one WARNING per process (calls then keep their deadlines), and
+never holds a service's start.
+
 The same events tell a service that its own callers gave up: a caller of
 ours ends every call it sent before a loss it heard of (its own, or a notice
 for ``*``), and this process hears of the same losses.  So work begun for a
@@ -63,7 +69,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from ...schema import ServingStarted
-from ...topics import SERVING, TopicError, to_pulsar
+from ...topics import TopicError, to_pulsar
 from .connection_watch import Resubscribed
 
 logger = logging.getLogger(__name__)
@@ -84,6 +90,8 @@ BROKER_BACK_REPEATS = (0.0, 1.0, 2.0, 4.0)
 #: Seconds a process back from an outage waits before it says which requests reached each of
 #: its request topics: one sent just before its consumer was seen back may still be in transit.
 LATE_ARRIVALS = 0.25
+#: Seconds the serving topic's opening retries errors a later attempt may not get.
+OPEN_PATIENCE = 5.0
 #: The most request ids one notice lists: far more than arrive in the fraction of a second
 #: between a resubscription and the notice; past it the oldest are left out (their callers
 #: end them, and may run them again).
@@ -106,6 +114,7 @@ class CallWatch:
         self._clients: weakref.WeakSet[Any] = weakref.WeakSet()
         self._following: asyncio.Task | None = None
         self._producer: Any = None
+        self._producer_failed = False  # said once; notices are then not sent (calls keep deadlines)
         self._producing: asyncio.Lock | None = None
         self._tasks: set[asyncio.Task] = set()
         self._served: set[str] = set()  # request topics this process consumes
@@ -135,12 +144,15 @@ class CallWatch:
         self._clients.discard(client)
 
     async def _subscribe(self) -> None:
+        topic = self.pubsub.serving_topic
         try:
-            await self.pubsub.consumer(SERVING, f"{self.pubsub.processor or 'client'}--serving--{self.instance}",
-                                       ServingStarted, direct=self._on_started, name="serving-started")
+            await self.pubsub.consumer(topic, f"{self.pubsub.processor or 'client'}--serving--{self.instance}",
+                                       ServingStarted, direct=self._on_started, name="serving-started",
+                                       patience=OPEN_PATIENCE)
         except Exception as e:  # without it, calls keep their deadlines
-            logger.warning("Not following %s (%s): calls to a restarted service end at their deadlines",
-                           SERVING, e)
+            logger.warning("Not following %s (%s): calls to a restarted service end at their deadlines; "
+                           "create its namespace (tg-init-trustgraph creates tg/config), or run with "
+                           "--wire 2.11 in a 2.11 deployment", topic, e)
 
     def _on_started(self, msg: Any) -> None:
         notice: ServingStarted = msg.value
@@ -275,10 +287,25 @@ class CallWatch:
             self._served.add(topic)
         if self._producing is None:
             self._producing = asyncio.Lock()
+        if self._producer_failed:
+            logger.debug("Not saying that %s is served: %s could not be opened", topic,
+                         self.pubsub.serving_topic)
+            return
         try:
             async with self._producing:
+                if self._producer_failed:
+                    return
                 if self._producer is None:
-                    self._producer = await self.pubsub.producer(SERVING)
+                    try:
+                        self._producer = await self.pubsub.producer(self.pubsub.serving_topic,
+                                                                    patience=OPEN_PATIENCE)
+                    except Exception as e:
+                        self._producer_failed = True
+                        logger.warning("Cannot open %s (%s): this process's callers' lost calls end at "
+                                       "their deadlines; create its namespace (tg-init-trustgraph creates "
+                                       "tg/config), or run with --wire 2.11 in a 2.11 deployment",
+                                       self.pubsub.serving_topic, e)
+                        return
             self._producer.send_nowait(ServingStarted(
                 topic=topic if topic == ANY_TOPIC else _url(topic), processor=self.pubsub.processor,
                 instance=self.instance, sent=since, received=list(received or []), first=first))

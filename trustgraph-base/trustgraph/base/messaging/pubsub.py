@@ -32,7 +32,7 @@ from typing import Any, TypeVar
 
 import pulsar
 
-from ...topics import to_pulsar
+from ...topics import SERVING, to_pulsar
 from .broker_retry import retry_open, wait_for_broker
 from .broker_url import BrokerUrl, parse_broker_url, probe
 from .connection_watch import WATCH_EVERY, WATCH_EVERY_DOWN, Back, ConnectionWatch, Lost
@@ -131,6 +131,9 @@ class PubSub:
         self._reach: asyncio.Future | None = None
         self._watch: asyncio.Task | None = None
         self._calls: Any = None
+        #: Where this process's serving notices go (lost_calls); its processor sets the
+        #: default of its wire (:func:`trustgraph.topics.announce_topics`).
+        self.serving_topic: str = SERVING
 
     @property
     def calls(self) -> Any:
@@ -195,11 +198,20 @@ class PubSub:
             self._reach = asyncio.ensure_future(wait_for_broker(self._broker, self.url, self._deadline()))
         await asyncio.shield(self._reach)
 
-    async def _retrying(self, what: str, fn: Callable[[], T]) -> T:
+    async def _retrying(self, what: str, fn: Callable[[], T], patience: float | None = None) -> T:
         """Run a blocking broker call in a thread, retrying while the broker is unreachable
-        (:func:`~.broker_retry.retry_open`), then watch the connection."""
+        (:func:`~.broker_retry.retry_open`), then watch the connection.
+
+        ``patience``: give up opening after that many seconds (:class:`PubSubError`), with
+        the attempts logged at DEBUG only: for a topic the process can do without, whose
+        caller says in its own words what is off (``tool_services.optional_topics``)."""
         await self._reachable()
-        result = await retry_open(what, fn, url=self.url, broker=self._broker, deadline=self._deadline())
+        deadline = self._deadline()
+        if patience is not None:
+            own = time.monotonic() + patience
+            deadline = own if deadline is None else min(deadline, own)
+        result = await retry_open(what, fn, url=self.url, broker=self._broker, deadline=deadline,
+                                  quiet=patience is not None)
         self._start_watching()
         return result
 
@@ -240,13 +252,13 @@ class PubSub:
         return [*((None, p.is_connected()) for p in self._producers),
                 *((c.topic, c.is_connected()) for c in self._consumers)]
 
-    async def producer(self, topic: str) -> Producer:
-        """A producer on ``topic`` (generic name or Pulsar URL)."""
+    async def producer(self, topic: str, *, patience: float | None = None) -> Producer:
+        """A producer on ``topic`` (generic name or Pulsar URL); ``patience``: see :meth:`_retrying`."""
         url = to_pulsar(topic)
         p = await self._retrying(f"producer {url}", lambda: self.client.create_producer(
             url, chunking_enabled=True, batching_enabled=False,
             block_if_queue_full=False, max_pending_messages=10000,
-        ))
+        ), patience)
         prod = Producer(p, url, asyncio.get_running_loop())
         self._producers.append(prod)
         return prod
@@ -257,7 +269,7 @@ class PubSub:
                        name: str | None = None,
                        malformed: MalformedHandler | None = None,
                        overloaded: MalformedHandler | None = None,
-                       lane: str = DEFAULT_LANE) -> Consumer:
+                       lane: str = DEFAULT_LANE, patience: float | None = None) -> Consumer:
         """Subscribe (Shared) and start handling.
 
         ``handler`` is an async function run per message with at most
@@ -267,7 +279,7 @@ class PubSub:
         (a request/response service answers it: see :mod:`.serving`), and
         ``overloaded(properties, reason)`` of each message a non-persistent
         consumer refuses because too many wait already (``consumer.SHED_AT``).
-        ``lane`` chooses the connection (:meth:`lane_client`).
+        ``lane`` chooses the connection (:meth:`lane_client`); ``patience``: see :meth:`_retrying`.
         """
         if (handler is None) == (direct is None):
             raise ValueError("give exactly one of handler or direct")
@@ -282,7 +294,7 @@ class PubSub:
             url, subscription, consumer_type=pulsar.ConsumerType.Shared,
             initial_position=pos, receiver_queue_size=receive_queue_size(url),
             negative_ack_redelivery_delay_ms=1000, message_listener=cons.on_message,
-        ))
+        ), patience)
         cons.attach(c)
         self._consumers.append(cons)
         return cons

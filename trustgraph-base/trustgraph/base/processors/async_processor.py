@@ -20,7 +20,7 @@ import sys
 from collections.abc import Awaitable, Iterable
 from typing import Any
 
-from ...topics import ANNOUNCE, CONFIG_REQUEST, CONFIG_RESPONSE, PROBE, config_push_queue
+from ...topics import CONFIG_REQUEST, CONFIG_RESPONSE, announce_topics, config_push_queue
 from .. import wire
 from ..messaging import metrics
 from ..messaging.broker_url import BrokerUrlError, choose_broker_url
@@ -75,9 +75,12 @@ class AsyncProcessor:
         # processor hands it config with apply_config() (trustgraph.base.testing does).
         self.follow_config: bool = params.get("follow_config", True)
         self.config_push_queue: str = params.get("config_push_queue") or config_push_queue
-        # Where tool services announce themselves, and readers probe for them.
-        self.announce_queue: str = params.get("announce_queue") or ANNOUNCE
-        self.announce_probe_queue: str = params.get("announce_probe_queue") or PROBE
+        # Where tool services announce themselves, readers probe for them, and serving notices go:
+        # by default in a namespace the wire's deployment has (2.11's has no tg/config).
+        defaults = announce_topics(self.wire)
+        self.announce_queue: str = params.get("announce_queue") or defaults.announce
+        self.announce_probe_queue: str = params.get("announce_probe_queue") or defaults.probe
+        self.pubsub.serving_topic = defaults.serving
         self.config_request_queue: str = params.get("config_request_queue") or CONFIG_REQUEST
         self.config_response_queue: str = params.get("config_response_queue") or CONFIG_RESPONSE
         self.metrics_enabled: bool = params.get("metrics", True)

@@ -12,7 +12,15 @@ import argparse
 import os
 from typing import Any
 
-from ...topics import ANNOUNCE, CONFIG_REQUEST, CONFIG_RESPONSE, PROBE, config_push_queue
+from ...topics import (
+    ANNOUNCE,
+    ANNOUNCE_211,
+    CONFIG_REQUEST,
+    CONFIG_RESPONSE,
+    PROBE,
+    PROBE_211,
+    config_push_queue,
+)
 from ..messaging import metrics
 from ..messaging.broker_url import DEFAULT_PULSAR_HOST
 from ..wire import ENV as WIRE_ENV
@@ -88,10 +96,13 @@ def add_processor_args(parser: argparse.ArgumentParser) -> None:
                              "checked (default %(default)s)")
     parser.add_argument("--config-response-queue", default=CONFIG_RESPONSE,
                         help="config-svc's replies (default %(default)s)")
-    parser.add_argument("--announce-queue", default=ANNOUNCE,
-                        help="where tool services announce themselves (default %(default)s)")
-    parser.add_argument("--announce-probe-queue", default=PROBE,
-                        help="where readers ask tool services to announce (default %(default)s)")
+    # None: the default of the --wire chosen (trustgraph.topics.announce_topics).
+    parser.add_argument("--announce-queue", default=None,
+                        help=f"where tool services announce themselves (default {ANNOUNCE}, "
+                             f"under --wire 2.11 {ANNOUNCE_211})")
+    parser.add_argument("--announce-probe-queue", default=None,
+                        help=f"where readers ask tool services to announce (default {PROBE}, "
+                             f"under --wire 2.11 {PROBE_211})")
     # Accepted for compatibility with upstream deployments; we log to stderr only.
     parser.add_argument("--loki-enabled", action=argparse.BooleanOptionalAction, default=False,
                         help=argparse.SUPPRESS)

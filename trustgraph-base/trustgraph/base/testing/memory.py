@@ -28,7 +28,9 @@ reply; :meth:`MemoryBroker.hold_sends` makes its producers reconnect, as
 pulsar-client's do after a broker restart: they say they are not connected
 and keep what is sent until released, then send it and call its receipt.
 A consumer says it is not connected once it is being closed, as
-pulsar-client's does.
+pulsar-client's does.  :meth:`MemoryBroker.refuse_namespace` makes producers
+and subscriptions of a namespace fail to open, as an Apache Pulsar cluster's
+do for a namespace it does not have.
 """
 
 from __future__ import annotations
@@ -101,6 +103,7 @@ class MemoryBroker:
         self._topics: dict[str, _Topic] = {}
         self._seq = itertools.count(1)
         self._refused: set[str] = set()
+        self._missing: set[str] = set()  # namespaces ("tenant/ns") that cannot be opened
         self._held: dict[str, list[tuple[bytes, dict[str, str], Callable[[Any, Any], None] | None]]] = {}
         self.sent: dict[str, list[MemoryMessage]] = {}  # every message per topic, for assertions
 
@@ -112,6 +115,21 @@ class MemoryBroker:
         """Make sends on ``topic`` fail (``send_async`` raises ``pulsar.ConnectError``)."""
         with self._lock:
             (self._refused.add if refused else self._refused.discard)(topic)
+
+    def refuse_namespace(self, namespace: str, refused: bool = True) -> None:
+        """Make opening a producer or subscription in ``namespace`` (``tenant/ns``) fail with
+        ``pulsar.TopicNotFound``, as on a cluster without that namespace (``refused=False``:
+        it exists now)."""
+        with self._lock:
+            (self._missing.add if refused else self._missing.discard)(namespace)
+
+    def check_open(self, topic: str) -> None:
+        """Raise as the cluster would when ``topic``'s namespace is one it does not have."""
+        namespace = topic.partition("://")[2].rpartition("/")[0]
+        with self._lock:
+            missing = namespace in self._missing
+        if missing:
+            raise pulsar.TopicNotFound(f"Namespace not found: {namespace} (in-memory broker)")
 
     def hold_sends(self, topic: str, held: bool = True) -> None:
         """Make the producers of ``topic`` reconnect: not connected, sends kept until released
@@ -349,6 +367,7 @@ class MemoryClient:
         self._parts: list[MemoryProducer | MemoryConsumer] = []
 
     def create_producer(self, topic: str, **_: Any) -> MemoryProducer:
+        self.broker.check_open(topic)
         producer = MemoryProducer(self.broker, topic)
         self._parts.append(producer)
         return producer
@@ -356,6 +375,7 @@ class MemoryClient:
     def subscribe(self, topic: str, subscription_name: str, *, message_listener: Listener,
                   initial_position: Any = pulsar.InitialPosition.Latest,
                   negative_ack_redelivery_delay_ms: int = 60000, **_: Any) -> MemoryConsumer:
+        self.broker.check_open(topic)
         consumer = self.broker.subscribe(self, topic, subscription_name, initial_position,
                                          message_listener, negative_ack_redelivery_delay_ms / 1000)
         self._parts.append(consumer)

@@ -11,6 +11,11 @@ Only the replica can withdraw itself: it draws a secret when it starts, puts
 the secret's SHA-256 in every ``up`` and the secret itself in its ``down``.
 The replica ids are public (``GET /api/v1/tool-services`` lists them), so a
 ``down`` naming one proves nothing; knowing the secret does.
+
+Announcing is never what serving waits for: when the topics cannot be opened
+(a namespace the cluster does not have, a name the broker refuses) the service
+serves on, one WARNING says announcements are off and what to do, and a few
+quiet retries follow in the background (``optional_topics``).
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ from typing import Any
 from ...schema import ToolServiceAnnouncement, ToolServiceProbe
 from ...topics import ANNOUNCE, PROBE
 from ..messaging.pubsub import Consumer, Message, Producer, PubSub, PubSubError
+from . import optional_topics
+from .optional_topics import Reopening
 
 logger = logging.getLogger(__name__)
 
@@ -59,6 +66,8 @@ class Announcer:
         self._task: asyncio.Task | None = None
         self._last = 0.0
         self._answer: asyncio.Handle | None = None
+        self._reopening: Reopening | None = None
+        self._opening = topic
 
     def _record(self, state: str) -> ToolServiceAnnouncement:
         return ToolServiceAnnouncement(service=self.service, replica=self.replica, state=state,
@@ -66,16 +75,53 @@ class Announcer:
                                        sent=time.time(), withdraw_hash=self.withdraw_hash,
                                        withdraw_key=self._withdraw_key if state == "down" else "")
 
+    @property
+    def announcing(self) -> bool:
+        """Whether the topics are open and heartbeats go out."""
+        return self._out is not None
+
     async def start(self) -> None:
-        """Announce now, then every third of the lease; answer probes."""
-        self._out = await self.pubsub.producer(self.topic)
-        self._probes = await self.pubsub.consumer(
-            self.probe_topic, f"{self.service}--probe--{self.replica}", ToolServiceProbe, direct=self._on_probe,
-            name="announce-probe")
+        """Announce now, then every third of the lease; answer probes.
+
+        Never raises for the topics: when they cannot be opened, one WARNING, and
+        retries in the background (the service serves on either way).
+        """
+        try:
+            await self._open()
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            failed = self._opening
+            logger.warning("Tool-service announcements of %s are off: cannot open %s (%s); it serves its "
+                           "requests, and agents and gateways know it only from config; %s; retrying in "
+                           "the background", self.service, failed, optional_topics.reason(e),
+                           optional_topics.what_to_do(failed))
+            self._reopening = Reopening(f"Tool-service announcements of {self.service}", self._open)
+            self._reopening.start()
+
+    async def _open(self) -> None:
+        """Open both topics, or neither (raising; ``_opening`` is the one that failed)."""
+        patience = optional_topics.OPEN_PATIENCE
+        try:
+            self._opening = self.topic
+            self._out = await self.pubsub.producer(self.topic, patience=patience)
+            self._opening = self.probe_topic
+            self._probes = await self.pubsub.consumer(
+                self.probe_topic, f"{self.service}--probe--{self.replica}", ToolServiceProbe,
+                direct=self._on_probe, name="announce-probe", patience=patience)
+        except Exception:
+            await self._close_parts()
+            raise
         self._beat()
         self._task = asyncio.ensure_future(self._heartbeats())
-        logger.info("Announcing tool service %s (replica %s, lease %gs)", self.service, self.replica,
-                    self.lease)
+        logger.info("Announcing tool service %s on %s (replica %s, lease %gs)", self.service, self.topic,
+                    self.replica, self.lease)
+
+    async def _close_parts(self) -> None:
+        parts = [p for p in (self._probes, self._out) if p is not None]
+        self._probes = self._out = None
+        if parts:
+            await self.pubsub.remove(*parts)
 
     def _beat(self) -> None:
         self._last = time.monotonic()
@@ -104,6 +150,8 @@ class Announcer:
 
     async def stop(self) -> None:
         """Say goodbye (readers withdraw this replica at once), then close."""
+        if self._reopening is not None:
+            await self._reopening.stop()
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)

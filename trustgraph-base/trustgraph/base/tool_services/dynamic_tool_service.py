@@ -29,7 +29,16 @@ A service announces itself while it runs (``announcer.py``): its
 ``call_timeout``) and the ``tools`` it declares, so agents and gateways can
 use it with no config step, and know at once when it stops.  ``--no-announce``
 turns that off (the service then needs its descriptors in config, as
-upstream's do).
+upstream's do).  Announcing is never what serving waits for: topics that
+cannot be opened are one WARNING (``announcer.py``).
+
+It speaks both upstream wires (``--wire 2.1|2.11``): in a 2.11 deployment its
+request and response topics are 2.1's (``non-persistent://tg/request/{topic}``),
+its requests lack ``user`` (read as "trustgraph", or not passed to a 2.11-style
+``invoke``), and its announcements move to ``tg/notify``, a namespace 2.11's
+topology creates.  It follows no config of its own, and serves before any
+config following a subclass registers is opened, so neither a missing config
+service nor a missing config namespace keeps it from serving.
 """
 
 from __future__ import annotations
@@ -54,6 +63,7 @@ from ..messaging.pubsub import MAX_MESSAGE_BYTES, Message
 from ..messaging.serving import Replies, Reply, ReplyNotSent, ServiceError, message_or_type
 from ..processors.async_processor import AsyncProcessor, StartRefused
 from ..safety import limits
+from ..wire import WIRE_21, WIRE_211
 from .announcer import DEFAULT_LEASE, Announcer
 from .descriptor import (
     DeclaredTool,
@@ -141,6 +151,8 @@ class DynamicToolService(AsyncProcessor):
 
     default_topic = "tool"
     default_concurrency = 16
+    #: Both: 2.11's tool-service topics and records are 2.1's, less the request's ``user``.
+    wires = (WIRE_21, WIRE_211)
 
     #: The tools this service offers, announced while it runs: tool descriptors
     #: as a person writes them (``name``, ``description``, ``arguments``,
@@ -235,19 +247,21 @@ class DynamicToolService(AsyncProcessor):
             self.declared_tools()
         except InvalidDescriptor as e:
             raise StartRefused(f"{e}; fix the service's declaration") from None
-        await super().start()
+        # Serving first, then announcing, then the base's start (metrics, and the config a
+        # subclass may follow): requests need neither, so neither may hold them up.
         await self.serve(self.request_topic, ToolServiceRequest, self.on_request,
                          replies=self.replies, subscription=f"{self.id}-request",
                          response_topic=self.response_topic, concurrency=self.concurrency,
                          name="request")
-        logger.info("Tool service %s serving %s (concurrency %d)",
-                    self.id, self.request_topic, self.concurrency)
+        logger.info("Tool service %s serving %s (concurrency %d, wire %s)",
+                    self.id, self.request_topic, self.concurrency, self.wire)
         if self.announce:
             self.announcer = Announcer(self.pubsub, service=self.service_id, descriptor=self.descriptor(),
                                        tools=self.tool_descriptors(), lease=self.announce_lease,
                                        topic=self.announce_queue, probe_topic=self.announce_probe_queue)
-            await self.announcer.start()
+            await self.announcer.start()  # never raises for its topics: one WARNING, then retries
             self.spawn(self._check_declarations())
+        await super().start()
 
     async def _check_declarations(self) -> None:
         # After start: the catalog's full check (argument schemas) needs its

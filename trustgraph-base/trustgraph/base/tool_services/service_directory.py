@@ -49,6 +49,12 @@ owning it.  Heartbeats that change nothing cost a dict update each.
 
 What is remembered of each service, and the ownership rule, are in
 :mod:`.service_state`; this module follows the topic and times the leases.
+
+A reader needs none of it to use the configured descriptors: when the topics
+cannot be opened (a namespace the cluster does not have), :meth:`start`
+returns after one WARNING saying announcements are off and what to do, the
+directory stays empty, and a few quiet retries follow in the background
+(``optional_topics``).
 """
 
 from __future__ import annotations
@@ -65,6 +71,7 @@ from ...schema import ToolServiceAnnouncement, ToolServiceProbe
 from ...topics import ANNOUNCE, PROBE
 from ..messaging.pubsub import Consumer, Message, Producer, PubSub
 from ..safety import limits
+from . import optional_topics
 from .announcer import withdraw_hash
 from .descriptor import queues_of
 from .directory_limits import (
@@ -82,6 +89,7 @@ from .directory_limits import (
     content_problem,
     finite,
 )
+from .optional_topics import Reopening
 from .service_state import Configured, Replica, ReplicaSet, ServiceState, fingerprint, same_hash
 
 logger = logging.getLogger(__name__)
@@ -120,13 +128,47 @@ class ServiceDirectory:
         self._window_ends = -math.inf
         self._change_pending = False
         self._tasks: set[asyncio.Task] = set()
+        self._reopening: Reopening | None = None
+        self._opening = topic
+
+    @property
+    def following(self) -> bool:
+        """Whether the announce topic is open (False: announcements are off, config only)."""
+        return self._consumer is not None
 
     async def start(self) -> None:
-        """Follow the announcements, then ask the running services to announce themselves."""
-        self._consumer = await self.pubsub.consumer(
-            self.topic, f"{self.pubsub.processor or 'reader'}--announce--{uuid.uuid4()}",
-            ToolServiceAnnouncement, direct=self._on_message, name=self.name)
-        self._probe = await self.pubsub.producer(self.probe_topic)
+        """Follow the announcements, then ask the running services to announce themselves.
+
+        Never raises for the topics: see the module's docstring.
+        """
+        try:
+            await self._open()
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            logger.warning("Tool-service announcements are off for %s: cannot open %s (%s); it uses the "
+                           "tool services in config only, and a call to a stopped one waits for its "
+                           "deadline; %s; retrying in the background", self.name, self._opening,
+                           optional_topics.reason(e), optional_topics.what_to_do(self._opening))
+            self._reopening = Reopening(f"Tool-service announcements for {self.name}", self._open)
+            self._reopening.start()
+
+    async def _open(self) -> None:
+        """Subscribe, open the probe producer and probe; on failure nothing stays open."""
+        patience = optional_topics.OPEN_PATIENCE
+        try:
+            self._opening = self.topic
+            self._consumer = await self.pubsub.consumer(
+                self.topic, f"{self.pubsub.processor or 'reader'}--announce--{uuid.uuid4()}",
+                ToolServiceAnnouncement, direct=self._on_message, name=self.name, patience=patience)
+            self._opening = self.probe_topic
+            self._probe = await self.pubsub.producer(self.probe_topic, patience=patience)
+        except Exception:
+            parts = [p for p in (self._consumer, self._probe) if p is not None]
+            self._consumer = self._probe = None
+            if parts:
+                await self.pubsub.remove(*parts)
+            raise
         await asyncio.sleep(self.pubsub.subscribe_settle)  # let the subscription see the answers
         self._window_ends = self._clock() + START_WINDOW
         await self.probe()
@@ -137,6 +179,8 @@ class ServiceDirectory:
             await self._probe.send(ToolServiceProbe(requester=self.pubsub.processor or self.name))
 
     async def stop(self) -> None:
+        if self._reopening is not None:
+            await self._reopening.stop()
         if self._timer is not None:
             self._timer.cancel()
         parts = [p for p in (self._consumer, self._probe) if p is not None]
