@@ -210,3 +210,24 @@ async def test_a_2_1_config_svc_still_takes_a_211_request_as_2_1(tmp_path):
                               ConfigRequest(operation="get", keys=[ConfigKey(type="tool", key="a")]), ConfigResponse)
         assert got.error is None and got.version == 0
         assert notices(w) == []
+
+
+async def test_a_workspace_whose_queues_cannot_exist_is_registered_and_the_service_goes_on(svc, caplog):
+    got = await ask(svc, put("__workspaces__", "workspace", "bad/id", '{"enabled": true}'))
+    assert got.error is None
+    assert any("'bad/id' registered, but its queues cannot be served" in r.getMessage() for r in caplog.records)
+    assert notices(svc)[-1]["workspace_changes"] == {"created": ["bad/id"], "deleted": []}
+    assert (await ask(svc, put("default", "tool", "after", TOOL))).error is None
+
+
+def test_2_11_flow_assignments_become_flow_definitions_and_a_bad_one_only_itself(caplog):
+    from trustgraph.base.processors.flows_211 import assigned_flows
+    config = {"processor:echo": {
+        "f1": json.dumps({"topics": {"request": "flow:tg:echo:default:f1"}, "parameters": {"model": "m"}}),
+        "f2": "not json",
+        "f3": json.dumps({"topics": {"request": "bogus:tg:x"}}),
+    }}
+    assert assigned_flows(config, "echo") == {
+        "f1": {"request": "persistent://tg/flow/echo:default:f1", "model": "m"}}
+    assert sum("not started" in r.getMessage() for r in caplog.records) == 2
+    assert assigned_flows(config, "other") == {}

@@ -258,10 +258,21 @@ class Processor(AsyncProcessor):
             await self._notify_211.send(record, {STORE: self.store_id})
             logger.debug("Notified config version %d: %s", version, record.changes)
             if record.workspace_changes is not None:
-                for workspace in record.workspace_changes.created:
-                    await self._serve_workspace(workspace)
-                for workspace in record.workspace_changes.deleted:
-                    await self._unserve_workspace(workspace)
+                await self._follow_workspaces(record.workspace_changes)
+
+    async def _follow_workspaces(self, changes: v211.WorkspaceChanges) -> None:
+        """Serve the queues of workspaces just registered, stop those of removed ones.
+
+        A workspace whose queues cannot be opened (an id no topic can hold) is an
+        ERROR line: the change that registered it is written and was notified.
+        """
+        for workspace in changes.created:
+            try:
+                await self._serve_workspace(workspace)
+            except Exception as e:
+                logger.error("Workspace %r registered, but its queues cannot be served: %s", workspace, e)
+        for workspace in changes.deleted:
+            await self._unserve_workspace(workspace)
 
     async def _push_21(self, version: int, data: bytes, stamp: dict[str, str]) -> None:
         if config_parts.fits(data):
