@@ -93,7 +93,7 @@ class AsyncProcessor:
         self.config_follower = ConfigFollower(
             self.pubsub, self.id, push_queue=self.config_push_queue,
             request_queue=self.config_request_queue, response_queue=self.config_response_queue,
-            stopping=self._stopping)
+            stopping=self._stopping, wire=self.wire)
 
     # -- config (see .config_follower) ----------------------------------------
     @property

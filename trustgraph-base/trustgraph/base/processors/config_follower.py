@@ -24,6 +24,19 @@ older than what the processor holds (a new store, a restore from a backup),
 with a WARNING naming why.  One task follows the config (pushes, notices and
 fetches, in turn), so a check never races an apply; a burst of pushes is
 checked once, for the newest.
+
+Under ``--wire 2.11`` config-svc (ours or upstream's) pushes no config: it
+sends a notice naming, per changed type, the workspaces it changed in, on
+``notify:tg:config``, and a processor fetches what it needs
+(trustgraph-base 2.11.1 ``base/async_processor.py``).  The follower then
+subscribes to the notices (at Latest, under a fresh subscription), fetches
+the followed workspace's config (:data:`~trustgraph.schema.v211.DEFAULT_WORKSPACE`)
+with 2.11's ``config`` operation at start, and again after each notice that
+names that workspace for a type a handler follows, and hands the handlers the
+same ``{type: {key: value}}`` they get under 2.1.  A fetched config is
+config-svc's own reply, so there is no push to check: a notice nobody sent
+costs one fetch.  One fetch takes the whole workspace, so the handlers see
+one consistent version (2.11 fetches type by type).
 """
 
 from __future__ import annotations
@@ -36,10 +49,11 @@ from typing import Any
 
 from tenacity import AsyncRetrying, retry_if_result, wait_exponential
 
-from ...schema import ConfigPush, ConfigRequest, ConfigResponse
+from ...schema import ConfigPush, ConfigRequest, ConfigResponse, v211
 from ...topics import config_notice_topic
 from ..messaging.pubsub import CONFIG_LANE, CONFIG_PUSH_LANE, Message, PubSub
 from ..messaging.request_response import RequestResponseClient
+from ..wire import WIRE_21, WIRE_211
 from . import config_parts, config_source
 
 logger = logging.getLogger(__name__)
@@ -51,9 +65,15 @@ class ConfigFollower:
     """A processor's config: its handlers, the version applied, and the task that follows config-svc."""
 
     def __init__(self, pubsub: PubSub, processor_id: str, *, push_queue: str, request_queue: str,
-                 response_queue: str, stopping: asyncio.Event) -> None:
-        """``stopping`` is the processor's: once set, a fetch still waiting for config-svc gives up."""
+                 response_queue: str, stopping: asyncio.Event, wire: str = WIRE_21) -> None:
+        """``stopping`` is the processor's: once set, a fetch still waiting for config-svc gives up.
+
+        ``wire`` 2.11: follow 2.11's notices and fetch the default workspace
+        (the queues given are then 2.1's and unused)."""
         self.pubsub = pubsub
+        self.wire = wire
+        #: The workspace whose config the handlers get (2.11).
+        self.workspace = v211.DEFAULT_WORKSPACE
         self.id = processor_id
         self.push_queue = push_queue
         self.request_queue = request_queue
@@ -121,6 +141,32 @@ class ConfigFollower:
         self._need_fetch = True
         self._follow.set()
 
+    def _wants(self, types: Iterable[str]) -> bool:
+        """Whether a handler follows any of ``types``."""
+        changed = set(types)
+        return any(wanted is None or wanted & changed for _handler, wanted in self._handlers)
+
+    async def _on_notify_211(self, msg: Message) -> None:
+        """A 2.11 change notice: fetch the workspace when it names it for a type we follow.
+
+        A notice that names no change (config-svc's when it starts) is fetched
+        on too when its version is not the one held: a config-svc with a new
+        store starts at its own version, and this is all it says.
+        """
+        push: v211.ConfigPush = msg.value
+        changes = push.changes or {}
+        ours = [t for t, workspaces in changes.items() if self.workspace in (workspaces or [])]
+        if ours and self._wants(ours):
+            logger.debug("Config notice of version %d changes %s: fetching", push.version or 0, ours)
+        elif not changes and (push.version or 0) != self._held.version:
+            logger.debug("Config notice of version %d (held %s): fetching", push.version or 0,
+                         self._held.version)
+        else:
+            logger.debug("Config notice of version %d: nothing this processor follows", push.version or 0)
+            return
+        self._need_fetch = True
+        self._follow.set()
+
     async def follow(self) -> None:
         """The one task that changes what config we hold: fetches, then checked pushes (until stopping)."""
         while not self._stopping.is_set():
@@ -137,6 +183,30 @@ class ConfigFollower:
                     await self._check_push(version, config)
                 except Exception:
                     logger.exception("Checking config push version %d failed", version)
+
+    def _client_211(self, name: str) -> RequestResponseClient:
+        """A client of 2.11's system config queue, for one fetch (see :meth:`_client`)."""
+        return RequestResponseClient(
+            self.pubsub, request_topic=v211.CONFIG_REQUEST, response_topic=v211.CONFIG_RESPONSE,
+            request_schema=v211.ConfigRequest, response_schema=v211.ConfigResponse,
+            subscription=f"{self.id}--{name}--{uuid.uuid4()}", name=name, lane=CONFIG_LANE,
+        )
+
+    async def _fetch_once_211(self) -> bool:
+        """Fetch the followed workspace's config with 2.11's ``config`` operation and apply it."""
+        client = self._client_211("config-fetch")
+        try:
+            resp = await client.request(v211.ConfigRequest(operation="config", workspace=self.workspace),
+                                        timeout=10.0)
+        finally:
+            await client.stop()
+        if resp.error is not None:
+            logger.warning("Config fetch of workspace %s failed: %s", self.workspace, resp.error.message)
+            return False
+        config = resp.config or {}
+        digest = await asyncio.to_thread(config_source.config_digest, config)
+        await self._apply_current(config, resp.version or 0, digest, None)
+        return True
 
     def _client(self, name: str) -> RequestResponseClient:
         """A client of config-svc for one fetch or check.  The response subscription lives only
@@ -212,6 +282,14 @@ class ConfigFollower:
             nonlocal unanswered
             if self._stopping.is_set():
                 return True
+            if self.wire == WIRE_211:
+                try:
+                    return await self._fetch_once_211()
+                except Exception as e:
+                    unanswered += 1
+                    logger.log(logging.INFO if unanswered == 1 else logging.DEBUG,
+                               "Config service not answering yet (%s); retrying", e)
+                    return False
             client = self._client("config-fetch")
             try:
                 resp, props = await config_parts.request_with_properties(
@@ -244,7 +322,17 @@ class ConfigFollower:
 
     async def subscribe(self) -> None:
         """Follow the config push topic (and its notices), and ask for the current config once:
-        :meth:`follow` (which the processor runs as a task) fetches it."""
+        :meth:`follow` (which the processor runs as a task) fetches it.  Under 2.11, the
+        notices of 2.11's config-svc instead."""
+        if self.wire == WIRE_211:
+            await self.pubsub.consumer(
+                v211.CONFIG_NOTIFY, f"{self.id}--config-notify--{uuid.uuid4()}", v211.ConfigPush,
+                handler=self._on_notify_211, initial_position="latest", name="config-notify",
+                lane=CONFIG_PUSH_LANE,
+            )
+            self._need_fetch = True
+            self._follow.set()
+            return
         for topic, handler, name in ((self.push_queue, self._on_push, "config-push"),
                                      (config_notice_topic(self.push_queue), self._on_notice, "config-notice")):
             await self.pubsub.consumer(

@@ -18,12 +18,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ...schema import v211
 from ..messaging.pubsub import Consumer, Message, Producer
 from ..messaging.request_response import RequestResponseClient
 from ..messaging.serving import Replies, serve
 from ..messaging.unserved import UnservedTopics
 from ..safety import limits
+from ..wire import WIRE_211
 from .async_processor import AsyncProcessor, env_default
+from .flows_211 import assigned_flows
 
 logger = logging.getLogger(__name__)
 
@@ -108,7 +111,9 @@ class FlowProcessor(AsyncProcessor):
         # for a while fails at once instead of at its deadline (unserved.py).
         admin_url = params.get("pulsar_admin_url") or None
         self.unserved_topics: UnservedTopics | None = UnservedTopics(admin_url) if admin_url else None
-        self.register_config_handler(self._on_flow_config, types=["active-flow"])
+        # 2.1 assigns flows in active-flow/<id>; 2.11 as the items of type processor:<id> (flows_211).
+        flow_type = v211.processor_type(self.id) if self.wire == WIRE_211 else "active-flow"
+        self.register_config_handler(self._on_flow_config, types=[flow_type])
 
     @classmethod
     def add_args(cls, parser: argparse.ArgumentParser) -> None:
@@ -126,8 +131,8 @@ class FlowProcessor(AsyncProcessor):
         self.specs.append(spec)
 
     async def _on_flow_config(self, config: dict[str, dict[str, str]], version: int) -> None:
-        raw = config.get("active-flow", {}).get(self.id)
-        wanted: dict[str, Any] = {}
+        raw = config.get("active-flow", {}).get(self.id) if self.wire != WIRE_211 else None
+        wanted: dict[str, Any] = assigned_flows(config, self.id) if self.wire == WIRE_211 else {}
         if raw:
             try:
                 wanted = limits.loads(raw)

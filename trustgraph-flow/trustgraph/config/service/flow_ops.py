@@ -102,8 +102,11 @@ class _Substituter:
     that itself contains ``{id}`` is left as written.
     """
 
-    def __init__(self, blueprint: str, flow_id: str, parameters: Mapping[str, str]) -> None:
-        self._pairs = [("{blueprint}", blueprint), ("{id}", flow_id)]
+    def __init__(self, blueprint: str, flow_id: str, parameters: Mapping[str, str],
+                 workspace: str | None = None) -> None:
+        # 2.11 also substitutes {workspace}, first (its flow service's order).
+        self._pairs = [] if workspace is None else [("{workspace}", workspace)]
+        self._pairs += [("{blueprint}", blueprint), ("{id}", flow_id)]
         self._pairs += [("{" + name + "}", value) for name, value in parameters.items()]
 
     def text(self, template: str) -> str:

@@ -17,6 +17,20 @@ reply too big for one message goes in parts to a caller that asked for them
 (an upstream caller gets an error naming the size), and a config too big to
 push is announced on the notice topic instead, for our processors to fetch.
 
+With ``--wire 2.11`` it also serves upstream 2.11's config protocol (config
+per workspace, notify then fetch: :mod:`.config_ops_211`) and 2.11's flow
+operations (:mod:`.flow_ops_211`), from the same store.  2.11's system config
+queue is the very topic 2.1's config requests use, so one consumer takes both
+and tells them apart by the request's ``workspace`` key, which every 2.11
+sender writes and no 2.1 sender has: a request without it is 2.1's and is
+answered exactly as before, over the ``default`` workspace, which is 2.1's
+view of the config.  Every change, from either side, bumps the one version
+and goes out both ways: the whole default workspace on 2.1's push topic, and
+2.11's notice of the changed types and workspaces on ``notify:tg:config``.
+It registers the default workspace in ``__workspaces__`` (upstream's IAM
+service does) and serves each registered workspace's own config and flow
+queues.
+
 Replies go through the shared reply path (:mod:`trustgraph.base.messaging.serving`):
 a request without an ``id`` property is dropped before it is applied, since
 nobody could see its outcome (a put nobody hears about must not change the
@@ -30,21 +44,25 @@ import argparse
 import asyncio
 import logging
 import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from trustgraph.base import AsyncProcessor
-from trustgraph.base.messaging.pubsub import Message, Producer
+from trustgraph.base.messaging.pubsub import Consumer, Message, Producer
 from trustgraph.base.messaging.serving import Replies, Reply, ServiceError
 from trustgraph.base.processors import config_parts
 from trustgraph.base.processors.async_processor import StartRefused, env_default
 from trustgraph.base.processors.config_source import DIGEST, STORE, config_digest
+from trustgraph.base.wire import WIRE_21, WIRE_211
 from trustgraph.schema import (
     ConfigPush,
     ConfigRequest,
     ConfigResponse,
     FlowRequest,
     FlowResponse,
+    v211,
 )
 from trustgraph.schema.codec import encode, from_dict, to_dict
 from trustgraph.topics import (
@@ -56,7 +74,9 @@ from trustgraph.topics import (
 )
 
 from .config_ops import ConfigOperations
+from .config_ops_211 import Config211Operations, notice
 from .flow_ops import FlowOperations
+from .flow_ops_211 import Flow211Operations
 from .store import ConfigStore
 
 logger = logging.getLogger(__name__)
@@ -75,6 +95,25 @@ FLOW_REPLIES = Replies(error_record=lambda error: FlowResponse(error=error),
                        error_type="flow-error", malformed_prefix="", confirm=True)
 
 
+#: What config-svc writes for a workspace it registers (upstream's IAM service writes the same).
+WORKSPACE_ENTRY = '{"enabled": true}'
+
+
+@dataclass
+class AnyWireConfigRequest:
+    """A request on the config topic 2.1 and 2.11 share: 2.11's fields, ``workspace`` None when absent.
+
+    Every 2.11 sender writes ``workspace`` (upstream's encoder writes every
+    field), no 2.1 sender does: None marks a 2.1 request.
+    """
+
+    operation: str = ""
+    workspace: str | None = None
+    keys: list[v211.ConfigKey] = field(default_factory=list)
+    type: str = ""
+    values: list[v211.ConfigValue] = field(default_factory=list)
+
+
 def default_store_path() -> str:
     """``$TRUSTGRAPH_DATA/config.db``, else the XDG data dir (``~/.local/share/trustgraph``)."""
     base = os.environ.get("TRUSTGRAPH_DATA")
@@ -85,7 +124,9 @@ def default_store_path() -> str:
 
 
 class Processor(AsyncProcessor):
-    """The config service: one store, two request topics, one push topic."""
+    """The config service: one store, two request topics, one push topic (2.11: and its queues)."""
+
+    wires = (WIRE_21, WIRE_211)
 
     def __init__(self, **params: Any) -> None:
         params.setdefault("id", default_ident)
@@ -114,15 +155,24 @@ class Processor(AsyncProcessor):
         self.store_id = self.store.identity()
         # What every reply says config-svc holds: the store and the digest of its current config.
         self._stamp: dict[str, str] = {STORE: self.store_id}
+        # 2.11: its operations, its notice producer, and each workspace's queues served.
+        self.serves_211 = self.wire == WIRE_211
+        self.config_ops_211 = Config211Operations(self.store)
+        self._notify_211: Producer | None = None
+        self._workspaces: dict[str, list[Consumer]] = {}
 
     async def start(self) -> None:
         await super().start()
         self._push = await self.pubsub.producer(self.config_push_queue)
         self._notify = await self.pubsub.producer(config_notice_topic(self.config_push_queue))
+        if self.serves_211:
+            self._notify_211 = await self.pubsub.producer(v211.CONFIG_NOTIFY)
+            await self._register_default_workspace()
         # The stamp is known before the first request is served (a processor checks the start push).
         snapshot = await asyncio.to_thread(self._snapshot)
         self._stamp = snapshot[2]
-        await self.serve(self.config_request_topic, ConfigRequest, self.on_config_request,
+        request_schema = AnyWireConfigRequest if self.serves_211 else ConfigRequest
+        await self.serve(self.config_request_topic, request_schema, self.on_config_request,
                          replies=CONFIG_REPLIES, subscription=self.id,
                          response_topic=self.config_response_topic, concurrency=16,
                          name="config-request")
@@ -131,7 +181,60 @@ class Processor(AsyncProcessor):
                          response_topic=self.flow_response_topic, concurrency=16,
                          name="flow-request")
         await self.push(snapshot)
+        if self.serves_211:
+            for workspace in await asyncio.to_thread(self.store.keys, v211.WORKSPACE_TYPE,
+                                                     workspace=v211.WORKSPACES):
+                await self._serve_workspace(workspace)
         logger.info("Config store %s (%s) at version %d", self.store.path, self.store_id, self.store.version())
+        if self.serves_211:
+            logger.info("Serving TrustGraph 2.11's config protocol too (notices on %s; workspaces %s)",
+                        v211.CONFIG_NOTIFY, ", ".join(self._workspaces) or "none")
+
+    async def _register_default_workspace(self) -> None:
+        """List the default workspace in ``__workspaces__`` when it is not: 2.11's flow service and
+        workspace processors learn the workspaces there (upstream's IAM service writes it)."""
+        def register() -> bool:
+            with self.store.locked():
+                if self.store.get(v211.WORKSPACE_TYPE, v211.DEFAULT_WORKSPACE, workspace=v211.WORKSPACES):
+                    return False
+                self.store.apply(puts=[(v211.WORKSPACE_TYPE, v211.DEFAULT_WORKSPACE, WORKSPACE_ENTRY)],
+                                 workspace=v211.WORKSPACES)
+                return True
+        if await asyncio.to_thread(register):
+            logger.info("Registered workspace %s in %s", v211.DEFAULT_WORKSPACE, v211.WORKSPACES)
+
+    async def _serve_workspace(self, workspace: str) -> None:
+        """Serve a workspace's own 2.11 config and flow queues (``request:tg:config:<ws>``...)."""
+        if workspace in self._workspaces:
+            return
+        queue = v211.workspace_queue
+        config_ops = self.config_ops_211
+        flow_ops = Flow211Operations(self.store.view(workspace))
+
+        async def on_config(msg: Message, reply: Reply) -> None:
+            await self._reply_211(msg, reply, lambda body: config_ops.handle(body, workspace))
+
+        async def on_flow(msg: Message, reply: Reply) -> None:
+            response, _stamp = await self._handle(flow_ops.handle, msg.value)
+            await reply.send(from_dict(FlowResponse, response))
+
+        self._workspaces[workspace] = [
+            await self.serve(v211.to_pulsar(queue(v211.config_request_queue, workspace)), v211.ConfigRequest,
+                             on_config, replies=CONFIG_REPLIES, subscription=self.id,
+                             response_topic=v211.to_pulsar(queue(v211.config_response_queue, workspace)),
+                             concurrency=16, name=f"config-request-{workspace}"),
+            await self.serve(v211.to_pulsar(queue(v211.flow_request_queue, workspace)), FlowRequest,
+                             on_flow, replies=FLOW_REPLIES, subscription=self.id,
+                             response_topic=v211.to_pulsar(queue(v211.flow_response_queue, workspace)),
+                             concurrency=16, name=f"flow-request-{workspace}"),
+        ]
+        logger.info("Serving workspace %s's config and flow queues", workspace)
+
+    async def _unserve_workspace(self, workspace: str) -> None:
+        consumers = self._workspaces.pop(workspace, None)
+        if consumers:
+            await self.pubsub.remove(*consumers)
+            logger.info("Workspace %s removed: its config and flow queues are no longer served", workspace)
 
     async def stop(self) -> None:
         await super().stop()
@@ -144,9 +247,34 @@ class Processor(AsyncProcessor):
             STORE: self.store_id, DIGEST: config_digest(config)}
 
     async def push(self, snapshot: tuple[int, bytes, dict[str, str]] | None = None) -> None:
-        """Send the whole config at the current version, or, when it is too big, a notice of it."""
+        """Send the whole config at the current version, or, when it is too big, a notice of it;
+        serving 2.11 too, then 2.11's notice of what changed."""
         version, data, stamp = snapshot or await asyncio.to_thread(self._snapshot)
+        changes = self.store.take_changes()
         self._stamp = stamp
+        await self._push_21(version, data, stamp)
+        if self._notify_211 is not None:
+            record = from_dict(v211.ConfigPush, notice(version, changes))
+            await self._notify_211.send(record, {STORE: self.store_id})
+            logger.debug("Notified config version %d: %s", version, record.changes)
+            if record.workspace_changes is not None:
+                await self._follow_workspaces(record.workspace_changes)
+
+    async def _follow_workspaces(self, changes: v211.WorkspaceChanges) -> None:
+        """Serve the queues of workspaces just registered, stop those of removed ones.
+
+        A workspace whose queues cannot be opened (an id no topic can hold) is an
+        ERROR line: the change that registered it is written and was notified.
+        """
+        for workspace in changes.created:
+            try:
+                await self._serve_workspace(workspace)
+            except Exception as e:
+                logger.error("Workspace %r registered, but its queues cannot be served: %s", workspace, e)
+        for workspace in changes.deleted:
+            await self._unserve_workspace(workspace)
+
+    async def _push_21(self, version: int, data: bytes, stamp: dict[str, str]) -> None:
         if config_parts.fits(data):
             await self._push.send(data, stamp)
             logger.debug("Pushed config version %d", version)
@@ -157,17 +285,27 @@ class Processor(AsyncProcessor):
         await self._notify.send(ConfigPush(version=version, config={}), {STORE: self.store_id})
         logger.debug("Config version %d (%d bytes) announced for fetching", version, len(data))
 
-    async def _handle(self, ops: Any, request: Any) -> tuple[dict[str, Any], dict[str, str]]:
+    async def _handle(self, handle: Callable[[dict[str, Any]], tuple[dict[str, Any], bool]],
+                      request: Any) -> tuple[dict[str, Any], dict[str, str]]:
         """Run one request: its response, and the stamp of the version it saw."""
         body = to_dict(request)
         async with self._write_lock:
-            response, changed = await asyncio.to_thread(ops.handle, body)
+            response, changed = await asyncio.to_thread(handle, body)
             if changed:
                 await self.push()
             return response, dict(self._stamp)
 
+    async def _reply_211(self, msg: Message, reply: Reply,
+                         handle: Callable[[dict[str, Any]], tuple[dict[str, Any], bool]]) -> None:
+        """Answer a 2.11 config request (a reply too big for one message is a config-error)."""
+        body, _stamp = await self._handle(handle, msg.value)
+        await reply.send(from_dict(v211.ConfigResponse, body), {STORE: self.store_id})
+
     async def on_config_request(self, msg: Message, reply: Reply) -> None:
-        body, stamp = await self._handle(self.config_ops, msg.value)
+        if self.serves_211 and msg.value.workspace is not None:
+            await self._reply_211(msg, reply, self.config_ops_211.handle)
+            return
+        body, stamp = await self._handle(self.config_ops.handle, msg.value)
         response = from_dict(ConfigResponse, body)
         try:
             parts = config_parts.split(response)
@@ -193,7 +331,7 @@ class Processor(AsyncProcessor):
             await reply.send(data, {**stamp, **config_parts.part_property(i, len(parts))})
 
     async def on_flow_request(self, msg: Message, reply: Reply) -> None:
-        response, _stamp = await self._handle(self.flow_ops, msg.value)
+        response, _stamp = await self._handle(self.flow_ops.handle, msg.value)
         await reply.send(from_dict(FlowResponse, response))
 
     @classmethod

@@ -14,6 +14,12 @@ store on the way:
 
 Values are opaque strings: the store never parses them.
 
+Config is kept per workspace (upstream 2.11's model): the ``default``
+workspace is the ``config`` table, the very rows a 2.1 config-svc kept, so
+2.1's view of the config is the default workspace and a store made before
+workspaces existed opens unchanged; every other workspace's rows are in
+``workspace_config``.  All workspaces share the one version, as in 2.11.
+
 Each store has an identity, a uuid drawn when the file is created (and for
 a file made before identities existed, when it is first opened).  It goes
 with every push and reply (``trustgraph.base.processors.config_source``), so processors
@@ -27,10 +33,13 @@ import sqlite3
 import threading
 import uuid
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["ConfigStore"]
+from trustgraph.schema.v211 import DEFAULT_WORKSPACE
+
+__all__ = ["DEFAULT_WORKSPACE", "Change", "ConfigStore", "WorkspaceStore"]
 
 _SCHEMA = (
     """
@@ -49,6 +58,15 @@ _SCHEMA = (
     """,
     "INSERT OR IGNORE INTO version (id, value) VALUES ('version', 0)",
     """
+    CREATE TABLE IF NOT EXISTS workspace_config (
+        workspace TEXT NOT NULL,
+        type      TEXT NOT NULL,
+        key       TEXT NOT NULL,
+        value     TEXT NOT NULL,
+        PRIMARY KEY (workspace, type, key)
+    )
+    """,
+    """
     CREATE TABLE IF NOT EXISTS meta (
         name  TEXT PRIMARY KEY,
         value TEXT NOT NULL
@@ -66,6 +84,27 @@ def _require_str(what: str, value: object) -> None:
     """
     if not isinstance(value, str):
         raise TypeError(f"{what} must be a string, got {type(value).__name__}")
+
+
+@dataclass(frozen=True)
+class Change:
+    """One item a committed :meth:`ConfigStore.apply` put or deleted (present or not)."""
+
+    workspace: str
+    type: str
+    key: str
+    deleted: bool
+
+
+def _rows(workspace: str) -> tuple[str, str, tuple[str, ...]]:
+    """Where ``workspace``'s rows are: ``(table, condition, its parameters)`` for a WHERE clause.
+
+    The default workspace is the 2.1 table; the others share ``workspace_config``.
+    """
+    _require_str("workspace", workspace)
+    if workspace == DEFAULT_WORKSPACE:
+        return "config", "1 = 1", ()
+    return "workspace_config", "workspace = ?", (workspace,)
 
 
 class ConfigStore:
@@ -87,6 +126,8 @@ class ConfigStore:
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
+        # What applies changed since take_changes() last emptied it (config-svc's change notices).
+        self._changes: list[Change] = []
         # isolation_level=None: we issue BEGIN/COMMIT ourselves, so a batch is
         # exactly one transaction and reads never hold a transaction open.
         self._conn: sqlite3.Connection | None = sqlite3.connect(
@@ -142,46 +183,53 @@ class ConfigStore:
             row = self._connection().execute("SELECT value FROM version WHERE id = 'version'").fetchone()
         return int(row[0]) if row else 0
 
-    def get(self, type: str, key: str) -> str | None:
-        """The value at ``type/key``, or None when there is none."""
+    def get(self, type: str, key: str, *, workspace: str = DEFAULT_WORKSPACE) -> str | None:
+        """The value at ``type/key`` of ``workspace``, or None when there is none."""
         _require_str("type", type)
         _require_str("key", key)
+        table, where, params = _rows(workspace)
         with self._lock:
             row = (
                 self._connection()
-                .execute("SELECT value FROM config WHERE type = ? AND key = ?", (type, key))
+                .execute(f"SELECT value FROM {table} WHERE {where} AND type = ? AND key = ?",
+                         (*params, type, key))
                 .fetchone()
             )
         return row[0] if row else None
 
-    def keys(self, type: str) -> list[str]:
-        """Keys of ``type``, sorted; empty for an unknown type."""
+    def keys(self, type: str, *, workspace: str = DEFAULT_WORKSPACE) -> list[str]:
+        """Keys of ``type`` in ``workspace``, sorted; empty for an unknown type."""
         _require_str("type", type)
+        table, where, params = _rows(workspace)
         with self._lock:
             rows = (
                 self._connection()
-                .execute("SELECT key FROM config WHERE type = ? ORDER BY key", (type,))
+                .execute(f"SELECT key FROM {table} WHERE {where} AND type = ? ORDER BY key",
+                         (*params, type))
                 .fetchall()
             )
         return [r[0] for r in rows]
 
-    def values(self, type: str) -> dict[str, str]:
-        """``{key: value}`` of ``type``, in key order; empty for an unknown type."""
+    def values(self, type: str, *, workspace: str = DEFAULT_WORKSPACE) -> dict[str, str]:
+        """``{key: value}`` of ``type`` in ``workspace``, in key order; empty for an unknown type."""
         _require_str("type", type)
+        table, where, params = _rows(workspace)
         with self._lock:
             rows = (
                 self._connection()
-                .execute("SELECT key, value FROM config WHERE type = ? ORDER BY key", (type,))
+                .execute(f"SELECT key, value FROM {table} WHERE {where} AND type = ? ORDER BY key",
+                         (*params, type))
                 .fetchall()
             )
         return {k: v for k, v in rows}
 
-    def all(self) -> dict[str, dict[str, str]]:
-        """Everything, as ``{type: {key: value}}`` (the shape of a ConfigPush)."""
+    def all(self, *, workspace: str = DEFAULT_WORKSPACE) -> dict[str, dict[str, str]]:
+        """Everything in ``workspace``, as ``{type: {key: value}}`` (the shape of a 2.1 ConfigPush)."""
+        table, where, params = _rows(workspace)
         with self._lock:
             rows = (
                 self._connection()
-                .execute("SELECT type, key, value FROM config ORDER BY type, key")
+                .execute(f"SELECT type, key, value FROM {table} WHERE {where} ORDER BY type, key", params)
                 .fetchall()
             )
         out: dict[str, dict[str, str]] = {}
@@ -189,7 +237,21 @@ class ConfigStore:
             out.setdefault(t, {})[k] = v
         return out
 
-    def snapshot(self) -> tuple[int, dict[str, dict[str, str]]]:
+    def across(self, type: str) -> list[tuple[str, str, str]]:
+        """``(workspace, key, value)`` of every item of ``type`` in every workspace, sorted.
+
+        What 2.11's ``getvalues-all-ws`` and ``getkeys-all-ws`` answer from: a
+        processor serving every workspace loads one type without listing them first.
+        """
+        _require_str("type", type)
+        with self._lock:
+            rows = self._connection().execute(
+                "SELECT ?, key, value FROM config WHERE type = ? "
+                "UNION ALL SELECT workspace, key, value FROM workspace_config WHERE type = ? "
+                "ORDER BY 1, 2", (DEFAULT_WORKSPACE, type, type)).fetchall()
+        return [(w, k, v) for w, k, v in rows]
+
+    def snapshot(self, *, workspace: str = DEFAULT_WORKSPACE) -> tuple[int, dict[str, dict[str, str]]]:
         """``(version, all())`` read under one lock, so the pair is consistent.
 
         This is what a ConfigPush must carry; reading the two separately could
@@ -201,9 +263,13 @@ class ConfigStore:
             # commit between the two reads.
             conn.execute("BEGIN")
             try:
-                return self.version(), self.all()
+                return self.version(), self.all(workspace=workspace)
             finally:
                 conn.execute("COMMIT")
+
+    def view(self, workspace: str) -> WorkspaceStore:
+        """This store as seen from one workspace: the interface of the 2.1 operations."""
+        return WorkspaceStore(self, workspace)
 
     # -- the one mutation -------------------------------------------------
 
@@ -211,8 +277,10 @@ class ConfigStore:
         self,
         puts: Iterable[tuple[str, str, str]] = (),
         deletes: Iterable[tuple[str, str]] = (),
+        *,
+        workspace: str = DEFAULT_WORKSPACE,
     ) -> int:
-        """Apply one request's changes atomically and bump the version by 1.
+        """Apply one request's changes to ``workspace`` atomically and bump the version by 1.
 
         ``deletes`` are applied first, then ``puts`` (upserts), so a key that
         appears in both ends up holding the put value.  Deleting an absent key
@@ -234,6 +302,10 @@ class ConfigStore:
                 raise ValueError(f"deletes[{i}] must be (type, key)")
             for name, item in zip(("type", "key"), row, strict=True):
                 _require_str(f"deletes[{i}].{name}", item)
+        table, where, params = _rows(workspace)
+        columns = "workspace, type, key, value" if params else "type, key, value"
+        marks = "?, ?, ?, ?" if params else "?, ?, ?"
+        conflict = "workspace, type, key" if params else "type, key"
 
         with self._lock:
             conn = self._connection()
@@ -242,12 +314,13 @@ class ConfigStore:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 if delete_rows:
-                    conn.executemany("DELETE FROM config WHERE type = ? AND key = ?", delete_rows)
+                    conn.executemany(f"DELETE FROM {table} WHERE {where} AND type = ? AND key = ?",
+                                     [(*params, *row) for row in delete_rows])
                 if put_rows:
                     conn.executemany(
-                        "INSERT INTO config (type, key, value) VALUES (?, ?, ?) "
-                        "ON CONFLICT (type, key) DO UPDATE SET value = excluded.value",
-                        put_rows,
+                        f"INSERT INTO {table} ({columns}) VALUES ({marks}) "
+                        f"ON CONFLICT ({conflict}) DO UPDATE SET value = excluded.value",
+                        [(*params, *row) for row in put_rows],
                     )
                 conn.execute("UPDATE version SET value = value + 1 WHERE id = 'version'")
                 row = conn.execute("SELECT value FROM version WHERE id = 'version'").fetchone()
@@ -256,7 +329,22 @@ class ConfigStore:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
+            self._changes += [Change(workspace, t, k, True) for t, k in delete_rows]
+            self._changes += [Change(workspace, t, k, False) for t, k, _v in put_rows]
         return int(row[0])
+
+    def take_changes(self) -> list[Change]:
+        """What was applied since the last call, in order, and forget it.
+
+        Why the store keeps it: every operation, 2.1's and 2.11's, config's and
+        flows', writes through :meth:`apply`, so a notice of which types changed
+        in which workspaces (2.11's ``ConfigPush.changes``) is built from here
+        rather than taught to each operation.  config-svc takes them after each
+        request, under its write lock, so they are that request's.
+        """
+        with self._lock:
+            taken, self._changes = self._changes, []
+        return taken
 
     def close(self) -> None:
         """Close the file; later calls raise.  Safe to call twice."""
@@ -270,3 +358,47 @@ class ConfigStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class WorkspaceStore:
+    """One workspace of a :class:`ConfigStore`, with the store's own interface.
+
+    The 2.1 operations (``ConfigOperations``, ``FlowOperations``) are written
+    against a store of one config; handing them a view runs them, unchanged,
+    inside any workspace.  The lock and the version are the whole store's.
+    """
+
+    def __init__(self, store: ConfigStore, workspace: str) -> None:
+        _require_str("workspace", workspace)
+        self.store = store
+        self.workspace = workspace
+        self.path = store.path
+
+    def locked(self) -> AbstractContextManager[ConfigStore]:
+        """The store's lock (see :meth:`ConfigStore.locked`)."""
+        return self.store.locked()
+
+    def identity(self) -> str:
+        return self.store.identity()
+
+    def version(self) -> int:
+        return self.store.version()
+
+    def get(self, type: str, key: str) -> str | None:
+        return self.store.get(type, key, workspace=self.workspace)
+
+    def keys(self, type: str) -> list[str]:
+        return self.store.keys(type, workspace=self.workspace)
+
+    def values(self, type: str) -> dict[str, str]:
+        return self.store.values(type, workspace=self.workspace)
+
+    def all(self) -> dict[str, dict[str, str]]:
+        return self.store.all(workspace=self.workspace)
+
+    def snapshot(self) -> tuple[int, dict[str, dict[str, str]]]:
+        return self.store.snapshot(workspace=self.workspace)
+
+    def apply(self, puts: Iterable[tuple[str, str, str]] = (),
+              deletes: Iterable[tuple[str, str]] = ()) -> int:
+        return self.store.apply(puts, deletes, workspace=self.workspace)

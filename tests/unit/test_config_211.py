@@ -1,0 +1,224 @@
+"""TrustGraph 2.11's config records and queues, and config-svc serving 2.11's config protocol.
+
+config-svc runs on the in-memory transport with ``wire="2.11"``; the JSON a
+2.11 peer sends is written out by hand as upstream 2.11.1's encoder writes it
+(``json.dumps`` of every field of the dataclass, in field order, ``None`` as
+null: trustgraph-base 2.11.1 ``base/serialization.py`` and
+``base/async_pulsar_backend.py``).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from trustgraph.base.testing import worker
+from trustgraph.config.service import Processor as ConfigService
+from trustgraph.schema import ConfigKey, ConfigRequest, ConfigResponse, FlowRequest, FlowResponse, v211
+from trustgraph.schema.codec import decode, encode
+from trustgraph.topics import CONFIG_PUSH
+
+TOOL = '{"name": "t"}'
+
+
+# -- records and queue names ---------------------------------------------------
+
+def test_a_211_request_encodes_as_upstream_writes_it_and_decodes_back():
+    request = v211.ConfigRequest(operation="put", workspace="default",
+                                 values=[v211.ConfigValue(type="tool", key="a", value=TOOL)])
+    upstream = ('{"operation": "put", "workspace": "default", "keys": [], "type": "", "values": '
+                '[{"type": "tool", "key": "a", "value": "{\\"name\\": \\"t\\"}", "workspace": ""}]}')
+    assert encode(request) == upstream.encode()
+    assert decode(v211.ConfigRequest, upstream.encode()) == request
+
+
+def test_a_211_push_and_response_round_trip_and_read_upstreams_json():
+    push = v211.ConfigPush(version=4, changes={"tool": ["default", "w2"]},
+                           workspace_changes=v211.WorkspaceChanges(created=["w2"]))
+    assert decode(v211.ConfigPush, encode(push)) == push
+    upstream = b'{"version": 3, "changes": {}, "workspace_changes": null}'   # config-svc's start notice
+    assert decode(v211.ConfigPush, upstream) == v211.ConfigPush(version=3)
+    assert encode(v211.ConfigPush(version=3)) == upstream
+    reply = b'{"version": 2, "values": [{"type": "tool", "key": "a", "value": null, "workspace": "w"}], ' \
+            b'"directory": [], "config": {}, "error": null}'
+    got = decode(v211.ConfigResponse, reply)
+    assert got.values == [v211.ConfigValue(type="tool", key="a", value=None, workspace="w")]
+    assert encode(got) == reply
+
+
+def test_the_211_config_queues_are_the_topics_upstreams_backend_uses():
+    # The grammar is trustgraph.topics' (tests/unit/test_topics.py); these are the names 2.11 gives.
+    assert (v211.CONFIG_REQUEST, v211.CONFIG_RESPONSE, v211.CONFIG_NOTIFY) == (
+        "non-persistent://tg/request/config", "non-persistent://tg/response/config",
+        "non-persistent://tg/notify/config")
+    assert v211.to_pulsar(v211.workspace_queue(v211.flow_request_queue, "default")) == \
+        "non-persistent://tg/request/flow:default"
+
+
+# -- config-svc --wire 2.11 ----------------------------------------------------
+
+@pytest.fixture
+async def svc(tmp_path):
+    async with worker(ConfigService, store=str(tmp_path / "config.db"), wire="2.11") as w:
+        yield w
+
+
+async def ask(w, request, request_topic: str = v211.CONFIG_REQUEST,
+              response_topic: str = v211.CONFIG_RESPONSE) -> v211.ConfigResponse:
+    (reply,) = await w.call(request_topic, response_topic, request, v211.ConfigResponse)
+    return reply
+
+
+def put(workspace: str, type_: str, key: str, value: str) -> v211.ConfigRequest:
+    return v211.ConfigRequest(operation="put", workspace=workspace,
+                              values=[v211.ConfigValue(type=type_, key=key, value=value)])
+
+
+def notices(w) -> list[dict]:
+    return [json.loads(m.payload) for m in w.broker.sent.get(v211.CONFIG_NOTIFY, [])]
+
+
+async def test_it_registers_the_default_workspace_and_says_so_at_start(svc):
+    got = await ask(svc, v211.ConfigRequest(operation="getvalues", workspace="__workspaces__", type="workspace"))
+    assert [(v.key, v.value) for v in got.values] == [("default", '{"enabled": true}')]
+    [start] = notices(svc)
+    assert start == {"version": 1, "changes": {}, "workspace_changes": {"created": ["default"], "deleted": []}}
+
+
+async def test_every_operation_but_the_all_workspace_ones_needs_a_workspace(svc):
+    for op in ("get", "list", "getvalues", "put", "delete", "config"):
+        got = await ask(svc, v211.ConfigRequest(operation=op, workspace="", type="tool"))
+        assert (got.error.type, got.error.message) == ("bad-request", "Workspace is required"), op
+    bad = await ask(svc, v211.ConfigRequest(operation="frobnicate", workspace="default"))
+    assert (bad.error.type, bad.error.message) == ("bad-operation", "Bad operation")
+
+
+async def test_a_211_put_is_2_1s_config_in_the_default_workspace_and_is_notified(svc):
+    assert (await ask(svc, put("default", "tool", "a", TOOL))).error is None
+    assert (await ask(svc, put("other", "tool", "b", TOOL))).error is None
+    # 2.1's view is the default workspace: a 2.1 request (no workspace key) on the same topic.
+    (old,) = await svc.call(v211.CONFIG_REQUEST, v211.CONFIG_RESPONSE, ConfigRequest(operation="config"),
+                            ConfigResponse)
+    assert old.config["tool"] == {"a": TOOL} and old.version == 3
+    assert json.loads(svc.broker.sent[CONFIG_PUSH][-1].payload)["config"]["tool"] == {"a": TOOL}
+    assert notices(svc)[1:] == [
+        {"version": 2, "changes": {"tool": ["default"]}, "workspace_changes": None},
+        {"version": 3, "changes": {"tool": ["other"]}, "workspace_changes": None},
+    ]
+    got = await ask(svc, v211.ConfigRequest(operation="config", workspace="other"))
+    assert (got.version, got.config) == (3, {"tool": {"b": TOOL}})
+    one = await ask(svc, v211.ConfigRequest(operation="get", workspace="other",
+                                            keys=[v211.ConfigKey(type="tool", key="a")]))
+    assert one.values == [v211.ConfigValue(type="tool", key="a", value=None)]
+
+
+async def test_the_all_workspace_operations_name_each_items_workspace(svc):
+    await ask(svc, put("default", "tool", "a", TOOL))
+    await ask(svc, put("other", "tool", "b", TOOL))
+    both = await ask(svc, v211.ConfigRequest(operation="getvalues-all-ws", type="tool"))
+    assert [(v.workspace, v.key, v.value) for v in both.values] == [("default", "a", TOOL), ("other", "b", TOOL)]
+    keys = await ask(svc, v211.ConfigRequest(operation="getkeys-all-ws", type="tool"))
+    assert [(v.workspace, v.key, v.value) for v in keys.values] == [("default", "a", ""), ("other", "b", "")]
+
+
+async def test_a_2_1_put_is_notified_to_211_processors_too(svc):
+    from trustgraph.schema import ConfigValue
+    (done,) = await svc.call(v211.CONFIG_REQUEST, v211.CONFIG_RESPONSE,
+                             ConfigRequest(operation="put", values=[ConfigValue(type="prompt", key="p", value='"x"')]),
+                             ConfigResponse)
+    assert done.error is None
+    assert notices(svc)[-1] == {"version": 2, "changes": {"prompt": ["default"]}, "workspace_changes": None}
+
+
+async def test_reserved_workspaces_are_stored_quietly_and_new_workspaces_get_their_queues(svc):
+    await ask(svc, put("__template__", "tool", "seed", TOOL))
+    assert notices(svc)[-1]["changes"] == {}
+    await ask(svc, put("__workspaces__", "workspace", "w2", '{"enabled": true}'))
+    assert notices(svc)[-1]["workspace_changes"] == {"created": ["w2"], "deleted": []}
+    # w2's own queue: the workspace is the queue's, whatever the request says.
+    queue = v211.workspace_queue
+    request = v211.to_pulsar(queue(v211.config_request_queue, "w2"))
+    response = v211.to_pulsar(queue(v211.config_response_queue, "w2"))
+    await ask(svc, put("ignored", "tool", "x", TOOL), request, response)
+    got = await ask(svc, v211.ConfigRequest(operation="config", workspace="w2"))
+    assert got.config == {"tool": {"x": TOOL}}
+    only = await ask(svc, v211.ConfigRequest(operation="getkeys-all-ws", type="tool"), request, response)
+    assert only.error.type == "bad-operation"
+
+
+BLUEPRINT = {
+    "parameters": {"model": {"type": "llm-model"}},
+    "blueprint": {"embeddings:{blueprint}": {"topics": {"request": "request:tg:embeddings:{blueprint}"}}},
+    "flow": {
+        "agent-manager:{id}": {
+            "topics": {"request": "request:tg:agent:{workspace}:{id}",
+                       "response": "response:tg:agent:{workspace}:{id}"},
+            "parameters": {"model": "{model}"},
+        },
+    },
+    "interfaces": {"agent": {"request": "request:tg:agent:{workspace}:{id}",
+                             "response": "response:tg:agent:{workspace}:{id}"}},
+}
+
+
+async def flow_call(w, request: FlowRequest) -> FlowResponse:
+    queue = v211.workspace_queue
+    (reply,) = await w.call(v211.to_pulsar(queue(v211.flow_request_queue, "default")),
+                            v211.to_pulsar(queue(v211.flow_response_queue, "default")), request, FlowResponse)
+    return reply
+
+
+async def test_a_211_flow_started_on_the_workspace_flow_queue_assigns_its_processors(svc):
+    await ask(svc, put("default", "parameter-type", "llm-model", '{"default": "m1"}'))
+    put_bp = await flow_call(svc, FlowRequest(operation="put-blueprint", blueprint_name="bp",
+                                              blueprint_definition=json.dumps(BLUEPRINT)))
+    assert put_bp.error is None
+    started = await flow_call(svc, FlowRequest(operation="start-flow", blueprint_name="bp", flow_id="f1",
+                                               description="d"))
+    assert started.error is None
+    got = await ask(svc, v211.ConfigRequest(operation="config", workspace="default"))
+    assert json.loads(got.config["processor:agent-manager"]["f1"]) == {
+        "topics": {"request": "request:tg:agent:default:f1", "response": "response:tg:agent:default:f1"},
+        "parameters": {"model": "m1"},
+    }
+    assert json.loads(got.config["processor:embeddings"]["bp"]) == {
+        "topics": {"request": "request:tg:embeddings:bp"}, "parameters": {}}
+    flow = json.loads(got.config["flow"]["f1"])
+    assert flow["interfaces"]["agent"]["request"] == "request:tg:agent:default:f1"
+    assert flow["parameters"] == {"model": "m1"}
+    assert sorted(notices(svc)[-1]["changes"]) == ["flow", "processor:agent-manager", "processor:embeddings"]
+    # stop-flow removes the flow section's assignments; the blueprint section's stay.
+    assert (await flow_call(svc, FlowRequest(operation="stop-flow", flow_id="f1"))).error is None
+    got = await ask(svc, v211.ConfigRequest(operation="config", workspace="default"))
+    assert "processor:agent-manager" not in got.config and "flow" not in got.config
+    assert "bp" in got.config["processor:embeddings"]
+
+
+async def test_a_2_1_config_svc_still_takes_a_211_request_as_2_1(tmp_path):
+    # The default wire is unchanged: the workspace key is ignored, nothing is notified.
+    async with worker(ConfigService, store=str(tmp_path / "c.db")) as w:
+        (got,) = await w.call(v211.CONFIG_REQUEST, v211.CONFIG_RESPONSE,
+                              ConfigRequest(operation="get", keys=[ConfigKey(type="tool", key="a")]), ConfigResponse)
+        assert got.error is None and got.version == 0
+        assert notices(w) == []
+
+
+async def test_a_workspace_whose_queues_cannot_exist_is_registered_and_the_service_goes_on(svc, caplog):
+    got = await ask(svc, put("__workspaces__", "workspace", "bad/id", '{"enabled": true}'))
+    assert got.error is None
+    assert any("'bad/id' registered, but its queues cannot be served" in r.getMessage() for r in caplog.records)
+    assert notices(svc)[-1]["workspace_changes"] == {"created": ["bad/id"], "deleted": []}
+    assert (await ask(svc, put("default", "tool", "after", TOOL))).error is None
+
+
+def test_2_11_flow_assignments_become_flow_definitions_and_a_bad_one_only_itself(caplog):
+    from trustgraph.base.processors.flows_211 import assigned_flows
+    config = {"processor:echo": {
+        "f1": json.dumps({"topics": {"request": "flow:tg:echo:default:f1"}, "parameters": {"model": "m"}}),
+        "f2": "not json",
+        "f3": json.dumps({"topics": {"request": "bogus:tg:x"}}),
+    }}
+    assert assigned_flows(config, "echo") == {
+        "f1": {"request": "persistent://tg/flow/echo:default:f1", "model": "m"}}
+    assert sum("not started" in r.getMessage() for r in caplog.records) == 2
+    assert assigned_flows(config, "other") == {}

@@ -1,0 +1,55 @@
+"""Which flows 2.11 assigns a processor, as the definitions a FlowProcessor opens.
+
+2.11's flow service writes each flow a processor serves as an item of config
+type ``processor:<id>`` in the flow's workspace: key the flow (the
+blueprint entry's variant), value the JSON ``{"topics": {spec: queue},
+"parameters": {name: value}}`` (trustgraph-flow 2.11.1
+``flow/service/flow.py``, read by trustgraph-base ``base/flow_processor.py``).
+Our FlowProcessor reads 2.1's ``active-flow/<id>``, ``{flow: {spec:
+topic-or-value}}``; this turns the one into the other, each queue name mapped
+to its Pulsar topic, so a flow opens the same way under either wire.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from ...schema import v211
+from ..safety import limits
+
+__all__ = ["assigned_flows"]
+
+logger = logging.getLogger(__name__)
+
+
+def _definition(processor_id: str, flow: str, text: str) -> dict[str, Any]:
+    entry = limits.loads(text)
+    if not isinstance(entry, dict):
+        raise ValueError("not a JSON object")
+    topics, parameters = entry.get("topics") or {}, entry.get("parameters") or {}
+    if not isinstance(topics, dict) or not isinstance(parameters, dict):
+        raise ValueError("'topics' and 'parameters' must be objects")
+    definition: dict[str, Any] = dict(parameters)
+    for spec, queue in topics.items():
+        if not isinstance(queue, str):
+            raise ValueError(f"topic {spec!r} is not a queue name")
+        definition[spec] = v211.to_pulsar(queue)
+    return definition
+
+
+def assigned_flows(config: dict[str, dict[str, str]], processor_id: str) -> dict[str, dict[str, Any]]:
+    """``{flow: definition}`` of the flows ``config`` assigns ``processor_id`` (2.11's layout).
+
+    A flow whose item cannot be read is left out with an ERROR line naming it;
+    the others are assigned.
+    """
+    items = config.get(v211.processor_type(processor_id)) or {}
+    flows: dict[str, dict[str, Any]] = {}
+    for flow, text in items.items():
+        try:
+            flows[flow] = _definition(processor_id, flow, text)
+        except (ValueError, v211.QueueError) as e:
+            logger.error("%s/%s is not usable (%s); flow %s not started",
+                         v211.processor_type(processor_id), flow, e, flow)
+    return flows
