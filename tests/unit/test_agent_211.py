@@ -171,3 +171,10 @@ async def test_too_many_iterations_ends_in_an_error_message(agent):
     (err,) = got
     assert (err.message_type, err.end_of_message, err.end_of_dialog, err.message_id) == ("error", True, True, "")
     assert err.content.startswith("Too many agent iterations")
+
+
+async def test_nulls_where_2_11_allows_defaults_are_read_as_the_defaults(agent):
+    _, got = await agent.ask(json.dumps({"question": "Tell me a joke about cats", "state": None, "group": None,
+                                         "history": None, "session_id": None, "pattern": None}).encode())
+    assert got[-1].message_type == "answer" and got[-1].content == "a joke about cats"
+    assert got[-1].message_id.startswith("urn:trustgraph:agent:") and got[-1].message_id.endswith("/final")
