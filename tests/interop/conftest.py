@@ -48,6 +48,12 @@ SECTIONS = {
         "and whose services write `invoke(config, arguments)`: its joke-service called by our client,\n"
         "and its own request-response client and records calling our joke-service, and calling a\n"
         "streaming service of ours, whose answer its first-reply `request()` gets whole."),
+    "test_agent_211_readers.py": (
+        "Our agent under --wire 2.11, read by upstream 2.11.1",
+        "Our agent-manager-react with `--wire 2.11` runs a dialog (a tool call, then the answer) on the\n"
+        "in-memory transport; each message it sent goes, as its bytes, to 2.11.1's own Pulsar decoder,\n"
+        "api-gateway agent translator and Python API socket client (what `tg-invoke-agent` reads), run\n"
+        "from `.interop/upstream-2.11`. No 2.11.1 process runs: the rows prove the records and shapes."),
     "test_upstream_cli.py": (
         "Upstream's command line",
         "Upstream's `trustgraph-cli` against our gateway and config-svc, and every upstream command's\n"

@@ -6,9 +6,10 @@ the wire, so a processor run with ``--wire 2.11`` encodes and decodes these
 instead; both go through the one codec (``trustgraph.schema.codec``), since
 2.11 encodes a record the way 2.1 does (``json.dumps`` of every field,
 ``None`` as null).  Records 2.11 left unchanged (``FlowRequest``,
-``FlowResponse``, ``Error``) are 2.1's and not repeated here.
+``FlowResponse``, ``Error``, ``PromptRequest``) are 2.1's and not repeated here.
 """
 
+from .agent import AgentRequest, AgentResponse, AgentStep, PlanStep
 from .config import (
     ConfigKey,
     ConfigPush,
@@ -17,6 +18,7 @@ from .config import (
     ConfigValue,
     WorkspaceChanges,
 )
+from .prompt import PromptResponse
 from .queues import (
     CONFIG_NOTIFY,
     CONFIG_REQUEST,
@@ -40,6 +42,7 @@ from .queues import (
 )
 
 __all__ = [
+    "AgentRequest", "AgentResponse", "AgentStep", "PlanStep", "PromptResponse",
     "CONFIG_NOTIFY", "CONFIG_REQUEST", "CONFIG_RESPONSE", "DEFAULT_WORKSPACE", "PROCESSOR_TYPE_PREFIX",
     "RESERVED_PREFIX", "WORKSPACES", "WORKSPACE_TYPE", "ConfigKey", "ConfigPush",
     "ConfigRequest", "ConfigResponse", "ConfigValue", "QueueError", "WorkspaceChanges", "is_reserved",

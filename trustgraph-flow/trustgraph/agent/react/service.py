@@ -35,12 +35,15 @@ Differences from upstream worth knowing:
   tool call is made for it (a non-idempotent tool would otherwise run again
   for nobody).  When the dialog started travels with it on ``next``
   (property ``dialog-started``), so any replica can tell.
+* ``--wire 2.11`` takes the place of upstream 2.11's agent-manager-react: its
+  request, ``next`` and response records and its prompt service's reply
+  (``trustgraph.schema.v211``), read and written by ``dialects.py``; the loop
+  is the same.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import math
 import time
@@ -52,15 +55,15 @@ from trustgraph.base import ConsumerSpec, FlowProcessor, ProducerSpec, RequestRe
 from trustgraph.base.messaging import deadlines
 from trustgraph.base.messaging.lost_calls import Loss
 from trustgraph.base.messaging.pubsub import Message
-from trustgraph.base.messaging.serving import Replies, Reply, ServiceError, message_or_type
+from trustgraph.base.messaging.serving import Reply, ServiceError
 from trustgraph.base.processors.flow_processor import Flow
 from trustgraph.base.tool_services.catalog_feed import CatalogFeed
 from trustgraph.base.tool_services.tool_service_client import ToolServiceClients
+from trustgraph.base.wire import WIRE_21, WIRE_211
 from trustgraph.catalog.implementations import FLOW_CLIENTS
 from trustgraph.schema import (
     AgentRequest,
-    AgentResponse,
-    Error,
+    PromptRequest,
     TextCompletionRequest,
     TextCompletionResponse,
 )
@@ -68,8 +71,12 @@ from trustgraph.schema.services.agent import DIALOG_STARTED, SHOW_ACTIONS
 
 from .agent_manager import AgentManager
 from .decisions import Confidence
+from .dialects import ERROR_TYPE as ERROR_TYPE
+from .dialects import REPLIES as REPLIES
+from .dialects import dialect_for
+from .dialects import to_response as to_response
 from .registry import Registry, build_registry
-from .types import Act, Answer, Continue, Event, Failed, Observation, Thought
+from .types import Act, Continue, Failed
 
 logger = logging.getLogger(__name__)
 
@@ -83,7 +90,6 @@ default_prompt_timeout = 120.0
 default_dialog_timeout = 90.0
 #: The dialog ends this long before its caller's deadline, so its last message arrives in time.
 REPLY_MARGIN = 2.0
-ERROR_TYPE = "agent-error"
 
 # Client flow keys, as upstream's agent registers them: prefix -> request and response records.
 # The tools' own come with the tools; the agent asks the prompt service itself too.
@@ -91,16 +97,6 @@ CLIENTS: dict[str, tuple[type, type]] = {
     "text-completion": (TextCompletionRequest, TextCompletionResponse),
     **FLOW_CLIENTS,
 }
-
-
-# A failure of ours (not the model's) ends the dialog: eom and eod set.  An
-# undecodable request gets the streaming error shape, which both kinds of
-# caller read as the end (eod set, as upstream 2.1.4's streaming error).
-REPLIES = Replies(
-    error_record=lambda error: AgentResponse(error=error, end_of_message=True, end_of_dialog=True),
-    malformed_record=lambda error: AgentResponse(chunk_type="error", content=error.message,
-                                                 end_of_message=True, end_of_dialog=True, error=error),
-    error_type=ERROR_TYPE, describe=message_or_type, confirm=True)
 
 
 def dialog_started(request: AgentRequest, properties: Mapping[str, str], now: float) -> float:
@@ -123,48 +119,11 @@ def abandoned_because(loss: Loss) -> str:
             "call failed, and no further tool call or model step was made for it. Ask again.")
 
 
-def to_response(event: Event, streaming: bool) -> AgentResponse:
-    """The wire message of one event, in upstream 2.1.4's streaming or non-streaming shape.
-
-    Non-streaming messages set the legacy fields they do not use to None
-    explicitly: a consumer takes a message whose ``answer`` is not null as
-    the last one, and a missing key would be read as ``""``.
-    """
-    if isinstance(event, Failed):
-        error = Error(type=ERROR_TYPE, message=event.message)
-        if streaming:
-            return AgentResponse(chunk_type="error", content=event.message, end_of_message=True,
-                                 end_of_dialog=True, error=error, outcome=event.outcome)
-        return AgentResponse(error=error, outcome=event.outcome)
-    if isinstance(event, Act):
-        # Ours, for callers who ask (property show-actions: tg-invoke-agent -v); upstream's
-        # API reads an "action" chunk as a thought.
-        content = f"{event.name} {json.dumps(event.arguments)}"
-        if streaming:
-            return AgentResponse(chunk_type="action", content=content, end_of_message=True)
-        return AgentResponse(chunk_type="action", content=content, thought=None, answer=None,
-                             observation=None, end_of_message=True)
-    if streaming:
-        if isinstance(event, Thought):
-            return AgentResponse(chunk_type="thought", content=event.content, thought=event.content,
-                                 end_of_message=event.end)
-        if isinstance(event, Observation):
-            return AgentResponse(chunk_type="observation", content=event.content,
-                                 observation=event.content, end_of_message=event.end)
-        return AgentResponse(chunk_type="answer", content=event.content, end_of_message=event.end,
-                             end_of_dialog=event.end, outcome=event.outcome,
-                             candidates=list(event.candidates) or None)
-    if isinstance(event, Thought):
-        return AgentResponse(thought=event.content, answer=None, observation=None, end_of_message=True)
-    if isinstance(event, Observation):
-        return AgentResponse(observation=event.content, thought=None, answer=None, end_of_message=True)
-    assert isinstance(event, Answer)
-    return AgentResponse(answer=event.content, thought=None, observation=None, end_of_message=True,
-                         end_of_dialog=True, outcome=event.outcome, candidates=list(event.candidates) or None)
-
-
 class Processor(FlowProcessor):
     """The agent: flows from ``active-flow[<id>]``, tools from config."""
+
+    #: 2.1's records by default; with ``--wire 2.11``, 2.11's (``dialects.py``).
+    wires = (WIRE_21, WIRE_211)
 
     def __init__(self, **params: Any) -> None:
         params["concurrency"] = params.get("concurrency") or default_concurrency
@@ -192,11 +151,14 @@ class Processor(FlowProcessor):
         self.registry = Registry()
         self.descriptor_errors: list[str] = []
 
-        self.register_specification(ConsumerSpec("request", AgentRequest, self.on_request,
-                                                 replies=REPLIES))
-        self.register_specification(ProducerSpec("next", AgentRequest))
-        self.register_specification(ProducerSpec("response", AgentResponse))
-        for prefix, (req, resp) in CLIENTS.items():
+        # The one place the wire matters: which records, and how a request is read and answered.
+        self.dialect = dialect_for(self.wire)
+        self.register_specification(ConsumerSpec("request", self.dialect.request, self.on_request,
+                                                 replies=self.dialect.replies))
+        self.register_specification(ProducerSpec("next", self.dialect.request))
+        self.register_specification(ProducerSpec("response", self.dialect.response))
+        clients = {**CLIENTS, "prompt": (PromptRequest, self.dialect.prompt_response)}
+        for prefix, (req, resp) in clients.items():
             self.register_specification(RequestResponseSpec(
                 f"{prefix}-request", f"{prefix}-response", req, resp,
                 timeout=prompt_timeout if prefix == "prompt" else default_tool_timeout))
@@ -223,15 +185,15 @@ class Processor(FlowProcessor):
     async def on_request(self, msg: Message, flow: Flow, reply: Reply) -> None:
         """Run one iteration and send its messages; a failure of ours becomes an agent-error."""
         rid = reply.id
-        request: AgentRequest = msg.value
+        dialog = self.dialect.open(msg.value)
+        request: AgentRequest = dialog.request
         now = time.time()
         if not isinstance(request.question, str):
             # null decodes as None, not the default: the caller's mistake, said as such, not a traceback.
             raise ServiceError("the request has no question: 'question' must be a string")
         registry = self.registry
-        streaming = bool(request.streaming)
         logger.debug("Agent request %s: iteration %d, streaming %s", rid,
-                     len(request.history or []) + 1, streaming)
+                     len(request.history or []) + 1, bool(request.streaming))
         # The dialog's deadline (its caller's, else its own) goes on with it to the next iteration;
         # the dialog ends a margin before it, in its own words.
         caller = reply.deadline
@@ -257,11 +219,11 @@ class Processor(FlowProcessor):
         async with aclosing(self.manager.react(request, registry, flow, end, abandoned)) as events:
             async for event in events:
                 if isinstance(event, Continue):
-                    await flow("next").send(event.request, props)
+                    await flow("next").send(dialog.next(event.request), props)
                 elif isinstance(event, Act) and not show_actions:
                     continue   # only for a caller that asked (upstream's clients would show it as a thought)
                 else:
-                    await reply.send(to_response(event, streaming))
+                    await reply.send(dialog.response(event))
                     if isinstance(event, Failed):
                         logger.info("Agent request %s failed: %s", rid, event.message)
 
