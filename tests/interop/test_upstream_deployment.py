@@ -13,11 +13,13 @@ import json
 import subprocess
 import uuid
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 
 import pytest
+import rows
 from deployment import ANSWER, QUESTION_OURS, QUESTION_UPSTREAM, Deployment, post, start
 from dialogs import Dialog, cli_words, read_dialog, socket_call, words
+from rows import Row
 from support import BIN
 from trustgraph.agent.react.decisions import NO_TOOL_PREFIX
 from trustgraph.base import PubSub, ToolServiceClient
@@ -77,37 +79,9 @@ def upstream_jokes(upstream_venv) -> set[str]:
     return {f"Hey {USER}! Here's a pun for you:\n\n{joke}" for joke in json.loads(out)}
 
 
-class Row:
-    """The checks of one INTEROP.md row; the first failed one is its detail."""
-
-    def __init__(self) -> None:
-        self.ok = True
-        self.detail = ""
-
-    def check(self, ok: bool, detail: Callable[[], str]) -> None:
-        if not ok and self.ok:
-            self.ok, self.detail = False, detail()[:300]
-
-
-@contextmanager
-def interop_row(row, peer: str, direction: str) -> Iterator[Row]:
-    """Record the row as pass or FAIL, with the reason, whatever happens inside; fail the test on
-    FAIL, unless the row is a known failure (:data:`KNOWN_BROKEN`): then the test is xfailed."""
-    r = Row()
-    known = KNOWN_BROKEN.get((peer, direction))
-    try:
-        yield r
-    except Exception as e:
-        first = (str(e).strip().splitlines() or [""])[0]
-        detail = f"{type(e).__name__}: {first}"[:300]
-        row(peer, direction, False, f"{known} (seen: {detail[:200]})" if known else detail)
-        if known:
-            pytest.xfail(f"{known}: {detail}")
-        raise
-    row(peer, direction, r.ok, f"{known} (seen: {r.detail[:200]})" if known and not r.ok else r.detail)
-    if not r.ok and known:
-        pytest.xfail(f"{known}: {r.detail}")
-    assert r.ok, r.detail
+def interop_row(row, peer: str, direction: str) -> AbstractContextManager[Row]:
+    """One row of this module, known failures (:data:`KNOWN_BROKEN`) expected as such."""
+    return rows.interop_row(row, peer, direction, KNOWN_BROKEN)
 
 
 def check_dialog(r: Row, got: Dialog, streaming: bool, thoughts: list[str],
