@@ -54,6 +54,24 @@ SECTIONS = {
         "in-memory transport; each message it sent goes, as its bytes, to 2.11.1's own Pulsar decoder,\n"
         "api-gateway agent translator and Python API socket client (what `tg-invoke-agent` reads), run\n"
         "from `.interop/upstream-2.11`. No 2.11.1 process runs: the rows prove the records and shapes."),
+    "test_upstream_211_deployment.py": (
+        "Our agent in a TrustGraph 2.11.1 deployment",
+        "Upstream 2.11.1's `api-gateway` (port and first-frame websocket auth as 2.11's, beside its own\n"
+        "`no-auth-svc` IAM), `prompt-template`, `text-completion-openai` and `joke-service`, run as processes\n"
+        "from `.interop/upstream-2.11` (PyPI), with our `agent-manager-react --wire 2.11` in place of 2.11.1's\n"
+        "agent and our `joke-service --wire 2.11`, on one pulsar-lite broker (`tests/interop/deployment_211.py`).\n"
+        "Config and flows are in our `config-svc --wire 2.11`, in place of 2.11's config-svc and flow-svc,\n"
+        "which keep them in Cassandra (not available here); they go in through 2.11.1's gateway with\n"
+        "2.11.1's commands: prompts, `tool-service` and `tool` descriptors with `tg-put-config-item`, a flow\n"
+        "blueprint in 2.11's form (2.11.1's prompt and LLM processors and our agent) with\n"
+        "`tg-put-flow-blueprint` and `tg-start-flow`. Each row runs 2.11.1's `tg-invoke-agent -v` (or a REST\n"
+        "call) against 2.11.1's gateway and checks the thoughts, the observation (the joke the tool service\n"
+        "told, asked of it directly first) and the answer, which repeats the joke. The LLM is an\n"
+        "OpenAI-compatible stand-in of ours on 127.0.0.1 that answers by rules from what 2.11.1's openai\n"
+        "processor sends it: the rows prove that the processors read each other's records and queues\n"
+        "through whole dialogs, nothing of how a real model chooses. Not covered: an IAM other than the\n"
+        "no-auth one, workspaces other than `default`, the orchestrator's patterns (an agent error cannot\n"
+        "reach a 2.11.1 client at all: its gateway fails on it, the row says so)."),
     "test_upstream_cli.py": (
         "Upstream's command line",
         "Upstream's `trustgraph-cli` against our gateway and config-svc, and every upstream command's\n"
@@ -116,7 +134,7 @@ def render_report(found: list[tuple[str, int, int, str, str, str, str]]) -> str:
         if (module, *row) not in rows:  # a parametrized test may record the same row twice
             rows.append((module, *row))
     failed = [r for r in rows if r[3] != "pass"]
-    lines = ["# Interop with upstream TrustGraph 2.1.4 (and 2.11.1's tool services)", "",
+    lines = ["# Interop with upstream TrustGraph 2.1.4 and 2.11.1", "",
              "Written by `make interop` (`tests/interop`, which `make test` also runs). Upstream runs",
              "from venvs made once from PyPI (`interop/venvs.py`); ours from the checkout.", "",
              f"**{len(rows) - len(failed)} of {len(rows)} rows pass.**", ""]

@@ -20,10 +20,15 @@ class Row:
     def __init__(self) -> None:
         self.ok = True
         self.detail = ""
+        self.seen = ""
 
     def check(self, ok: bool, detail: Callable[[], str]) -> None:
         if not ok and self.ok:
             self.ok, self.detail = False, detail()[:300]
+
+    def saw(self, text: str) -> None:
+        """What a passing row observed, for its detail (a failing one shows what failed)."""
+        self.seen = text
 
 
 @contextmanager
@@ -43,7 +48,8 @@ def interop_row(row, peer: str, direction: str,
         if known:
             pytest.xfail(f"{known}: {detail}")
         raise
-    row(peer, direction, r.ok, f"{known} (seen: {r.detail[:200]})" if known and not r.ok else r.detail)
+    detail = r.detail if not r.ok else r.seen[:300]
+    row(peer, direction, r.ok, f"{known} (seen: {r.detail[:200]})" if known and not r.ok else detail)
     if not r.ok and known:
         pytest.xfail(f"{known}: {r.detail}")
     assert r.ok, r.detail

@@ -1,0 +1,190 @@
+"""A TrustGraph 2.11.1 deployment with our agent in place of upstream's, for the interop rows.
+
+One pulsar-lite broker; the processes run from upstream 2.11.1's own console scripts
+(``.interop/upstream-2.11``, PyPI) but for the three of ours that take the place of upstream's:
+
+================  ========  ==================================================================
+id                whose     what
+================  ========  ==================================================================
+config-svc        ours      ``config-svc --wire 2.11`` (SQLite in the test's directory) in place
+                            of 2.11's config-svc *and* flow-svc, which keep config in Cassandra
+no-auth-svc       upstream  2.11.1's IAM service that allows everything (default workspace)
+api-gateway       upstream  2.11.1's gateway on ``gateway`` (first-frame websocket auth)
+text-completion   upstream  2.11.1's ``text-completion-openai`` against ``openai_stand_in.py``
+prompt            upstream  2.11.1's ``prompt-template`` (ibis) with :data:`AGENT_TEMPLATE`
+agent-manager     ours      ``agent-manager-react --wire 2.11``
+joke-service      ours      ``joke-service --wire 2.11``, topic ``joke``
+up-joke-service   upstream  2.11.1's ``joke-service``, topic ``up-joke``
+================  ========  ==================================================================
+
+The ids are the processor names of :data:`BLUEPRINT`, written in 2.11's form (entries
+``"<processor>:{id}"`` with ``topics`` of 2.11 queue names, as upstream's own blueprints are), so
+a started flow is the ``processor:<id>`` items each of them reads.  The configuration goes in as
+a 2.11 operator puts it in: through 2.11.1's gateway with 2.11.1's commands
+(``tg-put-config-item``, ``tg-put-flow-blueprint``, ``tg-start-flow``), which reach our config-svc
+over 2.11's config and flow protocols; the tool-service descriptors name their queues in 2.11's
+form (``request:tg:joke``).
+
+Readiness: ours write ``$TG_READY_FILE``; upstream's say nothing, so a real call is the signal
+(:meth:`Deployment.warm`).  2.11.1's gateway starts serving only after it has asked the IAM
+service for a JWT signing key 30 times, 2 s apart (``IamAuth.start``): the no-auth service has
+none, so the gateway listens about a minute after it starts, whatever else is ready.  The
+gateway listens on every interface (2.11.1 has no flag for the address); the LLM stand-in on
+127.0.0.1 only.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from deployment import AGENT_TEMPLATE, Deployment, DeploymentError, joke_tool, post
+from trustgraph.base.launching.broker import EmbeddedBroker, free_port
+
+from interop.venvs import Venv
+
+HERE = Path(__file__).resolve().parent
+FLOW = "agent-211"
+BLUEPRINT_NAME = "agent-211"
+#: The stand-in answers "... and repeat it" with the tool's result in the final answer.
+QUESTION = "Tell me a joke about cats and repeat it"
+QUESTION_UPSTREAM = "Tell me an upstream joke about cats and repeat it"
+THOUGHTS = ["I will use tell-joke", "I have the joke"]
+THOUGHTS_UPSTREAM = ["I will use tell-upstream-joke", "I have the joke"]
+ANSWER = "Here is the joke you asked for."
+
+#: The topics our agent-manager-react opens in a flow, each a client of another flow service.
+AGENT_CLIENTS = {"text-completion": "text-completion", "prompt": "prompt", "mcp-tool": "mcp-tool",
+                 "graph-rag": "graph-rag", "structured-query": "structured-query", "embeddings": "embeddings",
+                 "row-embeddings-query": "row-embeddings"}
+
+
+def _request(kind: str) -> str:
+    return f"request:tg:{kind}:{{workspace}}:{{id}}"
+
+
+def _response(kind: str) -> str:
+    return f"response:tg:{kind}:{{workspace}}:{{id}}"
+
+
+def _pair(kind: str) -> dict[str, str]:
+    return {"request": _request(kind), "response": _response(kind)}
+
+
+def blueprint() -> dict[str, Any]:
+    """A 2.11 flow blueprint: 2.11.1's text-completion and prompt processors and our agent."""
+    agent = {**_pair("agent"), "next": _request("agent")}
+    for spec, kind in AGENT_CLIENTS.items():
+        agent[f"{spec}-request"] = _request(kind)
+        agent[f"{spec}-response"] = _response(kind)
+    return {
+        "description": "interop: our agent-manager-react in a 2.11.1 deployment",
+        "parameters": {},
+        "blueprint": {},
+        "flow": {
+            "agent-manager:{id}": {"topics": agent},
+            "prompt:{id}": {"topics": {**_pair("prompt"),
+                                       "text-completion-request": _request("text-completion"),
+                                       "text-completion-response": _response("text-completion")}},
+            "text-completion:{id}": {"topics": _pair("text-completion")},
+        },
+        "interfaces": {kind: _pair(kind) for kind in ("agent", "prompt", "text-completion")},
+    }
+
+
+def joke_service_211(sid: str, topic: str) -> dict[str, Any]:
+    """A tool-service descriptor naming its queues as 2.11 does (``request:tg:<topic>``)."""
+    return {"id": sid, "request-queue": f"request:tg:{topic}", "response-queue": f"response:tg:{topic}",
+            "config-params": [{"name": "style", "required": False}]}
+
+
+#: What goes into the default workspace, as (type, key, value).
+CONFIG: list[tuple[str, str, Any]] = [
+    ("prompt", "system", "You are a helpful assistant."),
+    ("prompt", "template.agent-react", AGENT_TEMPLATE),
+    ("tool-service", "joke-service", joke_service_211("joke-service", "joke")),
+    ("tool-service", "up-joke-service", joke_service_211("up-joke-service", "up-joke")),
+    ("tool", "tell-joke", joke_tool("tell-joke", "joke-service")),
+    ("tool", "tell-upstream-joke", joke_tool("tell-upstream-joke", "up-joke-service")),
+    # What 2.11's tg-show-flows lists of a flow (upstream's bootstrap writes one per service kind).
+    ("interface-description", "agent", {"description": "Agent", "kind": "request-response", "visible": True}),
+]
+
+
+def upstream_cli(venv: Venv, command: str, *args: str, timeout: float = 150) -> str:
+    """Run one of 2.11.1's commands; its stdout once it succeeded.
+
+    2.11.1's commands print ``Exception: ...`` and exit 0 on failure, so that line fails it too.
+    """
+    r = subprocess.run([str(venv.bin(command)), *args], capture_output=True, text=True, timeout=timeout)
+    if r.returncode != 0 or "Exception" in r.stdout + r.stderr:
+        raise DeploymentError(f"{command} failed ({r.returncode}): {(r.stdout + r.stderr).strip()[-300:]}")
+    return r.stdout
+
+
+def ready_gateway(d: Deployment) -> None:
+    """2.11.1's gateway answers a config call in the default workspace (it listens, IAM answers,
+    and it has found the workspace in ``__workspaces__``)."""
+    def attempt(seconds: float) -> Any:
+        body = post(f"{d.upstream_gateway}api/v1/config", {"operation": "list", "type": "tool"},
+                    timeout=seconds + 1)
+        if not isinstance(body, dict) or body.get("error"):
+            raise ValueError(f"not answered yet: {body}")
+        return body
+    # Past its minute of asking IAM for a signing key (the module's docstring), on a loaded machine.
+    d.warm("2.11.1's api-gateway (config list)", attempt, timeout=240)
+
+
+def load(d: Deployment) -> None:
+    """The configuration and the flow, through 2.11.1's gateway with 2.11.1's commands."""
+    url = d.upstream_gateway
+    # The puts are independent: run them side by side (each command is a Python start-up).
+    running = [subprocess.Popen([str(d.upstream.bin("tg-put-config-item")), "-u", url, "--type", kind,
+                                 "--key", key, "--value", json.dumps(value)],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+               for kind, key, value in CONFIG]
+    failed = []
+    for (kind, key, _), p in zip(CONFIG, running, strict=True):
+        out, _ = p.communicate(timeout=150)
+        if p.returncode != 0 or "Exception" in out:
+            failed.append(f"{kind}/{key}: {out.strip()[-200:]}")
+    if failed:
+        raise DeploymentError("tg-put-config-item (2.11.1) failed: " + "; ".join(failed))
+    upstream_cli(d.upstream, "tg-put-flow-blueprint", "-u", url, "-n", BLUEPRINT_NAME,
+                 "-c", json.dumps(blueprint()))
+    upstream_cli(d.upstream, "tg-start-flow", "-u", url, "-n", BLUEPRINT_NAME, "-i", FLOW,
+                 "-d", "our agent in a 2.11.1 deployment")
+
+
+def start_211(broker: EmbeddedBroker, tmp: Path, venv: Venv) -> Deployment:
+    """Start every process, load the config and start the flow; each row warms what it needs."""
+    d = Deployment(broker, tmp, venv)
+    try:
+        d.ours("config-svc", "config-svc", "--wire", "2.11", "--store", str(tmp / "config.db"),
+               after_config=False)
+        d.procs["config-svc"].wait_ready(d.procs["config-svc"].ready_file, timeout=60)
+        # The gateway first: its minute of waiting for a signing key runs while the rest start.
+        d.theirs("no-auth-svc", "no-auth-svc", "--no-loki-enabled")
+        port = free_port()
+        d.upstream_gateway = f"http://127.0.0.1:{port}/"
+        d.theirs("api-gateway", "api-gateway", "--port", str(port), "--no-loki-enabled")
+        openai_port = free_port()
+        d.stand_in("openai-stand-in", HERE / "openai_stand_in.py", str(openai_port))
+        d.theirs("text-completion", "text-completion-openai", "--id", "text-completion",
+                 "-u", f"http://127.0.0.1:{openai_port}/v1", "-m", "stand-in", "--no-loki-enabled")
+        d.theirs("prompt", "prompt-template", "--id", "prompt", "--no-loki-enabled")
+        d.theirs("up-joke-service", "joke-service", "--id", "up-joke-service", "-t", "up-joke",
+                 "--no-loki-enabled")
+        d.ours("agent-manager", "agent-manager-react", "--wire", "2.11", "--id", "agent-manager",
+               after_config=False)
+        d.ours("joke-service", "joke-service", "--wire", "2.11", "--no-announce", after_config=False)
+        for name in ("openai-stand-in", "agent-manager", "joke-service"):
+            d.procs[name].wait_ready(d.procs[name].ready_file, timeout=90)
+        ready_gateway(d)
+        load(d)
+        return d
+    except BaseException:
+        d.stop()
+        raise
