@@ -14,9 +14,9 @@ file lock, so parallel test workers wait for one creator.
   place of our trustgraph-cli), for the check that every upstream command
   still starts on our library;
 * ``upstream-2.11``: upstream's trustgraph-base, trustgraph-cli and trustgraph-flow
-  2.11.1 (flow without its drivers but openai, ibis, jsonschema, aiohttp and cryptography),
+  2.11.1 (flow without its drivers but openai, ibis, jsonschema, aiohttp, cryptography and mcp),
   for its DynamicToolService and its callers, and for the 2.11 deployment rows (its
-  api-gateway, no-auth IAM, prompt-template, text-completion-openai and tg-invoke-agent).
+  api-gateway, no-auth IAM, prompt-template, text-completion-openai, mcp-tool and tg-invoke-agent).
 """
 
 from __future__ import annotations
@@ -103,14 +103,14 @@ UPSTREAM = Venv(
 
 UPSTREAM_211 = Venv(
     ROOT / "upstream-2.11",
-    # The CLI for tg-invoke-agent; openai, ibis, jsonschema and cryptography for the processors the
-    # 2.11 deployment rows run (text-completion-openai, prompt-template, api-gateway's IAM auth).
+    # The CLI for tg-invoke-agent; openai, ibis, jsonschema, cryptography and mcp for the processors the
+    # 2.11 deployment rows run (text-completion-openai, prompt-template, api-gateway's IAM auth, mcp-tool).
     steps=((f"trustgraph-base=={UPSTREAM_211_VERSION}", f"trustgraph-cli=={UPSTREAM_211_VERSION}", "openai",
-            "ibis", "jsonschema", "aiohttp", "cryptography"),
+            "ibis", "jsonschema", "aiohttp", "cryptography", "mcp"),
            ("--no-deps", f"trustgraph-flow=={UPSTREAM_211_VERSION}")),
     want={"trustgraph-base": UPSTREAM_211_VERSION, "trustgraph-cli": UPSTREAM_211_VERSION,
           "trustgraph-flow": UPSTREAM_211_VERSION, "openai": "*", "ibis": "*", "jsonschema": "*",
-          "cryptography": "*"},
+          "cryptography": "*", "mcp": "*"},
 )
 
 #: Where copies of our packages are installed from (:func:`our_source`).

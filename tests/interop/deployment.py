@@ -202,6 +202,7 @@ class Deployment:
     upstream: Venv
     gateway: str = ""           # ours, "http://127.0.0.1:PORT/"
     upstream_gateway: str = ""  # upstream's
+    mcp_url: str = ""           # an MCP server's, where the deployment runs one (2.11's)
     procs: dict[str, Proc] = field(default_factory=dict)
     _warm: dict[str, Any] = field(default_factory=dict)
 

@@ -11,7 +11,11 @@ config-svc        ours      ``config-svc --wire 2.11`` (SQLite in the test's dir
 no-auth-svc       upstream  2.11.1's IAM service that allows everything (default workspace)
 api-gateway       upstream  2.11.1's gateway on ``gateway`` (first-frame websocket auth)
 text-completion   upstream  2.11.1's ``text-completion-openai`` against ``openai_stand_in.py``
-prompt            upstream  2.11.1's ``prompt-template`` (ibis) with :data:`AGENT_TEMPLATE`
+prompt            upstream  2.11.1's ``prompt-template`` (ibis) with :data:`AGENT_TEMPLATE` and
+                            the ``question`` template (the ``text-completion`` tool's)
+mcp-tool          upstream  2.11.1's ``mcp-tool`` against ``mcp-stand-in`` (config ``mcp/shout``)
+mcp-stand-in      ours      an MCP server on 127.0.0.1 (``tests/integration/mcp_stand_in.py``,
+                            the official SDK, streamable HTTP)
 agent-manager     ours      ``agent-manager-react --wire 2.11``
 joke-service      ours      ``joke-service --wire 2.11``, topic ``joke``
 up-joke-service   upstream  2.11.1's ``joke-service``, topic ``up-joke``
@@ -23,7 +27,10 @@ a started flow is the ``processor:<id>`` items each of them reads.  The configur
 a 2.11 operator puts it in: through 2.11.1's gateway with 2.11.1's commands
 (``tg-put-config-item``, ``tg-put-flow-blueprint``, ``tg-start-flow``), which reach our config-svc
 over 2.11's config and flow protocols; the tool-service descriptors name their queues in 2.11's
-form (``request:tg:joke``).
+form (``request:tg:joke``).  Besides the two joke tools (``tool-service``) the agent has
+``ask-llm`` (``text-completion``: the prompt service's ``question`` template, so 2.11.1's
+prompt-template and text-completion-openai) and ``shout-it`` (``mcp-tool``: 2.11.1's mcp-tool
+calling the MCP server's ``shout``).
 
 Readiness: ours write ``$TG_READY_FILE``; upstream's say nothing, so a real call is the signal
 (:meth:`Deployment.warm`).  2.11.1's gateway starts serving only after it has asked the IAM
@@ -37,11 +44,13 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 from deployment import AGENT_TEMPLATE, Deployment, DeploymentError, joke_tool, post
-from trustgraph.base.launching.broker import EmbeddedBroker, free_port
+from support import Proc
+from trustgraph.base.launching.broker import EmbeddedBroker, free_port, wait_for_port
 
 from interop.venvs import Venv
 
@@ -54,6 +63,12 @@ QUESTION_UPSTREAM = "Tell me an upstream joke about cats and repeat it"
 THOUGHTS = ["I will use tell-joke", "I have the joke"]
 THOUGHTS_UPSTREAM = ["I will use tell-upstream-joke", "I have the joke"]
 ANSWER = "Here is the joke you asked for."
+#: Routed by the stand-in to the text-completion tool, and to the mcp-tool tool.
+QUESTION_LLM = "Ask the model which word rhymes with cat and repeat it"
+THOUGHTS_LLM = ["I will use ask-llm", "I have the model's answer"]
+QUESTION_MCP = "Shout hello cats and repeat it"
+THOUGHTS_MCP = ["I will use shout-it", "I have the shout"]
+MCP_SERVER = HERE.parent / "integration" / "mcp_stand_in.py"
 
 #: The topics our agent-manager-react opens in a flow, each a client of another flow service.
 AGENT_CLIENTS = {"text-completion": "text-completion", "prompt": "prompt", "mcp-tool": "mcp-tool",
@@ -74,7 +89,7 @@ def _pair(kind: str) -> dict[str, str]:
 
 
 def blueprint() -> dict[str, Any]:
-    """A 2.11 flow blueprint: 2.11.1's text-completion and prompt processors and our agent."""
+    """A 2.11 flow blueprint: 2.11.1's text-completion, prompt and mcp-tool processors and our agent."""
     agent = {**_pair("agent"), "next": _request("agent")}
     for spec, kind in AGENT_CLIENTS.items():
         agent[f"{spec}-request"] = _request(kind)
@@ -89,8 +104,9 @@ def blueprint() -> dict[str, Any]:
                                        "text-completion-request": _request("text-completion"),
                                        "text-completion-response": _response("text-completion")}},
             "text-completion:{id}": {"topics": _pair("text-completion")},
+            "mcp-tool:{id}": {"topics": _pair("mcp-tool")},
         },
-        "interfaces": {kind: _pair(kind) for kind in ("agent", "prompt", "text-completion")},
+        "interfaces": {kind: _pair(kind) for kind in ("agent", "prompt", "text-completion", "mcp-tool")},
     }
 
 
@@ -100,10 +116,19 @@ def joke_service_211(sid: str, topic: str) -> dict[str, Any]:
             "config-params": [{"name": "style", "required": False}]}
 
 
-#: What goes into the default workspace, as (type, key, value).
+#: The text-completion tool's template, as 2.11.1's agent asks for it (``question``).
+QUESTION_TEMPLATE = {"prompt": "{{ question }}", "response-type": "text"}
+ASK_LLM = {"type": "text-completion", "name": "ask-llm", "description": "Asks the language model a question"}
+SHOUT_IT = {"type": "mcp-tool", "name": "shout-it", "description": "Says a text in capitals", "mcp-tool": "shout",
+            "arguments": [{"name": "text", "type": "string", "description": "the text"}]}
+
+#: What goes into the default workspace, as (type, key, value); :func:`config` adds the MCP server's.
 CONFIG: list[tuple[str, str, Any]] = [
     ("prompt", "system", "You are a helpful assistant."),
     ("prompt", "template.agent-react", AGENT_TEMPLATE),
+    ("prompt", "template.question", QUESTION_TEMPLATE),
+    ("tool", "ask-llm", ASK_LLM),
+    ("tool", "shout-it", SHOUT_IT),
     ("tool-service", "joke-service", joke_service_211("joke-service", "joke")),
     ("tool-service", "up-joke-service", joke_service_211("up-joke-service", "up-joke")),
     ("tool", "tell-joke", joke_tool("tell-joke", "joke-service")),
@@ -111,6 +136,11 @@ CONFIG: list[tuple[str, str, Any]] = [
     # What 2.11's tg-show-flows lists of a flow (upstream's bootstrap writes one per service kind).
     ("interface-description", "agent", {"description": "Agent", "kind": "request-response", "visible": True}),
 ]
+
+
+def config(mcp_url: str) -> list[tuple[str, str, Any]]:
+    """:data:`CONFIG` and the ``mcp`` item both the agent's catalog and 2.11.1's mcp-tool read."""
+    return [*CONFIG, ("mcp", "shout", {"url": mcp_url, "remote-name": "shout"})]
 
 
 def upstream_cli(venv: Venv, command: str, *args: str, timeout: float = 150) -> str:
@@ -140,13 +170,14 @@ def ready_gateway(d: Deployment) -> None:
 def load(d: Deployment) -> None:
     """The configuration and the flow, through 2.11.1's gateway with 2.11.1's commands."""
     url = d.upstream_gateway
+    items = config(d.mcp_url)
     # The puts are independent: run them side by side (each command is a Python start-up).
     running = [subprocess.Popen([str(d.upstream.bin("tg-put-config-item")), "-u", url, "--type", kind,
                                  "--key", key, "--value", json.dumps(value)],
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-               for kind, key, value in CONFIG]
+               for kind, key, value in items]
     failed = []
-    for (kind, key, _), p in zip(CONFIG, running, strict=True):
+    for (kind, key, _), p in zip(items, running, strict=True):
         out, _ = p.communicate(timeout=150)
         if p.returncode != 0 or "Exception" in out:
             failed.append(f"{kind}/{key}: {out.strip()[-200:]}")
@@ -177,11 +208,17 @@ def start_211(broker: EmbeddedBroker, tmp: Path, venv: Venv) -> Deployment:
         d.theirs("prompt", "prompt-template", "--id", "prompt", "--no-loki-enabled")
         d.theirs("up-joke-service", "joke-service", "--id", "up-joke-service", "-t", "up-joke",
                  "--no-loki-enabled")
+        mcp_port = free_port()
+        d.mcp_url = f"http://127.0.0.1:{mcp_port}/mcp"
+        mcp = d.procs["mcp-stand-in"] = Proc([sys.executable, str(MCP_SERVER), str(mcp_port)],
+                                             tmp / "mcp-stand-in.log").start()
+        d.theirs("mcp-tool", "mcp-tool", "--id", "mcp-tool", "--no-loki-enabled")
         d.ours("agent-manager", "agent-manager-react", "--wire", "2.11", "--id", "agent-manager",
                after_config=False)
         d.ours("joke-service", "joke-service", "--wire", "2.11", "--no-announce", after_config=False)
         for name in ("openai-stand-in", "agent-manager", "joke-service"):
             d.procs[name].wait_ready(d.procs[name].ready_file, timeout=90)
+        wait_for_port("127.0.0.1", mcp_port, 60, mcp.p)
         ready_gateway(d)
         load(d)
         return d

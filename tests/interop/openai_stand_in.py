@@ -8,6 +8,9 @@ message properties: with no tool result in the prompt it calls ``tell-joke``, wi
 answers.  Each request is appended to ``$STAND_IN_RECORD`` (one JSON line) when that is set.
 
 A question that says "upstream joke" is answered with a call of ``tell-upstream-joke``; one that
+starts "Ask the model" with a call of ``ask-llm`` (a ``text-completion`` tool), whose own prompt
+(:data:`LLM_QUESTION`, no ``Question:`` line) gets :data:`LLM_SAYS`; one that starts "Shout" with
+a call of ``shout-it`` (an ``mcp-tool`` tool; the MCP server answers in capitals).  One that
 ends "and repeat it" gets a final answer that repeats the tool's result (its words on one line),
 so a caller can check that what the tool said came back through every hop.  A message's content
 may be a string or, as upstream 2.11.1's client sends it, a list of ``{"type": "text"}`` parts.
@@ -28,29 +31,51 @@ CALL = 'Thought: I will use tell-joke\nAction: tell-joke\nArgs: {"topic": "cats"
 FINAL = f"Thought: I have the joke\nFinal Answer: {ANSWER}"
 PROBE = "Thought: a probe\nFinal Answer: pong"
 CALL_UPSTREAM = 'Thought: I will use tell-upstream-joke\nAction: tell-upstream-joke\nArgs: {"topic": "cats"}'
-#: How the joke services' results start: ours "Hey <user>! ...", upstream 2.11.1's "Here's a pun ...";
-#: the template's worked examples show other results.
-JOKE_STARTS = ("Hey ", "Here's a ")
+#: The text-completion tool's question (words of the dialog's question, as the agent's argument check
+#: wants), and what the model answers it.
+LLM_QUESTION = "which word rhymes with cat"
+CALL_LLM = f'Thought: I will use ask-llm\nAction: ask-llm\nArgs: {{"question": "{LLM_QUESTION}"}}'
+LLM_SAYS = "The model says: hat rhymes with cat."
+LLM_ANSWER = "Here is what the model said."
+FINAL_LLM = f"Thought: I have the model's answer\nFinal Answer: {LLM_ANSWER}"
+#: The mcp-tool tool's text, and what the MCP server's ``shout`` answers.
+SHOUT_TEXT = "hello cats"
+CALL_MCP = f'Thought: I will use shout-it\nAction: shout-it\nArgs: {{"text": "{SHOUT_TEXT}"}}'
+SHOUTED = SHOUT_TEXT.upper()
+MCP_ANSWER = "Here is the shout."
+FINAL_MCP = f"Thought: I have the shout\nFinal Answer: {MCP_ANSWER}"
+#: How the tools' results start, with the final turn that follows each: the joke services' (ours
+#: "Hey <user>! ...", upstream 2.11.1's "Here's a pun ..."), the model's, the MCP server's; the
+#: template's worked examples show other results.
+FINALS = {"Hey ": FINAL, "Here's a ": FINAL, LLM_SAYS.split(":")[0]: FINAL_LLM, SHOUTED: FINAL_MCP}
 REPEAT = "and repeat it"
 
 
-def _observation(prompt: str) -> str | None:
-    """The last tool result the prompt shows, if it is a joke: its words on one line."""
-    for start in JOKE_STARTS:
+def _observation(prompt: str) -> tuple[str, str] | None:
+    """The last tool result the prompt shows, if it is one of the tools' (its words on one line),
+    and the final turn for it."""
+    for start, final in FINALS.items():
         for mark in (f"Observation: <tool-data>{start}", f"Observation: {start}"):
             if mark in prompt:
                 text = start + prompt.rsplit(mark, 1)[1]
-                return " ".join(text.split("</tool-data>", 1)[0].split())
+                return " ".join(text.split("</tool-data>", 1)[0].split()), final
     return None
 
 
 def reply_to(prompt: str) -> str:
-    """The ReAct turn for the dialog the prompt shows."""
+    """The ReAct turn for the dialog the prompt shows (or the text-completion tool's answer)."""
     if "Question: ping" in prompt:
         return PROBE
+    if LLM_QUESTION in prompt and "Question:" not in prompt:
+        return LLM_SAYS
     observed = _observation(prompt)
     if observed is not None:
-        return f"{FINAL} {observed}" if REPEAT in prompt else FINAL
+        text, final = observed
+        return f"{final} {text}" if REPEAT in prompt else final
+    if "Question: Ask the model" in prompt:
+        return CALL_LLM
+    if "Question: Shout" in prompt:
+        return CALL_MCP
     return CALL_UPSTREAM if "upstream joke" in prompt else CALL
 
 

@@ -1,8 +1,8 @@
 """Our agent-manager-react in place of upstream's inside a TrustGraph 2.11.1 deployment.
 
 One deployment (``deployment_211.py``) is shared by the module and started once (one xdist
-group): upstream 2.11.1's api-gateway, no-auth IAM, prompt-template, text-completion-openai and
-joke-service, run from ``.interop/upstream-2.11`` (PyPI), beside our config-svc, agent and
+group): upstream 2.11.1's api-gateway, no-auth IAM, prompt-template, text-completion-openai,
+mcp-tool and joke-service, run from ``.interop/upstream-2.11`` (PyPI), beside our config-svc, agent and
 joke-service, each of ours with ``--wire 2.11``.  The LLM is an OpenAI-compatible stand-in of
 ours on 127.0.0.1 (``openai_stand_in.py``) that answers by rules from what 2.11.1's openai
 processor sends it.  Each row runs 2.11.1's own ``tg-invoke-agent -v`` against 2.11.1's gateway
@@ -11,6 +11,9 @@ asked of that service directly beforehand) and the answer, which repeats the jok
 words went agent -> prompt-template -> LLM and back out through the gateway to the command; and,
 from the stand-in's record of its requests, that both LLM calls of the dialog were streamed when
 the command streamed and whole with ``--no-streaming`` (so the mode went through every hop).
+Two rows more put a built-in tool type on 2.11.1's services the same way: ``text-completion``
+(the model's answer to the tool's question, through 2.11.1's prompt-template and
+text-completion-openai) and ``mcp-tool`` (2.11.1's mcp-tool calling a real MCP server).
 
 The gateway alone takes about a minute to listen (it asks the no-auth IAM 30 times for a
 signing key it never has), so the module is marked ``long``: ``make interop`` runs it,
@@ -31,13 +34,18 @@ from deployment_211 import (
     ANSWER,
     FLOW,
     QUESTION,
+    QUESTION_LLM,
+    QUESTION_MCP,
     QUESTION_UPSTREAM,
     THOUGHTS,
+    THOUGHTS_LLM,
+    THOUGHTS_MCP,
     THOUGHTS_UPSTREAM,
     start_211,
     upstream_cli,
 )
 from dialogs import cli_words, words
+from openai_stand_in import LLM_ANSWER, LLM_QUESTION, LLM_SAYS, MCP_ANSWER, SHOUT_TEXT, SHOUTED
 from rows import interop_row
 from tool_calls import first_answer
 from trustgraph.base.launching.broker import EmbeddedBroker
@@ -128,11 +136,12 @@ def invoke(d: Deployment, venv: Venv, question: str, flags: list[str]) -> tuple[
     return out, streamed
 
 
-def printed_joke(out: str, thoughts: list[str], joke_ok: Callable[[str], bool]) -> str | None:
-    """The joke the printout shows between the two thoughts, if ``joke_ok`` accepts it, and
-    ``None`` otherwise; the printout's words must be thought, joke, thought, answer + joke."""
+def printed_joke(out: str, thoughts: list[str], joke_ok: Callable[[str], bool], answer: str = ANSWER) -> str | None:
+    """The joke (or other tool result) the printout shows between the two thoughts, if ``joke_ok``
+    accepts it, and ``None`` otherwise; the printout's words must be thought, joke, thought,
+    ``answer`` + joke."""
     said = cli_words(out)
-    head, tail = words(thoughts[0]) + " ", " " + words(thoughts[1]) + " " + words(ANSWER) + " "
+    head, tail = words(thoughts[0]) + " ", " " + words(thoughts[1]) + " " + words(answer) + " "
     if not said.startswith(head) or tail not in said:
         return None
     joke, _, repeated = said[len(head):].partition(tail)
@@ -183,6 +192,64 @@ def test_2_11s_gateway_rest_agent_route(deployment, our_joke, row):
                 and words(body.get("content") or "") == words(f"{ANSWER} {our_joke}"), lambda: f"body {body}")
         r.saw("one reply, the last message: message_type answer, end_of_dialog, content the answer with the "
               "joke the service told")
+
+
+def is_tool_prompt(call: dict) -> bool:
+    """An LLM call of the text-completion tool: its ``question`` template, no ReAct prompt."""
+    text = json.dumps(call["messages"], ensure_ascii=False)
+    return LLM_QUESTION in text and "Question:" not in text
+
+
+@pytest.mark.parametrize("flags", FLAGS)
+def test_2_11s_cli_gets_our_agents_answer_from_a_text_completion_tool(deployment, venv_211, row, flags):
+    """Type text-completion: our agent asks the flow's prompt service (2.11.1's prompt-template, its
+    ``question`` template), which asks 2.11.1's text-completion-openai, whose model's words are the
+    observation and come back in the answer."""
+    mode = " ".join(flags) or "(streaming)"
+    with interop_row(row, f"2.11.1 tg-invoke-agent -v {mode}, a text-completion tool (ask-llm)",
+                     direction("text-completion (ask-llm) -> 2.11.1's prompt-template (question) -> 2.11.1's "
+                               "text-completion-openai -> our OpenAI stand-in")) as r:
+        ready_agent(deployment)
+        before = len(llm_calls(deployment))
+        out, streamed = invoke(deployment, venv_211, QUESTION_LLM, flags)
+        tool_calls = [call for call in llm_calls(deployment)[before:] if is_tool_prompt(call)]
+        said = printed_joke(out, THOUGHTS_LLM, lambda s: s == words(LLM_SAYS), LLM_ANSWER)
+        r.check(said is not None, lambda: f"printed {out!r}")
+        r.check([call["stream"] for call in tool_calls] == [False],
+                lambda: f"the tool's LLM calls (streamed?): {[call['stream'] for call in tool_calls]}")
+        r.check(streamed == [not flags] * 2, lambda: f"LLM calls streamed: {streamed}")
+        r.saw(f"printed both thoughts, the model's answer to the tool's question ({LLM_SAYS!r}) as the "
+              f"observation and in the answer; the tool's one LLM call whole, the dialog's "
+              f"{len(streamed)} {'streamed' if all(streamed) else 'whole'}")
+
+
+def ready_mcp_tool(d: Deployment) -> dict:
+    """2.11.1's mcp-tool answers through 2.11.1's gateway (REST), calling the MCP server's ``shout``."""
+    def attempt(seconds: float) -> dict:
+        body = post(f"{d.upstream_gateway}api/v1/flow/{FLOW}/service/mcp-tool",
+                    {"name": "shout", "parameters": {"text": SHOUT_TEXT}}, timeout=seconds + 1)
+        if not isinstance(body, dict) or body.get("text") != SHOUTED:
+            raise ValueError(f"not answered yet: {body}")
+        return body
+    return d.warm("2.11.1's mcp-tool (shout)", attempt, timeout=120)
+
+
+@pytest.mark.parametrize("flags", FLAGS)
+def test_2_11s_cli_gets_our_agents_answer_from_an_mcp_tool(deployment, venv_211, row, flags):
+    """Type mcp-tool: our agent asks the flow's mcp-tool service (2.11.1's), which calls a real MCP
+    server; its text is the observation and comes back in the answer."""
+    mode = " ".join(flags) or "(streaming)"
+    with interop_row(row, f"2.11.1 tg-invoke-agent -v {mode}, an mcp-tool tool (shout-it)",
+                     direction("mcp-tool (shout-it) -> 2.11.1's mcp-tool -> our MCP server (official SDK, "
+                               "streamable HTTP) on 127.0.0.1")) as r:
+        ready_agent(deployment)
+        ready_mcp_tool(deployment)
+        out, streamed = invoke(deployment, venv_211, QUESTION_MCP, flags)
+        said = printed_joke(out, THOUGHTS_MCP, lambda s: s == SHOUTED, MCP_ANSWER)
+        r.check(said is not None, lambda: f"printed {out!r}")
+        r.check(streamed == [not flags] * 2, lambda: f"LLM calls streamed: {streamed}")
+        r.saw(f"printed both thoughts, the MCP server's {SHOUTED!r} as the observation and in the answer; the "
+              f"dialog's {len(streamed)} LLM calls {'streamed' if all(streamed) else 'whole'}")
 
 
 #: What 2.11.1's CLI prints for any agent error through 2.11.1's gateway (its own agent's too).

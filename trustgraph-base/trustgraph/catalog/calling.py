@@ -45,7 +45,7 @@ from ..base.tool_services.tool_service_client import (
 )
 from .arguments import ArgumentError
 from .build import CatalogTool
-from .implementations import BUILDERS, CallContext, ToolFailed, ToolImpl
+from .implementations import BUILDERS, Builder, CallContext, ToolFailed, ToolImpl
 from .models import ToolServiceDescriptor
 
 logger = logging.getLogger(__name__)
@@ -110,9 +110,11 @@ class CallableTool(CatalogTool):
         return cls(**{f.name: getattr(entry, f.name) for f in fields(CatalogTool)}, impl=impl)
 
     @classmethod
-    def build(cls, entry: CatalogTool, clients: ToolServiceClients) -> CallableTool:
-        """``entry`` with the implementation of its type (every catalog type has one)."""
-        return cls.of(entry, BUILDERS[entry.type](entry, clients))
+    def build(cls, entry: CatalogTool, clients: ToolServiceClients,
+              builders: Mapping[str, Builder] = BUILDERS) -> CallableTool:
+        """``entry`` with the implementation of its type (every catalog type has one) from
+        ``builders``: 2.1's, or another wire's (``wires.tool_wire(wire).builders``)."""
+        return cls.of(entry, builders[entry.type](entry, clients))
 
 
 def check_call(tool: CatalogTool, arguments: Mapping[str, Any]) -> tuple[dict[str, Any], CallResult | None]:

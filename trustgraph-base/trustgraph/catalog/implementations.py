@@ -10,7 +10,8 @@ unknown type a lookup miss, not a fallthrough.)
 The agent, the MCP server and the gateway all call tools through
 :mod:`trustgraph.catalog.calling`, which uses these; nothing here knows who
 is calling.  ``FLOW_CLIENTS`` names the flow's request/response clients the
-implementations call through, for a processor to register.
+implementations call through, for a processor to register.  These are
+upstream 2.1's records; :mod:`.wires` gives each wire's (2.11's replace a few).
 """
 
 from __future__ import annotations
@@ -88,8 +89,8 @@ class ToolFailed(Exception):
         self.message = message
 
 
-def _check(error: Any) -> None:
-    """Raise the wire ``Error`` of a response, if it carries one."""
+def raise_error(error: Any) -> None:
+    """Raise the wire ``Error`` of a response, if it carries one (as :class:`ToolFailed`)."""
     if error is not None:
         raise ToolFailed(getattr(error, "type", "") or "error", getattr(error, "message", "") or "no message")
 
@@ -104,7 +105,7 @@ class KnowledgeQueryImpl:
         resp = await ctx.flow("graph-rag-request").request(
             GraphRagQuery(query=str(arguments.get("question", "")), user="trustgraph",
                           collection=self.collection), timeout=ctx.timeout)
-        _check(resp.error)
+        raise_error(resp.error)
         return resp.response
 
 
@@ -130,7 +131,7 @@ async def _prompt(ctx: CallContext, template: str, variables: dict[str, Any]) ->
     resp = await ctx.flow("prompt-request").request(
         PromptRequest(id=template, terms={k: json.dumps(v) for k, v in variables.items()}),
         timeout=ctx.timeout)
-    _check(resp.error)
+    raise_error(resp.error)
     return text_or_json(resp.text, resp.object)
 
 
@@ -143,7 +144,7 @@ class McpToolImpl:
     async def invoke(self, ctx: CallContext, arguments: dict[str, Any]) -> str:
         resp = await ctx.flow("mcp-tool-request").request(
             ToolRequest(name=self.mcp_tool, parameters=json.dumps(arguments)), timeout=ctx.timeout)
-        _check(resp.error)
+        raise_error(resp.error)
         return text_or_json(resp.text, resp.object)
 
 
@@ -157,7 +158,7 @@ class StructuredQueryImpl:
         resp = await ctx.flow("structured-query-request").request(
             StructuredQueryRequest(question=str(arguments.get("question", "")), user=ctx.user,
                                    collection=self.collection), timeout=ctx.timeout)
-        _check(resp.error)
+        raise_error(resp.error)
         if resp.errors and not resp.data:
             raise ToolFailed("", "; ".join(resp.errors))
         return resp.data
@@ -179,16 +180,21 @@ class RowEmbeddingsQueryImpl:
     async def invoke(self, ctx: CallContext, arguments: dict[str, Any]) -> str:
         emb = await ctx.flow("embeddings-request").request(
             EmbeddingsRequest(text=str(arguments.get("query", ""))), timeout=ctx.timeout)
-        _check(emb.error)
+        raise_error(emb.error)
         resp = await ctx.flow("row-embeddings-query-request").request(RowEmbeddingsRequest(
             vectors=emb.vectors or [], schema_name=self.schema_name, user=ctx.user,
             collection=self.collection, index_name=self.index_name or None, limit=self.limit),
             timeout=ctx.timeout)
-        _check(resp.error)
-        if not resp.matches:
-            return "No matching records found"
-        lines = [f"- {m.index_name}: {', '.join(m.index_value)} (score: {m.score:.3f})" for m in resp.matches]
-        return "Matching records:\n" + "\n".join(lines)
+        raise_error(resp.error)
+        return matches_text(resp.matches or [])
+
+
+def matches_text(matches: list[Any]) -> str:
+    """Row-index matches as upstream words them for the model (2.1's and 2.11's alike)."""
+    if not matches:
+        return "No matching records found"
+    lines = [f"- {m.index_name}: {', '.join(m.index_value)} (score: {m.score:.3f})" for m in matches]
+    return "Matching records:\n" + "\n".join(lines)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,9 @@ the wire, so a processor run with ``--wire 2.11`` encodes and decodes these
 instead; both go through the one codec (``trustgraph.schema.codec``), since
 2.11 encodes a record the way 2.1 does (``json.dumps`` of every field,
 ``None`` as null).  Records 2.11 left unchanged (``FlowRequest``,
-``FlowResponse``, ``Error``, ``PromptRequest``) are 2.1's and not repeated here.
+``FlowResponse``, ``Error``, ``PromptRequest``, ``EmbeddingsResponse``, and the
+tool records ``ToolRequest``/``ToolResponse`` and ``StructuredQueryResponse``) are 2.1's
+and not repeated here.
 """
 
 from .agent import AgentRequest, AgentResponse, AgentStep, PlanStep
@@ -18,6 +20,7 @@ from .config import (
     ConfigValue,
     WorkspaceChanges,
 )
+from .embeddings import EmbeddingsRequest, RowEmbeddingsRequest, RowEmbeddingsResponse, RowIndexMatch
 from .prompt import PromptResponse
 from .queues import (
     CONFIG_NOTIFY,
@@ -40,9 +43,12 @@ from .queues import (
     to_pulsar,
     workspace_queue,
 )
+from .retrieval import GraphRagQuery, GraphRagResponse, Source, TraversalStep
 
 __all__ = [
-    "AgentRequest", "AgentResponse", "AgentStep", "PlanStep", "PromptResponse",
+    "AgentRequest", "AgentResponse", "AgentStep", "EmbeddingsRequest", "GraphRagQuery", "GraphRagResponse",
+    "PlanStep", "PromptResponse", "RowEmbeddingsRequest", "RowEmbeddingsResponse", "RowIndexMatch", "Source",
+    "TraversalStep",
     "CONFIG_NOTIFY", "CONFIG_REQUEST", "CONFIG_RESPONSE", "DEFAULT_WORKSPACE", "PROCESSOR_TYPE_PREFIX",
     "RESERVED_PREFIX", "WORKSPACES", "WORKSPACE_TYPE", "ConfigKey", "ConfigPush",
     "ConfigRequest", "ConfigResponse", "ConfigValue", "QueueError", "WorkspaceChanges", "is_reserved",

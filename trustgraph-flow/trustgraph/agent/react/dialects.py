@@ -35,6 +35,7 @@ from typing import Any, Protocol
 
 from trustgraph.base.messaging.serving import Replies, ServiceError, message_or_type
 from trustgraph.base.wire import WIRE_21, WIRE_211
+from trustgraph.catalog.wires import ToolWire, tool_wire
 from trustgraph.schema import AgentRequest, AgentResponse, AgentStep, Error, PromptResponse, v211
 from trustgraph.schema.v211.agent import PATTERN_REACT
 
@@ -67,6 +68,8 @@ class Dialect:
     prompt_response: type
     replies: Replies
     open: Callable[[Any], Dialog]
+    #: The built-in tools' flow records and implementations on this wire.
+    tools: ToolWire
 
 
 # -- 2.1: the records as they were ------------------------------------------------------------
@@ -207,9 +210,10 @@ class _Dialog211:
 
 
 DIALECTS = {
-    WIRE_21: Dialect(WIRE_21, AgentRequest, AgentResponse, PromptResponse, REPLIES, _Dialog21),
+    WIRE_21: Dialect(WIRE_21, AgentRequest, AgentResponse, PromptResponse, REPLIES, _Dialog21,
+                     tool_wire(WIRE_21)),
     WIRE_211: Dialect(WIRE_211, v211.AgentRequest, v211.AgentResponse, v211.PromptResponse, REPLIES_211,
-                      _Dialog211),
+                      _Dialog211, tool_wire(WIRE_211)),
 }
 
 

@@ -22,6 +22,7 @@ from typing import Any
 from trustgraph.base.tool_services.tool_service_client import QueuePair, ToolServiceClients
 from trustgraph.catalog import Catalog, DescriptorError, build_catalog
 from trustgraph.catalog.calling import CallableTool
+from trustgraph.catalog.implementations import BUILDERS, Builder
 
 DEFAULT_GROUPS = ("default",)
 ANY = "*"
@@ -69,13 +70,14 @@ def filter_tools(tools: Iterable[Any], group: list[str] | None, state: str | Non
 
 
 def build_registry(config: Mapping[str, Mapping[str, str]], clients: ToolServiceClients,
-                   config_type: str = "agent", announced: Mapping[str, Any] | None = None) -> Registry:
+                   config_type: str = "agent", announced: Mapping[str, Any] | None = None,
+                   builders: Mapping[str, Builder] = BUILDERS) -> Registry:
     """The tools of a whole config and of the services that announce themselves, and
-    ``<config_type>/additional-context``.
+    ``<config_type>/additional-context``; each tool implemented by ``builders`` (its wire's).
 
     The context is kept as the raw string: upstream does not JSON-decode it.
     """
     catalog = build_catalog(config, announced)
-    tools = {name: CallableTool.build(entry, clients) for name, entry in catalog.tools.items()}
+    tools = {name: CallableTool.build(entry, clients, builders) for name, entry in catalog.tools.items()}
     context = (config.get(config_type) or {}).get("additional-context") or ""
     return Registry(tools=MappingProxyType(tools), context=context, catalog=catalog)

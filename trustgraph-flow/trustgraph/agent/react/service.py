@@ -37,8 +37,9 @@ Differences from upstream worth knowing:
   (property ``dialog-started``), so any replica can tell.
 * ``--wire 2.11`` takes the place of upstream 2.11's agent-manager-react: its
   request, ``next`` and response records and its prompt service's reply
-  (``trustgraph.schema.v211``), read and written by ``dialects.py``; the loop
-  is the same.
+  (``trustgraph.schema.v211``), read and written by ``dialects.py``, and the
+  records the built-in tools send 2.11's flow services (graph-rag, embeddings,
+  row-embeddings query: ``trustgraph.catalog.wires``); the loop is the same.
 """
 
 from __future__ import annotations
@@ -157,7 +158,7 @@ class Processor(FlowProcessor):
                                                  replies=self.dialect.replies))
         self.register_specification(ProducerSpec("next", self.dialect.request))
         self.register_specification(ProducerSpec("response", self.dialect.response))
-        clients = {**CLIENTS, "prompt": (PromptRequest, self.dialect.prompt_response)}
+        clients = {**CLIENTS, **self.dialect.tools.clients, "prompt": (PromptRequest, self.dialect.prompt_response)}
         for prefix, (req, resp) in clients.items():
             self.register_specification(RequestResponseSpec(
                 f"{prefix}-request", f"{prefix}-response", req, resp,
@@ -165,7 +166,8 @@ class Processor(FlowProcessor):
 
     async def on_tools(self, config: dict[str, dict[str, str]], announced: Mapping[str, Any]) -> None:
         """Build a new registry and swap it in; requests in flight keep theirs."""
-        registry = build_registry(config, self.tool_clients, self.config_type, announced)
+        registry = build_registry(config, self.tool_clients, self.config_type, announced,
+                                  self.dialect.tools.builders)
         old = set(self.descriptor_errors)
         for error in registry.errors:
             if str(error) not in old:  # a rebuild for a heartbeat does not repeat known problems
