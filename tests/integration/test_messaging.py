@@ -180,6 +180,45 @@ async def test_handler_failure_is_redelivered_on_persistent_topic(broker):
         await ps.close()
 
 
+async def test_each_handler_is_its_own_task_and_timeouts_work_inside_it(broker):
+    """Handlers start eagerly on Python 3.12+ (consumer.EAGER_HANDLERS): each is still the current
+    task of its own, so asyncio.timeout() (the deadlines' mechanism) cancels only that one."""
+    import sys
+
+    from trustgraph.base.messaging import consumer
+
+    assert consumer.EAGER_HANDLERS == (sys.version_info >= (3, 12))
+    req, resp = topics()
+    ps = PubSub(broker.url, processor="s")
+    tasks: dict[str, asyncio.Task | None] = {}
+    outcomes: dict[str, str] = {}
+    never = asyncio.Event()
+    try:
+        async def handle(msg):
+            user = msg.value.user
+            tasks[user] = asyncio.current_task()
+            try:
+                async with asyncio.timeout(0.2 if user.startswith("slow") else 60):
+                    if user.startswith("slow"):
+                        await never.wait()
+                    await asyncio.sleep(0)
+                outcomes[user] = "done"
+            except TimeoutError:
+                outcomes[user] = "timed out"
+
+        await ps.consumer(req, "eager", ToolServiceRequest, handler=handle, concurrency=8)
+        out = await ps.producer(req)
+        users = ["slow-1", "fast-1", "fast-2", "slow-2", "fast-3"]
+        for n, user in enumerate(users):
+            await out.send(ToolServiceRequest(user=user), {"id": str(n)})
+        await wait_for_async("every handler to end", lambda: len(outcomes) == len(users), 60)
+        assert outcomes == {u: "timed out" if u.startswith("slow") else "done" for u in users}
+        assert all(t is not None for t in tasks.values())
+        assert len({id(t) for t in tasks.values()}) == len(users)   # one task each
+    finally:
+        await ps.close()
+
+
 async def test_error_record_round_trips(broker):
     req, resp = topics()
     server, caller = PubSub(broker.url, processor="s"), PubSub(broker.url, processor="c")
