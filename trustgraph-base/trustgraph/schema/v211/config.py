@@ -13,14 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..core.primitives import Error
+from ..services.config import ConfigKey  # unchanged in 2.11: the item's type and key in a workspace
 
-
-@dataclass
-class ConfigKey:
-    """Address of one item inside a workspace: ``type`` and ``key``."""
-
-    type: str = ""
-    key: str = ""
+__all__ = ["ConfigKey", "ConfigPush", "ConfigRequest", "ConfigResponse", "ConfigValue", "WorkspaceChanges"]
 
 
 @dataclass
