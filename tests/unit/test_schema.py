@@ -995,3 +995,20 @@ def test_fixed_global_topics() -> None:
     assert schema.config_push_queue == "q2/tg/config/config"
     assert schema.flow_request_queue == "q0/tg/request/flow"
     assert schema.flow_response_queue == "q0/tg/response/flow"
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        b'{"question": "\\ud800 lone surrogate"}',  # the fast parser refuses a lone surrogate escape
+        b'\xef\xbb\xbf{"question": "after a BOM"}',  # and a byte-order mark
+        '{"question": "utf-16"}'.encode("utf-16"),  # and UTF-16
+        b'{"question": "deep", "history": [], "x": ' + b"[" * 400 + b"]" * 400 + b"}",  # and deep nesting
+        b'{"question": "nan", "x": NaN, "y": 1e400, "z": 123456789012345678901234567890}',
+        b'{"question": "first", "question": "last wins"}',
+    ],
+)
+def test_decode_accepts_exactly_what_json_loads_accepts(payload: bytes) -> None:
+    """The hot path parses bytes with pydantic-core; what it refuses goes the stdlib's way."""
+    expected = json.loads(payload)["question"]
+    assert decode(AgentRequest, payload).question == expected

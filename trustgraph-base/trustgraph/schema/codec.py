@@ -13,15 +13,20 @@ plan of per-field converters; the per-message work is a loop over that plan.
 """
 
 import dataclasses
+import functools
 import json
 import types
 import typing
 from collections.abc import Callable
 from typing import Any, TypeVar, get_type_hints
 
+import pydantic_core
+
 __all__ = ["SchemaError", "decode", "encode", "from_dict", "to_dict"]
 
-_decode_json = json.JSONDecoder().decode
+#: The bytes parser of the hot path (see ``decode``); strings cached off: payloads are
+#: short-lived, and a cache would keep their text.
+_fast_json = functools.partial(pydantic_core.from_json, cache_strings=False)
 _encode_json = json.JSONEncoder().encode
 
 T = TypeVar("T")
@@ -425,11 +430,13 @@ def decode(cls: type[T], payload: bytes | bytearray | str) -> T:
     """
     try:
         if payload.__class__ is bytes:
-            # UTF-8 (what every sender writes) straight to the decoder, skipping
-            # json.loads' encoding detection; anything else (a BOM, UTF-16)
-            # takes the general path below, so what is accepted is unchanged.
+            # pydantic-core's parser (pydantic is a dependency already) takes UTF-8
+            # bytes in about a quarter of the stdlib's time on our records; what it
+            # refuses (a BOM, UTF-16, a lone surrogate escape, nesting past its
+            # limit) takes the stdlib's general path, so what is accepted, and
+            # how, is unchanged.
             try:
-                data = _decode_json(payload.decode("utf-8"))
+                data = _fast_json(payload)
             except ValueError:
                 data = json.loads(payload)
         else:
