@@ -15,7 +15,8 @@ The agent table is measured by ``bench/agent_bench.py``, the
 agent-quality table (the embedded model's tool choice, arguments and endings on
 two question sets, structured and text mode, beside a scripted stand-in that
 knows every answer; ``--model PATH`` runs it on a user's own GGUF instead) by
-``bench/agent_quality.py``.
+``bench/agent_quality.py``, the config-change table (one ``tg-put-config-item``
+reaching every processor, with 10, 100 and 1,000 tools) by ``bench/config_bench.py``.
 Hand-written analysis (what limits a missed target) is kept in
 ``bench/notes.md`` and copied into BENCHMARKS.md below the tables.
 """
@@ -66,11 +67,12 @@ from common import (  # noqa: E402
     venv_versions,
     wait_files,
 )
+from config_bench import run_config_table  # noqa: E402
 from many_tools import run_many_tools_table  # noqa: E402
 from trustgraph.base.launching.broker import EmbeddedBroker, free_port, wait_for_port  # noqa: E402
 
 PY = str(VENV_BIN / "python")
-TABLES = ["tool", "scaling", "footprint", "announce", "agent", "quality", "many-tools"]
+TABLES = ["tool", "scaling", "footprint", "announce", "agent", "quality", "many-tools", "config-change"]
 NO_METRICS = ["--no-metrics"]
 
 
@@ -522,7 +524,7 @@ def main() -> int:
     only = set(args.only or TABLES)
     inflight = 32
 
-    tool = scaling = foot = announce = agent = quality = many = None
+    tool = scaling = foot = announce = agent = quality = many = config = None
     background: dict[str, tuple[float, float]] = {}
 
     def quiet(name: str) -> ForeignCpu:
@@ -600,13 +602,20 @@ def main() -> int:
             raise BenchError(str(e)) from e
         record("many tools", fc)
         print(many["markdown"] + "\n", flush=True)
+    if "config-change" in only:
+        fc = quiet("config-change")
+        print("Config-change table (under a minute)...", flush=True)
+        config = run_config_table(WORK / "config-change",
+                                  command=" ".join([".venv/bin/python", "bench/run.py", *sys.argv[1:]]))
+        record("config-change", fc)
+        print(config["markdown"] + "\n", flush=True)
     elapsed = time.perf_counter() - t0
     print(f"make bench took {elapsed:.0f} s", flush=True)
     if args.only or args.peers != ",".join(ALL_PEERS) or args.model:
         return 0
 
     assert tool is not None and scaling is not None and foot is not None and announce is not None
-    assert agent is not None and quality is not None and many is not None
+    assert agent is not None and quality is not None and many is not None and config is not None
     load = "\n".join(f"- {k} table: {before:.0%} just before, {during:.0%} during"
                       for k, (before, during) in background.items())
     notes_path = BENCH / "notes.md"
@@ -711,6 +720,20 @@ fit 8,000 characters (at most 24), so no dialog fails because the catalog is lar
 them after" is the time from the config put to the agent's catalog holding them all.
 
 {many['markdown']}
+
+## Config change
+
+How long one `tg-put-config-item` (a tool's description changed) takes to reach every processor
+that follows config, and the CPU it costs each, with 10, 100 and 1,000 tools configured (generated
+as in the many-tools table, beside the bootstrap config) (`bench/config_bench.py`). Every push
+carries the whole config (below the part size) and each processor checks it with config-svc
+before applying it. One broker, config-svc, api-gateway, agent, mcp-server, mcp-tool,
+prompt-template and joke-service, each its own process; the CLI runs as a subprocess through the
+gateway. "Applied" is each processor's own log line written as its `config_version` gauge is set
+(the gauge is scraped after each round and must agree); the push is seen by a subscription of the
+bench's own; CPU is each process's `sum_exec_runtime` (all threads) over the change.
+
+{config['markdown']}
 
 {notes}"""
     Path(args.output).write_text(doc)

@@ -164,6 +164,44 @@ async def test_beside_upstreams_config_svc_an_unstamped_push_at_its_version_is_a
         await proc.stop()
 
 
+class BothWires(AsyncProcessor):
+    wires = ("2.1", "2.11")
+
+
+def applied_gauge(processor_id: str) -> float | None:
+    """The ``config_version`` gauge of ``processor_id`` in this process's registry (None: never set)."""
+    from prometheus_client import REGISTRY
+
+    return REGISTRY.get_sample_value("config_version", {"processor": processor_id})
+
+
+@pytest.mark.parametrize("wire", ["2.1", "2.11"])
+async def test_the_config_version_gauge_shows_a_version_once_its_handlers_ran(tmp_path, wire):
+    broker = MemoryBroker()
+    ident = f"gauge-follower-{wire}"
+    during: list[tuple[int, float | None]] = []
+    async with worker(ConfigService, broker=broker, store=str(tmp_path / "c.db"), wire=wire) as w:
+        proc = BothWires(id=ident, pubsub=memory_pubsub(broker, ident), metrics=False, wire=wire)
+
+        async def handler(config, version):
+            during.append((version, applied_gauge(ident)))
+
+        proc.register_config_handler(handler, types=["tool"])
+        await proc.start()
+        try:
+            await until(lambda: proc.config_version is not None, "the first config")
+            first = proc.config_version
+            assert applied_gauge(ident) == first
+            await w.call(CONFIG_REQUEST, CONFIG_RESPONSE, ConfigRequest(
+                operation="put", values=[ConfigValue(type="tool", key="a", value='"1"')]), ConfigResponse)
+            await until(lambda: applied_gauge(ident) == first + 1, "the gauge at the put's version")
+            assert proc.config_version == first + 1
+            # Each handler ran before the gauge showed its version.
+            assert during == [(first, None), (first + 1, first)]
+        finally:
+            await proc.stop()
+
+
 def test_a_token_file_wins_and_a_bad_one_says_what_to_do(tmp_path):
     (tmp_path / "t").write_text("  tok-from-file\n")
     assert pulsar_token({"pulsar_api_key": "tok-env", "pulsar_api_key_file": str(tmp_path / "t")}) == "tok-from-file"

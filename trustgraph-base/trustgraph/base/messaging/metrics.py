@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 
-from prometheus_client import Counter, Histogram, Info, start_http_server
+from prometheus_client import Counter, Gauge, Histogram, Info, start_http_server
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +42,12 @@ tool_errors = Counter(
 tool_latency = Histogram(
     "tool_service_latency", "Seconds per tool-service invocation", ["service"],
     buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120),
+)
+
+# Which config version a processor has applied (its handlers have run on it): an operator sees
+# at one scrape whether every processor follows config-svc, and `make bench` times a change.
+config_version = Gauge(
+    "config_version", "Config version whose handlers this processor has run", ["processor"]
 )
 
 DEFAULT_PORT = 8000

@@ -51,6 +51,7 @@ from tenacity import AsyncRetrying, retry_if_result, wait_exponential
 
 from ...schema import ConfigPush, ConfigRequest, ConfigResponse, v211
 from ...topics import config_notice_topic
+from ..messaging import metrics
 from ..messaging.pubsub import CONFIG_LANE, CONFIG_PUSH_LANE, Message, PubSub
 from ..messaging.request_response import RequestResponseClient
 from ..wire import WIRE_21, WIRE_211
@@ -106,6 +107,9 @@ class ConfigFollower:
 
         An older version than the one held is ignored, unless ``current``:
         config-svc said it is its current one (its history restarted).
+        The ``config_version`` gauge is set once the handlers have run, so a
+        scrape showing a version means the processor acts on it (both wires
+        come here).
         """
         async with self._lock:
             if not current and self.version is not None and version < self.version:
@@ -124,6 +128,7 @@ class ConfigFollower:
                     logger.exception("Config handler %s failed on version %d",
                                      getattr(handler, "__qualname__", handler), version)
             self.received.set()
+            metrics.config_version.labels(processor=self.id).set(version)
             logger.info("Config version %d applied", version)
 
     async def _on_push(self, msg: Message) -> None:
