@@ -267,7 +267,9 @@ def report(check: Check, result: Result) -> None:
 
 def verify(system: System, checks: list[Check], global_timeout: float, check_timeout: float,
            retry_delay: float, verbose: bool) -> dict[str, Result]:
-    """Run ``checks`` until each passes or the time is up; report each once, when it is settled."""
+    """Run ``checks`` until each passes or the time is up; report each once, when it is settled.
+
+    The results come back in the order of ``checks``."""
     start = time.monotonic()
     deadline = start + global_timeout
     pending = list(checks)
@@ -307,7 +309,9 @@ def verify(system: System, checks: list[Check], global_timeout: float, check_tim
                       f"{remaining:.0f}s" + ("" if verbose else " (-v shows each attempt)"), flush=True)
                 said_waiting = True
         time.sleep(max(0.0, min(retry_delay, remaining)))
-    return settled
+    # In the checks' order, not the order they settled in (which the load decides), so the
+    # summary line names the failures the same way every run.
+    return {c.name: settled[c.name] for c in checks}
 
 
 def build_checks(system: System, skip_ui: bool) -> list[Check]:
