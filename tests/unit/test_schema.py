@@ -8,6 +8,7 @@ makes these tests fail.
 import dataclasses
 import importlib
 import json
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -1012,3 +1013,28 @@ def test_decode_accepts_exactly_what_json_loads_accepts(payload: bytes) -> None:
     """The hot path parses bytes with pydantic-core; what it refuses goes the stdlib's way."""
     expected = json.loads(payload)["question"]
     assert decode(AgentRequest, payload).question == expected
+
+
+@dataclass
+class _Loose:
+    value: typing.Any = None
+    ratio: float | None = None
+
+
+@pytest.mark.parametrize(
+    "value",
+    [1.5, -0.0, 1e300, float("nan"), float("inf"), -float("inf"), 10**30, True, None, "",
+     "tab\tquote\"back\\slash\u0001 \u00e9 \u2603 \U0001f600", [1, [2, {"a": None}]], {"k": {"n": [0.1]}},
+     {1: "int key", None: "null key", 2.5: "float key", False: "bool key"}],
+    ids=repr,
+)
+def test_encode_writes_what_json_dumps_writes_for_any_value(value: typing.Any) -> None:
+    """encode builds the stdlib's C encoder once rather than per call: the text must not change."""
+    record = _Loose(value=value, ratio=value if isinstance(value, float) else None)
+    assert encode(record) == json.dumps(dataclasses.asdict(record)).encode("utf-8")
+
+
+def test_encode_of_an_unserialisable_value_raises_type_error_as_json_dumps_does() -> None:
+    encode(_Loose())  # the plan is built: the fast path is the one under test
+    with pytest.raises(TypeError, match="Object of type object is not JSON serializable"):
+        encode(_Loose(value=object()))

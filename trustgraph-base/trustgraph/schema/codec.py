@@ -27,7 +27,36 @@ __all__ = ["SchemaError", "decode", "encode", "from_dict", "to_dict"]
 #: The bytes parser of the hot path (see ``decode``); strings cached off: payloads are
 #: short-lived, and a cache would keep their text.
 _fast_json = functools.partial(pydantic_core.from_json, cache_strings=False)
-_encode_json = json.JSONEncoder().encode
+
+
+def _not_serialisable(o: Any) -> Any:
+    raise TypeError(f"Object of type {o.__class__.__name__} is not JSON serializable")
+
+
+def _make_encode_json() -> Callable[[Any], str]:
+    """``json.dumps`` with its defaults, built once.
+
+    ``json.dumps`` (``JSONEncoder.encode``) builds its C encoder anew for every
+    call, which is more than half its time on our small records.  The same C
+    encoder with the same settings, built once, writes the same text.  It keeps no
+    circular-reference marks (a record that contains itself, which no decoded
+    payload can be, ends in RecursionError instead of ValueError).  Where the C
+    encoder is missing (not CPython) this is ``JSONEncoder().encode``.
+    """
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return json.JSONEncoder().encode
+    # markers, default, encoder, indent, key_separator, item_separator, sort_keys, skipkeys, allow_nan
+    chunks = make(None, _not_serialisable, json.encoder.encode_basestring_ascii, None,
+                  ": ", ", ", False, False, True)
+
+    def encode_json(obj: Any) -> str:
+        return "".join(chunks(obj, 0))
+
+    return encode_json
+
+
+_encode_json = _make_encode_json()
 
 T = TypeVar("T")
 
