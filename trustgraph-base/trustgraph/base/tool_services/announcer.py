@@ -86,18 +86,15 @@ class Announcer:
         Never raises for the topics: when they cannot be opened, one WARNING, and
         retries in the background (the service serves on either way).
         """
-        try:
-            await self._open()
-        except asyncio.CancelledError:
-            raise
-        except Exception as e:
+        def off(e: BaseException) -> None:
             failed = self._opening
             logger.warning("Tool-service announcements of %s are off: cannot open %s (%s); it serves its "
                            "requests, and agents and gateways know it only from config; %s; retrying in "
                            "the background", self.service, failed, optional_topics.reason(e),
                            optional_topics.what_to_do(failed))
-            self._reopening = Reopening(f"Tool-service announcements of {self.service}", self._open)
-            self._reopening.start()
+
+        self._reopening = await optional_topics.open_or_retry(
+            f"Tool-service announcements of {self.service}", self._open, off)
 
     async def _open(self) -> None:
         """Open both topics, or neither (raising; ``_opening`` is the one that failed)."""

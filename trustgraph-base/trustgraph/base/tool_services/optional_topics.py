@@ -52,6 +52,22 @@ def reason(e: BaseException) -> str:
     return f"{type(e).__name__}: {text}" if text and text != type(e).__name__ else type(e).__name__
 
 
+async def open_or_retry(what: str, attempt: Callable[[], Awaitable[None]],
+                        off: Callable[[BaseException], None]) -> Reopening | None:
+    """Run ``attempt``; when it fails, ``off(error)`` says so (the one WARNING) and a started
+    :class:`Reopening` named ``what`` is returned.  None: the topics are open."""
+    try:
+        await attempt()
+    except asyncio.CancelledError:
+        raise
+    except Exception as e:
+        off(e)
+        reopening = Reopening(what, attempt)
+        reopening.start()
+        return reopening
+    return None
+
+
 class Reopening:
     """Retries an open that failed, in the background, after each of :data:`RETRY_DELAYS`.
 

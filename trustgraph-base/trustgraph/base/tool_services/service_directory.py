@@ -141,17 +141,14 @@ class ServiceDirectory:
 
         Never raises for the topics: see the module's docstring.
         """
-        try:
-            await self._open()
-        except asyncio.CancelledError:
-            raise
-        except Exception as e:
+        def off(e: BaseException) -> None:
             logger.warning("Tool-service announcements are off for %s: cannot open %s (%s); it uses the "
                            "tool services in config only, and a call to a stopped one waits for its "
                            "deadline; %s; retrying in the background", self.name, self._opening,
                            optional_topics.reason(e), optional_topics.what_to_do(self._opening))
-            self._reopening = Reopening(f"Tool-service announcements for {self.name}", self._open)
-            self._reopening.start()
+
+        self._reopening = await optional_topics.open_or_retry(
+            f"Tool-service announcements for {self.name}", self._open, off)
 
     async def _open(self) -> None:
         """Subscribe, open the probe producer and probe; on failure nothing stays open."""

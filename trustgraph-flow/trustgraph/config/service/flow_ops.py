@@ -130,7 +130,19 @@ class _Substituter:
 
 
 class FlowOperations:
-    """Answers FlowRequest dicts from a :class:`ConfigStore`."""
+    """Answers FlowRequest dicts from a :class:`ConfigStore`.
+
+    Start-flow and stop-flow check and record the flow here; what each processor is
+    told is :meth:`_started_processors` and :meth:`_stopped_processors`, which the
+    2.11 operations (:mod:`.flow_ops_211`) replace.
+    """
+
+    #: Substituted for ``{workspace}`` in templates (2.11's); None: left as written (2.1).
+    workspace: str | None = None
+    #: Whether start-flow refuses a missing description before looking the blueprint up (2.11's order).
+    _DESCRIPTION_FIRST = False
+    #: Stop-flow's refusal of a flow record that names no blueprint.
+    _NO_BLUEPRINT_NAME = "flow/{flow_id} has no 'blueprint-name'"
 
     def __init__(self, store: ConfigStore) -> None:
         self.store = store
@@ -210,6 +222,8 @@ class FlowOperations:
         with self.store.locked():
             if self.store.get(FLOW_TYPE, flow_id) is not None:
                 raise Refused("Flow already exists")
+            if description is None and self._DESCRIPTION_FIRST:
+                raise Refused("No description")
             text = self.store.get(BLUEPRINT_TYPE, blueprint_name)
             if text is None:
                 raise Refused("Blueprint does not exist")
@@ -218,16 +232,8 @@ class FlowOperations:
 
             blueprint = _load_json_object(text, f"Blueprint '{blueprint_name}'")
             parameters = self._resolve_parameters(blueprint, user_params)
-            sub = _Substituter(blueprint_name, flow_id, parameters)
-
-            active: dict[str, dict[str, Any]] = {}
-            for section in ("blueprint", "flow"):
-                for processor, variant, spec in self._entries(blueprint, blueprint_name, section, sub):
-                    target = self._active_flow(processor, active)
-                    # Only if absent: a blueprint-level variant shared by
-                    # several flows is created by the first and left alone.
-                    if variant not in target:
-                        target[variant] = spec
+            sub = _Substituter(blueprint_name, flow_id, parameters, workspace=self.workspace)
+            puts = self._started_processors(blueprint, blueprint_name, sub)
 
             interfaces = blueprint.get("interfaces", {})
             if not isinstance(interfaces, dict):
@@ -238,10 +244,22 @@ class FlowOperations:
                 "interfaces": sub.deep(interfaces),
                 "parameters": parameters,
             }
-            puts = [(ACTIVE_FLOW_TYPE, p, json.dumps(m)) for p, m in active.items()]
             puts.append((FLOW_TYPE, flow_id, json.dumps(record)))
             self.store.apply(puts=puts, deletes=[])
         return _response(), True
+
+    def _started_processors(self, blueprint: Mapping[str, Any], blueprint_name: str,
+                            sub: _Substituter) -> list[tuple[str, str, str]]:
+        """The puts that give each processor its part of a starting flow: 2.1's ``active-flow`` maps."""
+        active: dict[str, dict[str, Any]] = {}
+        for section in ("blueprint", "flow"):
+            for processor, variant, spec in self._entries(blueprint, blueprint_name, section, sub):
+                target = self._active_flow(processor, active)
+                # Only if absent: a blueprint-level variant shared by
+                # several flows is created by the first and left alone.
+                if variant not in target:
+                    target[variant] = spec
+        return [(ACTIVE_FLOW_TYPE, p, json.dumps(m)) for p, m in active.items()]
 
     def _stop_flow(self, request: Mapping[str, Any]) -> tuple[Response, bool]:
         flow_id = self._flow_id(request)
@@ -252,7 +270,7 @@ class FlowOperations:
             record = _load_json_object(text, f"flow/{flow_id}")
             blueprint_name = record.get("blueprint-name")
             if not isinstance(blueprint_name, str):
-                raise Refused(f"flow/{flow_id} has no 'blueprint-name'")
+                raise Refused(self._NO_BLUEPRINT_NAME.format(flow_id=flow_id))
             blueprint_text = self.store.get(BLUEPRINT_TYPE, blueprint_name)
             if blueprint_text is None:
                 # Without the blueprint we cannot tell which variants are this
@@ -273,23 +291,28 @@ class FlowOperations:
                 blueprint_name,
                 flow_id,
                 {k: _param_text(v, f"flow/{flow_id} parameter '{k}'") for k, v in stored_params.items()},
+                workspace=self.workspace,
             )
-
-            # Only the flow section: blueprint-level variants serve every flow
-            # of the blueprint and stay.
-            active: dict[str, dict[str, Any]] = {}
-            changed: set[str] = set()
-            for processor, variant, _spec in self._entries(blueprint, blueprint_name, "flow", sub):
-                target = self._active_flow(processor, active)
-                if variant in target:
-                    del target[variant]
-                    changed.add(processor)
-
-            # An emptied map is written as {} rather than deleted: processors
-            # then see an explicit "no flows for you" and stop their variants.
-            puts = [(ACTIVE_FLOW_TYPE, p, json.dumps(active[p])) for p in sorted(changed)]
-            self.store.apply(puts=puts, deletes=[(FLOW_TYPE, flow_id)])
+            puts, deletes = self._stopped_processors(blueprint, blueprint_name, sub)
+            deletes.append((FLOW_TYPE, flow_id))
+            self.store.apply(puts=puts, deletes=deletes)
         return _response(), True
+
+    def _stopped_processors(self, blueprint: Mapping[str, Any], blueprint_name: str, sub: _Substituter
+                            ) -> tuple[list[tuple[str, str, str]], list[tuple[str, str]]]:
+        """The puts and deletes that take a stopping flow from its processors: 2.1's ``active-flow`` maps."""
+        # Only the flow section: blueprint-level variants serve every flow
+        # of the blueprint and stay.
+        active: dict[str, dict[str, Any]] = {}
+        changed: set[str] = set()
+        for processor, variant, _spec in self._entries(blueprint, blueprint_name, "flow", sub):
+            target = self._active_flow(processor, active)
+            if variant in target:
+                del target[variant]
+                changed.add(processor)
+        # An emptied map is written as {} rather than deleted: processors
+        # then see an explicit "no flows for you" and stop their variants.
+        return [(ACTIVE_FLOW_TYPE, p, json.dumps(active[p])) for p in sorted(changed)], []
 
     # -- helpers ------------------------------------------------------------
 

@@ -35,17 +35,7 @@ from typing import Any
 
 from trustgraph.schema.v211 import processor_type
 
-from .flow_ops import (
-    BLUEPRINT_TYPE,
-    FLOW_TYPE,
-    FlowOperations,
-    Response,
-    _load_json_object,
-    _optional_str,
-    _param_text,
-    _response,
-    _Substituter,
-)
+from .flow_ops import FlowOperations, _Substituter
 from .operations import Refused
 from .store import WorkspaceStore
 
@@ -55,77 +45,25 @@ __all__ = ["Flow211Operations"]
 class Flow211Operations(FlowOperations):
     """Answers 2.11 FlowRequest dicts inside one workspace (the store view's)."""
 
+    _DESCRIPTION_FIRST = True
+    _NO_BLUEPRINT_NAME = "Internal error: flow has no flow blueprint"
+
     def __init__(self, store: WorkspaceStore) -> None:
         super().__init__(store)
         self.workspace = store.workspace
 
-    def _start_flow(self, request: Mapping[str, Any]) -> tuple[Response, bool]:
-        blueprint_name = _optional_str(request, "blueprint_name")
-        flow_id = _optional_str(request, "flow_id")
-        description = _optional_str(request, "description")
-        if blueprint_name is None:
-            raise Refused("No blueprint name")
-        if not flow_id:
-            raise Refused("No flow ID")
-        user_params = self._user_parameters(request)
+    def _started_processors(self, blueprint: Mapping[str, Any], blueprint_name: str,
+                            sub: _Substituter) -> list[tuple[str, str, str]]:
+        """Every entry of both sections as its ``processor:<name>`` item, written over what is there."""
+        return [(processor_type(processor), variant, json.dumps(entry))
+                for section in ("blueprint", "flow")
+                for processor, variant, entry in self._entries_211(blueprint, blueprint_name, section, sub)]
 
-        with self.store.locked():
-            if self.store.get(FLOW_TYPE, flow_id) is not None:
-                raise Refused("Flow already exists")
-            if description is None:
-                raise Refused("No description")
-            text = self.store.get(BLUEPRINT_TYPE, blueprint_name)
-            if text is None:
-                raise Refused("Blueprint does not exist")
-            blueprint = _load_json_object(text, f"Blueprint '{blueprint_name}'")
-            parameters = self._resolve_parameters(blueprint, user_params)
-            sub = _Substituter(blueprint_name, flow_id, parameters, workspace=self.workspace)
-
-            puts = []
-            for section in ("blueprint", "flow"):
-                for processor, variant, entry in self._entries_211(blueprint, blueprint_name, section, sub):
-                    puts.append((processor_type(processor), variant, json.dumps(entry)))
-            interfaces = blueprint.get("interfaces", {})
-            if not isinstance(interfaces, dict):
-                raise Refused(f"Blueprint '{blueprint_name}': 'interfaces' must be an object")
-            record = {
-                "description": description,
-                "blueprint-name": blueprint_name,
-                "interfaces": sub.deep(interfaces),
-                "parameters": parameters,
-            }
-            puts.append((FLOW_TYPE, flow_id, json.dumps(record)))
-            self.store.apply(puts=puts, deletes=[])
-        return _response(), True
-
-    def _stop_flow(self, request: Mapping[str, Any]) -> tuple[Response, bool]:
-        flow_id = self._flow_id(request)
-        with self.store.locked():
-            text = self.store.get(FLOW_TYPE, flow_id)
-            if text is None:
-                raise Refused("Flow ID invalid")
-            record = _load_json_object(text, f"flow/{flow_id}")
-            blueprint_name = record.get("blueprint-name")
-            if not isinstance(blueprint_name, str):
-                raise Refused("Internal error: flow has no flow blueprint")
-            blueprint_text = self.store.get(BLUEPRINT_TYPE, blueprint_name)
-            if blueprint_text is None:
-                raise Refused(
-                    f"Blueprint '{blueprint_name}' of flow '{flow_id}' no longer exists, so its "
-                    "processors cannot be found; put the blueprint back and stop the flow again")
-            blueprint = _load_json_object(blueprint_text, f"Blueprint '{blueprint_name}'")
-            stored = record.get("parameters") or {}
-            if not isinstance(stored, dict):
-                raise Refused(f"flow/{flow_id}: 'parameters' must be an object")
-            sub = _Substituter(
-                blueprint_name, flow_id,
-                {k: _param_text(v, f"flow/{flow_id} parameter '{k}'") for k, v in stored.items()},
-                workspace=self.workspace)
-            deletes = [(processor_type(processor), variant)
-                       for processor, variant, _entry in self._entries_211(blueprint, blueprint_name, "flow", sub)]
-            deletes.append((FLOW_TYPE, flow_id))
-            self.store.apply(puts=[], deletes=deletes)
-        return _response(), True
+    def _stopped_processors(self, blueprint: Mapping[str, Any], blueprint_name: str, sub: _Substituter
+                            ) -> tuple[list[tuple[str, str, str]], list[tuple[str, str]]]:
+        """The flow section's ``processor:<name>`` items deleted; the blueprint section's serve other flows."""
+        return [], [(processor_type(processor), variant)
+                    for processor, variant, _entry in self._entries_211(blueprint, blueprint_name, "flow", sub)]
 
     @staticmethod
     def _entries_211(blueprint: Mapping[str, Any], blueprint_name: str, section: str,
