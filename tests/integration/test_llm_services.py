@@ -15,6 +15,7 @@ import re
 import time
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -101,14 +102,16 @@ async def stack(broker, spawn, tmp_path):
     await s.close()
 
 
-async def until_served(call, what: str, total: float = 60.0) -> Any:
-    """Retry ``call`` until the service answers: its flow starts after a config push."""
+async def until_served(call, what: str, total: float = 60.0, ok: Callable[[Any], bool] | None = None) -> Any:
+    """Retry ``call`` until the service answers (and ``ok`` holds of the answer): its flow starts
+    after a config push."""
 
     async def answered() -> tuple[Any] | None:
         try:
-            return (await call(),)
+            answer = await call()
         except TimeoutError:
             return None
+        return (answer,) if ok is None or ok(answer) else None
 
     return (await wait_for_async(f"answer from {what}", answered, total, every=0))[0]
 
@@ -624,6 +627,12 @@ async def prompt_flow(stack: Stack, script: Path, prompts: dict[tuple[str, str],
     return stack.client(pr, PromptRequest, PromptResponse)
 
 
+def without_error(r: PromptResponse) -> bool:
+    """A prompt reply that is no error: prompt-template answers before its LLM's flow has started,
+    with an error ("text-completion did not answer"), so an answer alone does not mean both are up."""
+    return r.error is None
+
+
 async def test_prompt_template_end_to_end(stack, tmp_path):
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"rules": [
@@ -648,7 +657,7 @@ async def test_prompt_template_end_to_end(stack, tmp_path):
         terms = {k: json.dumps(v) for k, v in variables.items()}
         return await client.request(PromptRequest(id=tid, terms=terms), timeout=timeout)
 
-    await until_served(lambda: ask("ping", timeout=1.0), "prompt-template")
+    await until_served(lambda: ask("ping", timeout=1.0), "prompt-template", ok=without_error)
 
     r = await ask("greet", name="Alice", place={"city": "Paris"})
     assert (r.error, r.text, r.object, r.end_of_stream) == (None, "Hello Alice!", None, True)
@@ -712,7 +721,8 @@ async def test_prompt_template_narrows_the_agents_schema_and_passes_it_to_the_ll
         return await client.request(PromptRequest(id="step", terms=terms), timeout=timeout,
                                     properties=props if props is not None else {ds.PROPERTY: json.dumps(schema)})
 
-    await until_served(lambda: client.request(PromptRequest(id="ping", terms={}), timeout=1.0), "prompt-template")
+    await until_served(lambda: client.request(PromptRequest(id="ping", terms={}), timeout=1.0), "prompt-template",
+                       ok=without_error)
 
     assert json.loads((await ask("call", [])).text) == {"action": "weather", "args": {"city": "Paris"}}
     # The first step must call a tool: the answer was taken out of the schema the LLM got.
@@ -738,7 +748,8 @@ async def test_a_template_over_its_render_budget_is_an_llm_error_and_holds_up_no
     loop = "{% for i in range(10000) %}{% for j in range(10000) %}{% endfor %}{% endfor %}PING"
     client = await prompt_flow(stack, script, templates(
         ping={"prompt": "PING"}, spin={"prompt": loop}, huge={"prompt": "{{ 'x' * 10**10 }}"}))
-    await until_served(lambda: client.request(PromptRequest(id="ping"), timeout=1.0), "prompt-template")
+    await until_served(lambda: client.request(PromptRequest(id="ping"), timeout=1.0), "prompt-template",
+                       ok=without_error)
     finished: list[str] = []
 
     async def ask(tid: str) -> PromptResponse:

@@ -12,6 +12,7 @@ import json
 import pytest
 from support import wait_for_async
 from trustgraph.base import AsyncProcessor
+from trustgraph.base.processors import config_follower, config_parts
 from trustgraph.base.processors.async_processor import TokenFileError, pulsar_token
 from trustgraph.base.processors.config_source import (
     DIGEST,
@@ -26,8 +27,8 @@ from trustgraph.base.processors.config_source import (
 from trustgraph.base.testing import MemoryBroker, memory_pubsub, worker
 from trustgraph.base.testing.stand_ins import Responder
 from trustgraph.config.service import Processor as ConfigService
-from trustgraph.schema import ConfigPush, ConfigRequest, ConfigResponse, ConfigValue
-from trustgraph.topics import CONFIG_PUSH, CONFIG_REQUEST, CONFIG_RESPONSE
+from trustgraph.schema import ConfigPush, ConfigRequest, ConfigResponse, ConfigValue, v211
+from trustgraph.topics import CONFIG_PUSH, CONFIG_REQUEST, CONFIG_RESPONSE, to_pulsar
 
 A = {"tool": {"a": '"1"'}}
 B = {"tool": {"a": '"2"'}}
@@ -212,3 +213,33 @@ def test_a_token_file_wins_and_a_bad_one_says_what_to_do(tmp_path):
         pulsar_token({"pulsar_api_key_file": str(tmp_path / "empty")})
     with pytest.raises(TokenFileError, match="cannot read the Pulsar token file .*No such file"):
         pulsar_token({"pulsar_api_key_file": str(tmp_path / "missing")})
+
+
+@pytest.mark.parametrize("wire", ["2.1", "2.11"])
+async def test_a_fetch_sent_before_config_svc_started_is_asked_again_when_it_starts(
+        tmp_path, wire, monkeypatch):
+    """A processor started before its config-svc sends its first fetch to nobody (a non-persistent
+    topic drops it). config-svc's start push (2.11: its start notice) means it is there: the fetch
+    is asked again then, not after its timeout, made an hour here so that only the push can end it."""
+    monkeypatch.setattr(config_follower, "FETCH_TIMEOUT", 3600.0)
+    monkeypatch.setattr(config_parts, "PAGE_WAIT", 3600.0)   # a read's own "ask again" (2.1)
+    broker = MemoryBroker()
+    ident = f"early-follower-{wire}"
+    proc = BothWires(id=ident, pubsub=memory_pubsub(broker, ident), metrics=False, wire=wire)
+    seen: list[int] = []
+
+    async def handler(config, version):
+        seen.append(version)
+
+    proc.register_config_handler(handler, types=["tool"])
+    await proc.start()
+    try:
+        request_topic = CONFIG_REQUEST if wire == "2.1" else v211.CONFIG_REQUEST
+        await until(lambda: broker.sent.get(to_pulsar(request_topic)) or broker.sent.get(request_topic),
+                    "the first fetch, sent to nobody")
+        assert proc.config_version is None
+        async with worker(ConfigService, broker=broker, store=str(tmp_path / "c.db"), wire=wire):
+            await until(lambda: proc.config_version is not None, "the config, fetched again")
+        assert seen == [proc.config_version]
+    finally:
+        await proc.stop()

@@ -45,7 +45,7 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 from tenacity import AsyncRetrying, retry_if_result, wait_exponential
 
@@ -60,6 +60,10 @@ from . import config_parts, config_source
 logger = logging.getLogger(__name__)
 
 ConfigHandler = Callable[[dict[str, dict[str, str]], int], Awaitable[None]]
+T = TypeVar("T")
+
+#: Seconds one fetch of config-svc's config waits for its answer before asking again (read at each fetch).
+FETCH_TIMEOUT = 10.0
 
 
 class ConfigFollower:
@@ -189,6 +193,27 @@ class ConfigFollower:
                 except Exception:
                     logger.exception("Checking config push version %d failed", version)
 
+    async def _unless_woken(self, request: Awaitable[T]) -> T | None:
+        """``request``'s answer; None when a push or notice arrives first (the request is then
+        cancelled).
+
+        config-svc pushes (or, 2.11, sends a notice) when it starts.  A fetch sent before it
+        subscribed went to nobody, and a non-persistent topic drops such a request without a
+        word: without this the first fetch of a processor started beside its config-svc waited
+        out its whole timeout (10 s) before asking again.
+        """
+        self._follow.clear()
+        call = asyncio.ensure_future(request)
+        woken = asyncio.ensure_future(self._follow.wait())
+        try:
+            await asyncio.wait({call, woken}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            woken.cancel()
+            if not call.done():
+                call.cancel()
+                await asyncio.gather(call, return_exceptions=True)
+        return call.result() if not call.cancelled() else None
+
     def _client_211(self, name: str) -> RequestResponseClient:
         """A client of 2.11's system config queue, for one fetch (see :meth:`_client`)."""
         return RequestResponseClient(
@@ -197,14 +222,18 @@ class ConfigFollower:
             subscription=f"{self.id}--{name}--{uuid.uuid4()}", name=name, lane=CONFIG_LANE,
         )
 
-    async def _fetch_once_211(self) -> bool:
-        """Fetch the followed workspace's config with 2.11's ``config`` operation and apply it."""
+    async def _fetch_once_211(self, asked: Callable[[Awaitable[Any]], Awaitable[Any]]) -> bool | None:
+        """Fetch the followed workspace's config with 2.11's ``config`` operation and apply it.
+
+        ``asked`` awaits the request (see :meth:`_fetch`); None: it gave up on the answer."""
         client = self._client_211("config-fetch")
         try:
-            resp = await client.request(v211.ConfigRequest(operation="config", workspace=self.workspace),
-                                        timeout=10.0)
+            resp = await asked(client.request(
+                v211.ConfigRequest(operation="config", workspace=self.workspace), timeout=FETCH_TIMEOUT))
         finally:
             await client.stop()
+        if resp is None:
+            return None
         if resp.error is not None:
             logger.warning("Config fetch of workspace %s failed: %s", self.workspace, resp.error.message)
             return False
@@ -281,6 +310,22 @@ class ConfigFollower:
         before its stack waits quietly); the config applied is the INFO line that ends it.
         """
         unanswered = 0
+        # The first request may be given up when a push or notice arrives before its answer
+        # (see _unless_woken), and asked again at once; only the first, so that pushes coming
+        # faster than a big config is read cannot keep a fetch from ever finishing.
+        may_give_up = True
+        again_now = False
+
+        async def asked(request: Awaitable[Any]) -> Any:
+            nonlocal may_give_up, again_now
+            if not may_give_up:
+                return await request
+            may_give_up = False
+            answer = await self._unless_woken(request)
+            if answer is None:
+                logger.debug("Config fetch asked again: config-svc spoke before it answered")
+                again_now = True
+            return answer
 
         async def fetched() -> bool:
             """One request; whether we are done (config-svc's config applied, or we are stopping)."""
@@ -289,7 +334,7 @@ class ConfigFollower:
                 return True
             if self.wire == WIRE_211:
                 try:
-                    return await self._fetch_once_211()
+                    return bool(await self._fetch_once_211(asked))
                 except Exception as e:
                     unanswered += 1
                     logger.log(logging.INFO if unanswered == 1 else logging.DEBUG,
@@ -297,8 +342,11 @@ class ConfigFollower:
                     return False
             client = self._client("config-fetch")
             try:
-                resp, props = await config_parts.request_with_properties(
-                    client, ConfigRequest(operation="config"), timeout=10.0)
+                answer = await asked(config_parts.request_with_properties(
+                    client, ConfigRequest(operation="config"), timeout=FETCH_TIMEOUT))
+                if answer is None:
+                    return False
+                resp, props = answer
                 if resp.error is None:
                     config = resp.config or {}
                     digest = await asyncio.to_thread(config_source.config_digest, config)
@@ -316,6 +364,10 @@ class ConfigFollower:
 
         async def pause(seconds: float) -> None:
             # A push or notice arriving means config-svc is back: ask again at once.
+            nonlocal again_now
+            if again_now:
+                again_now = False
+                return
             try:
                 await asyncio.wait_for(self._follow.wait(), seconds)
             except TimeoutError:
