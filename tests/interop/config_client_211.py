@@ -9,6 +9,7 @@ be called with ``a`` after the notice; prints what each step saw as JSON.  Every
 """
 import asyncio
 import json
+import os
 import sys
 
 from trustgraph.base.async_config_client import AsyncConfigClient
@@ -61,3 +62,8 @@ async def main(url: str) -> None:
 
 
 asyncio.run(main(sys.argv[1]))
+# What was seen is out: leave without the interpreter's teardown, in which 2.11.1's pulsar client
+# now and then aborts the process (as in caller_211.py): seen once, a row whose every check held
+# failed on the exit status alone.
+sys.stdout.flush()
+os._exit(0)

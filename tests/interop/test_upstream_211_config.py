@@ -53,4 +53,4 @@ def test_2_11s_config_client_and_processor_follow_our_config_svc(venv_211, own_b
         "2.11.1 config client/processor -> our config-svc --wire 2.11", ok,
         "" if ok else f"got {got!r}" if got else (r.stderr.strip().splitlines() or [r.stdout])[-1][:200])
     # A message string, not a tuple: pytest prints it whole (a tuple's repr is cut short).
-    assert ok, f"saw: {r.stdout}\n2.11.1 stderr: {r.stderr[-3000:]}\nconfig-svc: {svc.output()[-3000:]}"
+    assert ok, f"exit status {r.returncode}, saw: {r.stdout}\n2.11.1 stderr: {r.stderr[-3000:]}\nconfig-svc: {svc.output()[-3000:]}"
