@@ -4,28 +4,34 @@ that changes with it is one a script cannot match (an e2e test saw it swap under
 
 from __future__ import annotations
 
-import time
+from types import SimpleNamespace
 
 from trustgraph.cli import verify_system_status as vss
 
 
-def test_results_come_back_in_the_checks_order_whatever_order_they_settled_in(capsys):
-    global_timeout = 0.2
-    started = time.monotonic()
+def test_results_come_back_in_the_checks_order_whatever_order_they_settled_in(capsys, monkeypatch):
+    # verify's own clock, moved only by the checks and its sleeps: the settle order below is then
+    # the same on any machine, however loaded.
+    now = [0.0]
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+
+    monkeypatch.setattr(vss, "time", SimpleNamespace(monotonic=lambda: now[0], sleep=sleep))
+    global_timeout = 10.0
 
     def fails_at_once(timeout: float) -> vss.Result:
         return vss.Result(vss.FAIL, "first: down")
 
     def fails_after_the_deadline(timeout: float) -> vss.Result:
-        # Returns only once the run's time is up, so this check settles first (right after its
-        # attempt) and the first check only on the next pass.
-        while time.monotonic() < started + global_timeout:
-            time.sleep(0.01)
+        # Its attempt outlasts the run's time, so this check settles first (right after its
+        # attempt) and the first check, tried before it, only on the next pass.
+        now[0] += global_timeout + 1
         return vss.Result(vss.FAIL, "second: down")
 
     checks = [vss.Check("First", fails_at_once, gateway=""),
               vss.Check("Second", fails_after_the_deadline, gateway="")]
-    results = vss.verify(None, checks, global_timeout, check_timeout=1.0, retry_delay=0.05, verbose=False)
+    results = vss.verify(None, checks, global_timeout, check_timeout=1.0, retry_delay=1.0, verbose=False)
 
     printed = [line.split(":")[0] for line in capsys.readouterr().out.splitlines() if line.startswith("FAIL")]
     assert printed == ["FAIL  Second", "FAIL  First"]   # settled (and reported) in this order
