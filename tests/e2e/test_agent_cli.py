@@ -58,6 +58,22 @@ def test_agent_over_rest_returns_the_final_message(scripted):
     assert reply["end_of_dialog"] is True
 
 
+def test_a_blank_question_is_refused_in_one_line_not_answered(scripted):
+    for question in ("", "   ", " \n\t"):
+        for streaming in ([], ["--no-streaming"]):
+            r = scripted.cli("tg-invoke-agent", "-q", question, *streaming)
+            assert (r.returncode, r.stdout) == (2, ""), r.stderr
+            assert r.stderr == ('tg-invoke-agent: error: the question is empty: ask a question, '
+                                'e.g. -q "What is the weather in Paris?"\n')
+            # The gateway refuses it too, for any other client, before the agent sees it.
+            body = json.dumps({"question": question, "streaming": not streaming}).encode()
+            req = urllib.request.Request(scripted.url + "api/v1/flow/default/service/agent", data=body,
+                                         headers={"Content-Type": "application/json"})
+            assert json.loads(urllib.request.urlopen(req, timeout=60).read()) == {"error": {
+                "type": "gateway-error",
+                "message": "Bad request: the agent request's question is empty: ask a question"}}
+
+
 def test_text_mode_template_still_works(scripted, tmp_path):
     # The ReAct text template as agent-react (a template without "decision", like upstream's):
     # the agent reads ReAct text, and the scripted model gets no schema to enforce.

@@ -310,6 +310,22 @@ async def test_max_iterations_ends_the_dialog(agent, echo):
         "error", limit, True, True, "agent-error")
 
 
+@pytest.mark.parametrize("streaming", [False, True])
+async def test_a_blank_question_is_an_agent_error_before_any_model_step(agent, streaming):
+    # A caller on the broker directly (the gateway refuses it before sending).
+    a = await agent()
+    a.model.replies = [final("an answer")]
+    await a.configure()
+    for question in ("", "   ", "\n\t "):
+        got = await a.ask(question, streaming=streaming)
+        assert [(r.error.type if r.error else None, r.error.message if r.error else None) for r in got] == [
+            ("agent-error", "the agent request's question is empty: ask a question")]
+    assert a.model.calls == []
+    # A question after them reaches the model as ever.
+    got = await a.ask("What is it?", streaming=streaming)
+    assert got[-1].error is None and len(a.model.calls) == 1
+
+
 async def test_prompt_service_silence_is_our_error(agent):
     a = await agent(prompt_timeout=0.5)
     a.model.silent = True

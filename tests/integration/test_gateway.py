@@ -138,6 +138,39 @@ async def test_agent_rest_returns_only_the_final_message(stack: Stack, http: aio
         "error": {"type": "gateway-error", "message": "Bad request: 'question' is required"}}
 
 
+async def test_a_blank_agent_question_is_refused_before_it_reaches_the_agent(
+        stack: Stack, http: aiohttp.ClientSession, pubsub: PubSub) -> None:
+    flow = unique("f")
+    await start_flow(http, stack, flow)
+
+    async def agent(req: AgentRequest) -> AsyncIterator[AgentResponse]:
+        yield AgentResponse(chunk_type="answer", content=f"re: {req.question}", end_of_message=True,
+                            end_of_dialog=True)
+
+    seen = await responder(pubsub, topics(stack, "agent", flow), AgentRequest, agent)
+    empty = {"error": {"type": "gateway-error",
+                       "message": "Bad request: the agent request's question is empty: ask a question"}}
+    url = f"{stack.url}/api/v1/flow/{flow}/service/agent"
+    blanks = ["", "   ", " \t\n "]
+    for streaming in (False, True):
+        for question in blanks:
+            assert await post(http, url, {"question": question, "streaming": streaming}) == empty
+    async with http.ws_connect(f"{stack.url}/api/v1/socket") as ws:
+        for streaming in (False, True):
+            for i, question in enumerate(blanks):
+                rid = f"{streaming}-{i}"
+                await ws.send_json({"id": rid, "service": "agent", "flow": flow,
+                                    "request": {"question": question, "streaming": streaming}})
+                frame = await asyncio.wait_for(ws.receive_json(), 10)
+                assert frame == {"id": rid, "response": empty, "complete": True}
+        # A question after them is the first the agent gets: none of the blank ones was sent.
+        await ws.send_json({"id": "q", "service": "agent", "flow": flow,
+                            "request": {"question": "meaning?", "streaming": True}})
+        frame = await asyncio.wait_for(ws.receive_json(), 10)
+    assert frame["id"] == "q" and frame["response"]["content"] == "re: meaning?"
+    assert [r.question for r in seen] == ["meaning?"]
+
+
 # -- websocket ---------------------------------------------------------------------------
 
 

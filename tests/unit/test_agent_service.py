@@ -89,6 +89,21 @@ async def test_a_null_question_is_an_agent_error_saying_so_not_a_traceback(agent
     assert not [r for r in caplog.records if r.levelname == "ERROR"]
 
 
+@pytest.mark.parametrize("question", ["", "   ", "\n", " \t\r\n "])
+@pytest.mark.parametrize("streaming", [False, True])
+async def test_a_blank_question_is_an_agent_error_not_an_answer(agent, question, streaming):
+    # A caller on the broker (the gateway refuses it before sending): refused before any model step.
+    await agent.configure({"tool": {"joke": TOOL}, "tool-service": {"joke-svc": SERVICE}})
+    d = agent.processor.flows["f"].definition
+    got = await agent.call(d["request"], d["response"],
+                           AgentRequest(question=question, user="alice", streaming=streaming),
+                           AgentResponse, until=end_of_dialog)
+    (err,) = got
+    assert (err.error.type, err.error.message) == (
+        "agent-error", "the agent request's question is empty: ask a question")
+    assert agent.prompt.calls == []
+
+
 async def test_a_tool_on_an_interface_nothing_serves_is_an_error_observation_at_once():
     # With the broker's admin URL (tg-launch passes it), the agent's flow clients know which
     # request topics nothing has consumed for a while: a knowledge-query tool on a flow whose

@@ -199,6 +199,23 @@ def test_routing_error_and_no_gateway(gateway):
         "(http://localhost:8088/ under make run, where 8089 is the MCP server)")
 
 
+@pytest.mark.parametrize("question", ["", "   ", "\n", " \t\n "])
+@pytest.mark.parametrize("streaming", [[], ["--no-streaming"]])
+def test_a_blank_question_is_a_one_line_usage_error_before_any_connection(gateway, question, streaming):
+    gateway.responses = STREAM
+    proc = agent(gateway, "-q", question, *streaming)
+    assert (proc.returncode, proc.stdout) == (2, ""), proc.stderr
+    assert proc.stderr == ('tg-invoke-agent: error: the question is empty: ask a question, '
+                           'e.g. -q "What is the weather in Paris?"\n')
+    assert gateway.frames == []     # nothing was sent
+    # Nor was a connection tried: no gateway at all gives the same line, not "cannot connect".
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    nowhere = tg("invoke_agent", "-u", f"http://127.0.0.1:{port}/", f"--question={question}", *streaming)
+    assert (nowhere.returncode, nowhere.stderr) == (2, proc.stderr)
+
+
 def test_token_goes_in_the_query(gateway):
     gateway.token = "s3cret"
     gateway.responses = STREAM

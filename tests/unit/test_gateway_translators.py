@@ -67,6 +67,8 @@ def test_agent_request_defaults() -> None:
 @pytest.mark.parametrize("kind,body,needle", [
     ("agent", {}, "'question' is required"),
     ("agent", {"question": 5}, "AgentRequest.question: expected str"),
+    ("agent", {"question": ""}, "the agent request's question is empty: ask a question"),
+    ("agent", {"question": " \t\n ", "streaming": True}, "the agent request's question is empty: ask a question"),
     ("text-completion", {"system": "s"}, "'prompt' is required"),
     ("config", {"operation": "put", "values": "x"}, "ConfigRequest.values: expected list"),
     ("prompt", {"id": "p", "variables": [1]}, "'variables' must be a JSON object"),

@@ -16,7 +16,9 @@ agent's answers all count as 0):
 * 3: no tool fits the question; the answer printed is the model's own;
 * 4: the agent asked back which tool was meant (the answer names them);
 * 5: a tool the question needs cannot be used now (error line on stderr);
-* 1: any other failure.
+* 1: any other failure;
+* 2: a usage error (argparse's): a question that is empty or only
+  whitespace (``-q ""``) is refused in one line before anything is sent.
 
 When the answer is a tool's output (our agent's ``outcome`` ``tool-result``,
 ``candidates`` naming the tool), one line on standard error says which
@@ -49,6 +51,9 @@ PREFIX = {"thought": "🤔 ", "action": "🛠️ ", "observation": "💡 ", "ans
 EXIT_NO_TOOL = 3
 EXIT_ASKED_BACK = 4
 EXIT_UNAVAILABLE = 5
+#: argparse's exit status for a usage error, which an empty question is.
+EXIT_USAGE = 2
+EMPTY_QUESTION = 'the question is empty: ask a question, e.g. -q "What is the weather in Paris?"'
 _EXIT = {"no-tool": EXIT_NO_TOOL, "asked-back": EXIT_ASKED_BACK}
 #: An answer that is a tool's output (``schema.services.agent.OUTCOME_TOOL``; the schema package is
 #: not imported here: a tenth of a second at every start of the command).
@@ -135,7 +140,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-t", "--token", default=default_token(),
                         help="API bearer token (default: $TRUSTGRAPH_TOKEN)")
     parser.add_argument("-f", "--flow-id", default="default", help="flow id (default: %(default)s)")
-    parser.add_argument("-q", "--question", required=True, help="the question")
+    parser.add_argument("-q", "--question", required=True,
+                        help="the question (an empty one is refused, exit status 2)")
     parser.add_argument("-U", "--user", default="trustgraph", help="user (default: %(default)s)")
     parser.add_argument("-C", "--collection", default="default",
                         help="accepted for compatibility; not sent (as upstream)")
@@ -157,6 +163,9 @@ def source_line(printer: Printer) -> str | None:
 
 def run(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
+    if not args.question.strip():
+        # Refused here, in one line, before any connection: the model would answer nothing with a guess.
+        raise CliError(EMPTY_QUESTION, EXIT_USAGE)
     printer = Printer(args.verbose)
     try:
         ask(args, printer)

@@ -18,6 +18,10 @@ SHOW_ACTIONS = "show-actions"
 #: dialog's caller was told the call failed, so no further step is taken for it.  Upstream's
 #: agents neither set nor read it.
 DIALOG_STARTED = "dialog-started"
+#: Ours: why a question that is empty or only whitespace is refused, by the gateway (after
+#: ``Bad request: ``, a ``gateway-error``) and by the agent (an ``agent-error``), instead of
+#: being answered: there is nothing to answer.
+EMPTY_QUESTION = "the agent request's question is empty: ask a question"
 
 # Ours: how a dialog ended, on its last message (``AgentResponse.outcome``), so a caller can
 # tell a tool's answer from the others.  Upstream's clients ignore the field and see a normal

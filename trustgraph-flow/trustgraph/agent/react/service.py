@@ -68,7 +68,7 @@ from trustgraph.schema import (
     TextCompletionRequest,
     TextCompletionResponse,
 )
-from trustgraph.schema.services.agent import DIALOG_STARTED, SHOW_ACTIONS
+from trustgraph.schema.services.agent import DIALOG_STARTED, EMPTY_QUESTION, SHOW_ACTIONS
 
 from .agent_manager import AgentManager
 from .decisions import Confidence
@@ -185,7 +185,10 @@ class Processor(FlowProcessor):
         await super().start()
 
     async def on_request(self, msg: Message, flow: Flow, reply: Reply) -> None:
-        """Run one iteration and send its messages; a failure of ours becomes an agent-error."""
+        """Run one iteration and send its messages; a failure of ours becomes an agent-error.
+
+        A question that is not a string, or is empty or only whitespace, is refused with an
+        agent-error before any model step: there is nothing to answer."""
         rid = reply.id
         dialog = self.dialect.open(msg.value)
         request: AgentRequest = dialog.request
@@ -193,6 +196,10 @@ class Processor(FlowProcessor):
         if not isinstance(request.question, str):
             # null decodes as None, not the default: the caller's mistake, said as such, not a traceback.
             raise ServiceError("the request has no question: 'question' must be a string")
+        if not request.question.strip():
+            # A caller on the broker (the gateway refuses it before sending): the model would
+            # answer nothing with a guess.
+            raise ServiceError(EMPTY_QUESTION)
         registry = self.registry
         logger.debug("Agent request %s: iteration %d, streaming %s", rid,
                      len(request.history or []) + 1, bool(request.streaming))

@@ -15,6 +15,12 @@ because existing clients depend on them:
   ``{"error": {"type", "message"}}`` whatever the kind;
 * the non-streaming agent's final message is the one whose ``answer`` is not
   null (a thought or observation carries an explicit ``"answer": null``).
+
+Ours: an agent request whose ``question`` is empty or only whitespace is
+refused like any body that cannot be translated (``Bad request: the agent
+request's question is empty: ask a question``, a ``gateway-error``), so
+nothing is sent to the agent (upstream's gateway passes it on and the model
+answers nothing with a guess).
 """
 
 from __future__ import annotations
@@ -44,11 +50,12 @@ from trustgraph.schema import (
     ToolResponse,
     from_dict,
 )
-from trustgraph.schema.services.agent import SHOW_ACTIONS
+from trustgraph.schema.services.agent import EMPTY_QUESTION, SHOW_ACTIONS
 
 from .base import (
     DEFAULT_COLLECTION,
     DEFAULT_USER,
+    BadRequest,
     JsonObject,
     Translator,
     first,
@@ -112,7 +119,7 @@ def _flow_response(r: FlowResponse) -> JsonObject:
 
 
 def _agent_request(body: JsonObject) -> AgentRequest:
-    return from_dict(AgentRequest, {
+    record = from_dict(AgentRequest, {
         "question": required(body, "question"),
         "state": body.get("state"),
         "group": body.get("group"),
@@ -121,6 +128,10 @@ def _agent_request(body: JsonObject) -> AgentRequest:
         "streaming": given(body, "streaming", False),
         "show_actions": given(body, "show_actions", False),   # ours: action messages (AgentRequest)
     })
+    if isinstance(record.question, str) and not record.question.strip():
+        # Refused before anything is sent: the model would answer nothing with a guess.
+        raise BadRequest(f"Bad request: {EMPTY_QUESTION}")
+    return record
 
 
 def _agent_properties(body: JsonObject) -> dict[str, str]:
