@@ -6,7 +6,7 @@ and ``tell-dad-joke``), the tool services of ``bench/agent/quality_services.py``
 started beside it as a user starts the weather example of docs/tool-services.md, and the
 questions asked through the gateway's websocket as ``tg-invoke-agent`` asks.
 
-Two question sets (``bench/quality_sets.py``), one stack each LLM:
+Three question sets (``bench/quality_sets.py``), one stack each LLM:
 
 1. the embedded model (or, with ``model=PATH``, a user's own GGUF, passed as
    ``tg-launch --model PATH``): set 1 (30 questions, five tools: the
@@ -17,19 +17,25 @@ Two question sets (``bench/quality_sets.py``), one stack each LLM:
    ReAct text); then the services of ``define-word``, ``local-time`` and
    ``convert-units`` start, and set 2 (paraphrased questions over the eight
    tools, some fitting no tool) is asked the same way (the bootstrap template
-   put back first).  Each mode starts with an unrecorded warm-up dialog that
-   also proves the mode is in effect;
+   put back first); then the five services of set 3 start (sixteen tools of
+   twelve services, many easy to confuse) and set 3 (paraphrased, some
+   fitting no tool) is asked in structured mode only.  Each mode starts with
+   an unrecorded warm-up dialog that also proves the mode is in effect;
 2. the scripted stand-in (``tg-launch --llm scripted --llm-script FILE``) with
-   a script that gives every question its right decision: both sets in
+   a script that gives every question its right decision: every set in
    structured mode, the same way.  Those rows show what the framework loses
    when the model is never wrong.
+
+``only_sets=("set 3",)`` (``--set 3``) asks only some of the sets; a set's
+services are started with the earlier sets' (its tools are theirs and its own).
 
 Each dialog is scored (``bench/quality_scoring.py``) and the rows summed; the
 table, the targets under it and every dialog (with its raw responses, so a
 run can be scored again: :func:`rescore`) are written out.  Runner hook:
 ``run_quality_table(workdir)``; standalone: ``.venv/bin/python
 bench/agent_quality.py`` prints the table, ``--rescore DIR`` prints it again
-from a run's ``dialogs.json``, ``--model PATH`` uses that model.
+from a run's ``dialogs.json``, ``--model PATH`` uses that model, ``--set N``
+(repeatable) asks only those sets, ``--scripted-only`` only the scripted rows.
 """
 
 from __future__ import annotations
@@ -53,13 +59,12 @@ sys.path.insert(0, str(BENCH))
 
 from quality_scoring import Dialog, Score, score, summarise  # noqa: E402
 from quality_sets import (  # noqa: E402
-    SET1,
-    SET2,
     SETS,
     QuestionSet,
     check_paraphrased,
     load_set,
     scripted_llm,
+    services_for,
     tool_descriptors,
 )
 from quality_stack import (  # noqa: E402
@@ -79,8 +84,9 @@ from quality_table import markdown  # noqa: E402
 
 WORK = BENCH / ".work" / "quality"   # the run's data dirs, logs and dialogs.json; fresh each run
 WARMUP = {"question": "Tell me a joke about warming up", "tool": "tell-joke", "topic": "warming"}
-#: What the scripted stack needs at the end of the budget: start (no model to load) and 70 quick dialogs.
-SCRIPTED_RESERVE = 180.0
+#: What the scripted stack needs at the end of the budget: start (no model to load), its services and
+#: 110 quick dialogs.
+SCRIPTED_RESERVE = 240.0
 
 __all__ = ["QualityBenchError", "rescore", "run_quality_table"]
 
@@ -160,40 +166,37 @@ async def _tools_for(session: aiohttp.ClientSession, stack: Stack, qset: Questio
     return schemas
 
 
-async def _model_rows(stack: Stack, sets: dict[str, list[dict[str, Any]]], llm: str,
-                      deadline: float, rec: Recorder) -> None:
+async def _rows(stack: Stack, sets: dict[str, list[dict[str, Any]]], llm: str, deadline: float,
+                rec: Recorder) -> None:
+    """The rows of one LLM: each set of ``sets`` in order, its services started first (with the
+    earlier sets', which stay up), then its modes (the scripted stand-in: structured only).
+    Structured (the default) before text in each set, so a run short of time loses text rows first."""
     seen = rec.result["schemas"]
+    started: set[str] = set()
+    text_on = False
     async with aiohttp.ClientSession() as session:
-        schemas = await _tools_for(session, stack, SET1, sets[SET1.label], seen)
-        await _ask_set(session, stack, SET1, sets[SET1.label], schemas, llm, "structured", deadline, rec)
-        await put_template(stack, TEXT_TEMPLATE)
-        await _ask_set(session, stack, SET1, sets[SET1.label], schemas, llm, "text", deadline, rec)
-        # Structured (the default) before text in each set, so a run short of time loses text rows first.
-        await put_template(stack, STRUCTURED_TEMPLATE)
-        await asyncio.to_thread(stack.start_services, SET2.services)
-        schemas = await _tools_for(session, stack, SET2, sets[SET2.label], seen)
-        await _ask_set(session, stack, SET2, sets[SET2.label], schemas, llm, "structured", deadline, rec)
-        await put_template(stack, TEXT_TEMPLATE)
-        await _ask_set(session, stack, SET2, sets[SET2.label], schemas, llm, "text", deadline, rec)
-
-
-async def _scripted_rows(stack: Stack, sets: dict[str, list[dict[str, Any]]], deadline: float,
-                         rec: Recorder) -> None:
-    seen = rec.result["schemas"]
-    async with aiohttp.ClientSession() as session:
-        schemas = await _tools_for(session, stack, SET1, sets[SET1.label], seen)
-        await _ask_set(session, stack, SET1, sets[SET1.label], schemas, SCRIPTED, "structured",
-                       deadline, rec)
-        await asyncio.to_thread(stack.start_services, SET2.services)
-        schemas = await _tools_for(session, stack, SET2, sets[SET2.label], seen)
-        await _ask_set(session, stack, SET2, sets[SET2.label], schemas, SCRIPTED, "structured",
-                       deadline, rec)
+        for qset in (s for s in SETS if s.label in sets):
+            if text_on:
+                await put_template(stack, STRUCTURED_TEMPLATE)
+                text_on = False
+            new = [name for name in services_for(qset) if name not in started]
+            await asyncio.to_thread(stack.start_services, new)
+            started.update(new)
+            questions = sets[qset.label]
+            schemas = await _tools_for(session, stack, qset, questions, seen)
+            for mode in (("structured",) if llm == SCRIPTED else qset.modes):
+                if mode == "text" and not text_on:
+                    await put_template(stack, TEXT_TEMPLATE)
+                    text_on = True
+                await _ask_set(session, stack, qset, questions, schemas, llm, mode, deadline, rec)
 
 
 def run_quality_table(workdir: Path, *, budget: float = 2400.0, model: str | None = None,
                       scripted_only: bool = False, resume: bool = False,
-                      command: str = ".venv/bin/python bench/run.py --only quality") -> dict[str, Any]:
-    """The whole table: both sets of the model, then both of the scripted stand-in; every process stopped.
+                      command: str = ".venv/bin/python bench/run.py --only quality",
+                      only_sets: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """The whole table: every set of the model, then every set of the scripted stand-in; every process
+    stopped.
 
     ``budget`` bounds the whole run (seconds); if it runs out the questions not
     asked are left out and the table says so.  ``model``: a GGUF file for
@@ -201,15 +204,21 @@ def run_quality_table(workdir: Path, *, budget: float = 2400.0, model: str | Non
     file name.  ``scripted_only``: only the scripted rows (a quick check of
     the framework, no model loaded).  ``resume``: keep the complete rows of
     the last run in ``workdir`` (same LLM, same question sets) and ask only the
-    others, for a run that was cut off.  Returns ``{"markdown", "rows", "secs", ...}``; raises
+    others, for a run that was cut off.  ``only_sets``: the labels of the sets to ask (``("set 3",)``),
+    default all.  Returns ``{"markdown", "rows", "secs", ...}``; raises
     :class:`QualityBenchError` when the stack or a service does not come up
     (tg-launch refusing ``--model`` included) or a question set breaks its rules.
     """
     t0 = time.monotonic()
     workdir = Path(workdir)
     descriptors = tool_descriptors()
+    chosen = [qset for qset in SETS if only_sets is None or qset.label in only_sets]
+    unknown = set(only_sets or ()) - {qset.label for qset in SETS}
+    if unknown or not chosen:
+        raise QualityBenchError(f"no question set {sorted(unknown)}: the sets are "
+                                f"{', '.join(qset.label for qset in SETS)}")
     try:
-        sets = {qset.label: load_set(qset, descriptors) for qset in SETS}
+        sets = {qset.label: load_set(qset, descriptors) for qset in chosen}
     except ValueError as e:
         raise QualityBenchError(str(e)) from None
     kept: list[Row] = []
@@ -234,16 +243,14 @@ def run_quality_table(workdir: Path, *, budget: float = 2400.0, model: str | Non
             result["commands"][llm] = stack.command
             try:
                 stack.start()
-                stack.start_services(SET1.services)
-                asyncio.run(_model_rows(stack, sets, llm, deadline - SCRIPTED_RESERVE, rec))
+                asyncio.run(_rows(stack, sets, llm, deadline - SCRIPTED_RESERVE, rec))
             finally:
                 stack.stop()
         stack = Stack(workdir / "scripted", ["--llm", "scripted", "--llm-script", str(script)])
         result["commands"][SCRIPTED] = stack.command
         try:
             stack.start()
-            stack.start_services(SET1.services)
-            asyncio.run(_scripted_rows(stack, sets, deadline, rec))
+            asyncio.run(_rows(stack, sets, SCRIPTED, deadline, rec))
         finally:
             stack.stop()
     finally:
@@ -331,6 +338,9 @@ def main() -> int:
                          "left out and the table says so")
     ap.add_argument("--resume", action="store_true",
                     help="keep the complete rows of the last run (bench/.work/quality) and ask only the others")
+    ap.add_argument("--set", type=int, choices=range(1, len(SETS) + 1), action="append", metavar="N",
+                    dest="sets", help="ask only question set N (repeatable; default: every set); a set's "
+                                      "services start with the earlier sets' (its tools include theirs)")
     ap.add_argument("--scripted-only", action="store_true",
                     help="only the scripted stand-in's rows: what the framework does with a model that is "
                          "always right (a minute or two; no model loaded)")
@@ -340,8 +350,9 @@ def main() -> int:
         return 0
     try:
         command = " ".join([".venv/bin/python bench/agent_quality.py", *sys.argv[1:]])
+        labels = tuple(f"set {n}" for n in args.sets) if args.sets else None
         result = run_quality_table(WORK, budget=args.budget, model=args.model, scripted_only=args.scripted_only,
-                                   resume=args.resume, command=command)
+                                   resume=args.resume, command=command, only_sets=labels)
     except QualityBenchError as e:
         print(f"agent-quality bench failed: {e}", file=sys.stderr)
         print(f"logs kept in {WORK}", file=sys.stderr)

@@ -35,7 +35,7 @@ from typing import Any
 
 import jsonschema
 from common import percentile
-from quality_sets import qs  # the table's tool services, whose readings of an argument the scores use
+from quality_args import args_right, distinctive, key_value, normal_ws
 
 #: Outcomes that end a dialog honestly without a tool's answer.
 ABSTAINED = frozenset({"asked-back", "no-tool"})
@@ -184,86 +184,8 @@ class Dialog:
         return out
 
 
-# -- arguments and results ------------------------------------------------------------------
-def _ws(text: str) -> str:
-    return " ".join(text.split()).lower()
-
-
-def _words(text: str) -> list[str]:
-    return re.findall(r"\w+", text.lower())
-
-
-def _same_number(got: Any, want: Any) -> bool:
-    try:
-        return abs(float(got) - float(want)) < 1e-9
-    except (TypeError, ValueError):
-        return False
-
-
-def _city(got: Any, want: str) -> bool:
-    city = _ws(str(got)).strip(" .!?\"'")
-    return city == _ws(want) or city.startswith(_ws(want) + ",")
-
-
-def args_right(q: dict[str, Any], args: Any) -> bool:
-    """Whether the expected tool's call has the question's expected arguments (leniently).
-
-    Jokes: the question's topic word is contained in ``topic``. Weather and
-    local time: the city, optionally followed by ", <region>". Word count: the
-    same words as the expected text (case, punctuation and quotes ignored;
-    containment would score the whole question as the text). Currency: the
-    same amount, and a ``to`` the converter reads as the expected code.
-    Dictionary: the word, case and surrounding quotes ignored. Units: the
-    same value, and ``from``/``to`` the converter reads as the expected units.
-    """
-    if not isinstance(args, dict):
-        return False
-    tool = q["tool"]
-    if tool in ("tell-joke", "tell-dad-joke"):
-        return q["topic"].lower() in str(args.get("topic", "")).lower()
-    want = q["args"]
-    if tool in ("weather", "local-time"):
-        return _city(args.get("city", ""), want["city"])
-    if tool == "count-words":
-        return _words(str(args.get("text", ""))) == _words(want["text"])
-    if tool == "convert-currency":
-        return _same_number(args.get("amount"), want["amount"]) \
-            and qs.currency_code(str(args.get("to", ""))) == want["to"]
-    if tool == "define-word":
-        return qs.headword(str(args.get("word", ""))) == qs.headword(want["word"])
-    if tool == "convert-units":
-        return _same_number(args.get("value"), want["value"]) \
-            and qs.unit_code(str(args.get("from", ""))) == want["from"] \
-            and qs.unit_code(str(args.get("to", ""))) == want["to"]
-    raise ValueError(f"no argument rule for tool {tool!r}")
-
-
-def distinctive(observation: str) -> str:
-    """The line of a result that only it has: the last non-empty one (a joke's joke)."""
-    lines = [ln for ln in observation.splitlines() if ln.strip()]
-    return lines[-1] if lines else observation
-
-
-def key_value(tool: str, observation: str) -> str | None:
-    """What the user asked for, as the result states it: the temperature and sky, the count, the
-    converted amount or quantity, the time, the meaning, a joke's first five words. Not a score of the
-    table (an answer must carry the result itself): it tells a wrongly successful answer that
-    shortened the result from one that ignored it."""
-    if tool == "weather":
-        m = re.search(r"-?\d+°C and \w+", observation)
-    elif tool == "count-words":
-        m = re.search(r"There (?:is|are) (\d+) words?", observation)
-    elif tool == "convert-currency":
-        m = re.search(r" is ([\d,]+\.\d\d) [A-Z]{3}\.", observation)
-    elif tool == "local-time":
-        m = re.search(r"\d\d:\d\d", observation)
-    elif tool == "convert-units":
-        m = re.search(r" is ([\d,.]+ \w+)\.$", observation)
-    elif tool == "define-word":
-        m = re.search(r"\): (.+?)\.?$", observation)
-    else:
-        return " ".join(distinctive(observation).split()[:5]) or None
-    return m.group(m.lastindex or 0) if m else None
+# -- arguments and results (each tool's rules: quality_args.py) ------------------------------
+_ws = normal_ws
 
 
 def _carries(answer: str, key: str) -> bool:

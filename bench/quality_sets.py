@@ -1,7 +1,7 @@
 """The agent-quality table's question sets: what each holds, the checks made when one is loaded, and
 the script of the stand-in LLM that knows every right answer.
 
-Two sets, asked on one stack one after the other:
+Three sets, asked on one stack one after the other:
 
 * set 1 (``bench/agent/quality_questions.json``): 30 questions over five tools
   (the bootstrap's two joke tools, ``weather``, ``count-words``,
@@ -14,7 +14,16 @@ Two sets, asked on one stack one after the other:
   argument descriptions (stop words aside).  That rule is what makes the set
   a test of paraphrase, and a set edited until a model passes would quietly
   break it, so it is checked here on every load (:func:`check_paraphrased`)
-  and a question that breaks it stops the bench, naming the word.
+  and a question that breaks it stops the bench, naming the word;
+* set 3 (``bench/agent/quality_questions_set3.json``): paraphrased questions
+  under set 2's rule over those eight tools and eight more whose five
+  services (``bench/agent/quality_services_set3.py``) start only after set 2
+  is done: sixteen tools of twelve services, many of them easy to confuse
+  (``forecast`` and ``weather``, ``convert-temperature`` and ``weather`` or
+  ``convert-units``, ``sunrise-sunset`` and ``time-difference`` and
+  ``local-time``, ``count-letters`` and ``count-words`` or ``spell-word``,
+  ``translate-word`` and ``find-synonyms`` and ``define-word``).  It is asked
+  in structured mode only (``QuestionSet.modes``).
 
 A question is ``{"question", "tool", ...}``: ``tool`` is the tool that should
 come first, or null when no tool fits (then the right ending is to ask back
@@ -47,12 +56,22 @@ if str(AGENT_DIR) not in sys.path:
     sys.path.insert(0, str(AGENT_DIR))
 
 import quality_services as qs  # noqa: E402
+import quality_services_set3 as qs3  # noqa: E402
 
 BOOTSTRAP = REPO / "config-examples" / "bootstrap.json"
 JOKE_TOOLS = ("tell-joke", "tell-dad-joke")
 #: Tools whose services quality_services.py runs, by the ``--service`` name that starts each.
 SERVICE_OF_TOOL = {"weather": "weather", "count-words": "count", "convert-currency": "convert",
-                   "define-word": "define", "local-time": "time", "convert-units": "units"}
+                   "define-word": "define", "local-time": "time", "convert-units": "units",
+                   "forecast": "sky", "sunrise-sunset": "sky", "convert-temperature": "temperature",
+                   "spell-word": "letters", "count-letters": "letters", "translate-word": "lexicon",
+                   "find-synonyms": "lexicon", "time-difference": "zones"}
+#: The arguments a question of each tool must give (``args``); a joke question gives ``topic``.
+NEEDED_ARGS = {"weather": ("city",), "count-words": ("text",), "convert-currency": ("amount", "to"),
+               "define-word": ("word",), "local-time": ("city",), "convert-units": ("value", "from", "to"),
+               "forecast": ("city",), "sunrise-sunset": ("city",), "convert-temperature": ("value", "from", "to"),
+               "spell-word": ("word",), "count-letters": ("word",), "translate-word": ("word", "language"),
+               "find-synonyms": ("word",), "time-difference": ("city", "other_city")}
 #: The user the bench asks as (the joke service greets it in its result).
 USER = "bench"
 
@@ -70,6 +89,7 @@ class QuestionSet:
     tools: tuple[str, ...]
     services: tuple[str, ...]    # quality_services.py services started before this set
     paraphrased: bool            # every question shares no word with its right tool
+    modes: tuple[str, ...] = ("structured", "text")   # the model's rows (the scripted one: structured)
 
 
 SET1 = QuestionSet("set 1", AGENT_DIR / "quality_questions.json",
@@ -78,7 +98,21 @@ SET1 = QuestionSet("set 1", AGENT_DIR / "quality_questions.json",
 SET2 = QuestionSet("set 2", AGENT_DIR / "quality_questions_paraphrased.json",
                    (*SET1.tools, "define-word", "local-time", "convert-units"),
                    ("define", "time", "units"), paraphrased=True)
-SETS = (SET1, SET2)
+SET3 = QuestionSet("set 3", AGENT_DIR / "quality_questions_set3.json",
+                   (*SET2.tools, "forecast", "sunrise-sunset", "convert-temperature", "spell-word",
+                    "count-letters", "translate-word", "find-synonyms", "time-difference"),
+                   ("sky", "temperature", "letters", "lexicon", "zones"), paraphrased=True,
+                   modes=("structured",))
+SETS = (SET1, SET2, SET3)
+
+
+def services_for(qset: QuestionSet) -> tuple[str, ...]:
+    """Every quality_services.py service ``qset`` is asked with: its own and the earlier sets'
+    (each set's tools are the earlier sets' and its own)."""
+    out: list[str] = []
+    for s in SETS[:SETS.index(qset) + 1]:
+        out += [name for name in s.services if name not in out]
+    return tuple(out)
 
 
 # -- the tools' descriptors ---------------------------------------------------------------
@@ -206,8 +240,7 @@ def _check_question(q: Any, qset: QuestionSet, where: str) -> None:
             raise QuestionSetError(f"{where}: a {tool} question needs 'topic' (the word its topic must contain)")
         return
     args = q.get("args")
-    needed = {"weather": ("city",), "count-words": ("text",), "convert-currency": ("amount", "to"),
-              "define-word": ("word",), "local-time": ("city",), "convert-units": ("value", "from", "to")}[tool]
+    needed = NEEDED_ARGS[tool]
     if not isinstance(args, dict) or any(k not in args for k in needed):
         raise QuestionSetError(f"{where}: a {tool} question needs 'args' with {', '.join(needed)}")
 
@@ -262,7 +295,22 @@ def expected_result(q: dict[str, Any], descriptors: dict[str, dict[str, Any]]) -
         return qs.local_time_report(args["city"])
     if tool == "convert-units":
         return qs.convert_units_report(float(args["value"]), args["from"], args["to"])
+    if tool in SET3_RESULTS:
+        return SET3_RESULTS[tool](args)
     raise QuestionSetError(f"no result rule for tool {tool!r}")
+
+
+#: What each of set 3's tools answers to its arguments (quality_services_set3.py's functions).
+SET3_RESULTS = {
+    "forecast": lambda a: qs3.forecast_report(a["city"]),
+    "sunrise-sunset": lambda a: qs3.sun_report(a["city"]),
+    "convert-temperature": lambda a: qs3.convert_temperature_report(float(a["value"]), a["from"], a["to"]),
+    "spell-word": lambda a: qs3.spell_report(a["word"]),
+    "count-letters": lambda a: qs3.count_letters_report(a["word"]),
+    "translate-word": lambda a: qs3.translate_report(a["word"], a["language"]),
+    "find-synonyms": lambda a: qs3.synonyms_report(a["word"]),
+    "time-difference": lambda a: qs3.time_difference_report(a["city"], a["other_city"]),
+}
 
 
 def placeholder_args(descriptor: dict[str, Any]) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """The agent-quality table as markdown: the rows, the targets under them, where the model goes wrong,
 and how it was measured.
 
-The targets are those of honest dialogs: on both sets, at most 10% of
+The targets are those of honest dialogs: on every set, at most 10% of
 dialogs wrongly successful (an answer a caller takes for a tool's answer that
 is not one), the right tool first no less often than before (:data:`BASELINES`),
 every dialog over in 10 s at p90, and no dialog ended by a transport timeout
@@ -163,7 +163,7 @@ def markdown(result: dict[str, Any]) -> str:
                         + ", ".join(f"{k} {v}" for k, v in sorted(seen.items())))
     text += "\n\nOutcomes the agent gave (field `outcome` of the final message; `(none)`: it gave none):\n\n"
     text += "\n".join(f"- {line}" for line in outcomes)
-    text += ("\n\nTargets (the model's rows; structured mode is the default; on both sets): wrongly successful "
+    text += ("\n\nTargets (the model's rows; structured mode is the default; on every set): wrongly successful "
              f"<= {WRONGLY_MAX:.0%} of dialogs, right tool first no lower than before, every dialog over in <= "
              f"{P90_MAX:g} s at p90, 0 dialogs ended by a transport timeout. The scripted rows: every dialog "
              "ends right (the framework loses nothing when the model is right):\n\n" + _targets(rows, SCRIPTED))
@@ -198,8 +198,8 @@ def markdown(result: dict[str, Any]) -> str:
                 for s in failures) if failures else "- none"
 
     per_set = []
-    for qset in SETS:
-        qs = sets.get(qset.label, [])
+    for qset in (s for s in SETS if s.label in sets):
+        qs = sets[qset.label]
         counts: dict[str, int] = {}
         for q in qs:
             counts[q["tool"] or "no tool"] = counts.get(q["tool"] or "no tool", 0) + 1
@@ -222,29 +222,35 @@ How it was measured (`bench/agent_quality.py`; this table: `{result['command']}`
   embedded model. Tool services of `bench/agent/quality_services.py` are started while it runs, as a user
   starts the weather example of docs/tool-services.md (`-p <the stack's broker> --no-metrics`), and announce themselves.
   Set 1 is asked with `weather`, `count-words` and `convert-currency` started (five tools); only then do
-  `define-word`, `local-time` and `convert-units` start, for set 2 (eight tools of seven services). A set's
-  questions start once `GET /api/v1/tool-catalog` lists its tools and no others of the table (and the
-  agent's log says it has them).
-- {'; '.join(per_set)}. Set 2 was written before any run, by hand, without reading any other question
-  file; each of its questions shares no word or word stem with its right tool's name, description,
-  argument names and argument descriptions (stop words aside), which the bench checks when it loads the
-  set and again against the running catalog (`bench/quality_sets.py`); a `tool: null` question fits no tool.
+  `define-word`, `local-time` and `convert-units` start, for set 2 (eight tools of seven services); only
+  then do the five services of `bench/agent/quality_services_set3.py` start (`forecast`, `sunrise-sunset`,
+  `convert-temperature`, `spell-word`, `count-letters`, `translate-word`, `find-synonyms`,
+  `time-difference`), for set 3 (sixteen tools of twelve services, many easy to confuse). A set asked
+  without the sets before it (`--set N`) starts their services too. A set's questions start once
+  `GET /api/v1/tool-catalog` lists its tools and no others of the table (and the agent's log says it has
+  them).
+- {'; '.join(per_set)}. Sets 2 and 3 were each written before any run, by hand; each of their questions
+  shares no word or word stem with its right tool's name, description, argument names and argument
+  descriptions (stop words aside), which the bench checks when it loads the set and again against the
+  running catalog (`bench/quality_sets.py`); a `tool: null` question fits no tool.
 - Each question asked once per row, one at a time, through the gateway's websocket with streaming (as
   `tg-invoke-agent -v`). The model: set 1 structured (the bootstrap `agent-react`), set 1 text
   (`tg-put-config-item prompt/template.agent-react` with `{TEXT_TEMPLATE.name}`), set 2 structured (the
-  bootstrap template put back), set 2 text; an unrecorded warm-up dialog per row proves the mode is in
-  effect (structured: no thoughts; text: the first message is a thought). The scripted stand-in
-  (`text-completion-scripted`, not a model): both sets in structured mode, its script written from the
-  sets (the right tool and arguments for each question, a final answer for a question no tool fits, and
-  the tool's result as the answer should the agent ask again after it).
+  bootstrap template put back), set 2 text, set 3 structured (the bootstrap template put back; no text
+  row); an unrecorded warm-up dialog per row proves the mode is in effect (structured: no thoughts; text:
+  the first message is a thought). The scripted stand-in (`text-completion-scripted`, not a model): every
+  set in structured mode, its script written from the sets (the right tool and arguments for each
+  question, a final answer for a question no tool fits, and the tool's result as the answer should the
+  agent ask again after it).
 - **right tool called first**: the first `action` names the right tool; **right tool first (called or
   offered)**: that, or the dialog asked back (outcome `asked-back`) with the right tool first in its
   `candidates`; both over the questions a tool fits. **schema-valid calls**: every action's arguments
   validate (`jsonschema`) against that tool's `input-schema` in the catalog; a tool that does not exist is
   invalid. **right arguments**: the right tool's first call has the question's values (a joke's topic
-  contains the topic word; the city, ", region" allowed; the same words to count; the same amount and a
-  currency the converter reads as the right one; the word; the same value and units the converter reads as
-  the right ones). **answered from the result**: the dialog ended with an answer containing an observation
+  contains the topic word; the city, ", region" allowed, and a time difference's two cities in either
+  order; the same words to count; the same amount and a currency the converter reads as the right one;
+  the word, and for a translation a language the lexicon reads as the right one; the same value and units
+  or temperature scales the converter reads as the right ones). **answered from the result**: the dialog ended with an answer containing an observation
   of the right tool (or its last line, a joke's joke), whitespace and case ignored. **successful and
   right**: that, with no error and an outcome `tool-result` or none. **abstained / asked back**: the dialog
   ended with outcome `asked-back` or `no-tool` and no error (and how many of the questions no tool fits

@@ -13,8 +13,8 @@ Why it is built this way:
 
 The agent table is measured by ``bench/agent_bench.py``, the
 agent-quality table (the embedded model's tool choice, arguments and endings on
-two question sets, structured and text mode, beside a scripted stand-in that
-knows every answer; ``--model PATH`` runs it on a user's own GGUF instead) by
+three question sets, structured and text mode (the third: structured only),
+beside a scripted stand-in that knows every answer; ``--model PATH`` runs it on a user's own GGUF instead) by
 ``bench/agent_quality.py``, the config-change table (one ``tg-put-config-item``
 reaching every processor, with 10, 100 and 1,000 tools) by ``bench/config_bench.py``.
 Hand-written analysis (what limits a missed target) is kept in
@@ -584,7 +584,7 @@ def main() -> int:
         print(agent["markdown"] + "\n", flush=True)
     if "quality" in only:
         fc = quiet("agent quality")
-        print("Agent quality table (about 15 minutes on a quiet machine)...", flush=True)
+        print("Agent quality table (about 20 minutes on a quiet machine)...", flush=True)
         try:
             quality = run_quality_table(WORK / "quality", model=args.model,
                                         command=" ".join([".venv/bin/python", "bench/run.py", *sys.argv[1:]]))
@@ -705,9 +705,10 @@ agent's default: 60 s).
 ## Agent quality table
 
 How well the embedded model uses the tools of a running stack, and how its dialogs end, in
-structured mode (the bootstrap `agent-react`) and in text mode (ReAct text), on two question sets
-(the second paraphrased, with questions that no tool fits), beside a scripted stand-in that gives
-every right decision (`bench/agent_quality.py`).
+structured mode (the bootstrap `agent-react`) and in text mode (ReAct text), on three question sets
+(the second and third paraphrased, with questions that no tool fits; the third over sixteen tools,
+many easy to confuse, in structured mode only), beside a scripted stand-in that gives every right
+decision (`bench/agent_quality.py`).
 
 {quality['markdown']}
 

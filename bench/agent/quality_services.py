@@ -4,7 +4,9 @@ a dictionary, a local clock and a unit converter.
 Six self-announcing ``DynamicToolService`` subclasses, one per process,
 chosen by ``--service weather|count|convert|define|time|units`` (every other
 flag is the processor's own: ``-p URL --no-metrics``, readiness via
-``TG_READY_FILE``)::
+``TG_READY_FILE``); the third set's five services, ``--service
+sky|temperature|letters|lexicon|zones``, live in ``quality_services_set3.py``
+and are started the same way, through this file::
 
     .venv/bin/python bench/agent/quality_services.py --service weather -p pulsar://127.0.0.1:6650
 
@@ -36,6 +38,7 @@ import sys
 import zlib
 from typing import Any
 
+from quality_services_set3 import SERVICES as SET3_SERVICES
 from trustgraph.base import DynamicToolService
 from trustgraph.base.tool_services.dynamic_tool_service import ToolError
 
@@ -257,6 +260,7 @@ SERVICES: dict[str, tuple[str, type[DynamicToolService]]] = {
     "define": ("quality-dictionary", Dictionary),
     "time": ("quality-local-time", LocalTime),
     "units": ("quality-unit-converter", UnitConverter),
+    **SET3_SERVICES,   # sky, temperature, letters, lexicon, zones: quality_services_set3.py
 }
 
 
