@@ -274,6 +274,32 @@ def right_args(q: dict[str, Any]) -> dict[str, Any]:
     return {"topic": q["topic"]} if q["tool"] in JOKE_TOOLS else dict(q["args"])
 
 
+def said_args(q: dict[str, Any], descriptors: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """:func:`right_args` as a right model can write them where the agent lets a value be only
+    what the dialog said (``agent/react/grounding.py``): each value the question does not offer
+    that tool is replaced by the shortest text it offers that the table scores as right (the
+    currency's name for its code, a whole word for its stem); a value no offered text can stand
+    for is kept, and the row shows what that costs."""
+    from quality_args import args_right
+    from trustgraph.agent.react.grounding import said_values
+    from trustgraph.catalog.relevance import content_words
+
+    args = right_args(q)
+    d = descriptors[q["tool"]]
+    said = said_values(q["question"], [])
+    texts = said.for_tool(content_words(f"{d['name']} {d.get('description') or ''}"))
+    declared = {a["name"]: a for a in d.get("arguments") or []}
+    out = dict(args)
+    for name, value in args.items():
+        arg = declared.get(name, {})
+        if arg.get("enum") is not None or arg.get("free-text") or not isinstance(value, str) or value in texts:
+            continue
+        fitting = [t for t in texts if args_right(q, {**out, name: t})]
+        if fitting:
+            out[name] = min(fitting, key=len)
+    return out
+
+
 def expected_result(q: dict[str, Any], descriptors: dict[str, dict[str, Any]]) -> str:
     """What the question's tool answers to :func:`right_args` (the services' own functions; a joke
     as the joke service picks it for that style and topic, its greeting left out)."""
@@ -313,10 +339,29 @@ SET3_RESULTS = {
 }
 
 
-def placeholder_args(descriptor: dict[str, Any]) -> dict[str, Any]:
-    """Arguments of the declared types for a call made only because the schema forces one."""
-    filler = {"number": 0, "integer": 0, "boolean": False, "array": [], "object": {}}
-    return {a["name"]: filler.get(a.get("type", "string"), "") for a in descriptor.get("arguments") or []}
+def placeholder_args(descriptor: dict[str, Any], question: str = "") -> dict[str, Any]:
+    """Arguments of the declared types for a call made only because the schema forces one: values
+    the question offers (the agent's schema allows no others), else fillers of the type."""
+    from trustgraph.agent.react.grounding import said_values
+    from trustgraph.catalog.relevance import content_words
+
+    said = said_values(question, [])
+    texts = said.for_tool(content_words(f"{descriptor['name']} {descriptor.get('description') or ''}"))
+    whole = [n for n in said.numbers if n.is_integer()]
+    out: dict[str, Any] = {}
+    for a in descriptor.get("arguments") or []:
+        kind = a.get("type", "string")
+        if a.get("enum"):
+            out[a["name"]] = a["enum"][0]
+        elif kind == "string":
+            out[a["name"]] = texts[0] if texts else (said.question or "")
+        elif kind == "number":
+            out[a["name"]] = said.numbers[0] if said.numbers else 0
+        elif kind == "integer":
+            out[a["name"]] = int(whole[0]) if whole else 0
+        else:
+            out[a["name"]] = {"boolean": False, "array": [], "object": {}}.get(kind, "")
+    return out
 
 
 def _final(answer: str) -> str:
@@ -340,13 +385,14 @@ def scripted_llm(question_sets: list[list[dict[str, Any]]], descriptors: dict[st
             # answer next (the agent's no-tool step), it gives it.
             forced = next(iter(sorted(descriptors)))
             rules.append({"match": asked, "scores": {FINAL_ACTION: 0.999},
-                          "replies": [json.dumps({"action": forced, "args": placeholder_args(descriptors[forced])}),
+                          "replies": [json.dumps({"action": forced, "args": placeholder_args(descriptors[forced], q["question"])}),
                                       _final(q.get("answer") or "No tool fits; I do not know.")]})
             continue
         result = expected_result(q, descriptors)
         rules.append({"match": asked + r".*" + re.escape(result.splitlines()[-1].strip()),
                       "reply": _final(result)})
         rules.append({"match": asked, "scores": {q["tool"]: 0.95, FINAL_ACTION: 0.05},
-                      "reply": json.dumps({"action": q["tool"], "args": right_args(q)}, ensure_ascii=False)})
+                      "reply": json.dumps({"action": q["tool"], "args": said_args(q, descriptors)},
+                                          ensure_ascii=False)})
     return {"_comment": "Written by bench/quality_sets.py for the agent-quality table's scripted rows: "
                         "the right decision for each question; do not edit.", "rules": rules}

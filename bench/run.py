@@ -69,10 +69,11 @@ from common import (  # noqa: E402
 )
 from config_bench import run_config_table  # noqa: E402
 from many_tools import run_many_tools_table  # noqa: E402
+from ranker_bench import ranker_table  # noqa: E402
 from trustgraph.base.launching.broker import EmbeddedBroker, free_port, wait_for_port  # noqa: E402
 
 PY = str(VENV_BIN / "python")
-TABLES = ["tool", "scaling", "footprint", "announce", "agent", "quality", "many-tools", "config-change"]
+TABLES = ["tool", "scaling", "footprint", "announce", "agent", "ranker", "quality", "many-tools", "config-change"]
 NO_METRICS = ["--no-metrics"]
 
 
@@ -524,7 +525,7 @@ def main() -> int:
     only = set(args.only or TABLES)
     inflight = 32
 
-    tool = scaling = foot = announce = agent = quality = many = config = None
+    tool = scaling = foot = announce = agent = ranker = quality = many = config = None
     background: dict[str, tuple[float, float]] = {}
 
     def quiet(name: str) -> ForeignCpu:
@@ -582,6 +583,12 @@ def main() -> int:
                 raise BenchError(str(e)) from e
         record("agent", fc)
         print(agent["markdown"] + "\n", flush=True)
+    if "ranker" in only:
+        fc = quiet("ranker")
+        print("Ranker table...", flush=True)
+        ranker = ranker_table()
+        record("ranker", fc)
+        print(ranker["markdown"] + "\n", flush=True)
     if "quality" in only:
         fc = quiet("agent quality")
         print("Agent quality table (about 20 minutes on a quiet machine)...", flush=True)
@@ -616,6 +623,7 @@ def main() -> int:
 
     assert tool is not None and scaling is not None and foot is not None and announce is not None
     assert agent is not None and quality is not None and many is not None and config is not None
+    assert ranker is not None
     load = "\n".join(f"- {k} table: {before:.0%} just before, {during:.0%} during"
                       for k, (before, during) in background.items())
     notes_path = BENCH / "notes.md"
@@ -701,6 +709,17 @@ agent's default: 60 s).
 ## Agent table
 
 {agent['markdown']}
+
+## Ranker table
+
+The tool ranker alone (`trustgraph.catalog.ranking`, `bench/ranker_bench.py`): the agent-quality
+sets' questions ranked against their tools' descriptors, no LLM; how often the right tool comes
+first by shared words, by meaning (the embedding model's cosine similarity to the nearest of a
+tool's texts) and by meaning plus a weight of shared words (the agent uses 0.15); what one ranking
+costs with the tools' vectors already made (each step after a catalog's first) and the first
+ranking of a new catalog (the model loaded and every tool embedded); and the memory the model adds.
+
+{ranker['markdown']}
 
 ## Agent quality table
 

@@ -18,7 +18,6 @@ from trustgraph.base import DynamicToolService
 from trustgraph.base.tool_services.dynamic_tool_service import ToolError
 from trustgraph.schema.services.agent import (
     OUTCOME_ASKED,
-    OUTCOME_ERROR,
     OUTCOME_NO_TOOL,
     OUTCOME_TOOL,
     OUTCOME_UNAVAILABLE,
@@ -150,16 +149,24 @@ async def test_no_tool_fits_answers_from_the_model_alone_marked(agent, shout):
     assert second["anyOf"][0]["properties"]["answer"]["maxLength"] == 400
 
 
-async def test_the_same_failing_call_twice_ends_the_dialog_with_its_error(agent, shout):
+async def test_the_same_failing_call_twice_ends_the_dialog_with_the_models_own_answer_saying_why(agent, shout):
     a = await agent()
-    a.model.replies = [decide("shout", text="fail")]   # the model would repeat it every step
+    # The model repeats the call; asked for its own answer then (the same step), it gives one.
+    asked: list[int] = []
+
+    def second_step(terms: dict) -> str:
+        asked.append(1)
+        return decide("shout", text="fail") if len(asked) == 1 else decide("final-answer", answer="I cannot shout that")
+
+    a.model.replies = [decide("shout", text="fail"), second_step]
     await a.configure(tools=tools_of(shout, "shout"), services={shout: service_descriptor(shout)})
     got = await a.ask("shout fail")
-    assert len(a.model.calls) == 2
-    err = got[-1]
-    assert err.error.type == "agent-error" and err.outcome == OUTCOME_ERROR
-    assert err.error.message.startswith("The same call of tool 'shout' failed twice: tool 'shout' failed: "
-                                        "tool-service-error: cannot shout that")
+    assert len(a.model.calls) == 3       # two decisions, then its own answer
+    last = got[-1]
+    assert last.error is None and last.outcome == OUTCOME_NO_TOOL
+    assert last.answer == ("No tool answered this question (the same call of tool 'shout' failed twice: tool "
+                           "'shout' failed: tool-service-error: cannot shout that), so this answer is the model's "
+                           "own, not checked by any tool: I cannot shout that")
 
 
 async def test_a_stopped_announced_service_ends_the_dialog_as_unavailable(agent, broker):
@@ -178,4 +185,6 @@ async def test_a_stopped_announced_service_ends_the_dialog_as_unavailable(agent,
     assert time.monotonic() - t0 < 30   # at once: not the tool call's timeout
     err = got[-1]
     assert err.outcome == OUTCOME_UNAVAILABLE, err.error
-    assert "is not running" in err.error.message and "failed twice" in err.error.message
+    assert err.error.message.startswith("Tool 'shout' cannot be used now: tool service ")
+    assert "is not running" in err.error.message and "Final Answer" not in err.error.message
+    assert len(a.model.calls) == 1      # ended at the first call: not the model's second try

@@ -8,7 +8,6 @@ import time
 
 import pytest
 from trustgraph.agent.react import Processor as Agent
-from trustgraph.agent.react.decisions import NO_RESULT_PREFIX
 from trustgraph.base import DynamicToolService
 from trustgraph.base.messaging.broker_consumers import topic_key
 from trustgraph.base.messaging.unserved import GRACE, UnservedTopics
@@ -104,10 +103,11 @@ async def test_a_blank_question_is_an_agent_error_not_an_answer(agent, question,
     assert agent.prompt.calls == []
 
 
-async def test_a_tool_on_an_interface_nothing_serves_is_an_error_observation_at_once():
+async def test_a_tool_on_an_interface_nothing_serves_ends_the_dialog_at_once_naming_it():
     # With the broker's admin URL (tg-launch passes it), the agent's flow clients know which
     # request topics nothing has consumed for a while: a knowledge-query tool on a flow whose
-    # graph-rag nobody serves is an Error: observation at once, not a wait for the tool timeout.
+    # graph-rag nobody serves ends the dialog at once as tool-unavailable, naming the tool and
+    # the topic, not a wait for the tool timeout nor the model's guess instead.
     broker = MemoryBroker()
     async with worker(Agent, broker=broker) as w:
         d = w.flow_definition("f")
@@ -127,9 +127,12 @@ async def test_a_tool_on_an_interface_nothing_serves_is_an_error_observation_at_
                                               "description": "Ask the knowledge graph"}}})
         got = await w.call(d["request"], d["response"], AgentRequest(question="Who?", user="alice"),
                            AgentResponse, until=end_of_dialog)
-    answer = got[-1].answer or ""
-    assert answer.startswith(NO_RESULT_PREFIX + "Error: tool 'graph' cannot be used now: nothing serves ")
-    assert d["graph-rag-request"].split("://")[1] in answer
+    last = got[-1]
+    assert last.outcome == "tool-unavailable" and last.error is not None
+    assert last.error.message.startswith("Tool 'graph' cannot be used now: nothing serves ")
+    assert d["graph-rag-request"].split("://")[1] in last.error.message
+    assert "Final Answer" not in last.error.message   # the advice to the model is not the user's
+    assert len(prompt.calls) == 1                      # no second model step
 
 
 # -- a dialog whose caller was told it failed -------------------------------------------------
@@ -218,3 +221,42 @@ async def test_a_next_step_started_before_a_loss_another_process_told_of_is_not_
     assert got[-1].answer == "done" and counting.tool.calls == ["2"]
     (second,) = [m for m in nexts.messages if m.value.history]
     assert abs(float(second.properties[DIALOG_STARTED]) - time.time()) < 60
+
+
+# -- the ranker and the model together ---------------------------------------------------------
+
+WEATHER = {"type": "tool-service", "name": "weather", "description": "Current weather in a city",
+           "service": "joke-svc", "arguments": [{"name": "topic", "type": "string", "description": "The city"}]}
+
+
+async def test_an_unsure_model_is_overruled_by_a_clear_ranker_and_the_arguments_are_asked_for_its_tool(agent):
+    # "Tell me a joke about cats": the ranker clearly puts `joke` first; the model, unsure
+    # (share 0.6), chose `weather`.  The agent calls `joke`, asking the model for its arguments
+    # in a step whose schema allows `joke` alone, and answers with its result.
+    await agent.configure({"tool": {"joke": TOOL, "weather": WEATHER}, "tool-service": {"joke-svc": SERVICE}})
+    decisions = []
+
+    def first(terms):
+        decisions.append(1)
+        return action("weather", topic="cats") if len(decisions) == 1 else action("joke", topic="cats")
+
+    agent.prompt.replies = [first, final_answer(lambda t: t["history"][-1]["observation"])]
+    agent.prompt.scores = [{"weather": 0.6, "joke": 0.4, "final-answer": 0.1}]
+    got = await agent.ask("Tell me a joke about cats")
+    assert got[-1].answer == "a joke about cats for alice" and got[-1].outcome == "tool-result"
+    assert len(decisions) == 2                       # the choice, then the joke's arguments
+    first_step = [c for c in agent.prompt.calls if c["id"] == "agent-react" and not c["history"]]
+    assert len(first_step) == 2
+
+
+async def test_a_sure_model_is_not_overruled(agent):
+    await agent.configure({"tool": {"joke": TOOL, "weather": WEATHER}, "tool-service": {"joke-svc": SERVICE}})
+    agent.prompt.replies = [action("weather", topic="cats"), final_answer(lambda t: t["history"][-1]["observation"])]
+    agent.prompt.scores = [{"weather": 0.97, "joke": 0.01}]
+    got = await agent.ask("Tell me a joke about cats")
+    assert got[-1].outcome == "tool-result" and got[-1].candidates == ["weather"]
+
+
+async def test_the_ranker_flags_reach_the_judge():
+    async with worker(Agent, ranker_lead=0.2, model_sure=0.9) as w:
+        assert (w.processor.manager.confidence.lead, w.processor.manager.confidence.sure) == (0.2, 0.9)

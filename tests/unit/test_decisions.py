@@ -240,10 +240,17 @@ def test_the_start_of_a_reply_tells_json_from_react_text():
         assert _is_json(undecided) is None
 
 
-def test_tools_that_fit_the_question_are_listed_first():
+def test_tools_that_share_words_with_the_question_are_listed_first_without_the_model(monkeypatch):
     from types import SimpleNamespace as T
 
-    from trustgraph.agent.react.decisions import by_relevance
+    from trustgraph.agent.react.decisions import rank
+    from trustgraph.catalog import embedding
+    monkeypatch.setenv(embedding.RANKER_ENV, embedding.WORDS)
+    embedding.reset()
+    monkeypatch.setattr(embedding, "_loaded", embedding._loaded)
+
+    def by_relevance(question, tools):
+        return [r.tool for r in rank(question, tools)]
     arg = T(name="topic", description="The topic")
     joke = T(name="tell-joke", description="Tell a joke on a given topic", arguments=[arg])
     dad = T(name="tell-dad-joke", description="Tell a groan-worthy dad joke about a given topic", arguments=[arg])
@@ -255,18 +262,21 @@ def test_tools_that_fit_the_question_are_listed_first():
     assert names("Tell me a joke about cats", [dad, joke, weather])[0] == "tell-joke"
     assert names("What is the weather in Paris?", [dad, joke, weather])[0] == "weather"
     assert names("Hello there", [dad, weather, joke]) == ["tell-dad-joke", "weather", "tell-joke"]
+    embedding.reset()
 
 
 def test_a_schema_too_big_for_a_message_property_is_not_sent(caplog):
     from types import SimpleNamespace as T
 
     from trustgraph.agent.react.agent_manager import MAX_SCHEMA_CHARS, AgentManager
+    from trustgraph.agent.react.grounding import Said
     schema = {"type": "object", "properties": {"text": {"type": "string", "description": "x" * 200}}}
-    few = [T(name=f"tool-{i}", schema=schema) for i in range(3)]
-    many = [T(name=f"tool-{i}", schema=schema) for i in range(MAX_SCHEMA_CHARS // 200)]
+    few = [T(name=f"tool-{i}", schema=schema, arguments=(), description="") for i in range(3)]
+    many = [T(name=f"tool-{i}", schema=schema, arguments=(), description="") for i in range(MAX_SCHEMA_CHARS // 200)]
     manager = AgentManager()
-    assert json.loads(manager._schema_property(few)["decision-schema"])["anyOf"]
-    assert manager._schema_property(many) == {} and manager._schema_property(many) == {}
+    said = Said([], [])
+    assert json.loads(manager._schema_property(few, said)["decision-schema"])["anyOf"]
+    assert manager._schema_property(many, said) == {} and manager._schema_property(many, said) == {}
     assert sum("steps go without it" in r.message for r in caplog.records) == 1   # said once
 
 

@@ -89,3 +89,88 @@ def test_asking_back_for_a_made_up_value_says_what_is_missing():
     assert text.startswith("I am not sure how to answer: the likeliest tool, `weather`, needs its city, and your "
                            "question does not say it.")
     assert "Did you mean `weather` (Current weather in a city)?" in text
+
+
+# -- values by construction: what the decision schema lets an argument be ------------------------
+
+from trustgraph.agent.react.grounding import grounded, said_values  # noqa: E402
+from trustgraph.catalog.relevance import content_words  # noqa: E402
+
+
+def offered(question, tool_text="", results=()):
+    return said_values(question, list(results)).for_tool(content_words(tool_text))
+
+
+@pytest.mark.parametrize("question, tool_text, wanted, not_offered", [
+    ("Tell me a dad joke about coffee", "tell-dad-joke Tell a groan-worthy dad joke about a given topic",
+     "coffee", ["joke", "dad joke", "joke about coffee", "topic-joke"]),
+    ("Tell me a joke about cats", "tell-joke Tell a joke on a given topic", "cats", ["joke", "Tell me"]),
+    ("What's it like outside in Buenos Aires at the moment?", "weather Current weather in a city",
+     "Buenos Aires", ["Barcelona", "What's"]),
+    ("How many words does 'to be or not to be' have?", "count-words Count the words in a text",
+     "to be or not to be", ["words", "be or not"]),
+    ("Count the words in: the quick brown fox jumps over the lazy dog", "count-words Count the words in a text",
+     "the quick brown fox jumps over the lazy dog", ["Count", "words"]),
+    ("How much is 50 dollars in yen?", "convert-currency Convert an amount of US dollars to another currency",
+     "yen", ["JPY", "much"]),
+])
+def test_a_string_argument_is_offered_the_questions_spans_and_not_the_tools_own_words(
+        question, tool_text, wanted, not_offered):
+    texts = offered(question, tool_text)
+    assert wanted in texts
+    for text in not_offered:
+        assert text not in texts
+    assert question.strip().rstrip("?!. ") not in texts   # the question itself: only for a question
+
+
+def test_the_whole_question_is_offered_only_to_an_argument_that_is_a_question():
+    said = said_values("Who flew STS-51-L?", [])
+    question = ToolArgument(name="question", description="The question to ask")
+    topic = ToolArgument(name="topic", description="The topic for the joke")
+    got = grounded(schema_of(question, topic), [question, topic], said)["properties"]
+    assert "Who flew STS-51-L" in got["question"]["enum"]
+    assert "Who flew STS-51-L" not in got["topic"]["enum"] and "STS-51-L" in got["topic"]["enum"]
+
+
+def test_numbers_are_offered_as_written_and_results_are_spans_too():
+    said = said_values("Exchange 12.5 dollars, or 1,000 dollars, into euros", [])
+    assert said.numbers == [12.5, 1000.0]
+    said = said_values("And in Oslo?", ["It is 21°C and sunny in Paris."])
+    assert "Paris" in said.texts and "Oslo" in said.texts and said.numbers == [21.0]
+    assert len(said_values("word " * 5000, ["x " * 5000]).texts) <= 200
+
+
+def schema_of(*arguments):
+    return {"type": "object", "properties": {a.name: a.json_schema() for a in arguments},
+            "required": [a.name for a in arguments], "additionalProperties": False}
+
+
+def test_the_schema_lets_each_argument_take_only_what_was_said():
+    args = [ToolArgument(name="amount", type="number"), ToolArgument(name="to", type="string"),
+            ToolArgument(name="count", type="integer")]
+    said = said_values("How much is 50 dollars in yen, or 7.5?", [])
+    got = grounded(schema_of(*args), args, said, content_words("convert-currency Convert dollars"))
+    props = got["properties"]
+    assert props["amount"]["enum"] == [50, 7.5]
+    assert props["count"]["enum"] == [50]              # only whole numbers for an integer
+    assert "yen" in props["to"]["enum"] and "dollars" not in props["to"]["enum"]
+    assert got["required"] == ["amount", "to", "count"] and got["additionalProperties"] is False
+
+
+def test_free_text_enum_and_unsaid_kinds_are_left_to_the_model():
+    args = [ToolArgument.model_validate({"name": "summary", "type": "string", "free-text": True}),
+            ToolArgument(name="scale", type="string", enum=("C", "F")),
+            ToolArgument(name="limit", type="number"), ToolArgument(name="flag", type="boolean")]
+    schema = schema_of(*args)
+    got = grounded(schema, args, said_values("Summarise the weather report", []))
+    assert got["properties"] == schema["properties"]   # no number said: the limit stays free too
+    undeclared = {"type": "object", "properties": {"x": {"type": "string"}}}
+    assert grounded(undeclared, [], said_values("anything", [])) == undeclared
+    assert grounded({"type": "object"}, [], said_values("anything", [])) == {"type": "object"}
+
+
+def test_free_text_round_trips_through_the_catalog_listing():
+    arg = ToolArgument.model_validate({"name": "summary", "free-text": True})
+    assert arg.free_text is True
+    assert arg.model_dump(mode="json", exclude_none=True, by_alias=True)["free-text"] is True
+    assert "free-text" not in ToolArgument(name="x").model_dump(mode="json", exclude_none=True, by_alias=True)

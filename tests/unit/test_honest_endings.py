@@ -8,6 +8,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
 from trustgraph.agent.react.decisions import (
     Confidence,
     answer_problem,
@@ -16,7 +17,8 @@ from trustgraph.agent.react.decisions import (
     judge,
 )
 from trustgraph.base.formats import decision_schema
-from trustgraph.catalog.relevance import MAX_PROMPT_TOOL_CHARS, by_relevance, for_prompt
+from trustgraph.catalog import embedding
+from trustgraph.catalog.ranking import MAX_PROMPT_TOOL_CHARS, for_prompt, rank
 from trustgraph.model.text_completion.choice_scores import choice_scores
 from trustgraph.schema.services.agent import OUTCOME_ASKED, OUTCOME_NO_TOOL
 
@@ -198,15 +200,28 @@ def test_many_tools_are_cut_to_the_most_relevant_that_fit():
     assert 1 < len(kept) < 10
 
 
-def test_few_tools_are_all_kept_in_relevance_order():
+def by_relevance(question, tools):
+    return [r.tool for r in rank(question, tools)]
+
+
+@pytest.mark.parametrize("ranker", ["meaning", "words"])
+def test_few_tools_are_all_kept_in_relevance_order(ranker, monkeypatch):
+    monkeypatch.setenv(embedding.RANKER_ENV, ranker)
+    embedding.reset()
     tools = [T("tell-joke", "Tell a joke"), T("weather", "Current weather in a city")]
     assert [t.name for t in for_prompt("weather in Oslo", tools)] == ["weather", "tell-joke"]
     assert [t.name for t in by_relevance("joke please", tools)] == ["tell-joke", "weather"]
+    assert (rank("joke please", tools)[0].meaning is None) == (ranker == "words")
+    embedding.reset()
 
 
-def test_examples_count_as_the_tools_words():
+@pytest.mark.parametrize("ranker", ["meaning", "words"])
+def test_examples_count_as_the_tools_words(ranker, monkeypatch):
+    monkeypatch.setenv(embedding.RANKER_ENV, ranker)
+    embedding.reset()
     tools = [T("a", "first"), T("b", "second", examples=["Will it rain in Lisbon?"])]
     assert [t.name for t in by_relevance("rain tomorrow?", tools)] == ["b", "a"]
+    embedding.reset()
 
 
 def test_the_generated_option_is_not_scored_below_another_for_its_tokenisation():
@@ -230,3 +245,46 @@ def test_a_prompt_error_at_the_dialogs_deadline_says_the_dialog_ran_out_of_time(
     assert str(_prompt_error(error, time.time() + 60)) == ("The prompt service failed: text-completion did not "
                                                             "answer: no response within 89.9s")
     assert str(_prompt_error(error, None)).startswith("The prompt service failed")
+
+
+# -- the ranker's part in the judgement ----------------------------------------------------------
+
+
+def test_with_the_ranker_a_sure_model_or_a_clear_ranker_decides_and_else_the_agent_asks_back():
+    from trustgraph.agent.react.decisions import Switch
+    unsure = {"weather": 0.30, "local-time": 0.25, "tell-joke": 0.05}     # a toss-up for the model alone
+    assert judge("weather", unsure, TOOLS, Confidence(lead=0)) is not None
+    # The ranker's first tool is the model's choice: taken.
+    near_weather = {"weather": 0.50, "local-time": 0.20, "tell-joke": 0.0}
+    assert judge("weather", unsure, TOOLS, Confidence(), meaning=near_weather) is None
+    # The model unsure of local-time, the ranker clearly for the weather: the weather is called.
+    got = judge("local-time", {"local-time": 0.5, "weather": 0.3, "tell-joke": 0.2}, TOOLS, Confidence(),
+                meaning=near_weather)
+    assert got == Switch("weather", 0.5)
+    # ... but the ranker only a little ahead: asked back, its first tool and the model's named.
+    got = judge("local-time", {"local-time": 0.5, "weather": 0.3, "tell-joke": 0.2}, TOOLS, Confidence(),
+                meaning={"weather": 0.22, "local-time": 0.20, "tell-joke": 0.0})
+    assert got is not None and got.outcome == OUTCOME_ASKED and got.candidates[:2] == ("weather", "local-time")
+    # A model that is sure stays its own, whatever the ranker (a scripted or a big model).
+    assert judge("local-time", {"local-time": 0.95, "weather": 0.03}, TOOLS, Confidence(), meaning=near_weather) is None
+    # lead 0: the model's shares alone, as before (a clear lead of the model's is taken)
+    assert judge("local-time", {"local-time": 0.6, "weather": 0.3}, TOOLS, Confidence(lead=0),
+                 meaning=near_weather) is None
+    # Arguments nobody said still ask back, with the ranker as without it.
+    got = judge("weather", unsure, TOOLS, Confidence(), ["city"], meaning=near_weather)
+    assert got is not None and got.outcome == OUTCOME_ASKED and got.unsaid == ("city",)
+
+
+def test_no_tool_near_and_the_model_answering_itself_is_no_tool_but_a_near_tool_is_not():
+    answering = {"weather": 0.0002, "local-time": 0.0001, "tell-joke": 0.0001, decision_schema.FINAL_ACTION: 0.95}
+    far = {"weather": 0.03, "local-time": 0.05, "tell-joke": 0.02}
+    near = {"weather": 0.02, "local-time": 0.01, "tell-joke": 0.29}
+    assert judge("tell-joke", answering, TOOLS, Confidence(), meaning=far).outcome == OUTCOME_NO_TOOL
+    # "Make me laugh about databases": the model would rather answer, but a joke tool is near.
+    assert judge("tell-joke", answering, TOOLS, Confidence(), meaning=near) is None
+    # Far from every tool and the answer likelier than the tools: no tool, whatever the share.
+    mild = {"weather": 0.1, "local-time": 0.05, "tell-joke": 0.05, decision_schema.FINAL_ACTION: 0.7}
+    assert judge("weather", mild, TOOLS, Confidence(), meaning=far).outcome == OUTCOME_NO_TOOL
+    assert judge("weather", mild, TOOLS, Confidence(), meaning={**far, "weather": 0.3}) is None
+    # Without the model's scores the choice is the model's, whatever the ranker says.
+    assert judge("tell-joke", None, TOOLS, Confidence(), meaning=far) is None

@@ -73,6 +73,9 @@ def test_launch_passes_the_agents_limits_through_only_when_given(tmp_path):
     given = argv("--tie-ratio", "0")
     assert float(given[given.index("--tie-ratio") + 1]) == 0
     assert "--tie-ratio" not in argv()
+    given = argv("--ranker-lead", "0.1", "--model-sure", "0.9")
+    assert given[given.index("--ranker-lead") + 1] == "0.1" and given[given.index("--model-sure") + 1] == "0.9"
+    assert "--ranker-lead" not in argv() and "--model-sure" not in argv()
     assert not any("argument-check" in a or "min-confidence" in a for a in argv())
     # and the broker's admin URL, so a tool on an interface nothing serves fails at once
     assert given[given.index("--pulsar-admin-url") + 1] == "http://127.0.0.1:2"

@@ -1,8 +1,9 @@
 """A tool's arguments: declared once, compiled to one JSON Schema, checked with it.
 
 A descriptor lists ``arguments`` as ``[{name, type, description}]`` (upstream's
-shape), optionally with ``required`` (default true), ``enum`` and, for arrays,
-``items`` (a JSON Schema).  Each tool compiles its list to one JSON Schema for
+shape), optionally with ``required`` (default true), ``enum``, for arrays
+``items`` (a JSON Schema), and ``free-text`` (ours: the agent lets the model
+write the value in its own words instead of copying it from the dialog).  Each tool compiles its list to one JSON Schema for
 an object (:func:`arguments_schema`); that schema is shown to whoever fills the
 arguments in (a model, an MCP client) and is what :func:`check_arguments`
 validates a call against, so what a tool promises and what it accepts cannot
@@ -28,7 +29,15 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, model_validator
+from pydantic import (
+    AfterValidator,
+    AliasChoices,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    model_validator,
+)
 
 from ..base.safety import limits
 
@@ -90,6 +99,11 @@ class ToolArgument(BaseModel):
     required: Annotated[bool, BeforeValidator(lambda v: True if v is None else v)] = True
     enum: tuple[Scalar, ...] | None = None
     items: dict[str, Any] | None = None
+    #: The model may write this (string) argument's value in its own words ("free-text": true in
+    #: a descriptor); otherwise the agent has the model copy it from the dialog (``agent/react/
+    #: grounding.py``).
+    free_text: bool | None = Field(None, validation_alias=AliasChoices("free-text", "free_text"),
+                                   serialization_alias="free-text")
 
     @model_validator(mode="after")
     def _consistent(self) -> ToolArgument:

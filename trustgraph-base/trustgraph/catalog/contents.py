@@ -155,7 +155,7 @@ class CatalogTool:
         """The tool as ``GET /api/v1/tool-catalog`` lists it."""
         out = _descriptor_json(self.key, self.descriptor.model_dump(
             mode="json", by_alias=True, exclude_none=True))
-        out["arguments"] = [a.model_dump(mode="json", exclude_none=True) for a in self.arguments]
+        out["arguments"] = [a.model_dump(mode="json", exclude_none=True, by_alias=True) for a in self.arguments]
         out["input-schema"] = self.schema
         out["source"] = self.source
         if self.service is not None:

@@ -58,7 +58,8 @@ FRAMEWORK: tuple[Component, ...] = (
     Component("llm", "text-completion-scripted", ("--script", "{llm_script}"),
               listens="scripted test model {llm_script}", llm="scripted"),
     Component("agent", "agent-manager-react", ("--pulsar-admin-url", "{pulsar_admin_url}"),
-              options=("max_iterations", "tool_timeout", "min_confidence", "tie_ratio", "argument_check")),
+              options=("max_iterations", "tool_timeout", "min_confidence", "tie_ratio", "ranker_lead", "model_sure",
+                       "argument_check")),
     Component("mcp-tool", "mcp-tool", (), listens="calls tools of the servers in config type mcp",
               secrets=OUTBOUND),
     # The gateway's secret opens mcp-server too (either token does).

@@ -446,6 +446,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--tie-ratio", type=float, default=None,
                    help="the agent asks back when the next likeliest tool has at least this share of the "
                         "chosen one's probability (agent-manager-react's default: 0.8; 0 turns it off)")
+    p.add_argument("--ranker-lead", type=float, default=None,
+                   help="how much nearer the question (cosine similarity) the ranker's first tool must be "
+                        "than its second to be called in place of an unsure model's choice "
+                        "(agent-manager-react's default: 0.05; 0 leaves the choice to the model's share)")
+    p.add_argument("--model-sure", type=float, default=None,
+                   help="the model's share of its chosen tool at which the ranker does not overrule it "
+                        "(agent-manager-react's default: 0.7)")
     p.add_argument("--argument-check", action=argparse.BooleanOptionalAction, default=None,
                    help="whether the agent asks back when the model gives a tool an argument value the "
                         "dialog never said (agent-manager-react's default: on)")

@@ -218,6 +218,15 @@ class ToolServiceClients:
             logger.info("Tool-service client created for %s", key[0])
         return client
 
+    def unavailable(self, service: Service) -> str | None:
+        """Why a call to ``service`` would fail at once now (no live replica announced, or the
+        broker counts no consumer on its request topic), or None: what an agent asking back
+        checks, so it never offers a tool that cannot be used."""
+        key = service.queues
+        if self.liveness is not None and self.liveness(service.id, key[0]) is False:
+            return f"tool service '{service.id}' is not running: no replica is live"
+        return self._unserved(key[0]) if self.unserved is not None else None
+
     def _unserved(self, topic: str) -> str | None:
         """Why the broker counts no consumer on ``topic``, unless a live replica announces it:
         its heartbeats are fresher than the broker's gauge, which counts a service that has just

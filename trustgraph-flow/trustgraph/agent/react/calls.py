@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from trustgraph.catalog.calling import CallResult, Outcome
-from trustgraph.schema import AgentStep
 
 from .registry import Tool
 
@@ -19,11 +18,13 @@ from .registry import Tool
 @dataclass(frozen=True)
 class ToolCall:
     """What calling a tool gave: the observation, the tool when it succeeded, and otherwise what
-    went wrong (``failure``: one of the ``FAILURE_*`` kinds)."""
+    went wrong (``failure``: one of the ``FAILURE_*`` kinds; ``reason``: why, in a user's terms,
+    without the advice the observation gives the model)."""
 
     observation: str
     tool: Tool | None = None
     failure: str | None = None
+    reason: str = ""
 
 
 FAILURE_UNAVAILABLE = "unavailable"   # nothing would answer: its service is not running
@@ -45,38 +46,34 @@ _WHAT_NEXT = "Use another tool, or give a Final Answer with what you know."
 _TRY_AGAIN = "Try again, use another tool, or give a Final Answer with what you know."
 
 
+def reason(name: str, result: CallResult) -> str:
+    """Why a call did not answer, in a user's terms (empty for an answer)."""
+    match result.outcome:
+        case Outcome.ANSWERED:
+            return ""
+        case Outcome.REFUSED:
+            return result.message
+        case Outcome.UNAVAILABLE:
+            return f"tool '{name}' cannot be used now: {result.message}"
+        case Outcome.LOST | Outcome.TIMED_OUT:
+            return result.message
+        case _:
+            return f"tool '{name}' failed: {result.text}"
+
+
 def observation(name: str, result: CallResult) -> str:
     """The call's outcome in the model's terms: its answer, or an ``Error:`` saying what to do next."""
+    why = reason(name, result)
     match result.outcome:
         case Outcome.ANSWERED:
             return result.message.strip()
         case Outcome.REFUSED:
-            return f"Error: {result.message}"
+            return f"Error: {why}"
         case Outcome.UNAVAILABLE:
-            return f"Error: tool '{name}' cannot be used now: {result.message}. {_WHAT_NEXT}"
+            return f"Error: {why}. {_WHAT_NEXT}"
         case Outcome.LOST:
-            return f"Error: {result.message}. {_TRY_AGAIN}"
+            return f"Error: {why}. {_TRY_AGAIN}"
         case Outcome.TIMED_OUT:
-            return f"Error: {result.message}; it may be busy or not running. {_TRY_AGAIN}"
+            return f"Error: {why}; it may be busy or not running. {_TRY_AGAIN}"
         case _:
-            return (f"Error: tool '{name}' failed: {result.text}. Check the arguments and try again, "
-                    "use another tool, or give a Final Answer.")
-
-
-def same_call(step: AgentStep, name: str, arguments: dict[str, str]) -> bool:
-    return step.action == name and dict(step.arguments or {}) == arguments \
-        and (step.observation or "").startswith("Error:")
-
-
-def said(question: str, history: list[AgentStep]) -> list[str]:
-    """What the dialog has said so far that a call's arguments may come from: the question and
-    the tools' results (not their errors, which echo the model's own values back)."""
-    return [question, *(h.observation for h in history
-                        if h.observation and not h.observation.startswith("Error:"))]
-
-
-def last_error(history: list[AgentStep]) -> str:
-    for step in reversed(history):
-        if (step.observation or "").startswith("Error:"):
-            return step.observation[len("Error:"):].strip()
-    return ""
+            return f"Error: {why}. Check the arguments and try again, use another tool, or give a Final Answer."

@@ -1,4 +1,16 @@
-"""Whether a tool call's arguments were said in the dialog, or the model made them up.
+"""Arguments taken from the dialog: the values a call may have, and whether a call's were said.
+
+By construction first (:func:`said_values`, :func:`grounded`): each step's
+decision schema lets a string argument take only a span of the dialog (a
+run of the question's words, a quoted text, a clause, the question itself,
+or such a part of an earlier tool result) and a number only a number the
+dialog holds, so "Tell me a joke about cats" can only call ``tell-joke``
+with a topic the question said, and the model's part is to pick the span
+(the grammar of the LLM service enforces it).  An argument that declares
+``"free-text": true``, or has an ``enum``, is left to the model; so is one
+when the dialog holds nothing of its kind (no number said).  Then the
+check below, for what still gets through (a model whose service ignores the
+schema, a text-mode template).
 
 The decision grammar lets a model name only real tools and fill their
 arguments in the declared types, and the confidence share (``decisions.judge``)
@@ -37,7 +49,7 @@ from typing import Any
 
 from trustgraph.catalog.relevance import COMMON_WORDS
 
-__all__ = ["unsaid_arguments"]
+__all__ = ["Said", "grounded", "said_values", "unsaid_arguments"]
 
 _LETTERS = re.compile(r"[^\W\d_]+")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
@@ -127,3 +139,151 @@ def unsaid_arguments(values: Mapping[str, Any], arguments: Sequence[Any], said: 
             if value.strip() and not _text_said(value, heard):
                 out.append(name)
     return out
+
+
+# -- values by construction ---------------------------------------------------------------
+
+#: The longest run of words offered as one value (a city, a topic, a currency's name).
+MAX_SPAN_WORDS = 6
+#: At most this many texts are offered per argument (the grammar grows with them).
+MAX_SPANS = 200
+#: The characters of each earlier tool result whose parts are offered too.
+RESULT_CHARS = 400
+_TOKEN = re.compile(r"\w+(?:[.,'’-]\w+)*")
+#: Where a clause ends: punctuation, but not the point or comma inside a number (12.5, 1,000).
+_CLAUSE_END = re.compile(r"(?<!\d)[.,]|[.,](?!\d)|[;:!?()\[\]\n\"“”]")
+_OFFERED_NUMBER = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?(?![\w])")
+#: Words a value does not start or end with (besides the common ones): question and filler words.
+_EDGE_WORDS = COMMON_WORDS | frozenset("""all also am any been could did does get got had has have he her here him his
+into is it's its just know like many more most much need no not now our out over she should so some than
+them then there they too us very was want we were what's whats will would yes
+today tonight tomorrow yesterday currently moment right thanks if one ones something anything thing kind sort""".split())
+_QUOTED = re.compile(r"(?:(?<=\s)|(?<=^)|(?<=:))([\"'“‘])(.+?)([\"'”’])(?=[\s?.!,;:)]|$)")
+
+
+class Said:
+    """What the dialog offers a call's arguments: texts (spans) and numbers; ``kept`` the texts
+    offered whatever the tool (quoted texts); ``question`` the question itself, offered only to an
+    argument that is a question (:func:`asks_whole`)."""
+
+    def __init__(self, texts: list[str], numbers: list[float], kept: frozenset[str] = frozenset(),
+                 question: str = "") -> None:
+        self.texts = texts
+        self.numbers = numbers
+        self.kept = kept
+        self.question = question
+
+    def for_tool(self, tool_words: set[str]) -> list[str]:
+        """The texts a value of a tool's argument may be: not a run that starts with one of the
+        tool's own words or is made of them (``tell-dad-joke`` gets ``coffee``, not ``joke`` nor
+        ``dad joke`` nor ``joke about coffee``, for "Tell me a dad joke about coffee"; a currency
+        converter of "US dollars" gets ``Canadian dollars``), unless kept."""
+        if not tool_words:
+            return self.texts
+
+        def own(word: str) -> bool:
+            word = word.lower()
+            return any(word == w or len(w) >= STEM_LENGTH and word.startswith(w) for w in tool_words)
+
+        out = []
+        for text in self.texts:
+            tokens = _TOKEN.findall(text)
+            if text in self.kept or not tokens or not (own(tokens[0]) or all(map(own, tokens))):
+                out.append(text)
+        return out or self.texts
+
+
+#: Words that make an argument one the whole question may fill (a knowledge query's ``question``).
+_WHOLE = frozenset({"question", "query", "prompt", "request", "ask"})
+
+
+def asks_whole(argument: Any) -> bool:
+    """Whether ``argument`` (a declared one) may be the whole question: its name or description
+    says it is a question or a query.  Any other argument gets the question's parts only: a
+    small model offered the whole question writes it as a joke's topic."""
+    words = _words(f"{getattr(argument, 'name', '')} {getattr(argument, 'description', '')}")
+    return bool(words & _WHOLE)
+
+
+def _spans(text: str) -> list[str]:
+    """What of ``text`` a value may be: its quoted parts, what follows a colon, and every run of up
+    to :data:`MAX_SPAN_WORDS` content words (no filler word inside: a value rarely spans "about"
+    or "in") that neither starts nor ends inside a name (a run of capitalised words: not
+    ``Buenos`` nor ``Aires`` of ``Buenos Aires``).
+
+    That last rule is for greedy decoding: a model that has written ``Buenos`` may close the
+    string there when the grammar lets it (the 135M model did, for "Buenos Aires"); a name is
+    written whole or not at all.  A whole clause is no value ("My father loves corny puns" was
+    the 135M model's topic of a joke) unless it follows a colon ("Count the words in: ...")."""
+    out = [m.group(2).strip() for m in _QUOTED.finditer(text)]
+    unquoted = _QUOTED.sub(" | ", text)
+    if ":" in unquoted:
+        out.append(unquoted.split(":", 1)[1].split("|")[0].strip().rstrip("?!."))
+    for part in _CLAUSE_END.split(unquoted):
+        for piece in part.split("|"):
+            tokens = [t.group(0) for t in _TOKEN.finditer(piece)]
+            spans = list(_TOKEN.finditer(piece))
+            content = [t.lower() not in _EDGE_WORDS for t in tokens]
+            named = [t[:1].isupper() and content[i] for i, t in enumerate(tokens)]
+            starts = [c and not (named[i] and i > 0 and named[i - 1]) for i, c in enumerate(content)]
+            ends = [c and not (named[j] and j + 1 < len(tokens) and named[j + 1]) for j, c in enumerate(content)]
+            for i in range(len(tokens)):
+                if not starts[i]:
+                    continue
+                for j in range(i, min(i + MAX_SPAN_WORDS, len(tokens))):
+                    if not content[j]:
+                        break
+                    if ends[j]:
+                        out.append(piece[spans[i].start():spans[j].end()])
+    return out
+
+
+def _offered_numbers(text: str) -> list[float]:
+    """The numbers as written (``1,000`` is a thousand, ``12.5`` twelve and a half), each once."""
+    out = []
+    for m in _OFFERED_NUMBER.finditer(text):
+        value = float(m.group(0).replace(",", ""))
+        if math.isfinite(value) and value not in out:
+            out.append(value)
+    return out
+
+
+def said_values(question: str, results: Sequence[str]) -> Said:
+    """The spans and numbers of the question and of the earlier tool ``results`` (each cut at
+    :data:`RESULT_CHARS`), the question's first, each once; the whole question apart."""
+    whole = question.strip().rstrip("?!. ")
+    texts: list[str] = _spans(question)
+    for result in results:
+        texts += _spans(result[:RESULT_CHARS])
+    offered = [t for t in dict.fromkeys(texts) if t and t != whole and (_LETTERS.search(t) or _NUMBER.fullmatch(t))]
+    numbers = _offered_numbers(" ".join([question, *(r[:RESULT_CHARS] for r in results)]))
+    quoted = {m.group(2).strip() for m in _QUOTED.finditer(question)}
+    return Said(offered[:MAX_SPANS], numbers, frozenset(quoted), whole)
+
+
+def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
+             tool_words: set[str] | frozenset[str] = frozenset()) -> dict[str, Any]:
+    """A tool's argument ``schema`` with each string argument limited to the texts ``said`` offers
+    it (:meth:`Said.for_tool`, given the tool's own ``tool_words``) and each number to
+    ``said.numbers`` (unless it is free text, has an enum, or nothing of its kind was said): a
+    copy; ``schema`` itself when it has no properties."""
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        return schema
+    texts = said.for_tool(set(tool_words))
+    out = {}
+    for name, prop in properties.items():
+        declared = _argument(arguments, name)
+        kind = prop.get("type") if isinstance(prop, dict) else None
+        if declared is None or getattr(declared, "free_text", None) or "enum" in prop:
+            out[name] = prop
+        elif kind == "string" and (texts or said.question):
+            whole = [said.question] if said.question and (asks_whole(declared) or not texts) else []
+            out[name] = {**prop, "enum": list(dict.fromkeys(whole + texts))}
+        elif kind == "number" and said.numbers:
+            out[name] = {**prop, "enum": [int(n) if n.is_integer() else n for n in said.numbers]}
+        elif kind == "integer" and (integers := [int(n) for n in said.numbers if n.is_integer()]):
+            out[name] = {**prop, "enum": integers}
+        else:
+            out[name] = prop
+    return {**schema, "properties": out}

@@ -168,7 +168,7 @@ async def stream(flow: Any, terms: dict[str, str], props: dict[str, str], timeou
 
 
 
-_OUT_OF_TIME = "The dialog ran out of time: the model did not decide the next step before the dialog's deadline"
+OUT_OF_TIME = "The dialog ran out of time: the model did not decide the next step before the dialog's deadline"
 # The prompt service's own call of the LLM carries the same deadline, so its error may come a
 # little before the agent's clock says the deadline passed.
 _DEADLINE_SLACK = 0.5
@@ -176,7 +176,7 @@ _DEADLINE_SLACK = 0.5
 
 def _prompt_failed(e: Exception, deadline: float | None) -> PromptFailed:
     if deadline is not None and time.time() >= deadline - 0.1:
-        return PromptFailed(_OUT_OF_TIME)
+        return PromptFailed(OUT_OF_TIME)
     return PromptFailed(f"The prompt service did not answer: {e}")
 
 
@@ -184,7 +184,7 @@ def _prompt_error(error: Any, deadline: float | None) -> PromptFailed:
     """The prompt service's error reply: when the dialog's deadline ended the LLM's step, say so
     (not "text-completion did not answer ... within 89.9s")."""
     if deadline is not None and time.time() >= deadline - _DEADLINE_SLACK:
-        return PromptFailed(_OUT_OF_TIME)
+        return PromptFailed(OUT_OF_TIME)
     return PromptFailed(f"The prompt service failed: {error.message or error.type}")
 
 

@@ -77,6 +77,7 @@ from .dialects import REPLIES as REPLIES
 from .dialects import dialect_for
 from .dialects import to_response as to_response
 from .registry import Registry, build_registry
+from .steps import FAILURES_PROPERTY, carried_failures, failures_property
 from .types import Act, Continue, Failed
 
 logger = logging.getLogger(__name__)
@@ -134,12 +135,16 @@ class Processor(FlowProcessor):
         self.dialog_timeout = float(params.get("dialog_timeout") or default_dialog_timeout)
         min_confidence = params.get("min_confidence")
         tie = params.get("tie_ratio")
+        lead = params.get("ranker_lead")
+        sure = params.get("model_sure")
         self.manager = AgentManager(
             max_iterations=int(params.get("max_iterations") or default_max_iterations),
             tool_timeout=float(params.get("tool_timeout") or default_tool_timeout),
             prompt_timeout=prompt_timeout,
             confidence=Confidence(accept=Confidence.accept if min_confidence is None else float(min_confidence),
                                   tie=Confidence.tie if tie is None else float(tie),
+                                  lead=Confidence.lead if lead is None else float(lead),
+                                  sure=Confidence.sure if sure is None else float(sure),
                                   check_arguments=params.get("argument_check") is not False),
         )
         # Tools: config, and the services that announce themselves; calls to a
@@ -149,6 +154,7 @@ class Processor(FlowProcessor):
         self.tool_clients = ToolServiceClients(
             self.pubsub, name=self.id, liveness=self.feed.directory.live_for,
             unserved=self.unserved_topics.why if self.unserved_topics is not None else None)
+        self.manager.usable = self._usable
         self.registry = Registry()
         self.descriptor_errors: list[str] = []
 
@@ -179,6 +185,11 @@ class Processor(FlowProcessor):
         logger.info("Tools: %s (%d tool(s), %d announced service(s), %d descriptor error(s))",
                     ", ".join(sorted(registry.tools)) or "none", len(registry.tools), len(announced),
                     len(registry.errors))
+
+    def _usable(self, tool: Any) -> bool:
+        """Whether a tool can be used now: a tool service's must not be known to be down."""
+        service = getattr(tool, "service", None)
+        return service is None or self.tool_clients.unavailable(service) is None
 
     async def start(self) -> None:
         await self.feed.start()
@@ -225,10 +236,12 @@ class Processor(FlowProcessor):
             return None if loss is None else abandoned_because(loss)
 
         # aclosing: if a send fails, the iteration's prompt call is cancelled at once.
-        async with aclosing(self.manager.react(request, registry, flow, end, abandoned)) as events:
+        failures = carried_failures(msg.properties.get(FAILURES_PROPERTY), request.history or [])
+        async with aclosing(self.manager.react(request, registry, flow, end, abandoned, failures)) as events:
             async for event in events:
                 if isinstance(event, Continue):
-                    await flow("next").send(dialog.next(event.request), props)
+                    await flow("next").send(dialog.next(event.request),
+                                            {**props, FAILURES_PROPERTY: failures_property(event.failures)})
                 elif isinstance(event, Act) and not show_actions:
                     continue   # only for a caller that asked (upstream's clients would show it as a thought)
                 else:
@@ -263,6 +276,14 @@ class Processor(FlowProcessor):
                             help="when the next likeliest tool has at least this share of the chosen "
                                  "tool's probability, no tool is clearly the best and the dialog asks "
                                  "back, naming both; 0 turns it off (default %(default)s)")
+        parser.add_argument("--ranker-lead", type=float, default=Confidence.lead,
+                            help="with the tool ranker's embedding model and the LLM's choice scores: how "
+                                 "much nearer the question (cosine similarity) the ranker's first tool must be "
+                                 "than its second to be called in place of an unsure model's choice; 0 leaves "
+                                 "the choice to the model's share alone (default %(default)s)")
+        parser.add_argument("--model-sure", type=float, default=Confidence.sure,
+                            help="the model's share of its chosen tool at which the ranker does not overrule "
+                                 "it (default %(default)s)")
         parser.add_argument("--argument-check", action=argparse.BooleanOptionalAction, default=True,
                             help="ask back, rather than call the tool, when a value the model gave a "
                                  "tool's argument was never said in the dialog (a made-up city, a text "

@@ -98,9 +98,11 @@ class Answer:
 
 @dataclass(frozen=True)
 class Continue:
-    """Publish ``request`` on ``next``: the dialog goes on in a new message."""
+    """Publish ``request`` on ``next``: the dialog goes on in a new message; ``failures``: the
+    failure kind of each failed step of its history (``steps.FAILURES_PROPERTY``)."""
 
     request: AgentRequest
+    failures: dict[int, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

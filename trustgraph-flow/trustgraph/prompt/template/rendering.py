@@ -11,7 +11,7 @@ from typing import Any
 import jinja2
 from trustgraph.base.formats import completion, decision_schema
 from trustgraph.base.safety import limits
-from trustgraph.catalog import data_blocks, relevance
+from trustgraph.catalog import data_blocks, ranking
 
 from . import budget
 from .decision import _decide
@@ -201,7 +201,7 @@ def _fit_tools(variables: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
         return variables
     question = variables.get("question")
-    kept = relevance.for_prompt(question if isinstance(question, str) else "", tools)
+    kept = ranking.for_prompt(question if isinstance(question, str) else "", tools)
     if len(kept) == len(tools):
         return variables
     out = dict(variables, tools=kept)

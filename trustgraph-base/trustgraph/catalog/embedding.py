@@ -1,0 +1,133 @@
+"""The small embedding model the tool ranker reads meaning with.
+
+Ranking tools by the words they share with a question fails on a paraphrase
+("make me laugh about trains" shares no word with "Tell a joke on a given
+topic").  A static embedding model places both near each other at the cost
+of a table look-up per token: WordLlama (MIT), whose 256-dimension weights
+and tokenizer ship inside its PyPI wheel, embeds a question in about 0.2 ms
+and ranked the right tool first about twice as often as shared words on
+paraphrased questions (bench/notes.md, "Ranking tools by meaning").
+
+Nothing is ever downloaded: the weights and tokenizer are read from the
+wheel's own files (WordLlama's loader looks for the tokenizer under another
+folder name and then goes to the network, and imports a hub client we do
+not need), by :class:`StaticEmbedder`.  When the model cannot load (the package
+missing, a file missing or corrupt) the process says so in one WARNING line
+and the ranker runs on shared words alone; so does ``TRUSTGRAPH_TOOL_RANKER
+=words`` (the default is ``meaning``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+logger = logging.getLogger(__name__)
+
+#: The environment variable choosing the ranker: ``meaning`` (default) or ``words``.
+RANKER_ENV = "TRUSTGRAPH_TOOL_RANKER"
+MEANING = "meaning"
+WORDS = "words"
+
+
+class Embedder(Protocol):
+    """Texts in, one unit-length vector per text out (rows of a float32 array)."""
+
+    def embed(self, texts: Sequence[str]) -> Any: ...
+
+
+#: The files of WordLlama's wheel this model is made of (its 256-dimension "l2_supercat" model).
+WEIGHTS = "weights/l2_supercat_256.safetensors"
+TOKENIZER = "tokenizers/l2_supercat_tokenizer_config.json"
+#: The tokens of a text that are looked up (a description past them says nothing more).
+MAX_TOKENS = 512
+
+
+def model_files() -> tuple[Path, Path]:
+    """Where WordLlama's wheel keeps its weights and tokenizer (the package is not imported: its
+    loader pulls in a hub client and a third of the memory)."""
+    spec = importlib.util.find_spec("wordllama")
+    if spec is None or spec.origin is None:
+        raise FileNotFoundError("the wordllama package is not installed")
+    root = Path(spec.origin).parent
+    return root / WEIGHTS, root / TOKENIZER
+
+
+class StaticEmbedder:
+    """A text's vector: the mean of its tokens' rows in a table, made unit length.
+
+    That is all a static embedding model computes (WordLlama's own ``embed``
+    does the same); the table stays in float16 as shipped (16 MB), and only
+    the rows a text uses are widened.
+    """
+
+    def __init__(self, weights: Path, tokenizer: Path) -> None:
+        import numpy as np
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+
+        tensors = load_file(str(weights))
+        table = next(iter(tensors.values()), None) if len(tensors) == 1 else tensors.get("embedding.weight")
+        if table is None or table.ndim != 2 or table.shape[1] < 8:
+            raise ValueError(f"{weights.name} holds no embedding table")
+        self._np = np
+        self._table = table
+        self._tokenizer = Tokenizer.from_file(str(tokenizer))
+        self._tokenizer.no_padding()
+        self._tokenizer.enable_truncation(MAX_TOKENS)
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        np = self._np
+        out = np.zeros((len(texts), self._table.shape[1]), dtype=np.float32)
+        for row, encoded in enumerate(self._tokenizer.encode_batch(list(texts), add_special_tokens=False)):
+            ids = np.clip(np.asarray(encoded.ids, dtype=np.int64), 0, self._table.shape[0] - 1)
+            if ids.size:
+                out[row] = self._table[ids].astype(np.float32).mean(axis=0)
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms > 0, norms, 1.0)
+
+
+_lock = threading.Lock()
+_loaded: list[Embedder | None] = []   # empty: not tried yet
+
+
+def embedder() -> Embedder | None:
+    """The process's embedding model, loaded on first use; None when it cannot load or is turned off."""
+    if _loaded:
+        return _loaded[0]
+    with _lock:
+        if not _loaded:
+            _loaded.append(_load())
+    return _loaded[0]
+
+
+def _load() -> Embedder | None:
+    choice = (os.environ.get(RANKER_ENV) or MEANING).strip().lower()
+    if choice == WORDS:
+        logger.info("Tools are ranked by shared words (%s=%s)", RANKER_ENV, WORDS)
+        return None
+    if choice != MEANING:
+        logger.warning("%s=%r is neither %r nor %r: ranking tools by meaning", RANKER_ENV, choice, MEANING, WORDS)
+    try:
+        model = StaticEmbedder(*model_files())
+    except Exception as e:   # any failure of a third-party loader: a missing or corrupt file, a bad wheel
+        logger.warning("The tool ranker's embedding model (wordllama) could not load, so tools are ranked by "
+                       "shared words only: %s: %s. Reinstall it: pip install --force-reinstall wordllama",
+                       type(e).__name__, str(e)[:300])
+        return None
+    logger.info("Tools are ranked by meaning (wordllama) and shared words")
+    return model
+
+
+def reset(model: Embedder | None = None, *, loaded: bool = False) -> None:
+    """Forget the loaded model (tests): the next :func:`embedder` loads again, or returns ``model``
+    when ``loaded``."""
+    with _lock:
+        _loaded.clear()
+        if loaded:
+            _loaded.append(model)

@@ -1,0 +1,210 @@
+"""Which tools a question is about, by meaning and by shared words, and which fit in a prompt.
+
+The agent lists its tools most relevant first (a small model mostly picks
+the one listed first among similar tools) and weighs its model's choice by
+how near each tool is to the question (``agent/react/decisions.py``); the
+prompt service cuts an upstream agent's tool list to what a prompt holds.
+Both rank here, so they agree.
+
+A tool's score is the cosine similarity of the question to the nearest of
+its texts (its name and description with its arguments' descriptions, and
+each example question it declares), from a static embedding model
+(``embedding.py``), plus :data:`WORDS_WEIGHT` times the share of the
+question's content words the tool's text has.  Without the model (it could
+not load, or ``TRUSTGRAPH_TOOL_RANKER=words``) the score is the shared
+words alone and ``meaning`` is None.  Tool vectors are computed once per
+tool text (a new catalog version embeds only what changed); a question once
+per text (every step of a dialog asks with the same question).
+
+Both shapes of a tool work: a catalog tool (``name``, ``description``,
+``arguments``, ``examples`` attributes) or the dict the ``agent-react``
+template's ``tools`` variable holds.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from . import embedding
+from .relevance import content_words, field_of, tool_words
+
+#: How much the share of the question's words a tool has adds to its cosine similarity
+#: (``make bench``, ranker table: 0 and 0.15 put the right tool first equally often over the
+#: three sets, 72 of 100; 0.15 one more of set 1's plain questions, one fewer of set 3's; more
+#: weight costs set 3 more).
+WORDS_WEIGHT = 0.15
+#: At most this many tools are shown to the model in one prompt (``for_prompt``).
+MAX_PROMPT_TOOLS = 24
+#: And at most this many characters of their descriptions (about 2,000 tokens): the
+#: embedded model's context is 4,096 tokens, prompt and answer.
+MAX_PROMPT_TOOL_CHARS = 8_000
+#: Tool texts and questions whose vectors are kept (each 1 KB at 256 float32 dimensions).
+MAX_CACHED_TEXTS = 20_000
+#: The characters of a text embedded (a description past it says nothing more about meaning).
+MAX_TEXT_CHARS = 2_000
+
+
+class Ranked(NamedTuple):
+    """One tool's place for a question: ``score`` orders; ``meaning`` is the cosine similarity
+    of the nearest of its texts (None without the embedding model); ``words`` the share of the
+    question's content words it has.  (A named tuple: a thousand are made per ranking.)"""
+
+    tool: Any
+    score: float
+    meaning: float | None
+    words: float
+
+
+class _Vectors:
+    """Vectors of texts, computed once each (a bounded, least recently used cache)."""
+
+    def __init__(self, limit: int = MAX_CACHED_TEXTS) -> None:
+        self._limit = limit
+        self._cache: OrderedDict[str, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, model: embedding.Embedder, texts: Sequence[str]) -> list[Any]:
+        with self._lock:
+            missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        if missing:
+            vectors = model.embed(missing)
+            with self._lock:
+                for text, vector in zip(missing, vectors, strict=True):
+                    self._cache[text] = vector
+                while len(self._cache) > self._limit:
+                    self._cache.popitem(last=False)
+        with self._lock:
+            out = []
+            for text in texts:
+                vector = self._cache.get(text)
+                if vector is None:   # pushed out by this very call (more texts than the cache holds)
+                    vector = model.embed([text])[0]
+                else:
+                    self._cache.move_to_end(text)
+                out.append(vector)
+            return out
+
+
+_vectors = _Vectors()
+
+
+def tool_texts(tool: Any) -> list[str]:
+    """What a tool is embedded as: its main text, then each example question."""
+    name = str(field_of(tool, "name", "") or "").replace("-", " ").replace("_", " ")
+    parts = [name, str(field_of(tool, "description", "") or "")]
+    for arg in field_of(tool, "arguments", None) or []:
+        described = str(field_of(arg, "description", "") or "")
+        parts.append(described or str(field_of(arg, "name", "") or ""))
+    main = ". ".join(p.strip().rstrip(".") for p in parts if p and p.strip())
+    examples = [e if isinstance(e, str) else field_of(e, "question", None)
+                for e in field_of(tool, "examples", None) or []]
+    return [main[:MAX_TEXT_CHARS], *(str(e)[:MAX_TEXT_CHARS] for e in examples if e)]
+
+
+class _Index:
+    """One list of tools, ready to rank: their word sets, and one matrix of their texts' vectors."""
+
+    def __init__(self, tools: Sequence[Any]) -> None:
+        self.tools = list(tools)   # kept alive: the cache is keyed by their ids
+        self.words = [tool_words(t) for t in self.tools]
+        # Between tools that share as many words, the more specific one (fewer words of its own).
+        self.own = [len(content_words(f"{field_of(t, 'name', '')} {field_of(t, 'description', '') or ''}"))
+                    for t in self.tools]
+        self.texts = [tool_texts(t) for t in self.tools]
+        self._matrix: Any = None
+        self._starts: Any = None
+
+    def meaning(self, model: embedding.Embedder, question: str) -> Any:
+        """Each tool's cosine similarity to ``question``: that of the nearest of its texts."""
+        import numpy as np
+
+        if self._matrix is None:
+            flat = [text for group in self.texts for text in group]
+            self._matrix = np.vstack(_vectors.get(model, flat))
+            self._starts = np.cumsum([0] + [len(group) for group in self.texts[:-1]])
+        asked = _vectors.get(model, [question[:MAX_TEXT_CHARS]])[0]
+        return np.maximum.reduceat(self._matrix @ asked, self._starts)
+
+
+_indexes: OrderedDict[tuple[int, ...], _Index] = OrderedDict()
+_indexes_lock = threading.Lock()
+#: Tool lists kept ready (a process ranks a few: one per catalog version and group filter).
+MAX_INDEXES = 8
+
+
+def _index(tools: Sequence[Any]) -> _Index:
+    key = tuple(map(id, tools))
+    with _indexes_lock:
+        index = _indexes.get(key)
+        if index is not None:
+            _indexes.move_to_end(key)
+            return index
+    index = _Index(tools)
+    with _indexes_lock:
+        _indexes[key] = index
+        while len(_indexes) > MAX_INDEXES:
+            _indexes.popitem(last=False)
+    return index
+
+
+def rank(question: str, tools: Sequence[Any]) -> list[Ranked]:
+    """``tools`` best first for ``question`` (a stable order: ties keep the given order; by shared
+    words alone, a tie goes to the more specific tool, which has fewer words of its own)."""
+    if not tools:
+        return []
+    index = _index(tools)
+    asked = content_words(question)
+    words = [len(asked & w) / len(asked) if asked else 0.0 for w in index.words]
+    model = embedding.embedder() if question.strip() else None
+    if model is None:
+        ranked = [Ranked(t, w, None, w) for t, w in zip(index.tools, words, strict=True)]
+        order = sorted(range(len(ranked)), key=lambda i: (-words[i], index.own[i] if words[i] else 0))
+    else:
+        import numpy as np
+
+        meanings = index.meaning(model, question)
+        scores = meanings + WORDS_WEIGHT * np.asarray(words, dtype=np.float32)
+        order = np.argsort(-scores, kind="stable").tolist()
+        means, totals = meanings.tolist(), scores.tolist()
+        return [Ranked(index.tools[i], totals[i], means[i], words[i]) for i in order]
+    return [ranked[i] for i in order]
+
+
+def _size(tool: Any) -> int:
+    described = tool if isinstance(tool, dict) else {
+        "name": field_of(tool, "name", ""), "description": field_of(tool, "description", ""),
+        "arguments": [(field_of(a, "name", ""), field_of(a, "description", ""))
+                      for a in field_of(tool, "arguments", None) or []],
+        "examples": field_of(tool, "examples", None) or []}
+    return len(json.dumps(described, ensure_ascii=False, default=str))
+
+
+def fit(ranked: Sequence[Ranked], *, max_tools: int = MAX_PROMPT_TOOLS,
+        max_chars: int = MAX_PROMPT_TOOL_CHARS) -> list[Ranked]:
+    """The best of ``ranked`` that one prompt has room for, in their order.
+
+    At most ``max_tools``, and their descriptions within ``max_chars`` (the
+    first tool always, however long: a prompt without tools would be no
+    help).  Fewer tools than both limits are all kept.
+    """
+    kept: list[Ranked] = []
+    used = 0
+    for entry in ranked:
+        if len(kept) >= max_tools:
+            break
+        size = _size(entry.tool)
+        if kept and used + size > max_chars:
+            continue   # a shorter one further down may still fit
+        kept.append(entry)
+        used += size
+    return kept
+
+
+def for_prompt(question: str, tools: Sequence[Any], *, max_tools: int = MAX_PROMPT_TOOLS,
+               max_chars: int = MAX_PROMPT_TOOL_CHARS) -> list[Any]:
+    """The tools to show the model for ``question``: the most relevant first, as many as fit."""
+    return [r.tool for r in fit(rank(question, tools), max_tools=max_tools, max_chars=max_chars)]

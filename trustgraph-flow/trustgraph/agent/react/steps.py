@@ -1,0 +1,224 @@
+"""The stages of one agent step, each a function of typed values, so each is read and tested alone.
+
+One iteration of a dialog (``AgentManager.react``) is a pipeline:
+
+1. :func:`admit`: whether the step may run at all (its caller gone, too many steps, no time);
+2. :func:`prepare` (rank): the request's tools nearest the question first, as many as one
+   prompt holds, how near each is, what the dialog has said that arguments may be;
+3. decide: the model's next step (``prompting.decide``: a final answer, a tool call, or an
+   unreadable reply), with its choice scores;
+4. judge: :func:`judge_answer` (a final answer that is no answer is refused back to the model),
+   or :func:`judge_call` (a call the model is not sure of, or whose values it made up, ends by
+   asking back or saying no tool fits);
+5. act: the call (``catalog.calling``), its outcome a :class:`~.calls.ToolCall` with its
+   failure kind;
+6. record: :func:`after_call`, whether that failure ends the dialog, and how; otherwise the
+   step goes into the history and the dialog goes on.
+
+The failure kind of each earlier step travels with the dialog (the ``step-failures`` message
+property, :func:`carried_failures`), so no stage reads an observation's words to learn what
+happened; a dialog from an upstream peer, without the property, counts an ``Error:``
+observation as a failed call.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from trustgraph.schema import AgentRequest, AgentStep
+from trustgraph.schema.services.agent import (
+    OUTCOME_ANSWER,
+    OUTCOME_NO_TOOL,
+    OUTCOME_TOOL,
+    OUTCOME_UNAVAILABLE,
+)
+
+from .calls import FAILURE_FAILED, FAILURE_LOST, FAILURE_UNAVAILABLE, ToolCall
+from .decisions import (
+    Abstain,
+    Confidence,
+    Switch,
+    answer_problem,
+    fit,
+    from_result,
+    judge,
+    own_answer_prefix,
+    rank,
+)
+from .grounding import Said, said_values, unsaid_arguments
+from .registry import Registry, Tool, filter_tools
+from .types import Action, Failed, Final
+
+#: The message property carrying the failure kind of each failed step of the history so far:
+#: ``{"<step index>": "<kind>"}`` (ours; upstream's agents neither set nor read it).
+FAILURES_PROPERTY = "step-failures"
+#: A step needs at least this long (a prompt call and a tool call); with less left of the
+#: dialog's time it ends, in its own words, before its caller's deadline.
+MIN_STEP_SECONDS = 1.0
+
+
+def carried_failures(raw: str | None, history: Sequence[AgentStep]) -> dict[int, str]:
+    """The failure kind of each failed step of ``history``: from the ``step-failures`` property
+    when the dialog carries it (``raw``), else (an upstream peer's dialog) every step whose
+    observation starts ``Error:`` counts as a failed call."""
+    try:
+        value = json.loads(raw) if raw else None
+    except ValueError:
+        value = None
+    if isinstance(value, dict):
+        out = {}
+        for key, kind in value.items():
+            if isinstance(kind, str) and str(key).isdigit() and int(key) < len(history):
+                out[int(key)] = kind
+        return out
+    return {i: FAILURE_FAILED for i, h in enumerate(history) if (h.observation or "").startswith("Error:")}
+
+
+def failures_property(failures: Mapping[int, str]) -> str:
+    return json.dumps({str(i): kind for i, kind in sorted(failures.items())})
+
+
+def last_error(history: Sequence[AgentStep], failures: Mapping[int, str]) -> str:
+    for i in sorted(failures, reverse=True):
+        observation = history[i].observation or ""
+        return observation[len("Error:"):].strip() if observation.startswith("Error:") else observation
+    return ""
+
+
+# -- 1. admit ---------------------------------------------------------------------------------
+
+
+def admit(history: Sequence[AgentStep], failures: Mapping[int, str], max_iterations: int,
+          deadline: float | None, abandoned: Callable[[], str | None] | None) -> Failed | None:
+    """Why this step must not run (the dialog ends with that error), or None."""
+    if abandoned is not None and (why := abandoned()):
+        return Failed(why)
+    last = last_error(history, failures)
+    if len(history) >= max_iterations:
+        return Failed(f"Too many agent iterations: the dialog reached the limit of {max_iterations} "
+                      "steps without an answer (agent-manager-react --max-iterations; "
+                      "tg-launch --max-iterations)" + (f"; the last step's error: {last}" if last else ""))
+    if deadline is not None and deadline - time.time() < MIN_STEP_SECONDS:
+        return Failed(f"The dialog ran out of time after {len(history)} step(s) without an answer"
+                      + (f"; the last step's error: {last}" if last else ""))
+    return None
+
+
+# -- 2. prepare (rank) ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Step:
+    """What one step works with: the request, its tools ranked, and what the dialog holds."""
+
+    request: AgentRequest
+    tools: list[Tool]
+    meaning: dict[str, float]                  # each tool's similarity to the question (the ranker's)
+    failures: dict[int, str]                   # step index -> failure kind, for the history's failed steps
+    said: Said                                 # what arguments may be (grounding)
+    context: str = ""
+    results: list[tuple[str, str]] = field(default_factory=list)   # (tool, result) of the succeeded calls
+
+    @property
+    def history(self) -> list[AgentStep]:
+        return list(self.request.history or [])
+
+    @property
+    def own(self) -> str:
+        """The mark before a final answer: none when a tool's result is in the dialog."""
+        return "" if self.results else own_answer_prefix(self.history)
+
+    def tool(self, name: str) -> Tool | None:
+        return next((t for t in self.tools if t.name == name), None)
+
+
+def prepare(request: AgentRequest, registry: Registry, failures: Mapping[int, str]) -> Step:
+    """The request's tools (group and state) ranked by the ranker, as many as a prompt holds."""
+    ranked = fit(rank(request.question, filter_tools(registry.tools.values(), request.group, request.state)))
+    history = list(request.history or [])
+    results = [(h.action, h.observation or "") for i, h in enumerate(history) if h.action and i not in failures]
+    return Step(request=request, tools=[r.tool for r in ranked],
+                meaning={r.tool.name: r.meaning for r in ranked if r.meaning is not None},
+                failures=dict(failures), said=said_values(request.question, [r for _, r in results]),
+                context=registry.context, results=results)
+
+
+# -- 4. judge ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Accepted:
+    """A final answer the user gets: how the dialog ended and the tools behind it."""
+
+    outcome: str
+    candidates: tuple[str, ...] = ()
+
+
+def judge_answer(step: Step, final: Final, judged: bool = False) -> Accepted | str:
+    """The ending of a final answer, or why it is no answer (an observation for the model).
+
+    ``judged``: it was streamed and released already (``decisions.AnswerGate``).
+    """
+    observations = [r for _, r in step.results]
+    problem = None if judged else answer_problem(final.answer, step.request.question,
+                                                 [t.name for t in step.tools], observations)
+    if problem is not None:
+        return problem
+    source = from_result(final.answer, observations)
+    if source is not None:
+        return Accepted(OUTCOME_TOOL, (step.results[source][0],))
+    return Accepted(OUTCOME_NO_TOOL if step.own else OUTCOME_ANSWER)
+
+
+def judge_call(step: Step, action: Action, scores: Mapping[str, float] | None, policy: Confidence,
+               usable: Callable[[str], bool] = lambda name: True) -> Abstain | Switch | None:
+    """None when the call is made, a :class:`~.decisions.Switch` when the ranker's tool is
+    called instead, else how the dialog ends (``decisions.judge``: the model's scores and the
+    ranker's similarities; ``grounding``: values nobody said).  An ask-back never offers a tool
+    that cannot be used now (``usable``)."""
+    chosen = step.tool(action.name)
+    heard = [step.request.question, *(result for _, result in step.results)]
+    unsaid = unsaid_arguments(action.arguments, chosen.arguments if chosen else (), heard) \
+        if policy.check_arguments else []
+    abstain = judge(action.name, scores, [t.name for t in step.tools], policy, unsaid, step.meaning)
+    if not isinstance(abstain, Abstain) or not abstain.candidates:
+        return abstain
+    offered = tuple(name for name in abstain.candidates if usable(name))
+    return Abstain(abstain.outcome, offered, abstain.share, abstain.tool, abstain.unsaid) if offered else \
+        Abstain(OUTCOME_NO_TOOL, (), abstain.share)
+
+
+# -- 6. record --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NoResult:
+    """The dialog ends with the model's own answer, marked: its tool calls gave nothing."""
+
+    why: str
+
+
+def after_call(step: Step, action: Action, arguments: Mapping[str, str], call: ToolCall) -> Failed | NoResult | None:
+    """Whether a failed call ends the dialog, and how; None when it goes on.
+
+    A tool that cannot be used now (its service is not running, it went
+    mid-call twice) ends it as ``tool-unavailable``, naming the tool and
+    why: the model calling it again or guessing instead helps nobody.  The
+    same failing call made again (the model will not fix it) ends it with
+    the model's own answer, marked as such (``no-tool``).
+    """
+    if call.failure is None:
+        return None
+    history = step.history
+    repeated = any(h.action == action.name and dict(h.arguments or {}) == dict(arguments) and i in step.failures
+                   for i, h in enumerate(history))
+    lost_before = any(h.action == action.name and step.failures.get(i) == FAILURE_LOST for i, h in enumerate(history))
+    if call.failure == FAILURE_UNAVAILABLE or (call.failure == FAILURE_LOST and (repeated or lost_before)):
+        why = call.reason.removeprefix(f"tool '{action.name}' cannot be used now: ")
+        return Failed(f"Tool '{action.name}' cannot be used now: {why}", outcome=OUTCOME_UNAVAILABLE)
+    if repeated:
+        return NoResult(f"the same call of tool '{action.name}' failed twice: {call.reason}")
+    return None
