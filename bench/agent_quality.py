@@ -167,7 +167,7 @@ async def _tools_for(session: aiohttp.ClientSession, stack: Stack, qset: Questio
 
 
 async def _rows(stack: Stack, sets: dict[str, list[dict[str, Any]]], llm: str, deadline: float,
-                rec: Recorder) -> None:
+                rec: Recorder, structured_only: bool = False) -> None:
     """The rows of one LLM: each set of ``sets`` in order, its services started first (with the
     earlier sets', which stay up), then its modes (the scripted stand-in: structured only).
     Structured (the default) before text in each set, so a run short of time loses text rows first."""
@@ -184,7 +184,7 @@ async def _rows(stack: Stack, sets: dict[str, list[dict[str, Any]]], llm: str, d
             started.update(new)
             questions = sets[qset.label]
             schemas = await _tools_for(session, stack, qset, questions, seen)
-            for mode in (("structured",) if llm == SCRIPTED else qset.modes):
+            for mode in (("structured",) if llm == SCRIPTED or structured_only else qset.modes):
                 if mode == "text" and not text_on:
                     await put_template(stack, TEXT_TEMPLATE)
                     text_on = True
@@ -194,7 +194,8 @@ async def _rows(stack: Stack, sets: dict[str, list[dict[str, Any]]], llm: str, d
 def run_quality_table(workdir: Path, *, budget: float = 2400.0, model: str | None = None,
                       scripted_only: bool = False, resume: bool = False,
                       command: str = ".venv/bin/python bench/run.py --only quality",
-                      only_sets: tuple[str, ...] | None = None) -> dict[str, Any]:
+                      only_sets: tuple[str, ...] | None = None, structured_only: bool = False,
+                      extra_models: tuple[str, ...] = ()) -> dict[str, Any]:
     """The whole table: every set of the model, then every set of the scripted stand-in; every process
     stopped.
 
@@ -205,7 +206,10 @@ def run_quality_table(workdir: Path, *, budget: float = 2400.0, model: str | Non
     the framework, no model loaded).  ``resume``: keep the complete rows of
     the last run in ``workdir`` (same LLM, same question sets) and ask only the
     others, for a run that was cut off.  ``only_sets``: the labels of the sets to ask (``("set 3",)``),
-    default all.  Returns ``{"markdown", "rows", "secs", ...}``; raises
+    default all.  ``structured_only``: the model's rows in structured mode only (the default
+    template; text mode is the slower half of a run).  ``extra_models``: more GGUF files, each asked
+    every set after the model, in structured mode only (a bigger model beside the default, rows
+    named by the file).  Returns ``{"markdown", "rows", "secs", ...}``; raises
     :class:`QualityBenchError` when the stack or a service does not come up
     (tg-launch refusing ``--model`` included) or a question set breaks its rules.
     """
@@ -243,9 +247,18 @@ def run_quality_table(workdir: Path, *, budget: float = 2400.0, model: str | Non
             result["commands"][llm] = stack.command
             try:
                 stack.start()
-                asyncio.run(_rows(stack, sets, llm, deadline - SCRIPTED_RESERVE, rec))
+                asyncio.run(_rows(stack, sets, llm, deadline - SCRIPTED_RESERVE, rec, structured_only))
             finally:
                 stack.stop()
+            for n, extra in enumerate(extra_models, 1):
+                name = Path(extra).name
+                stack = Stack(workdir / f"model-{n}", ["--model", str(extra)])
+                result["commands"][name] = stack.command
+                try:
+                    stack.start()
+                    asyncio.run(_rows(stack, sets, name, deadline - SCRIPTED_RESERVE, rec, True))
+                finally:
+                    stack.stop()
         stack = Stack(workdir / "scripted", ["--llm", "scripted", "--llm-script", str(script)])
         result["commands"][SCRIPTED] = stack.command
         try:
@@ -344,6 +357,11 @@ def main() -> int:
     ap.add_argument("--scripted-only", action="store_true",
                     help="only the scripted stand-in's rows: what the framework does with a model that is "
                          "always right (a minute or two; no model loaded)")
+    ap.add_argument("--also", metavar="PATH", action="append", default=[],
+                    help="another GGUF model asked every set too, structured mode only (repeatable), e.g. the "
+                         "file tg-fetch-model fetched")
+    ap.add_argument("--structured-only", action="store_true",
+                    help="the model's rows in structured mode only (the default template), no text-mode rows")
     args = ap.parse_args()
     if args.rescore:
         print(rescore(Path(args.rescore) / "dialogs.json")["markdown"])
@@ -352,7 +370,8 @@ def main() -> int:
         command = " ".join([".venv/bin/python bench/agent_quality.py", *sys.argv[1:]])
         labels = tuple(f"set {n}" for n in args.sets) if args.sets else None
         result = run_quality_table(WORK, budget=args.budget, model=args.model, scripted_only=args.scripted_only,
-                                   resume=args.resume, command=command, only_sets=labels)
+                                   resume=args.resume, command=command, only_sets=labels,
+                                   structured_only=args.structured_only, extra_models=tuple(args.also))
     except QualityBenchError as e:
         print(f"agent-quality bench failed: {e}", file=sys.stderr)
         print(f"logs kept in {WORK}", file=sys.stderr)

@@ -502,6 +502,22 @@ def machine(upstream_versions: dict[str, str]) -> str:
     ])
 
 
+def bigger_models(model: str | None) -> tuple[str, ...]:
+    """The bigger local models whose rows the agent-quality table adds: those tg-fetch-model fetched
+    (never fetched here); none when the table runs on a model of the user's (``--model``)."""
+    from trustgraph.launch.models import KNOWN, models_dir
+    if model:
+        return ()
+    found = []
+    for known in KNOWN.values():
+        path = models_dir() / known.file_name
+        if path.is_file():
+            found.append(str(path))
+        else:
+            print(f"  {known.name} is not fetched (tg-fetch-model {known.name}): its rows are left out", flush=True)
+    return tuple(found)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=5, help="measured rounds of the tool-call table")
@@ -591,9 +607,11 @@ def main() -> int:
         print(ranker["markdown"] + "\n", flush=True)
     if "quality" in only:
         fc = quiet("agent quality")
-        print("Agent quality table (about 20 minutes on a quiet machine)...", flush=True)
+        also = bigger_models(args.model)
+        print(f"Agent quality table (about {20 + 15 * len(also)} minutes on a quiet machine)...", flush=True)
         try:
-            quality = run_quality_table(WORK / "quality", model=args.model,
+            quality = run_quality_table(WORK / "quality", model=args.model, extra_models=also,
+                                        budget=2400.0 + 1500.0 * len(also),
                                         command=" ".join([".venv/bin/python", "bench/run.py", *sys.argv[1:]]))
         except QualityBenchError as e:
             raise BenchError(str(e)) from e
@@ -726,8 +744,9 @@ ranking of a new catalog (the model loaded and every tool embedded); and the mem
 How well the embedded model uses the tools of a running stack, and how its dialogs end, in
 structured mode (the bootstrap `agent-react`) and in text mode (ReAct text), on three question sets
 (the second and third paraphrased, with questions that no tool fits; the third over sixteen tools,
-many easy to confuse, in structured mode only), beside a scripted stand-in that gives every right
-decision (`bench/agent_quality.py`).
+many easy to confuse, in structured mode only), beside a bigger local model (`tg-fetch-model
+qwen2.5-coder-1.5b`, structured mode only; its rows are there when it was fetched before the run)
+and a scripted stand-in that gives every right decision (`bench/agent_quality.py`).
 
 {quality['markdown']}
 

@@ -219,6 +219,13 @@ class Launcher:
         if self.args.model:
             # Before anything starts: a wrong path is one line, not an LLM that keeps dying.
             from trustgraph.model.text_completion.gguf import model_file_problem
+
+            from .models import FetchError, resolve
+            try:
+                self.args.model = resolve(self.args.model)   # a known model's name: its fetched file
+            except FetchError as e:
+                print(f"tg-launch: error: {e}", file=sys.stderr, flush=True)
+                return 1
             if (problem := model_file_problem(self.args.model)) is not None:
                 print(f"tg-launch: error: {problem}", file=sys.stderr, flush=True)
                 return 1
@@ -425,8 +432,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         "or OPENAI_TOKEN is set), or scripted (a test stand-in; needs --llm-script)")
     p.add_argument("--llm-script", default=None, help="rules file for --llm scripted")
     p.add_argument("--model", default=None, metavar="PATH",
-                   help="a local GGUF model file for the embedded LLM to run instead of SmolLM2-135M-Instruct "
-                        "(implies --llm embedded)")
+                   help="a local GGUF model file for the embedded LLM to run instead of SmolLM2-135M-Instruct, "
+                        "or the name of a model tg-fetch-model fetched (qwen2.5-coder-1.5b) (implies --llm "
+                        "embedded)")
     p.add_argument("--max-iterations", type=int, default=None,
                    help="the agent's limit of steps per dialog (agent-manager-react's default: 10)")
     p.add_argument("--tool-timeout", type=float, default=None,
