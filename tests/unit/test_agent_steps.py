@@ -1,0 +1,154 @@
+"""The stages of an agent step (trustgraph.agent.react.steps), each on its own typed values."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from trustgraph.agent.react.calls import (
+    FAILURE_FAILED,
+    FAILURE_LOST,
+    FAILURE_MISTAKE,
+    FAILURE_UNAVAILABLE,
+    ToolCall,
+)
+from trustgraph.agent.react.decisions import Confidence, Switch
+from trustgraph.agent.react.grounding import said_values
+from trustgraph.agent.react.registry import build_registry
+from trustgraph.agent.react.steps import (
+    Accepted,
+    NoResult,
+    Step,
+    admit,
+    after_call,
+    carried_failures,
+    failures_property,
+    judge_answer,
+    judge_call,
+    prepare,
+)
+from trustgraph.agent.react.types import Action, Failed, Final
+from trustgraph.base.tool_services.tool_service_client import ToolServiceClients
+from trustgraph.schema import AgentRequest, AgentStep
+from trustgraph.schema.services.agent import OUTCOME_ANSWER, OUTCOME_ASKED, OUTCOME_NO_TOOL, OUTCOME_TOOL
+
+SERVICE = {"id": "svc", "request-queue": "non-persistent://tg/request/svc",
+           "response-queue": "non-persistent://tg/response/svc"}
+
+
+def tool(name: str, description: str, arg: str = "city", **extra) -> str:
+    return json.dumps({"type": "tool-service", "name": name, "description": description, "service": "svc",
+                       "arguments": [{"name": arg, "type": "string", "description": f"The {arg}"}], **extra})
+
+
+REGISTRY = build_registry({"tool": {"weather": tool("weather", "Current weather in a city"),
+                                    "local-time": tool("local-time", "The current local time in a city"),
+                                    "joke": tool("joke", "Tell a joke on a given topic", "topic",
+                                                 group=["fun"])},
+                           "tool-service": {"svc": json.dumps(SERVICE)}}, ToolServiceClients(None))
+
+
+def request(question: str, history=(), **kw) -> AgentRequest:
+    return AgentRequest(question=question, history=list(history), user="alice", **kw)
+
+
+# -- admit ------------------------------------------------------------------------------------
+
+
+def test_admit_refuses_a_dialog_at_its_limits_saying_the_last_error():
+    failed = AgentStep(action="weather", arguments={"city": "x"}, observation="Error: tool 'weather' failed: boom")
+    assert admit([], {}, 3, None, None) is None
+    got = admit([failed] * 3, {0: FAILURE_FAILED, 1: FAILURE_FAILED, 2: FAILURE_FAILED}, 3, None, None)
+    assert isinstance(got, Failed) and "limit of 3 steps" in got.message and "tool 'weather' failed: boom" in got.message
+    got = admit([failed], {0: FAILURE_FAILED}, 10, time.time() + 0.5, None)
+    assert got.message.startswith("The dialog ran out of time after 1 step(s) without an answer")
+    assert admit([], {}, 10, None, lambda: "gone").message == "gone"
+
+
+# -- prepare (rank) ---------------------------------------------------------------------------
+
+
+def test_prepare_ranks_the_requests_tools_by_meaning_and_keeps_what_the_dialog_said():
+    step = prepare(request("Is it going to be chilly in Oslo?"), REGISTRY, {})
+    assert [t.name for t in step.tools] == ["weather", "local-time"]          # the joke is in group fun
+    assert set(step.meaning) == {"weather", "local-time"}
+    assert step.meaning["weather"] > step.meaning["local-time"]
+    assert "Oslo" in step.said.texts and step.results == [] and step.own   # no result: an own answer is marked
+    done = AgentStep(action="weather", arguments={"city": "Oslo"}, observation="It is 3°C in Oslo.")
+    bad = AgentStep(action="weather", arguments={"city": "x"}, observation="Error: no")
+    step = prepare(request("Is it chilly in Oslo?", [bad, done]), REGISTRY, {0: FAILURE_MISTAKE})
+    assert step.results == [("weather", "It is 3°C in Oslo.")] and not step.own
+    assert 3.0 in step.said.numbers
+
+
+# -- judge ------------------------------------------------------------------------------------
+
+
+def test_judge_answer_tells_a_tools_result_from_the_models_own_and_refuses_no_answer():
+    done = AgentStep(action="weather", arguments={"city": "Oslo"}, observation="It is 3°C in Oslo.")
+    step = prepare(request("Weather in Oslo?", [done]), REGISTRY, {})
+    assert judge_answer(step, Final("", "It is 3°C in Oslo.")) == Accepted(OUTCOME_TOOL, ("weather",))
+    assert judge_answer(step, Final("", "Cold, I think")) == Accepted(OUTCOME_ANSWER)
+    assert "empty" in judge_answer(step, Final("", ""))
+    fresh = prepare(request("Weather in Oslo?"), REGISTRY, {})
+    assert judge_answer(fresh, Final("", "Cold, I think")) == Accepted(OUTCOME_NO_TOOL)
+
+
+def test_judge_call_never_offers_a_tool_that_cannot_be_used_now():
+    step = prepare(request("Is it chilly in Oslo?"), REGISTRY, {})
+    unsure = {"weather": 0.5, "local-time": 0.5}
+    close = dict(step.meaning, **{"local-time": step.meaning["weather"]})   # no clear lead either
+    step = Step(step.request, step.tools, close, step.failures, step.said)
+    asked = judge_call(step, Action("", "local-time", {"city": "Oslo"}), unsure, Confidence())
+    assert asked.outcome == OUTCOME_ASKED and set(asked.candidates) == {"weather", "local-time"}
+    only = judge_call(step, Action("", "local-time", {"city": "Oslo"}), unsure, Confidence(),
+                      usable=lambda name: name != "weather")
+    assert only.candidates == ("local-time",)
+    none = judge_call(step, Action("", "local-time", {"city": "Oslo"}), unsure, Confidence(), usable=lambda n: False)
+    assert none.outcome == OUTCOME_NO_TOOL
+
+
+def test_judge_call_switches_to_the_rankers_clear_first_tool():
+    ranked = prepare(request("Is it going to be chilly in Oslo?"), REGISTRY, {})
+    step = Step(ranked.request, ranked.tools, {"weather": 0.4, "local-time": 0.2}, {}, ranked.said)
+    unsure = {"local-time": 0.55, "weather": 0.45}
+    assert judge_call(step, Action("", "local-time", {"city": "Oslo"}), unsure, Confidence()) == Switch("weather", 0.55)
+    sure = {"local-time": 0.95, "weather": 0.05}
+    assert judge_call(step, Action("", "local-time", {"city": "Oslo"}), sure, Confidence()) is None
+
+
+# -- record -----------------------------------------------------------------------------------
+
+
+def call(failure: str | None, reason: str = "") -> ToolCall:
+    return ToolCall("Error: " + reason if failure else "fine", None, failure, reason)
+
+
+def test_after_call_ends_an_unusable_tool_at_once_and_a_repeated_failure_with_the_models_answer():
+    action = Action("", "weather", {"city": "Oslo"})
+    step = prepare(request("Weather in Oslo?"), REGISTRY, {})
+    assert after_call(step, action, {"city": "Oslo"}, call(None)) is None
+    assert after_call(step, action, {"city": "Oslo"}, call(FAILURE_FAILED, "tool 'weather' failed: boom")) is None
+    gone = after_call(step, action, {"city": "Oslo"},
+                      call(FAILURE_UNAVAILABLE, "tool 'weather' cannot be used now: tool service 'svc' is not running"))
+    assert gone == Failed("Tool 'weather' cannot be used now: tool service 'svc' is not running",
+                          outcome="tool-unavailable")
+    failed = AgentStep(action="weather", arguments={"city": "Oslo"}, observation="Error: boom")
+    again = prepare(request("Weather in Oslo?", [failed]), REGISTRY, {0: FAILURE_FAILED})
+    ended = after_call(again, action, {"city": "Oslo"}, call(FAILURE_FAILED, "tool 'weather' failed: boom"))
+    assert ended == NoResult("the same call of tool 'weather' failed twice: tool 'weather' failed: boom")
+    # other arguments are another call: the dialog goes on
+    assert after_call(again, action, {"city": "Bergen"}, call(FAILURE_FAILED, "x")) is None
+    # a call lost mid-way may be tried again once; lost twice, the tool cannot be used now
+    assert after_call(step, action, {"city": "Oslo"}, call(FAILURE_LOST, "lost")) is None
+    lost = prepare(request("Weather in Oslo?", [failed]), REGISTRY, {0: FAILURE_LOST})
+    assert after_call(lost, action, {"city": "Bergen"}, call(FAILURE_LOST, "lost")).outcome == "tool-unavailable"
+
+
+def test_failure_kinds_travel_with_the_dialog_and_an_upstream_dialog_is_read_by_its_errors():
+    history = [AgentStep(action="a", observation="Error: x"), AgentStep(action="b", observation="fine")]
+    assert carried_failures(failures_property({0: FAILURE_UNAVAILABLE}), history) == {0: FAILURE_UNAVAILABLE}
+    assert carried_failures(None, history) == {0: FAILURE_FAILED}          # an upstream peer's dialog
+    assert carried_failures("not json", history) == {0: FAILURE_FAILED}
+    assert carried_failures('{"7": "lost", "x": "y", "1": 3}', history) == {}   # out of range, junk
+    assert said_values("", []).texts == []
