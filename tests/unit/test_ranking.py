@@ -139,3 +139,11 @@ def test_a_text_is_embedded_once_however_often_it_is_ranked(monkeypatch):
         ranking.rank("which kind?", tools)
         ranking.rank("which kind?", list(tools))   # a new list of the same tools
     assert sorted(seen) == sorted(["which kind?", "alpha tool. first of its kind", "beta tool. second of its kind"])
+
+
+def test_a_list_that_fits_one_prompt_needs_no_ranking_to_be_cut():
+    assert ranking.all_fit(TOOLS)
+    many = [T(name=f"t{i}", description="x", arguments=[], examples=()) for i in range(ranking.MAX_PROMPT_TOOLS + 1)]
+    assert not ranking.all_fit(many)
+    long = [T(name="t", description="y" * ranking.MAX_PROMPT_TOOL_CHARS, arguments=[], examples=())]
+    assert not ranking.all_fit(long)

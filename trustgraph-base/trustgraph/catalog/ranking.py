@@ -204,6 +204,12 @@ def fit(ranked: Sequence[Ranked], *, max_tools: int = MAX_PROMPT_TOOLS,
     return kept
 
 
+def all_fit(tools: Sequence[Any], *, max_tools: int = MAX_PROMPT_TOOLS, max_chars: int = MAX_PROMPT_TOOL_CHARS) -> bool:
+    """Whether one prompt has room for every tool: then none need be ranked to be cut (and the
+    embedding model is not loaded for it)."""
+    return len(tools) <= max_tools and sum(map(_size, tools)) <= max_chars
+
+
 def for_prompt(question: str, tools: Sequence[Any], *, max_tools: int = MAX_PROMPT_TOOLS,
                max_chars: int = MAX_PROMPT_TOOL_CHARS) -> list[Any]:
     """The tools to show the model for ``question``: the most relevant first, as many as fit."""

@@ -236,10 +236,10 @@ class Confidence:
     # With the ranker (``judge``'s ``meaning``): the model's choice stands when its share is at
     # least ``sure``; otherwise the ranker's first tool is taken when it leads the second by at
     # least ``lead`` in cosine similarity (or the model chose it too), and the dialog asks back
-    # when neither is clear.  Measured on the first decisions of all three bench sets (108,
-    # embedded model, bench/notes.md): the model's share alone made 28 right calls and 5 wrong,
-    # the ranker's lead with the model's sure choices 59 right and 12 wrong; ``lead`` 0.1 made
-    # 50 right and 7 wrong.  ``lead`` 0 turns the ranker's part off (the model's share alone).
+    # when neither is clear.  Replayed on the embedded model's first decisions of the three
+    # bench sets (108, argument check aside, bench/notes.md): the model's share alone made 26
+    # right calls and 36 wrong; this rule 59 right and 12 wrong; ``lead`` 0.1, 50 and 7.
+    # ``lead`` 0 turns the ranker's part off (the model's share alone).
     sure: float = 0.7
     lead: float = 0.05
     # "No tool fits" when even the nearest tool's similarity is under this and the model

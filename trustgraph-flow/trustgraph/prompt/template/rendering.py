@@ -200,6 +200,8 @@ def _fit_tools(variables: dict[str, Any]) -> dict[str, Any]:
     tools = variables.get("tools")
     if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
         return variables
+    if ranking.all_fit(tools):
+        return variables
     question = variables.get("question")
     kept = ranking.for_prompt(question if isinstance(question, str) else "", tools)
     if len(kept) == len(tools):
