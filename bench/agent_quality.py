@@ -241,31 +241,24 @@ def run_quality_table(workdir: Path, *, budget: float = 2400.0, model: str | Non
     result = {"rows": [], "sets": sets, "commands": {}, "command": command, "llm": llm, "schemas": {},
               "started": t0, "kept": [f"{r.llm}, {r.set}, {r.mode}" for r in kept if r.complete]}
     rec = Recorder(workdir / "dialogs.json", result, kept)
-    try:
-        if not scripted_only:
-            stack = Stack(workdir / "model", ["--model", str(model)] if model else [])
-            result["commands"][llm] = stack.command
-            try:
-                stack.start()
-                asyncio.run(_rows(stack, sets, llm, deadline - SCRIPTED_RESERVE, rec, structured_only))
-            finally:
-                stack.stop()
-            for n, extra in enumerate(extra_models, 1):
-                name = Path(extra).name
-                stack = Stack(workdir / f"model-{n}", ["--model", str(extra)])
-                result["commands"][name] = stack.command
-                try:
-                    stack.start()
-                    asyncio.run(_rows(stack, sets, name, deadline - SCRIPTED_RESERVE, rec, True))
-                finally:
-                    stack.stop()
-        stack = Stack(workdir / "scripted", ["--llm", "scripted", "--llm-script", str(script)])
-        result["commands"][SCRIPTED] = stack.command
+
+    def rows_of(where: str, llm_args: list[str], name: str, until: float, structured: bool) -> None:
+        """One LLM's rows: its stack started, every set asked, the stack stopped."""
+        stack = Stack(workdir / where, llm_args)
+        result["commands"][name] = stack.command
         try:
             stack.start()
-            asyncio.run(_rows(stack, sets, SCRIPTED, deadline, rec))
+            asyncio.run(_rows(stack, sets, name, until, rec, structured))
         finally:
             stack.stop()
+
+    try:
+        if not scripted_only:
+            rows_of("model", ["--model", str(model)] if model else [], llm, deadline - SCRIPTED_RESERVE,
+                    structured_only)
+            for n, extra in enumerate(extra_models, 1):
+                rows_of(f"model-{n}", ["--model", str(extra)], Path(extra).name, deadline - SCRIPTED_RESERVE, True)
+        rows_of("scripted", ["--llm", "scripted", "--llm-script", str(script)], SCRIPTED, deadline, True)
     finally:
         rec.write()
     result["markdown"] = markdown(result)

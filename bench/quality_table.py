@@ -1,12 +1,14 @@
 """The agent-quality table as markdown: the rows, the targets under them, where the model goes wrong,
 and how it was measured.
 
-The targets are those of honest dialogs: on every set, at most 10% of
-dialogs wrongly successful (an answer a caller takes for a tool's answer that
-is not one), the right tool first no less often than before (:data:`BASELINES`),
-every dialog over in 10 s at p90, and no dialog ended by a transport timeout
-(the caller always hears the agent).  The scripted rows' target is every
-dialog ending right: the framework must lose nothing when the model is right.
+The targets of a model's structured rows (the default mode) are issue 34's: successful and
+right for at least 90% of set 1's questions a tool fits and 75% of sets 2 and 3's; at most 5%
+of dialogs wrongly successful (an answer a caller takes for a tool's answer that is not one);
+at least 3 of 4 questions no tool fits ending no-tool or asked back; at most 15% of set 1's
+dialogs asked back; p90 at most 5 s; no dialog ended by a transport timeout (the caller always
+hears the agent).  Text mode keeps the earlier ones: at most 10% wrongly successful, the right
+tool first no less often than before (:data:`BASELINES`), p90 at most 10 s.  The scripted rows'
+target is every dialog ending right: the framework must lose nothing when the model is right.
 """
 
 from __future__ import annotations
@@ -25,6 +27,13 @@ BASELINES: dict[tuple[str, str], tuple[int, int]] = {
 }
 WRONGLY_MAX = 0.10
 P90_MAX = 10.0
+#: Structured mode (issue 34): successful and right per set, wrongly successful, no-tool questions
+#: ending honestly, asked back on set 1, p90.
+SUCCESS_MIN = {"set 1": 0.90, "set 2": 0.75, "set 3": 0.75}
+STRUCTURED_WRONGLY_MAX = 0.05
+NO_TOOL_HONEST_MIN = 0.75
+ASKED_MAX_SET1 = 0.15
+STRUCTURED_P90_MAX = 5.0
 
 
 def _short(text: str, limit: int = 100) -> str:
@@ -109,6 +118,25 @@ def _targets(rows: list[Any], scripted: str) -> str:
                       (f"wrongly successful {m['wrongly']}", m["wrongly"] == 0),
                       (f"error endings {m['errors']}", m["errors"] == 0),
                       (f"transport timeouts {m['timeouts']}", m["timeouts"] == 0)]
+        elif row.mode == "structured":
+            nt, nn = m["tool_questions"], m["no_tool_questions"]
+            success = m["successful_right"] / nt if nt else 0.0
+            wrongly = m["wrongly"] / n if n else 0.0
+            want = SUCCESS_MIN.get(row.set, 0.75)
+            checks = [(f"successful and right >= {want:.0%}: {m['successful_right']}/{nt} = {success:.0%}",
+                       nt > 0 and success >= want),
+                      (f"wrongly successful <= {STRUCTURED_WRONGLY_MAX:.0%}: {m['wrongly']}/{n} = {wrongly:.0%}",
+                       n > 0 and wrongly <= STRUCTURED_WRONGLY_MAX)]
+            if nn:
+                checks.append((f"no-tool questions ended no-tool or asked back >= {NO_TOOL_HONEST_MIN:.0%}: "
+                               f"{m['abstained_no_tool']}/{nn}", m["abstained_no_tool"] / nn >= NO_TOOL_HONEST_MIN))
+            if row.set == "set 1":
+                asked = m["abstained"] / n if n else 0.0
+                checks.append((f"asked back or no tool <= {ASKED_MAX_SET1:.0%}: {m['abstained']}/{n} = {asked:.0%}",
+                               n > 0 and asked <= ASKED_MAX_SET1))
+            checks += [(f"p90 <= {STRUCTURED_P90_MAX:g} s: {m['p90_s']:.1f} s",
+                        n > 0 and m["p90_s"] <= STRUCTURED_P90_MAX),
+                       (f"transport timeouts 0: {m['timeouts']}", m["timeouts"] == 0)]
         else:
             wrongly = m["wrongly"] / n if n else 0.0
             checks = [(f"wrongly successful <= {WRONGLY_MAX:.0%}: {m['wrongly']}/{n} = {wrongly:.0%}",
@@ -163,10 +191,14 @@ def markdown(result: dict[str, Any]) -> str:
                         + ", ".join(f"{k} {v}" for k, v in sorted(seen.items())))
     text += "\n\nOutcomes the agent gave (field `outcome` of the final message; `(none)`: it gave none):\n\n"
     text += "\n".join(f"- {line}" for line in outcomes)
-    text += ("\n\nTargets (the model's rows; structured mode is the default; on every set): wrongly successful "
-             f"<= {WRONGLY_MAX:.0%} of dialogs, right tool first no lower than before, every dialog over in <= "
-             f"{P90_MAX:g} s at p90, 0 dialogs ended by a transport timeout. The scripted rows: every dialog "
-             "ends right (the framework loses nothing when the model is right):\n\n" + _targets(rows, SCRIPTED))
+    text += ("\n\nTargets. A model's structured rows (the default mode): successful and right >= "
+             f"{SUCCESS_MIN['set 1']:.0%} of set 1's questions a tool fits and >= {SUCCESS_MIN['set 2']:.0%} of sets "
+             f"2 and 3's; wrongly successful <= {STRUCTURED_WRONGLY_MAX:.0%} of dialogs; >= 3 of 4 questions no tool "
+             f"fits ended no-tool or asked back; asked back <= {ASKED_MAX_SET1:.0%} on set 1; p90 <= "
+             f"{STRUCTURED_P90_MAX:g} s; 0 transport timeouts. Text mode: wrongly successful <= {WRONGLY_MAX:.0%}, "
+             f"right tool first no lower than before, p90 <= {P90_MAX:g} s, 0 transport timeouts. The scripted rows: "
+             "every dialog ends right (the framework loses nothing when the model is right):\n\n"
+             + _targets(rows, SCRIPTED))
 
     shortened = []
     for row in rows:

@@ -264,11 +264,17 @@ def test_targets_under_the_table() -> None:
     lines = {line.split(":")[0]: line for line in text.splitlines() if line.startswith("- m, ")
              or line.startswith("- scripted")}
     set1 = lines["- m, set 1, structured"]
-    assert "wrongly successful <= 10%: 1/10 = 10% (met)" in set1
-    assert "right tool first (called or offered) >= before (15/30): 9/10 (called first 9/10) (met)" in set1
-    assert "p90 <= 10 s: 1.0 s (met)" in set1 and "transport timeouts 0: 0 (met)" in set1
+    assert "successful and right >= 90%: 9/10 = 90% (met)" in set1
+    assert "wrongly successful <= 5%: 1/10 = 10% (MISSED)" in set1
+    assert "asked back or no tool <= 15%: 0/10 = 0% (met)" in set1
+    assert "p90 <= 5 s: 1.0 s (met)" in set1 and "transport timeouts 0: 0 (met)" in set1
     set2 = lines["- m, set 2, structured"]
-    assert "2/10 = 20% (MISSED)" in set2 and "p90 <= 10 s: 12.0 s (MISSED)" in set2
+    assert "successful and right >= 75%: 8/10 = 80% (met)" in set2
+    assert "2/10 = 20% (MISSED)" in set2 and "p90 <= 5 s: 12.0 s (MISSED)" in set2
+    assert "asked back or no tool" not in set2        # set 1's target only
+    text_row = markdown(_result([_row("set 1", "m", "text", good)]))
+    assert "wrongly successful <= 10%: 1/10 = 10% (met)" in text_row
+    assert "right tool first (called or offered) >= before (17/30): 9/10 (called first 9/10) (met)" in text_row
     scripted_line = lines["- scripted (right answers), set 2, structured"]
     assert "right endings 1/2 (all) (MISSED)" in scripted_line and "wrongly successful 1 (MISSED)" in scripted_line
     assert "| set 1 | m " in text and "successful and right" in text and "transport timeouts" in text

@@ -300,5 +300,8 @@ def test_an_upstream_agents_thousands_of_tools_are_cut_to_what_fits():
     terms = {**agent_terms([]), "tools": json.dumps(many), "question": json.dumps("what does tool-7 do?")}
     values = {"template.t": json.dumps({"prompt": "{% for t in tools %}{{ t.name }} {% endfor %}"}),
               "template-index": '["t"]'}
-    r = PromptSet.from_config(values).render("t", terms)
+    # The service cuts the list before the render (outside the template's budget), as it does for
+    # every request; the template then renders what fits.
+    from trustgraph.prompt.template.rendering import fit_tool_terms
+    r = PromptSet.from_config(values).render("t", fit_tool_terms(terms))
     assert r.prompt.split()[0] == "tool-7" and len(r.prompt.split()) < 10

@@ -147,3 +147,17 @@ def test_a_list_that_fits_one_prompt_needs_no_ranking_to_be_cut():
     assert not ranking.all_fit(many)
     long = [T(name="t", description="y" * ranking.MAX_PROMPT_TOOL_CHARS, arguments=[], examples=())]
     assert not ranking.all_fit(long)
+
+
+def test_a_tool_the_question_names_comes_first():
+    many = [T(name=f"tool-{i}", description="Look up a record", arguments=[], examples=()) for i in range(50)]
+    assert ranking.rank("what does tool-7 do?", many)[0].tool.name == "tool-7"
+    assert ranking.rank("use the weather tool for Oslo", [COUNT, MONEY, JOKE, WEATHER])[0].tool is WEATHER
+
+
+def test_a_pathological_text_is_clipped_before_it_is_tokenised():
+    assert embedding.clipped("a " + "x" * 100 + " b") == "a " + "x" * embedding.MAX_WORD + " b"
+    assert len(embedding.clipped("word " * 1000)) == embedding.MAX_CHARS
+    # 2,000 tools of one 2,400-letter word each: ranked, and the named one first
+    odd = [{"name": f"tool-{i}", "description": "x" * 2400, "arguments": []} for i in range(2000)]
+    assert ranking.for_prompt("what does tool-7 do?", odd)[0]["name"] == "tool-7"

@@ -22,6 +22,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
+import re
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -46,6 +47,17 @@ WEIGHTS = "weights/l2_supercat_256.safetensors"
 TOKENIZER = "tokenizers/l2_supercat_tokenizer_config.json"
 #: The tokens of a text that are looked up (a description past them says nothing more).
 MAX_TOKENS = 512
+#: What of a text is tokenised: its first characters, each word cut to a length (a tokeniser's
+#: merges grow fast with a word's length: 2,000 descriptions of one 2,400-letter "word" took
+#: prompt-template's whole render budget).
+MAX_CHARS = 1_000
+MAX_WORD = 40
+_LONG_WORD = re.compile(rf"\S{{{MAX_WORD + 1},}}")
+
+
+def clipped(text: str) -> str:
+    """``text`` as it is tokenised: :data:`MAX_CHARS` of it, no word over :data:`MAX_WORD`."""
+    return _LONG_WORD.sub(lambda m: m.group(0)[:MAX_WORD], text[:MAX_CHARS])
 
 
 def model_files() -> tuple[Path, Path]:
@@ -84,7 +96,8 @@ class StaticEmbedder:
     def embed(self, texts: Sequence[str]) -> Any:
         np = self._np
         out = np.zeros((len(texts), self._table.shape[1]), dtype=np.float32)
-        for row, encoded in enumerate(self._tokenizer.encode_batch(list(texts), add_special_tokens=False)):
+        encoded_texts = self._tokenizer.encode_batch([clipped(t) for t in texts], add_special_tokens=False)
+        for row, encoded in enumerate(encoded_texts):
             ids = np.clip(np.asarray(encoded.ids, dtype=np.int64), 0, self._table.shape[0] - 1)
             if ids.size:
                 out[row] = self._table[ids].astype(np.float32).mean(axis=0)

@@ -24,6 +24,7 @@ template's ``tools`` variable holds.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -37,6 +38,9 @@ from .relevance import content_words, field_of, tool_words
 #: three sets, 72 of 100; 0.15 one more of set 1's plain questions, one fewer of set 3's; more
 #: weight costs set 3 more).
 WORDS_WEIGHT = 0.15
+#: What a question that names a tool (``tool-7``, "the weather tool") adds to that tool's score:
+#: more than any similarity, since the user said which tool.
+NAME_WEIGHT = 1.0
 #: At most this many tools are shown to the model in one prompt (``for_prompt``).
 MAX_PROMPT_TOOLS = 24
 #: And at most this many characters of their descriptions (about 2,000 tokens): the
@@ -44,6 +48,7 @@ MAX_PROMPT_TOOLS = 24
 MAX_PROMPT_TOOL_CHARS = 8_000
 #: Tool texts and questions whose vectors are kept (each 1 KB at 256 float32 dimensions).
 MAX_CACHED_TEXTS = 20_000
+_WORDS = re.compile(r"[^\W_]+")
 #: The characters of a text embedded (a description past it says nothing more about meaning).
 MAX_TEXT_CHARS = 2_000
 
@@ -114,6 +119,7 @@ class _Index:
         # Between tools that share as many words, the more specific one (fewer words of its own).
         self.own = [len(content_words(f"{field_of(t, 'name', '')} {field_of(t, 'description', '') or ''}"))
                     for t in self.tools]
+        self.names = [_spoken(str(field_of(t, "name", "") or "")) for t in self.tools]
         self.texts = [tool_texts(t) for t in self.tools]
         self._matrix: Any = None
         self._starts: Any = None
@@ -151,27 +157,34 @@ def _index(tools: Sequence[Any]) -> _Index:
     return index
 
 
+def _spoken(text: str) -> str:
+    """``text`` lower case, its words separated by single spaces (``tool-7`` and "tool 7" alike)."""
+    return " ".join(_WORDS.findall(text.lower()))
+
+
 def rank(question: str, tools: Sequence[Any]) -> list[Ranked]:
     """``tools`` best first for ``question`` (a stable order: ties keep the given order; by shared
-    words alone, a tie goes to the more specific tool, which has fewer words of its own)."""
+    words alone, a tie goes to the more specific tool, which has fewer words of its own).  A tool
+    the question names scores :data:`NAME_WEIGHT` more."""
     if not tools:
         return []
     index = _index(tools)
     asked = content_words(question)
+    said = f" {_spoken(question)} "
     words = [len(asked & w) / len(asked) if asked else 0.0 for w in index.words]
+    named = [NAME_WEIGHT if name and f" {name} " in said else 0.0 for name in index.names]
     model = embedding.embedder() if question.strip() else None
     if model is None:
-        ranked = [Ranked(t, w, None, w) for t, w in zip(index.tools, words, strict=True)]
-        order = sorted(range(len(ranked)), key=lambda i: (-words[i], index.own[i] if words[i] else 0))
-    else:
-        import numpy as np
+        base = [w + n for w, n in zip(words, named, strict=True)]
+        order = sorted(range(len(base)), key=lambda i: (-base[i], index.own[i] if words[i] else 0))
+        return [Ranked(index.tools[i], base[i], None, words[i]) for i in order]
+    import numpy as np
 
-        meanings = index.meaning(model, question)
-        scores = meanings + WORDS_WEIGHT * np.asarray(words, dtype=np.float32)
-        order = np.argsort(-scores, kind="stable").tolist()
-        means, totals = meanings.tolist(), scores.tolist()
-        return [Ranked(index.tools[i], totals[i], means[i], words[i]) for i in order]
-    return [ranked[i] for i in order]
+    meanings = index.meaning(model, question)
+    scores = meanings + np.asarray(words, dtype=np.float32) * WORDS_WEIGHT + np.asarray(named, dtype=np.float32)
+    order = np.argsort(-scores, kind="stable").tolist()
+    means, totals = meanings.tolist(), scores.tolist()
+    return [Ranked(index.tools[i], totals[i], means[i], words[i]) for i in order]
 
 
 def _size(tool: Any) -> int:

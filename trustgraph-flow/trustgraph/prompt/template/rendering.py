@@ -154,7 +154,7 @@ class PromptSet:
                                   "requests without a decision schema, and that template is not defined "
                                   "(add it to template-index)")
             t = self._template(t.decision.text_template)
-        variables = _fit_tools(decode_terms(terms))
+        variables = decode_terms(terms)
         choices, choices_field = None, "action"
         if t.decision is not None and schema is not None:
             rendered = _decide(t.decision, schema, variables.get("history"))
@@ -190,25 +190,31 @@ class PromptSet:
         return t
 
 
-def _fit_tools(variables: dict[str, Any]) -> dict[str, Any]:
-    """The variables with ``tools`` cut to what one prompt has room for, most relevant first.
+def fit_tool_terms(terms: dict[str, str]) -> dict[str, str]:
+    """The terms with ``tools`` (and ``tool_names``) cut to what one prompt has room for, the tools
+    nearest the question first (``catalog.ranking``); the terms unchanged when they fit.
 
     An upstream agent sends every tool it has; thousands of them would take
     a template past its render budget and no model reads them all.  Our
-    agent sends only what fits already, and then nothing changes.
+    agent sends only what fits already, and then nothing changes.  Run by
+    the service before a render, outside the template's budget (ranking is
+    ours, not the template's: the first ranking of a new catalog of
+    thousands embeds them all); a term that is not JSON is left for the
+    render to report.
     """
-    tools = variables.get("tools")
-    if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
-        return variables
-    if ranking.all_fit(tools):
-        return variables
-    question = variables.get("question")
+    try:
+        tools = limits.loads(terms.get("tools") or "null")
+        question = limits.loads(terms.get("question") or "null")
+    except (TypeError, ValueError):
+        return terms
+    if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools) or ranking.all_fit(tools):
+        return terms
     kept = ranking.for_prompt(question if isinstance(question, str) else "", tools)
     if len(kept) == len(tools):
-        return variables
-    out = dict(variables, tools=kept)
-    if isinstance(variables.get("tool_names"), str):
-        out["tool_names"] = ", ".join(str(t.get("name", "")) for t in kept)
+        return terms
+    out = dict(terms, tools=json.dumps(kept))
+    if "tool_names" in terms:
+        out["tool_names"] = json.dumps(", ".join(str(t.get("name", "")) for t in kept))
     return out
 
 

@@ -35,6 +35,7 @@ policy says so.  Other templates ignore it, as upstream's service does.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import logging
 from typing import Any
@@ -52,7 +53,7 @@ from trustgraph.schema import (
     TextCompletionResponse,
 )
 
-from .templates import PrefixStream, PromptError, join_prefix, parse_json, parse_jsonl
+from .templates import PrefixStream, PromptError, fit_tool_terms, join_prefix, parse_json, parse_jsonl
 from .worker import WORKERS, RenderPool
 
 logger = logging.getLogger(__name__)
@@ -148,8 +149,11 @@ class Processor(FlowProcessor):
             schema = decision_schema.parse(properties.get(decision_schema.PROPERTY))
         except ValueError as e:
             raise PromptError(str(e)) from None
-        # In a worker process: a slow template does not hold up the other requests meanwhile.
-        rendered = await self.renderer.render(self.prompts, req.id, req.terms or {}, schema)
+        # An upstream agent's thousands of tools cut to what a prompt holds, in a thread of this
+        # process (the ranker's model loads here, not in each worker); then the render, in a worker
+        # process: a slow template does not hold up the other requests meanwhile.
+        terms = await asyncio.to_thread(fit_tool_terms, req.terms or {})
+        rendered = await self.renderer.render(self.prompts, req.id, terms, schema)
         if rendered.direct is not None:
             # The template's policy answers this step itself (e.g. with the tool's result).
             logger.debug("Template %s answered without the LLM (id=%s)", req.id, reply.id)

@@ -66,7 +66,7 @@ from trustgraph.base.formats.text import strip_fences
 
 from .answers import PrefixStream, _excerpt, _schema_problem, _tails, join_prefix, parse_json, parse_jsonl
 from .decision import _decide, _Step
-from .rendering import PromptSet, Rendered, _fit_tools, _render, decode_terms
+from .rendering import PromptSet, Rendered, _render, decode_terms, fit_tool_terms
 from .sandbox import _environment, _MissingVariable, _Sandbox, _Strict
 from .spec import (
                    AFTER_RESULTS,
@@ -80,6 +80,6 @@ from .spec import (
 )
 
 __all__ = ["AFTER_RESULTS", "DEFAULT_SYSTEM", "FIRST_STEPS", "RESPONSE_TYPES", "Decision", "PrefixStream",
-           "PromptError", "PromptSet", "Rendered", "Template", "decode_terms", "join_prefix", "parse_json",
+           "PromptError", "PromptSet", "Rendered", "Template", "decode_terms", "fit_tool_terms", "join_prefix", "parse_json",
            "parse_jsonl", "strip_fences", "_Sandbox", "_Step", "_Strict", "_MissingVariable", "_decide", "_environment",
-           "_excerpt", "_fit_tools", "_load_template", "_render", "_schema_problem", "_tails"]
+           "_excerpt", "_load_template", "_render", "_schema_problem", "_tails"]
