@@ -243,8 +243,8 @@ def test_the_start_of_a_reply_tells_json_from_react_text():
 def test_tools_that_share_words_with_the_question_are_listed_first_without_the_model(monkeypatch):
     from types import SimpleNamespace as T
 
-    from trustgraph.agent.react.decisions import rank
     from trustgraph.catalog import embedding
+    from trustgraph.catalog.ranking import rank
     monkeypatch.setenv(embedding.RANKER_ENV, embedding.WORDS)
     embedding.reset()
     monkeypatch.setattr(embedding, "_loaded", embedding._loaded)

@@ -35,12 +35,11 @@ from trustgraph.base.formats.decision_schema import FINAL_ACTION, PROPERTY
 from trustgraph.base.formats.decision_schema import decision_schema as shared_schema
 from trustgraph.base.formats.text import strip_fences
 from trustgraph.base.safety import limits
-from trustgraph.catalog.ranking import Ranked, fit, for_prompt, rank
 from trustgraph.catalog.relevance import content_words
 from trustgraph.schema.services.agent import OUTCOME_ASKED, OUTCOME_NO_TOOL
 
 __all__ = ["FORMAT_HINT", "NO_TOOL_PREFIX", "SCHEMA_PROPERTY", "Abstain", "AnswerGate", "Confidence",
-           "Ranked", "Switch", "answer_problem", "ask_back", "decision_schema", "fit", "for_prompt", "from_result", "judge", "rank",
+           "Switch", "answer_problem", "ask_back", "decision_schema", "from_result", "judge",
            "parse_decision"]
 
 from .grounding import Said, grounded

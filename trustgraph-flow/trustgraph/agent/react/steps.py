@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from trustgraph.catalog.ranking import fit, rank
 from trustgraph.schema import AgentRequest, AgentStep
 from trustgraph.schema.services.agent import (
     OUTCOME_ANSWER,
@@ -42,11 +43,9 @@ from .decisions import (
     Confidence,
     Switch,
     answer_problem,
-    fit,
     from_result,
     judge,
     own_answer_prefix,
-    rank,
 )
 from .grounding import Said, said_values, unsaid_arguments
 from .registry import Registry, Tool, filter_tools
@@ -82,10 +81,11 @@ def failures_property(failures: Mapping[int, str]) -> str:
 
 
 def last_error(history: Sequence[AgentStep], failures: Mapping[int, str]) -> str:
-    for i in sorted(failures, reverse=True):
-        observation = history[i].observation or ""
-        return observation[len("Error:"):].strip() if observation.startswith("Error:") else observation
-    return ""
+    """What the last failed step of ``history`` said, without its ``Error:`` (empty: none failed)."""
+    if not failures:
+        return ""
+    observation = history[max(failures)].observation or ""
+    return observation[len("Error:"):].strip() if observation.startswith("Error:") else observation
 
 
 # -- 1. admit ---------------------------------------------------------------------------------
