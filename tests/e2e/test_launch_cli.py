@@ -101,6 +101,18 @@ def test_restart_keeps_config_and_sigterm_leaves_no_process(stack_factory):
     assert status_line(s.output(), "bootstrap", "skipped: the config store already holds config")
 
 
+def test_on_the_2_11_wire_a_new_data_dir_is_bootstrapped_once(stack_factory, monkeypatch):
+    # config-svc --wire 2.11 lists the default workspace in its store before tg-launch looks: that
+    # is no config of anyone's, and the bootstrap was skipped as if it were.
+    monkeypatch.setenv("TRUSTGRAPH_WIRE", "2.11")
+    s = stack_factory(*LIGHT, "--no-api-gateway")   # api-gateway speaks 2.1 only
+    assert status_line(s.output(), "bootstrap", "loaded"), s.output()
+    assert s.stop() == 0
+    s.start()
+    assert status_line(s.output(), "bootstrap", "skipped: the config store already holds config"), s.output()
+    assert s.stop() == 0
+
+
 def test_a_second_launch_on_the_same_data_dir_is_refused_untouched(stack):
     url_file = stack.data_dir / "pulsar-url"
     before = url_file.read_text()

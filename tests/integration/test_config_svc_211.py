@@ -48,7 +48,7 @@ async def test_a_put_reaches_a_211_processor_through_notify_then_fetch(own_broke
         c = client(ps)
         await put(c, "tool", "a", '{"x": 1}')
         await wait_for_async("the tool handler called", lambda: seen[-1][1].get("a"), 60)
-        assert seen[-1] == (2, {"a": '{"x": 1}'})   # version 1 registered the default workspace
+        assert seen[-1] == (1, {"a": '{"x": 1}'})   # the default workspace's registration is no version
         # A change in another workspace, and one of another type, are no fetch for this handler:
         # the next tool change of the default workspace is the next call it gets.
         n = len(seen)
@@ -56,9 +56,9 @@ async def test_a_put_reaches_a_211_processor_through_notify_then_fetch(own_broke
         await put(c, "prompt", "p", '"z"')
         await put(c, "tool", "b", '{"b": 1}')
         await wait_for_async("the next tool change", lambda: len(seen) > n and "b" in seen[-1][1], 60)
-        assert [v for v, _ in seen[n:]] == [5]
+        assert [v for v, _ in seen[n:]] == [4]
         assert seen[-1][1] == {"a": '{"x": 1}', "b": '{"b": 1}'}
-        assert proc.config_version == 5
+        assert proc.config_version == 4
     finally:
         await ps.close()
         await proc.stop()
@@ -103,3 +103,46 @@ async def test_a_211_flow_started_through_config_svc_opens_in_a_211_flow_process
     finally:
         await ps.close()
         await proc.stop()
+
+
+async def test_tg_launchs_bootstrap_loads_into_a_new_store_on_the_211_wire_once(own_broker, spawn, tmp_path):
+    # config-svc lists the default workspace before anything else: that is no config a user wrote.
+    from trustgraph.launch.bootstrap import bootstrap
+    spawn("config-svc", "--store", str(tmp_path / "c.db"), "--wire", "2.11", broker=own_broker)
+    boot = tmp_path / "bootstrap.json"
+    boot.write_text(json.dumps({"config": {"tool": {"a": {"x": 1}}}}))
+    assert await bootstrap(own_broker.url, boot) == 0
+    assert await bootstrap(own_broker.url, boot) == 1   # a store that holds config keeps it
+    ps = PubSub(own_broker.url, processor="t")
+    try:
+        got = await client(ps).request(v211.ConfigRequest(operation="config", workspace="default"), timeout=10)
+        assert (got.version, got.config) == (1, {"tool": {"a": '{"x": 1}'}})
+    finally:
+        await ps.close()
+
+
+async def test_a_name_no_topic_can_hold_is_refused_and_one_an_older_version_wrote_does_not_stop_a_start(
+        own_broker, spawn, tmp_path):
+    from trustgraph.config.service.store import ConfigStore
+    db = str(tmp_path / "c.db")
+    svc = spawn("config-svc", "--store", db, "--wire", "2.11", broker=own_broker)
+    ps = PubSub(own_broker.url, processor="t")
+    try:
+        c = client(ps)
+        r = await c.request(v211.ConfigRequest(operation="put", workspace=v211.WORKSPACES, values=[
+            v211.ConfigValue(type=v211.WORKSPACE_TYPE, key="a/b", value="{}")]), timeout=10)
+        assert r.error is not None and "'a/b' cannot be registered" in r.error.message
+        assert svc.stop(timeout=30) == 0
+        with ConfigStore(db) as store:   # what a config-svc without the check let through
+            store.apply(puts=[(v211.WORKSPACE_TYPE, "a/b", "{}")], workspace=v211.WORKSPACES)
+        again = spawn("config-svc", "--store", db, "--wire", "2.11", broker=own_broker)
+        assert sum("Workspace 'a/b', registered in __workspaces__, is not served" in line
+                   for line in again.output().splitlines()) == 1
+        await put(c, "tool", "after", '"x"')
+        flows = client(ps, v211.to_pulsar(v211.workspace_queue(v211.flow_request_queue, "default")),
+                       v211.to_pulsar(v211.workspace_queue(v211.flow_response_queue, "default")),
+                       FlowRequest, FlowResponse)
+        r = await flows.request(FlowRequest(operation="list-blueprints"), timeout=10)
+        assert r.error is None   # the default workspace's queues are served
+    finally:
+        await ps.close()

@@ -32,18 +32,18 @@ def test_2_11s_config_client_and_processor_follow_our_config_svc(venv_211, own_b
                        capture_output=True, text=True, timeout=300)
     got = json.loads(r.stdout) if r.returncode == 0 and r.stdout.strip() else None
     # Each workspace's handler call holds that workspace's config; which version it carries depends
-    # on when the fetch after a notice ran (after the second put, the default one carries 3 too).
+    # on when the fetch after a notice ran (after the second put, the default one carries 2 too).
     contents = {"default": {"a": '{"name": "a"}'}, "other": {"b": '{"name": "b"}'}}
 
     def followed(calls: list[dict]) -> bool:
         versions = [c["version"] for c in calls]
         return (versions == sorted(versions)
                 and all(c["tool"] == contents.get(c["workspace"]) for c in calls)
-                and any(c["workspace"] == "default" and c["version"] >= 2 for c in calls)
-                and any(c["workspace"] == "other" and c["version"] >= 3 for c in calls))
+                and any(c["workspace"] == "default" and c["version"] >= 1 for c in calls)
+                and any(c["workspace"] == "other" and c["version"] >= 2 for c in calls))
 
     ok = got is not None and (
-        got["startup_version"] == 1                    # the default workspace registered
+        got["startup_version"] == 0                    # registering the default workspace is no version
         and got["get"] == '{"name": "a"}' and got["keys_other"] == ["b"]
         and got["config_default"]["tool"] == {"a": '{"name": "a"}'}
         and got["workspaces"] == ["default", "other"]

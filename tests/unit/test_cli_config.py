@@ -729,6 +729,38 @@ def test_import_dry_run_says_what_would_change_and_writes_nothing(gateway: FakeG
     assert gateway.config == {"greeting": {"hello": "Hi"}}
 
 
+def test_import_prints_types_and_keys_escaped_so_a_key_cannot_forge_or_reorder_a_line(gateway: FakeGateway
+                                                                                       ) -> None:
+    gateway.config = {"tool-service": {"joke-service": json.dumps(SERVICE)}}
+    typo = {k: v for k, v in TOOL.items() if k != "id"} | {"argument": []}
+    dump = {"greeting": {"a\nset tool/forged (new)": "x", "b\u202etxt.exe": "y"},
+            "tool": {"t\rx": typo}}
+    p = tg("import_config", "-u", gateway.url, "-", "--dry-run", stdin=json.dumps(dump))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == [
+        "would set greeting/a\\nset tool/forged (new) (new)", "would set greeting/b\\u202etxt.exe (new)",
+        "would set tool/t\\rx (new)",
+        "Dry run: 3 new, 0 changed, 0 unchanged; 1 item(s) of the store not in standard input kept; "
+        "nothing written"]
+    [warning] = p.stderr.splitlines()
+    assert warning.startswith("tg-import-config: warning: tool/t\\rx: field 'argument'")
+    bad = tg("import_config", "-u", gateway.url, "-", stdin=json.dumps({"tool": {"x\n\u202ey": "{"}}))
+    assert "tool/x\\n\\u202ey: not JSON" in one_error_line(bad, "tg-import-config")
+
+
+def test_import_refuses_a_dump_nested_too_deep_in_one_line(gateway: FakeGateway, tmp_path: Path) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_text('{"tool": ' + "[" * 200_000 + "]" * 200_000 + "}")
+    line = one_error_line(tg("import_config", "-u", gateway.url, str(deep)), "tg-import-config")
+    assert line == (f"tg-import-config: error: {deep} cannot be a config dump: JSON nested deeper than 100 "
+                    "levels is over the limit (a config is a few levels deep); nothing imported")
+    # The same nesting inside a value of a JSON type: that item named, nothing imported.
+    value = json.dumps({"tool": {"deep": "[" * 200_000 + "]" * 200_000}})
+    line = one_error_line(tg("import_config", "-u", gateway.url, "-", stdin=value), "tg-import-config")
+    assert "tool/deep: not JSON (JSON nested deeper than 100 levels is over the limit)" in line
+    assert not gateway.requests
+
+
 def test_import_refuses_a_file_no_service_could_read(gateway: FakeGateway, tmp_path: Path) -> None:
     broken = {"tool": {"ok": json.dumps(TOOL), "oops": "{not json"}}
     p = tg("import_config", "-u", gateway.url, "-", stdin=json.dumps(broken))

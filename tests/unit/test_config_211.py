@@ -78,11 +78,24 @@ def notices(w) -> list[dict]:
     return [json.loads(m.payload) for m in w.broker.sent.get(v211.CONFIG_NOTIFY, [])]
 
 
-async def test_it_registers_the_default_workspace_and_says_so_at_start(svc):
+async def test_it_registers_the_default_workspace_in_a_new_store_as_its_content_at_version_0(svc):
+    # config-svc's own bookkeeping is no change: the store still reads as new (tg-launch bootstraps it).
     got = await ask(svc, v211.ConfigRequest(operation="getvalues", workspace="__workspaces__", type="workspace"))
     assert [(v.key, v.value) for v in got.values] == [("default", '{"enabled": true}')]
+    assert got.version == 0
     [start] = notices(svc)
-    assert start == {"version": 1, "changes": {}, "workspace_changes": {"created": ["default"], "deleted": []}}
+    assert start == {"version": 0, "changes": {}, "workspace_changes": None}
+
+
+async def test_a_store_past_version_0_without_the_default_workspace_gets_it_as_a_change(tmp_path):
+    from trustgraph.config.service.store import ConfigStore
+    with ConfigStore(str(tmp_path / "config.db")) as store:   # what a 2.1 config-svc left
+        store.apply(puts=[("tool", "a", TOOL)])
+    async with worker(ConfigService, store=str(tmp_path / "config.db"), wire="2.11") as w:
+        got = await ask(w, v211.ConfigRequest(operation="list", workspace="__workspaces__", type="workspace"))
+        assert (got.version, got.directory) == (2, ["default"])
+        assert notices(w) == [{"version": 2, "changes": {},
+                               "workspace_changes": {"created": ["default"], "deleted": []}}]
 
 
 async def test_every_operation_but_the_all_workspace_ones_needs_a_workspace(svc):
@@ -99,14 +112,14 @@ async def test_a_211_put_is_2_1s_config_in_the_default_workspace_and_is_notified
     # 2.1's view is the default workspace: a 2.1 request (no workspace key) on the same topic.
     (old,) = await svc.call(v211.CONFIG_REQUEST, v211.CONFIG_RESPONSE, ConfigRequest(operation="config"),
                             ConfigResponse)
-    assert old.config["tool"] == {"a": TOOL} and old.version == 3
+    assert old.config["tool"] == {"a": TOOL} and old.version == 2
     assert json.loads(svc.broker.sent[CONFIG_PUSH][-1].payload)["config"]["tool"] == {"a": TOOL}
     assert notices(svc)[1:] == [
-        {"version": 2, "changes": {"tool": ["default"]}, "workspace_changes": None},
-        {"version": 3, "changes": {"tool": ["other"]}, "workspace_changes": None},
+        {"version": 1, "changes": {"tool": ["default"]}, "workspace_changes": None},
+        {"version": 2, "changes": {"tool": ["other"]}, "workspace_changes": None},
     ]
     got = await ask(svc, v211.ConfigRequest(operation="config", workspace="other"))
-    assert (got.version, got.config) == (3, {"tool": {"b": TOOL}})
+    assert (got.version, got.config) == (2, {"tool": {"b": TOOL}})
     one = await ask(svc, v211.ConfigRequest(operation="get", workspace="other",
                                             keys=[v211.ConfigKey(type="tool", key="a")]))
     assert one.values == [v211.ConfigValue(type="tool", key="a", value=None)]
@@ -127,7 +140,7 @@ async def test_a_2_1_put_is_notified_to_211_processors_too(svc):
                              ConfigRequest(operation="put", values=[ConfigValue(type="prompt", key="p", value='"x"')]),
                              ConfigResponse)
     assert done.error is None
-    assert notices(svc)[-1] == {"version": 2, "changes": {"prompt": ["default"]}, "workspace_changes": None}
+    assert notices(svc)[-1] == {"version": 1, "changes": {"prompt": ["default"]}, "workspace_changes": None}
 
 
 async def test_reserved_workspaces_are_stored_quietly_and_new_workspaces_get_their_queues(svc):
@@ -203,12 +216,93 @@ async def test_a_2_1_config_svc_still_takes_a_211_request_as_2_1(tmp_path):
         assert notices(w) == []
 
 
-async def test_a_workspace_whose_queues_cannot_exist_is_registered_and_the_service_goes_on(svc, caplog):
-    got = await ask(svc, put("__workspaces__", "workspace", "bad/id", '{"enabled": true}'))
-    assert got.error is None
-    assert any("'bad/id' registered, but its queues cannot be served" in r.getMessage() for r in caplog.records)
-    assert notices(svc)[-1]["workspace_changes"] == {"created": ["bad/id"], "deleted": []}
+def registered(w) -> list[str]:
+    return [k for k in w.processor.store.keys("workspace", workspace="__workspaces__")]
+
+
+@pytest.mark.parametrize("name", ["a/b", "a b", "tab\there", "line\nbreak", "", "x" * 257])
+async def test_a_workspace_name_that_cannot_be_a_topic_is_refused_and_nothing_written(svc, name):
+    before = len(notices(svc))
+    got = await ask(svc, v211.ConfigRequest(operation="put", workspace="__workspaces__", values=[
+        v211.ConfigValue(type="workspace", key="fine", value='{"enabled": true}'),
+        v211.ConfigValue(type="workspace", key=name, value='{"enabled": true}')]))
+    assert got.error.type == "config-error"
+    assert got.error.message.startswith("nothing written: ")
+    # One line, and a long name is not copied whole.
+    assert "\n" not in got.error.message and len(got.error.message) < 400
+    assert registered(svc) == ["default"] and len(notices(svc)) == before   # neither name: one put, one outcome
     assert (await ask(svc, put("default", "tool", "after", TOOL))).error is None
+
+
+async def test_a_bad_name_is_refused_on_a_workspace_queue_too(svc):
+    # Every path a request writes __workspaces__ by: here its own queue, once it is a workspace.
+    assert (await ask(svc, put("__workspaces__", "workspace", "__workspaces__", "{}"))).error is None
+    queue = v211.workspace_queue
+    request = v211.to_pulsar(queue(v211.config_request_queue, "__workspaces__"))
+    response = v211.to_pulsar(queue(v211.config_response_queue, "__workspaces__"))
+    got = await ask(svc, put("ignored", "workspace", "a/b", "{}"), request, response)
+    assert got.error.message == ("nothing written: workspace 'a/b' cannot be registered: its name cannot be "
+                                 "part of a topic ('request:tg:config:a/b' is not one): use a name without '/' "
+                                 "or white space")
+    assert registered(svc) == ["__workspaces__", "default"]
+
+
+async def test_workspaces_past_the_cap_are_refused_with_what_to_do(tmp_path):
+    async with worker(ConfigService, store=str(tmp_path / "c.db"), wire="2.11", max_workspaces=3) as w:
+        assert (await ask(w, put("__workspaces__", "workspace", "w1", "{}"))).error is None
+        got = await ask(w, v211.ConfigRequest(operation="put", workspace="__workspaces__", values=[
+            v211.ConfigValue(type="workspace", key=k, value="{}") for k in ("w2", "w3")]))
+        assert got.error.type == "config-error"
+        assert got.error.message == (
+            "nothing written: config-svc serves at most 3 workspaces (--max-workspaces), 2 registered already, "
+            "so not 2 more; delete workspaces no longer used, or start config-svc with a higher "
+            "--max-workspaces")
+        assert registered(w) == ["default", "w1"]
+        assert (await ask(w, put("__workspaces__", "workspace", "w2", "{}"))).error is None
+        # At the cap: a registered one may be written again, a new one only after a delete.
+        assert (await ask(w, put("__workspaces__", "workspace", "w1", '{"enabled": false}'))).error is None
+        assert (await ask(w, put("__workspaces__", "workspace", "w3", "{}"))).error is not None
+        assert (await ask(w, v211.ConfigRequest(operation="delete", workspace="__workspaces__", keys=[
+            v211.ConfigKey(type="workspace", key="w1")]))).error is None
+        assert (await ask(w, put("__workspaces__", "workspace", "w3", "{}"))).error is None
+        assert sorted(w.processor._workspaces) == ["default", "w2", "w3"]
+
+
+async def test_a_store_holding_names_it_cannot_serve_or_too_many_starts_and_serves_the_rest(tmp_path, caplog):
+    # What an older config-svc let through: it stopped every later start at the first bad name.
+    from trustgraph.config.service.store import ConfigStore
+    with ConfigStore(str(tmp_path / "c.db")) as store:
+        store.apply(puts=[("workspace", name, "{}") for name in ("a/b", "c d", "w1", "w2", "w3", "w4")],
+                    workspace="__workspaces__")
+    async with worker(ConfigService, store=str(tmp_path / "c.db"), wire="2.11", max_workspaces=3) as w:
+        assert sorted(w.processor._workspaces) == ["default", "w1", "w2"]
+        warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+        assert [line for line in warnings if "'a/b'" in line] == [
+            "Workspace 'a/b', registered in __workspaces__, is not served: its name cannot be part of a "
+            "topic ('request:tg:config:a/b' is not one): use a name without '/' or white space. Its config "
+            "is kept; to serve it, register it under a name that can be a topic, then delete this entry "
+            "(a 2.11 config delete in workspace __workspaces__, type workspace)"]
+        assert sum(line.startswith("Workspace 'c d'") for line in warnings) == 1
+        assert [line for line in warnings if "past config-svc's limit" in line] == [
+            "2 registered workspaces are not served, past config-svc's limit of 3 (--max-workspaces): "
+            "'w3', 'w4'; delete workspaces no longer used from workspace __workspaces__, or start config-svc "
+            "with a higher --max-workspaces"]
+        queue = v211.workspace_queue
+        got = await ask(w, v211.ConfigRequest(operation="config", workspace="x"),
+                        v211.to_pulsar(queue(v211.config_request_queue, "w1")),
+                        v211.to_pulsar(queue(v211.config_response_queue, "w1")))
+        assert got.error is None
+        assert (await ask(w, put("default", "tool", "after", TOOL))).error is None
+
+
+def test_a_workspace_name_is_checked_against_the_topic_grammar_and_a_length():
+    assert v211.workspace_problem("default") is None
+    assert v211.workspace_problem("tenant-42:eu.west") is None   # colons are the topic's: allowed
+    assert v211.workspace_problem("x" * v211.MAX_WORKSPACE_NAME) is None
+    assert v211.workspace_problem("") == "a workspace needs a name"
+    assert v211.workspace_problem("x" * 300) == "its name is 300 characters long, over the limit of 256"
+    for name in ("a/b", "a b", "a\nb", "\u3000"):
+        assert "cannot be part of a topic" in v211.workspace_problem(name), name
 
 
 def test_2_11_flow_assignments_become_flow_definitions_and_a_bad_one_only_itself(caplog):

@@ -24,6 +24,11 @@ item too big for any message is named and nothing is imported).  What the
 agent's catalog would say about the new and changed tool, tool-service and mcp
 descriptors (a tool it would leave out, a key nothing reads) is a warning line
 each: the import goes ahead, as a move between deployments must.
+
+A dump is read as every JSON text from outside is (``limits.loads``): nested
+deeper than any config is, it is refused in one line, and types and keys are
+printed escaped (``logsafe.escape``), so a newline or a direction override in
+a key cannot forge or reorder the lines that say what was imported.
 """
 
 from __future__ import annotations
@@ -34,7 +39,9 @@ from pathlib import Path
 from typing import Any
 
 from trustgraph.base.command_line import CliError, api_from_args, main_wrapper, make_parser
+from trustgraph.base.safety import limits
 from trustgraph.base.safety.limits import MAX_MESSAGE_BYTES
+from trustgraph.base.safety.logsafe import escape
 from trustgraph.cli.put_config_item import JSON_TYPES
 
 PROG = "tg-import-config"
@@ -56,13 +63,21 @@ def _read(source: str) -> str:
         raise CliError(f"{source} is not UTF-8 text") from None
 
 
+def shown(ctype: str, key: str) -> str:
+    """An item's ``type/key`` as a line of output names it: escaped, one line in the order written."""
+    return f"{escape(ctype)}/{escape(key)}"
+
+
 def parse_dump(text: str, source: str = "the file") -> Items:
     """``{(type, key): value}`` from a config dump in any of the shapes the module names."""
     body = text.lstrip()
     if body.startswith("Version:"):   # tg-show-config's first line
         body = body.split("\n", 1)[1] if "\n" in body else ""
     try:
-        data = json.loads(body)
+        data = limits.loads(body)
+    except limits.JsonLimitError as e:
+        raise CliError(f"{source} cannot be a config dump: {e} (a config is a few levels deep); "
+                       "nothing imported") from None
     except ValueError as e:
         raise CliError(f"{source} is not a config dump (JSON after an optional 'Version: N' line): {e}") from None
     if isinstance(data, dict) and isinstance(data.get("config"), dict) and set(data) <= {"version", "config"}:
@@ -84,9 +99,9 @@ def problems(items: Items) -> list[str]:
     for (ctype, key), value in sorted(items.items()):
         if ctype in JSON_TYPES:
             try:
-                json.loads(value)
+                limits.loads(value)
             except ValueError as e:
-                out.append(f"{ctype}/{key}: not JSON ({e})")
+                out.append(f"{shown(ctype, key)}: not JSON ({e})")
     return out
 
 
@@ -115,8 +130,8 @@ def batches(values: list[dict[str, str]], limit: int = MAX_MESSAGE_BYTES - ENVEL
     for value in values:
         cost = len(json.dumps(value).encode()) + 2   # the separator and some slack
         if cost > limit:
-            raise CliError(f"{value['type']}/{value['key']} is {cost:,} bytes as JSON, more than one config "
-                           f"request can carry ({limit:,}): nothing imported; shrink that item")
+            raise CliError(f"{shown(value['type'], value['key'])} is {cost:,} bytes as JSON, more than one "
+                           f"config request can carry ({limit:,}): nothing imported; shrink that item")
         if size + cost > limit:
             out.append([])
             size = 0
@@ -157,10 +172,10 @@ def run(argv: list[str] | None = None) -> None:
     puts = batches([{"type": ctype, "key": key, "value": items[(ctype, key)]} for ctype, key in new + changed])
     kept = sum(len(v) for v in stored.values() if isinstance(v, dict)) - same - len(changed)
     for problem in descriptor_problems(items, stored, new + changed):
-        print(f"{PROG}: warning: {problem}", file=sys.stderr, flush=True)
+        print(f"{PROG}: warning: {escape(problem)}", file=sys.stderr, flush=True)
     for what, names in (("new", new), ("changed", changed)):
         for ctype, key in names:
-            print(f"{'would set' if args.dry_run else 'set'} {ctype}/{key} ({what})")
+            print(f"{'would set' if args.dry_run else 'set'} {shown(ctype, key)} ({what})")
     summary = (f"{len(new)} new, {len(changed)} changed, {same} unchanged"
                + (f"; {kept} item(s) of the store not in {source} kept" if kept > 0 else "")
                + (f"; in {len(puts)} puts, each a config version, as one would not fit in a broker "

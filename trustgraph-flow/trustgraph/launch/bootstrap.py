@@ -2,7 +2,10 @@
 
 The bootstrap file lists config items (inline JSON values, or files next to
 it) and the flows to start.  Nothing is written unless the store is at
-version 0, so a restart never overwrites what a user changed.
+version 0, so a restart never overwrites what a user changed.  Version 0 is
+a store nobody has written to: what config-svc writes there itself (under
+``--wire 2.11``, the default workspace's registration) does not count a
+version (``ConfigStore.seed``).
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ from .queues import (
     CONFIG_REQUEST,
     CONFIG_RESPONSE,
     DEFAULT_WORKSPACE,
+    MAX_WORKSPACE_NAME,
     PROCESSOR_TYPE_PREFIX,
     RESERVED_PREFIX,
     WORKSPACE_TYPE,
@@ -41,6 +42,7 @@ from .queues import (
     processor_type,
     queue,
     to_pulsar,
+    workspace_problem,
     workspace_queue,
 )
 from .retrieval import GraphRagQuery, GraphRagResponse, Source, TraversalStep
@@ -49,9 +51,10 @@ __all__ = [
     "AgentRequest", "AgentResponse", "AgentStep", "EmbeddingsRequest", "GraphRagQuery", "GraphRagResponse",
     "PlanStep", "PromptResponse", "RowEmbeddingsRequest", "RowEmbeddingsResponse", "RowIndexMatch", "Source",
     "TraversalStep",
-    "CONFIG_NOTIFY", "CONFIG_REQUEST", "CONFIG_RESPONSE", "DEFAULT_WORKSPACE", "PROCESSOR_TYPE_PREFIX",
+    "CONFIG_NOTIFY", "CONFIG_REQUEST", "CONFIG_RESPONSE", "DEFAULT_WORKSPACE", "MAX_WORKSPACE_NAME",
+    "PROCESSOR_TYPE_PREFIX",
     "RESERVED_PREFIX", "WORKSPACES", "WORKSPACE_TYPE", "ConfigKey", "ConfigPush",
     "ConfigRequest", "ConfigResponse", "ConfigValue", "QueueError", "WorkspaceChanges", "is_reserved",
     "config_push_queue", "config_request_queue", "config_response_queue", "flow_request_queue",
-    "flow_response_queue", "processor_type", "queue", "to_pulsar", "workspace_queue",
+    "flow_response_queue", "processor_type", "queue", "to_pulsar", "workspace_problem", "workspace_queue",
 ]

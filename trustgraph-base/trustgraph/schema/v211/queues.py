@@ -30,11 +30,39 @@ WORKSPACE_TYPE = "workspace"
 PROCESSOR_TYPE_PREFIX = "processor:"
 #: Workspaces whose id starts so are storage only: 2.11's config-svc sends no notice of their changes.
 RESERVED_PREFIX = "_"
+#: The longest workspace name served: it is part of each of the workspace's topic names
+#: (upstream's ids are uuids or short words).
+MAX_WORKSPACE_NAME = 256
 
 
 def workspace_queue(base: str, workspace: str) -> str:
     """A workspace's own queue of a service: ``base:workspace``."""
     return f"{base}:{workspace}"
+
+
+def workspace_problem(workspace: str) -> str | None:
+    """Why ``workspace`` cannot be a workspace whose queues are served, or None when it can
+    (the reason quotes the name only inside a queue name, so a caller names it once).
+
+    A registered workspace's name becomes part of four topic names
+    (``request:tg:config:<workspace>``...): a name the topic grammar refuses
+    (a ``/``, white space) or an empty one cannot be served, and a very long
+    one would be copied into every topic, notice and log line about it.  It is
+    checked when a workspace is registered, so a registration that could not
+    be served is refused rather than written.
+    """
+    if not isinstance(workspace, str) or not workspace:
+        return "a workspace needs a name"
+    if len(workspace) > MAX_WORKSPACE_NAME:
+        return f"its name is {len(workspace):,} characters long, over the limit of {MAX_WORKSPACE_NAME:,}"
+    for base in (config_request_queue, config_response_queue, flow_request_queue, flow_response_queue):
+        name = workspace_queue(base, workspace)
+        try:
+            to_pulsar(name)
+        except TopicError:
+            return (f"its name cannot be part of a topic ({name!r} is not one): use a name without '/' "
+                    "or white space")
+    return None
 
 
 def processor_type(processor: str) -> str:

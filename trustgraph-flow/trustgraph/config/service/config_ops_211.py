@@ -17,6 +17,11 @@ span every workspace, and its behaviour is followed here:
   unknown operation is ``bad-operation`` / "Bad operation", and a handler
   failure a ``config-error``.
 
+One check is ours: a put into ``__workspaces__`` that registers a workspace
+config-svc could not serve (a name that cannot be a topic, or one past
+``--max-workspaces``) is a ``config-error`` and nothing is written
+(:mod:`.workspaces`).
+
 What changed is not worked out here: every write goes through
 :meth:`ConfigStore.apply`, which records it, and config-svc builds its change
 notice from that (:func:`notice`).  As in 2.1 (``config_ops``), the request's
@@ -33,6 +38,7 @@ from trustgraph.schema.v211 import WORKSPACE_TYPE, WORKSPACES, is_reserved
 from .config_ops import _parse_keys, _parse_type, _parse_values
 from .operations import Refused, run_operation
 from .store import Change, ConfigStore
+from .workspaces import DEFAULT_MAX_WORKSPACES, check_registrations
 
 __all__ = ["SYSTEM_ONLY", "Config211Operations", "notice"]
 
@@ -56,8 +62,9 @@ class Config211Operations:
     the queue of workspace ``w``.
     """
 
-    def __init__(self, store: ConfigStore) -> None:
+    def __init__(self, store: ConfigStore, max_workspaces: int = DEFAULT_MAX_WORKSPACES) -> None:
         self.store = store
+        self.max_workspaces = max_workspaces
         self._scoped: dict[str, Handler] = {
             "get": self._get,
             "list": self._list,
@@ -122,7 +129,10 @@ class Config211Operations:
         return {"version": version, "config": config}, False
 
     def _put(self, request: Mapping[str, Any], workspace: str) -> tuple[Response, bool]:
-        self.store.apply(puts=_parse_values(request), deletes=[], workspace=workspace)
+        puts = _parse_values(request)
+        with self.store.locked():
+            check_registrations(self.store, puts, workspace, self.max_workspaces)
+            self.store.apply(puts=puts, deletes=[], workspace=workspace)
         return {}, True
 
     def _delete(self, request: Mapping[str, Any], workspace: str) -> tuple[Response, bool]:

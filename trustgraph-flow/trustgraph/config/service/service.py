@@ -28,8 +28,11 @@ view of the config.  Every change, from either side, bumps the one version
 and goes out both ways: the whole default workspace on 2.1's push topic, and
 2.11's notice of the changed types and workspaces on ``notify:tg:config``.
 It registers the default workspace in ``__workspaces__`` (upstream's IAM
-service does) and serves each registered workspace's own config and flow
-queues.
+service does; in a new store as what the store starts with, at version 0, so
+a new store still reads as new: tg-launch loads its bootstrap only into one)
+and serves each registered workspace's own config and flow queues, at most
+``--max-workspaces`` of them, and only names that can be topics
+(:mod:`.workspaces`).
 
 Replies go through the shared reply path (:mod:`trustgraph.base.messaging.serving`):
 a request without an ``id`` property is dropped before it is applied, since
@@ -78,6 +81,7 @@ from .config_ops_211 import Config211Operations, notice
 from .flow_ops import FlowOperations
 from .flow_ops_211 import Flow211Operations
 from .store import ConfigStore
+from .workspaces import DEFAULT_MAX_WORKSPACES, listed, servable, unserved_lines
 
 logger = logging.getLogger(__name__)
 
@@ -157,7 +161,8 @@ class Processor(AsyncProcessor):
         self._stamp: dict[str, str] = {STORE: self.store_id}
         # 2.11: its operations, its notice producer, and each workspace's queues served.
         self.serves_211 = self.wire == WIRE_211
-        self.config_ops_211 = Config211Operations(self.store)
+        self.max_workspaces = params.get("max_workspaces") or DEFAULT_MAX_WORKSPACES
+        self.config_ops_211 = Config211Operations(self.store, self.max_workspaces)
         self._notify_211: Producer | None = None
         self._workspaces: dict[str, list[Consumer]] = {}
 
@@ -182,26 +187,47 @@ class Processor(AsyncProcessor):
                          name="flow-request")
         await self.push(snapshot)
         if self.serves_211:
-            for workspace in await asyncio.to_thread(self.store.keys, v211.WORKSPACE_TYPE,
-                                                     workspace=v211.WORKSPACES):
-                await self._serve_workspace(workspace)
+            await self._serve_registered()
         logger.info("Config store %s (%s) at version %d", self.store.path, self.store_id, self.store.version())
         if self.serves_211:
             logger.info("Serving TrustGraph 2.11's config protocol too (notices on %s; workspaces %s)",
-                        v211.CONFIG_NOTIFY, ", ".join(self._workspaces) or "none")
+                        v211.CONFIG_NOTIFY, listed(self._workspaces))
 
     async def _register_default_workspace(self) -> None:
         """List the default workspace in ``__workspaces__`` when it is not: 2.11's flow service and
-        workspace processors learn the workspaces there (upstream's IAM service writes it)."""
+        workspace processors learn the workspaces there (upstream's IAM service writes it).
+
+        A new store gets it as its starting content, at version 0 (:meth:`ConfigStore.seed`):
+        it is config-svc's bookkeeping, not a change anyone asked for, and a store at version 0 is
+        what tg-launch loads its bootstrap into.  Counted as a change, it made every new store
+        read as one holding config, and ``TRUSTGRAPH_WIRE=2.11 tg-launch`` never bootstrapped."""
         def register() -> bool:
+            entry = [(v211.WORKSPACE_TYPE, v211.DEFAULT_WORKSPACE, WORKSPACE_ENTRY)]
             with self.store.locked():
                 if self.store.get(v211.WORKSPACE_TYPE, v211.DEFAULT_WORKSPACE, workspace=v211.WORKSPACES):
                     return False
-                self.store.apply(puts=[(v211.WORKSPACE_TYPE, v211.DEFAULT_WORKSPACE, WORKSPACE_ENTRY)],
-                                 workspace=v211.WORKSPACES)
+                if not self.store.seed(entry, workspace=v211.WORKSPACES):
+                    self.store.apply(puts=entry, workspace=v211.WORKSPACES)
                 return True
         if await asyncio.to_thread(register):
             logger.info("Registered workspace %s in %s", v211.DEFAULT_WORKSPACE, v211.WORKSPACES)
+
+    async def _serve_registered(self) -> None:
+        """Serve the workspaces the store lists, those config-svc can (:func:`.workspaces.servable`).
+
+        A name written before the checks of :mod:`.workspaces` existed, or one whose queues the
+        broker refuses, is one WARNING and left unserved: config-svc starts and serves the rest.
+        """
+        registered = await asyncio.to_thread(self.store.keys, v211.WORKSPACE_TYPE, workspace=v211.WORKSPACES)
+        plan = servable(registered, self.max_workspaces)
+        for line in unserved_lines(plan, self.max_workspaces):
+            logger.warning("%s", line)
+        for workspace in plan.serve:
+            try:
+                await self._serve_workspace(workspace)
+            except Exception as e:
+                logger.warning("Workspace %r, registered in %s, is not served: its queues cannot be opened "
+                               "(%s)", workspace, v211.WORKSPACES, e)
 
     async def _serve_workspace(self, workspace: str) -> None:
         """Serve a workspace's own 2.11 config and flow queues (``request:tg:config:<ws>``...)."""
@@ -263,8 +289,8 @@ class Processor(AsyncProcessor):
     async def _follow_workspaces(self, changes: v211.WorkspaceChanges) -> None:
         """Serve the queues of workspaces just registered, stop those of removed ones.
 
-        A workspace whose queues cannot be opened (an id no topic can hold) is an
-        ERROR line: the change that registered it is written and was notified.
+        Their names were checked when written (:mod:`.workspaces`); queues the broker still
+        refuses are an ERROR line: the change that registered them is written and was notified.
         """
         for workspace in changes.created:
             try:
@@ -346,10 +372,22 @@ class Processor(AsyncProcessor):
         # --config-request-queue and --config-response-queue: every processor's (AsyncProcessor).
         parser.add_argument("--flow-request-queue", default=FLOW_REQUEST)
         parser.add_argument("--flow-response-queue", default=FLOW_RESPONSE)
+        parser.add_argument(
+            "--max-workspaces", type=_at_least_one, default=DEFAULT_MAX_WORKSPACES,
+            help="with --wire 2.11: the most workspaces served, each on queues of its own; a put "
+            f"registering one more is refused (default {DEFAULT_MAX_WORKSPACES:,})",
+        )
         # Upstream's flags for its Cassandra store: known, so that a start given them is refused
         # with what to do instead (above), not with argparse's "unrecognized arguments".
         for flag in CASSANDRA_FLAGS:
             parser.add_argument(flag, default=None, help=argparse.SUPPRESS)
+
+
+def _at_least_one(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {text}")
+    return value
 
 
 def run() -> None:

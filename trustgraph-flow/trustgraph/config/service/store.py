@@ -86,6 +86,17 @@ def _require_str(what: str, value: object) -> None:
         raise TypeError(f"{what} must be a string, got {type(value).__name__}")
 
 
+def _put_rows(puts: Iterable[tuple[str, str, str]]) -> list[tuple[str, ...]]:
+    """``puts`` as rows, each checked to be three strings."""
+    rows = [tuple(p) for p in puts]
+    for i, row in enumerate(rows):
+        if len(row) != 3:
+            raise ValueError(f"puts[{i}] must be (type, key, value)")
+        for name, item in zip(("type", "key", "value"), row, strict=True):
+            _require_str(f"puts[{i}].{name}", item)
+    return rows
+
+
 @dataclass(frozen=True)
 class Change:
     """One item a committed :meth:`ConfigStore.apply` put or deleted (present or not)."""
@@ -332,6 +343,35 @@ class ConfigStore:
             self._changes += [Change(workspace, t, k, True) for t, k in delete_rows]
             self._changes += [Change(workspace, t, k, False) for t, k, _v in put_rows]
         return int(row[0])
+
+    def seed(self, puts: Iterable[tuple[str, str, str]], *, workspace: str = DEFAULT_WORKSPACE) -> bool:
+        """Write ``puts`` into ``workspace`` of a store still at version 0, leaving it at 0.
+
+        What a new store starts with (config-svc's own bookkeeping, such as the default
+        workspace's registration), as opposed to a change: version 0 keeps meaning "nobody has
+        written anything yet", which is how tg-launch knows a store to load its bootstrap into.
+        Nothing is recorded for the change notices.  Returns False, writing nothing, when the
+        store is past version 0: then it is a change, for :meth:`apply`.
+        """
+        put_rows = _put_rows(puts)
+        table, _where, params = _rows(workspace)
+        columns = "workspace, type, key, value" if params else "type, key, value"
+        marks = "?, ?, ?, ?" if params else "?, ?, ?"
+        with self._lock:
+            conn = self._connection()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                if conn.execute("SELECT value FROM version WHERE id = 'version'").fetchone()[0] != 0:
+                    conn.execute("ROLLBACK")
+                    return False
+                conn.executemany(f"INSERT OR REPLACE INTO {table} ({columns}) VALUES ({marks})",
+                                 [(*params, *row) for row in put_rows])
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        return True
 
     def take_changes(self) -> list[Change]:
         """What was applied since the last call, in order, and forget it.
