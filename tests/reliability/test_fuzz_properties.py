@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import types
 import typing
+import unicodedata
 from collections.abc import Callable
 from typing import Any
 
@@ -30,6 +32,7 @@ from trustgraph.agent.react.parser import StreamParser, parse_react
 from trustgraph.agent.react.types import Action, Answer, Final, ReactParseError, Thought
 from trustgraph.base.formats.decision_schema import FINAL_ACTION
 from trustgraph.catalog import TOOL_TYPES, McpServer, ToolServiceDescriptor, build_catalog, check_item
+from trustgraph.catalog.data_blocks import neutralise
 from trustgraph.schema import SchemaError, decode, encode, from_dict
 from trustgraph.topics import (
     ANNOUNCE,
@@ -586,4 +589,126 @@ def test_fuzz_wire_codec(scenario) -> None:
         300,
         classes.flatmap(_records),
         _round_trip,
+    )
+
+
+# -- the <tool-data> neutraliser -----------------------------------------------------
+
+# What a tool's provider may write to forge the end of its data block: pieces of the tags, brackets
+# and gaps, in any order (so one tag's removal may join others into one), disguised by characters
+# that show as nothing, combining marks, fullwidth and accented letters.
+TAG_PIECES = [
+    "<",
+    "</",
+    "/",
+    ">",
+    "[",
+    "]",
+    "(",
+    "{",
+    "tool",
+    "data",
+    "to",
+    "ol",
+    "da",
+    "ta",
+    "t",
+    "o",
+    "l",
+    "-",
+    "_",
+    " ",
+    "\n",
+    "</tool-data>",
+    "<tool-data>",
+    "TOOL",
+    "Data",
+    "x",
+    "SYSTEM OVERRIDE",
+]
+UNSEEN = [
+    "\u2062",
+    "\u180e",
+    "\u034f",
+    "\u200b",
+    "\u00ad",
+    "\u202e",
+    "\u2060",
+    "\ufeff",
+    "\x00",
+    "\u0301",
+    "\u20dd",
+    "\ufe0f",
+    "\U000e0041",
+]
+LOOKALIKE = [
+    "\uff1c",
+    "\uff0f",
+    "\uff1e",
+    "\uff54",
+    "\uff4f",
+    "\u00f4",
+    "\u1e0d",
+    "\u00e2",
+    "\u043e",
+    "\u0430",
+    "\u2014",
+    "\u3008",
+]
+TAG_FORMS = ["</tool-data>", "<tool-data>", "</tool data>", "[/tool_data]", "< / TOOL-DATA >", "{tool-data}"]
+
+nested_tags = st.recursive(
+    st.sampled_from(TAG_FORMS),
+    lambda inner: st.tuples(st.sampled_from(TAG_FORMS), st.integers(0, 12), inner).map(
+        lambda case: case[0][: case[1]] + case[2] + case[0][case[1] :]
+    ),
+    max_leaves=6,
+)
+pieced_tags = st.lists(st.sampled_from(TAG_PIECES + UNSEEN + LOOKALIKE), max_size=40).map("".join)
+
+
+def _disguised(case: tuple[str, list[tuple[int, str]]]) -> str:
+    text, insertions = case
+    for at, char in sorted(insertions, reverse=True):
+        text = text[:at] + char + text[at:]
+    return text
+
+
+forged_texts = st.tuples(
+    st.one_of(nested_tags, pieced_tags),
+    st.lists(st.tuples(st.integers(0, 80), st.sampled_from(UNSEEN)), max_size=6),
+).map(_disguised)
+# How a reader sees text, written independently of the neutraliser: compatibility forms decomposed,
+# every character that shows as nothing dropped (marks, format characters, controls), lookalikes
+# read as the letter, any case; then a tag is a bracket, a slash or not, and the two words.
+_READS_AS = str.maketrans({"\u043e": "o", "\u0430": "a", "\u2014": "-", "\u3008": "<"})
+_READ_TAG = re.compile(r"[<\[({][\s_\-]*/?[\s_\-]*tool[\s_\-]*data", re.IGNORECASE)
+
+
+def _reads_as_tag(text: str) -> bool:
+    seen = "".join(
+        c
+        for c in unicodedata.normalize("NFKD", text)
+        if unicodedata.category(c) not in ("Cf", "Mn", "Me", "Cn")
+        and (c.isspace() or unicodedata.category(c) != "Cc")
+    )
+    return _READ_TAG.search(seen.translate(_READS_AS)) is not None
+
+
+def _no_tag_left(text: str) -> None:
+    out = neutralise(text)
+    assert not _reads_as_tag(out), (text, out)
+    assert neutralise(out) == out
+
+
+def test_fuzz_data_block_neutraliser(scenario) -> None:
+    fuzz(
+        scenario,
+        "<tool-data> neutraliser, disguised and nested tags",
+        "tags nested in tags, tag pieces in any order, with invisible characters, combining marks, "
+        "fullwidth, accented and lookalike letters anywhere",
+        "text in which nothing reads as a tag, left as it is by a second pass",
+        400,
+        forged_texts,
+        _no_tag_left,
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import pytest
@@ -82,3 +83,31 @@ def test_the_budget_restores_the_threads_trace_function():
         assert sys.gettrace() is outer
     finally:
         sys.settrace(None)
+
+
+@pytest.mark.parametrize("source", [
+    # Folded into a constant while Jinja compiles: a filter of literals, {% autoescape %}'s value.
+    "{{ ([1]|slice(30000000))|list|length }}",
+    "{% autoescape ([1]|slice(30000000))|list|length %}x{% endautoescape %}",
+    # Long enough that reading it takes seconds (700 KB: 8 s).
+    "{{ a }}" * 100_000,
+])
+def test_a_template_over_its_compile_budget_is_refused_when_first_used(source):
+    started = time.thread_time()
+    ps = PromptSet.from_config({"template-index": json.dumps(["t", "ok"]), "template.t": json.dumps({"prompt": source}),
+                                "template.ok": json.dumps({"prompt": "{{ ([1, 2]|slice(2))|list|length }}"})})
+    assert time.thread_time() - started < 0.5   # loading compiles nothing
+    with pytest.raises(PromptError, match="^template 't' is over its compile budget: compiling took more than 1s"):
+        ps.render("t", {})
+    assert time.thread_time() - started < budget.CPU_SECONDS + 1.0
+    assert ps.render("ok", {}).prompt == "2"   # folded as before, within its budget
+
+
+@pytest.mark.parametrize("source, says", [
+    ("{{ " + "9" * 5000 + " }}", "does not compile: ValueError: Exceeds the limit (4300 digits)"),
+    ("{{ " + "(" * 5000 + "1" + ")" * 5000 + " }}", "does not compile: it is nested too deeply"),
+])
+def test_what_a_template_makes_the_compiler_fail_on_is_that_templates_problem(source, says):
+    ps = PromptSet.from_config({"template-index": json.dumps(["t"]), "template.t": json.dumps({"prompt": source})})
+    with pytest.raises(PromptError, match=f"^template 't' {re.escape(says)}"):
+        ps.render("t", {})

@@ -115,3 +115,77 @@ async def test_without_workers_it_renders_in_a_thread():
     pool = RenderPool(workers=1)
     prompts = pool.load(VALUES)   # not started: no worker
     assert (await pool.render(prompts, "hello", TERMS)).prompt == "Hello Ann"
+
+
+# Jinja folds a filter of literals into a constant while it compiles the template: 14-25 s and
+# 2 GB of the service's own event loop when the config loaded, then every worker killed compiling it.
+COMPILE_BOMB = "{{ ([1]|slice(30000000))|list|length }}"
+WITH_BOMB = {**VALUES, "template-index": json.dumps([*TEMPLATES, "bomb"]),
+             "template.bomb": json.dumps({"prompt": COMPILE_BOMB})}
+
+
+async def _longest_pause(during: asyncio.Future) -> float:
+    """The longest the event loop went without running a 10 ms ticker while ``during`` ran."""
+    loop = asyncio.get_running_loop()
+    last, longest = loop.time(), 0.0
+    while not during.done():
+        await asyncio.sleep(0.01)
+        now = loop.time()
+        longest, last = max(longest, now - last), now
+    return longest
+
+
+async def test_a_template_over_its_compile_budget_is_refused_alone_and_the_loop_never_waits():
+    pool = RenderPool(workers=1)
+    await pool.start()
+    try:
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        prompts = pool.load(WITH_BOMB)
+        assert loop.time() - started < 0.5   # nothing compiled here
+        worker = next(iter(pool._all))
+        bomb = asyncio.ensure_future(_outcome(pool, prompts, "bomb"))
+        paused = await _longest_pause(bomb)
+        took = loop.time() - started
+        assert await bomb == ("error: template 'bomb' is over its compile budget: compiling took more "
+                              "than 1s of CPU time")
+        assert paused < 1.0, f"the event loop waited {paused:.2f} s"
+        assert took < 20
+        assert worker.alive and pool._all == {worker}   # stopped by the budget, in the worker
+        again = loop.time()
+        assert await _outcome(pool, prompts, "bomb") == await bomb   # refused at once: recorded
+        assert loop.time() - again < 1.0
+        assert await _outcome(pool, prompts, "hello") == "Hello Ann"
+        assert prompts.errors["bomb"] == (await bomb).removeprefix("error: ")
+    finally:
+        await pool.close()
+
+
+async def test_a_worker_killed_compiling_a_template_refuses_that_template_alone():
+    # A watch tighter than the compile budget: the worker is killed in the compile, as one step the
+    # budget cannot see into would be; the template is refused from then on, without another worker.
+    pool = RenderPool(workers=1, cpu_seconds=0.1, grace=0.05)
+    await pool.start()
+    try:
+        prompts = pool.load(WITH_BOMB)
+        first = next(iter(pool._all)).proc.pid
+        assert await _outcome(pool, prompts, "bomb") == \
+            "error: template 'bomb' is over its compile budget: compiling took more than 0.1s of CPU time"
+        assert await _outcome(pool, prompts, "hello") == "Hello Ann"   # a new worker
+        second = next(iter(pool._all)).proc.pid
+        assert second != first
+        assert (await _outcome(pool, prompts, "bomb")).startswith("error: template 'bomb' is over its compile")
+        assert {w.proc.pid for w in pool._all} == {second}   # refused without spending the worker
+    finally:
+        await pool.close()
+
+
+async def test_a_system_template_over_its_compile_budget_is_named():
+    pool = RenderPool(workers=1)
+    await pool.start()
+    try:
+        prompts = pool.load({**VALUES, "system": json.dumps(COMPILE_BOMB)})
+        assert await _outcome(pool, prompts, "hello") == \
+            "error: system template is over its compile budget: compiling took more than 1s of CPU time"
+    finally:
+        await pool.close()

@@ -29,6 +29,11 @@ Over budget is :class:`BudgetExceeded`, which the service answers as an
 ``llm-error`` naming the template.  The service renders in a worker process
 (``worker.py``), where the kernel also bounds what a step this module does
 not foresee may cost, and its own event loop never waits on a render.
+
+Compiling a template evaluates what Jinja can fold into a constant (a
+filter of literals: ``{{ ([1]|slice(30000000))|list|length }}`` took 14-25 s
+and 2 GB), so a template is compiled within a budget of the same size, of
+its own (``sandbox.compiling``), on first use, in the worker that renders it.
 """
 
 from __future__ import annotations
@@ -71,10 +76,14 @@ class RenderBudget:
     """
 
     def __init__(self, cpu_seconds: float = CPU_SECONDS, max_chars: int = MAX_CHARS,
-                 max_built: int = MAX_BUILT) -> None:
+                 max_built: int = MAX_BUILT, doing: str = "rendering") -> None:
         self.cpu_seconds = cpu_seconds
         self.max_chars = max_chars
         self.max_built = max_built
+        self.doing = doing
+        #: Why it went over, once it has: Jinja takes any error of a constant it folds while it
+        #: compiles for "not a constant", so a compile looks here after (sandbox.compiling).
+        self.over: str | None = None
         self.chars = 0
         self.built = 0
         self._events = 0
@@ -94,17 +103,21 @@ class RenderBudget:
         sys.settrace(self._previous)
         _local.budget = self._outer
 
+    def _exceeded(self, why: str) -> BudgetExceeded:
+        self.over = why
+        return BudgetExceeded(why)
+
     def check_time(self) -> None:
         """Raise once the render has used more than its CPU time."""
         if time.thread_time() - self._started > self.cpu_seconds:
-            raise BudgetExceeded(f"rendering took more than {self.cpu_seconds:g}s of CPU time")
+            raise self._exceeded(f"{self.doing} took more than {self.cpu_seconds:g}s of CPU time")
 
     def spend(self, value: Any) -> None:
         """Count a value an operation or call built against :data:`MAX_BUILT`."""
         if isinstance(value, str | list | tuple | dict | set | frozenset | bytes):
             self.built += len(value)
             if self.built > self.max_built:
-                raise BudgetExceeded(f"the values it built are over {self.max_built:,} items in all")
+                raise self._exceeded(f"the values it built are over {self.max_built:,} items in all")
 
     def _trace(self, frame: FrameType, event: str, arg: Any) -> Any:
         # Every call is counted; line events are followed only in template code
@@ -126,7 +139,7 @@ class RenderBudget:
         """Count ``chunk`` of output against the length limit."""
         self.chars += len(chunk)
         if self.chars > self.max_chars:
-            raise BudgetExceeded(f"the rendered text is over {self.max_chars:,} characters")
+            raise self._exceeded(f"the rendered text is over {self.max_chars:,} characters")
 
 
 def current() -> RenderBudget | None:

@@ -4,6 +4,7 @@ template, system template, prefix and replay from its terms."""
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -16,7 +17,11 @@ from trustgraph.catalog import data_blocks, ranking
 from . import budget
 from .decision import _decide
 from .sandbox import _environment, _MissingVariable
-from .spec import DEFAULT_SYSTEM, PromptError, Template, _load_template
+from .spec import DEFAULT_SYSTEM, PromptError, Template, _load_template, compile_source
+
+#: The parts of a config a render compiles (:meth:`PromptSet.parts`): ``template.<id>`` (as its
+#: config key), the system template, and the system template as a strict template renders it.
+SYSTEM, SYSTEM_STRICT = "system", "system.strict"
 
 
 @dataclass
@@ -81,7 +86,9 @@ class PromptSet:
     """An immutable snapshot of the ``prompt`` config; swapped whole on reload.
 
     A request keeps the snapshot it started with, so a reload never changes a
-    template half-way through a call.
+    template half-way through a call.  Loading it compiles nothing: each part
+    is compiled when a render first needs it (:meth:`parts`, :meth:`compile`),
+    within a compile budget of its own, in the render worker.
     """
 
     system_source: str = DEFAULT_SYSTEM
@@ -89,6 +96,7 @@ class PromptSet:
     system_strict: jinja2.Template | None = None
     system_error: str | None = None
     templates: dict[str, Template] = field(default_factory=dict)
+    _system_lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @classmethod
     def from_config(cls, values: dict[str, str]) -> PromptSet:
@@ -106,12 +114,6 @@ class PromptSet:
                     ps.system_source = decoded
             except ValueError:
                 pass
-        try:
-            # Compiled twice: it renders as strictly as the template it goes with.
-            ps.system = _environment().from_string(ps.system_source)
-            ps.system_strict = _environment(strict=True).from_string(ps.system_source)
-        except jinja2.TemplateSyntaxError as e:
-            ps.system_error = f"system template does not compile: {e.message} (line {e.lineno})"
         index: list[Any] = []
         raw_index = values.get("template-index")
         if raw_index:
@@ -128,20 +130,81 @@ class PromptSet:
 
     @property
     def errors(self) -> dict[str, str]:
-        """Problems found at load, by template id (``system`` for the system template)."""
+        """Problems found so far (at load, or compiling a part), by template id (``system`` for
+        the system template)."""
         found = {tid: t.error for tid, t in self.templates.items() if t.error}
         if self.system_error:
             found["system"] = self.system_error
         return found
+
+    def parts(self, tid: str, schema: dict[str, Any] | None = None) -> list[str]:
+        """What rendering ``tid`` (for a request with or without a decision ``schema``) compiles,
+        each part within a compile budget of its own: the template (``template.<id>``), the text
+        template it renders instead for a request without a schema, and the system template as
+        strictly as that one renders it (:data:`SYSTEM`, :data:`SYSTEM_STRICT`)."""
+        t = self.templates.get(tid)
+        if t is None:
+            return []
+        rendered = t
+        named = t.decision.text_template if t.decision is not None and schema is None else None
+        if named is not None and named in self.templates:
+            rendered = self.templates[named]
+        used = [t] if rendered is t else [t, rendered]
+        return [*(f"template.{u.id}" for u in used), SYSTEM_STRICT if rendered.strict else SYSTEM]
+
+    @staticmethod
+    def describe(part: str) -> str:
+        """``part`` as an error names it: ``template 'x'``, ``system template``."""
+        if part in (SYSTEM, SYSTEM_STRICT):
+            return "system template"
+        return f"template {part.removeprefix('template.')!r}"
+
+    def problem(self, part: str) -> str | None:
+        """Why ``part`` cannot be used, once that is known."""
+        if part in (SYSTEM, SYSTEM_STRICT):
+            return self.system_error
+        t = self.templates.get(part.removeprefix("template."))
+        return t.error if t is not None else None
+
+    def refuse(self, part: str, problem: str) -> None:
+        """Record that ``part`` cannot be used, found elsewhere (a render worker killed while it
+        compiled it): every later request for it is answered at once."""
+        if part in (SYSTEM, SYSTEM_STRICT):
+            self.system_error = self.system_error or problem
+            return
+        t = self.templates.get(part.removeprefix("template."))
+        if t is not None and t.error is None:
+            t.error = problem
+
+    def compile(self, part: str) -> str | None:
+        """Compile ``part`` (see :meth:`parts`) if not done yet; why it cannot be used, or None.
+        Call it where renders run (a worker; a thread), never on an event loop."""
+        if part in (SYSTEM, SYSTEM_STRICT):
+            strict = part == SYSTEM_STRICT
+            with self._system_lock:
+                if self.system_error is None and (self.system_strict if strict else self.system) is None:
+                    compiled, self.system_error = compile_source(_environment(strict), self.system_source,
+                                                                 "system template")
+                    setattr(self, "system_strict" if strict else "system", compiled)
+            return self.system_error
+        t = self.templates.get(part.removeprefix("template."))
+        if t is None:
+            return None
+        t.compile()
+        return t.error
 
     def render(self, tid: str, terms: dict[str, str], schema: dict[str, Any] | None = None) -> Rendered:
         """Render template ``tid`` and the system template from JSON-encoded terms.
 
         ``schema`` is the agent's decision schema, used by a template with a
         ``decision`` policy (see the module docstring) and ignored by others.
-        Everything rendered for the request shares one budget (budget.py);
-        call this in a worker thread, since the budget traces the calling one.
+        The parts not compiled yet are compiled first, each within its compile
+        budget; then everything rendered for the request shares one budget
+        (budget.py).  Call this in a worker thread, since the budgets trace
+        the calling one.
         """
+        for part in self.parts(tid, schema):
+            self.compile(part)
         with budget.RenderBudget() as allowance:
             return self._render_all(tid, terms, schema, allowance)
 

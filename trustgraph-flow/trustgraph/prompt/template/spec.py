@@ -1,8 +1,9 @@
 """What one ``template.<id>`` config value may hold (see templates.py for the fields), checked
-by a pydantic model, and compiled into a :class:`Template`."""
+by a pydantic model, and compiled into a :class:`Template` on first use."""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -11,7 +12,8 @@ import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError, field_validator
 from trustgraph.base.safety import limits
 
-from .sandbox import _environment
+from .budget import BudgetExceeded
+from .sandbox import _environment, compiling
 
 DEFAULT_SYSTEM = "Be helpful."
 RESPONSE_TYPES = ("text", "json", "jsonl")
@@ -103,9 +105,43 @@ def _spec_problem(tid: str, e: ValidationError) -> str:
     return f"template {tid!r}: {name!r} must be a string"   # prompt-jinja2, prefix, replay
 
 
+def compile_problem(what: str, e: Exception) -> str:
+    """Why ``what`` (``template 'x'``, ``system template``) could not be compiled, in one line."""
+    if isinstance(e, BudgetExceeded):
+        return f"{what} is over its compile budget: {e}"
+    if isinstance(e, jinja2.TemplateSyntaxError):
+        return f"{what} does not compile: {e.message} (line {e.lineno})"
+    if isinstance(e, RecursionError):
+        return f"{what} does not compile: it is nested too deeply"
+    return f"{what} does not compile: {type(e).__name__}: {e}"
+
+
+def compile_source(env: jinja2.Environment, source: str, what: str) -> tuple[jinja2.Template | None, str | None]:
+    """``source`` compiled within a compile budget (``sandbox.compiling``), or why not.
+
+    Anything a template's text makes the compiler do ends here as that one
+    template's problem (a number literal over Python's 4,300 digits, nesting
+    past the recursion limit), except running out of memory, which a render
+    worker answers by exiting.
+    """
+    try:
+        with compiling():
+            return env.from_string(source), None
+    except MemoryError:
+        raise
+    except Exception as e:  # noqa: BLE001 - every failure is the template's, said in one line
+        return None, compile_problem(what, e)
+
+
 @dataclass
 class Template:
-    """One loaded ``template.<id>``; ``error`` is set when it cannot be used."""
+    """One loaded ``template.<id>``; ``error`` is set when it cannot be used.
+
+    Its sources are compiled on first use (:meth:`compile`), in the process
+    and thread that renders it (a render worker), each template within a
+    compile budget of its own: compiling may cost what rendering may, and one
+    template over it is refused alone.
+    """
 
     id: str
     source: str = ""
@@ -121,10 +157,38 @@ class Template:
     prefix_compiled: jinja2.Template | None = None
     replay_compiled: jinja2.Template | None = None
     validator: Any = None
+    _compile_lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def compile(self) -> None:
+        """Compile the prompt, prefix and replay, once, within one compile budget; a problem
+        becomes :attr:`error`.  Safe from several threads (the thread renderer's)."""
+        with self._compile_lock:
+            if self.compiled is not None or self.error is not None:
+                return
+            env = _environment(self.strict)
+            parts: dict[str, jinja2.Template] = {}
+            name = "prompt"
+            try:
+                with compiling():
+                    for name, text in (("prefix", self.prefix), ("replay", self.replay), ("prompt", self.source)):
+                        if text or name == "prompt":
+                            parts[name] = env.from_string(text)
+            except MemoryError:
+                raise
+            except Exception as e:  # noqa: BLE001 - every failure is the template's, said in one line
+                if isinstance(e, jinja2.TemplateSyntaxError) and name != "prompt":
+                    self.error = (f"template {self.id!r}: '{name}' is not a valid template: {e.message} "
+                                  f"(line {e.lineno})")
+                else:
+                    self.error = compile_problem(f"template {self.id!r}", e)
+                return
+            self.prefix_compiled, self.replay_compiled = parts.get("prefix"), parts.get("replay")
+            self.compiled = parts["prompt"]
 
 
 def _load_template(tid: str, raw: str | None) -> Template:
-    """Parse and compile one template; problems land in ``error``, never raise."""
+    """Parse one template (compiled on first use: :meth:`Template.compile`); problems land in
+    ``error``, never raise."""
     t = Template(id=tid)
     if raw is None:
         t.error = f"template {tid!r} is listed in template-index but template.{tid} is missing"
@@ -142,15 +206,6 @@ def _load_template(tid: str, raw: str | None) -> Template:
     t.response_type = spec.response_type
     t.stop = [s for s in spec.stop if s]
     t.prefix, t.replay = spec.prefix, spec.replay
-    env = _environment(spec.strict)
-    for name, text in (("prefix", spec.prefix), ("replay", spec.replay)):
-        if not text:
-            continue
-        try:
-            setattr(t, f"{name}_compiled", env.from_string(text))
-        except jinja2.TemplateSyntaxError as e:
-            t.error = f"template {tid!r}: '{name}' is not a valid template: {e.message} (line {e.lineno})"
-            return t
     if spec.decision is not None:
         text_template = spec.decision.text_template
         if text_template is not None and (not text_template or text_template == tid):
@@ -166,8 +221,4 @@ def _load_template(tid: str, raw: str | None) -> Template:
             t.error = f"template {tid!r}: schema is not a valid JSON Schema: {e.message}"
             return t
         t.schema, t.validator = schema, cls(schema)
-    try:
-        t.compiled = env.from_string(t.source)
-    except jinja2.TemplateSyntaxError as e:
-        t.error = f"template {tid!r} does not compile: {e.message} (line {e.lineno})"
     return t

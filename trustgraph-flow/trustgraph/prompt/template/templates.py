@@ -56,7 +56,12 @@ template author may meet:
   empty, as in ibis (``strict`` makes it an error);
 * Jinja's filter and test names, not ibis's (``|join``, ``|tojson``, ...);
 * a trailing newline of the template is kept, as ibis does;
-* the sandbox refuses access to private attributes and unsafe callables.
+* the sandbox refuses access to private attributes and unsafe callables;
+* a template is compiled when first used, not when the config loads, within
+  a compile budget the size of the render budget (Jinja evaluates constant
+  parts while compiling), so a syntax error is reported to the first request
+  for that template and logged then, and a template over the budget is
+  refused alone (``template 'x' is over its compile budget: ...``).
 """
 
 from __future__ import annotations

@@ -25,6 +25,19 @@ the worker's stdin and stdout.  The worker builds each config version's
 reply names the template it used by id and the service hands back its own
 :class:`~.templates.Rendered`.  When no worker can be started, rendering
 falls back to a thread of the service's own (one WARNING line).
+
+Templates are compiled here too, never in the service: Jinja evaluates a
+template's constant parts while it compiles it (``{{ ([1]|slice(30000000))
+|list|length }}`` froze the service's event loop for 14-25 s at 2 GB when it
+loaded the config, and then every new worker was killed compiling the whole
+config before its first render, so every prompt failed).  Before the first
+render of a template, the service asks the worker to compile each part that
+render needs (:meth:`~.templates.PromptSet.parts`), one at a time, each
+under the same watch as a render: within a compile budget the size of a
+render's, the worker's CPU time and its memory limit.  A part over it is
+refused alone: the service records why (:meth:`~.templates.PromptSet.refuse`)
+and answers every later request for it at once, so no other worker is spent
+on it, and the other templates render as before.
 """
 
 from __future__ import annotations
@@ -96,6 +109,13 @@ def _limit_memory(grow_by: int) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
 
 
+def _compile(sets: OrderedDict[int, PromptSet], message: dict[str, Any]) -> dict[str, Any]:
+    prompts = sets.get(message["version"])
+    if prompts is None:
+        return {"error": "the render worker does not have this config version"}
+    return {"problem": prompts.compile(message["part"])}
+
+
 def _render(sets: OrderedDict[int, PromptSet], message: dict[str, Any]) -> dict[str, Any]:
     prompts = sets.get(message["version"])
     if prompts is None:
@@ -129,11 +149,15 @@ def main(argv: list[str] | None = None) -> None:
             while len(sets) > KEPT_VERSIONS:
                 sets.popitem(last=False)
             continue
+        needed = f"it needed more than {memory // (1024 * 1024)} MiB of memory"
         try:
-            reply = _render(sets, message)
+            reply = _compile(sets, message) if message.get("op") == "compile" else _render(sets, message)
         except MemoryError:
-            reply = {"error": f"template {message.get('tid')!r} is over its render budget: it needed more "
-                              f"than {memory // (1024 * 1024)} MiB of memory", "exit": True}
+            if message.get("op") == "compile":
+                reply = {"problem": f"{PromptSet.describe(message['part'])} is over its compile budget: {needed}"}
+            else:
+                reply = {"error": f"template {message.get('tid')!r} is over its render budget: {needed}"}
+            reply["exit"] = True
         out.write(_frame({"id": message.get("id"), **reply}))
         out.flush()
         if reply.get("exit"):
@@ -156,6 +180,8 @@ class _Worker:
     def __init__(self, proc: asyncio.subprocess.Process) -> None:
         self.proc = proc
         self.versions: set[int] = set()
+        #: The parts it has compiled, by config version (``PromptSet.parts``).
+        self.compiled: set[tuple[int, str]] = set()
 
     @classmethod
     async def start(cls, memory: int = MEMORY_LIMIT) -> _Worker:
@@ -191,8 +217,11 @@ class _Worker:
             await self.proc.wait()
             raise EOFError(f"the render worker exited (code {self.proc.returncode})") from None
 
-    async def render(self, version: int, values: dict[str, str], request: dict[str, Any],
-                     cpu_seconds: float, grace: float) -> dict[str, Any]:
+    async def ask(self, version: int, values: dict[str, str], request: dict[str, Any],
+                  cpu_seconds: float, grace: float, doing: str = "rendering") -> dict[str, Any]:
+        """Send ``request`` (a render, or ``op: compile``) and wait for its reply, watching the
+        worker: killed past ``cpu_seconds + grace`` of CPU time, or :data:`WALL_LIMIT`, which
+        raises :class:`~.budget.BudgetExceeded` saying what it was ``doing``."""
         if version not in self.versions:
             await self._send({"op": "config", "version": version, "values": values})
             self.versions.add(version)
@@ -209,10 +238,10 @@ class _Worker:
                 used = _cpu_seconds(self.proc.pid)
                 if started_cpu is not None and used is not None and used - started_cpu > cpu_seconds + grace:
                     await self.kill()
-                    raise budget.BudgetExceeded(f"rendering took more than {cpu_seconds:g}s of CPU time")
+                    raise budget.BudgetExceeded(f"{doing} took more than {cpu_seconds:g}s of CPU time")
                 if loop.time() > deadline:
                     await self.kill()
-                    raise budget.BudgetExceeded(f"rendering did not end within {WALL_LIMIT:g}s")
+                    raise budget.BudgetExceeded(f"{doing} did not end within {WALL_LIMIT:g}s")
         finally:
             if not reply.done():
                 reply.cancel()
@@ -298,13 +327,18 @@ class RenderPool:
         if self.fallback or self._idle is None or version is None:
             return await asyncio.to_thread(prompts.render, tid, terms, schema)
         values = self._versions[version][1]
+        parts = prompts.parts(tid, schema)
+        for part in parts:   # known to be unusable: no worker spent on it
+            if (problem := prompts.problem(part)) is not None:
+                raise PromptError(problem)
         worker = await self._idle.get()
         if worker is None or not worker.alive:
             worker = await self._replace(worker)
         self._ids += 1
         request = {"id": self._ids, "tid": tid, "terms": terms, "schema": schema}
         try:
-            reply = await worker.render(version, values, request, self.cpu_seconds, self.grace)
+            await self._compile(worker, version, values, prompts, parts)
+            reply = await worker.ask(version, values, request, self.cpu_seconds, self.grace)
         except budget.BudgetExceeded as e:
             raise PromptError(f"template {tid!r} is over its render budget: {e}") from None
         except EOFError as e:
@@ -321,6 +355,31 @@ class RenderPool:
         if template is None:   # cannot happen: the worker built the same set
             raise PromptError(f"template {reply['template']!r} is not defined")
         return Rendered(template=template, **{f: reply.get(f) for f in _FIELDS if f in reply})
+
+    async def _compile(self, worker: _Worker, version: int, values: dict[str, str], prompts: PromptSet,
+                       parts: list[str]) -> None:
+        """Have ``worker`` compile the ``parts`` it has not compiled yet, one at a time, each
+        watched as a render is; raise :class:`PromptError` for the first that cannot be used,
+        and record why on ``prompts`` (once, with one ERROR line), so it is refused at once after."""
+        for part in parts:
+            if (version, part) in worker.compiled:
+                continue
+            self._ids += 1
+            try:
+                reply = await worker.ask(version, values, {"op": "compile", "id": self._ids, "part": part},
+                                         self.cpu_seconds, self.grace, doing="compiling")
+            except budget.BudgetExceeded as e:   # killed: a step the compile budget does not see
+                reply = {"problem": f"{PromptSet.describe(part)} is over its compile budget: {e}"}
+            if "error" in reply:
+                raise PromptError(reply["error"])
+            problem = reply.get("problem")
+            if problem is None:
+                worker.compiled.add((version, part))
+                continue
+            if prompts.problem(part) is None:
+                logger.error("Prompt config: %s", problem)
+                prompts.refuse(part, problem)
+            raise PromptError(problem)
 
     async def _replace(self, worker: _Worker | None) -> _Worker:
         if worker is not None:
