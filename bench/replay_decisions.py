@@ -10,6 +10,11 @@ back or say no tool fits, per question set::
 
     .venv/bin/python bench/replay_decisions.py LOG --set lead=0.05 --set lead=0.1,sure=0.9
 
+The logged similarities are read on the scale of the model ``TRUSTGRAPH_TOOL_RANKER`` loads (the
+run's, when it is the same); ``--rerank MODEL`` computes each decision's similarities again with
+``minilm`` or ``wordllama`` and judges on that model's scale: how the judge would do on another
+ranker, no model run again.
+
 How the defaults of ``Confidence`` were chosen (bench/notes.md); a setting names ``Confidence``'s
 fields.
 """
@@ -46,6 +51,24 @@ def first_decisions(log: Path) -> list[dict[str, Any]]:
     return list(seen.values())
 
 
+def reranked(records: list[dict[str, Any]], model: str) -> list[dict[str, Any]]:
+    """``records`` with each decision's similarities computed again by ``model`` (its offered tools,
+    as the services declare them), the process's ranker set to it."""
+    import os
+
+    from trustgraph.catalog import embedding, ranking
+
+    os.environ[embedding.RANKER_ENV] = model
+    embedding.reset()
+    descriptors = quality_sets.tool_descriptors()
+    out = []
+    for record in records:
+        tools = [descriptors[name] for name in record["meaning"]]
+        meaning = {r.tool["name"]: r.meaning for r in ranking.rank(record["question"], tools)}
+        out.append({**record, "meaning": meaning})
+    return out
+
+
 def replay(records: list[dict[str, Any]], policy: Confidence) -> dict[str, dict[str, int]]:
     """Per set: right and wrong calls, and dialogs asked back or ended no-tool."""
     descriptors = quality_sets.tool_descriptors()
@@ -80,8 +103,12 @@ def main() -> None:
     parser.add_argument("log", type=Path, help="an agent log written at DEBUG")
     parser.add_argument("--set", dest="settings", action="append", default=[],
                         help="Confidence fields, e.g. lead=0.1,sure=0.9 (repeatable; the defaults always)")
+    parser.add_argument("--rerank", choices=("minilm", "wordllama"),
+                        help="compute the similarities again with this model and judge on its scale")
     args = parser.parse_args()
     records = first_decisions(args.log)
+    if args.rerank:
+        records = reranked(records, args.rerank)
     print(f"{len(records)} first decisions")
     for text in ["", *args.settings]:
         counts = replay(records, _policy(text))

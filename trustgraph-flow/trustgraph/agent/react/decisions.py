@@ -28,13 +28,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from trustgraph.base.formats.decision_schema import FINAL_ACTION, PROPERTY
 from trustgraph.base.formats.decision_schema import decision_schema as shared_schema
 from trustgraph.base.formats.text import strip_fences
 from trustgraph.base.safety import limits
+from trustgraph.catalog.embedding import WORDLLAMA_CALIBRATION, Calibration, calibration
 from trustgraph.catalog.relevance import content_words
 from trustgraph.schema.services.agent import OUTCOME_ASKED, OUTCOME_NO_TOOL
 
@@ -240,14 +241,28 @@ class Confidence:
     # right calls and 36 wrong; this rule 59 right and 12 wrong; ``lead`` 0.1, 50 and 7.
     # ``lead`` 0 turns the ranker's part off (the model's share alone).
     sure: float = 0.7
-    lead: float = 0.05
-    # "No tool fits" when even the nearest tool's similarity is under this and the model
-    # would rather answer itself (its answer likelier than all the tools together).
-    no_tool_meaning: float = 0.08
-    # A tool this near the question (cosine similarity) is never "no tool fits" because the
-    # model hardly considered it: the 135M model gives "Make me laugh about databases" (0.29
-    # from tell-joke) almost all its probability to answering itself.
-    near: float = 0.2
+    # The ranker's cosine similarities are read on its model's own scale: each embedding model
+    # comes with a ``Calibration`` (``catalog.embedding``); these three, when set (flags), take
+    # its place.  ``lead``: how much nearer the ranker's first tool must be than its second (0
+    # turns the ranker's part off: the model's share alone).  ``no_tool_meaning``: "no tool
+    # fits" when even the nearest tool is under it and the model would rather answer itself
+    # (its answer likelier than all the tools together).  ``near``: a tool this near the
+    # question is never "no tool fits" because the model hardly considered it (the 135M model
+    # gives "Make me laugh about databases" almost all its probability to answering itself).
+    lead: float | None = None
+    no_tool_meaning: float | None = None
+    near: float | None = None
+
+    def calibrated(self, calibration: Calibration | None) -> Confidence:
+        """These settings with the ranker's three filled from ``calibration`` where not set (similarities
+        of no known model are read on the static model's scale)."""
+        if None not in (self.lead, self.no_tool_meaning, self.near):
+            return self
+        calibration = calibration or WORDLLAMA_CALIBRATION
+        return replace(self,
+                       lead=calibration.lead if self.lead is None else self.lead,
+                       no_tool_meaning=calibration.unrelated if self.no_tool_meaning is None else self.no_tool_meaning,
+                       near=calibration.near if self.near is None else self.near)
 
 
 @dataclass(frozen=True)
@@ -295,6 +310,8 @@ def judge(chosen: str, scores: Mapping[str, float] | None, tool_names: Sequence[
     """
     if chosen not in tool_names:
         return None
+    if meaning is not None:
+        policy = policy.calibrated(calibration())
     weighed = _shares(scores, tool_names)
     ranked: list[str] = [chosen]
     share: dict[str, float] = {chosen: 1.0}

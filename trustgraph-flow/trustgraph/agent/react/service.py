@@ -143,7 +143,7 @@ class Processor(FlowProcessor):
             prompt_timeout=prompt_timeout,
             confidence=Confidence(accept=Confidence.accept if min_confidence is None else float(min_confidence),
                                   tie=Confidence.tie if tie is None else float(tie),
-                                  lead=Confidence.lead if lead is None else float(lead),
+                                  lead=None if lead is None else float(lead),
                                   sure=Confidence.sure if sure is None else float(sure),
                                   check_arguments=params.get("argument_check") is not False),
         )
@@ -276,11 +276,12 @@ class Processor(FlowProcessor):
                             help="when the next likeliest tool has at least this share of the chosen "
                                  "tool's probability, no tool is clearly the best and the dialog asks "
                                  "back, naming both; 0 turns it off (default %(default)s)")
-        parser.add_argument("--ranker-lead", type=float, default=Confidence.lead,
+        parser.add_argument("--ranker-lead", type=float, default=None,
                             help="with the tool ranker's embedding model and the LLM's choice scores: how "
                                  "much nearer the question (cosine similarity) the ranker's first tool must be "
                                  "than its second to be called in place of an unsure model's choice; 0 leaves "
-                                 "the choice to the model's share alone (default %(default)s)")
+                                 "the choice to the model's share alone (default: the embedding model's own, "
+                                 "0.05 for both)")
         parser.add_argument("--model-sure", type=float, default=Confidence.sure,
                             help="the model's share of its chosen tool at which the ranker does not overrule "
                                  "it (default %(default)s)")
