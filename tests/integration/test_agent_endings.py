@@ -187,4 +187,10 @@ async def test_a_stopped_announced_service_ends_the_dialog_as_unavailable(agent,
     assert err.outcome == OUTCOME_UNAVAILABLE, err.error
     assert err.error.message.startswith("Tool 'shout' cannot be used now: tool service ")
     assert "is not running" in err.error.message and "Final Answer" not in err.error.message
-    assert len(a.model.calls) == 1      # ended at the first call: not the model's second try
+    # Ended before the model was asked: the question is about the stopped service's tool, which the
+    # catalog no longer shows (steps.gone_nearer); it used to end as no-tool, the model answering alone.
+    assert a.model.calls == []
+    # A question about nothing it offered goes to the model as ever.
+    a.model.replies = [decide("final-answer", answer="Paris")]
+    got = await a.ask("What is the capital of France?")
+    assert got[-1].error is None and len(a.model.calls) == 1

@@ -23,6 +23,7 @@ from trustgraph.agent.react.steps import (
     after_call,
     carried_failures,
     failures_property,
+    gone_nearer,
     judge_answer,
     judge_call,
     prepare,
@@ -152,3 +153,28 @@ def test_failure_kinds_travel_with_the_dialog_and_an_upstream_dialog_is_read_by_
     assert carried_failures("not json", history) == {0: FAILURE_FAILED}
     assert carried_failures('{"7": "lost", "x": "y", "1": 3}', history) == {}   # out of range, junk
     assert said_values("", []).texts == []
+
+
+# -- a question about a tool whose service stopped -----------------------------------------------
+
+STOPPED = [("joke-service", {"name": "tell-joke", "description": "Tell a joke on a given topic",
+                             "arguments": [{"name": "topic", "description": "The topic"}]})]
+
+
+def test_a_question_about_a_stopped_services_tool_ends_as_tool_unavailable_naming_both():
+    live = build_registry({"tool": {"weather": tool("weather", "Current weather in a city")},
+                           "tool-service": {"svc": json.dumps(SERVICE)}}, ToolServiceClients(None))
+    ended = gone_nearer(prepare(request("Make me laugh with a joke about cats"), live, {}), STOPPED)
+    assert isinstance(ended, Failed) and ended.outcome == "tool-unavailable"
+    assert "tell-joke" in ended.message and "joke-service" in ended.message and "not running" in ended.message
+    # A question a live tool fits better goes on; so does a later step, and nothing stopped.
+    assert gone_nearer(prepare(request("What is the weather in Paris?"), live, {}), STOPPED) is None
+    later = [AgentStep(action="weather", arguments={"city": "Paris"}, observation="18 C")]
+    assert gone_nearer(prepare(request("Make me laugh with a joke about cats", later), live, {}), STOPPED) is None
+    assert gone_nearer(prepare(request("Make me laugh with a joke about cats"), live, {}), []) is None
+
+
+def test_a_question_near_nothing_is_not_blamed_on_a_stopped_service():
+    live = build_registry({"tool": {"weather": tool("weather", "Current weather in a city")},
+                           "tool-service": {"svc": json.dumps(SERVICE)}}, ToolServiceClients(None))
+    assert gone_nearer(prepare(request("Who wrote Pride and Prejudice?"), live, {}), STOPPED) is None

@@ -68,6 +68,9 @@ async def test_a_running_service_is_in_the_catalog_with_no_config_step():
     assert "weather" not in build_catalog({}, d.announced()).tools
     # Its tools are remembered, so a call of one is told "its service stopped", not "no such tool".
     assert d.stopped_service_of("weather") == "weather-service" and d.stopped_service_of("other") is None
+    # ... and what they were, so a question about one is told the same (steps.gone_nearer).
+    [(service, offered)] = d.stopped_tools()
+    assert service == "weather-service" and offered["name"] == "weather" and offered["description"]
     await d.stop()
 
 

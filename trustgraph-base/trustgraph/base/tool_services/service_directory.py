@@ -239,6 +239,13 @@ class ServiceDirectory:
         of a tool whose service stopped reads as a call of a tool that never
         existed ("no tool of that name") instead of "its service stopped".
         """
+        return next((sid for sid, offer in self.stopped_tools() if offer.get("name") == tool), None)
+
+    def stopped_tools(self) -> list[tuple[str, dict[str, Any]]]:
+        """``(service id, tool)`` for each tool the last announcement of a service known to be down
+        offered (``tool``: its descriptor as announced, ``name`` set): what the agent can tell a
+        question about was meant for, though it cannot be called now."""
+        out: list[tuple[str, dict[str, Any]]] = []
         for sid, state in self.services.items():
             if state.live or not state.offered:
                 continue
@@ -246,11 +253,14 @@ class ServiceDirectory:
                 offered = limits.loads(state.offered)
             except ValueError:
                 continue
-            names = offered.keys() if isinstance(offered, dict) else (
-                t.get("name") for t in offered if isinstance(t, dict)) if isinstance(offered, list) else ()
-            if tool in names:
-                return sid
-        return None
+            if isinstance(offered, dict):
+                tools = [{**t, "name": name} if isinstance(t, dict) else {"name": name} for name, t in offered.items()]
+            elif isinstance(offered, list):
+                tools = [t for t in offered if isinstance(t, dict)]
+            else:
+                tools = []
+            out += [(sid, t) for t in tools if isinstance(t.get("name"), str)]
+        return out
 
     def announced(self) -> dict[str, ServiceState]:
         """What the catalog adds to the configured services: those with a live owner, and the

@@ -61,7 +61,7 @@ from .grounding import Said
 from .parser import FORMAT_HINT
 from .prompting import OUT_OF_TIME, PromptFailed, complete, decide, parse_reply, prompt_terms
 from .registry import Registry, Tool
-from .steps import Accepted, NoResult, Step, admit, after_call, judge_answer, judge_call, prepare
+from .steps import Accepted, NoResult, Step, admit, after_call, gone_nearer, judge_answer, judge_call, prepare
 from .types import Act, Action, Answer, Continue, Event, Failed, Final, Observation, ReactParseError
 
 logger = logging.getLogger(__name__)
@@ -75,12 +75,16 @@ class AgentManager:
     def __init__(self, *, max_iterations: int = 10, tool_timeout: float = 60.0,
                  prompt_timeout: float = 120.0, confidence: Confidence | None = None,
                  stopped_service_of: Callable[[str], str | None] | None = None,
+                 stopped_tools: Callable[[], list[tuple[str, dict[str, Any]]]] | None = None,
                  usable: Callable[[Tool], bool] | None = None) -> None:
         """``stopped_service_of(tool)``: the service of a tool that is gone because its service
         stopped (the announcements say so), so the model is told that, not "no such tool";
-        ``usable(tool)``: whether a tool can be used now (an ask-back offers no other)."""
+        ``stopped_tools()``: each such tool, ``(service, descriptor)``, so a question about one
+        ends as tool-unavailable (``steps.gone_nearer``); ``usable(tool)``: whether a tool can be
+        used now (an ask-back offers no other)."""
         self.confidence = confidence or Confidence()
         self.stopped_service_of = stopped_service_of
+        self.stopped_tools = stopped_tools
         self.usable = usable
         self.max_iterations = max_iterations
         self.tool_timeout = tool_timeout
@@ -109,6 +113,9 @@ class AgentManager:
             return
         step = prepare(request, registry, failures)
         logger.debug("Iteration %d, tools %s", len(history) + 1, [t.name for t in step.tools])
+        if self.stopped_tools is not None and (gone := gone_nearer(step, self.stopped_tools())) is not None:
+            yield gone
+            return
         terms = prompt_terms(request, step.tools, step.context)
         decided: list[Any] = []
         scores: list[Any] = []

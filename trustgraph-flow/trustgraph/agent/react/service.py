@@ -151,6 +151,7 @@ class Processor(FlowProcessor):
         # service known to be down fail at once (its liveness is the directory's).
         self.feed = CatalogFeed(self, self.on_tools, extra_types=[self.config_type])
         self.manager.stopped_service_of = self.feed.directory.stopped_service_of
+        self.manager.stopped_tools = self.feed.directory.stopped_tools
         self.tool_clients = ToolServiceClients(
             self.pubsub, name=self.id, liveness=self.feed.directory.live_for,
             unserved=self.unserved_topics.why if self.unserved_topics is not None else None)

@@ -27,7 +27,9 @@ import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
+from trustgraph.catalog import embedding
 from trustgraph.catalog.ranking import fit, rank
 from trustgraph.schema import AgentRequest, AgentStep
 from trustgraph.schema.services.agent import (
@@ -144,6 +146,33 @@ def prepare(request: AgentRequest, registry: Registry, failures: Mapping[int, st
                 meaning={r.tool.name: r.meaning for r in ranked if r.meaning is not None},
                 failures=dict(failures), said=said_values(request.question, [r for _, r in results]),
                 context=registry.context, results=results)
+
+
+def gone_nearer(step: Step, stopped: Sequence[tuple[str, Mapping[str, Any]]]) -> Failed | None:
+    """The dialog's end when the question is about a tool whose service stopped: that tool
+    (``stopped``: ``(service id, its descriptor as last announced)``) nearer the question than
+    every usable tool by the ranker's clear lead, and near enough to be about anything.
+
+    Its tools left the catalog with its lease, so without this the model
+    answers alone and the dialog ends as if no tool fitted (``no-tool``),
+    where the truth is that the tool it needs cannot be used now."""
+    if not stopped or step.history:
+        return None
+    calibration = embedding.calibration()
+    if calibration is None:
+        return None
+    offered = [dict(tool) for _, tool in stopped]
+    ranked = rank(step.request.question, [*step.tools, *offered])
+    first = ranked[0]
+    if not isinstance(first.tool, dict) or first.meaning is None or first.meaning < calibration.unrelated:
+        return None
+    live = max((r.meaning for r in ranked if not isinstance(r.tool, dict) and r.meaning is not None), default=-1.0)
+    if first.meaning - live < calibration.lead:
+        return None
+    name = first.tool["name"]
+    service = next(sid for sid, tool in stopped if tool.get("name") == name)
+    return Failed(f"Tool '{name}' cannot be used now: tool service '{service}' is not running (it stopped, "
+                  "and no replica of it is live)", outcome=OUTCOME_UNAVAILABLE)
 
 
 # -- 4. judge ---------------------------------------------------------------------------------
