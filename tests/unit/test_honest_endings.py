@@ -288,3 +288,15 @@ def test_no_tool_near_and_the_model_answering_itself_is_no_tool_but_a_near_tool_
     assert judge("weather", mild, TOOLS, Confidence(), meaning={**far, "weather": 0.3}) is None
     # Without the model's scores the choice is the model's, whatever the ranker says.
     assert judge("tell-joke", None, TOOLS, Confidence(), meaning=far) is None
+
+
+def test_a_sure_choice_of_a_tool_the_question_is_not_about_gives_way_to_the_rankers_clear_first():
+    from trustgraph.agent.react.decisions import Switch
+    ranked = Confidence(lead=0.05, no_tool_meaning=0.15, near=0.25)
+    sure = {"weather": 0.9, "local-time": 0.05, "tell-joke": 0.05}
+    # "How long, in words, is ...?": the 135M model was sure of the weather, 0.0 from the question.
+    assert judge("weather", sure, TOOLS, ranked, meaning={"weather": 0.0, "local-time": 0.24, "tell-joke": 0.1}) \
+        == Switch("local-time", 0.9)
+    # Sure of a tool the question is about, or with no tool clearly ahead: the model's choice stands.
+    assert judge("weather", sure, TOOLS, ranked, meaning={"weather": 0.2, "local-time": 0.4, "tell-joke": 0.1}) is None
+    assert judge("weather", sure, TOOLS, ranked, meaning={"weather": 0.1, "local-time": 0.12, "tell-joke": 0.0}) is None
