@@ -17,7 +17,7 @@ from importlib.metadata import distribution
 from pathlib import Path
 
 from support import BIN, REPO
-from trustgraph.cli import upstream
+from trustgraph.cli import install_upstream_commands, upstream
 from trustgraph.cli.install_upstream_commands import requirements
 
 PYPROJECT = REPO / "trustgraph-cli" / "pyproject.toml"
@@ -106,10 +106,10 @@ def test_the_installer_puts_upstream_code_where_the_commands_run_it(tmp_path: Pa
     assert r.stdout.strip() == "upstream show_graph trustgraph_upstream_cli.show_graph trustgraph.cli.show_flows " \
                                "['-x', 'y']"
 
-    # Fetching again replaces the copy whole.
+    # Fetching again replaces the copy whole (--force: the new one lacks show_graph, which this one runs).
     wheel.unlink()
     wheel = fake_wheel(tmp_path, {"load_turtle": "def main():\n    print('turtle')\n"})
-    r = run("tg-install-upstream-commands", "--from", str(wheel), "--no-dependencies", home=home)
+    r = run("tg-install-upstream-commands", "--from", str(wheel), "--no-dependencies", "--force", home=home)
     assert "1 of its commands run from it" in r.stdout, r.stderr
     assert run("tg-load-turtle", home=home).stdout == "turtle\n"
     assert "tg-install-upstream-commands" in run("tg-show-graph", home=home).stderr
@@ -124,6 +124,83 @@ def test_a_failed_fetch_says_what_to_do_and_keeps_the_previous_copy(tmp_path: Pa
     assert r.stderr.startswith("tg-install-upstream-commands: error: pip install failed") and "--from" in r.stderr
     assert run("tg-load-turtle", home=home).stdout == "turtle\n"
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".home")] == []
+
+
+def leftovers(home: Path) -> list[str]:
+    """What an install left beside ``home`` (its staging directories are hidden names)."""
+    return [p.name for p in home.parent.iterdir() if p.name.startswith(f".{home.name}")]
+
+
+def test_a_directory_holding_other_files_is_refused_and_kept_unless_forced(tmp_path: Path) -> None:
+    home = tmp_path / "work"
+    home.mkdir()
+    (home / "notes.txt").write_text("mine")
+    wheel = fake_wheel(tmp_path, {"load_turtle": "def main():\n    print('turtle')\n"})
+    r = run("tg-install-upstream-commands", "--from", str(wheel), "--no-dependencies", "--dir", str(home),
+            home=home)
+    assert r.returncode == 1 and r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tg-install-upstream-commands: error: ")
+    assert f"{home} holds what this command did not put there (notes.txt)" in lines[0] and "--force" in lines[0]
+    assert (home / "notes.txt").read_text() == "mine" and leftovers(home) == []
+
+    r = run("tg-install-upstream-commands", "--from", str(wheel), "--no-dependencies", "--dir", str(home),
+            "--force", home=home)
+    assert r.returncode == 1 and "1 of its commands run from it" in r.stdout, r.stderr
+    assert not (home / "notes.txt").exists() and run("tg-load-turtle", home=home).stdout == "turtle\n"
+    # Ours now (its marker): the next install replaces it unasked.
+    wheel.unlink()
+    wheel = fake_wheel(tmp_path, {"load_turtle": "def main():\n    print('turtle 2')\n"})
+    run("tg-install-upstream-commands", "--from", str(wheel), "--no-dependencies", home=home)
+    assert run("tg-load-turtle", home=home).stdout == "turtle 2\n" and leftovers(home) == []
+
+
+def test_a_copy_installed_before_the_marker_is_still_replaced_unasked(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    wheel = fake_wheel(tmp_path, {"load_turtle": "def main():\n    print('turtle')\n"})
+    run("tg-install-upstream-commands", "--from", str(wheel), "--no-dependencies", home=home)
+    (home / install_upstream_commands.MARKER).unlink()
+    assert sorted(p.name for p in home.iterdir()) == ["trustgraph", "trustgraph_cli-2.1.4.dist-info"]
+    r = run("tg-install-upstream-commands", "--from", str(wheel), "--no-dependencies", home=home)
+    assert "1 of its commands run from it" in r.stdout, r.stderr
+
+
+def test_a_package_without_the_commands_is_refused_before_the_working_copy_is_touched(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    good = fake_wheel(tmp_path, {"load_turtle": "def main():\n    print('turtle')\n",
+                                 "show_graph": "def main():\n    print('graph')\n"})
+    run("tg-install-upstream-commands", "--from", str(good), "--no-dependencies", home=home)
+    (tmp_path / "empty").mkdir()
+    empty = fake_wheel(tmp_path / "empty", {})
+    r = run("tg-install-upstream-commands", "--from", str(empty), home=home)
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr.strip() == (f"tg-install-upstream-commands: error: {empty} holds none of upstream's commands "
+                                f"(no trustgraph/cli/<command>.py): is it upstream's trustgraph-cli? {home} is "
+                                f"left as it was")
+    # One lacking a command the working copy runs would take it away: refused too, unless --force.
+    (tmp_path / "less").mkdir()
+    less = fake_wheel(tmp_path / "less", {"load_turtle": "def main():\n    print('turtle 2')\n"})
+    r = run("tg-install-upstream-commands", "--from", str(less), "--no-dependencies", home=home)
+    assert r.returncode == 1 and r.stdout == ""
+    assert "lacks 1 command(s) the copy in" in r.stderr and "(tg-show-graph)" in r.stderr and "--force" in r.stderr
+    assert run("tg-load-turtle", home=home).stdout == "turtle\n"
+    assert run("tg-show-graph", home=home).stdout == "graph\n"
+    assert leftovers(home) == []
+
+
+def test_the_new_copy_is_swapped_in_whole(tmp_path: Path) -> None:
+    old, new = tmp_path / "old", tmp_path / "new"
+    for d, text in ((old, "old"), (new, "new")):
+        d.mkdir()
+        (d / "f").write_text(text)
+    where = tmp_path / "home"
+    old.rename(where)
+    install_upstream_commands.swap_in(new, where)
+    assert (where / "f").read_text() == "new" and (new / "f").read_text() == "old"
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    install_upstream_commands.swap_in(fresh, tmp_path / "absent")
+    assert (tmp_path / "absent").is_dir() and not fresh.exists()
 
 
 def test_requirements_leave_out_the_trustgraph_distributions_and_extras(tmp_path: Path) -> None:

@@ -405,7 +405,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         to the table, replacing components of the same name;
     ``--max-restarts N``, ``--backoff SECONDS``, ``--stable-after SECONDS``
         the restart policy (``supervisor.RestartPolicy``; defaults 5, 2 s and
-        60 s), so a test sees a give-up or a reset in seconds.
+        10 s), so a test sees a give-up or a reset in seconds.
     """
     names = sorted({c.name for c in COMPONENTS})
     p = argparse.ArgumentParser(prog="tg-launch", description=__doc__,

@@ -19,7 +19,6 @@ import ctypes
 import logging
 import os
 import signal
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -28,10 +27,15 @@ from trustgraph.base.launching.broker import EmbeddedBroker
 from trustgraph.base.messaging.lost_calls import RESTARTED_ENV
 
 from .components import Component
+from .output import Log, LogFile, OutputCopier, OutputPipe, open_output
 
 logger = logging.getLogger("tg-launch")
 
 READY_TIMEOUT = 90.0
+#: After SIGKILL, how long a stop waits for the exit (a process in uninterruptible sleep is left).
+KILL_WAIT = 5.0
+#: After the exit, how long a stop waits for the rest of the child's output.
+OUTPUT_WAIT = 2.0
 
 
 class NotReady(RuntimeError):
@@ -83,7 +87,8 @@ class Child:
     """One processor child: started with ``$TG_READY_FILE``, output copied to its log."""
 
     def __init__(self, comp: Component, argv: list[str], env: dict[str, str],
-                 log_path: Path, ready_path: Path, verbose: bool, where: str) -> None:
+                 log_path: Path, ready_path: Path, verbose: bool, where: str,
+                 open_log: Callable[[Path], Log] = LogFile) -> None:
         self.comp = comp
         self.name = comp.name
         self.essential = comp.essential
@@ -93,8 +98,9 @@ class Child:
         self.log_path = log_path
         self.ready_path = ready_path
         self.verbose = verbose
+        self.open_log = open_log
         self.proc: asyncio.subprocess.Process | None = None
-        self._pump: asyncio.Task | None = None
+        self._output: OutputPipe | None = None
         self.starts = 0
 
     async def start(self) -> None:
@@ -105,27 +111,25 @@ class Child:
         if self.starts:
             env[RESTARTED_ENV] = "1"
         self.starts += 1
-        self.proc = await asyncio.create_subprocess_exec(
-            *self.argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            # Ready means serving: processors that follow config report ready
-            # only once the first config (and so their flows) is in place.
-            env={**env, "TG_READY_FILE": str(self.ready_path), "TG_READY_AFTER_CONFIG": "1"},
-            preexec_fn=die_with_parent(),
-        )
-        self._pump = asyncio.create_task(self._copy_output(self.proc))
-
-    async def _copy_output(self, proc: asyncio.subprocess.Process) -> None:
-        with open(self.log_path, "ab") as log:
-            while True:
-                line = await proc.stdout.readline()
-                if not line:
-                    break
-                log.write(line)
-                log.flush()
-                if self.verbose:
-                    sys.stdout.write(f"[{self.name}] {line.decode(errors='replace')}")
-                    sys.stdout.flush()
+        # The output goes through a pipe of our own rather than the subprocess's: its copier is
+        # never awaited, so it cannot stop reading (output.py), and the child's exit is not tied
+        # to the pipe's end, so no wait for an exit waits on the output.
+        write_fd, self._output = await open_output(
+            OutputCopier(self.name, self.open_log(self.log_path), self.verbose))
+        try:
+            self.proc = await asyncio.create_subprocess_exec(
+                *self.argv, stdin=asyncio.subprocess.DEVNULL, stdout=write_fd,
+                stderr=asyncio.subprocess.STDOUT,
+                # Ready means serving: processors that follow config report ready
+                # only once the first config (and so their flows) is in place.
+                env={**env, "TG_READY_FILE": str(self.ready_path), "TG_READY_AFTER_CONFIG": "1"},
+                preexec_fn=die_with_parent(),
+            )
+        except BaseException:
+            self._output.close()
+            raise
+        finally:
+            os.close(write_fd)
 
     async def wait_ready(self, timeout: float = READY_TIMEOUT) -> None:
         deadline = time.monotonic() + timeout
@@ -149,20 +153,37 @@ class Child:
         return await self.proc.wait()
 
     async def stop(self, timeout: float = 10.0) -> None:
+        """SIGTERM, SIGKILL after ``timeout``; every wait is bounded, so a shutdown always ends.
+
+        Then its output is copied to the end, for at most ``OUTPUT_WAIT`` seconds: a process
+        the child started may hold the pipe open, and is left to ``die_with_parent``.
+        """
         proc = self.proc
-        if proc is None or proc.returncode is not None:
-            return
-        try:
-            proc.terminate()
-            await asyncio.wait_for(proc.wait(), timeout)
-        except ProcessLookupError:
-            pass
-        except TimeoutError:
-            logger.warning("%s did not stop in %.0fs; killing it", self.name, timeout)
-            proc.kill()
-            await proc.wait()
-        if self._pump is not None:
-            await asyncio.wait([self._pump], timeout=2)
+        if proc is not None and proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.terminate()
+            if not await _exited(proc, timeout):
+                logger.warning("%s did not stop in %.0fs; killing it", self.name, timeout)
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+                if not await _exited(proc, KILL_WAIT):
+                    logger.warning("%s (pid %d) did not end after SIGKILL; leaving it", self.name, proc.pid)
+        output = self._output
+        if output is not None and not output.closed.done():
+            await asyncio.wait([output.closed], timeout=OUTPUT_WAIT)
+            if not output.closed.done():
+                logger.warning("%s's output is still held open by a process it started; no longer copied",
+                               self.name)
+                output.close()
+
+
+async def _exited(proc: asyncio.subprocess.Process, timeout: float) -> bool:
+    """Whether ``proc`` exited within ``timeout`` seconds."""
+    try:
+        await asyncio.wait_for(proc.wait(), timeout)
+    except TimeoutError:
+        return False
+    return True
 
 
 class BrokerProcess:

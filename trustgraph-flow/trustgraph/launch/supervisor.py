@@ -59,17 +59,34 @@ class Supervised(Protocol):
 
 @dataclass(frozen=True)
 class RestartPolicy:
-    """When to restart a process that died, and when to stop trying."""
+    """When to restart a process that died, and when to stop trying.
+
+    The budget is for a process that cannot run, not for one that ran: a death
+    counts against it only while the process has not proved itself since its
+    last start, that is when it died before it was ready (the failed start of a
+    restart included) or within ``stable_after`` seconds of being ready.  A
+    process that was ready and stayed up that long came back and served, so
+    whatever ended it (an operator's kill, the OOM killer, a crash a day) starts
+    its count again: two kills of a healthy broker within a minute once stood at
+    4 of 5, one death from stopping the whole stack (issue 35), where a process
+    that dies while it starts, or at once after, is still given up on after
+    ``max_restarts`` restarts in a row.
+    """
 
     max_restarts: int = 5
     backoff: float = 2.0           # before the first restart; doubles for each further one
     max_backoff: float = 30.0
-    # Up this long, a process has proved it can run: its count starts again,
-    # so a crash a day is never given up on, while a crash loop is.
-    stable_after: float = 60.0
+    # Ready and up this long, a process has proved it runs and serves: a crash loop dies
+    # sooner (before its ready file, or on the first request or config it handles).
+    stable_after: float = 10.0
 
     def delay(self, restart: int) -> float:
         return min(self.backoff * 2 ** (restart - 1), self.max_backoff)
+
+    def counted(self, restarts: int, up_for: float) -> int:
+        """The deaths in a row that count, ``restarts`` before this one, for a process that
+        was ready for ``up_for`` seconds before it died."""
+        return 0 if up_for >= self.stable_after else restarts
 
 
 #: What a reporter gets: each process's state, by name.
@@ -130,8 +147,7 @@ class Supervisor:
             why = describe_exit(await proc.wait_exit())
             if self.stopping.is_set():
                 return
-            if time.monotonic() - up_since >= policy.stable_after:
-                restarts = 0
+            restarts = policy.counted(restarts, time.monotonic() - up_since)
             while True:
                 if restarts >= policy.max_restarts:
                     self._give_up(proc, restarts, why)

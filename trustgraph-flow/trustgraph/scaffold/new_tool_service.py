@@ -1,10 +1,11 @@
-"""tg-new-tool-service NAME: a new tool service in this checkout, registered, with its test.
+"""tg-new-tool-service NAME --description TEXT: a new tool service in this checkout, registered, with its test.
 
 Writes, and never overwrites:
 
 * ``trustgraph-flow/trustgraph/tool_service/<package>/`` (``__init__.py``,
-  ``service.py``): a ``DynamicToolService`` declaring one tool with typed
-  arguments and example calls, and one config param (``templates.py``);
+  ``service.py``): a ``DynamicToolService`` declaring one tool, named NAME and
+  described by TEXT, with typed arguments and example calls, and one config
+  param (``templates.py``);
 * ``tests/unit/test_<package>_service.py``: its test on the in-memory transport;
 * two lines of ``trustgraph-flow/pyproject.toml``: the console script
   ``<NAME>-service`` and its entry point in ``trustgraph.tool_services``,
@@ -16,8 +17,15 @@ launcher's tests and the test every registered service gets follow the
 registry, so no other file needs an edit.
 
 Everything is checked before anything is written: a name that is not one,
-or is taken (a package, a command, a tool or a topic), is refused in one
-line, and the checkout is left as it was.
+or is taken (a package, a command, a tool or a topic), or a description that
+is blank or more than one line, is refused in one line, and the checkout is
+left as it was.
+
+Why the description is asked for: it is what the agent chooses a tool by,
+and only its author knows it.  Made with its placeholder's words ("Greet a
+person by name"), a tool named ``weather`` told the agent it greets people
+until someone edited it (issue 35); the placeholder's example calls carry no
+question for the same reason.
 """
 
 from __future__ import annotations
@@ -58,6 +66,9 @@ MAX_NAME = 32
 SUFFIX = "-service"
 NAME_RULE = ("lower-case letters, digits and single '-' between them, starting with a letter, at most "
              f"{MAX_NAME} characters (e.g. weather or unit-converter)")
+MAX_DESCRIPTION = 300
+DESCRIPTION_RULE = (f"one line of at most {MAX_DESCRIPTION} characters saying what the tool does, as the agent "
+                    "is shown it (e.g. --description \"Convert an amount between units of length\")")
 
 
 @dataclass(frozen=True)
@@ -67,9 +78,13 @@ class Plan:
     name: str       # "unit-converter": the tool's name and the topic
     package: str    # "unit_converter"
     script: str     # "unit-converter-service": console script, component and service id
+    description: str   # the tool's, as the agent is shown it
 
     @classmethod
-    def of(cls, text: str) -> Plan:
+    def of(cls, text: str, description: str) -> Plan:
+        said = description.strip()
+        if not said or len(said) > MAX_DESCRIPTION or not said.isprintable():
+            raise CliError(f"{description!r} is not a tool description: give {DESCRIPTION_RULE}")
         name = text.strip()
         if name.endswith(SUFFIX) and len(name) > len(SUFFIX):
             name = name[:-len(SUFFIX)]   # "weather-service" means the service weather
@@ -79,7 +94,7 @@ class Plan:
         if keyword.iskeyword(package):
             raise CliError(f"{text!r} is not a service name: {package!r} is a Python keyword, which cannot "
                            "name its package; choose another")
-        return cls(name, package, name + SUFFIX)
+        return cls(name, package, name + SUFFIX, said)
 
     @property
     def topic(self) -> str:
@@ -92,7 +107,8 @@ class Plan:
     @property
     def files(self) -> dict[Path, str]:
         """Each new file (relative to the checkout) and its text."""
-        fill = {"script": self.script, "package": self.package, "topic": self.topic, "tool": self.tool}
+        fill = {"script": self.script, "package": self.package, "topic": self.topic, "tool": self.tool,
+                "description": repr(self.description)}
         where = SERVICES / self.package
         return {where / "__init__.py": templates.PACKAGE_INIT.substitute(fill),
                 where / "service.py": templates.SERVICE.substitute(fill),
@@ -282,6 +298,7 @@ def create(plan: Plan, root: Path) -> list[Path]:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("name", metavar="NAME", help=f"the service's name: {NAME_RULE}; the command is NAME-service")
+    p.add_argument("--description", required=True, metavar="TEXT", help=f"its tool's description: {DESCRIPTION_RULE}")
     p.add_argument("--root", default=None, metavar="DIR",
                    help="the checkout to add it to (default: the one the current directory is in, else the "
                         "one this command is installed from)")
@@ -290,7 +307,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None, say: Callable[[str], None] = print) -> None:
     args = parse_args(argv)
-    plan = Plan.of(args.name)
+    plan = Plan.of(args.name, args.description)
     if args.root is not None:
         root = find_checkout(Path(args.root).resolve())
         if root is None or root != Path(args.root).resolve():

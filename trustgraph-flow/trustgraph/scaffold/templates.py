@@ -2,8 +2,9 @@
 
 ``$``-placeholders (``${script}`` the console script and service id,
 ``${package}`` the Python package, ``${topic}`` its topic, ``${tool}`` its
-tool's name), because the code they fill is full of the braces ``str.format``
-would take for its own.  The service is the joke service's kind
+tool's name, ``${description}`` its description as a Python literal),
+because the code they fill is full of the braces ``str.format`` would take
+for its own.  The service is the joke service's kind
 (``DynamicToolService``) with what a contributor copies from: a declared tool
 with typed arguments and example calls, one config param, an error in the
 service's own words.
@@ -24,8 +25,11 @@ __all__ = ["Processor", "run"]
 SERVICE = Template('''\
 """${script}: a tool service, made by tg-new-tool-service; now make it yours.
 
-It offers one tool, ``${tool}``, which greets a person: replace its declaration
-in ``tools`` and its work in ``invoke`` with what your service does.
+It offers one tool, ``${tool}``, described as you described it to
+tg-new-tool-service (the agent chooses its tools by their descriptions), whose
+work is for now a placeholder that greets a person: replace its arguments, its
+examples and its work in ``invoke`` with what your service does, keeping the
+description true to it.
 
 * ``tools`` is what the agent sees of each tool: its name, its description,
   its typed ``arguments`` (``string``, ``integer``, ``number``, ``boolean``,
@@ -65,16 +69,18 @@ class Processor(DynamicToolService):
     idempotent = True
     tools = [{
         "name": "${tool}",
-        "description": "Greet a person by name, once or a few times",
+        "description": ${description},
         "greeting": "Hello",
         "arguments": [
             {"name": "person", "type": "string", "description": "Who to greet"},
             {"name": "times", "type": "integer", "description": "How many times to greet them",
              "required": False, "enum": [1, 2, 3]},
         ],
+        # Example calls of the placeholder; give each the question it answers too, e.g.
+        # {"question": "What is 3 miles in km?", "arguments": {...}}: the agent ranks by them.
         "examples": [
-            {"question": "Please say hello to Ada", "arguments": {"person": "Ada"}},
-            {"question": "Greet Grace twice", "arguments": {"person": "Grace", "times": 2}},
+            {"arguments": {"person": "Ada"}},
+            {"arguments": {"person": "Grace", "times": 2}},
         ],
     }]
 
