@@ -59,7 +59,10 @@ class Calibration:
     hardly considered it.  Read off each model's similarities on the ranker's question sets
     (bench/notes.md): wrongly-first tools led by under 0.04 in three cases of four with both
     models; questions no tool fits had their best similarity at 0.04-0.24 (WordLlama) and
-    0.09-0.24 (MiniLM), fitting questions their first quartile at 0.18 and 0.26.
+    0.09-0.24 (MiniLM), fitting questions their first quartile at 0.18 and 0.26 and their first
+    decile at 0.14 and 0.20.  MiniLM's ``unrelated`` is that decile: replayed, 0.2 made 63 right
+    calls and 3 wrong, 0.15 65 and 5 (the two more were "What is the capital of Australia?" and
+    "How do you say 'good morning' in Spanish?" calling local-time, at 0.17 and 0.18).
     """
 
     lead: float
@@ -76,7 +79,7 @@ class Embedder(Protocol):
 
 
 WORDLLAMA_CALIBRATION = Calibration(lead=0.05, unrelated=0.08, near=0.2)
-MINILM_CALIBRATION = Calibration(lead=0.05, unrelated=0.15, near=0.25)
+MINILM_CALIBRATION = Calibration(lead=0.05, unrelated=0.2, near=0.25)
 
 
 #: The files of WordLlama's wheel this model is made of (its 256-dimension "l2_supercat" model).

@@ -157,7 +157,9 @@ _OFFERED_NUMBER = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?(?![\w])")
 _EDGE_WORDS = COMMON_WORDS | frozenset("""all also am any been could did does get got had has have he her here him his
 into is it's its just know like many more most much need no not now our out over she should so some than
 them then there they too us very was want we were what's whats will would yes
-today tonight tomorrow yesterday currently moment right thanks if one ones something anything thing kind sort""".split())
+today tonight tomorrow yesterday currently moment right thanks if one ones something anything thing kind sort
+their theirs yours mine ours hers you'd i'd i'm i've you're we're they're these those whose whom
+itself myself yourself themselves ourselves someone anyone everyone people""".split())
 _QUOTED = re.compile(r"(?:(?<=\s)|(?<=^)|(?<=:))([\"'“‘])(.+?)([\"'”’])(?=[\s?.!,;:)]|$)")
 
 
