@@ -174,3 +174,16 @@ def test_free_text_round_trips_through_the_catalog_listing():
     assert arg.free_text is True
     assert arg.model_dump(mode="json", exclude_none=True, by_alias=True)["free-text"] is True
     assert "free-text" not in ToolArgument(name="x").model_dump(mode="json", exclude_none=True, by_alias=True)
+
+
+def test_a_run_that_starts_with_the_tools_own_words_offers_what_follows_them():
+    from trustgraph.agent.react.grounding import said_values
+    greeter = {"greet", "greeter", "person", "times"}
+    # "Greet Ada": one capitalised run, the whole question; the greeter gets "Ada", not "Greet Ada".
+    assert said_values("Greet Ada", []).for_tool(greeter) == ["Ada"]
+    offered = said_values("Please greet Ada Lovelace twice", []).for_tool(greeter)
+    assert offered[0] == "Ada Lovelace" and not any(t.lower().startswith("greet") for t in offered)
+    # A question of the tool's words alone offers nothing of its own (the whole question is the
+    # fallback, in grounded); one without them is untouched.
+    assert said_values("Greet", []).for_tool(greeter) == []
+    assert said_values("Paris", []).for_tool({"weather", "city"}) == []

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import json
 import keyword
 import os
 import re
@@ -108,7 +109,8 @@ class Plan:
     def files(self) -> dict[Path, str]:
         """Each new file (relative to the checkout) and its text."""
         fill = {"script": self.script, "package": self.package, "topic": self.topic, "tool": self.tool,
-                "description": repr(self.description)}
+                # A double-quoted literal, as the template's others (JSON's escapes are Python's).
+                "description": json.dumps(self.description, ensure_ascii=False)}
         where = SERVICES / self.package
         return {where / "__init__.py": templates.PACKAGE_INIT.substitute(fill),
                 where / "service.py": templates.SERVICE.substitute(fill),

@@ -188,11 +188,21 @@ class Said:
             return any(word == w or len(w) >= STEM_LENGTH and word.startswith(w) for w in tool_words)
 
         out = []
-        for text in self.texts:
+        # A question that is one run of words ("Greet Ada") is no span of its own (the whole
+        # question is offered apart), but what follows the tool's words in it is.
+        whole = [] if self.texts or not self.question else [self.question]
+        for text in self.texts or whole:
             tokens = _TOKEN.findall(text)
-            if text in self.kept or not tokens or not (own(tokens[0]) or all(map(own, tokens))):
+            if text not in whole and (text in self.kept or not tokens
+                                      or not (own(tokens[0]) or all(map(own, tokens)))):
                 out.append(text)
-        return out or self.texts
+            elif tokens and own(tokens[0]) and not all(map(own, tokens)):
+                # A run that starts with the tool's own words offers what follows them: "Greet
+                # Ada" (a name to the span rule, capitalised as a sentence starts) is "Ada" to
+                # the greeter.
+                rest = next(m for m in _TOKEN.finditer(text) if not own(m.group(0)))
+                out.append(text[rest.start():])
+        return list(dict.fromkeys(out)) or self.texts
 
 
 #: Words that make an argument one the whole question may fill (a knowledge query's ``question``).
