@@ -348,10 +348,13 @@ async def test_group_and_state_filtering(agent, echo):
 
     a.model.replies = [call("fun", topic="x"), call("plain", topic="x"), final(offered)]
     got = await a.ask("q", group=["fun"])
-    assert [c["tool_names"] for c in a.model.calls] == ["fun", "after, fun", "after, fun"]
+    # Which tools each step offers (their order is the ranker's, not this test's subject).
+    assert [sorted(c["tool_names"].split(", ")) for c in a.model.calls] == [["fun"], ["after", "fun"],
+                                                                            ["after", "fun"]]
     assert observations(got)[1].startswith("Error: No action for 'plain'")
     assert [m.state for _, m in a.seen] == ["", "told", "told"]  # the tool's state, then kept
-    assert got[-1].answer == "after,fun"   # after a tool's result: not marked as the model's own
+    # after a tool's result: not marked as the model's own
+    assert sorted(got[-1].answer.split(",")) == ["after", "fun"]
 
     a.model.calls.clear()
     a.model.replies = [final(offered)]

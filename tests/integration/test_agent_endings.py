@@ -16,6 +16,7 @@ from agent_stand_ins import AgentHarness, observations, service_descriptor, serv
 from support import wait_for_async
 from trustgraph.base import DynamicToolService
 from trustgraph.base.tool_services.dynamic_tool_service import ToolError
+from trustgraph.catalog import embedding
 from trustgraph.schema.services.agent import (
     OUTCOME_ASKED,
     OUTCOME_NO_TOOL,
@@ -88,8 +89,19 @@ async def test_an_echoing_tools_result_is_the_answer_not_a_refusal(agent, shout,
     assert len(a.model.calls) == 2   # no "restates the question" refusal in between
 
 
+@pytest.fixture
+def words_ranker(monkeypatch):
+    """Tools ranked by shared words: the model's shares alone decide."""
+    monkeypatch.setenv(embedding.RANKER_ENV, embedding.WORDS)
+    embedding.reset()
+    yield
+    embedding.reset()
+
+
 @pytest.mark.parametrize("streaming", [False, True])
-async def test_a_guess_asks_back_with_the_likely_tools(agent, shout, streaming):
+async def test_a_guess_asks_back_with_the_likely_tools(agent, shout, streaming, words_ranker):
+    # The model's shares alone (the ranker's part, which puts "The shout tool" and "The whisper
+    # tool" within 0.001 of each other for this question, is tested in tests/unit).
     a = await agent()
     a.model.replies = [decide("whisper", text="hello")]
     # The model named whisper, but found shout more likely, and neither clearly.
