@@ -7,8 +7,9 @@ processor does, and then runs until killed.  Starts after the first
 ``--up-runs`` fail on purpose (``--fail before-ready``: exit 3 at once;
 ``after-ready``: exit 3 just after reporting ready); with ``--hold FILE``,
 restarts report ready only once FILE exists, so a test controls when a
-restarted child is back; with ``--never-ready`` it never is (a start-up that
-a test interrupts).  Flags it does not know (``--pulsar-host``...) are
+restarted child is back; with ``--hold-start FILE``, its first start too (a
+component that takes its time to come up); with ``--never-ready`` it never is
+(a start-up that a test interrupts).  Flags it does not know (``--pulsar-host``...) are
 ignored.
 """
 
@@ -28,6 +29,7 @@ def main() -> None:
     p.add_argument("--up-runs", type=int, default=None)
     p.add_argument("--fail", choices=["before-ready", "after-ready"], default="before-ready")
     p.add_argument("--hold", default=None)
+    p.add_argument("--hold-start", default=None)
     p.add_argument("--never-ready", action="store_true")
     args, _ = p.parse_known_args()
 
@@ -43,6 +45,9 @@ def main() -> None:
             signal.pause()
     if args.hold and run > 1:
         while not Path(args.hold).exists():
+            time.sleep(0.02)
+    if args.hold_start and run == 1:
+        while not Path(args.hold_start).exists():
             time.sleep(0.02)
     ready = Path(os.environ["TG_READY_FILE"])
     tmp = ready.with_suffix(".tmp")

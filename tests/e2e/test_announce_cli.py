@@ -83,5 +83,6 @@ def test_a_configured_descriptor_wins_over_an_announced_one_and_says_so(stack, s
                      and "announces itself under this id with other queues" in o and o or None)
     warnings = out.split("Warnings:", 1)[1]
     assert ("tool-service/clash: field 'request-queue': a running service announces itself under this id with "
-            "other queues (non-persistent://tg/request/clash-announced); the configured descriptor is used"
-            in warnings)
+            "other queues (non-persistent://tg/request/clash-announced, not this descriptor's "
+            "non-persistent://tg/request/clash-configured); the configured descriptor is used, so its tools' "
+            "calls go where that service does not listen: make the two agree" in warnings)

@@ -331,3 +331,43 @@ def test_ctrl_c_during_start_up_through_make_run_is_a_clean_stop(tmp_path, to):
     assert err.read_text() == ""
     assert took < 10, took
     support.wait_for("every child gone", lambda: not [p for p in kids if alive(p)], 30)
+
+
+def health_answer(stack: Launch, token: str | None = None) -> tuple[int, dict] | None:
+    """The health endpoint's status and body, whatever the status; None while nothing answers."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    request = urllib.request.Request(stack.url + "api/v1/health", headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as resp:
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+    except (urllib.error.URLError, ConnectionError):
+        return None
+
+
+def test_health_says_starting_with_503_until_every_component_has_come_up(tmp_path, stacks):
+    """Item 14: health said "ok" while prompt, llm and agent were still starting, and a question
+    asked then (as a readiness probe lets it) waited 90 s for its dialog to run out of time."""
+    slow = StandIn(tmp_path, "slow-model", "--hold-start", str(tmp_path / "slow-model.go"))
+    components = tmp_path / "components.json"
+    components.write_text(json.dumps([slow.definition]))
+    with_gateway = [f for f in MINIMAL if f != "--no-api-gateway"]
+    s = Launch(tmp_path, [*with_gateway, "--extra-components", str(components)], env={"GATEWAY_SECRET": "tok"})
+    stacks.append(s)
+    with open(s.log, "wb") as out, open(s.err, "wb") as err:   # not waiting for "all components ready"
+        s.proc = subprocess.Popen(s.args, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=s.env)
+    wait_for("the gateway answering, and slow-model started",
+             lambda: health_answer(s, "tok") is not None and slow.pids(), s)
+    status, body = health_answer(s, "tok")
+    assert (status, body["status"]) == (503, "starting"), body
+    assert "slow-model" in body["starting"] and body["components"]["slow-model"]["state"] == "starting"
+    status, anonymous = health_answer(s)             # without the token: no names
+    assert (status, anonymous["status"]) == (503, "starting") and "starting" not in anonymous
+    assert anonymous["components"]["starting"] >= 1
+    assert "all components ready" not in s.output()
+
+    slow.go.touch()
+    wait_for("'all components ready'", lambda: "all components ready" in s.output(), s)
+    status, body = health_answer(s, "tok")
+    assert (status, body["status"], body["starting"]) == (200, "ok", []), body

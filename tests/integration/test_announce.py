@@ -9,6 +9,7 @@ which the services of each test are given too.
 from __future__ import annotations
 
 import asyncio
+import logging
 import sys
 import time
 import uuid
@@ -194,3 +195,32 @@ async def test_tool_output_streams_through_the_agent(agent, services, tmp_path):
     assert len(chunks) > 2 and [r.end_of_message for r in chunks] == [False] * (len(chunks) - 1) + [True]
     assert "".join(r.content for r in chunks).strip() == "It is sunny in Lima (metric), alice."
     assert a.seen[-1][1].history[-1].observation == "It is sunny in Lima (metric), alice."
+
+
+async def test_a_descriptor_whose_queues_are_not_those_of_its_running_service_is_one_warning(agent, services,
+                                                                                          caplog):
+    # A running service announces "forecast" on one topic; the configured descriptor of that id names
+    # another (a mistyped queue, or a service started with another -t). Its tools' calls go where
+    # nothing listens: before, it loaded without a word. Now one WARNING names both queues, and a
+    # rebuild after it (a config change) does not repeat it.
+    caplog.set_level(logging.WARNING, logger="trustgraph.agent.react.service")
+    a = await agent()
+    running, configured = f"wx-{uuid.uuid4().hex[:6]}", f"wx-{uuid.uuid4().hex[:6]}"
+    services(a.announce, topic=running, sid="forecast")
+    descriptor = {"id": "forecast", "request-queue": f"non-persistent://tg/request/{configured}",
+                  "response-queue": f"non-persistent://tg/response/{configured}"}
+    await a.configure(tools={"fc": service_tool("forecast", "forecast", args=("city",))},
+                      services={"forecast": descriptor})
+    both = (f"(non-persistent://tg/request/{running}, not this descriptor's "
+            f"non-persistent://tg/request/{configured})")
+
+    def warned() -> list[str]:
+        return [r.getMessage() for r in caplog.records
+                if r.levelno == logging.WARNING and "tool-service/forecast" in r.getMessage() and both in r.getMessage()]
+
+    await until("the warning naming both queues", warned)
+    await a.configure(tools={"fc": service_tool("forecast", "forecast", args=("city",)),
+                             "marker": service_tool("marker", "forecast", args=("city",))},
+                      services={"forecast": descriptor})
+    await until("the marker tool", lambda: "marker" in a.proc.registry.tools)
+    assert len(warned()) == 1, warned()

@@ -514,3 +514,39 @@ async def test_tool_service_endpoint(stack: Stack, broker: EmbeddedBroker,
             "error": {"type": "tool-service-error", "message": "asked to fail"}}}]
     finally:
         await svc.stop()
+
+
+# -- connections: idle time and long calls -------------------------------------------------
+
+
+async def test_the_idle_timeout_cuts_neither_a_long_call_nor_a_quiet_websocket(
+        stack: Stack, broker: EmbeddedBroker, http: aiohttp.ClientSession, pubsub: PubSub,
+        tmp_path: Path) -> None:
+    """A connection with a request in progress is never idle, however long the request takes."""
+    gateway, url = start_gateway(tmp_path, broker, stack.queues, "--idle-timeout", "1", "--header-timeout", "1")
+    flow = unique("idle")
+    try:
+        await start_flow(http, stack, flow)
+        release = asyncio.Event()
+
+        async def slow(req: TextCompletionRequest) -> AsyncIterator[TextCompletionResponse]:
+            await release.wait()
+            yield TextCompletionResponse(response="late but whole", end_of_stream=True)
+
+        seen = await responder(pubsub, topics(stack, "text-completion", flow), TextCompletionRequest, slow)
+        call = asyncio.ensure_future(post(http, f"{url}/api/v1/flow/{flow}/service/text-completion",
+                                          {"prompt": "take your time"}))
+        async with http.ws_connect(f"{url}/api/v1/socket") as ws:
+            await wait_for_async("the slow call at its service", lambda: seen, 30)
+            # The marker: a connection opened after both, closed for its idleness, so both have
+            # been quiet for longer than the idle timeout.
+            reader, writer = await asyncio.open_connection("127.0.0.1", int(url.rsplit(":", 1)[1]))
+            assert await asyncio.wait_for(reader.read(), 30) == b""
+            writer.close()
+            await ws.send_json({"id": "q", "service": "config", "request": {"operation": "list", "type": "x"}})
+            frame = await asyncio.wait_for(ws.receive_json(), 10)
+            assert frame["id"] == "q" and frame["complete"] is True and "directory" in frame["response"]
+            release.set()
+            assert await asyncio.wait_for(call, 30) == {"response": "late but whole", "end_of_stream": True}
+    finally:
+        gateway.stop()

@@ -10,13 +10,14 @@ the topic, while a served interface of the same flow keeps answering.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 import uuid
 
 import aiohttp
 from support import wait_for_async
-from trustgraph.base import PubSub
+from trustgraph.base import DynamicToolService, PubSub
 from trustgraph.base.launching.broker import free_port
 from trustgraph.base.messaging import deadlines
 from trustgraph.schema import TextCompletionRequest, TextCompletionResponse
@@ -68,8 +69,10 @@ async def test_a_call_to_an_interface_nothing_serves_fails_at_once(own_broker, s
                 reply = await post(f"flow/f-{tag}/service/embeddings", {"text": ["hi"]}, deadline=SHORT)
                 return (reply, time.monotonic() - t0) if "Nothing serves" in str(reply.get("error")) else None
 
-            # Each probe ends within its SHORT deadline: no pause is needed between them.
-            reply, took = await wait_for_async("the refusal of the unserved interface", refused, LIMIT, every=0)
+            # Each probe ends within its SHORT deadline: no pause is needed between them. One made
+            # in the topic's grace is refused when the grace ends; a call after it, at once.
+            await wait_for_async("the refusal of the unserved interface", refused, LIMIT, every=0)
+            reply, took = await refused() or ({}, SHORT)
             assert took < SHORT / 2, f"the refusal took {took:.1f} s"
             assert f"embeddings:f-{tag}" in reply["error"]
             # The served interface of the same flow still answers.
@@ -114,8 +117,10 @@ async def test_a_tool_service_nothing_serves_fails_at_once_naming_it(own_broker,
                 "Unknown tool" in str(error), reply   # the catalog may not have it yet
             return None
 
-        # Each probe ends within its SHORT deadline: no pause is needed between them.
-        error, took = await wait_for_async("the refusal of the unserved tool service", refused, LIMIT, every=0)
+        # Each probe ends within its SHORT deadline: no pause is needed between them. One made
+        # in the topic's grace is refused when the grace ends; a call after it, at once.
+        await wait_for_async("the refusal of the unserved tool service", refused, LIMIT, every=0)
+        error, took = await refused() or ({}, SHORT)
         assert took < SHORT / 2, f"the refusal took {took:.1f} s"
         assert f"tool service 'gone-{tag}' is not running" in error["message"]
         assert f"non-persistent://tg/request/gone-{tag}" in error["message"]
@@ -143,3 +148,89 @@ async def test_a_global_service_nothing_serves_is_refused_at_once(own_broker, sp
             assert took < SHORT, f"{kind} refused after {took:.1f} s"
         served, _ = await post("config")                 # config-svc runs: its route is served
         assert "error" not in served or "Nothing serves" not in str(served["error"]), served
+
+
+# -- a call made in the grace -----------------------------------------------------------------
+# A topic the broker has not shown a consumer on for its grace (12 s: unserved.GRACE) is judged
+# only then. Before, a call made meanwhile (a stack just started, a tool configured a moment
+# ago) was sent to a topic nobody consumes, dropped, and waited its whole deadline:
+# tg-invoke-tool-service past 60 s, the agent 61 s. Now it is held until the topic is judged.
+
+DEADLINE = 90.0  # the held calls' own deadline: a call that keeps it fails the bound below
+HELD_BOUND = 60.0  # the grace, the broker's refresh and a loaded machine's delays, well under DEADLINE
+
+
+class Echo(DynamicToolService):
+    async def invoke(self, user, config, arguments):
+        return f"echo {arguments.get('text', '')}"
+
+
+async def _configured_tool(spawn, own_broker, tmp_path, tag: str):
+    """config-svc and a gateway started just now, and a tool whose service nothing runs yet, in
+    the gateway's catalog: the gateway's readings are younger than the grace."""
+    spawn("config-svc", "--store", str(tmp_path / "c.db"), broker=own_broker)
+    port = free_port()
+    gateway = spawn("api-gateway", "--port", str(port), "--host", "127.0.0.1", "--pulsar-admin-url",
+                    own_broker.admin_url, broker=own_broker)
+    base = f"http://127.0.0.1:{port}/api/v1"
+    service = {"id": f"late-{tag}", "request-queue": f"non-persistent://tg/request/late-{tag}",
+               "response-queue": f"non-persistent://tg/response/late-{tag}"}
+    tool = {"type": "tool-service", "name": f"late-{tag}", "description": "started late",
+            "service": f"late-{tag}", "arguments": [{"name": "text", "type": "string"}]}
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60)) as http:
+        async with http.post(f"{base}/config", json={"operation": "put", "values": [
+                {"type": "tool-service", "key": f"late-{tag}", "value": json.dumps(service)},
+                {"type": "tool", "key": f"late-{tag}", "value": json.dumps(tool)}]}) as r:
+            assert r.status == 200, await r.text()
+
+        async def in_catalog() -> bool:
+            async with http.get(f"{base}/tool-catalog") as r:
+                return any(t.get("name") == f"late-{tag}" for t in (await r.json()).get("tools", []))
+
+        await wait_for_async("the tool in the gateway's catalog", in_catalog, 60, every=0.1)
+    return base, gateway
+
+
+async def _call(base: str, tag: str) -> tuple[dict, float]:
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=DEADLINE + 30)) as http:
+        t0 = time.monotonic()
+        async with http.post(f"{base}/tool-service", json={"tool": f"late-{tag}", "arguments": {"text": "hi"}},
+                             headers={deadlines.HEADER: deadlines.stamp(DEADLINE)}) as r:
+            return await r.json(), time.monotonic() - t0
+
+
+def _holding(gateway, tag: str) -> bool:
+    return f"Holding calls to tg/request/late-{tag}" in gateway.output()
+
+
+async def test_a_call_made_in_the_grace_is_refused_when_the_grace_ends_not_at_its_deadline(own_broker, spawn,
+                                                                                         tmp_path):
+    tag = uuid.uuid4().hex[:8]
+    base, gateway = await _configured_tool(spawn, own_broker, tmp_path, tag)
+    reply, took = await _call(base, tag)
+    error = reply.get("error") or {}
+    assert error.get("type") == "tool-service-unavailable", reply
+    assert took < HELD_BOUND, f"the refusal took {took:.1f} s (its deadline: {DEADLINE:.0f} s)"
+    assert f"tool service 'late-{tag}' is not running" in error["message"]
+    assert f"non-persistent://tg/request/late-{tag}" in error["message"]
+    assert _holding(gateway, tag), gateway.output()   # it was made in the grace, and held
+
+
+async def test_a_call_held_in_the_grace_goes_to_a_service_started_meanwhile(own_broker, spawn, tmp_path):
+    tag = uuid.uuid4().hex[:8]
+    base, gateway = await _configured_tool(spawn, own_broker, tmp_path, tag)
+    call = asyncio.ensure_future(_call(base, tag))
+    svc = None
+    try:
+        await wait_for_async("the gateway holding the call", lambda: _holding(gateway, tag), 30,
+                             detail=gateway.output)
+        svc = Echo(id=f"late-{tag}", pulsar_host=own_broker.url, metrics=False, topic=f"late-{tag}",
+                   announce=False)
+        await svc.start()
+        reply, took = await asyncio.wait_for(call, DEADLINE + 30)
+        assert reply.get("response") == "echo hi", reply
+        assert took < HELD_BOUND, f"the answer took {took:.1f} s"
+    finally:
+        call.cancel()
+        if svc is not None:
+            await svc.stop()

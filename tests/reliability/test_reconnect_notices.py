@@ -56,14 +56,16 @@ async def test_notices_after_a_broker_restart_end_no_call_the_service_runs(own_b
     counter = iter(range(1_000_000))
     backs: list[float] = []
     kills: list[float] = []
+    reasons: list[str] = []   # why each call was ended as lost
 
     async def call(n: int) -> None:
         sent = time.time()
         try:
             await client.call("t", {}, {"n": n, "seconds": CALL_SECONDS}, timeout=DEADLINE)
             outcome = "ok"
-        except CallLost:
+        except CallLost as e:
             outcome = "lost"
+            reasons.append(str(e))
         except RequestTimeout:
             outcome = "deadline"
         except Exception as e:  # noqa: BLE001 - every other outcome is counted as an error
@@ -112,14 +114,18 @@ async def test_notices_after_a_broker_restart_end_no_call_the_service_runs(own_b
     ended = sum(1 for n, (_s, o) in after.items() if n not in ran and o == "lost")
     waited = sum(1 for _s, o in after.values() if o == "deadline")
     errors = [o for _s, o in after.values() if o.startswith("error")]
-    ok = not wrongly_ended and not errors
+    # Nothing restarted: a call ended as lost must not blame a restart of the service.
+    blamed = [r for r in reasons if "started again" in r]
+    ok = not wrongly_ended and not errors and not blamed
     scenario(scenario="notices after a broker restart", load=f"a call every {EVERY * 1000:.0f} ms to a "
              f"{CALL_SECONDS:g} s tool service, {len(outcomes)} calls",
              fault=f"the broker killed (SIGKILL) and started again {RESTARTS} times",
              expected="no call sent after the broker was back, and run by the service, is ended as lost",
              observed=f"{len(after)} calls sent after a restart: {len(wrongly_ended)} run and ended as lost, "
                       f"{ended} never run and ended at once, {waited} waited out their {DEADLINE:g} s deadline, "
-                      f"{len(errors)} other errors",
+                      f"{len(errors)} other errors; {len(blamed)} of {len(reasons)} lost calls said the service "
+                      "had started again",
              lost=len(wrongly_ended), ok=ok)
     assert not wrongly_ended, f"{len(wrongly_ended)} calls ran in the service and were ended as lost"
     assert not errors, errors[:3]
+    assert not blamed, f"{len(blamed)} lost calls blamed a restart that never happened: {blamed[:3]}"

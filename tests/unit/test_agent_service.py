@@ -135,6 +135,39 @@ async def test_a_tool_on_an_interface_nothing_serves_ends_the_dialog_at_once_nam
     assert len(prompt.calls) == 1                      # no second model step
 
 
+async def test_a_tool_call_made_in_its_queue_s_grace_ends_when_the_grace_does_not_at_the_tool_timeout():
+    # A tool put a moment ago whose service nothing runs: the broker has not counted its queue for
+    # the 12 s grace yet. Before, the call went to a topic nobody consumes and the dialog waited the
+    # tool timeout (61 s, then exit 1); now it is held, and ends as tool-unavailable at the grace's end.
+    broker = MemoryBroker()
+    gone_req, gone_resp = tool_service_topics("unit-gone")
+    async with worker(Agent, broker=broker) as w:
+        d = w.flow_definition("f")
+        d["next"] = d["request"]
+        readings = UnservedTopics(None)             # the broker's consumer counts, as the test gives them
+        now = time.monotonic()
+        readings.take({topic_key(gone_req): 0}, now - GRACE + 0.5)   # listed just under the grace ago
+        readings.take({topic_key(gone_req): 0}, now)
+        w.processor.tool_clients.unserved = readings
+        w.processor.tool_timeout = 3600.0           # a wait for it would outlast the test's own bound
+        await w.open_flow("f", d)
+        prompt = ScriptedPrompt(replies=[action("gone", topic="x"),
+                                         final_answer(lambda t: t["history"][-1]["observation"])])
+        await w.respond(d["prompt-request"], d["prompt-response"], PromptRequest, prompt)
+        await w.configure({"tool": {"gone": {**TOOL, "name": "gone", "service": "gone-svc"}},
+                           "tool-service": {"gone-svc": {"id": "gone-svc", "request-queue": gone_req,
+                                                         "response-queue": gone_resp}}})
+        t0 = time.monotonic()
+        got = await w.call(d["request"], d["response"], AgentRequest(question="A joke about x?", user="alice"),
+                           AgentResponse, until=end_of_dialog)
+        took = time.monotonic() - t0
+    last = got[-1]
+    assert took < 30, f"the dialog took {took:.1f} s"
+    assert last.outcome == "tool-unavailable" and last.error is not None, last
+    assert "nothing serves" in last.error.message and topic_key(gone_req) in last.error.message
+    assert broker.sent.get(gone_req) is None         # the request was never sent to the empty topic
+
+
 # -- a dialog whose caller was told it failed -------------------------------------------------
 
 COUNT_REQ, COUNT_RESP = tool_service_topics("unit-count")
@@ -250,11 +283,29 @@ async def test_an_unsure_model_is_overruled_by_a_clear_ranker_and_the_arguments_
 
 
 async def test_a_sure_model_is_not_overruled(agent):
+    # The ranker puts `joke` first by far, but the question is about the weather's subject too
+    # (rain): the sure model's choice stands.  (Sure of a tool the question is not about at all,
+    # it would not: decisions._with_ranker.)
     await agent.configure({"tool": {"joke": TOOL, "weather": WEATHER}, "tool-service": {"joke-svc": SERVICE}})
-    agent.prompt.replies = [action("weather", topic="cats"), final_answer(lambda t: t["history"][-1]["observation"])]
+    agent.prompt.replies = [action("weather", topic="rain"), final_answer(lambda t: t["history"][-1]["observation"])]
+    agent.prompt.scores = [{"weather": 0.97, "joke": 0.01}]
+    got = await agent.ask("Tell me a joke about rain")
+    assert got[-1].outcome == "tool-result" and got[-1].candidates == ["weather"]
+
+
+async def test_a_sure_model_calling_a_tool_the_question_is_not_about_is_overruled(agent):
+    await agent.configure({"tool": {"joke": TOOL, "weather": WEATHER}, "tool-service": {"joke-svc": SERVICE}})
+    decisions = []
+
+    def first(terms):
+        decisions.append(1)
+        return action("weather", topic="cats") if len(decisions) == 1 else action("joke", topic="cats")
+
+    agent.prompt.replies = [first, final_answer(lambda t: t["history"][-1]["observation"])]
     agent.prompt.scores = [{"weather": 0.97, "joke": 0.01}]
     got = await agent.ask("Tell me a joke about cats")
-    assert got[-1].outcome == "tool-result" and got[-1].candidates == ["weather"]
+    assert got[-1].answer == "a joke about cats for alice" and got[-1].candidates == ["joke"]
+    assert len(decisions) == 2                       # the choice, then the joke's arguments
 
 
 async def test_the_ranker_flags_reach_the_judge():

@@ -776,3 +776,32 @@ def test_a_key_nothing_reads_is_a_warning_naming_the_close_known_one():
         "of a 'tool-service' tool, nor a config param of service 'joke-service' (style)",
     ]
 
+
+
+def test_a_misspelled_key_of_a_tool_service_descriptor_is_named_as_a_tool_s_is():
+    # Its required keys too: "reqest-queue" was "required field is missing" and nothing more, while
+    # a tool's misspelled key got a did-you-mean; and a config param's keys were never checked,
+    # where a tool argument's are.
+    catalog = build_catalog({"tool-service": {
+        "typo": j({"id": "typo", "reqest-queue": "non-persistent://tg/request/t",
+                   "response-queue": "non-persistent://tg/response/t"}),
+        "param-typo": j(svc(id="param-typo", **{"config-params": ["style", {"name": "tone", "requierd": True}]})),
+        "param-name": j(svc(id="param-name", **{"config-params": [{"nme": "style"}]})),
+    }})
+    assert [str(e) for e in catalog.errors] == [
+        "tool-service/param-name: field 'config-params[0].name': required field is missing (found 'nme': "
+        "did you mean 'name'?)",
+        "tool-service/typo: field 'request-queue': required field is missing (found 'reqest-queue': did you "
+        "mean 'request-queue'?)",
+    ]
+    assert [str(w) for w in catalog.warnings] == [
+        "tool-service/param-typo: field 'config-params[1].requierd': unknown key, not read: did you mean "
+        "'required'? it is not a key of a config param",
+    ]
+    # The same words for a tool's required key, and none for a key the model reads for another field.
+    broken = build_catalog({"tool-service": {"joke-service": j(svc())},
+                            "tool": {"t": j(tool(description=_DROP, descripton="Jokes"))}})
+    assert [str(e) for e in broken.errors] == [
+        "tool/t: field 'description': required field is missing (found 'descripton': did you mean 'description'?)"]
+    other = build_catalog({"tool-service": {"s": j({"id": "s", "response-queue": "non-persistent://tg/response/s"})}})
+    assert [str(e) for e in other.errors] == ["tool-service/s: field 'request-queue': required field is missing"]

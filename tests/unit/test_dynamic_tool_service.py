@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import argparse
 import json
+import subprocess
+import sys
 
 import pytest
 from trustgraph.base import DynamicToolService, ToolServiceClient, ToolServiceError
@@ -214,3 +217,43 @@ def test_which_invoke_a_service_wrote_is_read_from_its_signature():
         async def invoke(self, *args): ...
 
     assert takes_user(Old().invoke) and not takes_user(New().invoke) and takes_user(Loose().invoke)
+
+
+# -- the topic it serves --------------------------------------------------------------------------
+# Upstream's base default was "tool": a class that set no default_topic (its spec's own example
+# among them) served non-persistent://tg/request/tool whatever its descriptor said, and two such
+# services took each other's calls. Such a class must be given a topic.
+
+SPEC_EXAMPLE = '''
+from trustgraph.base import DynamicToolService
+
+class Processor(DynamicToolService):
+    async def invoke(self, user, config, arguments):
+        return "Hey " + user
+
+Processor.launch("joke-service")
+'''
+
+
+def test_a_class_without_default_topic_run_without_topic_is_refused_in_one_line(tmp_path):
+    script = tmp_path / "spec_example.py"
+    script.write_text(SPEC_EXAMPLE)
+    r = subprocess.run([sys.executable, str(script), "-p", "pulsar://127.0.0.1:9", "--no-metrics"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2, r.stderr
+    (line,) = [ln for ln in r.stderr.splitlines() if ln.startswith("joke-service: error:")]
+    assert "names no topic to serve" in line and "default_topic" in line and "-t/--topic" in line, line
+    assert "Traceback" not in r.stderr
+
+
+def test_a_class_without_default_topic_serves_the_topic_it_is_given():
+    class Plain(DynamicToolService):
+        async def invoke(self, user, config, arguments):
+            return ""
+
+    parser = argparse.ArgumentParser()
+    Plain.add_args(parser)
+    assert parser.parse_args([]).topic is None                       # no silent "tool"
+    svc = Plain(id="plain", topic="plain-topic", pulsar_host="pulsar://127.0.0.1:9", metrics=False)
+    assert (svc.request_topic, svc.response_topic) == tool_service_topics("plain-topic")
+    assert Echo(id="e", pulsar_host="pulsar://127.0.0.1:9", metrics=False).request_topic == REQ

@@ -16,7 +16,7 @@ import pytest
 from support import wait_for_async
 from trustgraph.base import RequestResponseClient
 from trustgraph.base.messaging.connection_watch import Resubscribed
-from trustgraph.base.messaging.lost_calls import RESTARTED_ENV, CallWatch
+from trustgraph.base.messaging.lost_calls import RESTARTED_ENV, WHO_SERVES, CallWatch
 from trustgraph.base.messaging.request_response import CallLost
 from trustgraph.base.messaging.serving import Replies, serve
 from trustgraph.base.testing import MemoryBroker, memory_pubsub
@@ -51,10 +51,31 @@ async def _sent(broker, topic) -> None:
     await wait_for_async(f"a held send on {topic}", lambda: broker._held.get(topic), 30, every=0.01)
 
 
-async def _serve(ps, work, concurrency: int = 1) -> None:
+async def _serve(ps, work, concurrency: int = 1):
     producer = await ps.producer(RESP)
-    await serve(ps, REQ, "svc", ToolServiceRequest, producer=producer, replies=REPLIES, work=work,
-                concurrency=concurrency)
+    return await serve(ps, REQ, "svc", ToolServiceRequest, producer=producer, replies=REPLIES, work=work,
+                       concurrency=concurrency)
+
+
+def _late_notices(ps, monkeypatch) -> asyncio.Event:
+    """Hold ``ps``'s subscription to the serving notices until the event returned is set: on a
+    loaded machine it came late (its worker thread busy with another part's opening)."""
+    release = asyncio.Event()
+    subscribe = ps.consumer
+
+    async def consumer(topic, *args, **kwargs):
+        if topic == ps.serving_topic:
+            await release.wait()
+        return await subscribe(topic, *args, **kwargs)
+
+    monkeypatch.setattr(ps, "consumer", consumer)
+    return release
+
+
+async def _turns() -> None:
+    """Let what is ready on the loop run (no time passes): a request about to go, goes."""
+    for _ in range(20):
+        await asyncio.sleep(0)
 
 
 async def test_a_restarted_service_ends_the_calls_its_predecessor_took_and_frees_their_slot(setup, monkeypatch):
@@ -226,9 +247,11 @@ async def test_after_an_outage_a_service_names_the_calls_that_reached_it_and_onl
         service_ps.calls.broker_back(down - 1.0, {REQ: Resubscribed(down=down, up=up)})
         await asyncio.wait_for(told.wait(), 10)
         (notice,) = [n for n in notices if n.topic == REQ]
-        assert notice.sent == up and len(notice.received) == 1
-        with pytest.raises(CallLost, match="started again"):
+        assert notice.sent == up and len(notice.received) == 1 and notice.reconnected
+        # Its process never stopped: the lost connection is what ended the call, and is named.
+        with pytest.raises(CallLost, match="the broker connection was lost") as lost:
             await asyncio.wait_for(unnamed, 10)
+        assert "started again" not in str(lost.value)
         finish.set()
         assert (await asyncio.wait_for(named, 10)).response == "served named"
     finally:
@@ -238,7 +261,7 @@ async def test_after_an_outage_a_service_names_the_calls_that_reached_it_and_onl
 
 def test_only_served_topics_whose_consumer_was_seen_down_are_said_to_be_served_again():
     watch = CallWatch(None)
-    watch._served.update({REQ, "non-persistent://tg/request/never-down"})
+    watch._served.update({REQ: 1.0, "non-persistent://tg/request/never-down": 1.0})
     watch.connection_lost()
     watch.arrived(REQ, "early")
     watch._arrivals[REQ][0] = (99.0, "early")        # before the consumer was last seen down
@@ -251,7 +274,7 @@ def test_requests_are_noted_only_during_an_outage():
     watch = CallWatch(None)
     watch.arrived(REQ, "before")
     assert watch.served_again({REQ: Resubscribed(0.0, 1.0)}) == {}   # not served: nothing to say
-    watch._served.add(REQ)
+    watch._served[REQ] = 0.5
     assert watch.served_again({REQ: Resubscribed(0.0, 1.0)}) == {REQ: (1.0, [])}
 
 
@@ -289,3 +312,97 @@ def test_a_service_can_tell_whether_a_request_it_took_was_ended_by_its_caller():
     own = ServingStarted(topic="*", processor="self", instance=watch.instance, sent=200.0)
     watch._on_started(type("M", (), {"value": own})())              # its own notice is no news
     assert watch.lost_since(150.0) is None
+
+
+
+async def test_a_process_that_starts_listening_hears_the_topics_served_by_those_started_before_it(setup):
+    # The LLM service said it serves its topic when it started, before prompt-template listened; the
+    # broker's gauge counts it only at its next refresh, so prompt's first call was held for seconds.
+    # A process that starts listening asks, and every process of ours says again what it serves.
+    broker, service_ps, caller_ps, _client = setup
+
+    async def answers(msg, reply):
+        await reply.send(ToolServiceResponse(response="hi", end_of_stream=True))
+
+    await _serve(service_ps, answers)
+    heard: list[str] = []
+    caller_ps.calls.on_serving(heard.append)
+    await wait_for_async("the topic served since before", lambda: REQ in heard, 10, every=0.01)
+    assert WHO_SERVES not in heard                    # its own question is not an answer
+
+
+async def test_probes_that_come_together_get_one_round_of_answers():
+    # Anyone on the bus can ask: a flood of questions costs one round of answers per ANSWER_GAP.
+    watch = CallWatch(None)
+    watch._served[REQ] = 1.0
+    probe = type("M", (), {"value": ServingStarted(topic=WHO_SERVES, processor="x", instance="other",
+                                                   first=True)})()
+    watch._on_started(probe)
+    first = watch._answer
+    for _ in range(50):
+        watch._on_started(probe)
+    assert first is not None and watch._answer is first   # one round scheduled for all of them
+    watch.close()
+    assert watch._answer is None
+
+
+async def test_a_call_made_before_its_process_hears_the_notices_is_not_left_to_its_deadline(setup, monkeypatch):
+    # The notices are non-persistent: a restart notice sent before the caller's process has
+    # subscribed is dropped. Its first call went at once, so a call taken by a process that then
+    # died waited out its deadline. Now the client sends nothing until its process listens.
+    broker, service_ps, caller_ps, client = setup
+    release = _late_notices(caller_ps, monkeypatch)
+    opened = asyncio.Event()
+    open_producer = caller_ps.producer
+
+    async def producer(topic, **kwargs):
+        made = await open_producer(topic, **kwargs)
+        if topic == REQ:
+            opened.set()
+        return made
+
+    monkeypatch.setattr(caller_ps, "producer", producer)
+
+    async def dies_with_it(msg, reply):
+        await _HOLD[0].wait()
+
+    async def answers(msg, reply):
+        await reply.send(ToolServiceResponse(response=f"hi {msg.value.user}", end_of_stream=True))
+
+    first = await _serve(service_ps, dies_with_it)
+    call = asyncio.ensure_future(client.request(ToolServiceRequest(user="x"), timeout=DEADLINE))
+    await asyncio.wait_for(opened.wait(), 10)
+    await _turns()
+    _HOLD[0].set()                          # the first process dies with what it took, unanswered
+    await service_ps.remove(first)
+    restarted = memory_pubsub(broker, "svc-again")
+    monkeypatch.setenv(RESTARTED_ENV, "1")
+    try:
+        await _serve(restarted, answers)     # its notice goes while the caller does not listen yet
+        release.set()
+        assert (await asyncio.wait_for(call, 10)).response == "hi x"
+    finally:
+        await restarted.close()
+
+
+async def test_a_service_says_what_it_serves_only_once_it_hears_who_asks(setup, monkeypatch):
+    # A process that starts listening asks who serves what; one that asks while the service's own
+    # subscription is not in place gets no answer. The service said it serves its topic before it
+    # listened, so that process heard neither the notice nor an answer.
+    broker, service_ps, caller_ps, _client = setup
+    release = _late_notices(service_ps, monkeypatch)
+
+    async def answers(msg, reply):
+        await reply.send(ToolServiceResponse(response="hi", end_of_stream=True))
+
+    serving = asyncio.ensure_future(_serve(service_ps, answers))
+    await wait_for_async("the service's notice producer",
+                         lambda: any(p.topic == SERVING for p in service_ps._producers), 10, every=0.01)
+    await _turns()
+    heard: list[str] = []
+    caller_ps.calls.on_serving(heard.append)
+    await wait_for_async("the question", lambda: any(b'"?"' in m.data() for m in broker.sent.get(SERVING, ())),
+                         10, every=0.01)
+    release.set()
+    await asyncio.wait_for(serving, 10)
+    await wait_for_async("the topic served", lambda: REQ in heard, 10, every=0.01)

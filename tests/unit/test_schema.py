@@ -90,7 +90,8 @@ EXPECTED_DEFAULTS: dict[type, dict] = {
     ToolServiceAnnouncement: {"service": "", "replica": "", "state": "up", "lease": 0.0, "descriptor": "",
                               "tools": "", "sent": 0.0, "withdraw_hash": "", "withdraw_key": ""},
     ToolServiceProbe: {"requester": ""},
-    ServingStarted: {"topic": "", "processor": "", "instance": "", "sent": 0.0, "received": [], "first": False},
+    ServingStarted: {"topic": "", "processor": "", "instance": "", "sent": 0.0, "received": [], "first": False,
+                     "reconnected": False},
     PromptRequest: {"id": "", "terms": {}, "streaming": False},
     PromptResponse: {"error": None, "text": "", "object": "", "end_of_stream": False},
     TextCompletionRequest: {"system": "", "prompt": "", "streaming": False},
@@ -284,7 +285,7 @@ EXAMPLES: list[tuple[type, str]] = [
     (ToolServiceProbe, json.dumps({"requester": "agent-manager"})),
     (ServingStarted, json.dumps({"topic": "non-persistent://tg/request/prompt:default", "processor": "prompt",
                                  "instance": "i1", "sent": 1764580000.5, "received": ["r1", "r2"],
-                                 "first": True})),
+                                 "first": True, "reconnected": False})),
     (
         PromptRequest,
         json.dumps(

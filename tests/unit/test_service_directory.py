@@ -142,7 +142,8 @@ def test_a_configured_descriptor_wins_and_the_conflict_is_reported():
     # Announced with other queues: not the configured service, so none of its tools are used either.
     assert [str(w) for w in catalog.warnings] == [
         "tool-service/weather-service: field 'request-queue': a running service announces itself under this "
-        "id with other queues (non-persistent://tg/request/x); the configured descriptor is used"]
+        f"id with other queues (non-persistent://tg/request/x, not this descriptor's {REQ}); the configured "
+        "descriptor is used, so its tools' calls go where that service does not listen: make the two agree"]
     assert catalog.errors == ()
     # Announced with the configured queues: its tools join, and a configured tool keeps its name.
     announced["weather-service"].descriptor = json.dumps({"id": "weather-service", "request-queue": REQ,

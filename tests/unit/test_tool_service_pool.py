@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
+from trustgraph.base.messaging.unserved import GRACE, UnservedTopics
 from trustgraph.base.testing import MemoryBroker, memory_pubsub
 from trustgraph.base.testing.stand_ins import Responder
 from trustgraph.base.tool_services.tool_service_client import ServiceUnavailable, ToolServiceClients
@@ -97,8 +98,12 @@ async def test_a_service_whose_replica_announces_itself_is_called_whatever_the_b
     broker = MemoryBroker()
     ps = memory_pubsub(broker, "caller")
     state = {"live": True}
+    readings = UnservedTopics(None)               # the broker's gauge: nothing on REQ for long
+    now = time.monotonic()
+    readings.take({}, now - GRACE - 1)
+    readings.take({}, now)
     clients = ToolServiceClients(ps, name="test", liveness=lambda sid, queue: state["live"] if queue == REQ else None,
-                                 unserved=lambda topic: f"nothing serves {topic}")
+                                 unserved=readings)
     try:
         await responder(broker, Flaky(ignore=0))
         assert await clients.invoke(service(False), "u", {}, {}, timeout=5) == "ok"

@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
+import time
+
+from support import wait_for_async
+from trustgraph.base import RequestResponseClient
 from trustgraph.base.messaging.unserved import GRACE, POLL, UnservedTopics
+from trustgraph.base.testing import MemoryBroker, memory_pubsub
+from trustgraph.base.testing.stand_ins import Responder
+from trustgraph.schema import ToolServiceRequest, ToolServiceResponse
 
 TOPIC = "non-persistent://tg/request/embeddings:default"
 KEY = "tg/request/embeddings:default"
+RESPONSE = "non-persistent://tg/response/embeddings:default"
 
 
 def test_a_topic_without_consumers_for_the_grace_period_is_unserved():
@@ -77,3 +87,145 @@ def test_a_topic_a_processor_says_it_serves_is_served_before_the_gauge_shows_it(
     # a process that said so and then died is unserved again once the gauge has had its grace
     u.take({KEY: 0}, 100.0 + 2 * GRACE + 1)
     assert u.unserved(TOPIC, 100.0 + 2 * GRACE + 1)
+
+
+# -- a call made during a topic's grace ---------------------------------------------------------
+# Sent at once, its request would be dropped by a topic nobody consumes and the call would wait its
+# whole deadline (tg-invoke-tool-service past 60 s, the agent 61 s); refused at once, a service
+# about to start would be refused. It is held until the topic is judged.
+
+SOON = 0.5  # seconds until the grace of the tests below ends: readings made GRACE - SOON ago
+PATIENCE = 60.0  # the calls' deadlines: far beyond what a test waits for
+
+
+def _in_grace(u: UnservedTopics) -> None:
+    """Readings that listed TOPIC with no consumer, the first GRACE - SOON seconds ago."""
+    now = time.monotonic()
+    u.take({KEY: 0}, now - GRACE + SOON)
+    u.take({KEY: 0}, now)
+
+
+async def test_a_call_made_in_the_grace_is_refused_when_the_grace_ends_not_at_its_deadline():
+    u = UnservedTopics("http://broker:8080")
+    _in_grace(u)
+    assert u.in_grace(TOPIC) and not u.unserved(TOPIC)
+    t0 = time.monotonic()
+    first, second = (asyncio.ensure_future(u.verdict(TOPIC, PATIENCE)) for _ in range(2))
+    await asyncio.sleep(0)
+    assert len(u._held) == 1                      # one wait per topic, however many calls
+    why = await asyncio.wait_for(first, 30)
+    assert why is not None and why.startswith(f"nothing serves {TOPIC}")
+    assert await asyncio.wait_for(second, 30) == why
+    assert time.monotonic() - t0 < 30             # at the grace's end, not at the deadline
+    assert u._held == {}
+    # A call after the grace is refused at once, with the same words.
+    assert await asyncio.wait_for(u.verdict(TOPIC, PATIENCE), 1) == why
+
+
+async def test_a_consumer_counted_during_the_grace_lets_the_held_calls_go():
+    u = UnservedTopics("http://broker:8080")
+    _in_grace(u)
+    held = asyncio.ensure_future(u.verdict(TOPIC, PATIENCE))
+    await asyncio.sleep(0)
+    assert not held.done()
+    u.take({KEY: 1}, time.monotonic())           # the broker counts the service that started
+    assert await asyncio.wait_for(held, 1) is None
+
+
+async def test_a_processor_heard_serving_during_the_grace_lets_the_held_calls_go():
+    u = UnservedTopics("http://broker:8080")
+    _in_grace(u)
+    held = asyncio.ensure_future(u.verdict(TOPIC, PATIENCE))
+    await asyncio.sleep(0)
+    u.heard(TOPIC)                                # its ServingStarted notice, before the gauge shows it
+    assert await asyncio.wait_for(held, 1) is None
+    assert not u.in_grace(TOPIC)                  # and later calls are not held either
+    assert await asyncio.wait_for(u.verdict(TOPIC, PATIENCE), 1) is None
+
+
+async def test_held_calls_go_when_the_readings_stop_and_a_call_keeps_its_own_deadline():
+    u = UnservedTopics("http://broker:8080")
+    _in_grace(u)
+    t0 = time.monotonic()
+    assert await u.verdict(TOPIC, 0.05) is None   # its deadline came first: the caller's timeout says so
+    assert time.monotonic() - t0 < SOON + 5
+    held = asyncio.ensure_future(u.verdict(TOPIC, PATIENCE))
+    await asyncio.sleep(0)
+    await u.stop()                                # nothing is judged any more: nothing is held
+    assert await asyncio.wait_for(held, 1) is None
+
+
+async def test_nothing_is_held_without_readings_or_for_a_served_topic():
+    assert await asyncio.wait_for(UnservedTopics(None).verdict(TOPIC, PATIENCE), 1) is None
+    u = UnservedTopics("http://broker:8080")
+    u.take({KEY: 1}, time.monotonic())
+    assert not u.in_grace(TOPIC)
+    assert await asyncio.wait_for(u.verdict(TOPIC, PATIENCE), 1) is None
+
+
+async def test_a_client_call_in_the_grace_is_not_sent_until_a_consumer_appears_then_answered():
+    # On the real client and PubSub (in memory): the request waits in the client, not on a topic
+    # nobody consumes, and goes once the service is there.
+    broker = MemoryBroker()
+    ps = memory_pubsub(broker, "caller")
+    u = UnservedTopics("http://broker:8080")
+    _in_grace(u)
+    client = RequestResponseClient(ps, request_topic=TOPIC, response_topic=RESPONSE,
+                                   request_schema=ToolServiceRequest, response_schema=ToolServiceResponse,
+                                   subscription="caller", unserved=u.verdict)
+    try:
+        call = asyncio.ensure_future(client.request(ToolServiceRequest(user="u"), timeout=PATIENCE))
+        await wait_for_async("the call held", lambda: bool(u._held), 10, every=0.01)
+        assert not broker.sent.get(TOPIC)
+        await Responder(memory_pubsub(broker, "svc"), TOPIC, RESPONSE, ToolServiceRequest,
+                        lambda r: [ToolServiceResponse(response="hi", end_of_stream=True)]).start()
+        u.heard(TOPIC)
+        assert (await asyncio.wait_for(call, 10)).response == "hi"
+        assert len(broker.sent[TOPIC]) == 1
+    finally:
+        await client.stop()
+        await ps.close()
+
+
+def test_while_the_stack_is_starting_no_grace_runs_out_and_it_counts_from_the_last_start(tmp_path):
+    """Item 14: a model that loads for longer than the grace is waited for, not refused."""
+    status = tmp_path / "components.json"
+
+    def states(**components: str) -> None:
+        status.write_text(json.dumps({"components": {n: {"state": s} for n, s in components.items()}}))
+
+    states(agent="up", llm="starting")
+    u = UnservedTopics("http://broker:8080", stack_status=str(status))
+    t = 100.0
+    while t < 100.0 + 5 * GRACE:                  # a model loading for a minute
+        u.take({}, t)
+        assert u.in_grace(TOPIC, t) and not u.unserved(TOPIC, t)
+        t += POLL
+    last_start = t - POLL
+    states(agent="up", llm="up")                  # everything is up: nothing serves TOPIC after all
+    while t < last_start + GRACE:
+        u.take({}, t)
+        assert not u.unserved(TOPIC, t)
+        t += POLL
+    u.take({}, t)
+    assert u.unserved(TOPIC, t)
+    # A stack that is not starting, or no states to read: the grace as before.
+    for path in (str(status), str(tmp_path / "none.json"), None):
+        plain = UnservedTopics("http://broker:8080", stack_status=path)
+        plain.take({}, 100.0)
+        plain.take({}, 100.0 + GRACE)
+        assert plain.unserved(TOPIC, 100.0 + GRACE)
+
+
+async def test_a_call_held_while_the_stack_starts_goes_when_its_processor_is_heard(tmp_path):
+    status = tmp_path / "components.json"
+    status.write_text(json.dumps({"components": {"llm": {"state": "starting"}}}))
+    u = UnservedTopics("http://broker:8080", stack_status=str(status))
+    now = time.monotonic()
+    u.take({KEY: 0}, now - 3 * GRACE)             # listed, no consumer, for longer than the grace
+    u.take({KEY: 0}, now)
+    held = asyncio.ensure_future(u.verdict(TOPIC, PATIENCE))
+    await asyncio.sleep(0)
+    assert not held.done() and u.in_grace(TOPIC)
+    u.heard(TOPIC)                                # the model loaded, and its service says so
+    assert await asyncio.wait_for(held, 1) is None

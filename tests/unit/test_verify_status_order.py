@@ -37,3 +37,22 @@ def test_results_come_back_in_the_checks_order_whatever_order_they_settled_in(ca
     assert printed == ["FAIL  Second", "FAIL  First"]   # settled (and reported) in this order
     assert list(results) == ["First", "Second"]
     assert [r.text for r in results.values()] == ["first: down", "second: down"]
+
+
+def test_a_stack_still_starting_is_a_gateway_that_answers_and_processors_not_up_yet():
+    """The gateway's health answers 503 ``starting`` until every component is up: the gateway
+    check passes (it answers), and the processors check names the components still starting."""
+    body = {"status": "starting", "components": {"api-gateway": {"state": "up"},
+                                                 "llm": {"state": "starting", "log": "/d/logs/llm.log"}}}
+
+    class Api:
+        url = "http://localhost:8088/"
+
+        def fetch(self, path: str, timeout: float) -> SimpleNamespace:
+            import json
+            return SimpleNamespace(status_code=503, content=json.dumps(body).encode())
+
+    system = vss.System(args=SimpleNamespace(min_processors=None), api=Api(), admin_url="", admin_source="")
+    assert system.gateway(5.0) == vss.Result(vss.OK, "http://localhost:8088/ answers, health starting")
+    processors = system.processors(5.0)
+    assert processors.status == vss.FAIL and "llm (starting, log /d/logs/llm.log)" in processors.text

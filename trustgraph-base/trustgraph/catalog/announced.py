@@ -36,8 +36,7 @@ def announced_services(announced: Mapping[str, Any], services: dict[str, ToolSer
         for other in getattr(a, "conflicts", None) or ():
             queue = getattr(other, "request_queue", None)
             if mine is not None and getattr(other, "queues", None) != mine.queues:
-                reason = (f"a running service announces itself under this id with other queues ({queue}); "
-                          "the configured descriptor is used")
+                reason = other_queues(queue, mine)
             else:
                 reason = (f"other replicas announce this id with another descriptor or other tools ({queue}); "
                           "they are not used")
@@ -53,9 +52,8 @@ def announced_services(announced: Mapping[str, Any], services: dict[str, ToolSer
                 continue
         if configured:
             if mine is not None and not isinstance(parsed, list) and parsed.queues != mine.queues:
-                warnings.append(DescriptorError(
-                    "tool-service", sid, "request-queue", "a running service announces itself under this "
-                    f"id with other queues ({parsed.request_queue}); the configured descriptor is used"))
+                warnings.append(DescriptorError("tool-service", sid, "request-queue",
+                                                other_queues(parsed.request_queue, mine)))
                 continue
         elif isinstance(parsed, list):
             errors.extend(DescriptorError(e.kind, e.key, e.field, e.reason + " (announced by the service)")
@@ -73,3 +71,12 @@ def announced_services(announced: Mapping[str, Any], services: dict[str, ToolSer
             tool = {**tool, "type": "tool-service", "service": sid} if isinstance(tool, dict) else tool
             tools.append((f"{sid}/{key}", tool))
     return used, tools
+
+
+def other_queues(theirs: str | None, mine: ToolServiceDescriptor) -> str:
+    """The warning for a configured descriptor whose queues are not the ones the running service of
+    its id serves: both named, since the tools' calls go to the configured one, where that service
+    does not listen (a mistyped queue, or a service started with another ``-t/--topic``)."""
+    return (f"a running service announces itself under this id with other queues ({theirs}, not this "
+            f"descriptor's {mine.request_queue}); the configured descriptor is used, so its tools' calls go "
+            "where that service does not listen: make the two agree")

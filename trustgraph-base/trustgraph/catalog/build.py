@@ -28,12 +28,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from .announced import announced_services
-from .arguments import TYPES, ToolArgument
+from .arguments import TYPES
 from .contents import ANY_STATE, DEFAULT_GROUPS, BrokenTool, Catalog, CatalogTool
 from .data_blocks import name_problem
 from .errors import DescriptorError, from_validation, load_object
 from .models import TOOL_TYPES, McpServer, ToolDescriptor, ToolServiceDescriptor
-from .parsing import model_keys, parse_section, reference_problem, unknown_keys
+from .parsing import model_keys, nested_unknown_keys, parse_section, reference_problem, unknown_keys
 from .policy import POLICY_TYPE, read_policy
 from .reserved_topics import framework_topics, refuse_framework_topics
 
@@ -75,7 +75,7 @@ class _Builder:
         try:
             descriptor = model.model_validate(data)
         except ValidationError as exc:
-            errors.extend(from_validation("tool", key, exc, data))
+            errors.extend(from_validation("tool", key, exc, data, model_keys(model)))
         if kind in _UNSUPPORTED:
             errors.append(DescriptorError("tool", key, "type", _UNSUPPORTED[kind]))
         if descriptor is not None and source == "announced" and (problem := name_problem(descriptor.name)):
@@ -115,11 +115,7 @@ class _Builder:
             what += (f", nor a config param of service {service_key!r} "
                      f"({', '.join(params) if params else 'it has none'})")
         self.warnings.extend(unknown_keys("tool", key, data, known, what))
-        arguments = data.get("arguments") if "arguments" in known else None
-        for i, arg in enumerate(arguments if isinstance(arguments, list) else ()):
-            if isinstance(arg, dict):
-                self.warnings.extend(unknown_keys("tool", key, arg, model_keys(ToolArgument), "a tool argument",
-                                                  f"arguments[{i}]."))
+        self.warnings.extend(nested_unknown_keys("tool", key, data, model))
 
     def _service(self, key: str, data: dict[str, Any], errors: list[DescriptorError]
                  ) -> tuple[str | None, ToolServiceDescriptor | None, dict[str, Any]]:

@@ -221,6 +221,14 @@ class Catalog:
             svc = next((s for s in self.services.values() if s.id == sid), None)
         return svc
 
+    def new_warnings(self, before: Catalog) -> list[DescriptorError]:
+        """The warnings this catalog has that ``before`` (the one it replaces) had not: what a
+        reader logs, once, on a rebuild (a rebuild for every heartbeat repeats none).  A reader
+        logs them because a descriptor that loads with one (a running service of its id serving
+        other queues, a misspelled key) was otherwise told to nobody but ``tg-put-config-item``."""
+        known = {str(w) for w in before.warnings}
+        return [w for w in self.warnings if str(w) not in known]
+
     def problems(self, kind: Kind, key: str) -> list[DescriptorError]:
         """The errors of one config item."""
         return [e for e in self.errors if e.kind == kind and e.key == key]

@@ -12,7 +12,9 @@ author understands.
 
 from __future__ import annotations
 
+import difflib
 import json
+from collections.abc import Collection, Iterable
 from typing import Any
 
 from pydantic import ValidationError
@@ -20,7 +22,7 @@ from pydantic import ValidationError
 from ..base.safety import limits
 from ..base.tool_services.descriptor import DescriptorError, Kind, describe
 
-__all__ = ["JSON_FIELD", "DescriptorError", "Kind", "describe", "from_validation", "load_object"]
+__all__ = ["JSON_FIELD", "DescriptorError", "Kind", "describe", "from_validation", "load_object", "near_key"]
 
 #: Pseudo field name used when the descriptor as a whole cannot be read.
 JSON_FIELD = "(json)"
@@ -36,17 +38,43 @@ def _format_loc(loc: tuple[int | str, ...]) -> str:
     return out or JSON_FIELD
 
 
-def _reason(err: dict[str, Any], raw: Any) -> str:
-    """Turn one pydantic error into a sentence a config author understands."""
+def near_key(name: str, candidates: Iterable[str]) -> str | None:
+    """The candidate close enough to ``name`` to be a misspelling of it (or it of the candidate),
+    or None: the one "did you mean" of every descriptor problem."""
+    close = difflib.get_close_matches(name, [c for c in candidates if isinstance(c, str)], n=1, cutoff=0.7)
+    return close[0] if close else None
+
+
+def _container(raw: Any, loc: tuple[int | str, ...]) -> Any:
+    """What ``loc`` points into in ``raw`` (the object a missing field was looked for in), or None."""
+    for part in loc:
+        try:
+            raw = raw[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return raw
+
+
+def _reason(err: dict[str, Any], raw: Any, known: Collection[str] = ()) -> str:
+    """Turn one pydantic error into a sentence a config author understands.  ``known``: the keys
+    of the descriptor's model, never offered as a misspelling of another."""
     kind = err["type"]
     value = err.get("input")
     if kind == "missing":
-        name = err["loc"][-1] if err["loc"] else ""
+        loc = tuple(err["loc"])
+        name = loc[-1] if loc else ""
+        where = _container(raw, loc[:-1])
         hint = ""
-        if isinstance(name, str) and "-" in name and isinstance(raw, dict):
+        if isinstance(name, str) and isinstance(where, dict):
             snake = name.replace("-", "_")
-            if snake in raw:
+            if "-" in name and snake in where:
                 hint = f" (found {snake!r}; the field is spelled {name!r})"
+            else:
+                # A key the model does not read, close to the one it needs: "reqest-queue".
+                spare = known if len(loc) == 1 else ()
+                near = near_key(name, [k for k in where if isinstance(k, str) and k not in spare])
+                if near is not None:
+                    hint = f" (found {near!r}: did you mean {name!r}?)"
         return "required field is missing" + hint
     if kind == "literal_error":
         expected = err.get("ctx", {}).get("expected", "")
@@ -71,9 +99,12 @@ def _jsonable(value: Any) -> bool:
     return isinstance(value, (str, int, float, bool)) or value is None
 
 
-def from_validation(kind: Kind, key: str, exc: ValidationError, raw: Any) -> list[DescriptorError]:
-    """Every problem pydantic found in one descriptor, reworded."""
-    return [DescriptorError(kind, key, _format_loc(e["loc"]), _reason(e, raw)) for e in exc.errors()]
+def from_validation(kind: Kind, key: str, exc: ValidationError, raw: Any,
+                    known: Collection[str] = ()) -> list[DescriptorError]:
+    """Every problem pydantic found in one descriptor, reworded; ``known``: the model's keys (a
+    required one that is missing is matched against the others, so that it says which key was
+    meant)."""
+    return [DescriptorError(kind, key, _format_loc(e["loc"]), _reason(e, raw, known)) for e in exc.errors()]
 
 
 def load_object(kind: Kind, key: str, raw: str | bytes | dict[str, Any]) -> dict[str, Any] | DescriptorError:

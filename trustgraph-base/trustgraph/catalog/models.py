@@ -162,6 +162,9 @@ class ToolServiceDescriptor(BaseModel):
     #: replica is live its calls fail at once (without it, announcements never refuse a call).
     announces: StrictBool = False
 
+    #: The lists read object by object, whose objects' keys are checked too (``parsing``).
+    OBJECT_LISTS: ClassVar[dict[str, tuple[type, str]]] = {CONFIG_PARAMS: (ConfigParam, "a config param")}
+
     @field_validator("config_params", mode="before")
     @classmethod
     def _bare_names(cls, value: Any) -> Any:
@@ -249,6 +252,9 @@ class ToolDescriptor(BaseModel):
 
 class _DeclaresArguments(ToolDescriptor):
     arguments: tuple[ToolArgument, ...] = ()
+
+    #: The lists read object by object, whose objects' keys are checked too (``parsing``).
+    OBJECT_LISTS: ClassVar[dict[str, tuple[type, str]]] = {"arguments": (ToolArgument, "a tool argument")}
 
     @field_validator("arguments", mode="before")
     @classmethod

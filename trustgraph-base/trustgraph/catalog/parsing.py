@@ -9,14 +9,13 @@ one (``"argument"``) would leave a tool without arguments unsaid.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Collection, Mapping
 from typing import Any
 
 from pydantic import ValidationError
 
 from .contents import EMPTY
-from .errors import DescriptorError, Kind, from_validation, load_object
+from .errors import DescriptorError, Kind, from_validation, load_object, near_key
 
 
 def parse_item(kind: Kind, model: type, key: str, raw: Any, defaults: Mapping[str, Any] = EMPTY,
@@ -29,9 +28,10 @@ def parse_item(kind: Kind, model: type, key: str, raw: Any, defaults: Mapping[st
     try:
         item = model.model_validate(data)
     except ValidationError as exc:
-        return from_validation(kind, key, exc, data)
+        return from_validation(kind, key, exc, data, model_keys(model))
     if warnings is not None:
         warnings.extend(unknown_keys(kind, key, data, model_keys(model), f"a {kind} descriptor"))
+        warnings.extend(nested_unknown_keys(kind, key, data, model))
     return item
 
 
@@ -78,8 +78,20 @@ def unknown_keys(kind: Kind, key: str, data: Mapping[str, Any], known: Collectio
     for name in data:
         if not isinstance(name, str) or name in known or name.startswith("_"):
             continue
-        close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.7)
-        hint = f"did you mean {close[0]!r}? " if close else ""
+        close = near_key(name, known)
+        hint = f"did you mean {close!r}? " if close else ""
         out.append(DescriptorError(kind, key, f"{field_prefix}{name}",
                                    f"unknown key, not read: {hint}it is not a key of {what}"))
+    return out
+
+
+def nested_unknown_keys(kind: Kind, key: str, data: Mapping[str, Any], model: type) -> list[DescriptorError]:
+    """:func:`unknown_keys` of each object in the lists a model reads object by object (its
+    ``OBJECT_LISTS``: a tool's ``arguments``, a service's ``config-params``), as ``field[i].key``."""
+    out: list[DescriptorError] = []
+    for field, (inner, what) in getattr(model, "OBJECT_LISTS", {}).items():
+        items = data.get(field)
+        for i, item in enumerate(items if isinstance(items, list) else ()):
+            if isinstance(item, dict):
+                out.extend(unknown_keys(kind, key, item, model_keys(inner), what, f"{field}[{i}]."))
     return out

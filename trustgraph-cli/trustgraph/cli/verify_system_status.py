@@ -128,7 +128,7 @@ class System:
         r = self.api.fetch("api/v1/health", timeout)   # CliError (no reply) is the check's failure
         if r.status_code == 401:
             return Result(FAIL, f"the gateway at {url} wants a token: give -t or set TRUSTGRAPH_TOKEN")
-        if r.status_code == 200:
+        if r.status_code in (200, 503):   # 503: the stack is still starting, said in the body
             try:
                 health = json.loads(r.content.decode("utf-8"))
             except ValueError:

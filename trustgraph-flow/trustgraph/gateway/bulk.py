@@ -31,6 +31,7 @@ from trustgraph.base.messaging.pubsub import PubSubError
 from trustgraph.base.safety import limits
 from trustgraph.topics import TopicError
 
+from .connections import body_chunks
 from .dispatch import Dispatcher, RoutingError
 from .translators import EXPORTS, IMPORTS, BadRequest, JsonObject, OneWay, interface_name
 
@@ -136,13 +137,14 @@ def _core_put(user: str, core: str, item: Any) -> JsonObject | None:
 
 
 async def import_core(request: web.Request, dispatcher: Dispatcher) -> web.Response:
-    """Store a msgpack knowledge-core stream; 200 when every part was stored."""
+    """Store a msgpack knowledge-core stream (read at the body pace of connections.py); 200 when
+    every part was stored."""
     core, user = request.query.get("id"), request.query.get("user")
     if not core or not user:
         return web.json_response({"error": "Bad request: 'id' and 'user' are required"}, status=400)
     unpacker = msgpack.Unpacker(raw=False, max_buffer_size=limits.MAX_BODY)
     try:
-        while chunk := await request.content.read(READ_CHUNK):
+        async for chunk in body_chunks(request, size=READ_CHUNK):
             unpacker.feed(chunk)
             for item in unpacker:
                 limits.check_depth(item)  # a JsonLimitError is a ValueError: refused below

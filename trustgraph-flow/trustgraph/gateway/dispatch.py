@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -255,11 +256,24 @@ class Dispatcher:
             if on_message is not None:
                 await on_message(out, True)
             return out
+        limit = deadlines.left(deadline, self.timeout)
         translator, client = self.route(kind, flow)
+        if self.unserved is not None and self.unserved.in_grace(client.request_topic):
+            # Nothing is known of its consumers yet: sent now, the request could be dropped and
+            # the call wait its whole deadline.  Held until the topic is judged, then routed again:
+            # refused as a call after the grace is, or sent to the consumer that appeared.
+            held = time.monotonic()
+            await self.unserved.verdict(client.request_topic, limit)
+            limit -= time.monotonic() - held
+            translator, client = self.route(kind, flow)
+            if limit <= 0:
+                out = timeout_error()
+                if on_message is not None:
+                    await on_message(out, True)
+                return out
         request = translator.request(body)
         logger.debug("Call %s%s", kind, f" on flow {flow}" if flow else "")
         last: JsonObject = {}
-        limit = deadlines.left(deadline, self.timeout)
         # No final predicate: the translator decides which message is the last,
         # and the loop stops there.  The request carries the deadline, so an
         # agent's whole dialog (every iteration) ends within it.

@@ -6,8 +6,9 @@ that is not JSON is ``{"error": "<text>"}``, a body that cannot be
 translated ``{"error": {"type": "gateway-error", "message": ...}}`` (the
 shapes upstream's gateway gives); only authentication failures
 are 401, and requests the server cannot take at all (unknown path, wrong
-method, a body over ``limits.MAX_BODY``, 32 MiB: 413) get their HTTP
-status with a JSON body.  A body nested deeper than ``limits.MAX_JSON_DEPTH``
+method, a body over ``limits.MAX_BODY``, 32 MiB: 413; a body that does not
+keep to its pace, ``connections.BodyPace``: 408) get their HTTP status with a
+JSON body.  A body nested deeper than ``limits.MAX_JSON_DEPTH``
 levels, or with more than ``limits.MAX_JSON_CONTAINERS`` arrays and
 objects, is not JSON this gateway reads: ``{"error": "Bad request: ..."}``
 like any unreadable body.  No failure, expected or not, is answered with a
@@ -29,7 +30,7 @@ Endpoints (all need the token when one is set, except health):
   from its announcements, with its queues, replicas and last heartbeat;
 * ``GET /api/v1/tool-service/errors``: the catalog's descriptor problems
   alone, a JSON list of strings;
-* ``GET /api/v1/health``: liveness, see below;
+* ``GET /api/v1/health``: liveness and readiness, see below;
 * ``GET /api/v1/config/{type}/{key}``: one config item, ``{"type", "key", "value"
   (null when absent), "version"}``; tg-delete-config-item asks it first, since
   the wire's ``delete`` does not say whether the item was there;
@@ -46,11 +47,14 @@ may see them (authentication off, or the token given), else only how many
 are live and how many down.  Under tg-launch (``--stack-status``) it also
 has ``components``: each process's state as the launcher's supervisor sees
 it (``up``, ``starting``, ``restarting``, ``given-up``, with restart count,
-reason and log), and ``given-up``, the names of those it gave up on; any
-such makes ``status`` ``"degraded"``.  It is left open so that load
-balancers and ``tg-launch`` can probe without the secret; without it, it
-reveals only liveness and counters (``components``: how many in each
-state), never config content, names, paths or the token.
+reason and log), ``given-up``, the names of those it gave up on, and
+``starting``, the names of those not up for the first time yet.  Any given
+up makes ``status`` ``"degraded"``; any starting makes it ``"starting"``,
+answered with HTTP 503, so a readiness probe (or a script that waits for the
+stack) asks its first question only once every component can answer.  It is
+left open so that load balancers and ``tg-launch`` can probe without the
+secret; without it, it reveals only liveness and counters (``components``:
+how many in each state), never config content, names, paths or the token.
 """
 
 from __future__ import annotations
@@ -66,9 +70,11 @@ from aiohttp import web
 from trustgraph.base.messaging import deadlines
 from trustgraph.base.messaging.broker_consumers import BrokerStatsError, fetch_consumer_counts
 from trustgraph.base.safety import limits
+from trustgraph.base.safety.connections import BodyPace, BodyTooSlow, ConnectionGuard
 
 from . import bulk
 from .auth import SOCKET_PATH, TokenAuth
+from .connections import answer_and_close, busy_middleware, read_body
 from .dispatch import Dispatcher, RoutingError
 from .mux import socket_handler
 from .tool_services import ToolServices
@@ -90,6 +96,8 @@ class Parts:
     prometheus_url: str
     health: Callable[[bool], Awaitable[dict[str, Any]]]
     pulsar_admin_url: str | None = None
+    guard: ConnectionGuard | None = None   # the server's connections (connections.py)
+    pace: BodyPace = BodyPace()            # how fast a request body must arrive
 
 
 def _json(body: Any, status: int = 200) -> web.Response:
@@ -103,6 +111,9 @@ async def _errors(request: web.Request, handler: Callable) -> web.StreamResponse
         return await handler(request)
     except web.HTTPRequestEntityTooLarge:
         return _json({"error": f"Request body over the limit of {MAX_BODY:,} bytes"}, 413)
+    except BodyTooSlow as e:
+        logger.debug("%s %s: %s", request.method, request.path, e)
+        return await answer_and_close(request, _json({"error": str(e)}, 408))
     except web.HTTPException as e:
         if e.status < 400:
             raise
@@ -129,9 +140,9 @@ def _deadline(request: web.Request) -> float | None:
     return deadlines.parse(request.headers.get(deadlines.HEADER))
 
 
-async def _read_json(request: web.Request) -> Any:
-    """The request body as JSON, or raise :class:`RoutingError` saying what is wrong."""
-    raw = await request.read()
+async def _read_json(request: web.Request, pace: BodyPace) -> Any:
+    """The request body (read at ``pace``) as JSON, or raise :class:`RoutingError` saying what is wrong."""
+    raw = await read_body(request, pace)
     try:
         return limits.loads(raw)
     except limits.JsonLimitError as e:
@@ -158,7 +169,7 @@ class Handlers:
 
     async def _service(self, request: web.Request, kind: str, flow: str | None) -> web.Response:
         try:
-            body = await _read_json(request)
+            body = await _read_json(request, self.p.pace)
             return _json(await self.p.dispatcher.call(kind, flow, body, deadline=_deadline(request)))
         except RoutingError as e:
             return _json({"error": str(e)})
@@ -168,7 +179,7 @@ class Handlers:
     async def tool_service(self, request: web.Request) -> web.Response:
         """``POST /api/v1/tool-service``: streamed chunks come back joined."""
         try:
-            body = await _read_json(request)
+            body = await _read_json(request, self.p.pace)
         except RoutingError as e:
             return _json({"error": str(e)})
         return _json(await self.p.tools.call(body, deadline=_deadline(request)))
@@ -186,8 +197,9 @@ class Handlers:
         return _json(self.p.tools.services_json())
 
     async def health(self, request: web.Request) -> web.Response:
-        """``GET /api/v1/health``: open to all (see the module docstring)."""
-        return _json(await self.p.health(self.p.auth.authorized(request)))
+        """``GET /api/v1/health``: open to all (see the module docstring); 503 while starting."""
+        body = await self.p.health(self.p.auth.authorized(request))
+        return _json(body, 503 if body.get("status") == "starting" else 200)
 
     async def socket(self, request: web.Request) -> web.StreamResponse:
         """``GET /api/v1/socket``: the multiplexer; authentication happened in the middleware."""
@@ -266,7 +278,10 @@ class Handlers:
 
 def build_app(parts: Parts) -> web.Application:
     """The aiohttp application: fixed routes first, so ``{kind}`` never captures them."""
-    app = web.Application(middlewares=[_errors, _auth_middleware(parts.auth)], client_max_size=MAX_BODY)
+    middlewares = [_errors, _auth_middleware(parts.auth)]
+    if parts.guard is not None:
+        middlewares.insert(0, busy_middleware(parts.guard))
+    app = web.Application(middlewares=middlewares, client_max_size=MAX_BODY)
     h = Handlers(parts)
     app.on_shutdown.append(h.on_shutdown)
     app.router.add_get("/api/v1/health", h.health)

@@ -15,6 +15,15 @@ one deadline, ``--timeout`` seconds (120): a service that does not answer
 gives ``{"error": {"type": "gateway-error", "message": "Timeout"}}``.  With
 ``--api-token`` (or ``$GATEWAY_SECRET``) set, requests need
 ``Authorization: Bearer <token>`` (the websocket also takes ``?token=``).
+
+Its connections are held to the limits of a public-facing server
+(``trustgraph.base.safety.connections``, ``connections.py``): at most
+``--max-connections`` (4,096, always below the open-file limit; beyond it the
+longest idle connection is closed, or the new one refused with a 503 when all
+are busy), ``--idle-timeout`` (60 s) without a request in progress,
+``--header-timeout`` (10 s) for a request's headers, and a body must arrive
+within 20 s plus 1 s per 32 KiB (408 otherwise).  A request in progress (an
+agent dialog, a websocket) is never cut by these.
 """
 
 from __future__ import annotations
@@ -30,6 +39,12 @@ from trustgraph.base import AsyncProcessor
 from trustgraph.base.launching.stack import read_components
 from trustgraph.base.messaging.unserved import UnservedTopics
 from trustgraph.base.processors.async_processor import env_default
+from trustgraph.base.safety.connections import (
+    ConnectionGuard,
+    ServerLimits,
+    add_limit_arguments,
+    quiet_accept_errors,
+)
 from trustgraph.base.safety.secrets import token_argument
 from trustgraph.base.tool_services.catalog_feed import CatalogFeed
 from trustgraph.schema import (
@@ -41,6 +56,7 @@ from trustgraph.schema import (
 from trustgraph.topics import FLOW_REQUEST, FLOW_RESPONSE
 
 from .auth import TokenAuth
+from .connections import GuardedSite
 from .dispatch import Dispatcher
 from .endpoints import Parts, build_app
 from .tool_services import ToolServices
@@ -67,6 +83,8 @@ class Processor(AsyncProcessor):
         self.pulsar_admin_url: str | None = params.get("pulsar_admin_url") or None
         self.stack_status: str | None = params.get("stack_status") or None
         self.auth = TokenAuth(params.get("api_token") or None)
+        self.limits = ServerLimits.from_params(params)
+        self.guard: ConnectionGuard | None = None
         self.dispatcher = Dispatcher(
             self.pubsub, timeout=self.timeout,
             config_topics=(self.config_request_queue, self.config_response_queue),
@@ -78,11 +96,11 @@ class Processor(AsyncProcessor):
                 "knowledge": (params.get("knowledge_request_queue") or knowledge_request_queue,
                               params.get("knowledge_response_queue") or knowledge_response_queue),
             },
-            unserved=UnservedTopics(self.pulsar_admin_url),
+            unserved=UnservedTopics(self.pulsar_admin_url, stack_status=self.stack_status),
         )
         self.feed = CatalogFeed(self, self._on_tools)
         self.tools = ToolServices(self.pubsub, timeout=self.timeout, directory=self.feed.directory,
-                                  unserved=self.dispatcher.unserved.why)
+                                  unserved=self.dispatcher.unserved)
         self.register_config_handler(self._on_flows, types=["flow"])
         self._runner: web.AppRunner | None = None
         self._probe: asyncio.Future | None = None
@@ -95,6 +113,11 @@ class Processor(AsyncProcessor):
 
     async def health(self, detailed: bool = True) -> dict[str, Any]:
         """The body of ``GET /api/v1/health``; ``detailed``: the caller may see service names.
+
+        ``status`` is ``"starting"`` (answered 503: not ready) while a component of the
+        tg-launch stack has not come up yet: before, it said ``"ok"`` as soon as the gateway
+        listened, and a question asked then, by a script polling health as a readiness probe
+        does, waited 90 s for a prompt service that was not there yet.
 
         Concurrent health checks share one probe: the endpoint is open to
         anyone, and a flood of probes must not take the config client's
@@ -112,11 +135,17 @@ class Processor(AsyncProcessor):
         components = read_components(self.stack_status) if self.stack_status else None
         if components is not None:
             given_up = sorted(name for name, c in components.items() if c.get("state") == "given-up")
+            # Not up for the first time yet: a question asked now could need it (the agent, the
+            # prompt service, the model), so the stack is not ready, whatever the gateway can do.
+            starting = sorted(name for name, c in components.items() if c.get("state") == "starting")
             if given_up:
                 body["status"] = "degraded"
+            if starting:
+                body["status"] = "starting"
             if detailed:
                 body["components"] = components
                 body["given-up"] = given_up
+                body["starting"] = starting
             else:
                 body["components"] = {state: sum(1 for c in components.values() if c.get("state") == state)
                                       for state in sorted({str(c.get("state")) for c in components.values()})}
@@ -128,18 +157,23 @@ class Processor(AsyncProcessor):
         await super().start()
         await self.dispatcher.start()
         self.dispatcher.unserved.start(self.pubsub.calls)
+        self.guard = guard = ConnectionGuard("api-gateway", self.limits)
+        quiet_accept_errors(asyncio.get_running_loop(), "api-gateway",
+                            lambda: f"{len(guard):,} connections open, at most {guard.cap:,}")
         app = build_app(Parts(dispatcher=self.dispatcher, tools=self.tools, auth=self.auth,
                               timeout=self.timeout, prometheus_url=self.prometheus_url,
-                              health=self.health, pulsar_admin_url=self.pulsar_admin_url))
+                              health=self.health, pulsar_admin_url=self.pulsar_admin_url, guard=guard))
         # Closing the clients fails the calls still waiting, so they answer at
         # once instead of holding the shutdown until their deadline.
         app.on_shutdown.append(self._release_clients)
         # No access log: aiohttp's would print the websocket's ?token= query.
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=5.0)
         await self._runner.setup()
-        await web.TCPSite(self._runner, self.host, self.port).start()
-        logger.info("API gateway listening on http://%s:%d (authentication %s, timeout %gs)",
-                    self.host, self.port, "on" if self.auth.enabled else "off", self.timeout)
+        await GuardedSite(self._runner, self.host, self.port, guard, access_log=None,
+                          keepalive_timeout=self.limits.idle_timeout).start()
+        logger.info("API gateway listening on http://%s:%d (authentication %s, timeout %gs, at most %d "
+                    "connections)", self.host, self.port, "on" if self.auth.enabled else "off", self.timeout,
+                    guard.cap)
 
     async def _release_clients(self, _app: web.Application) -> None:
         await self.dispatcher.stop()
@@ -178,6 +212,7 @@ class Processor(AsyncProcessor):
                                  "reported by GET /api/v1/health (tg-launch passes it)")
         parser.add_argument("--timeout", type=_positive, default=DEFAULT_TIMEOUT,
                             help="deadline of each call in seconds (default %(default)s)")
+        add_limit_arguments(parser)
         # --config-request-queue and --config-response-queue: every processor's (AsyncProcessor).
         parser.add_argument("--flow-request-queue", default=FLOW_REQUEST)
         parser.add_argument("--flow-response-queue", default=FLOW_RESPONSE)

@@ -45,6 +45,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, StrictStr, ValidationError
 from trustgraph.base import PubSub, ToolServiceClients
+from trustgraph.base.messaging.unserved import UnservedTopics
 from trustgraph.base.tool_services.service_directory import ServiceDirectory
 from trustgraph.catalog import TOOL_SERVICE_TYPE, Catalog, ToolServiceDescriptor, build_catalog
 from trustgraph.catalog.calling import CallableTool, CallResult, call_service, call_tool
@@ -60,7 +61,7 @@ class ToolServices:
     """The tool catalog (config and announced services), and the clients that call its services."""
 
     def __init__(self, pubsub: PubSub, *, timeout: float, directory: ServiceDirectory | None = None,
-                 unserved: Callable[[str], str | None] | None = None) -> None:
+                 unserved: UnservedTopics | None = None) -> None:
         self.pubsub = pubsub
         self.timeout = timeout
         self.directory = directory
@@ -84,6 +85,7 @@ class ToolServices:
         """Build the catalog of the config and the announced services, and swap it in."""
         known = set(self.errors)
         catalog = build_catalog(config, announced)
+        warnings = catalog.new_warnings(self.catalog)
         self.catalog = catalog
         self._callable = {}
         self.configured = frozenset(config.get("tool-service") or {})
@@ -92,6 +94,8 @@ class ToolServices:
         for error in catalog.errors:
             if str(error) not in known:
                 logger.warning("Descriptor error: %s", error)
+        for warning in warnings:
+            logger.warning("Descriptor warning: %s", warning)
         # Clients of services no longer described close once their calls finish.
         task = asyncio.ensure_future(self.clients.keep(catalog.service_queue_pairs))
         self._closing.add(task)

@@ -34,7 +34,7 @@ from typing import Any
 
 from trustgraph.base.launching.broker import BrokerError, EmbeddedBroker, free_port
 from trustgraph.base.launching.listening import local_address, port_taken
-from trustgraph.base.launching.stack import AlreadyRunning, RunFiles
+from trustgraph.base.launching.stack import STACK_STATUS_ENV, AlreadyRunning, RunFiles
 from trustgraph.base.messaging.broker_url import BrokerUrlError, parse_broker_url, probe
 from trustgraph.base.safety import logsafe
 from trustgraph.base.safety.secrets import child_environment, redact_url
@@ -211,6 +211,8 @@ class Launcher:
         run = self.data_dir / "run"
         # Only the secrets this child needs (docs/security.md, "Limits, logs and secrets").
         env = {**child_environment(os.environ, (*BROKER_SECRETS, *comp.secrets)), **comp.env}
+        # Where the components' states are: no call is refused as unserved while one is starting.
+        env[STACK_STATUS_ENV] = str(values.get("stack_status") or "")
         return Child(comp, argv, env, logs / f"{comp.name}.log",
                      run / f"{comp.name}.ready", self.args.verbose, where=where)
 

@@ -24,6 +24,12 @@ set: a deployment that protects its gateway protects its MCP server too.
 With neither, anything that can reach the port can call every tool, so it
 listens on this machine only: an address beyond 127.0.0.1 (``--host
 0.0.0.0``) without a token is refused at start.
+
+Sessions end after ``--session-idle-timeout`` (30 minutes) with nothing in
+flight, and at most ``--max-sessions`` (1,000) are held: at the cap the least
+recently used idle one is ended to make room (``sessions.py``).  Connections
+are held to the same limits as the gateway's (``connections.py``:
+``--max-connections``, ``--idle-timeout``, ``--header-timeout``, the body pace).
 """
 
 from __future__ import annotations
@@ -44,6 +50,14 @@ from trustgraph.base import FlowProcessor, RequestResponseSpec
 from trustgraph.base.command_line import MCP_SERVER_HEADER
 from trustgraph.base.launching.listening import is_loopback
 from trustgraph.base.processors.async_processor import StartRefused, env_default
+from trustgraph.base.safety.connections import (
+    ConnectionGuard,
+    ServerLimits,
+    add_limit_arguments,
+    positive_count,
+    positive_seconds,
+    quiet_accept_errors,
+)
 from trustgraph.base.safety.secrets import token_argument
 from trustgraph.base.tool_services.catalog_feed import CatalogFeed
 from trustgraph.base.tool_services.tool_service_client import ToolServiceClients
@@ -51,7 +65,9 @@ from trustgraph.catalog import build_catalog
 from trustgraph.catalog.implementations import FLOW_CLIENTS
 
 from .auth import bearer_only
+from .connections import guarded_protocol
 from .notify import ChangeNotifier
+from .sessions import MAX_SESSIONS, SESSION_IDLE_TIMEOUT, SessionKeeper
 from .tools import ToolTable
 
 logger = logging.getLogger(__name__)
@@ -96,6 +112,11 @@ class Processor(FlowProcessor):
         self.flow_name: str = params.get("flow") or "default"
         self.user: str = params.get("user") or DEFAULT_USER
         self.timeout = float(params.get("timeout") or default_timeout)
+        self.limits = ServerLimits.from_params(params)
+        self.session_idle_timeout = float(params.get("session_idle_timeout") or SESSION_IDLE_TIMEOUT)
+        self.max_sessions = int(params.get("max_sessions") or MAX_SESSIONS)
+        self.guard: ConnectionGuard | None = None
+        self.sessions: SessionKeeper | None = None
         groups = params.get("group")
         self.groups: list[str] | None = list(groups) if groups else None
         self.feed = CatalogFeed(self, self.on_catalog)
@@ -163,15 +184,24 @@ class Processor(FlowProcessor):
 
     async def start(self) -> None:
         sock = self._bind()
-        app: Any = self.mcp.streamable_http_app(streamable_http_path=self.path, host=self.host)
+        app: Any = self.mcp.streamable_http_app(streamable_http_path=self.path, host=self.host,
+                                                session_idle_timeout=self.session_idle_timeout,
+                                                max_sessions=self.max_sessions)
+        self.sessions = app = SessionKeeper(app, max_sessions=self.max_sessions,
+                                            idle_timeout=self.session_idle_timeout)
         if self.tokens:
             app = bearer_only(app, *self.tokens)
+        self.guard = guard = ConnectionGuard("mcp-server", self.limits)
+        quiet_accept_errors(asyncio.get_running_loop(), "mcp-server",
+                            lambda: f"{len(guard):,} connections open, at most {guard.cap:,}")
         # The Server header names us, so that a tg-* command pointed here (8089 for the
         # gateway's 8088) can say which port it hit (trustgraph.base.command_line.not_found_hint).
         self._http = _Uvicorn(uvicorn.Config(app, log_level="warning", lifespan="on",
-                                             headers=[("server", MCP_SERVER_HEADER)]))
+                                             headers=[("server", MCP_SERVER_HEADER)],
+                                             http=guarded_protocol(guard)))
         await self.feed.start()
         await super().start()
+        guard.start()
         self._serving = asyncio.ensure_future(self._http.serve(sockets=[sock]))
         while not self._http.started:
             if self._serving.done():
@@ -185,6 +215,8 @@ class Processor(FlowProcessor):
             self._http.should_exit = True
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await asyncio.wait_for(self._serving, 10)
+        if self.guard is not None:
+            await self.guard.stop()
         await self.feed.stop()
         await self.clients.close()
         await super().stop()
@@ -211,6 +243,14 @@ class Processor(FlowProcessor):
                             help="offer only tools of these groups (default: every tool)")
         parser.add_argument("--timeout", type=float, default=default_timeout,
                             help="seconds one tool call may take (default %(default)s)")
+        parser.add_argument("--session-idle-timeout", type=positive_seconds, default=SESSION_IDLE_TIMEOUT,
+                            help="seconds an MCP session may have nothing in flight before it ends; its "
+                                 "client then opens a new one (default %(default)s)")
+        parser.add_argument("--max-sessions", type=positive_count, default=MAX_SESSIONS,
+                            help="MCP sessions held at most; at the limit the least recently used idle one "
+                                 "ends to make room, and a new one is refused (503) only when every one is "
+                                 "busy (default %(default)s)")
+        add_limit_arguments(parser)
 
 
 def run() -> None:

@@ -108,6 +108,17 @@ class AlreadyRunning(RuntimeError):
         self.stack = stack
 
 
+#: The environment variable tg-launch gives each child: the file it writes the components' states
+#: to (:func:`read_components`), so a process can tell whether the stack is still starting.
+STACK_STATUS_ENV = "TG_STACK_STATUS"
+
+
+def starting_components(path: str | os.PathLike | None) -> list[str]:
+    """The components of the stack at ``path`` not up for the first time yet (none: no such file)."""
+    components = read_components(path) if path else None
+    return sorted(name for name, c in (components or {}).items() if c.get("state") == "starting")
+
+
 def read_components(path: str | os.PathLike) -> dict[str, dict[str, object]] | None:
     """The component states tg-launch wrote to ``path``, or None when there are none to read."""
     try:

@@ -17,7 +17,9 @@ failed for about 100 s.  Two events tell a caller its call is lost:
   started for the first time says so (``first``), and that ends nothing: it
   may be one more replica on a shared subscription, and the calls the others
   are working on must go on (it tells callers the topic is served, before the
-  broker's gauge does: ``unserved``).
+  broker's gauge does: ``unserved``).  A process that starts listening asks
+  who serves what (:data:`WHO_SERVES`), and every process of ours answers as a
+  first start would, so it knows the processes started before it as well.
   A service started again by a supervisor that does not set the variable,
   or an upstream 2.1.4 one, leaves its callers to their deadlines.
 * **The connection to the broker was lost** (``PubSub``'s watcher: any of
@@ -29,8 +31,9 @@ failed for about 100 s.  Two events tell a caller its call is lost:
   when it lost the connection, sent a few times over some seconds since
   the others reconnect at their own pace), and every process ends the calls
   it sent before then; it also says again that it serves its request topics,
-  each since its own consumer was seen back, naming the requests that reached
-  that consumer since it was last seen down (a request sent before and not
+  each since its own consumer was seen back (``reconnected``: its callers
+  say the lost connection ended what they end, not a restart), naming the
+  requests that reached that consumer since it was last seen down (a request sent before and not
   named was dropped; one named, or sent after, is being served, however late
   the process's other parts come back).
 
@@ -42,10 +45,13 @@ what was lost before then ends it.
 One :class:`CallWatch` per ``PubSub`` follows both for all its clients.
 
 The notices go on ``PubSub.serving_topic`` (:data:`~trustgraph.topics.SERVING`,
-or its 2.11 twin under ``--wire 2.11``).  They are an extension a process can do
-without, so the topic is opened with a short patience: a namespace the cluster
-does not have is one WARNING per process (calls then keep their deadlines), and
-never holds a service's start.
+or its 2.11 twin under ``--wire 2.11``), a non-persistent topic: a notice sent
+before a process subscribed never reaches it.  So a process subscribes before
+it relies on them (:meth:`CallWatch.listen`): a client sends its first call,
+and a service says it serves a topic, only once its process hears them.  They
+are an extension a process can do without, so the topic is opened with a short
+patience: a namespace the cluster does not have is one WARNING per process
+(calls then keep their deadlines), and holds a start no longer than that.
 
 The same events tell a service that its own callers gave up: a caller of
 ours ends every call it sent before a loss it heard of (its own, or a notice
@@ -76,6 +82,14 @@ logger = logging.getLogger(__name__)
 
 #: The notice topic that means "every topic": its sender lost the broker at ``sent``.
 ANY_TOPIC = "*"
+#: The notice topic that asks "who serves what?": every process of ours says again, as a first
+#: start would, which request topics it serves.  A process that starts following the notices
+#: asks once, so that it knows the topics served by processes started before it, which the
+#: broker's consumer gauge may not count yet (``unserved``: calls to them are not held).
+WHO_SERVES = "?"
+#: Seconds between two rounds of answers to :data:`WHO_SERVES`: probes that come within it
+#: share one round, so a flood of probes costs one round per gap, not a round each.
+ANSWER_GAP = 0.5
 #: Set to "1" by a supervisor in the environment of a process it starts in place of one that died.
 RESTARTED_ENV = "TG_RESTARTED"
 
@@ -117,7 +131,9 @@ class CallWatch:
         self._producer_failed = False  # said once; notices are then not sent (calls keep deadlines)
         self._producing: asyncio.Lock | None = None
         self._tasks: set[asyncio.Task] = set()
-        self._served: set[str] = set()  # request topics this process consumes
+        self._served: dict[str, float] = {}  # request topics this process consumes, since when
+        self._answer: asyncio.TimerHandle | None = None   # the next round of WHO_SERVES answers
+        self._answered = -ANSWER_GAP                       # when the last round went (monotonic)
         # While an outage lasts (until the notices after it are written): the requests that
         # reach each served topic (Pulsar URL), with when, so the notices can spare them.
         self._outages = 0
@@ -127,18 +143,44 @@ class CallWatch:
         # Told of each request topic another process says it now serves (unserved.py).
         self._serving_listeners: list[Callable[[str], None]] = []
 
-    def follow(self, client: Any) -> None:
-        """Watch ``client``'s calls (a ``RequestResponseClient``); subscribes once per PubSub."""
-        self._clients.add(client)
+    def listen(self) -> asyncio.Task:
+        """The subscription to the notices, begun by the first part of this process that needs
+        it (once per PubSub); wait for it (``asyncio.wait``: one waiter's cancellation must not
+        cancel it for the others) before anything that relies on hearing them.
+
+        The notice topic is non-persistent: a notice published before the subscription is in
+        place is dropped, not delivered late.  So a client's calls are watched only once it
+        listens (:meth:`follow`), a question (:data:`WHO_SERVES`) is asked, and a served topic
+        said, only after: a process that asks after that notice went hears the answer, and
+        one that asked before it hears the notice itself.  The task ends once the notices can
+        be heard, or once the subscription failed within :data:`OPEN_PATIENCE` (one WARNING;
+        calls keep their deadlines), so it holds no start for longer than that.
+        """
         if self._following is None:
             self._following = asyncio.get_running_loop().create_task(self._subscribe())
+        return self._following
+
+    def follow(self, client: Any) -> None:
+        """Watch ``client``'s calls (a ``RequestResponseClient``, which awaits :meth:`listen`
+        before its first call)."""
+        self._clients.add(client)
+        self.listen()
 
     def on_serving(self, listener: Callable[[str], None]) -> None:
         """Call ``listener(topic)`` (a Pulsar URL) whenever a process says it now serves
-        ``topic``, first start or restart; subscribes once per PubSub."""
+        ``topic``, first start or restart; subscribes once per PubSub, then asks the processes
+        already running which topics they serve (:data:`WHO_SERVES`), so the listener hears of
+        those too."""
         self._serving_listeners.append(listener)
-        if self._following is None:
-            self._following = asyncio.get_running_loop().create_task(self._subscribe())
+        self.listen()
+        if len(self._serving_listeners) == 1:
+            task = asyncio.get_running_loop().create_task(self._ask_who_serves())
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _ask_who_serves(self) -> None:
+        await asyncio.wait([self.listen()])   # subscribed first: else the answers are dropped
+        await self.serving(WHO_SERVES, time.time(), first=True)
 
     def forget(self, client: Any) -> None:
         self._clients.discard(client)
@@ -153,10 +195,18 @@ class CallWatch:
             logger.warning("Not following %s (%s): calls to a restarted service end at their deadlines; "
                            "create its namespace (tg-init-trustgraph creates tg/config), or run with "
                            "--wire 2.11 in a 2.11 deployment", topic, e)
+            return
+        # pulsar-lite may drop what another connection publishes just after subscribe() returns.
+        await asyncio.sleep(self.pubsub.subscribe_settle)
 
     def _on_started(self, msg: Any) -> None:
         notice: ServingStarted = msg.value
         if notice.instance == self.instance:
+            return
+        if notice.topic == WHO_SERVES:
+            if self._served and self._answer is None:
+                wait = max(0.0, self._answered + ANSWER_GAP - time.monotonic())
+                self._answer = asyncio.get_running_loop().call_later(wait, self._answer_who_serves)
             return
         if notice.topic == ANY_TOPIC:
             self._heard_loss(notice.sent or time.time(), notice.processor or "a process")
@@ -173,13 +223,27 @@ class CallWatch:
                 logger.exception("Serving notice listener failed")
         if notice.first:
             return   # one more replica, or a first start: nothing anyone sent was lost
-        reason = (f"{notice.processor or 'a service'} started again on {notice.topic}: "
-                  f"the request was lost with the process that had it")
+        if notice.reconnected:
+            reason = (f"the broker connection was lost: {notice.processor or 'the service'} consumed "
+                      f"{notice.topic} again only after the request went")
+        else:
+            reason = (f"{notice.processor or 'a service'} started again on {notice.topic}: "
+                      f"the request was lost with the process that had it")
         spare = frozenset(notice.received or ())
         for client in list(self._clients):
             if _url(client.request_topic) == notice.topic:
                 # Only what went before the new consumer was there, and did not reach it.
                 client.fail_pending(reason, before=notice.sent or None, spare=spare)
+
+    def _answer_who_serves(self) -> None:
+        """One round of answers to :data:`WHO_SERVES`: each served topic, as a first start says it
+        (it ends no call)."""
+        self._answer = None
+        self._answered = time.monotonic()
+        for topic, since in sorted(self._served.items()):
+            task = asyncio.get_running_loop().create_task(self.serving(topic, since, first=True))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
 
     def connection_lost(self, at: float | None = None) -> None:
         """The broker connection went (at wall-clock ``at``, now by default): every call waiting on
@@ -225,6 +289,9 @@ class CallWatch:
         """Cancel the notices still to be sent (the PubSub is closing)."""
         for task in list(self._tasks):
             task.cancel()
+        if self._answer is not None:
+            self._answer.cancel()
+            self._answer = None
         if self._following is not None and not self._following.done():
             self._following.cancel()
 
@@ -269,22 +336,23 @@ class CallWatch:
         if outage == self._outages:  # no new loss meanwhile, which would need its own notes
             self._arrivals = None
         for topic, (since, received) in again.items():
-            await self.serving(topic, since, received=received)
+            await self.serving(topic, since, received=received, reconnected=True)
         # Repeated: a process that reconnects later than us would miss a single notice.
         for delay in BROKER_BACK_REPEATS[1:]:
             await asyncio.sleep(delay)
             await self.serving(ANY_TOPIC, lost_at)
             for topic, (since, received) in again.items():
-                await self.serving(topic, since, received=received)
+                await self.serving(topic, since, received=received, reconnected=True)
 
     async def serving(self, topic: str, since: float, received: list[str] | None = None,
-                      first: bool = False) -> None:
+                      first: bool = False, reconnected: bool = False) -> None:
         """Tell every caller that this process consumes request topic ``topic`` since ``since``
         (wall-clock, when the subscription was made), and that the requests ``received`` reached
         it before (it is remembered, to say so again after a broker outage).  ``first``: a first
-        start, which ends nobody's calls (it may be one more replica)."""
-        if topic != ANY_TOPIC:
-            self._served.add(topic)
+        start, which ends nobody's calls (it may be one more replica); ``reconnected``: back
+        after a lost broker connection, not a restart (what its callers are told)."""
+        if topic not in (ANY_TOPIC, WHO_SERVES):
+            self._served.setdefault(topic, since)
         if self._producing is None:
             self._producing = asyncio.Lock()
         if self._producer_failed:
@@ -306,9 +374,16 @@ class CallWatch:
                                        "tg/config), or run with --wire 2.11 in a 2.11 deployment",
                                        self.pubsub.serving_topic, e)
                         return
+            if topic not in (ANY_TOPIC, WHO_SERVES):
+                # It answers WHO_SERVES, so it listens before it says it serves (:meth:`listen`);
+                # subscribed only once the producer opened, or one WARNING would become two.
+                listening = self.listen()
+                if not listening.done():
+                    await asyncio.wait([listening])
             self._producer.send_nowait(ServingStarted(
-                topic=topic if topic == ANY_TOPIC else _url(topic), processor=self.pubsub.processor,
-                instance=self.instance, sent=since, received=list(received or []), first=first))
+                topic=topic if topic in (ANY_TOPIC, WHO_SERVES) else _url(topic), processor=self.pubsub.processor,
+                instance=self.instance, sent=since, received=list(received or []), first=first,
+                reconnected=reconnected))
         except Exception as e:
             logger.warning("Could not say that %s is served (%s): its callers' lost calls end at "
                            "their deadlines", topic, e)

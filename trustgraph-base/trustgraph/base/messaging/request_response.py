@@ -28,7 +28,7 @@ import os
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable, Container
+from collections.abc import Awaitable, Callable, Container
 from typing import Any, Generic, TypeVar
 
 from . import deadlines
@@ -37,10 +37,15 @@ from .pubsub import DEFAULT_LANE, SUBSCRIBE_SETTLE, Consumer, Message, Producer,
 logger = logging.getLogger(__name__)
 
 __all__ = ["SUBSCRIBE_SETTLE", "ClientClosed", "RequestResponseClient", "RequestTimeout", "ResponseStream",
-           "new_request_id"]
+           "Verdict", "new_request_id"]
 
 Req = TypeVar("Req")
 Resp = TypeVar("Resp")
+
+#: ``verdict(topic, patience)``: why nothing serves ``topic`` (the call then fails at once with
+#: :class:`Unserved`), or None to send it; it may wait up to ``patience`` seconds for a topic
+#: whose consumers are not known yet (``unserved.UnservedTopics.verdict``).
+Verdict = Callable[[str, float], Awaitable["str | None"]]
 
 
 class RequestTimeout(TimeoutError):
@@ -130,9 +135,10 @@ class RequestResponseClient(Generic[Req, Resp]):
     def __init__(self, pubsub: PubSub, *, request_topic: str, response_topic: str,
                  request_schema: type, response_schema: type, subscription: str,
                  max_in_flight: int = 256, timeout: float = 120.0, name: str | None = None,
-                 lane: str = DEFAULT_LANE, unserved: Callable[[str], str | None] | None = None) -> None:
+                 lane: str = DEFAULT_LANE, unserved: Verdict | None = None) -> None:
         """``lane``: the connection its responses arrive on (``PubSub.lane_client``);
-        ``unserved(topic)``: why nothing serves ``topic`` now, or None (see :mod:`.unserved`)."""
+        ``unserved``: asked before each request is sent, within the call's deadline
+        (:data:`Verdict`, :mod:`.unserved`)."""
         self.pubsub = pubsub
         self.unserved = unserved
         self.lane = lane
@@ -159,15 +165,27 @@ class RequestResponseClient(Generic[Req, Resp]):
         async with self._start_lock:
             if self._producer is not None:
                 return
+            # A restart notice sent before this process listens to the notices is dropped, and
+            # a call it should have ended waits out its deadline: listening is begun first and
+            # awaited before the first request can go (lost_calls.CallWatch.listen).
+            listening = self.pubsub.calls.listen()
             self._consumer = await self.pubsub.consumer(
                 self.response_topic, self.subscription, self.response_schema,
                 direct=self._on_response, name=self.name, lane=self.lane,
             )
-            self._producer = await self.pubsub.producer(self.request_topic)
-            self.pubsub.calls.follow(self)
-            # Let the subscription settle once before the first request can
-            # trigger a reply (pulsar-lite: see pubsub.SUBSCRIBE_SETTLE).
-            await asyncio.sleep(self.pubsub.subscribe_settle)
+            producer = await self.pubsub.producer(self.request_topic)
+            try:
+                self.pubsub.calls.follow(self)
+                if not listening.done():
+                    await asyncio.wait([listening])
+                # Let the subscription settle once before the first request can
+                # trigger a reply (pulsar-lite: see pubsub.SUBSCRIBE_SETTLE).
+                await asyncio.sleep(self.pubsub.subscribe_settle)
+            except BaseException:
+                await self.pubsub.remove(producer)
+                raise
+            # Set last: a call that finds it set sends at once, without these waits.
+            self._producer = producer
 
     def _starting(self) -> asyncio.Future:
         """The (shared) start of this client, begun once and shielded from callers' deadlines.
@@ -354,12 +372,21 @@ class ResponseStream(Generic[Resp]):
         if self._limit <= 0:
             self._done = True
             raise RequestTimeout(f"no time left to call {client.request_topic}: the deadline has passed")
-        why = client.unserved(client.request_topic) if client.unserved is not None else None
-        if why:
-            self._done = True
-            raise Unserved(why)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._limit
+        if client.unserved is not None:
+            # Inside the deadline: a topic in its grace holds the call until it is judged.
+            try:
+                why = await client.unserved(client.request_topic, self._limit)
+            except BaseException:
+                self._done = True
+                raise
+            if why:
+                self._done = True
+                raise Unserved(why)
+            if loop.time() >= deadline:   # held for the whole deadline: nothing is sent
+                self._done = True
+                raise RequestTimeout(f"no response from {client.request_topic} within {self._limit:g}s")
         try:
             # Only waits that can block need the deadline's timeout context.
             if client._producer is None or client._slots.locked():

@@ -13,12 +13,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ...schema import v211
+from ..launching.stack import STACK_STATUS_ENV
 from ..messaging.pubsub import Consumer, Message, Producer
 from ..messaging.request_response import RequestResponseClient
 from ..messaging.serving import Replies, serve
@@ -109,8 +111,10 @@ class FlowProcessor(AsyncProcessor):
         self._flow_lock = asyncio.Lock()
         # With the broker's admin URL, a client call to a request topic nothing has consumed
         # for a while fails at once instead of at its deadline (unserved.py).
+        # Under tg-launch, no call is refused as unserved while the stack is still starting.
         admin_url = params.get("pulsar_admin_url") or None
-        self.unserved_topics: UnservedTopics | None = UnservedTopics(admin_url) if admin_url else None
+        self.unserved_topics: UnservedTopics | None = (
+            UnservedTopics(admin_url, stack_status=os.environ.get(STACK_STATUS_ENV)) if admin_url else None)
         # 2.1 assigns flows in active-flow/<id>; 2.11 as the items of type processor:<id> (flows_211).
         flow_type = v211.processor_type(self.id) if self.wire == WIRE_211 else "active-flow"
         self.register_config_handler(self._on_flow_config, types=[flow_type])
@@ -192,7 +196,7 @@ class FlowProcessor(AsyncProcessor):
                         request_schema=spec.request_schema, response_schema=spec.response_schema,
                         subscription=f"{self.id}--{name}--{spec.request_name}--{uuid.uuid4()}",
                         timeout=spec.timeout, name=f"{name}/{spec.request_name}",
-                        unserved=self.unserved_topics.why if self.unserved_topics is not None else None,
+                        unserved=self.unserved_topics.verdict if self.unserved_topics is not None else None,
                     )
                     await client.start()
                     flow.clients[spec.request_name] = client

@@ -149,7 +149,11 @@ def takes_user(invoke: Any) -> bool:
 class DynamicToolService(AsyncProcessor):
     """Serves ``non-persistent://tg/request/{topic}``, answers on ``.../response/{topic}``."""
 
-    default_topic = "tool"
+    #: The topic it serves unless ``-t/--topic`` says another.  A class that sets none must be
+    #: given one: upstream's base default, ``tool``, put every such service (its spec's own
+    #: example among them) on one topic, whatever its descriptor said, and two of them would
+    #: each take the other's calls.  :meth:`start` refuses instead, in one line.
+    default_topic: str | None = None
     default_concurrency = 16
     #: Both: 2.11's tool-service topics and records are 2.1's, less the request's ``user``.
     wires = (WIRE_21, WIRE_211)
@@ -176,9 +180,10 @@ class DynamicToolService(AsyncProcessor):
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
-        self.topic: str = params.get("topic") or self.default_topic
+        self.topic: str = params.get("topic") or self.default_topic or ""
         self.concurrency: int = int(params.get("concurrency") or self.default_concurrency)
-        self.request_topic, self.response_topic = tool_service_topics(self.topic)
+        # Without a topic, no queues: start() refuses (after the declaration check).
+        self.request_topic, self.response_topic = tool_service_topics(self.topic) if self.topic else ("", "")
         self.service_id: str = params.get("service_id") or self.id
         self.announce: bool = params.get("announce", True)
         self.announce_lease: float = float(params.get("announce_lease") or DEFAULT_LEASE)
@@ -247,6 +252,11 @@ class DynamicToolService(AsyncProcessor):
             self.declared_tools()
         except InvalidDescriptor as e:
             raise StartRefused(f"{e}; fix the service's declaration") from None
+        if not self.topic:
+            raise StartRefused(
+                f"{type(self).__name__} names no topic to serve: set default_topic = \"NAME\" on the class, "
+                f"or pass -t/--topic NAME (it then serves non-persistent://tg/request/NAME; its tool-service "
+                f"descriptor's request-queue must say the same)")
         # Serving first, then announcing, then the base's start (metrics, and the config a
         # subclass may follow): requests need neither, so neither may hold them up.
         await self.serve(self.request_topic, ToolServiceRequest, self.on_request,
@@ -315,7 +325,9 @@ class DynamicToolService(AsyncProcessor):
         super().add_args(parser)
         parser.add_argument("-t", "--topic", default=cls.default_topic,
                             help="tool-service topic: requests on non-persistent://tg/request/TOPIC, "
-                                 "responses on non-persistent://tg/response/TOPIC (default %(default)s)")
+                                 "responses on non-persistent://tg/response/TOPIC (default "
+                                 + (f"{cls.default_topic})" if cls.default_topic else
+                                    "the class's default_topic; this class sets none, so it is required)"))
         parser.add_argument("-c", "--concurrency", type=int, default=cls.default_concurrency,
                             help="invocations in flight per process (default %(default)s)")
         parser.add_argument("--service-id", default=None,

@@ -20,7 +20,7 @@ import uuid
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
@@ -29,8 +29,17 @@ from ...schema.services.tool_service import READS_STREAMS
 from ...topics import to_pulsar
 from ..messaging import deadlines
 from ..messaging.pubsub import PubSub, PubSubError
-from ..messaging.request_response import RequestResponseClient, RequestTimeout, Unserved, new_request_id
+from ..messaging.request_response import (
+    RequestResponseClient,
+    RequestTimeout,
+    Unserved,
+    Verdict,
+    new_request_id,
+)
 from .descriptor import InvalidDescriptor, ServiceDescriptor
+
+if TYPE_CHECKING:
+    from ..messaging.unserved import UnservedTopics
 
 logger = logging.getLogger(__name__)
 
@@ -101,7 +110,7 @@ class ToolServiceClient(RequestResponseClient):
     def __init__(self, pubsub: PubSub, *, request_topic: str, response_topic: str,
                  subscription: str | None = None, timeout: float = 60.0,
                  max_in_flight: int = 256, name: str | None = None,
-                 unserved: Callable[[str], str | None] | None = None) -> None:
+                 unserved: Verdict | None = None) -> None:
         super().__init__(
             pubsub, request_topic=request_topic, response_topic=response_topic,
             request_schema=ToolServiceRequest, response_schema=ToolServiceResponse,
@@ -188,11 +197,11 @@ class ToolServiceClients:
     """
 
     def __init__(self, pubsub: PubSub | None, *, name: str = "client",
-                 liveness: Liveness | None = None,
-                 unserved: Callable[[str], str | None] | None = None) -> None:
-        """``liveness``: what the announcements say of a service; ``unserved(topic)``: why the
-        broker counts no consumer on a request topic, or None (``unserved.UnservedTopics.why``),
-        so a configured service that nothing runs fails at once too, not at its deadline."""
+                 liveness: Liveness | None = None, unserved: UnservedTopics | None = None) -> None:
+        """``liveness``: what the announcements say of a service; ``unserved``: the broker's
+        consumer counts (``unserved.UnservedTopics``), so a configured service that nothing runs
+        fails at once too, not at its deadline, and a call made while its queue's consumers are
+        not known yet waits until they are."""
         self.pubsub = pubsub
         self.name = name
         self.liveness = liveness
@@ -213,7 +222,7 @@ class ToolServiceClients:
             # call's deadline, so a slow subscription cannot outlive a call.
             client = ToolServiceClient(self.pubsub, request_topic=key[0], response_topic=key[1],
                                        name=f"{self.name}/tool-service/{key[0]}",
-                                       unserved=self._unserved if self.unserved is not None else None)
+                                       unserved=self._verdict if self.unserved is not None else None)
             self.clients[key] = client
             logger.info("Tool-service client created for %s", key[0])
         return client
@@ -225,15 +234,22 @@ class ToolServiceClients:
         key = service.queues
         if self.liveness is not None and self.liveness(service.id, key[0]) is False:
             return f"tool service '{service.id}' is not running: no replica is live"
-        return self._unserved(key[0]) if self.unserved is not None else None
-
-    def _unserved(self, topic: str) -> str | None:
-        """Why the broker counts no consumer on ``topic``, unless a live replica announces it:
-        its heartbeats are fresher than the broker's gauge, which counts a service that has just
-        started only at its next refresh (every 5 s on pulsar-lite)."""
-        if self.liveness is not None and self.liveness("", topic) is True:
+        if self.unserved is None or self._announced_live(key[0]):
             return None
-        return self.unserved(topic) if self.unserved is not None else None
+        return self.unserved.why(key[0])
+
+    def _announced_live(self, topic: str) -> bool:
+        """Whether a live replica announces ``topic``: its heartbeats are fresher than the broker's
+        gauge, which counts a service that has just started only at its next refresh (every 5 s
+        on pulsar-lite), so the gauge is not asked."""
+        return self.liveness is not None and self.liveness("", topic) is True
+
+    async def _verdict(self, topic: str, patience: float) -> str | None:
+        """The clients' ``unserved`` hook: the broker's verdict on ``topic``, unless a live
+        replica announces it."""
+        if self.unserved is None or self._announced_live(topic):
+            return None
+        return await self.unserved.verdict(topic, patience)
 
     async def invoke(self, service: Service, user: str, config: Any, arguments: Any, *,
                      timeout: float, deadline: float | None = None,

@@ -17,7 +17,9 @@ class ServingStarted:
     requests that reached it after a resubscription, before the notice was
     written), which are being served.  Older processes of ours ignore
     ``received``.  A first start says so (``first``): its callers fail
-    nothing, and count the topic as served.
+    nothing, and count the topic as served.  A process back from a lost
+    broker connection says so too (``reconnected``): what it did not get
+    was lost with the connection, not with a process.
     """
 
     topic: str = ""
@@ -29,3 +31,7 @@ class ServingStarted:
     #: callers sent was lost; they only learn that the topic is served from ``sent`` on,
     #: before the broker's consumer gauge shows it.  Older processes of ours never send it.
     first: bool = False
+    #: The same process consumes ``topic`` again after its broker connection was lost (it did
+    #: not restart): its callers say the connection lost the call, not a restart.  Older
+    #: processes of ours never send it.
+    reconnected: bool = False

@@ -154,7 +154,7 @@ class Processor(FlowProcessor):
         self.manager.stopped_tools = self.feed.directory.stopped_tools
         self.tool_clients = ToolServiceClients(
             self.pubsub, name=self.id, liveness=self.feed.directory.live_for,
-            unserved=self.unserved_topics.why if self.unserved_topics is not None else None)
+            unserved=self.unserved_topics)
         self.manager.usable = self._usable
         self.registry = Registry()
         self.descriptor_errors: list[str] = []
@@ -179,6 +179,8 @@ class Processor(FlowProcessor):
         for error in registry.errors:
             if str(error) not in old:  # a rebuild for a heartbeat does not repeat known problems
                 logger.warning("Tool descriptor skipped: %s", error)
+        for warning in registry.catalog.new_warnings(self.registry.catalog):
+            logger.warning("Tool descriptor: %s", warning)
         self.registry = registry
         self.descriptor_errors = [str(e) for e in registry.errors]
         await self.tool_clients.keep(registry.queue_pairs)
