@@ -292,7 +292,7 @@ def test_no_tool_near_and_the_model_answering_itself_is_no_tool_but_a_near_tool_
 
 def test_a_sure_choice_of_a_tool_the_question_is_not_about_gives_way_to_the_rankers_clear_first():
     from trustgraph.agent.react.decisions import Switch
-    ranked = Confidence(lead=0.05, no_tool_meaning=0.15, near=0.25)
+    ranked = Confidence(lead=0.05, no_tool_meaning=0.2, near=0.25, far=0.1)
     sure = {"weather": 0.9, "local-time": 0.05, "tell-joke": 0.05}
     # "How long, in words, is ...?": the 135M model was sure of the weather, 0.0 from the question.
     assert judge("weather", sure, TOOLS, ranked, meaning={"weather": 0.0, "local-time": 0.24, "tell-joke": 0.1}) \
@@ -300,3 +300,5 @@ def test_a_sure_choice_of_a_tool_the_question_is_not_about_gives_way_to_the_rank
     # Sure of a tool the question is about, or with no tool clearly ahead: the model's choice stands.
     assert judge("weather", sure, TOOLS, ranked, meaning={"weather": 0.2, "local-time": 0.4, "tell-joke": 0.1}) is None
     assert judge("weather", sure, TOOLS, ranked, meaning={"weather": 0.1, "local-time": 0.12, "tell-joke": 0.0}) is None
+    # "How do you write 'necessary'?": spell-word at 0.16, convert-temperature 0.23: not far enough.
+    assert judge("weather", sure, TOOLS, ranked, meaning={"weather": 0.16, "local-time": 0.23, "tell-joke": 0.0}) is None

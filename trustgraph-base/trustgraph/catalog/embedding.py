@@ -68,6 +68,9 @@ class Calibration:
     lead: float
     unrelated: float
     near: float
+    #: Under this, a tool is not what the question is about, however sure a model is of it (no
+    #: fitting question of the ranker's sets had its right tool this far while another led).
+    far: float
 
 
 class Embedder(Protocol):
@@ -78,8 +81,8 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> Any: ...
 
 
-WORDLLAMA_CALIBRATION = Calibration(lead=0.05, unrelated=0.08, near=0.2)
-MINILM_CALIBRATION = Calibration(lead=0.05, unrelated=0.2, near=0.25)
+WORDLLAMA_CALIBRATION = Calibration(lead=0.05, unrelated=0.08, near=0.2, far=0.04)
+MINILM_CALIBRATION = Calibration(lead=0.05, unrelated=0.2, near=0.25, far=0.1)
 
 
 #: The files of WordLlama's wheel this model is made of (its 256-dimension "l2_supercat" model).

@@ -252,17 +252,21 @@ class Confidence:
     lead: float | None = None
     no_tool_meaning: float | None = None
     near: float | None = None
+    # A tool this far from the question (under it) is not what it asks, however sure the model:
+    # taken over by the ranker's first when that clearly leads.
+    far: float | None = None
 
     def calibrated(self, calibration: Calibration | None) -> Confidence:
         """These settings with the ranker's three filled from ``calibration`` where not set (similarities
         of no known model are read on the static model's scale)."""
-        if None not in (self.lead, self.no_tool_meaning, self.near):
+        if None not in (self.lead, self.no_tool_meaning, self.near, self.far):
             return self
         calibration = calibration or WORDLLAMA_CALIBRATION
         return replace(self,
                        lead=calibration.lead if self.lead is None else self.lead,
                        no_tool_meaning=calibration.unrelated if self.no_tool_meaning is None else self.no_tool_meaning,
-                       near=calibration.near if self.near is None else self.near)
+                       near=calibration.near if self.near is None else self.near,
+                       far=calibration.far if self.far is None else self.far)
 
 
 @dataclass(frozen=True)
@@ -355,15 +359,16 @@ def _with_ranker(chosen: str, share: Mapping[str, float], meaning: Mapping[str, 
                  tool_names: Sequence[str], policy: Confidence) -> Abstain | Switch | None:
     """The model's sure choice, or the ranker's clear first tool, or asking back.
 
-    A sure choice of a tool the question is not about at all (under the model's ``unrelated``
+    A sure choice of a tool the question is not about at all (under the model's ``far``
     similarity) while another clearly leads is not sure enough: the 135M model was sure of
     ``weather`` for "How long, in words, is the phrase ...?" (0.0 from the question; count-words
-    0.24).  No fitting question of the bench sets had its right tool that far (bench/notes.md).
+    0.24).  No fitting question of the bench sets had its right tool under 0.16 while another led
+    (bench/notes.md).
     """
     near = sorted(tool_names, key=lambda n: -meaning[n])
     first = near[0]
     if share[chosen] >= policy.sure:
-        unrelated = meaning[chosen] < policy.no_tool_meaning and meaning[first] - meaning[chosen] >= policy.lead
+        unrelated = meaning[chosen] < policy.far and meaning[first] - meaning[chosen] >= policy.lead
         return Switch(first, share[chosen]) if unrelated else None
     lead = meaning[first] - meaning[near[1]]
     if chosen == first:
