@@ -309,7 +309,10 @@ def test_ctrl_c_during_start_up_through_make_run_is_a_clean_stop(tmp_path, to):
     argv = ["make", "-s", "--no-print-directory", "-C", str(support.REPO), "-o", ".venv/.installed-stamp",
             "run", f"BIN={support.BIN}", f"ARGS={shlex.join(ports.args[1:])}"]
     with open(out, "wb") as o, open(err, "wb") as e:
-        make = subprocess.Popen(argv, stdout=o, stderr=e, stdin=subprocess.DEVNULL, start_new_session=True)
+        # SIGINT as a terminal's shell leaves it to make (default): a suite started in the background
+        # of a non-interactive shell inherits it ignored, and make then ignores a Ctrl-C.
+        make = subprocess.Popen(argv, stdout=o, stderr=e, stdin=subprocess.DEVNULL, start_new_session=True,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         support.wait_for("the slow component's start", slow.pids, 120,
                          gone=lambda: None if make.poll() is None else f"make exited {make.returncode}",

@@ -82,8 +82,10 @@ class _Vectors:
         self._lock = threading.Lock()
 
     def get(self, model: embedding.Embedder, texts: Sequence[str], how: str = "embed") -> list[Any]:
-        """``how``: a name for the model's kind of vector (the glance model's are kept apart)."""
+        """``how``: a name for the model's kind of vector (the glance model's are kept apart); each
+        model's own, whatever ``how`` (a process whose model changed must not mix their vectors)."""
         compute = model.embed
+        how = f"{type(model).__qualname__}:{how}"
         with self._lock:
             missing = list(dict.fromkeys(t for t in texts if (how, t) not in self._cache))
         if missing:
@@ -132,6 +134,7 @@ class _Index:
                     for t in self.tools]
         self.names = [_spoken(str(field_of(t, "name", "") or "")) for t in self.tools]
         self.texts = [tool_texts(t) for t in self.tools]
+        self._model: Any = None
         self._matrix: Any = None
         self._glances: Any = None
         self._starts: Any = None
@@ -146,6 +149,8 @@ class _Index:
 
         if self._starts is None:
             self._starts = np.cumsum([0] + [len(group) for group in self.texts[:-1]])
+        if self._model is not model:   # the matrices are one model's vectors
+            self._model, self._matrix, self._glances = model, None, None
         asked = question[:MAX_TEXT_CHARS]
         if len(self.tools) <= SHORTLIST or isinstance(model, embedding.StaticEmbedder):
             if self._matrix is None:
