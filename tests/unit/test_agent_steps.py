@@ -178,3 +178,13 @@ def test_a_question_near_nothing_is_not_blamed_on_a_stopped_service():
     live = build_registry({"tool": {"weather": tool("weather", "Current weather in a city")},
                            "tool-service": {"svc": json.dumps(SERVICE)}}, ToolServiceClients(None))
     assert gone_nearer(prepare(request("Who wrote Pride and Prejudice?"), live, {}), STOPPED) is None
+
+
+def test_a_usable_tool_that_fits_is_used_however_near_a_stopped_one():
+    # A weather service replaced by another: the old one is remembered as stopped.
+    # The stopped tool is the nearer by more than the ranker's lead (0.50 against 0.44), but the live
+    # one fits the question too.
+    live = build_registry({"tool": {"conditions": tool("conditions", "Outdoor conditions for a location")},
+                           "tool-service": {"svc": json.dumps(SERVICE)}}, ToolServiceClients(None))
+    old = [("old-weather-service", {"name": "weather", "description": "Current weather in a city"})]
+    assert gone_nearer(prepare(request("What is the weather in Oslo?"), live, {}), old) is None

@@ -151,7 +151,9 @@ def prepare(request: AgentRequest, registry: Registry, failures: Mapping[int, st
 def gone_nearer(step: Step, stopped: Sequence[tuple[str, Mapping[str, Any]]]) -> Failed | None:
     """The dialog's end when the question is about a tool whose service stopped: that tool
     (``stopped``: ``(service id, its descriptor as last announced)``) nearer the question than
-    every usable tool by the ranker's clear lead, and near enough to be about anything.
+    every usable tool by the ranker's clear lead, near enough to be about anything, and no usable
+    tool that near (a live tool that fits is used, however near an old one: a service replaced by
+    another is remembered as stopped).
 
     Its tools left the catalog with its lease, so without this the model
     answers alone and the dialog ends as if no tool fitted (``no-tool``),
@@ -167,7 +169,7 @@ def gone_nearer(step: Step, stopped: Sequence[tuple[str, Mapping[str, Any]]]) ->
     if not isinstance(first.tool, dict) or first.meaning is None or first.meaning < calibration.unrelated:
         return None
     live = max((r.meaning for r in ranked if not isinstance(r.tool, dict) and r.meaning is not None), default=-1.0)
-    if first.meaning - live < calibration.lead:
+    if live >= calibration.unrelated or first.meaning - live < calibration.lead:
         return None
     name = first.tool["name"]
     service = next(sid for sid, tool in stopped if tool.get("name") == name)
