@@ -31,26 +31,37 @@ IDLE_SOCKETS = 5000
 SLOW_CLIENTS = 100
 
 
-def gateway(own_broker, tmp_path: Path, *prefix: str) -> tuple[Proc, str, Path]:
-    port = free_port()
-    ready, log = tmp_path / f"gateway-{port}.ready", tmp_path / f"gateway-{port}.log"
-    proc = Proc(
-        [
-            *prefix,
-            str(BIN / "api-gateway"),
-            "--port",
-            str(port),
-            "--host",
-            "127.0.0.1",
-            "--no-metrics",
-            "--pulsar-host",
-            own_broker.url,
-        ],
-        log,
-        env={"TG_READY_FILE": str(ready)},
-    ).start()
-    proc.wait_ready(ready, 60)
-    return proc, f"http://127.0.0.1:{port}", log
+@pytest.fixture
+def gateway(own_broker, tmp_path: Path):
+    """Start an api-gateway on ``own_broker`` (its command after ``prefix``, e.g. prlimit's); each
+    is stopped when the test ends, whatever happened (one left running outlives the suite)."""
+    procs: list[Proc] = []
+
+    def start(*prefix: str) -> tuple[Proc, str, Path]:
+        port = free_port()
+        ready, log = tmp_path / f"gateway-{port}.ready", tmp_path / f"gateway-{port}.log"
+        proc = Proc(
+            [
+                *prefix,
+                str(BIN / "api-gateway"),
+                "--port",
+                str(port),
+                "--host",
+                "127.0.0.1",
+                "--no-metrics",
+                "--pulsar-host",
+                own_broker.url,
+            ],
+            log,
+            env={"TG_READY_FILE": str(ready)},
+        ).start()
+        procs.append(proc)
+        proc.wait_ready(ready, 60)
+        return proc, f"http://127.0.0.1:{port}", log
+
+    yield start
+    for proc in procs:
+        proc.stop()
 
 
 async def timed_get(http: aiohttp.ClientSession, url: str) -> tuple[int, float]:
@@ -75,10 +86,10 @@ async def timed_config_call(http: aiohttp.ClientSession, url: str) -> tuple[bool
 
 
 async def test_thousands_of_idle_sockets_past_the_file_limit_leave_real_requests_answered(
-    own_broker, spawn, tmp_path, scenario
+    own_broker, spawn, tmp_path, scenario, gateway
 ):
     spawn("config-svc", "--store", str(tmp_path / "c.db"), broker=own_broker)
-    proc, url, log = gateway(own_broker, tmp_path, "prlimit", f"--nofile={FILE_LIMIT}:{FILE_LIMIT}")
+    proc, url, log = gateway("prlimit", f"--nofile={FILE_LIMIT}:{FILE_LIMIT}")
     port = int(url.rsplit(":", 1)[1])
     gw = psutil.Process(proc.p.pid)
     rss_before, log_before = gw.memory_info().rss, log.stat().st_size
@@ -131,10 +142,10 @@ async def test_thousands_of_idle_sockets_past_the_file_limit_leave_real_requests
 
 
 async def test_clients_that_trickle_headers_or_bodies_are_cut_and_others_answered(
-    own_broker, spawn, tmp_path, scenario
+    own_broker, spawn, tmp_path, scenario, gateway
 ):
     spawn("config-svc", "--store", str(tmp_path / "c.db"), broker=own_broker)
-    proc, url, _log = gateway(own_broker, tmp_path)
+    proc, url, _log = gateway()
     port = int(url.rsplit(":", 1)[1])
     header_closed: list[float] = []
     body_closed: list[float] = []
