@@ -26,7 +26,7 @@ from typing import Any
 
 from aiohttp import web
 from trustgraph.base.safety import limits
-from trustgraph.base.safety.connections import BodyPace, BodyTooSlow, ConnectionGuard
+from trustgraph.base.safety.connections import BodyPace, BodyTooSlow, ConnectionGuard, busy_response
 
 #: Bytes read from a body at a time.
 READ_CHUNK = 128 * 1024
@@ -40,13 +40,7 @@ def refusal(guard: ConnectionGuard) -> bytes:
             "request in progress: try again shortly"
         }
     ).encode()
-    return (
-        b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
-        b"Retry-After: 5\r\nConnection: close\r\nContent-Length: "
-        + str(len(body)).encode()
-        + b"\r\n\r\n"
-        + body
-    )
+    return busy_response(body)
 
 
 class _Handler(web.RequestHandler):

@@ -18,7 +18,7 @@ import json
 import logging
 from typing import Any
 
-from trustgraph.base.safety.connections import BodyPace, BodyTooSlow, ConnectionGuard
+from trustgraph.base.safety.connections import BodyPace, BodyTooSlow, ConnectionGuard, busy_response
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 logger = logging.getLogger(__name__)
@@ -37,13 +37,7 @@ def refusal(guard: ConnectionGuard) -> bytes:
             },
         }
     ).encode()
-    return (
-        b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
-        b"Retry-After: 5\r\nConnection: close\r\nContent-Length: "
-        + str(len(body)).encode()
-        + b"\r\n\r\n"
-        + body
-    )
+    return busy_response(body)
 
 
 def guarded_protocol(guard: ConnectionGuard, pace: BodyPace = BodyPace()) -> type[H11Protocol]:

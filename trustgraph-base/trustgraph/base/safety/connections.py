@@ -388,3 +388,11 @@ def quiet_accept_errors(
             loop.default_exception_handler(context)
 
     loop.set_exception_handler(handler)
+
+
+def busy_response(body: bytes) -> bytes:
+    """The whole HTTP response a connection beyond the cap gets before it is closed: 503, JSON
+    ``body``, ``Retry-After``, and the connection closed (written raw: no request was read)."""
+    return (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+            b"Retry-After: 5\r\nConnection: close\r\nContent-Length: " + str(len(body)).encode()
+            + b"\r\n\r\n" + body)

@@ -301,13 +301,8 @@ class ConfigStore:
         nothing is written and the version is unchanged.  Returns the new
         version.
         """
-        put_rows = [tuple(p) for p in puts]
+        put_rows = _put_rows(puts)
         delete_rows = [tuple(d) for d in deletes]
-        for i, row in enumerate(put_rows):
-            if len(row) != 3:
-                raise ValueError(f"puts[{i}] must be (type, key, value)")
-            for name, item in zip(("type", "key", "value"), row, strict=True):
-                _require_str(f"puts[{i}].{name}", item)
         for i, row in enumerate(delete_rows):
             if len(row) != 2:
                 raise ValueError(f"deletes[{i}] must be (type, key)")
