@@ -53,11 +53,22 @@ _EXPORTS = {
 
 __all__ = list(_EXPORTS)
 
+# Upstream 2.1.4's module paths under this package (``trustgraph.base.llm_service`` ...) are files
+# of the compatibility package, found through this package's path after its own directory.
+from ..compat import v214 as _upstream  # noqa: E402
+
+__path__.append(str(_upstream.BASE_PATHS))
+
 
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
-        raise AttributeError(f"module 'trustgraph.base' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
+        # An upstream 2.1.4 name ours does not have (``LlmService``, ``PromptClientSpec`` ...).
+        upstream = _upstream.EXPORTS.get(name)
+        if upstream is None:
+            raise AttributeError(f"module 'trustgraph.base' has no attribute {name!r}")
+        value = getattr(importlib.import_module(upstream), name)
+    else:
+        value = getattr(importlib.import_module(module, __name__), name)
     globals()[name] = value
     return value

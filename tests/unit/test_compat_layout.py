@@ -1,0 +1,55 @@
+"""The compatibility layer keeps to its quarantine (trustgraph.compat), and upstream 2.1.4's module
+paths under trustgraph.base are its files, each importable at upstream's path."""
+
+from __future__ import annotations
+
+import importlib
+import re
+from pathlib import Path
+
+import trustgraph.base as base
+from trustgraph.compat import v214
+
+REPO = Path(__file__).resolve().parents[2]
+OURS = [REPO / "trustgraph-base" / "trustgraph", REPO / "trustgraph-flow" / "trustgraph",
+        REPO / "trustgraph-cli" / "trustgraph"]
+BASE_DIR = Path(base.__file__).parent
+
+
+def overlay_modules() -> list[str]:
+    return sorted(p.stem for p in v214.BASE_PATHS.glob("*.py"))
+
+
+def test_upstreams_base_paths_come_after_ours_and_hide_none_of_ours():
+    assert base.__path__[0] == str(BASE_DIR) and str(v214.BASE_PATHS) in base.__path__
+    own = {p.stem for p in BASE_DIR.glob("*.py")} | {p.name for p in BASE_DIR.iterdir() if p.is_dir()}
+    assert not set(overlay_modules()) & own
+    assert not v214.BASE_PATHS.name.isidentifier()     # no second import path for its files
+
+
+def test_every_upstream_module_path_imports_under_its_own_name():
+    for name in overlay_modules():
+        module = importlib.import_module(f"trustgraph.base.{name}")
+        assert module.__name__ == f"trustgraph.base.{name}"
+        assert Path(module.__file__).parent == v214.BASE_PATHS
+
+
+def test_every_upstream_name_resolves_from_trustgraph_base_and_ours_win():
+    for name, module in v214.EXPORTS.items():
+        assert module.startswith("trustgraph.compat."), name
+        assert getattr(base, name) is getattr(importlib.import_module(module), name)
+    assert not set(v214.EXPORTS) & set(base._EXPORTS)
+
+
+def test_nothing_of_ours_imports_the_compatibility_layer():
+    """Only trustgraph.base's hooks and the layer itself (and upstream-path files) may."""
+    pattern = re.compile(r"^\s*(from|import)\s+(trustgraph\.compat|\.\.compat)\b", re.M)
+    allowed = {BASE_DIR / "__init__.py"}
+    offenders = []
+    for root in OURS:
+        for path in root.rglob("*.py"):
+            if "compat" in path.relative_to(root).parts[:1] or path in allowed:
+                continue
+            if pattern.search(path.read_text(errors="replace")):
+                offenders.append(str(path.relative_to(REPO)))
+    assert offenders == []

@@ -1,0 +1,15 @@
+"""Compatibility with upstream TrustGraph, in one place: what our own code never imports.
+
+A deployment swaps our packages in for upstream's without changing its own
+code, so upstream's names and module paths must keep working; a reader of our
+own code should meet none of that.  Everything upstream-shaped lives here:
+
+* :mod:`.v214`: upstream 2.1.4's processor-author API (``trustgraph.base``'s
+  ``LlmService``, the flow client specs, the store and query service bases,
+  ...), each built on our messaging core, and the files that make upstream's
+  module paths under ``trustgraph.base`` importable (``v214/base-paths``, an
+  overlay on that package's ``__path__``).
+
+Nothing outside this package imports it but ``trustgraph.base``'s two hooks (a
+test keeps it so).
+"""
