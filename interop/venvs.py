@@ -16,7 +16,12 @@ file lock, so parallel test workers wait for one creator.
 * ``upstream-2.11``: upstream's trustgraph-base, trustgraph-cli and trustgraph-flow
   2.11.1 (flow without its drivers but openai, ibis, jsonschema, aiohttp, cryptography and mcp),
   for its DynamicToolService and its callers, and for the 2.11 deployment rows (its
-  api-gateway, no-auth IAM, prompt-template, text-completion-openai, mcp-tool and tg-invoke-agent).
+  api-gateway, no-auth IAM, prompt-template, text-completion-openai, mcp-tool and tg-invoke-agent);
+* ``flow-on-ours``: upstream's trustgraph-flow 2.1.4 (``--no-deps``) and all its third-party
+  requirements over *our* trustgraph-base, never upstream's: does upstream's processor code run on
+  our library (issue 36; ``interop/upstream_processors.py`` measures it);
+* ``upstream-flow``: the same with upstream's own trustgraph-base 2.1.4, the baseline of that
+  measure (``upstream`` lacks most of flow's drivers, so most of its scripts fail there for that alone).
 """
 
 from __future__ import annotations
@@ -137,6 +142,41 @@ MIXED = Venv(
 )
 
 
+#: trustgraph-flow 2.1.4's third-party requirements: its METADATA's Requires-Dist but
+#: ``trustgraph-base`` (every one installs on Python 3.13), plus ``msgpack``, which its gateway
+#: imports without declaring it.  Unpinned there; three are held below the major that followed
+#: 2.1.4 (2026-03-07), whose API its code predates: with today's pinecone (no
+#: ``pinecone.grpc.GRPCClientConfig``), mistralai (no ``Mistral``) and mcp (no
+#: ``streamablehttp_client``), 7 scripts fail on upstream's own base too.
+FLOW_REQUIREMENTS = (
+    "aiohttp", "anthropic", "scylla-driver", "cohere", "cryptography", "faiss-cpu", "falkordb", "fastembed",
+    "ibis", "jsonschema", "langchain", "langchain-community", "langchain-core", "langchain-text-splitters",
+    "mcp<2", "minio", "mistralai<2", "neo4j", "nltk", "ollama", "openai", "pinecone[grpc]<9",
+    "prometheus-client", "pulsar-client", "pymilvus", "pypdf", "pyyaml", "qdrant-client", "rdflib", "requests",
+    "strawberry-graphql", "tabulate", "tiktoken", "urllib3", "msgpack",
+)
+#: Distributions whose presence shows the requirements step finished (one per heavy driver family).
+_FLOW_PROOF = {"trustgraph-flow": UPSTREAM_VERSION, "scylla-driver": "*", "faiss-cpu": "*", "fastembed": "*",
+               "pymilvus": "*", "qdrant-client": "*", "rdflib": "*", "langchain-text-splitters": "*", "openai": "*",
+               "msgpack": "*"}
+
+FLOW_ON_OURS = Venv(
+    ROOT / "flow-on-ours",
+    # Ours with flow's requirements in one resolution, then upstream's flow alone: its own
+    # requirement trustgraph-base>=2.1,<2.2 would otherwise bring upstream's base back.
+    steps=((str(SOURCES / "trustgraph-base"), *FLOW_REQUIREMENTS),
+           ("--no-deps", f"trustgraph-flow=={UPSTREAM_VERSION}")),
+    want={**_FLOW_PROOF, "trustgraph-base": "*"},
+)
+
+UPSTREAM_FLOW = Venv(
+    ROOT / "upstream-flow",
+    steps=((f"trustgraph-base=={UPSTREAM_VERSION}", *FLOW_REQUIREMENTS),
+           ("--no-deps", f"trustgraph-flow=={UPSTREAM_VERSION}")),
+    want={**_FLOW_PROOF, "trustgraph-base": UPSTREAM_VERSION},
+)
+
+
 def _our_sources_digest() -> str:
     import hashlib
 
@@ -150,23 +190,40 @@ def _our_sources_digest() -> str:
 
 def ensure_mixed() -> Venv:
     """The mixed venv, with our trustgraph-base re-installed whenever its sources changed."""
+    return _ensure_with_ours(MIXED)
+
+
+def ensure_flow_on_ours() -> Venv:
+    """The flow-on-ours venv, with our trustgraph-base re-installed whenever its sources changed."""
+    venv = _ensure_with_ours(FLOW_ON_OURS)
+    if venv.versions().get("trustgraph-base") == UPSTREAM_VERSION:
+        raise VenvError(f"{venv.path} holds upstream's trustgraph-base {UPSTREAM_VERSION}, not ours")
+    return venv
+
+
+def _ensure_with_ours(venv: Venv) -> Venv:
+    """Make ``venv`` (whose first step installs our trustgraph-base) and keep our base current in it.
+
+    Why the digest: ``ready()`` sees only versions, and ours keeps its version while its code changes.
+    One lock for every such venv: they share the copy of our sources that ``our_source`` remakes.
+    """
     ROOT.mkdir(parents=True, exist_ok=True)
-    with open(ROOT / ".mixed-sources.lock", "w") as lock:
+    with open(ROOT / ".ours-sources.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        stamp = MIXED.path / ".ours-digest"
+        stamp = venv.path / ".ours-digest"
         digest = _our_sources_digest()
-        if MIXED.ready() and stamp.exists() and stamp.read_text() == digest:
-            return MIXED
+        if venv.ready() and stamp.exists() and stamp.read_text() == digest:
+            return venv
         our_source("trustgraph-base")
-        MIXED.ensure()
+        venv.ensure()
         if not stamp.exists() or stamp.read_text() != digest:
-            r = subprocess.run([str(MIXED.python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+            r = subprocess.run([str(venv.python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
                                 "--no-deps", "--force-reinstall", str(SOURCES / "trustgraph-base")],
                                capture_output=True, text=True, timeout=900)
             if r.returncode != 0:
                 raise VenvError(f"re-installing our trustgraph-base failed:\n{(r.stdout + r.stderr)[-3000:]}")
             stamp.write_text(digest)
-    return MIXED
+    return venv
 
 
 def upstream_commands() -> list[str]:
