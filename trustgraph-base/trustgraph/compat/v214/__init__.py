@@ -25,4 +25,10 @@ from pathlib import Path
 BASE_PATHS = Path(__file__).resolve().parent / "base-paths"
 
 #: Upstream name -> the module (absolute) that defines it, for ``from trustgraph.base import NAME``.
-EXPORTS: dict[str, str] = {}
+EXPORTS: dict[str, str] = {
+    # -- metrics, Cassandra and collection config, logging
+    # -- publishers, subscribers, upstream's Consumer and Producer
+    # -- the LLM service base
+    # -- the processor surface, the flow client specs, AgentService and ToolService
+    # -- the store and query service bases, EmbeddingsService, ChunkingService
+}
