@@ -308,6 +308,39 @@ async def test_a_sure_model_calling_a_tool_the_question_is_not_about_is_overrule
     assert len(decisions) == 2                       # the choice, then the joke's arguments
 
 
+@pytest.mark.parametrize("streaming", [False, True])
+async def test_a_model_answering_alone_a_question_that_plainly_asks_for_a_tool_gets_the_tools_answer(agent, streaming):
+    # The ranker puts `joke` clearly first; the model would answer itself.  The agent asks the
+    # model for the joke's arguments (a step allowing `joke` alone) and answers with its result;
+    # the model's own answer never reaches the user, streamed or not.
+    await agent.configure({"tool": {"joke": TOOL, "weather": WEATHER}, "tool-service": {"joke-svc": SERVICE}})
+    steps = []
+
+    def first(terms):
+        steps.append(1)
+        return final_answer("Cats are funny animals.") if len(steps) == 1 else action("joke", topic="cats")
+
+    agent.prompt.replies = [first, final_answer(lambda t: t["history"][-1]["observation"])]
+    agent.prompt.scores = [{"weather": 0.001, "joke": 0.01, "final-answer": 0.9}]
+    d = agent.processor.flows["f"].definition
+    got = await agent.call(d["request"], d["response"],
+                           AgentRequest(question="Tell me a joke about cats", user="alice", streaming=streaming),
+                           AgentResponse, until=lambda r: r.end_of_dialog or r.error is not None)
+    said = "".join((r.content or r.answer or "") if r.chunk_type != "observation" else "" for r in got)
+    assert "Cats are funny" not in said
+    assert got[-1].outcome == "tool-result" and got[-1].candidates == ["joke"]
+    assert "a joke about cats for alice" in said
+    assert len(steps) == 2
+
+
+async def test_a_model_answering_alone_a_question_near_no_tool_keeps_its_own_marked_answer(agent):
+    await agent.configure({"tool": {"joke": TOOL, "weather": WEATHER}, "tool-service": {"joke-svc": SERVICE}})
+    agent.prompt.replies = [final_answer("William Shakespeare."), final_answer("William Shakespeare.")]
+    agent.prompt.scores = [{"weather": 0.001, "joke": 0.001, "final-answer": 0.9}]
+    got = await agent.ask("Who wrote Hamlet?")
+    assert got[-1].outcome == "no-tool" and got[-1].answer.endswith("William Shakespeare.")
+
+
 async def test_the_ranker_flags_reach_the_judge():
     async with worker(Agent, ranker_lead=0.2, model_sure=0.9) as w:
         assert (w.processor.manager.confidence.lead, w.processor.manager.confidence.sure) == (0.2, 0.9)

@@ -26,6 +26,7 @@ from trustgraph.agent.react.steps import (
     gone_nearer,
     judge_answer,
     judge_call,
+    plainly_asked,
     prepare,
 )
 from trustgraph.agent.react.types import Action, Failed, Final
@@ -116,6 +117,23 @@ def test_judge_call_switches_to_the_rankers_clear_first_tool():
     assert judge_call(step, Action("", "local-time", {"city": "Oslo"}), unsure, Confidence()) == Switch("weather", 0.55)
     sure = {"local-time": 0.95, "weather": 0.05}
     assert judge_call(step, Action("", "local-time", {"city": "Oslo"}), sure, Confidence()) is None
+
+
+def test_a_first_step_plainly_asks_for_the_rankers_clear_first_tool_when_it_can_be_used():
+    ranked = prepare(request("Is it going to be chilly in Oslo?"), REGISTRY, {})
+    step = Step(ranked.request, ranked.tools, {"weather": 0.4, "local-time": 0.2}, {}, ranked.said)
+    assert plainly_asked(step, Confidence()) == "weather"
+    assert plainly_asked(step, Confidence(), usable=lambda name: name != "weather") is None
+    assert plainly_asked(step, Confidence(lead=0)) is None                      # the ranker's part off
+    alone = Step(step.request, step.tools[:1], {"weather": 0.4}, {}, step.said)
+    assert plainly_asked(alone, Confidence()) is None                           # a lone tool: the model's
+    close = Step(step.request, step.tools, {"weather": 0.4, "local-time": 0.38}, {}, step.said)
+    assert plainly_asked(close, Confidence()) is None                           # no clear lead
+    far = Step(step.request, step.tools, {"weather": 0.12, "local-time": 0.01}, {}, step.said)
+    assert plainly_asked(far, Confidence(clear=0.2)) is None                    # not near enough
+    later = request("Is it going to be chilly in Oslo?", [AgentStep(action="weather", arguments={"city": "Oslo"},
+                                                                    observation="3°C")])
+    assert plainly_asked(Step(later, step.tools, step.meaning, {}, step.said), Confidence()) is None
 
 
 # -- record -----------------------------------------------------------------------------------

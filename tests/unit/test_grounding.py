@@ -113,6 +113,10 @@ def offered(question, tool_text="", results=()):
      "the quick brown fox jumps over the lazy dog", ["Count", "words"]),
     ("How much is 50 dollars in yen?", "convert-currency Convert an amount of US dollars to another currency",
      "yen", ["JPY", "much"]),
+    ("Say something witty about the ocean", "tell-joke Tell a joke on a given topic", "ocean", ["Say"]),
+    ("Exchange 15 American bucks for British pounds", "convert-currency Convert an amount of US dollars",
+     "British pounds", ["Exchange", "Exchange 15 American"]),
+    ("Tell me a joke about the stock exchange", "tell-joke Tell a joke on a given topic", "stock exchange", []),
 ])
 def test_a_string_argument_is_offered_the_questions_spans_and_not_the_tools_own_words(
         question, tool_text, wanted, not_offered):
@@ -155,6 +159,20 @@ def test_the_schema_lets_each_argument_take_only_what_was_said():
     assert props["count"]["enum"] == [50]              # only whole numbers for an integer
     assert "yen" in props["to"]["enum"] and "dollars" not in props["to"]["enum"]
     assert got["required"] == ["amount", "to", "count"] and got["additionalProperties"] is False
+
+
+def test_a_tool_with_a_number_argument_gets_no_number_in_its_text_arguments():
+    # "What would 40 bucks be in yen?": 40 is the amount; the currency is a text without it.
+    args = [ToolArgument(name="amount", type="number"), ToolArgument(name="to", type="string")]
+    said = said_values("Exchange 15 American bucks for British pounds, or '15 A' bills", [])
+    got = grounded(schema_of(*args), args, said, content_words("convert-currency Convert dollars"))["properties"]
+    assert got["amount"]["enum"] == [15]
+    assert "British pounds" in got["to"]["enum"] and "15 A" in got["to"]["enum"]       # quoted: kept
+    assert not [t for t in got["to"]["enum"] if "15" in t and t != "15 A"]
+    # Without a number argument, a run with a number is a value like any (a record's id).
+    lookup = [ToolArgument(name="record", type="string")]
+    got = grounded(schema_of(*lookup), lookup, said_values("Show record 42 of the stock", []))["properties"]
+    assert "record 42" in got["record"]["enum"]
 
 
 def test_free_text_enum_and_unsaid_kinds_are_left_to_the_model():

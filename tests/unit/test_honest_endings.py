@@ -278,7 +278,7 @@ def test_with_the_ranker_a_sure_model_or_a_clear_ranker_decides_and_else_the_age
 def test_no_tool_near_and_the_model_answering_itself_is_no_tool_but_a_near_tool_is_not():
     answering = {"weather": 0.0002, "local-time": 0.0001, "tell-joke": 0.0001, decision_schema.FINAL_ACTION: 0.95}
     far = {"weather": 0.03, "local-time": 0.05, "tell-joke": 0.02}
-    near = {"weather": 0.02, "local-time": 0.01, "tell-joke": 0.29}
+    near = {"weather": 0.02, "local-time": 0.01, "tell-joke": 0.35}
     assert judge("tell-joke", answering, TOOLS, Confidence(), meaning=far).outcome == OUTCOME_NO_TOOL
     # "Make me laugh about databases": the model would rather answer, but a joke tool is near.
     assert judge("tell-joke", answering, TOOLS, Confidence(), meaning=near) is None

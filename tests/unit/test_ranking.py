@@ -188,6 +188,18 @@ def test_an_empty_question_or_no_tools_rank_without_the_model():
     assert [r.tool for r in ranked] == TOOLS and all(r.meaning is None for r in ranked)
 
 
+def test_each_of_a_tools_texts_is_embedded_apart_and_none_is_empty():
+    tool = T(name="count-letters", description="Count the letters in a word",
+             arguments=[T(name="word", description="The word whose letters to count")],
+             examples=("How long is 'banana'?",))
+    assert ranking.tool_texts(tool) == ["Count the letters in a word", "count letters",
+                                        "count letters. Count the letters in a word. The word whose letters to count",
+                                        "How long is 'banana'?"]
+    bare = T(name="ping", description="", arguments=[], examples=())
+    assert ranking.tool_texts(bare) == ["ping"]
+    assert ranking.tool_texts({"name": "", "description": ""}) == [""]     # still one text to rank by
+
+
 def test_a_text_is_embedded_once_however_often_it_is_ranked(monkeypatch):
     seen: list[str] = []
     real = embedding.embedder()
@@ -204,7 +216,8 @@ def test_a_text_is_embedded_once_however_often_it_is_ranked(monkeypatch):
     for _ in range(3):
         ranking.rank("which kind?", tools)
         ranking.rank("which kind?", list(tools))   # a new list of the same tools
-    assert sorted(seen) == sorted(["which kind?", "alpha tool. first of its kind", "beta tool. second of its kind"])
+    assert sorted(seen) == sorted(["which kind?", "first of its kind", "alpha tool", "alpha tool. first of its kind",
+                                   "second of its kind", "beta tool", "beta tool. second of its kind"])
 
 
 def test_a_list_that_fits_one_prompt_needs_no_ranking_to_be_cut():
@@ -248,7 +261,7 @@ def test_among_many_tools_the_encoder_reads_only_a_shortlist_and_the_rest_rank_a
     tools = shops[:100] + [WEATHER] + shops[100:]
     ranked = ranking.rank("Is it going to be chilly in Oslo?", tools)
     assert ranked[0].tool is WEATHER
-    assert len(read) == ranking.SHORTLIST + 1          # the shortlist's texts and the question
+    assert len(read) == 3 * ranking.SHORTLIST + 1      # the shortlist's three texts each, and the question
     whole = [r for r in ranked if r.meaning is not None]
     assert len(whole) == ranking.SHORTLIST and ranked[:ranking.SHORTLIST] == whole
     assert min(r.score for r in whole) > max(r.score for r in ranked[ranking.SHORTLIST:])

@@ -58,11 +58,12 @@ class Calibration:
     on, a tool is near enough that the question is never "no tool fits" only because the model
     hardly considered it.  Read off each model's similarities on the ranker's question sets
     (bench/notes.md): wrongly-first tools led by under 0.04 in three cases of four with both
-    models; questions no tool fits had their best similarity at 0.04-0.24 (WordLlama) and
-    0.09-0.24 (MiniLM), fitting questions their first quartile at 0.18 and 0.26 and their first
-    decile at 0.14 and 0.20.  MiniLM's ``unrelated`` is that decile: replayed, 0.2 made 63 right
-    calls and 3 wrong, 0.15 65 and 5 (the two more were "What is the capital of Australia?" and
-    "How do you say 'good morning' in Spanish?" calling local-time, at 0.17 and 0.18).
+    models.  With MiniLM reading each of a tool's texts apart (``ranking.tool_texts``), questions
+    no tool fits had their best similarity at 0.11-0.29 and fitting questions their first decile
+    at 0.25 and first quartile at 0.30 (``near``); ``unrelated`` stays 0.2, under which 7% of
+    fitting questions fall (replayed with the whole text alone, 0.2 made 63 right calls and 3
+    wrong, 0.15 65 and 5: "What is the capital of Australia?" called local-time).  WordLlama's
+    questions no tool fits had their best at 0.04-0.24, fitting ones their first decile at 0.14.
     """
 
     lead: float
@@ -71,6 +72,10 @@ class Calibration:
     #: Under this, a tool is not what the question is about, however sure a model is of it (no
     #: fitting question of the ranker's sets had its right tool this far while another led).
     far: float
+    #: From this on, a first tool that leads by ``lead`` is what the question asks for, even when
+    #: the model would answer it alone: no question that no tool fits had its nearest tool this
+    #: near with that lead (bench/notes.md, "The ranker's clear first tool").
+    clear: float
 
 
 class Embedder(Protocol):
@@ -81,8 +86,8 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> Any: ...
 
 
-WORDLLAMA_CALIBRATION = Calibration(lead=0.05, unrelated=0.08, near=0.2, far=0.04)
-MINILM_CALIBRATION = Calibration(lead=0.05, unrelated=0.2, near=0.25, far=0.1)
+WORDLLAMA_CALIBRATION = Calibration(lead=0.05, unrelated=0.08, near=0.2, far=0.04, clear=0.3)
+MINILM_CALIBRATION = Calibration(lead=0.05, unrelated=0.2, near=0.3, far=0.1, clear=0.2)
 
 
 #: The files of WordLlama's wheel this model is made of (its 256-dimension "l2_supercat" model).

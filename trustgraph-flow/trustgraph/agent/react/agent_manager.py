@@ -61,7 +61,18 @@ from .grounding import Said
 from .parser import FORMAT_HINT
 from .prompting import OUT_OF_TIME, PromptFailed, complete, decide, parse_reply, prompt_terms
 from .registry import Registry, Tool
-from .steps import Accepted, NoResult, Step, admit, after_call, gone_nearer, judge_answer, judge_call, prepare
+from .steps import (
+    Accepted,
+    NoResult,
+    Step,
+    admit,
+    after_call,
+    gone_nearer,
+    judge_answer,
+    judge_call,
+    plainly_asked,
+    prepare,
+)
 from .types import Act, Action, Answer, Continue, Event, Failed, Final, Observation, ReactParseError
 
 logger = logging.getLogger(__name__)
@@ -119,7 +130,8 @@ class AgentManager:
         terms = prompt_terms(request, step.tools, step.context)
         decided: list[Any] = []
         scores: list[Any] = []
-        gate = AnswerGate(request.question)
+        asked_for = plainly_asked(step, self.confidence, self._usable_name(step))
+        gate = AnswerGate(request.question, hold=asked_for is not None)
         sent = False   # any of the answer streamed yet (the mark goes before its first chunk)
         try:
             async with aclosing(decide(flow, terms, self._schema_property(step.tools, step.said),
@@ -138,6 +150,11 @@ class AgentManager:
         result = decided[0]
         if abandoned is not None and not isinstance(result, Final) and (why := abandoned()):
             yield Failed(why)
+            return
+        if isinstance(result, Final) and asked_for is not None:
+            async with aclosing(self._instead_of_answer(step, asked_for, flow, deadline, abandoned, terms)) as parts:
+                async for part in parts:
+                    yield part
             return
         if isinstance(result, Final):
             judged = judge_answer(step, result, gate.released)
@@ -226,6 +243,28 @@ class AgentManager:
         state = call.tool.state if call.tool is not None and call.tool.state else (step.request.state or "undefined")
         yield record(step, AgentStep(thought=action.thought, action=action.name, arguments=arguments,
                                      observation=call.observation), call.failure, state)
+
+    async def _instead_of_answer(self, step: Step, name: str, flow: Any, deadline: float | None,
+                                 abandoned: Callable[[], str | None] | None,
+                                 terms: dict[str, str]) -> AsyncIterator[Event]:
+        """The model would answer alone a question the ranker says plainly asks for tool ``name``
+        (``steps.plainly_asked``): that tool is called, with the arguments the model gives it (a
+        step whose schema allows that tool alone), judged as any call; without arguments the
+        dialog asks back naming it."""
+        if abandoned is not None and (why := abandoned()):
+            yield Failed(why)
+            return
+        action = await self._arguments_for(step, name, flow, terms, deadline)
+        if action is None:
+            async with aclosing(self._abstain(Abstain(OUTCOME_ASKED, (name,), 1.0), step, flow, terms,
+                                              deadline)) as ending:
+                async for event in ending:
+                    yield event
+            return
+        logger.debug("The ranker's %s taken for the model's own answer", name)
+        async with aclosing(self._call(step, action, None, flow, deadline, abandoned, terms)) as parts:
+            async for part in parts:
+                yield part
 
     def _schema_property(self, tools: list[Tool], said: Said) -> dict[str, str]:
         """The schema of the next step, for a template that asks for a structured decision.

@@ -160,6 +160,11 @@ them then there they too us very was want we were what's whats will would yes
 today tonight tomorrow yesterday currently moment right thanks if one ones something anything thing kind sort
 their theirs yours mine ours hers you'd i'd i'm i've you're we're they're these those whose whom
 itself myself yourself themselves ourselves someone anyone everyone people""".split())
+#: Verbs a request starts with ("Say something witty about the ocean", "Exchange 15 bucks for
+#: pounds"): a value does not start with one (the 135M model took "Say" for the joke's topic and
+#: "Exchange" for the currency), though one may end with it ("stock exchange").
+_REQUEST_VERBS = frozenset("""say tell give let get put make express explain define spell translate convert
+exchange tally calculate compute find look share suggest recommend amuse hit crack turn help""".split())
 _QUOTED = re.compile(r"(?:(?<=\s)|(?<=^)|(?<=:))([\"'“‘])(.+?)([\"'”’])(?=[\s?.!,;:)]|$)")
 
 
@@ -226,7 +231,8 @@ def _spans(text: str) -> list[str]:
     That last rule is for greedy decoding: a model that has written ``Buenos`` may close the
     string there when the grammar lets it (the 135M model did, for "Buenos Aires"); a name is
     written whole or not at all.  A whole clause is no value ("My father loves corny puns" was
-    the 135M model's topic of a joke) unless it follows a colon ("Count the words in: ...")."""
+    the 135M model's topic of a joke) unless it follows a colon ("Count the words in: ...").  Nor
+    does a value start with a verb a request starts with (:data:`_REQUEST_VERBS`)."""
     out = [m.group(2).strip() for m in _QUOTED.finditer(text)]
     unquoted = _QUOTED.sub(" | ", text)
     if ":" in unquoted:
@@ -237,7 +243,8 @@ def _spans(text: str) -> list[str]:
             spans = list(_TOKEN.finditer(piece))
             content = [t.lower() not in _EDGE_WORDS for t in tokens]
             named = [t[:1].isupper() and content[i] for i, t in enumerate(tokens)]
-            starts = [c and not (named[i] and i > 0 and named[i - 1]) for i, c in enumerate(content)]
+            starts = [c and not (named[i] and i > 0 and named[i - 1]) and tokens[i].lower() not in _REQUEST_VERBS
+                      for i, c in enumerate(content)]
             ends = [c and not (named[j] and j + 1 < len(tokens) and named[j + 1]) for j, c in enumerate(content)]
             for i in range(len(tokens)):
                 if not starts[i]:
@@ -273,6 +280,16 @@ def said_values(question: str, results: Sequence[str]) -> Said:
     return Said(offered[:MAX_SPANS], numbers, frozenset(quoted), whole)
 
 
+_DIGIT = re.compile(r"\d")
+
+
+def _takes_number(properties: Mapping[str, Any], arguments: Sequence[Any]) -> bool:
+    """Whether a tool has a number argument the dialog's numbers are offered to."""
+    return any(isinstance(prop, dict) and prop.get("type") in ("number", "integer") and "enum" not in prop
+               and not getattr(_argument(arguments, name), "free_text", None)
+               for name, prop in properties.items())
+
+
 def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
              tool_words: set[str] | frozenset[str] = frozenset()) -> dict[str, Any]:
     """A tool's argument ``schema`` with each string argument limited to the texts ``said`` offers
@@ -283,6 +300,10 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
     if not isinstance(properties, dict):
         return schema
     texts = said.for_tool(set(tool_words))
+    if said.numbers and _takes_number(properties, arguments):
+        # The numbers said go to the tool's number argument: its text arguments get no run with a
+        # number in it ("40" or "15 American" as the currency converted to), unless quoted.
+        texts = [t for t in texts if t in said.kept or not _DIGIT.search(t)] or texts
     out = {}
     for name, prop in properties.items():
         declared = _argument(arguments, name)

@@ -45,6 +45,7 @@ from .decisions import (
     Confidence,
     Switch,
     answer_problem,
+    clear_first,
     from_result,
     judge,
     own_answer_prefix,
@@ -178,6 +179,16 @@ def gone_nearer(step: Step, stopped: Sequence[tuple[str, Mapping[str, Any]]]) ->
 
 
 # -- 4. judge ---------------------------------------------------------------------------------
+
+
+def plainly_asked(step: Step, policy: Confidence, usable: Callable[[str], bool] = lambda name: True) -> str | None:
+    """The tool a first step calls even when the model would answer alone: the ranker's clear
+    first (``decisions.clear_first``), when it can be used now; None otherwise, and on later
+    steps (a tool's result is in the dialog, or the model was told of a mistake)."""
+    if step.history:
+        return None
+    tool = clear_first(step.meaning, [t.name for t in step.tools], policy)
+    return tool if tool is not None and usable(tool) else None
 
 
 @dataclass(frozen=True)
