@@ -281,13 +281,12 @@ def said_args(q: dict[str, Any], descriptors: dict[str, dict[str, Any]]) -> dict
     currency's name for its code, a whole word for its stem); a value no offered text can stand
     for is kept, and the row shows what that costs."""
     from quality_args import args_right
-    from trustgraph.agent.react.grounding import said_values
-    from trustgraph.catalog.relevance import content_words
+    from trustgraph.agent.react.grounding import own_words, said_values
 
     args = right_args(q)
     d = descriptors[q["tool"]]
     said = said_values(q["question"], [])
-    texts = said.for_tool(content_words(f"{d['name']} {d.get('description') or ''}"))
+    texts = said.for_tool(own_words(d["name"], d.get("description") or ""))
     declared = {a["name"]: a for a in d.get("arguments") or []}
     out = dict(args)
     for name, value in args.items():
@@ -342,11 +341,10 @@ SET3_RESULTS = {
 def placeholder_args(descriptor: dict[str, Any], question: str = "") -> dict[str, Any]:
     """Arguments of the declared types for a call made only because the schema forces one: values
     the question offers (the agent's schema allows no others), else fillers of the type."""
-    from trustgraph.agent.react.grounding import said_values
-    from trustgraph.catalog.relevance import content_words
+    from trustgraph.agent.react.grounding import own_words, said_values
 
     said = said_values(question, [])
-    texts = said.for_tool(content_words(f"{descriptor['name']} {descriptor.get('description') or ''}"))
+    texts = said.for_tool(own_words(descriptor["name"], descriptor.get("description") or ""))
     whole = [n for n in said.numbers if n.is_integer()]
     out: dict[str, Any] = {}
     for a in descriptor.get("arguments") or []:

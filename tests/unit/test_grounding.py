@@ -127,6 +127,16 @@ def test_a_string_argument_is_offered_the_questions_spans_and_not_the_tools_own_
     assert question.strip().rstrip("?!. ") not in texts   # the question itself: only for a question
 
 
+def test_a_descriptions_examples_are_values_not_the_tools_own_words():
+    from trustgraph.agent.react.grounding import own_words
+    units = own_words("convert-units", "Convert a quantity between units of measure, e.g. kilometres to miles")
+    assert {"convert", "units", "measure"} <= units and not {"kilometres", "miles"} & units
+    assert "eur" not in own_words("convert-currency", "Convert US dollars to a currency such as EUR. Fast")
+    assert "eat" in own_words("menu", "Things you like to eat")           # "like" is a verb too
+    offered = said_values("Express 5 miles in kilometres", []).for_tool(units)
+    assert "miles" in offered and "kilometres" in offered
+
+
 def test_the_whole_question_is_offered_only_to_an_argument_that_is_a_question():
     said = said_values("Who flew STS-51-L?", [])
     question = ToolArgument(name="question", description="The question to ask")

@@ -36,14 +36,13 @@ from trustgraph.base.formats.decision_schema import decision_schema as shared_sc
 from trustgraph.base.formats.text import strip_fences
 from trustgraph.base.safety import limits
 from trustgraph.catalog.embedding import WORDLLAMA_CALIBRATION, Calibration, calibration
-from trustgraph.catalog.relevance import content_words
 from trustgraph.schema.services.agent import OUTCOME_ASKED, OUTCOME_NO_TOOL
 
 __all__ = ["FORMAT_HINT", "NO_TOOL_PREFIX", "SCHEMA_PROPERTY", "Abstain", "AnswerGate", "Confidence",
            "Switch", "answer_problem", "ask_back", "clear_first", "decision_schema", "from_result", "judge",
            "parse_decision"]
 
-from .grounding import Said, grounded
+from .grounding import Said, grounded, own_words
 from .types import Action, Final, ReactParseError
 
 FORMAT_HINT = ('Reply with one JSON object: {"action": "<tool name>", "args": {<its arguments>}} to use '
@@ -55,7 +54,7 @@ def decision_schema(tools: Sequence[Any], said: Said | None = None) -> dict[str,
     its own argument schema), or the final answer (``trustgraph.base.formats.decision_schema``).
     With ``said``, each tool's arguments take only values the dialog holds (``grounding``)."""
     return shared_schema((t.name, t.schema if said is None else
-                          grounded(t.schema, t.arguments, said, content_words(f"{t.name} {t.description or ''}")))
+                          grounded(t.schema, t.arguments, said, own_words(t.name, t.description or "")))
                          for t in tools)
 
 

@@ -47,9 +47,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from trustgraph.catalog.relevance import COMMON_WORDS
+from trustgraph.catalog.relevance import COMMON_WORDS, content_words
 
-__all__ = ["Said", "grounded", "said_values", "unsaid_arguments"]
+__all__ = ["Said", "grounded", "own_words", "said_values", "unsaid_arguments"]
 
 _LETTERS = re.compile(r"[^\W\d_]+")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
@@ -168,6 +168,18 @@ exchange tally calculate compute find look share suggest recommend amuse hit cra
 _QUOTED = re.compile(r"(?:(?<=\s)|(?<=^)|(?<=:))([\"'“‘])(.+?)([\"'”’])(?=[\s?.!,;:)]|$)")
 
 
+#: Where a description names example values, not what the tool does: "e.g. kilometres to miles",
+#: "such as EUR": to the end of the clause ("like" is left alone: it is a verb as often).
+_EXAMPLES = re.compile(r"\b(?:e\.\s?g\.|(?:eg|for example|for instance|such as)\b)[^.;:()]*", re.IGNORECASE)
+
+
+def own_words(name: str, description: str) -> set[str]:
+    """A tool's own words: the content words of its name and description, but not of the
+    examples its description gives ("Convert a quantity between units of measure, e.g.
+    kilometres to miles": "miles" is a value the converter takes, not a word about it)."""
+    return content_words(f"{name} {_EXAMPLES.sub(' ', description or '')}")
+
+
 class Said:
     """What the dialog offers a call's arguments: texts (spans) and numbers; ``kept`` the texts
     offered whatever the tool (quoted texts); ``question`` the question itself, offered only to an
@@ -182,9 +194,10 @@ class Said:
 
     def for_tool(self, tool_words: set[str]) -> list[str]:
         """The texts a value of a tool's argument may be: not a run that starts with one of the
-        tool's own words or is made of them (``tell-dad-joke`` gets ``coffee``, not ``joke`` nor
-        ``dad joke`` nor ``joke about coffee``, for "Tell me a dad joke about coffee"; a currency
-        converter of "US dollars" gets ``Canadian dollars``), unless kept."""
+        tool's own words (:func:`own_words`) or is made of them (``tell-dad-joke`` gets
+        ``coffee``, not ``joke`` nor ``dad joke`` nor ``joke about coffee``, for "Tell me a dad
+        joke about coffee"; a currency converter of "US dollars" gets ``Canadian dollars``),
+        unless kept."""
         if not tool_words:
             return self.texts
 
