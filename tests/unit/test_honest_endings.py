@@ -261,10 +261,17 @@ def test_with_the_ranker_a_sure_model_or_a_clear_ranker_decides_and_else_the_age
     got = judge("local-time", {"local-time": 0.5, "weather": 0.3, "tell-joke": 0.2}, TOOLS, Confidence(),
                 meaning=near_weather)
     assert got == Switch("weather", 0.5)
-    # ... but the ranker only a little ahead: asked back, its first tool and the model's named.
-    got = judge("local-time", {"local-time": 0.5, "weather": 0.3, "tell-joke": 0.2}, TOOLS, Confidence(),
-                meaning={"weather": 0.22, "local-time": 0.20, "tell-joke": 0.0})
+    # ... but the ranker only a little ahead, and the model hardly prefers its own: asked back,
+    # the ranker's first tool and the model's named.
+    close = {"weather": 0.22, "local-time": 0.20, "tell-joke": 0.0}
+    got = judge("local-time", {"local-time": 0.45, "weather": 0.4, "tell-joke": 0.15}, TOOLS, Confidence(), meaning=close)
     assert got is not None and got.outcome == OUTCOME_ASKED and got.candidates[:2] == ("weather", "local-time")
+    # The ranker cannot tell the two apart but the model can (the first under 0.8 of its choice):
+    # the model's choice is called.
+    assert judge("local-time", {"local-time": 0.5, "weather": 0.3, "tell-joke": 0.2}, TOOLS, Confidence(),
+                 meaning=close) is None
+    assert judge("local-time", {"local-time": 0.5, "weather": 0.3, "tell-joke": 0.2}, TOOLS, Confidence(tie=0),
+                 meaning=close).outcome == OUTCOME_ASKED
     # A model that is sure stays its own, whatever the ranker (a scripted or a big model).
     assert judge("local-time", {"local-time": 0.95, "weather": 0.03}, TOOLS, Confidence(), meaning=near_weather) is None
     # lead 0: the model's shares alone, as before (a clear lead of the model's is taken)

@@ -385,7 +385,11 @@ def _no_tool(raw: Mapping[str, float], total: float, scores: Mapping[str, float]
 
 def _with_ranker(chosen: str, share: Mapping[str, float], meaning: Mapping[str, float],
                  tool_names: Sequence[str], policy: Confidence) -> Abstain | Switch | None:
-    """The model's sure choice, or the ranker's clear first tool, or asking back.
+    """The model's sure choice, or the ranker's clear first tool, or the model's choice where the
+    ranker cannot tell it from its first (within ``lead``) and the model can (the first has less
+    than ``tie`` times its probability: "How many terms are in the phrase '...'?" put define-word
+    0.036 ahead of count-words, which the model preferred 1.6 to 1; replayed on a run's 110 first
+    decisions, 2 more right calls and no more wrong ones), or asking back.
 
     A sure choice of a tool the question is not about at all (under the model's ``far``
     similarity) while another clearly leads is not sure enough: the 135M model was sure of
@@ -403,6 +407,9 @@ def _with_ranker(chosen: str, share: Mapping[str, float], meaning: Mapping[str, 
         return None
     if lead >= policy.lead:
         return Switch(first, share[chosen])
+    if policy.tie > 0 and meaning[first] - meaning[chosen] < policy.lead and \
+            share[first] < policy.tie * share[chosen]:
+        return None   # the ranker cannot tell the two apart and the model clearly prefers its own
     offered = list(dict.fromkeys([first, chosen, near[1]]))[:max(1, policy.candidates)]
     return Abstain(OUTCOME_ASKED, tuple(offered), share[chosen])
 
