@@ -8,7 +8,8 @@ import uuid
 import pulsar
 import pytest
 from support import wait_for_async
-from trustgraph.base import AsyncProcessor, PubSub, RequestResponseClient
+from trustgraph.base import PubSub, RequestResponseClient
+from trustgraph.base.processors.async_processor import AsyncProcessor
 from trustgraph.schema import (
     ConfigKey,
     ConfigRequest,

@@ -6,7 +6,8 @@ import json
 import uuid
 
 from support import wait_for_async
-from trustgraph.base import AsyncProcessor, PubSub, RequestResponseClient
+from trustgraph.base import PubSub, RequestResponseClient
+from trustgraph.base.processors.async_processor import AsyncProcessor
 from trustgraph.base.processors.flow_processor import ConsumerSpec, FlowProcessor
 from trustgraph.schema import FlowRequest, FlowResponse, v211
 

@@ -7,15 +7,9 @@ import json
 import uuid
 
 import pulsar
-from trustgraph.base import (
-    ConsumerSpec,
-    FlowProcessor,
-    ParameterSpec,
-    ProducerSpec,
-    PubSub,
-    RequestResponseClient,
-)
+from trustgraph.base import PubSub, RequestResponseClient
 from trustgraph.base.messaging.serving import Replies
+from trustgraph.base.processors.flow_processor import ConsumerSpec, FlowProcessor, ParameterSpec, ProducerSpec
 from trustgraph.schema import TextCompletionRequest, TextCompletionResponse
 
 

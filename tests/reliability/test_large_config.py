@@ -19,10 +19,11 @@ import uuid
 import aiohttp
 import pytest
 from support import BIN
-from trustgraph.base import AsyncProcessor, PubSub, RequestResponseClient
+from trustgraph.base import PubSub, RequestResponseClient
 from trustgraph.base.launching.broker import free_port
 from trustgraph.base.messaging.pubsub import CONFIG_LANE
 from trustgraph.base.processors import config_parts
+from trustgraph.base.processors.async_processor import AsyncProcessor
 from trustgraph.schema import ConfigRequest, ConfigResponse, ConfigValue
 from trustgraph.topics import CONFIG_REQUEST, CONFIG_RESPONSE
 

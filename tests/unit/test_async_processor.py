@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from trustgraph.base import AsyncProcessor
+from trustgraph.base.processors.async_processor import AsyncProcessor
 
 
 def processor() -> AsyncProcessor:

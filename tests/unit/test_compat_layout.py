@@ -53,3 +53,50 @@ def test_nothing_of_ours_imports_the_compatibility_layer():
             if pattern.search(path.read_text(errors="replace")):
                 offenders.append(str(path.relative_to(REPO)))
     assert offenders == []
+
+
+# -- the flow side: trustgraph.flow_compat (trustgraph.compat is base's and cannot be shared) ----------
+
+FLOW_DIR = REPO / "trustgraph-flow" / "trustgraph"
+#: Ours that may import trustgraph.flow_compat: the hooks serving upstream's paths, and upstream's own
+#: package trustgraph.template (path files only).
+FLOW_HOOKS = {FLOW_DIR / "agent" / "__init__.py", FLOW_DIR / "agent" / "react" / "__init__.py",
+              FLOW_DIR / "agent" / "react" / "types.py"}
+
+
+def test_flow_overlays_come_after_ours_and_hide_none_of_ours():
+    from trustgraph.flow_compat import v214 as flow
+    assert flow.PATHS
+    for package, directory in flow.PATHS.items():
+        module = importlib.import_module(package)
+        own = Path(module.__file__).parent
+        assert module.__path__[0] == str(own) and str(directory) in module.__path__
+        names = {p.stem for p in own.glob("*.py")} | {p.name for p in own.iterdir() if p.is_dir()}
+        files = {p.stem for p in directory.glob("*.py")}
+        assert files and not files & names, package
+        assert not directory.name.isidentifier()
+        for name in files:
+            loaded = importlib.import_module(f"{package}.{name}")
+            assert loaded.__name__ == f"{package}.{name}" and Path(loaded.__file__).parent == directory
+
+
+def test_upstreams_template_package_holds_only_path_files():
+    import trustgraph.template.prompt_manager as pm
+    from trustgraph.flow_compat.v214 import prompt_manager
+    assert pm.PromptManager is prompt_manager.PromptManager
+    for path in (FLOW_DIR / "template").glob("*.py"):
+        code = [line for line in path.read_text().splitlines() if line.startswith(("from ", "import "))]
+        assert all("flow_compat" in line or line.startswith("from .") for line in code), path
+
+
+def test_nothing_of_ours_imports_the_flow_compatibility_layer():
+    pattern = re.compile(r"^\s*(from|import)\s+trustgraph\.flow_compat\b", re.M)
+    offenders = []
+    for root in OURS:
+        for path in root.rglob("*.py"):
+            top = path.relative_to(root).parts[0]
+            if top in ("flow_compat", "template") or path in FLOW_HOOKS:
+                continue
+            if pattern.search(path.read_text(errors="replace")):
+                offenders.append(str(path.relative_to(REPO)))
+    assert offenders == []

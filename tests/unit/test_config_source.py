@@ -11,9 +11,8 @@ import json
 
 import pytest
 from support import wait_for_async
-from trustgraph.base import AsyncProcessor
 from trustgraph.base.processors import config_follower, config_parts
-from trustgraph.base.processors.async_processor import TokenFileError, pulsar_token
+from trustgraph.base.processors.async_processor import AsyncProcessor, TokenFileError, pulsar_token
 from trustgraph.base.processors.config_source import (
     DIGEST,
     STORE,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from trustgraph.model.text_completion.base import StopFilter, cut_at_stop, parse_stop
+from trustgraph.base.processors.llm_service import StopFilter, cut_at_stop, parse_stop
 from trustgraph.prompt.template.templates import (
     DEFAULT_SYSTEM,
     PrefixStream,

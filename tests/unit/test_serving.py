@@ -6,8 +6,8 @@ import asyncio
 import logging
 
 import pytest
-from trustgraph.base import AsyncProcessor
 from trustgraph.base.messaging.serving import Replies, ServiceError, message_or_type
+from trustgraph.base.processors.async_processor import AsyncProcessor
 from trustgraph.base.testing import worker
 from trustgraph.base.tool_services.dynamic_tool_service import ToolError
 from trustgraph.schema import ToolServiceRequest, ToolServiceResponse

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-IS_A = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
-LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
+from ..rdf import RDF_LABEL, RDF_TYPE, SCHEMA
 
-_SCHEMA = "https://schema.org/"
+IS_A = RDF_TYPE
+LABEL = RDF_LABEL
+
+_SCHEMA = SCHEMA
 DIGITAL_DOCUMENT = _SCHEMA + "DigitalDocument"
 PUBLICATION_EVENT = _SCHEMA + "PublicationEvent"
 ORGANIZATION = _SCHEMA + "Organization"

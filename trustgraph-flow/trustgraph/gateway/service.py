@@ -35,10 +35,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from aiohttp import web
-from trustgraph.base import AsyncProcessor
 from trustgraph.base.launching.stack import read_components
 from trustgraph.base.messaging.unserved import UnservedTopics
-from trustgraph.base.processors.async_processor import env_default
+from trustgraph.base.processors.async_processor import AsyncProcessor, env_default
 from trustgraph.base.safety.connections import (
     ConnectionGuard,
     ServerLimits,

@@ -46,10 +46,10 @@ from typing import Any
 import mcp_types as types
 import uvicorn
 from mcp.server.lowlevel import NotificationOptions, Server
-from trustgraph.base import FlowProcessor, RequestResponseSpec
 from trustgraph.base.command_line import MCP_SERVER_HEADER
 from trustgraph.base.launching.listening import is_loopback
 from trustgraph.base.processors.async_processor import StartRefused, env_default
+from trustgraph.base.processors.flow_processor import FlowProcessor, RequestResponseSpec
 from trustgraph.base.safety.connections import (
     ConnectionGuard,
     ServerLimits,
@@ -132,7 +132,7 @@ class Processor(FlowProcessor):
         self.bound_port: int | None = None
         for prefix, (req, resp) in FLOW_CLIENTS.items():
             self.register_specification(RequestResponseSpec(
-                f"{prefix}-request", f"{prefix}-response", req, resp, timeout=self.timeout))
+                f"{prefix}-request", req, f"{prefix}-response", resp, timeout=self.timeout))
 
     @property
     def url(self) -> str:

@@ -46,6 +46,19 @@ SHED_LOG_EVERY = 10.0
 EAGER_HANDLERS = sys.version_info >= (3, 12)
 
 
+class _Uncounted:
+    """Stands in for a metric a consumer does not keep (``counted=False``)."""
+
+    def inc(self) -> None:
+        pass
+
+    def observe(self, _value: float) -> None:
+        pass
+
+
+_UNCOUNTED = _Uncounted()
+
+
 class Consumer:
     """Receives and decodes messages of one subscription and runs a handler.
 
@@ -85,11 +98,16 @@ class Consumer:
     # Messages handled per drain before yielding to other callbacks.
     _BATCH = 256
 
-    def __init__(self, *, topic: str, schema: type,
+    def __init__(self, *, topic: str, schema: type | None,
                  handler: Handler | None, direct: DirectHandler | None,
                  concurrency: int, loop: asyncio.AbstractEventLoop,
                  name: str, processor: str, malformed: MalformedHandler | None = None,
-                 overloaded: MalformedHandler | None = None) -> None:
+                 overloaded: MalformedHandler | None = None, counted: bool = True) -> None:
+        """``schema`` None: handlers get the payload's bytes undecoded (a queue dump).
+        ``counted`` False: the messages received, their outcomes and handling times are
+        counted by whoever supplied the handler (a consumer of upstream's shape, with a
+        metrics object of its own), so they are not counted twice; what this consumer
+        drops itself (malformed, overloaded) it still counts."""
         self._consumer: pulsar.Consumer | None = None
         self._overloaded = overloaded
         # The broker keeps what we do not take only on a persistent topic (see above).
@@ -113,14 +131,14 @@ class Consumer:
         self._tasks: set[asyncio.Task] = set()
         self.topic = topic
         self.name = name
-        self._m_received = metrics.messages_received.labels(processor, name)
-        self._m_ok = metrics.messages_handled.labels(processor, name, "success")
-        self._m_err = metrics.messages_handled.labels(processor, name, "error")
+        self._m_received = metrics.messages_received.labels(processor, name) if counted else _UNCOUNTED
+        self._m_ok = metrics.messages_handled.labels(processor, name, "success") if counted else _UNCOUNTED
+        self._m_err = metrics.messages_handled.labels(processor, name, "error") if counted else _UNCOUNTED
         self._m_dropped = metrics.messages_dropped.labels(processor, name, "malformed")
         self._m_shed = metrics.messages_dropped.labels(processor, name, "overloaded")
         self._shed_warned: float | None = None  # when the last WARNING about refusals went out
         self._shed_unsaid = 0                   # refusals since then
-        self._m_latency = metrics.handling_latency.labels(processor, name)
+        self._m_latency = metrics.handling_latency.labels(processor, name) if counted else _UNCOUNTED
 
     def attach(self, consumer: pulsar.Consumer) -> None:
         self._consumer = consumer
@@ -225,7 +243,7 @@ class Consumer:
     def _decode(self, msg: Any) -> Message | None:
         self._m_received.inc()
         try:
-            value = decode(self._schema, msg.data())
+            value = msg.data() if self._schema is None else decode(self._schema, msg.data())
         except SchemaError as e:
             self._m_dropped.inc()
             props = msg.properties()

@@ -44,6 +44,15 @@ tool_latency = Histogram(
     buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120),
 )
 
+# The LLM services' own two, under upstream 2.1.4's names and labels (its dashboards read them):
+# seconds per completion, by processor id and "<flow>-<consumer>"; the model and temperature last
+# used, by processor id and flow.
+completion_duration = Histogram(
+    "text_completion_duration", "Text completion duration (seconds)", ["id", "flow"],
+    buckets=(0.25, 0.5, *range(1, 26), 30, 35, 40, 45, 50, 60, 80, 100, 120),
+)
+completion_model = Info("text_completion_model", "Text completion model", ["processor", "flow"])
+
 # Which config version a processor has applied (its handlers have run on it): an operator sees
 # at one scrape whether every processor follows config-svc, and `make bench` times a change.
 config_version = Gauge(

@@ -263,13 +263,14 @@ class PubSub:
         self._producers.append(prod)
         return prod
 
-    async def consumer(self, topic: str, subscription: str, schema: type, *,
+    async def consumer(self, topic: str, subscription: str, schema: type | None, *,
                        handler: Handler | None = None, direct: DirectHandler | None = None,
                        concurrency: int = 1, initial_position: str = "latest",
                        name: str | None = None,
                        malformed: MalformedHandler | None = None,
                        overloaded: MalformedHandler | None = None,
-                       lane: str = DEFAULT_LANE, patience: float | None = None) -> Consumer:
+                       lane: str = DEFAULT_LANE, patience: float | None = None,
+                       counted: bool = True) -> Consumer:
         """Subscribe (Shared) and start handling.
 
         ``handler`` is an async function run per message with at most
@@ -280,6 +281,7 @@ class PubSub:
         ``overloaded(properties, reason)`` of each message a non-persistent
         consumer refuses because too many wait already (``consumer.SHED_AT``).
         ``lane`` chooses the connection (:meth:`lane_client`); ``patience``: see :meth:`_retrying`.
+        ``schema`` None hands handlers the payload's bytes; ``counted``: see :class:`Consumer`.
         """
         if (handler is None) == (direct is None):
             raise ValueError("give exactly one of handler or direct")
@@ -289,7 +291,7 @@ class PubSub:
         cons = Consumer(topic=url, schema=schema, handler=handler, direct=direct,
                         concurrency=concurrency, loop=asyncio.get_running_loop(),
                         name=name or subscription, processor=self.processor,
-                        malformed=malformed, overloaded=overloaded)
+                        malformed=malformed, overloaded=overloaded, counted=counted)
         c = await self._retrying(f"subscription {subscription} on {url}", lambda: self.lane_client(lane).subscribe(
             url, subscription, consumer_type=pulsar.ConsumerType.Shared,
             initial_position=pos, receiver_queue_size=receive_queue_size(url),

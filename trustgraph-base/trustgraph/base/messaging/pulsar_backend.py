@@ -86,6 +86,8 @@ class PulsarBackend:
     """One pulsar-client connection making producers and consumers."""
 
     def __init__(self, host: str, api_key: str | None = None, listener: str | None = None) -> None:
+        # Kept, as upstream's backend keeps them: what a second client of the same broker needs.
+        self.host, self.api_key, self.listener = host, api_key, listener
         options: dict[str, Any] = {"logger": pulsar.ConsoleLogger(pulsar.LoggerLevel.Error)}
         if api_key:
             options["authentication"] = pulsar.AuthenticationToken(api_key)
@@ -116,14 +118,20 @@ class PulsarBackend:
         self.client.close()
 
 
-def get_pubsub(**config: Any) -> PulsarBackend:
-    """The backend for ``pulsar_host`` (``$PULSAR_HOST``), ``pulsar_api_key``, ``pulsar_listener``.
+def backend_settings(**config: Any) -> dict[str, Any]:
+    """``PulsarBackend``'s arguments from the flags' settings: ``pulsar_host`` (``$PULSAR_HOST``),
+    ``pulsar_api_key`` (``$PULSAR_API_KEY``), ``pulsar_listener``.
 
-    Only the ``pulsar`` backend exists, as in upstream 2.1.4.
+    Only the ``pulsar`` backend exists, as in upstream 2.1.4: another ``pubsub_backend`` is a ValueError.
     """
     backend = config.get("pubsub_backend") or "pulsar"
     if backend != "pulsar":
         raise ValueError(f"Unknown pub/sub backend: {backend}")
-    host = config.get("pulsar_host") or os.environ.get("PULSAR_HOST") or DEFAULT_PULSAR_HOST
-    api_key = config.get("pulsar_api_key") or os.environ.get("PULSAR_API_KEY")
-    return PulsarBackend(host, api_key=api_key, listener=config.get("pulsar_listener"))
+    return {"host": config.get("pulsar_host") or os.environ.get("PULSAR_HOST") or DEFAULT_PULSAR_HOST,
+            "api_key": config.get("pulsar_api_key") or os.environ.get("PULSAR_API_KEY"),
+            "listener": config.get("pulsar_listener")}
+
+
+def get_pubsub(**config: Any) -> PulsarBackend:
+    """The backend of these settings (:func:`backend_settings`)."""
+    return PulsarBackend(**backend_settings(**config))

@@ -36,7 +36,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["AsyncProcessor", "ConfigHandler", "StartRefused", "TokenFileError", "env_default", "pulsar_token"]
 
-_LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+_LOG_FORMAT = logsafe.PROCESSOR_FORMAT
 
 
 class StartRefused(Exception):
@@ -255,8 +255,14 @@ class AsyncProcessor:
             sys.exit(2)
         params["pulsar_api_key_file"] = None
         logsafe.configure(params.get("log_level") or "INFO", _LOG_FORMAT, sys.stderr, secret_values(params))
+
+        async def main() -> None:
+            # Made inside the loop: a constructor may open what needs one (upstream's TGI and
+            # vLLM providers make an aiohttp session in __init__, as upstream's launch allows).
+            await cls(**params).run()
+
         try:
-            asyncio.run(cls(**params).run())
+            asyncio.run(main())
         except KeyboardInterrupt:
             pass
         except (BrokerUrlError, PubSubError, StartRefused) as e:

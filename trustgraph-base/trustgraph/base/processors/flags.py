@@ -74,11 +74,7 @@ def add_processor_args(parser: argparse.ArgumentParser) -> None:
                         help="read the Pulsar token from FILE (env PULSAR_API_KEY_FILE); wins over "
                              "--pulsar-api-key, so each process can have its own role")
     parser.add_argument("--pulsar-listener", default=None, help="Pulsar listener name")
-    levels = ["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
-    level = str(env_default("TRUSTGRAPH_LOG_LEVEL", "INFO")).upper()
-    parser.add_argument("-l", "--log-level", default=level if level in levels else "INFO", choices=levels,
-                        help="log level (default: $TRUSTGRAPH_LOG_LEVEL, else INFO; tg-launch passes "
-                             "its environment on to every component)")
+    add_log_flags(parser)
     parser.add_argument("--metrics", action=argparse.BooleanOptionalAction, default=True,
                         help="serve Prometheus metrics")
     parser.add_argument("-P", "--metrics-port", type=int, default=None,
@@ -103,6 +99,18 @@ def add_processor_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--announce-probe-queue", default=None,
                         help=f"where readers ask tool services to announce (default {PROBE}, "
                              f"under --wire 2.11 {PROBE_211})")
+
+
+#: The levels ``-l/--log-level`` takes (upstream's).
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def add_log_flags(parser: argparse.ArgumentParser) -> None:
+    """``-l/--log-level``, and upstream's Loki flags, accepted and unused: we log to stderr only."""
+    level = str(env_default("TRUSTGRAPH_LOG_LEVEL", "INFO")).upper()
+    parser.add_argument("-l", "--log-level", default=level if level in LOG_LEVELS else "INFO", choices=LOG_LEVELS,
+                        help="log level (default: $TRUSTGRAPH_LOG_LEVEL, else INFO; tg-launch passes "
+                             "its environment on to every component)")
     # Accepted for compatibility with upstream deployments; we log to stderr only.
     parser.add_argument("--loki-enabled", action=argparse.BooleanOptionalAction, default=False,
                         help=argparse.SUPPRESS)

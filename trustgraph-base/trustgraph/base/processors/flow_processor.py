@@ -66,10 +66,14 @@ class ProducerSpec:
 
 @dataclass
 class RequestResponseSpec:
-    """A client: requests on ``request_name``'s topic, answers on ``response_name``'s."""
+    """A client: requests on ``request_name``'s topic, answers on ``response_name``'s.
+
+    Each name comes before its schema, in the order upstream's spec takes them,
+    so that a positional call means the same with either.
+    """
     request_name: str
-    response_name: str
     request_schema: type
+    response_name: str
     response_schema: type
     impl: type = RequestResponseClient
     timeout: float = 120.0
@@ -169,6 +173,11 @@ class FlowProcessor(AsyncProcessor):
             raise FlowConfigError(f"flow {name!r} key {key!r} is not a topic string")
         return value
 
+    def make_flow(self, name: str, definition: dict[str, Any]) -> Flow:
+        """The object that holds flow ``name``'s parts; a subclass that keeps more per flow
+        returns its own kind of :class:`Flow` (raise :class:`FlowConfigError` to refuse it)."""
+        return Flow(name, definition)
+
     async def start_flow(self, name: str, definition: dict[str, Any]) -> Flow:
         """Open every spec's part for flow ``name``; on failure close what opened."""
         # Resolve every key first so a bad definition opens nothing.
@@ -178,7 +187,7 @@ class FlowProcessor(AsyncProcessor):
                 self._topic(name, definition, spec.response_name)
             elif isinstance(spec, (ConsumerSpec, ProducerSpec)):
                 self._topic(name, definition, spec.name)
-        flow = Flow(name, definition)
+        flow = self.make_flow(name, definition)
         try:
             for spec in self.specs:
                 if isinstance(spec, ParameterSpec):

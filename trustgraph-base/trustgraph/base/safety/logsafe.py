@@ -32,6 +32,9 @@ MAX_ARG = 1024
 MAX_DEBUG_ARG = 4096
 MAX_MESSAGE = 16384
 
+#: A processor's log line: time, level, logger, message (what ``launch`` configures).
+PROCESSOR_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
 # C0 and C1 controls (ESC starts a terminal escape sequence, and so does the one-character
 # CSI, U+009B), line and paragraph separators, and the bidirectional overrides and isolates,
 # which make a terminal show text in another order than it is.

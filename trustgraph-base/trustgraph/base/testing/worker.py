@@ -97,14 +97,15 @@ class Worker(Generic[P]):
         return self.version
 
     def flow_definition(self, name: str) -> dict[str, str]:
-        """A definition with a topic of its own for every spec key of the processor."""
-        from ..processors.flow_processor import ConsumerSpec, ProducerSpec, RequestResponseSpec
+        """A definition with a topic of its own for every spec key of the processor: a client
+        spec's ``request_name`` and ``response_name``, a consumer's or producer's ``name`` (any
+        spec with a ``schema``; a parameter has none)."""
         keys: list[str] = []
         for spec in self.processor.specs:
-            if isinstance(spec, (ConsumerSpec, ProducerSpec)):
-                keys.append(spec.name)
-            elif isinstance(spec, RequestResponseSpec):
+            if hasattr(spec, "request_name") and hasattr(spec, "response_name"):
                 keys += [spec.request_name, spec.response_name]
+            elif hasattr(spec, "name") and hasattr(spec, "schema"):
+                keys.append(spec.name)
         return {key: f"non-persistent://tg/test/{self.processor.id}--{key}:{name}" for key in keys}
 
     async def open_flow(self, name: str, definition: dict[str, Any] | None = None) -> Any:

@@ -48,8 +48,11 @@ QueuePair = tuple[str, str]
 ChunkCallback = Callable[[str], "Awaitable[None] | None"]
 
 
-class ToolServiceError(Exception):
-    """The service answered with an error; ``type`` and ``message`` are the wire Error's."""
+class ToolServiceError(RuntimeError):
+    """The service answered with an error; ``type`` and ``message`` are the wire Error's.
+
+    A RuntimeError, as the error of upstream's client is, so code written for either catches it.
+    """
 
     def __init__(self, type: str, message: str) -> None:
         super().__init__(f"{type}: {message}" if type else message)

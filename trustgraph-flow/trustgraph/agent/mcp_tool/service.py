@@ -34,10 +34,9 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from trustgraph.base import ConsumerSpec, FlowProcessor, ProducerSpec
 from trustgraph.base.messaging.pubsub import Message
 from trustgraph.base.messaging.serving import Replies, Reply, ServiceError
-from trustgraph.base.processors.flow_processor import Flow
+from trustgraph.base.processors.flow_processor import ConsumerSpec, Flow, FlowProcessor, ProducerSpec
 from trustgraph.base.safety import limits
 from trustgraph.catalog import McpServer, build_catalog
 from trustgraph.mcp_client.connection import (

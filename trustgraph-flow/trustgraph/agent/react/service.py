@@ -52,12 +52,17 @@ from collections.abc import Mapping
 from contextlib import aclosing
 from typing import Any
 
-from trustgraph.base import ConsumerSpec, FlowProcessor, ProducerSpec, RequestResponseSpec
 from trustgraph.base.messaging import deadlines
 from trustgraph.base.messaging.lost_calls import Loss
 from trustgraph.base.messaging.pubsub import Message
 from trustgraph.base.messaging.serving import Reply, ServiceError
-from trustgraph.base.processors.flow_processor import Flow
+from trustgraph.base.processors.flow_processor import (
+    ConsumerSpec,
+    Flow,
+    FlowProcessor,
+    ProducerSpec,
+    RequestResponseSpec,
+)
 from trustgraph.base.tool_services.catalog_feed import CatalogFeed
 from trustgraph.base.tool_services.tool_service_client import ToolServiceClients
 from trustgraph.base.wire import WIRE_21, WIRE_211
@@ -168,7 +173,7 @@ class Processor(FlowProcessor):
         clients = {**CLIENTS, **self.dialect.tools.clients, "prompt": (PromptRequest, self.dialect.prompt_response)}
         for prefix, (req, resp) in clients.items():
             self.register_specification(RequestResponseSpec(
-                f"{prefix}-request", f"{prefix}-response", req, resp,
+                f"{prefix}-request", req, f"{prefix}-response", resp,
                 timeout=prompt_timeout if prefix == "prompt" else default_tool_timeout))
 
     async def on_tools(self, config: dict[str, dict[str, str]], announced: Mapping[str, Any]) -> None:

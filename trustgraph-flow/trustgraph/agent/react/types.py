@@ -26,14 +26,29 @@ class Action:
     thought: str
     name: str
     arguments: dict[str, Any] = field(default_factory=dict)
+    #: Upstream 2.1.4's field for the tool's result (its agent fills it in after the call); ours
+    #: keeps results in the request's history, so it stays "" here unless a caller sets it.
+    observation: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Final:
-    """The model is done: ``Final Answer: <answer>``."""
+    """The model is done: ``Final Answer: <answer>``.
+
+    ``final`` is upstream 2.1.4's name for the answer, read and given
+    (``Final(thought=..., final=...)``) as upstream's code does.
+    """
 
     thought: str
     answer: str
+
+    def __init__(self, thought: str, answer: str | None = None, *, final: str | None = None) -> None:
+        object.__setattr__(self, "thought", thought)
+        object.__setattr__(self, "answer", answer if answer is not None else final or "")
+
+    @property
+    def final(self) -> str:
+        return self.answer
 
 
 class ReactParseError(ValueError):
@@ -115,3 +130,13 @@ class Failed:
 
 
 Event = Thought | Act | Observation | Answer | Continue | Failed
+
+
+def __getattr__(name: str) -> Any:
+    # Upstream 2.1.4's ``Tool`` and ``Argument`` (the tools its agent builds), which ours does not
+    # have under these names (ours: ``registry.Tool``, ``catalog.arguments.ToolArgument``).
+    if name in ("Tool", "Argument"):
+        from trustgraph.flow_compat.v214 import agent
+
+        return getattr(agent, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -52,11 +52,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from trustgraph.base import AsyncProcessor
 from trustgraph.base.messaging.pubsub import Consumer, Message, Producer
 from trustgraph.base.messaging.serving import Replies, Reply, ServiceError
 from trustgraph.base.processors import config_parts
-from trustgraph.base.processors.async_processor import StartRefused, env_default
+from trustgraph.base.processors.async_processor import AsyncProcessor, StartRefused, env_default
 from trustgraph.base.processors.config_source import DIGEST, STORE, config_digest
 from trustgraph.base.wire import WIRE_21, WIRE_211
 from trustgraph.schema import (

@@ -1,12 +1,11 @@
-"""What every kind's translation shares: the Translator, error bodies and field helpers.
+"""What every kind's translation shares in the gateway: the Translator and error bodies.
 
-A :class:`Translator` says how a JSON body becomes a request record, how a
-response record becomes JSON, and when a response is the last of a call.
-Request bodies go through the schema codec (``from_dict``), so a wrongly
-typed field is refused with a clear message instead of becoming a malformed
-message on the bus; such a refusal is a :class:`BadRequest`, answered as
-upstream answers a request it cannot translate: ``{"error": {"type":
-"gateway-error", "message": ...}}``.
+The per-kind rules live in :mod:`trustgraph.messaging` (upstream 2.1.4's
+translators, at its path), shared with upstream's gateway when it runs on
+our base.  A :class:`Translator` here pairs a kind's two translators with
+its records and turns their refusals into :class:`BadRequest`, which the
+gateway answers as upstream answers a request it cannot translate:
+``{"error": {"type": "gateway-error", "message": ...}}``.
 """
 
 from __future__ import annotations
@@ -15,16 +14,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from trustgraph.schema import SchemaError, from_dict
+from trustgraph.messaging.translators.base import (
+    DEFAULT_COLLECTION,
+    DEFAULT_USER,
+    BadRequest,
+    JsonObject,
+    MessageTranslator,
+)
+from trustgraph.schema import SchemaError
 
-JsonObject = dict[str, Any]
-
-DEFAULT_USER = "trustgraph"
-DEFAULT_COLLECTION = "default"
-
-
-class BadRequest(ValueError):
-    """A request body the translator refuses (a missing or wrongly typed field); the text says what is wrong."""
+__all__ = ["DEFAULT_COLLECTION", "DEFAULT_USER", "BadRequest", "JsonObject", "Translator", "error_body",
+           "gateway_error"]
 
 
 def error_body(type_: str, message: str) -> JsonObject:
@@ -44,9 +44,10 @@ class Translator:
     kind: str
     request_schema: type
     response_schema: type
-    encode: Callable[[JsonObject], Any]
-    decode: Callable[[Any], JsonObject]
-    final: Callable[[Any], bool]
+    #: JSON body -> request record (``to_pulsar``).
+    requests: MessageTranslator
+    #: Response record -> JSON, and whether it ends the call (``from_response_with_completion``).
+    responses: MessageTranslator
     #: Message properties a request body asks for (our extensions that are not record fields).
     properties: Callable[[JsonObject], dict[str, str]] | None = None
 
@@ -58,67 +59,16 @@ class Translator:
         if not isinstance(body, dict):
             raise BadRequest("Bad request: the request must be a JSON object")
         try:
-            return self.encode(body)
+            return self.requests.to_pulsar(body)
         except SchemaError as e:
             raise BadRequest(f"Bad request: {e}") from None
 
     def response(self, record: Any) -> tuple[JsonObject, bool]:
-        """Return ``(json, is_final)`` for one response record."""
+        """Return ``(json, is_final)`` for one response record; an error is always final."""
         err = getattr(record, "error", None)
         if err is not None:
             body = error_body(err.type, err.message)
             if getattr(record, "outcome", ""):   # ours: how an agent dialog ended
                 body["outcome"] = record.outcome
             return body, True
-        return self.decode(record), bool(self.final(record))
-
-
-# -- helpers ----------------------------------------------------------------
-
-
-def build(cls: type, fields: JsonObject) -> Any:
-    """A record from snake_case fields, type-checked; absent and null fields take the defaults."""
-    return from_dict(cls, {k: v for k, v in fields.items() if v is not None})
-
-
-def as_object(value: Any, what: str) -> JsonObject:
-    """``value`` when it is a JSON object ({} for null), else a :class:`BadRequest` naming ``what``."""
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise BadRequest(f"Bad request: {what} must be a JSON object")
-    return value
-
-
-def given(body: JsonObject, key: str, default: Any = None) -> Any:
-    """``body[key]``, with null treated as absent (clients send both)."""
-    value = body.get(key)
-    return default if value is None else value
-
-
-def required(body: JsonObject, key: str) -> Any:
-    value = body.get(key)
-    if value is None:
-        raise BadRequest(f"Bad request: '{key}' is required")
-    return value
-
-
-def json_object(body: JsonObject, key: str) -> JsonObject | None:
-    value = body.get(key)
-    if value is not None and not isinstance(value, dict):
-        raise BadRequest(f"Bad request: '{key}' must be a JSON object")
-    return value
-
-
-def first(_record: Any) -> bool:
-    return True
-
-
-def is_end_of_stream(record: Any) -> bool:
-    return bool(record.end_of_stream)
-
-
-def translator(kind: str, req: type, resp: type, enc: Callable, dec: Callable, fin: Callable,
-               props: Callable | None = None) -> Translator:
-    """Shorthand for a table entry."""
-    return Translator(kind, req, resp, enc, dec, fin, props)
+        return self.responses.from_response_with_completion(record)

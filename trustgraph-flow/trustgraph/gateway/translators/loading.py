@@ -5,37 +5,41 @@ flow's interface topic and answers ``{}``.  The import sockets
 (``/api/v1/flow/{flow}/import/{kind}``) publish one record per frame, the
 export sockets send one frame per record; their interface in the flow is
 ``{kind}-store``, except entity-contexts' ``entity-contexts-load``
-(upstream's names).
+(upstream's names).  Documents, texts, triples, graph and document
+embeddings are read by :mod:`trustgraph.messaging`'s translators; entity
+contexts, rows and the export frames are the gateway's own (upstream's
+gateway writes them itself too).
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from trustgraph.messaging.translators import (
+    DocumentEmbeddingsTranslator,
+    DocumentTranslator,
+    GraphEmbeddingsTranslator,
+    TextDocumentTranslator,
+    TriplesTranslator,
+)
+from trustgraph.messaging.translators.base import as_object, build
+from trustgraph.messaging.translators.metadata import metadata_from_json, metadata_to_json
+from trustgraph.messaging.translators.primitives import term_from_json, term_to_json
 from trustgraph.schema import (
-    ChunkEmbeddings,
     Document,
     DocumentEmbeddings,
     EntityContext,
     EntityContexts,
     ExtractedObject,
     GraphEmbeddings,
+    SchemaError,
     TextDocument,
     Triples,
 )
 
-from .base import DEFAULT_COLLECTION, DEFAULT_USER, BadRequest, JsonObject, as_object, build, required
-from .library import (
-    graph_embeddings_message,
-    graph_embeddings_message_json,
-    triples_message,
-    triples_message_json,
-)
-from .terms import metadata_from_json, metadata_to_json, term_from_json, term_to_json
+from .base import BadRequest, JsonObject
 
 
 @dataclass(frozen=True)
@@ -49,8 +53,6 @@ class OneWay:
 
     def request(self, body: Any) -> Any:
         """The record for a body, or :class:`BadRequest`."""
-        from trustgraph.schema import SchemaError
-
         try:
             return self.encode(as_object(body, "the request"))
         except SchemaError as e:
@@ -62,40 +64,9 @@ def interface_name(kind: str) -> str:
     return "entity-contexts-load" if kind == "entity-contexts" else f"{kind}-store"
 
 
-def _b64decode(text: Any, what: str) -> bytes:
-    if not isinstance(text, str):
-        raise BadRequest(f"Bad request: '{what}' must be base64 text")
-    try:
-        return base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError):
-        raise BadRequest(f"Bad request: '{what}' is not valid base64") from None
-
-
-def _load_metadata(body: JsonObject) -> Any:
-    return metadata_from_json({"id": body.get("id"), "metadata": body.get("metadata"),
-                               "user": body.get("user") or DEFAULT_USER,
-                               "collection": body.get("collection") or DEFAULT_COLLECTION})
-
-
-def _text_load(body: JsonObject) -> TextDocument:
-    raw = _b64decode(required(body, "text"), "text")
-    charset = body.get("charset") or "utf-8"
-    try:
-        text = raw.decode(charset)
-    except (LookupError, UnicodeDecodeError) as e:
-        raise BadRequest(f"Bad request: 'text' is not {charset} text ({e})") from None
-    return TextDocument(metadata=_load_metadata(body), text=text.encode("utf-8"))
-
-
-def _document_load(body: JsonObject) -> Document:
-    # The document travels as base64 text (checked here), as upstream's gateway sends it.
-    data = base64.b64encode(_b64decode(required(body, "data"), "data"))
-    return Document(metadata=_load_metadata(body), data=data)
-
-
 SENDERS: dict[str, OneWay] = {
-    "text-load": OneWay("text-load", TextDocument, _text_load),
-    "document-load": OneWay("document-load", Document, _document_load),
+    "text-load": OneWay("text-load", TextDocument, TextDocumentTranslator().to_pulsar),
+    "document-load": OneWay("document-load", Document, DocumentTranslator().to_pulsar),
 }
 
 
@@ -110,15 +81,8 @@ def _entity_contexts_json(m: EntityContexts) -> JsonObject:
             "entities": [{"context": e.context, "entity": term_to_json(e.entity)} for e in m.entities or []]}
 
 
-def _document_embeddings(data: JsonObject) -> DocumentEmbeddings:
-    meta = as_object(data.get("metadata"), "metadata")
-    return DocumentEmbeddings(
-        metadata=metadata_from_json(meta, user=DEFAULT_USER, collection=DEFAULT_COLLECTION),
-        chunks=[build(ChunkEmbeddings, {"chunk_id": c.get("chunk_id"), "vectors": c.get("vectors")})
-                for c in data.get("chunks") or []])
-
-
 def _document_embeddings_json(m: DocumentEmbeddings) -> JsonObject:
+    """An export frame: the whole metadata header (upstream's gateway writes every key here)."""
     return {"metadata": metadata_to_json(m.metadata),
             "chunks": [{"vectors": c.vectors, "chunk_id": c.chunk_id} for c in m.chunks or []]}
 
@@ -134,19 +98,23 @@ def _rows(data: JsonObject) -> ExtractedObject:
     return record
 
 
+_TRIPLES = TriplesTranslator()
+_GRAPH_EMBEDDINGS = GraphEmbeddingsTranslator()
+_DOCUMENT_EMBEDDINGS = DocumentEmbeddingsTranslator()
+
 IMPORTS: dict[str, OneWay] = {
-    "triples": OneWay("triples", Triples, triples_message),
-    "graph-embeddings": OneWay("graph-embeddings", GraphEmbeddings, graph_embeddings_message),
-    "document-embeddings": OneWay("document-embeddings", DocumentEmbeddings, _document_embeddings),
+    "triples": OneWay("triples", Triples, _TRIPLES.to_pulsar),
+    "graph-embeddings": OneWay("graph-embeddings", GraphEmbeddings, _GRAPH_EMBEDDINGS.to_pulsar),
+    "document-embeddings": OneWay("document-embeddings", DocumentEmbeddings, _DOCUMENT_EMBEDDINGS.to_pulsar),
     "entity-contexts": OneWay("entity-contexts", EntityContexts, _entity_contexts),
     "rows": OneWay("rows", ExtractedObject, _rows),
 }
 
 EXPORTS: dict[str, OneWay] = {
-    "triples": OneWay("triples", Triples, triples_message, triples_message_json),
-    "graph-embeddings": OneWay("graph-embeddings", GraphEmbeddings, graph_embeddings_message,
-                               graph_embeddings_message_json),
-    "document-embeddings": OneWay("document-embeddings", DocumentEmbeddings, _document_embeddings,
+    "triples": OneWay("triples", Triples, _TRIPLES.to_pulsar, _TRIPLES.from_pulsar),
+    "graph-embeddings": OneWay("graph-embeddings", GraphEmbeddings, _GRAPH_EMBEDDINGS.to_pulsar,
+                               _GRAPH_EMBEDDINGS.from_pulsar),
+    "document-embeddings": OneWay("document-embeddings", DocumentEmbeddings, _DOCUMENT_EMBEDDINGS.to_pulsar,
                                   _document_embeddings_json),
     "entity-contexts": OneWay("entity-contexts", EntityContexts, _entity_contexts, _entity_contexts_json),
 }

@@ -40,12 +40,17 @@ import json
 import logging
 from typing import Any
 
-from trustgraph.base import ConsumerSpec, FlowProcessor, ProducerSpec, RequestResponseSpec
 from trustgraph.base.formats import completion, decision_schema
 from trustgraph.base.messaging.pubsub import Message
 from trustgraph.base.messaging.request_response import RequestTimeout
 from trustgraph.base.messaging.serving import Replies, Reply, ServiceError
-from trustgraph.base.processors.flow_processor import Flow
+from trustgraph.base.processors.flow_processor import (
+    ConsumerSpec,
+    Flow,
+    FlowProcessor,
+    ProducerSpec,
+    RequestResponseSpec,
+)
 from trustgraph.schema import (
     PromptRequest,
     PromptResponse,
@@ -118,8 +123,8 @@ class Processor(FlowProcessor):
                                                  replies=REPLIES))
         self.register_specification(ProducerSpec("response", PromptResponse))
         self.register_specification(RequestResponseSpec(
-            "text-completion-request", "text-completion-response",
-            TextCompletionRequest, TextCompletionResponse,
+            "text-completion-request", TextCompletionRequest,
+            "text-completion-response", TextCompletionResponse,
         ))
         self.register_config_handler(self.on_prompt_config, types=[self.config_type])
 

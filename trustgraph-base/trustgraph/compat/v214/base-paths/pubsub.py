@@ -1,9 +1,8 @@
-"""``trustgraph.base.pubsub``: kept because upstream 2.1.4 code imports ``get_pubsub`` from here.
+"""``trustgraph.base.pubsub``: upstream 2.1.4's ``get_pubsub`` and ``PulsarClient`` (:mod:`trustgraph.compat.v214.backends`).
 
-Upstream's ``tg-dump-queues``, its gateway and its ``trustgraph.clients`` base
-import this path; our transport lives in :mod:`trustgraph.base.messaging.pubsub`.
+Upstream's gateway, ``tg-dump-queues`` and its ``trustgraph.clients`` base import ``get_pubsub`` here.
 """
 
-from .messaging.pulsar_backend import get_pubsub
+from trustgraph.compat.v214.backends import PulsarClient, get_pubsub
 
-__all__ = ["get_pubsub"]
+__all__ = ["PulsarClient", "get_pubsub"]

@@ -1,9 +1,7 @@
-"""``trustgraph.base.tool_service_client``: kept because upstream 2.1.4's agent imports it.
+"""``trustgraph.base.tool_service_client``: upstream 2.1.4's tool-service client and spec (its agent imports
+the client here) (:mod:`trustgraph.compat.v214.client_specs`); ours is
+:class:`trustgraph.base.tool_services.tool_service_client.ToolServiceClient`, which this one extends."""
 
-Upstream's ``agent/react/tools.py`` imports ``ToolServiceClient`` from this
-path; it lives in :mod:`trustgraph.base.tool_services.tool_service_client`.
-"""
+from trustgraph.compat.v214.client_specs import ToolServiceClient, ToolServiceClientSpec
 
-from .tool_services.tool_service_client import ToolServiceClient
-
-__all__ = ["ToolServiceClient"]
+__all__ = ["ToolServiceClient", "ToolServiceClientSpec"]

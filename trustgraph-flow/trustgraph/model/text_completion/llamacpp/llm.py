@@ -50,8 +50,9 @@ from pathlib import Path
 from typing import Any
 
 from trustgraph.base.processors.flow_processor import Flow
+from trustgraph.base.processors.llm_service import LlmResult, LlmService
+from trustgraph.exceptions import LlmError
 
-from ..base import LlmError, LlmResult, LlmService
 from ..choice_scores import TOP_LOGPROBS, choice_scores
 from ..gguf import model_file_problem
 

@@ -78,9 +78,10 @@ from tenacity import (
     wait_exponential,
 )
 from trustgraph.base.processors.async_processor import env_default
+from trustgraph.base.processors.llm_service import LlmResult, LlmService
 from trustgraph.base.safety.secrets import redact_url, remember, scrub, url_credentials
+from trustgraph.exceptions import LlmError
 
-from ..base import LlmError, LlmResult, LlmService
 from ..choice_scores import TOP_LOGPROBS, choice_scores
 
 logger = logging.getLogger(__name__)

@@ -53,8 +53,8 @@ from typing import Any
 
 import jsonschema
 from jsonschema.exceptions import best_match
-
-from ..base import LlmError, LlmResult, LlmService, cut_at_stop
+from trustgraph.base.processors.llm_service import LlmResult, LlmService, cut_at_stop
+from trustgraph.exceptions import LlmError
 
 default_ident = "text-completion"
 MODEL_NAME = "scripted"

@@ -1,5 +1,10 @@
 """The shared base of every text-completion service.
 
+It lives in trustgraph-base, not beside the services in trustgraph-flow,
+because an image may hold our trustgraph-base with another trustgraph-flow
+(upstream's LLM providers run on it through ``trustgraph.compat``), and a
+provider someone wrote needs no more than this package.
+
 A service subclasses :class:`LlmService` and writes ``generate`` (and, when
 its backend can stream, ``generate_stream``).  The base does everything that
 must be the same for all of them, so that swapping the LLM never changes what
@@ -22,8 +27,14 @@ a caller sees (upstream 2.1.4's TextCompletionRequest/Response on the flow's top
   service constrains generation with it where its backend can; a service
   that does not declare it is called without (its output unconstrained, and
   a warning logged once);
+* a backend that raises :class:`~trustgraph.exceptions.TooManyRequests` is
+  asked again after :attr:`LlmService.rate_limit_retry_time` seconds, for as
+  long as the caller waits (a stream only before its first chunk went out);
 * every failure, a deadline included, is an ``llm-error`` reply with
-  ``end_of_stream: true``; nothing a request contains stops the service.
+  ``end_of_stream: true`` (``too-many-requests`` when the backend stayed
+  rate-limited); nothing a request contains stops the service;
+* upstream's two metrics of an LLM service, ``text_completion_duration`` and
+  ``text_completion_model`` (:mod:`trustgraph.base.messaging.metrics`).
 """
 
 from __future__ import annotations
@@ -34,22 +45,24 @@ import contextlib
 import inspect
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-from trustgraph.base import ConsumerSpec, FlowProcessor, ParameterSpec, ProducerSpec
-from trustgraph.base.formats import completion, decision_schema
-from trustgraph.base.messaging.pubsub import Message
-from trustgraph.base.messaging.serving import Replies, Reply, ServiceError
-from trustgraph.base.processors.flow_processor import Flow
-from trustgraph.base.safety import limits
-from trustgraph.exceptions import LlmError
-from trustgraph.schema import TextCompletionRequest, TextCompletionResponse
+from ...exceptions import LlmError, TooManyRequests
+from ...schema import TextCompletionRequest, TextCompletionResponse
+from ..formats import completion, decision_schema
+from ..messaging import metrics
+from ..messaging.message import Message
+from ..messaging.serving import Replies, Reply, ServiceError
+from ..safety import limits
+from .flow_processor import ConsumerSpec, Flow, FlowProcessor, ParameterSpec, ProducerSpec
 
 logger = logging.getLogger(__name__)
 
 ERROR_TYPE = "llm-error"
+#: Error type of a request whose backend stayed rate-limited until its caller stopped waiting.
+RATE_LIMITED = "too-many-requests"
 
 # The callers (prompt-template, the agent, the gateway) give up after 120 s;
 # work after that only delays the requests queued behind it.
@@ -58,6 +71,8 @@ DEFAULT_TIMEOUT = 120.0
 REPLIES = Replies(
     error_record=lambda error: TextCompletionResponse(error=error, response="", end_of_stream=True),
     error_type=ERROR_TYPE)
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -149,6 +164,15 @@ def _as_float(value: Any, default: float) -> float:
         return default
 
 
+class _RateLimits:
+    """How often one request's backend said "too many requests"."""
+
+    __slots__ = ("count",)
+
+    def __init__(self) -> None:
+        self.count = 0
+
+
 class LlmService(FlowProcessor):
     """Serves text completions for every flow that names this processor."""
 
@@ -156,6 +180,12 @@ class LlmService(FlowProcessor):
     default_model: str = ""
     default_temperature: float = 0.0
     default_concurrency: int = 1
+    #: ``--timeout``'s default: the longest a completion may take when its caller sets no deadline.
+    default_timeout: float = DEFAULT_TIMEOUT
+    #: Seconds to wait before asking a rate-limited backend again (upstream's consumer waits 10).
+    rate_limit_retry_time: float = 10.0
+    #: How this service's replies and error replies are made (``serving``).
+    replies: Replies = REPLIES
     #: Whether :meth:`generate` continues the assistant's turn from ``prefix`` (the model writes
     #: what follows it).  A service that cannot gets ``prefix`` "" and the whole dialog in the
     #: prompt (``trustgraph.base.formats.completion``), and its replies are whole turns.
@@ -168,9 +198,9 @@ class LlmService(FlowProcessor):
         self.model: str = params.get("model") or self.default_model
         temperature = params.get("temperature")
         self.temperature: float = self.default_temperature if temperature is None else float(temperature)
-        self.request_timeout: float = float(params.get("timeout") or DEFAULT_TIMEOUT)
-        self.register_specification(ConsumerSpec("request", TextCompletionRequest, self.on_request,
-                                                 replies=REPLIES))
+        self.request_timeout: float = float(params.get("timeout") or self.default_timeout)
+        self.register_specification(ConsumerSpec("request", TextCompletionRequest, self.serve_request,
+                                                 replies=self.replies))
         self.register_specification(ProducerSpec("response", TextCompletionResponse))
         self.register_specification(ParameterSpec("model"))
         self.register_specification(ParameterSpec("temperature"))
@@ -198,13 +228,13 @@ class LlmService(FlowProcessor):
                                   **({"schema": schema} if schema is not None else {}))
 
     # -- serving ----------------------------------------------------------------
-    def settings(self, flow: Flow) -> tuple[str, float]:
+    def settings(self, flow: Flow) -> tuple[Any, Any]:
         """The model and temperature for ``flow``: its parameters, else the flags."""
         model = flow("model")
         model = model if isinstance(model, str) and model else self.model
         return model, _as_float(flow("temperature"), self.temperature)
 
-    async def on_request(self, msg: Message, flow: Flow, reply: Reply) -> None:
+    async def serve_request(self, msg: Message, flow: Flow, reply: Reply) -> None:
         """Answer one request; failures become ``llm-error`` replies (see serving)."""
         req: TextCompletionRequest = msg.value
         model, temperature = self.settings(flow)
@@ -229,19 +259,50 @@ class LlmService(FlowProcessor):
         # Generation stops when the caller stops waiting: work for a caller
         # that has left only delays the requests queued behind it.
         limit = reply.left(self.request_timeout)
+        limited = _RateLimits()
+        timer = metrics.completion_duration.labels(self.id, f"{flow.name}-request").time()
         try:
-            async with asyncio.timeout(limit):
-                if req.streaming:
-                    await self._stream(reply, model, stop, args, kwargs, marks)
-                    return
-                result = await self.generate(*args, **kwargs)
+            with timer:
+                async with asyncio.timeout(limit):
+                    if req.streaming:
+                        await self._stream(reply, model, stop, args, kwargs, marks, limited)
+                        result = None
+                    else:
+                        result = await self._patiently(limited, lambda: self.generate(*args, **kwargs))
         except TimeoutError:
+            if limited.count:
+                logger.warning("Completion %s given up after %.1fs: the backend stayed rate-limited",
+                               reply.id, limit)
+                raise ServiceError(f"rate-limited: no completion within {limit:.1f}s "
+                                   f"({limited.count} tries)", RATE_LIMITED) from None
             logger.warning("Completion %s stopped after %.1fs: its deadline passed", reply.id, limit)
             raise ServiceError(f"no completion within {limit:.1f}s") from None
+        metrics.completion_model.labels(self.id, flow.name).info(
+            {"model": "" if model is None else str(model),
+             "temperature": "" if temperature is None else str(temperature)})
+        if result is None:
+            return
         text, _ = cut_at_stop(result.text, stop)
         await reply.send(TextCompletionResponse(
             response=text, in_token=result.in_token, out_token=result.out_token,
             model=result.model or model, end_of_stream=True), _scores_properties(result, marks))
+
+    async def _patiently(self, limited: _RateLimits, attempt: Callable[[], Awaitable[T]]) -> T:
+        """``attempt()``, asked again while the backend says it has too many requests.
+
+        The caller's deadline (the ``asyncio.timeout`` around this) ends the waiting.
+        """
+        while True:
+            try:
+                return await attempt()
+            except TooManyRequests:
+                await self._rate_limited(limited)
+
+    async def _rate_limited(self, limited: _RateLimits) -> None:
+        limited.count += 1
+        logger.warning("Backend rate-limited (%d); asking again in %gs", limited.count,
+                       self.rate_limit_retry_time)
+        await asyncio.sleep(self.rate_limit_retry_time)
 
     def _schema_kwargs(self, schema: dict[str, Any] | None) -> dict[str, Any]:
         if schema is None:
@@ -254,15 +315,33 @@ class LlmService(FlowProcessor):
                            "get unconstrained output", type(self).__name__)
         return {}
 
-    async def _stream(self, reply: Reply, model: str, stop: list[str], args: tuple,
-                      kwargs: dict[str, Any], marks: dict[str, str] | None = None) -> None:
+    async def _stream(self, reply: Reply, model: Any, stop: list[str], args: tuple,
+                      kwargs: dict[str, Any], marks: dict[str, str] | None = None,
+                      limited: _RateLimits | None = None) -> None:
         cutter = StopFilter(stop)
         summary = LlmResult(text="", model=model)
+        limited = limited or _RateLimits()
+
+        async def items() -> AsyncIterator[str | LlmResult]:
+            # A rate-limited backend is asked again only while nothing has gone out: a caller
+            # must never get the start of a reply twice.
+            while True:
+                started = False
+                try:
+                    async with contextlib.aclosing(self.generate_stream(*args, **kwargs)) as parts:
+                        async for part in parts:
+                            started = True
+                            yield part
+                    return
+                except TooManyRequests:
+                    if started:
+                        raise ServiceError("rate-limited in the middle of the reply", RATE_LIMITED) from None
+                    await self._rate_limited(limited)
 
         async def chunks() -> AsyncIterator[tuple[TextCompletionResponse, dict[str, str] | None]]:
             nonlocal summary
-            async with contextlib.aclosing(self.generate_stream(*args, **kwargs)) as items:
-                async for item in items:
+            async with contextlib.aclosing(items()) as parts:
+                async for item in parts:
                     if isinstance(item, LlmResult):
                         summary = LlmResult("", item.in_token, item.out_token, item.model or model,
                                             item.choice_scores)
@@ -288,6 +367,6 @@ class LlmService(FlowProcessor):
         super().add_args(parser)
         parser.add_argument("-c", "--concurrency", type=int, default=cls.default_concurrency,
                             help="requests handled at once per flow (default %(default)s)")
-        parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
+        parser.add_argument("--timeout", type=float, default=cls.default_timeout,
                             help="seconds one request may take, retries and queueing included "
                                  "(default %(default)s, the callers' own deadline)")
