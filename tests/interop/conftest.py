@@ -75,6 +75,53 @@ SECTIONS = {
         "through whole dialogs, nothing of how a real model chooses. Not covered: an IAM other than the\n"
         "no-auth one, workspaces other than `default`, the orchestrator's patterns (an agent error cannot\n"
         "reach a 2.11.1 client at all: its gateway fails on it, the row says so)."),
+    "test_upstream_flow_commands.py": (
+        "Upstream's processors on our trustgraph-base: every command",
+        "Every console script of upstream trustgraph-flow 2.1.4 imported and run with `--help` in\n"
+        "`.interop/flow-on-ours` (our trustgraph-base, upstream's trustgraph-flow `--no-deps` and its\n"
+        "third-party requirements) and in `.interop/upstream-flow` (the same on upstream's own base), by\n"
+        "`interop/upstream_processors.py`: a command that starts on upstream's base must start on ours.\n"
+        "Upstream 2.1.4's own unit tests of that API, run by hand in `.interop/flow-on-ours` (2026-12-04;\n"
+        "not copied into this repository), and how many of their behaviours our own tests cover: the LLM\n"
+        "service base and its providers 133 of 133 pass (our tests cover the 6 behaviours of\n"
+        "`test_llm_service_parameters.py`); the query, storage, chunking and embeddings processors 434 pass,\n"
+        "as many as on upstream's base (ours cover 6 of 7 embeddings contract behaviours and 9 of 13 of the\n"
+        "chunking base's); `trustgraph.messaging`'s translators 122 of 130 (the 8 others build a field\n"
+        "2.1.4's schema lacks and fail on upstream's base too; ours cover about 73); `cassandra_config`\n"
+        "25 of 25 (ours cover 24); the processor surface and flow client specs: ours cover 34 of 43; the\n"
+        "pub/sub classes: ours cover 13 of 14 (the 14th, nacking pending messages at shutdown, has nothing\n"
+        "to act on: ours acknowledge a message once it is handed over)."),
+    "test_upstream_flow_prompt.py": (
+        "Upstream's processors on our trustgraph-base: prompt-template",
+        "Upstream trustgraph-flow 2.1.4's own console scripts, unchanged from PyPI, run from\n"
+        "`.interop/flow-on-ours` (our trustgraph-base under upstream's trustgraph-flow, `--no-deps`), each a\n"
+        "process on pulsar-lite following our config-svc; everything under upstream's code is ours (the\n"
+        "compatibility layer, `trustgraph.compat.v214`, on our messaging core). Here its `prompt-template` in\n"
+        "front of our `text-completion-scripted`: text, JSON and streamed answers, an unknown template's error."),
+    "test_upstream_flow_agent.py": (
+        "Upstream's processors on our trustgraph-base: agent-manager-react",
+        "Upstream 2.1.4's `agent-manager-react` from `.interop/flow-on-ours` with our prompt-template,\n"
+        "scripted model and joke-service: a tool call through upstream's ToolServiceImpl, then the answer,\n"
+        "streamed and not."),
+    "test_upstream_flow_mcp_tool.py": (
+        "Upstream's processors on our trustgraph-base: mcp-tool",
+        "Upstream 2.1.4's `mcp-tool` from `.interop/flow-on-ours` calling a real MCP server of the official\n"
+        "SDK on 127.0.0.1: text, a structured result, a tool's error result, an unknown tool."),
+    "test_upstream_flow_llm.py": (
+        "Upstream's processors on our trustgraph-base: text-completion-openai",
+        "Upstream 2.1.4's own `text-completion-openai` from `.interop/flow-on-ours`, beside our config-svc,\n"
+        "in front of the OpenAI-compatible stand-in on 127.0.0.1: a request answered whole and one streamed.\n"
+        "Its `LlmService` is the compatibility layer over our LLM service base."),
+    "test_upstream_flow_chunker.py": (
+        "Upstream's processors on our trustgraph-base: chunker-recursive",
+        "Upstream 2.1.4's `chunker-recursive` from `.interop/flow-on-ours`, its flow given by our config-svc,\n"
+        "with a librarian stand-in of ours: a text document sent on its input topic comes out as upstream's\n"
+        "chunks, provenance triples and child documents. (`chunker-token` fetches tiktoken's encoding file\n"
+        "from the network at start, on upstream's base too, and is not run.)"),
+    "test_upstream_flow_gateway.py": (
+        "Upstream's processors on our trustgraph-base: api-gateway",
+        "Upstream 2.1.4's `api-gateway` from `.interop/flow-on-ours` (its Publisher/Subscriber requestors\n"
+        "and config Consumer on our messaging) in front of our config-svc: config put, get and list-flows."),
     "test_upstream_cli.py": (
         "Upstream's command line",
         "Upstream's `trustgraph-cli` against our gateway and config-svc, and every upstream command's\n"
