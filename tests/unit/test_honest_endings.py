@@ -297,6 +297,15 @@ def test_no_tool_near_and_the_model_answering_itself_is_no_tool_but_a_near_tool_
     assert judge("tell-joke", None, TOOLS, Confidence(), meaning=far) is None
 
 
+def test_a_question_far_from_every_tool_is_no_tool_however_sure_the_model():
+    # "Who wrote Hamlet?": every tool under 0.06; the 135M model was sure of a joke.
+    sure = {"weather": 0.05, "local-time": 0.05, "tell-joke": 0.9, decision_schema.FINAL_ACTION: 0.1}
+    hamlet = {"weather": 0.053, "local-time": 0.03, "tell-joke": 0.019}
+    assert judge("tell-joke", sure, TOOLS, Confidence(), meaning=hamlet).outcome == OUTCOME_NO_TOOL
+    assert judge("tell-joke", sure, TOOLS, Confidence(), meaning={**hamlet, "tell-joke": 0.12}) is None
+    assert judge("tell-joke", None, TOOLS, Confidence(), meaning=hamlet) is None   # no scores: the model's
+
+
 def test_a_sure_choice_of_a_tool_the_question_is_not_about_gives_way_to_the_rankers_clear_first():
     from trustgraph.agent.react.decisions import Switch
     ranked = Confidence(lead=0.05, no_tool_meaning=0.2, near=0.25, far=0.1)

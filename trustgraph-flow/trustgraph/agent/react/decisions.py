@@ -372,9 +372,14 @@ def _no_tool(raw: Mapping[str, float], total: float, scores: Mapping[str, float]
              meaning: Mapping[str, float] | None, tool_names: Sequence[str], policy: Confidence,
              chosen_share: float) -> Abstain | None:
     """"No tool fits": the model hardly considered any tool (unless the ranker sees one near), or
-    no tool is near the question and the model would rather answer itself."""
+    no tool is near the question and the model would rather answer itself, or every tool is
+    ``far`` from it, however sure the model (the 135M model was sure of the weather, then of a
+    joke, for "Who wrote Hamlet?", every tool under 0.06; no question of the ranker's sets, fitting
+    or not, had its nearest tool under 0.1)."""
     answer = scores.get(FINAL_ACTION, 0.0)
     nearest = max(meaning.get(n, -1.0) for n in tool_names) if meaning else None
+    if nearest is not None and policy.far is not None and nearest < policy.far:
+        return Abstain(OUTCOME_NO_TOOL, (), chosen_share)
     if max(raw.values()) < policy.no_tool and answer > policy.no_tool_ratio * total \
             and (nearest is None or nearest < policy.near):
         return Abstain(OUTCOME_NO_TOOL, (), chosen_share)
