@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests" / "integration"))
 
-from interop.venvs import UPSTREAM, Venv, ensure_mixed  # noqa: E402
+from interop.venvs import UPSTREAM, Venv, ensure_flow_on_ours, ensure_mixed  # noqa: E402
 
 _ROWS: list[tuple[str, int, int, str, str, str, str]] = []  # (module, line, n, peer, direction, result, detail)
 
@@ -147,6 +147,31 @@ def upstream_venv() -> Venv:
 @pytest.fixture(scope="session")
 def mixed_venv() -> Venv:
     return ensure_mixed()
+
+
+@pytest.fixture(scope="session")
+def flow_on_ours() -> Venv:
+    """Our trustgraph-base under upstream's trustgraph-flow 2.1.4 (the test_upstream_flow_* rows)."""
+    return ensure_flow_on_ours()
+
+
+@pytest.fixture
+async def stack(broker, spawn, tmp_path):
+    """A config-svc of the test's own on the broker (``tests/integration/flow_stack.py``)."""
+    from flow_stack import Stack
+
+    s = Stack(broker, spawn, tmp_path)
+    yield s
+    await s.close()
+
+
+@pytest.fixture
+def procs():
+    """Processes a test started itself (``support.Proc``), stopped when it ends."""
+    started: list[Any] = []
+    yield started
+    for p in started:
+        p.stop()
 
 
 @pytest.fixture

@@ -15,35 +15,13 @@ import json
 
 import pytest
 from deployment import AGENT_KEYS, AGENT_TEMPLATE, ANSWER, SCRIPT, joke_service, joke_tool
-from flow_stack import Stack, pair, uid, until_served
+from flow_stack import pair, uid, until_served
 from support import Proc
 from trustgraph.schema import AgentRequest, AgentResponse
-
-from interop.venvs import ensure_flow_on_ours
 
 pytestmark = [pytest.mark.interop, pytest.mark.long, pytest.mark.timeout(900)]
 
 PEER = "upstream agent-manager-react 2.1.4 on our base"
-
-
-@pytest.fixture(scope="module")
-def flow_on_ours():
-    return ensure_flow_on_ours()
-
-
-@pytest.fixture
-async def stack(broker, spawn, tmp_path):
-    s = Stack(broker, spawn, tmp_path)
-    yield s
-    await s.close()
-
-
-@pytest.fixture
-def procs():
-    started: list[Proc] = []
-    yield started
-    for p in started:
-        p.stop()
 
 
 async def test_upstreams_agent_runs_a_dialog_with_our_services_on_our_base(flow_on_ours, stack, procs,

@@ -29,18 +29,11 @@ from trustgraph.schema import (
 )
 from trustgraph.topics import CONFIG_REQUEST, CONFIG_RESPONSE
 
-from interop.venvs import Venv, ensure_flow_on_ours
-
 pytestmark = [pytest.mark.interop, pytest.mark.long, pytest.mark.timeout(900)]
 
 TEXT = "aaaa bbbb cccc dddd eeee ffff gggg hhhh"
 #: What RecursiveCharacterTextSplitter makes of TEXT with chunk-size 20, overlap 0: words joined up to 20.
 CHUNKS = ["aaaa bbbb cccc dddd", "eeee ffff gggg hhhh"]
-
-
-@pytest.fixture(scope="module")
-def flow_on_ours() -> Venv:
-    return ensure_flow_on_ours()
 
 
 async def receive(consumer: pulsar.Consumer) -> dict:

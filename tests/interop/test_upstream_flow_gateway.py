@@ -14,14 +14,7 @@ import pytest
 import requests
 from support import BIN, Proc, wait_for
 
-from interop.venvs import Venv, ensure_flow_on_ours
-
 pytestmark = [pytest.mark.interop, pytest.mark.long, pytest.mark.timeout(900)]
-
-
-@pytest.fixture(scope="module")
-def flow_on_ours() -> Venv:
-    return ensure_flow_on_ours()
 
 
 def free_port() -> int:

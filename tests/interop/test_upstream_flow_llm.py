@@ -14,38 +14,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from flow_stack import Stack, pair, uid, until_served
+from flow_stack import pair, uid, until_served
 from openai_stand_in import CALL
 from support import Proc
 from trustgraph.base.launching.broker import free_port
 from trustgraph.schema import TextCompletionRequest, TextCompletionResponse
 
-from interop.venvs import ensure_flow_on_ours
-
 pytestmark = [pytest.mark.interop, pytest.mark.long, pytest.mark.timeout(900)]
 
 STAND_IN = Path(__file__).with_name("openai_stand_in.py")
-
-
-@pytest.fixture(scope="module")
-def flow_on_ours():
-    return ensure_flow_on_ours()
-
-
-@pytest.fixture
-async def stack(broker, spawn, tmp_path):
-    s = Stack(broker, spawn, tmp_path)
-    yield s
-    await s.close()
-
-
-@pytest.fixture
-def procs():
-    """Processes a test started itself, stopped when it ends."""
-    started: list[Proc] = []
-    yield started
-    for p in started:
-        p.stop()
 
 
 @pytest.fixture

@@ -13,35 +13,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from flow_stack import Stack, pair, uid, until_served
+from flow_stack import pair, uid, until_served
 from support import Proc
 from trustgraph.schema import PromptRequest, PromptResponse
-
-from interop.venvs import ensure_flow_on_ours
 
 pytestmark = [pytest.mark.interop, pytest.mark.long, pytest.mark.timeout(900)]
 
 PEER = "upstream prompt-template 2.1.4 on our base"
-
-
-@pytest.fixture(scope="module")
-def flow_on_ours():
-    return ensure_flow_on_ours()
-
-
-@pytest.fixture
-async def stack(broker, spawn, tmp_path):
-    s = Stack(broker, spawn, tmp_path)
-    yield s
-    await s.close()
-
-
-@pytest.fixture
-def procs():
-    started: list[Proc] = []
-    yield started
-    for p in started:
-        p.stop()
 
 
 def templates() -> dict[tuple[str, str], str]:
