@@ -9,7 +9,8 @@ from support import wait_for_async
 from trustgraph.base import PubSub, RequestResponseClient
 from trustgraph.base.processors.async_processor import AsyncProcessor
 from trustgraph.base.processors.flow_processor import ConsumerSpec, FlowProcessor
-from trustgraph.schema import FlowRequest, FlowResponse, v211
+from trustgraph.compat.v211 import schema as v211
+from trustgraph.schema import FlowRequest, FlowResponse
 
 # config-svc uses fixed, well-known topics, so each test here runs its own broker.
 

@@ -17,7 +17,8 @@ import pytest
 from trustgraph.agent.react import Processor as Agent
 from trustgraph.base import DynamicToolService
 from trustgraph.base.testing import MemoryBroker, ScriptedPrompt, action, final_answer, worker
-from trustgraph.schema import PromptRequest, encode, v211
+from trustgraph.compat.v211 import schema as v211
+from trustgraph.schema import PromptRequest, encode
 from trustgraph.topics import tool_service_topics
 
 from interop.venvs import UPSTREAM_211, Venv

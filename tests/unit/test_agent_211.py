@@ -16,7 +16,8 @@ import pytest
 from trustgraph.agent.react import Processor as Agent
 from trustgraph.base import DynamicToolService
 from trustgraph.base.testing import MemoryBroker, ScriptedPrompt, action, final_answer, worker
-from trustgraph.schema import PromptRequest, to_dict, v211
+from trustgraph.compat.v211 import schema as v211
+from trustgraph.schema import PromptRequest, to_dict
 from trustgraph.topics import tool_service_topics
 
 REQ, RESP = tool_service_topics("unit-joke-211")

@@ -6,7 +6,8 @@ import pytest
 from trustgraph.agent.react.dialects import dialect_for
 from trustgraph.agent.react.types import Act, Answer, Failed, Observation, Thought
 from trustgraph.base.messaging.serving import ServiceError
-from trustgraph.schema import AgentRequest, AgentStep, encode, v211
+from trustgraph.compat.v211 import schema as v211
+from trustgraph.schema import AgentRequest, AgentStep, encode
 
 # -- 2.1: pinned, byte for byte, as the agent wrote them before the 2.11 wire existed -----------
 

@@ -147,10 +147,10 @@ def test_the_announce_flags_default_by_wire() -> None:
                           "pubsub": memory_pubsub(MemoryBroker(), "w")})
 
     p = made([])
-    assert (p.wire, p.announce_queue, p.announce_probe_queue, p.pubsub.serving_topic) == (
+    assert (p.wire.name, p.announce_queue, p.announce_probe_queue, p.pubsub.serving_topic) == (
         "2.1", ANNOUNCE, PROBE, SERVING)
     p = made(["--wire", "2.11"])
-    assert (p.wire, p.announce_queue, p.announce_probe_queue, p.pubsub.serving_topic) == (
+    assert (p.wire.name, p.announce_queue, p.announce_probe_queue, p.pubsub.serving_topic) == (
         "2.11", ANNOUNCE_211, PROBE_211, SERVING_211)
     p = made(["--wire", "2.11", "--announce-queue", "non-persistent://acme/ns/a"])
     assert (p.announce_queue, p.announce_probe_queue) == ("non-persistent://acme/ns/a", PROBE_211)

@@ -91,7 +91,7 @@ def test_the_wire_defaults_to_2_1_and_the_environment_sets_it(monkeypatch):
 def test_a_processor_refuses_a_wire_it_does_not_speak():
     from trustgraph.base.processors.async_processor import StartRefused
 
-    assert processor().wire == "2.1"
+    assert processor().wire.name == "2.1"
     with pytest.raises(StartRefused) as refused:
         AsyncProcessor(id="p", pulsar_host="pulsar://127.0.0.1:1", metrics=False, wire="2.11")
     assert str(refused.value) == ("p does not speak TrustGraph 2.11's wire (it speaks 2.1): run it with "
@@ -100,4 +100,4 @@ def test_a_processor_refuses_a_wire_it_does_not_speak():
     class Both(AsyncProcessor):
         wires = ("2.1", "2.11")
 
-    assert Both(id="b", pulsar_host="pulsar://127.0.0.1:1", metrics=False, wire="2.11").wire == "2.11"
+    assert Both(id="b", pulsar_host="pulsar://127.0.0.1:1", metrics=False, wire="2.11").wire.name == "2.11"

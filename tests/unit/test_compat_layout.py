@@ -46,6 +46,21 @@ def test_nothing_of_ours_imports_the_compatibility_layer():
     pattern = re.compile(r"^\s*(from|import)\s+(trustgraph\.compat|\.\.compat)\b", re.M)
     allowed = {BASE_DIR / "__init__.py"}
     offenders = []
+    # 2.11's wire still being moved into trustgraph.compat.v211 (issue 36 point 6): shrinks to nothing.
+    moving = {REPO / f for f in (
+        "trustgraph-base/trustgraph/base/processors/config_follower.py",
+        "trustgraph-base/trustgraph/base/processors/flow_processor.py",
+        "trustgraph-base/trustgraph/base/processors/flows_211.py",
+        "trustgraph-base/trustgraph/base/testing/worker.py",
+        "trustgraph-base/trustgraph/catalog/wires.py",
+        "trustgraph-flow/trustgraph/agent/react/dialects.py",
+        "trustgraph-flow/trustgraph/config/service/config_ops_211.py",
+        "trustgraph-flow/trustgraph/config/service/flow_ops_211.py",
+        "trustgraph-flow/trustgraph/config/service/service.py",
+        "trustgraph-flow/trustgraph/config/service/store.py",
+        "trustgraph-flow/trustgraph/config/service/workspaces.py",
+    )}
+    allowed |= {path for path in moving if path.exists()}
     for root in OURS:
         for path in root.rglob("*.py"):
             if "compat" in path.relative_to(root).parts[:1] or path in allowed:

@@ -13,8 +13,9 @@ import json
 
 import pytest
 from trustgraph.base.testing import worker
+from trustgraph.compat.v211 import schema as v211
 from trustgraph.config.service import Processor as ConfigService
-from trustgraph.schema import ConfigKey, ConfigRequest, ConfigResponse, FlowRequest, FlowResponse, v211
+from trustgraph.schema import ConfigKey, ConfigRequest, ConfigResponse, FlowRequest, FlowResponse
 from trustgraph.schema.codec import decode, encode
 from trustgraph.topics import CONFIG_PUSH
 

@@ -25,8 +25,9 @@ from trustgraph.base.processors.config_source import (
 )
 from trustgraph.base.testing import MemoryBroker, memory_pubsub, worker
 from trustgraph.base.testing.stand_ins import Responder
+from trustgraph.compat.v211 import schema as v211
 from trustgraph.config.service import Processor as ConfigService
-from trustgraph.schema import ConfigPush, ConfigRequest, ConfigResponse, ConfigValue, v211
+from trustgraph.schema import ConfigPush, ConfigRequest, ConfigResponse, ConfigValue
 from trustgraph.topics import CONFIG_PUSH, CONFIG_REQUEST, CONFIG_RESPONSE
 
 A = {"tool": {"a": '"1"'}}

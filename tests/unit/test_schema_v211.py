@@ -1,4 +1,4 @@
-"""The 2.11 agent and prompt records (``trustgraph.schema.v211``) against upstream 2.11.1's encoding.
+"""The 2.11 agent and prompt records (``trustgraph.compat.v211.schema``) against upstream 2.11.1's encoding.
 
 Each payload is what upstream 2.11.1 puts on the bus (its Pulsar backend: ``json.dumps`` of
 ``serialization.dataclass_to_dict``, every field present, None as null, in its field order),
@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from trustgraph.compat.v211.schema import AgentRequest, AgentResponse, AgentStep, PlanStep, PromptResponse
 from trustgraph.schema import IRI, LITERAL, Error, PromptRequest, SchemaError, decode, encode, to_dict
-from trustgraph.schema.v211 import AgentRequest, AgentResponse, AgentStep, PlanStep, PromptResponse
 
 # An orchestrator's dialog step on its way back to the agent: every 2.11 field set.
 REQUEST = (

@@ -29,6 +29,7 @@ from trustgraph.catalog.implementations import (
     ToolFailed,
 )
 from trustgraph.catalog.wires import KnowledgeQuery211Impl, RowEmbeddingsQuery211Impl, tool_wire
+from trustgraph.compat.v211 import schema as v211
 from trustgraph.schema import (
     EmbeddingsResponse,
     Error,
@@ -37,7 +38,6 @@ from trustgraph.schema import (
     ToolResponse,
     decode,
     encode,
-    v211,
 )
 
 # -- what 2.11.1 writes ------------------------------------------------------------------------

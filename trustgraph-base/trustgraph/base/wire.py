@@ -9,9 +9,25 @@ which deployment it is in.  The operator says so once: ``--wire 2.11`` (or
 A processor lists the wires it speaks in ``AsyncProcessor.wires``; asked for
 one it does not, it refuses to start with one line (``StartRefused``) rather
 than talk past its peers.
+
+Why an object, chosen once: what differs between the wires is a handful of
+edges (topics, where a flow is assigned, how config is followed, which records
+a service reads), and our code asks the processor's :class:`Wire` for them
+rather than branching on the wire's name.  This class is the 2.1 wire, ours;
+2.11's is a subclass in the compatibility quarantine
+(:mod:`trustgraph.compat.v211`), loaded by :func:`wire_for` only when asked for.
+Parts that live outside ``trustgraph-base`` (the agent's records, config-svc's
+protocol) are a wire's *components*: ``wire.component(role)`` imports the
+strategy the wire names for that role, so trustgraph-base need not import
+trustgraph-flow and our code need not import the quarantine.
 """
 
 from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
 
 WIRE_21 = "2.1"
 WIRE_211 = "2.11"
@@ -19,6 +35,52 @@ WIRE_211 = "2.11"
 WIRES = (WIRE_21, WIRE_211)
 #: The environment variable that sets the default of ``--wire``.
 ENV = "TRUSTGRAPH_WIRE"
+
+#: Where each wire's object is: ``"module:attribute"``.  Only ours is imported eagerly.
+_WIRE_OBJECTS: Mapping[str, str] = MappingProxyType({
+    WIRE_21: "trustgraph.base.wire:NATIVE",
+    WIRE_211: "trustgraph.compat.v211.wire:WIRE",
+})
+
+
+class Wire:
+    """The 2.1 wire (ours): the edges where a processor's behaviour depends on its wire."""
+
+    #: The wire's name, as ``--wire`` takes it.
+    name: str = WIRE_21
+    #: role -> ``"module:attribute"`` of this wire's strategy for a part outside trustgraph-base.
+    components: Mapping[str, str] = MappingProxyType({})
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"<wire {self.name}>"
+
+    def component(self, role: str) -> Any:
+        """This wire's strategy for ``role`` (imported on first use); KeyError names the role."""
+        try:
+            target = self.components[role]
+        except KeyError:
+            raise KeyError(f"wire {self.name} names no {role!r} component") from None
+        return _load(target)
+
+
+NATIVE = Wire()
+
+
+def _load(target: str) -> Any:
+    module, _, attribute = target.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+def wire_for(name: str) -> Wire:
+    """The wire object for ``name`` (one of :data:`WIRES`); ValueError for any other name."""
+    try:
+        target = _WIRE_OBJECTS[name]
+    except KeyError:
+        raise ValueError(f"no TrustGraph wire {name!r}: one of {', '.join(WIRES)}") from None
+    return _load(target)
 
 
 def unsupported(processor: str, wire: str, speaks: tuple[str, ...]) -> str:

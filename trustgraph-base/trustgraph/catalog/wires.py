@@ -20,7 +20,7 @@ What 2.11 changed for each type, checked against upstream 2.11.1's schema
 * ``text-completion`` and ``prompt``: ``PromptRequest`` is unchanged; 2.11's
   ``PromptResponse`` adds token counts and writes ``text`` or ``object`` as
   null, which the agent's prompt client already reads as 2.11's
-  (``trustgraph.schema.v211.PromptResponse``).
+  (``trustgraph.compat.v211.schema.PromptResponse``).
 * ``mcp-tool``: ``ToolRequest`` and ``ToolResponse`` are unchanged.
 * ``structured-query``: the request has no ``user`` in 2.11 (2.11.1's service
   ignores 2.1's, the workspace being the tenancy); the response is unchanged.
@@ -34,9 +34,11 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from trustgraph.compat.v211 import schema as v211
+from trustgraph.compat.v211.schema.retrieval import EXPLAIN
+
 from ..base.wire import WIRE_21, WIRE_211
-from ..schema import EmbeddingsResponse, PromptRequest, v211
-from ..schema.v211.retrieval import EXPLAIN
+from ..schema import EmbeddingsResponse, PromptRequest
 from .implementations import (
     BUILDERS,
     FLOW_CLIENTS,

@@ -9,7 +9,10 @@ own code should meet none of that.  Everything upstream-shaped lives here:
   ...), each built on our messaging core, and the files that make upstream's
   module paths under ``trustgraph.base`` importable (``v214/base-paths``, an
   overlay on that package's ``__path__``).
+* :mod:`.v211`: upstream 2.11's wire (``--wire 2.11``): its records and queue
+  names, and the 2.11 :class:`~trustgraph.base.wire.Wire` that
+  :func:`trustgraph.base.wire.wire_for` loads by name.
 
-Nothing outside this package imports it but ``trustgraph.base``'s two hooks (a
-test keeps it so).
+Nothing outside this package imports it but ``trustgraph.base``'s two hooks and
+``trustgraph.base.wire``'s loader (a test keeps it so).
 """

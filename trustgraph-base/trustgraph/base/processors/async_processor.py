@@ -53,9 +53,11 @@ class AsyncProcessor:
     def __init__(self, **params: Any) -> None:
         self.id: str = params.get("id") or "processor"
         self.params = params
-        self.wire: str = params.get("wire") or WIRE_21
-        if self.wire not in self.wires:
-            raise StartRefused(wire.unsupported(self.id, self.wire, self.wires))
+        wire_name: str = params.get("wire") or WIRE_21
+        if wire_name not in self.wires:
+            raise StartRefused(wire.unsupported(self.id, wire_name, self.wires))
+        #: The wire this processor speaks, asked for each edge that differs (trustgraph.base.wire).
+        self.wire: wire.Wire = wire.wire_for(wire_name)
         # A PubSub given from outside (a test's in-memory one) replaces the broker connection.
         given: PubSub | None = params.get("pubsub")
         if given is not None:
@@ -77,7 +79,7 @@ class AsyncProcessor:
         self.config_push_queue: str = params.get("config_push_queue") or config_push_queue
         # Where tool services announce themselves, readers probe for them, and serving notices go:
         # by default in a namespace the wire's deployment has (2.11's has no tg/config).
-        defaults = announce_topics(self.wire)
+        defaults = announce_topics(self.wire.name)
         self.announce_queue: str = params.get("announce_queue") or defaults.announce
         self.announce_probe_queue: str = params.get("announce_probe_queue") or defaults.probe
         self.pubsub.serving_topic = defaults.serving
@@ -93,7 +95,7 @@ class AsyncProcessor:
         self.config_follower = ConfigFollower(
             self.pubsub, self.id, push_queue=self.config_push_queue,
             request_queue=self.config_request_queue, response_queue=self.config_response_queue,
-            stopping=self._stopping, wire=self.wire)
+            stopping=self._stopping, wire=self.wire.name)
 
     # -- config (see .config_follower) ----------------------------------------
     @property

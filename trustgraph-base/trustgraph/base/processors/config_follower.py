@@ -30,7 +30,7 @@ sends a notice naming, per changed type, the workspaces it changed in, on
 ``notify:tg:config``, and a processor fetches what it needs
 (trustgraph-base 2.11.1 ``base/async_processor.py``).  The follower then
 subscribes to the notices (at Latest, under a fresh subscription), fetches
-the followed workspace's config (:data:`~trustgraph.schema.v211.DEFAULT_WORKSPACE`)
+the followed workspace's config (:data:`~trustgraph.compat.v211.schema.DEFAULT_WORKSPACE`)
 with 2.11's ``config`` operation at start, and again after each notice that
 names that workspace for a type a handler follows, and hands the handlers the
 same ``{type: {key: value}}`` they get under 2.1.  A fetched config is
@@ -48,8 +48,9 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, TypeVar
 
 from tenacity import AsyncRetrying, retry_if_result, wait_exponential
+from trustgraph.compat.v211 import schema as v211
 
-from ...schema import ConfigPush, ConfigRequest, ConfigResponse, v211
+from ...schema import ConfigPush, ConfigRequest, ConfigResponse
 from ...topics import config_notice_topic
 from ..messaging import metrics
 from ..messaging.pubsub import CONFIG_LANE, CONFIG_PUSH_LANE, Message, PubSub

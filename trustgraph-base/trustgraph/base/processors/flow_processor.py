@@ -19,7 +19,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ...schema import v211
+from trustgraph.compat.v211 import schema as v211
+
 from ..launching.stack import STACK_STATUS_ENV
 from ..messaging.pubsub import Consumer, Message, Producer
 from ..messaging.request_response import RequestResponseClient
@@ -120,7 +121,7 @@ class FlowProcessor(AsyncProcessor):
         self.unserved_topics: UnservedTopics | None = (
             UnservedTopics(admin_url, stack_status=os.environ.get(STACK_STATUS_ENV)) if admin_url else None)
         # 2.1 assigns flows in active-flow/<id>; 2.11 as the items of type processor:<id> (flows_211).
-        flow_type = v211.processor_type(self.id) if self.wire == WIRE_211 else "active-flow"
+        flow_type = v211.processor_type(self.id) if self.wire.name == WIRE_211 else "active-flow"
         self.register_config_handler(self._on_flow_config, types=[flow_type])
 
     @classmethod
@@ -139,8 +140,8 @@ class FlowProcessor(AsyncProcessor):
         self.specs.append(spec)
 
     async def _on_flow_config(self, config: dict[str, dict[str, str]], version: int) -> None:
-        raw = config.get("active-flow", {}).get(self.id) if self.wire != WIRE_211 else None
-        wanted: dict[str, Any] = assigned_flows(config, self.id) if self.wire == WIRE_211 else {}
+        raw = config.get("active-flow", {}).get(self.id) if self.wire.name != WIRE_211 else None
+        wanted: dict[str, Any] = assigned_flows(config, self.id) if self.wire.name == WIRE_211 else {}
         if raw:
             try:
                 wanted = limits.loads(raw)

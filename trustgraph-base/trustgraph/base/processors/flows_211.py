@@ -15,7 +15,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ...schema import v211
+from trustgraph.compat.v211 import schema as v211
+
 from ..safety import limits
 
 __all__ = ["assigned_flows"]

@@ -28,7 +28,8 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, Generic, TypeVar
 
-from ...schema.v211 import processor_type
+from trustgraph.compat.v211.schema import processor_type
+
 from ...topics import TopicError, to_pulsar
 from ..messaging.message import Message
 from ..messaging.pubsub import Producer, PubSub
@@ -112,7 +113,7 @@ class Worker(Generic[P]):
         """Start flow ``name`` as config-svc's start-flow would: through ``active-flow`` under
         2.1, through an item of ``processor:<id>`` (topics apart from parameters) under 2.11."""
         definition = definition if definition is not None else self.flow_definition(name)
-        if getattr(self.processor, "wire", WIRE_21) == WIRE_211:
+        if str(getattr(self.processor, "wire", WIRE_21)) == WIRE_211:
             def is_topic(value: Any) -> bool:
                 try:
                     return isinstance(value, str) and bool(to_pulsar(value))

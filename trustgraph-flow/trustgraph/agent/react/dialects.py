@@ -36,8 +36,9 @@ from typing import Any, Protocol
 from trustgraph.base.messaging.serving import Replies, ServiceError, message_or_type
 from trustgraph.base.wire import WIRE_21, WIRE_211
 from trustgraph.catalog.wires import ToolWire, tool_wire
-from trustgraph.schema import AgentRequest, AgentResponse, AgentStep, Error, PromptResponse, v211
-from trustgraph.schema.v211.agent import PATTERN_REACT
+from trustgraph.compat.v211 import schema as v211
+from trustgraph.compat.v211.schema.agent import PATTERN_REACT
+from trustgraph.schema import AgentRequest, AgentResponse, AgentStep, Error, PromptResponse
 
 from .types import Act, Answer, Event, Failed, Observation, Thought
 

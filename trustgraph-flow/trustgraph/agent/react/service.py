@@ -37,7 +37,7 @@ Differences from upstream worth knowing:
   (property ``dialog-started``), so any replica can tell.
 * ``--wire 2.11`` takes the place of upstream 2.11's agent-manager-react: its
   request, ``next`` and response records and its prompt service's reply
-  (``trustgraph.schema.v211``), read and written by ``dialects.py``, and the
+  (``trustgraph.compat.v211.schema``), read and written by ``dialects.py``, and the
   records the built-in tools send 2.11's flow services (graph-rag, embeddings,
   row-embeddings query: ``trustgraph.catalog.wires``); the loop is the same.
 """
@@ -165,7 +165,7 @@ class Processor(FlowProcessor):
         self.descriptor_errors: list[str] = []
 
         # The one place the wire matters: which records, and how a request is read and answered.
-        self.dialect = dialect_for(self.wire)
+        self.dialect = dialect_for(self.wire.name)
         self.register_specification(ConsumerSpec("request", self.dialect.request, self.on_request,
                                                  replies=self.dialect.replies))
         self.register_specification(ProducerSpec("next", self.dialect.request))

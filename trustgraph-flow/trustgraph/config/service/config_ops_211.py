@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from trustgraph.schema.v211 import WORKSPACE_TYPE, WORKSPACES, is_reserved
+from trustgraph.compat.v211.schema import WORKSPACE_TYPE, WORKSPACES, is_reserved
 
 from .config_ops import _parse_keys, _parse_type, _parse_values
 from .operations import Refused, run_operation

@@ -33,7 +33,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from trustgraph.schema.v211 import processor_type
+from trustgraph.compat.v211.schema import processor_type
 
 from .flow_ops import FlowOperations, _Substituter
 from .operations import Refused

@@ -58,13 +58,13 @@ from trustgraph.base.processors import config_parts
 from trustgraph.base.processors.async_processor import AsyncProcessor, StartRefused, env_default
 from trustgraph.base.processors.config_source import DIGEST, STORE, config_digest
 from trustgraph.base.wire import WIRE_21, WIRE_211
+from trustgraph.compat.v211 import schema as v211
 from trustgraph.schema import (
     ConfigPush,
     ConfigRequest,
     ConfigResponse,
     FlowRequest,
     FlowResponse,
-    v211,
 )
 from trustgraph.schema.codec import encode, from_dict, to_dict
 from trustgraph.topics import (
@@ -159,7 +159,7 @@ class Processor(AsyncProcessor):
         # What every reply says config-svc holds: the store and the digest of its current config.
         self._stamp: dict[str, str] = {STORE: self.store_id}
         # 2.11: its operations, its notice producer, and each workspace's queues served.
-        self.serves_211 = self.wire == WIRE_211
+        self.serves_211 = self.wire.name == WIRE_211
         self.max_workspaces = params.get("max_workspaces") or DEFAULT_MAX_WORKSPACES
         self.config_ops_211 = Config211Operations(self.store, self.max_workspaces)
         self._notify_211: Producer | None = None

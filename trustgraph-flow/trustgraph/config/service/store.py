@@ -37,7 +37,7 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from trustgraph.schema.v211 import DEFAULT_WORKSPACE
+from trustgraph.compat.v211.schema import DEFAULT_WORKSPACE
 
 __all__ = ["DEFAULT_WORKSPACE", "Change", "ConfigStore", "WorkspaceStore"]
 

@@ -10,7 +10,7 @@ one, so what such a put can make config-svc do is bounded here, twice:
 * when written (:func:`check_registrations`, on the only path a request
   writes ``__workspaces__`` by: 2.11's ``put``, on the system queue or a
   workspace's own): a name that cannot be a topic
-  (:func:`trustgraph.schema.v211.workspace_problem`), or a workspace past
+  (:func:`trustgraph.compat.v211.schema.workspace_problem`), or a workspace past
   the cap, refuses the whole put, nothing written;
 * when read at start (:func:`servable`): a store written before these checks
   may hold such names, or more workspaces than the cap; those are left
@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from trustgraph.base.safety.logsafe import clip
-from trustgraph.schema.v211 import DEFAULT_WORKSPACE, WORKSPACE_TYPE, WORKSPACES, workspace_problem
+from trustgraph.compat.v211.schema import DEFAULT_WORKSPACE, WORKSPACE_TYPE, WORKSPACES, workspace_problem
 
 from .operations import Refused
 from .store import ConfigStore

@@ -18,7 +18,7 @@ here and passed through as they come.
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.primitives import Error
+from trustgraph.schema.core.primitives import Error
 
 
 @dataclass

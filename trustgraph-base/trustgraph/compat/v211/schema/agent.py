@@ -12,7 +12,7 @@ null, as 2.1 does.  Read from trustgraph-base 2.11.1's ``schema/agent.py``.
 
 from dataclasses import dataclass, field
 
-from ..core.primitives import Error, Triple
+from trustgraph.schema.core.primitives import Error, Triple
 
 #: The orchestration patterns 2.11 names (``AgentRequest.pattern``); "" leaves the choice
 #: to the agent.  agent-manager-react runs ReAct only.

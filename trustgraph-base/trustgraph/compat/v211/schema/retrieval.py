@@ -13,7 +13,7 @@ reads an explain message's empty ``response``.  Read from trustgraph-base
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.primitives import Error, Triple
+from trustgraph.schema.core.primitives import Error, Triple
 
 #: ``GraphRagResponse.message_type`` of a provenance message (no answer text in it).
 EXPLAIN = "explain"

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..core.primitives import Error
-from ..services.config import ConfigKey  # unchanged in 2.11: the item's type and key in a workspace
+from trustgraph.schema.core.primitives import Error
+from trustgraph.schema.services.config import (
+    ConfigKey,  # unchanged in 2.11: the item's type and key in a workspace
+)
 
 __all__ = ["ConfigKey", "ConfigPush", "ConfigRequest", "ConfigResponse", "ConfigValue", "WorkspaceChanges"]
 

@@ -9,7 +9,7 @@ other.  Read from trustgraph-base 2.11.1's ``schema/llm.py``.
 
 from dataclasses import dataclass
 
-from ..core.primitives import Error
+from trustgraph.schema.core.primitives import Error
 
 
 @dataclass

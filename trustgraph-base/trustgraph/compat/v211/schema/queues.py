@@ -15,7 +15,7 @@ pushes go to a new one (``non-persistent://tg/notify/config``).
 
 from __future__ import annotations
 
-from ...topics import TopicError, queue, to_pulsar
+from trustgraph.topics import TopicError, queue, to_pulsar
 
 #: What :func:`to_pulsar` raises for a name that is no topic (2.11's or 2.1's).
 QueueError = TopicError
