@@ -36,8 +36,9 @@ from trustgraph.compat.v214.backends import (
     get_pubsub,
     link_for,
 )
+from trustgraph.compat.v214.consumer import Consumer
 from trustgraph.compat.v214.metrics import SubscriberMetrics
-from trustgraph.compat.v214.pubsub import Consumer, Producer, Publisher, Subscriber, SubscriberSpec
+from trustgraph.compat.v214.pubsub import Producer, Publisher, Subscriber, SubscriberSpec
 from trustgraph.exceptions import TooManyRequests
 from trustgraph.schema import Error, ToolServiceRequest, ToolServiceResponse
 

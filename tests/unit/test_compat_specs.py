@@ -320,13 +320,16 @@ class Limited(FlowProcessor):
 
 
 async def test_a_rate_limited_handler_is_run_again(monkeypatch):
-    from trustgraph.compat.v214.processor import FlowConsumer
+    from trustgraph.base.consumer import Consumer
+    from trustgraph.compat.v214.consumer import FlowConsumer
 
     monkeypatch.setattr(FlowConsumer, "rate_limit_retry_time", 0.01)
     async with worker(Limited) as w:
         d = await opened(w)
         out = await w.call(d["request"], d["response"], TextCompletionRequest(), TextCompletionResponse)
         assert out[0].response == "3"
+        # A flow's consumer is upstream's one Consumer, as upstream's ConsumerSpec makes it.
+        assert isinstance(w.processor.flows["f"].consumer["request"], Consumer)
 
 
 async def test_a_request_whose_caller_has_gone_is_skipped_and_a_later_one_answered():

@@ -7,7 +7,6 @@ import argparse
 import asyncio
 import base64
 import importlib
-import time
 
 import pytest
 import trustgraph.base as base
@@ -369,19 +368,6 @@ async def test_a_rate_limit_that_outlasts_the_bound_is_answered_too_many_request
         d = (await w.open_flow("f")).definition
         [r] = await w.call(d["request"], d["response"], EmbeddingsRequest(text="limited 1000"), EmbeddingsResponse)
     assert r.error == Error(type="too-many-requests", message="slow down") and r.vectors is None
-
-
-async def test_rate_limit_retries_stop_at_the_callers_deadline():
-    tries = 0
-
-    async def limited():
-        nonlocal tries
-        tries += 1
-        raise TooManyRequests("slow down")
-
-    with pytest.raises(TooManyRequests):
-        await stores.retry_rate_limited(limited, every=0.05, deadline=time.time() + 0.2)
-    assert 1 <= tries < 100
 
 
 async def test_upstreams_embeddings_handler_called_directly():

@@ -7,7 +7,8 @@
   broker, waiting for it, and whether it is still there;
 * :mod:`.request_response` (the calling side), :mod:`.serving` (the answering
   side), :mod:`.deadlines` (how long a caller waits), :mod:`.lost_calls` (calls
-  a broker outage swallowed);
+  a broker outage swallowed), :mod:`.rate_limits` (asking a rate-limited backend
+  again);
 * :mod:`.broker_consumers`, :mod:`.unserved`: which topics nobody consumes;
 * :mod:`.metrics`: the Prometheus counters of consumers and services.
 

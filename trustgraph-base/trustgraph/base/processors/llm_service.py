@@ -5,7 +5,7 @@ because an image may hold our trustgraph-base with another trustgraph-flow
 (upstream's LLM providers run on it through ``trustgraph.compat``), and a
 provider someone wrote needs no more than this package.
 
-A service subclasses :class:`LlmService` and writes ``generate`` (and, when
+A service subclasses :class:`CompletionService` and writes ``generate`` (and, when
 its backend can stream, ``generate_stream``).  The base does everything that
 must be the same for all of them, so that swapping the LLM never changes what
 a caller sees (upstream 2.1.4's TextCompletionRequest/Response on the flow's topics):
@@ -28,13 +28,18 @@ a caller sees (upstream 2.1.4's TextCompletionRequest/Response on the flow's top
   that does not declare it is called without (its output unconstrained, and
   a warning logged once);
 * a backend that raises :class:`~trustgraph.exceptions.TooManyRequests` is
-  asked again after :attr:`LlmService.rate_limit_retry_time` seconds, for as
-  long as the caller waits (a stream only before its first chunk went out);
+  asked again after :attr:`CompletionService.rate_limit_retry_time` seconds, for as
+  long as the caller waits (a stream only before its first chunk went out;
+  :mod:`trustgraph.base.messaging.rate_limits`);
 * every failure, a deadline included, is an ``llm-error`` reply with
   ``end_of_stream: true`` (``too-many-requests`` when the backend stayed
   rate-limited); nothing a request contains stops the service;
 * upstream's two metrics of an LLM service, ``text_completion_duration`` and
   ``text_completion_model`` (:mod:`trustgraph.base.messaging.metrics`).
+
+Upstream 2.1.4's base of the same job is ``trustgraph.base.LlmService``
+(``generate_content``), a thin layer over this one in the compatibility
+package; ours is named for what it serves, so the two are never confused.
 """
 
 from __future__ import annotations
@@ -45,15 +50,16 @@ import contextlib
 import inspect
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from ...exceptions import LlmError, TooManyRequests
 from ...schema import TextCompletionRequest, TextCompletionResponse
 from ..formats import completion, decision_schema
 from ..messaging import metrics
 from ..messaging.message import Message
+from ..messaging.rate_limits import RateLimitRetry
 from ..messaging.serving import Replies, Reply, ServiceError
 from ..safety import limits
 from .flow_processor import ConsumerSpec, Flow, FlowProcessor, ParameterSpec, ProducerSpec
@@ -72,7 +78,8 @@ REPLIES = Replies(
     error_record=lambda error: TextCompletionResponse(error=error, response="", end_of_stream=True),
     error_type=ERROR_TYPE)
 
-T = TypeVar("T")
+#: What a rate-limited backend's request logs before each pause.
+RATE_LIMIT_LOG = "Backend rate-limited (%(count)d); asking again in %(every)gs"
 
 
 @dataclass
@@ -164,16 +171,7 @@ def _as_float(value: Any, default: float) -> float:
         return default
 
 
-class _RateLimits:
-    """How often one request's backend said "too many requests"."""
-
-    __slots__ = ("count",)
-
-    def __init__(self) -> None:
-        self.count = 0
-
-
-class LlmService(FlowProcessor):
+class CompletionService(FlowProcessor):
     """Serves text completions for every flow that names this processor."""
 
     #: Shown when neither the flow nor the command line names a model.
@@ -259,7 +257,7 @@ class LlmService(FlowProcessor):
         # Generation stops when the caller stops waiting: work for a caller
         # that has left only delays the requests queued behind it.
         limit = reply.left(self.request_timeout)
-        limited = _RateLimits()
+        limited = self._rate_limit_retry()
         timer = metrics.completion_duration.labels(self.id, f"{flow.name}-request").time()
         try:
             with timer:
@@ -268,7 +266,7 @@ class LlmService(FlowProcessor):
                         await self._stream(reply, model, stop, args, kwargs, marks, limited)
                         result = None
                     else:
-                        result = await self._patiently(limited, lambda: self.generate(*args, **kwargs))
+                        result = await limited.run(lambda: self.generate(*args, **kwargs))
         except TimeoutError:
             if limited.count:
                 logger.warning("Completion %s given up after %.1fs: the backend stayed rate-limited",
@@ -287,22 +285,10 @@ class LlmService(FlowProcessor):
             response=text, in_token=result.in_token, out_token=result.out_token,
             model=result.model or model, end_of_stream=True), _scores_properties(result, marks))
 
-    async def _patiently(self, limited: _RateLimits, attempt: Callable[[], Awaitable[T]]) -> T:
-        """``attempt()``, asked again while the backend says it has too many requests.
-
-        The caller's deadline (the ``asyncio.timeout`` around this) ends the waiting.
-        """
-        while True:
-            try:
-                return await attempt()
-            except TooManyRequests:
-                await self._rate_limited(limited)
-
-    async def _rate_limited(self, limited: _RateLimits) -> None:
-        limited.count += 1
-        logger.warning("Backend rate-limited (%d); asking again in %gs", limited.count,
-                       self.rate_limit_retry_time)
-        await asyncio.sleep(self.rate_limit_retry_time)
+    def _rate_limit_retry(self) -> RateLimitRetry:
+        # No bound of its own: the caller's deadline (the ``asyncio.timeout`` around it) ends the
+        # waiting, and its count tells that the request ended rate-limited.
+        return RateLimitRetry(self.rate_limit_retry_time, message=RATE_LIMIT_LOG, log=logger)
 
     def _schema_kwargs(self, schema: dict[str, Any] | None) -> dict[str, Any]:
         if schema is None:
@@ -317,10 +303,10 @@ class LlmService(FlowProcessor):
 
     async def _stream(self, reply: Reply, model: Any, stop: list[str], args: tuple,
                       kwargs: dict[str, Any], marks: dict[str, str] | None = None,
-                      limited: _RateLimits | None = None) -> None:
+                      limited: RateLimitRetry | None = None) -> None:
         cutter = StopFilter(stop)
         summary = LlmResult(text="", model=model)
-        limited = limited or _RateLimits()
+        limited = limited or self._rate_limit_retry()
 
         async def items() -> AsyncIterator[str | LlmResult]:
             # A rate-limited backend is asked again only while nothing has gone out: a caller
@@ -333,10 +319,10 @@ class LlmService(FlowProcessor):
                             started = True
                             yield part
                     return
-                except TooManyRequests:
+                except TooManyRequests as e:
                     if started:
                         raise ServiceError("rate-limited in the middle of the reply", RATE_LIMITED) from None
-                    await self._rate_limited(limited)
+                    await limited.wait(e)
 
         async def chunks() -> AsyncIterator[tuple[TextCompletionResponse, dict[str, str] | None]]:
             nonlocal summary

@@ -34,7 +34,7 @@ EXPORTS: dict[str, str] = {
     "setup_logging": "trustgraph.compat.v214.logging_setup",
     "CollectionConfigHandler": "trustgraph.compat.v214.collection_config",
     # -- publishers, subscribers, upstream's Consumer and Producer
-    "Consumer": "trustgraph.compat.v214.pubsub",
+    "Consumer": "trustgraph.compat.v214.consumer",
     "Producer": "trustgraph.compat.v214.pubsub",
     "Publisher": "trustgraph.compat.v214.pubsub",
     "Subscriber": "trustgraph.compat.v214.pubsub",

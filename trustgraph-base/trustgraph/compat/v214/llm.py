@@ -8,7 +8,7 @@ True and ``generate_content_stream(...)`` yielding ``LlmChunk`` objects, the
 last with ``is_final=True``.
 
 Here that class is a thin layer over our own base,
-:class:`trustgraph.base.processors.llm_service.LlmService`: the request and
+:class:`trustgraph.base.processors.llm_service.CompletionService`: the request and
 response records, the flows, deadlines, error replies, stop strings and
 metrics are ours; this module only turns upstream's method shapes into our
 ``generate``/``generate_stream`` and back.  Where ours behaves otherwise than
@@ -106,10 +106,10 @@ def _temperature(value: Any) -> float | None:
         return None
 
 
-class LlmService(ours.LlmService, FlowProcessor):
+class LlmService(ours.CompletionService, FlowProcessor):
     """Upstream's base of an LLM provider: write ``generate_content`` (and the streaming pair).
 
-    Our LLM service base serves the requests; upstream's processor surface
+    Our ``CompletionService`` serves the requests; upstream's processor surface
     (:class:`~trustgraph.compat.v214.processor.FlowProcessor`: ``specifications``,
     ``taskgroup``, ``on_configure_flows`` ...) is there for what a provider does beside.
     """

@@ -52,10 +52,6 @@ import uuid
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
-from ...base.messaging import deadlines
-from ...base.messaging import metrics as our_metrics
-from ...base.messaging.message import Message
-from ...base.messaging.pubsub import Consumer as OurConsumer
 from ...base.messaging.pubsub import Producer as OurProducer
 from ...base.messaging.pubsub import PubSub
 from ...base.messaging.request_response import RequestResponseClient
@@ -64,9 +60,9 @@ from ...base.processors import flow_processor as ours_flow
 from ...base.processors.flow_processor import FlowConfigError
 from ...base.safety import logsafe
 from ...base.safety.secrets import secret_values
-from ...exceptions import TooManyRequests
 from .backends import core_pubsub
-from .handling import RATE_LIMIT_RETRY, RATE_LIMIT_TIMEOUT, UpstreamMessage, retry_rate_limited
+from .consumer import FlowConsumer
+from .handling import handling_deadline
 from .metrics import ConsumerMetrics, ProducerMetrics, SubscriberMetrics
 
 logger = logging.getLogger(__name__)
@@ -79,11 +75,6 @@ default_config_queue = ours_async.config_push_queue
 
 #: Upstream's RequestResponse.request waits this long by default (seconds).
 DEFAULT_REQUEST_TIMEOUT = 300
-
-# The deadline of the request a handler is working on, which the clients it calls inherit.
-_handling_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar(
-    "trustgraph_v214_deadline", default=None)
-
 
 # -- specs --------------------------------------------------------------------------------------
 
@@ -131,7 +122,8 @@ class ConsumerSpec(Spec):
     ``msg.value()`` is the record and ``msg.properties()`` its properties.  A
     handler that raises has the message negatively acknowledged (a persistent
     topic delivers it again); one that raises TooManyRequests is run again
-    every 10 s for up to two hours first, as upstream's consumer does.
+    every 10 s for up to two hours first, as upstream's consumer does.  The
+    consumer is upstream's :class:`~.consumer.Consumer` as a flow's (:class:`~.consumer.FlowConsumer`).
     """
 
     def __init__(self, name: str, schema: type, handler: Callable[..., Awaitable[Any]],
@@ -146,7 +138,8 @@ class ConsumerSpec(Spec):
             processor.pubsub, flow, topic=definition[self.name],
             subscription=f"{processor.id}--{flow.name}--{self.name}", name=self.name,
             schema=self.schema, handler=self.handler, concurrency=self.concurrency,
-            metrics=ConsumerMetrics(processor=flow.id, flow=flow.name, name=self.name))
+            metrics=ConsumerMetrics(processor=flow.id, flow=flow.name, name=self.name),
+            taskgroup=getattr(processor, "taskgroup", None))
 
 
 class ProducerSpec(Spec):
@@ -199,78 +192,6 @@ class RequestResponseSpec(Spec):
 
 
 # -- the parts a flow opens -----------------------------------------------------------------------
-
-class FlowConsumer:
-    """One flow's consumer of upstream's shape: our consumer, running ``handler(msg, self, flow)``.
-
-    Carries what upstream's handlers read of their ``consumer`` argument:
-    ``id`` (the processor's), ``name`` (the spec's), ``flow``.  Unlike
-    upstream's, ``start()`` returns once subscribed, so a started flow takes
-    requests at once.  Our consumer counts the messages and handling times
-    under the names and labels upstream's ``ConsumerMetrics`` uses
-    (:mod:`.metrics`); ``metrics`` adds its state and rate limits.
-    """
-
-    #: A handler raising TooManyRequests is run again this often (seconds), for at most this
-    #: long, or until the request's deadline (upstream's ``rate_limit_retry_time`` and timeout).
-    rate_limit_retry_time: float = RATE_LIMIT_RETRY
-    rate_limit_timeout: float = RATE_LIMIT_TIMEOUT
-
-    def __init__(self, pubsub: PubSub, flow: Flow, *, topic: str, subscription: str, name: str,
-                 schema: type, handler: Callable[..., Awaitable[Any]], concurrency: int = 1,
-                 metrics: ConsumerMetrics | None = None) -> None:
-        self.pubsub = pubsub
-        self.flow = flow
-        self.id = flow.id
-        self.name = name
-        self.topic = topic
-        self.subscriber = subscription
-        self.schema = schema
-        self.handler = handler
-        self.concurrency = max(1, int(concurrency or 1))
-        self.metrics = metrics
-        self._consumer: OurConsumer | None = None
-
-    async def start(self) -> None:
-        if self._consumer is None:
-            if self.metrics:
-                self.metrics.state("stopped")
-            self._consumer = await self.pubsub.consumer(
-                self.topic, self.subscriber, self.schema, handler=self._handle,
-                concurrency=self.concurrency, name=f"{self.flow.name}/{self.name}")
-            if self.metrics:
-                self.metrics.state("running")
-
-    async def stop(self) -> None:
-        consumer, self._consumer = self._consumer, None
-        if consumer is not None:
-            await self.pubsub.remove(consumer)
-            if self.metrics:
-                self.metrics.state("stopped")
-
-    async def _handle(self, msg: Message) -> None:
-        deadline = deadlines.read(msg.properties)
-        if deadlines.passed(deadline):
-            logger.debug("%s: request %s skipped, its caller's deadline has passed", self.topic, msg.id)
-            our_metrics.requests_expired.labels(self.pubsub.processor, f"{self.flow.name}/{self.name}").inc()
-            return
-        view = UpstreamMessage(msg)
-
-        async def attempt() -> None:
-            try:
-                await self.handler(view, self, self.flow)
-            except TooManyRequests:
-                if self.metrics:
-                    self.metrics.rate_limit()
-                raise
-
-        token = _handling_deadline.set(deadline)
-        try:
-            await retry_rate_limited(attempt, every=self.rate_limit_retry_time,
-                                     give_up_after=self.rate_limit_timeout, deadline=deadline)
-        finally:
-            _handling_deadline.reset(token)
-
 
 class FlowProducer:
     """One flow's producer of upstream's shape: ``send(record, properties={})`` on our producer.
@@ -342,7 +263,7 @@ class RequestResponse(RequestResponseClient):
 
     async def request(self, req: Any, timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
                       recipient: Callable[[Any], Any] | None = None, **ours: Any) -> Any:
-        ours.setdefault("deadline", _handling_deadline.get())
+        ours.setdefault("deadline", handling_deadline.get())
         metrics = getattr(self, "request_metrics", None)
         if metrics:
             metrics.inc()

@@ -1,14 +1,13 @@
-"""Upstream 2.1.4's ``Consumer``, ``Producer``, ``Publisher``, ``Subscriber`` and ``SubscriberSpec``.
+"""Upstream 2.1.4's ``Producer``, ``Publisher``, ``Subscriber`` and ``SubscriberSpec`` (and its ``Consumer``,
+from :mod:`.consumer`).
 
 Upstream's processors (its config-svc, librarian, knowledge cores, gateway
 dispatchers, document-rag, pdf-decoder) build these themselves with
 upstream's constructors, start and stop them, and get upstream's shapes back:
-handlers called as ``handler(msg, consumer, flow)`` with ``msg.value()`` and
-``msg.properties()``, a publisher's ``send(id, item)``, a subscriber's queues
-per request id.  Their messages travel on our messaging core
-(:func:`.backends.link_for`): a ``Consumer`` is one of our consumers, so a
-lost broker is waited for and reconnected, a busy subscription paused and a
-malformed message refused as ours are.
+a publisher's ``send(id, item)``, a subscriber's queues per request id.
+Their messages travel on our messaging core (:func:`.backends.link_for`), so
+a lost broker is waited for and reconnected, a busy subscription paused and
+a malformed message refused as ours are.
 
 Where ours behaves otherwise, deliberately (docs/compatibility.md):
 
@@ -30,10 +29,8 @@ import logging
 import time
 from typing import Any
 
-from trustgraph.exceptions import TooManyRequests
-
 from .backends import SendFailed, link_for
-from .handling import retry_rate_limited
+from .consumer import unless_stopped, wait_or_stop
 from .metrics import SubscriberMetrics
 from .processor import Spec
 
@@ -49,154 +46,6 @@ DRAIN_POLL = 0.1
 
 class SubscriberTimeout(TimeoutError):
     """Upstream's ``TimeoutError`` of ``trustgraph.base.consumer`` and ``.subscriber`` (a builtin one too)."""
-
-
-async def _wait(event: asyncio.Event, seconds: float) -> bool:
-    """Wait ``seconds`` or until ``event`` is set; True when it was set."""
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(event.wait(), seconds)
-    return event.is_set()
-
-
-async def _unless(event: asyncio.Event, work: Any) -> tuple[bool, Any]:
-    """Run ``work`` (a coroutine) unless ``event`` is set first, which cancels it.
-
-    ``(True, result)`` when it finished (its exception raised here), ``(False, None)``
-    when the event came first: a part stopped while still waiting for the broker.
-    """
-    task = asyncio.ensure_future(work)
-    stopping = asyncio.ensure_future(event.wait())
-    try:
-        await asyncio.wait({task, stopping}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        stopping.cancel()
-        if not task.done():
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-    if task.cancelled():
-        return False, None
-    return True, task.result()
-
-
-class Consumer:
-    """Runs ``handler(msg, consumer, flow)`` for each message of ``topic`` (subscription ``subscriber``).
-
-    A message is acknowledged when the handler returns and negatively
-    acknowledged (redelivered, on a persistent topic) when it raises.  A
-    handler raising ``TooManyRequests`` is called again with the same
-    message every ``rate_limit_retry_time`` seconds, for up to
-    ``rate_limit_timeout`` seconds.  ``metrics`` (upstream's ``ConsumerMetrics``)
-    is told the state, each outcome, each rate limit and each handling time;
-    without one, our consumer's own metrics count them.
-    """
-
-    def __init__(self, taskgroup: Any, flow: Any, backend: Any, topic: str, subscriber: str, schema: Any,
-                 handler: Any, metrics: Any = None, start_of_messages: bool = False,
-                 rate_limit_retry_time: float = 10, rate_limit_timeout: float = 7200,
-                 reconnect_time: float = 5, concurrency: int = 1) -> None:
-        self.taskgroup = taskgroup
-        self.flow = flow
-        self.backend = backend
-        self.topic = topic
-        self.subscriber = subscriber
-        self.schema = schema
-        self.handler = handler
-        self.metrics = metrics
-        self.start_of_messages = start_of_messages
-        self.rate_limit_retry_time = rate_limit_retry_time
-        self.rate_limit_timeout = rate_limit_timeout
-        self.reconnect_time = reconnect_time
-        self.concurrency = concurrency
-        self.running = True
-        self.consumer_task: asyncio.Task | None = None
-        #: The subscription while subscribed (ours, or the backend's consumer).
-        self.consumer: Any = None
-        self._stopping = asyncio.Event()
-
-    async def start(self) -> None:
-        """Subscribe and handle messages, in a task (of ``taskgroup``, when given)."""
-        self.running = True
-        self._stopping.clear()
-        if self.metrics:
-            self.metrics.state("stopped")
-        spawn = self.taskgroup.create_task if self.taskgroup is not None else asyncio.create_task
-        self.consumer_task = spawn(self.consumer_run())
-
-    async def stop(self) -> None:
-        """Stop handling; returns once the subscription is removed."""
-        self.running = False
-        self._stopping.set()
-        if self.consumer_task is not None:
-            await self.consumer_task
-        self.consumer_task = None
-
-    async def consumer_run(self) -> None:
-        """Subscribe, and subscribe again whenever a backend's consumer fails, until stopped."""
-        link = link_for(self.backend)
-        while self.running:
-            if self.metrics:
-                self.metrics.state("stopped")
-            try:
-                logger.info("Subscribing to %s", self.topic)
-                subscribed, self.consumer = await _unless(self._stopping, link.subscribe(
-                    self.topic, self.subscriber, self.schema, self.handle_one_from_queue,
-                    concurrency=self.concurrency,
-                    initial_position="earliest" if self.start_of_messages else "latest",
-                    counted=not self.metrics))
-            except Exception as e:
-                logger.error("Could not subscribe to %s: %s", self.topic, e, exc_info=True)
-                await _wait(self._stopping, self.reconnect_time)
-                continue
-            if not subscribed:
-                break
-            logger.info("Subscribed to %s", self.topic)
-            if self.metrics:
-                self.metrics.state("running")
-            stopping = asyncio.ensure_future(self._stopping.wait())
-            await asyncio.wait({stopping, self.consumer.ended}, return_when=asyncio.FIRST_COMPLETED)
-            stopping.cancel()
-            if self.metrics:
-                self.metrics.state("stopped")
-            if self.consumer.ended.done() and self.running:
-                problem = self.consumer.ended.exception()
-                logger.error("Consumer of %s failed: %s", self.topic, problem)
-                await self.consumer.close(unsubscribe=True)
-                self.consumer = None
-                await _wait(self._stopping, self.reconnect_time)
-        if self.consumer is not None:
-            # As upstream: a stopped consumer removes its subscription.
-            await self.consumer.close(unsubscribe=True)
-            self.consumer = None
-
-    async def consume_from_queue(self) -> None:
-        """Upstream's receive loop; ours receives in :meth:`consumer_run`'s subscription instead."""
-        await self._stopping.wait()
-
-    async def handle_one_from_queue(self, msg: Any) -> None:
-        """Handle one message: returns when it is done with, raises when it is to be redelivered."""
-
-        async def attempt() -> None:
-            try:
-                if self.metrics:
-                    with self.metrics.record_time():
-                        await self.handler(msg, self, self.flow)
-                else:
-                    await self.handler(msg, self, self.flow)
-            except TooManyRequests:
-                if self.metrics:
-                    self.metrics.rate_limit()
-                raise
-
-        try:
-            await retry_rate_limited(attempt, every=self.rate_limit_retry_time,
-                                     give_up_after=self.rate_limit_timeout)
-        except Exception:
-            if self.metrics:
-                self.metrics.process("error")
-            raise
-        if self.metrics:
-            self.metrics.process("success")
 
 
 class Producer:
@@ -234,14 +83,14 @@ class Producer:
         while self.running and self.producer is None:
             try:
                 logger.info("Connecting publisher to %s", self.topic)
-                opened, producer = await _unless(self._stopping, self._link.producer(
+                opened, producer = await unless_stopped(self._stopping, self._link.producer(
                     self.topic, self.schema, self.chunking_enabled))
                 if opened:
                     self.producer = producer
                     logger.info("Connected publisher to %s", self.topic)
             except Exception as e:
                 logger.error("Could not open a producer on %s: %s", self.topic, e, exc_info=True)
-                await _wait(self._stopping, PRODUCER_RETRY)
+                await wait_or_stop(self._stopping, PRODUCER_RETRY)
         return self.producer is not None
 
     async def send(self, msg: Any, properties: dict[str, str] = {}) -> None:  # noqa: B006 - upstream's
@@ -258,7 +107,7 @@ class Producer:
                 if self.producer is producer:
                     self.producer = None
                 await producer.close()
-                await _wait(self._stopping, SEND_RETRY)
+                await wait_or_stop(self._stopping, SEND_RETRY)
                 continue
             if self.metrics:
                 self.metrics.inc()
@@ -335,7 +184,7 @@ class Publisher:
         """
         task = asyncio.ensure_future(work)
         if self._drain_until is None:
-            await _unless(self._stopping, asyncio.shield(task))
+            await unless_stopped(self._stopping, asyncio.shield(task))
         if not task.done():
             await asyncio.wait({task}, timeout=max(0.0, self._drain_until - time.monotonic()))
         if not task.done():
@@ -348,7 +197,7 @@ class Publisher:
     async def _pause(self, seconds: float) -> None:
         """Wait before trying again: ``seconds``, cut short by a stop, and never past the drain's time."""
         if self._drain_until is None:
-            await _wait(self._stopping, seconds)
+            await wait_or_stop(self._stopping, seconds)
         else:
             await asyncio.sleep(min(seconds, max(0.0, self._drain_until - time.monotonic())))
 

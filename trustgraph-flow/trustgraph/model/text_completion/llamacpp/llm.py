@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from trustgraph.base.processors.flow_processor import Flow
-from trustgraph.base.processors.llm_service import LlmResult, LlmService
+from trustgraph.base.processors.llm_service import CompletionService, LlmResult
 from trustgraph.exceptions import LlmError
 
 from ..choice_scores import TOP_LOGPROBS, choice_scores
@@ -124,7 +124,7 @@ class Engine:
         self.server.handle_chat_completions(request, on_chunk)
 
 
-class Processor(LlmService):
+class Processor(CompletionService):
     """Completions from a GGUF model in this process."""
 
     continues_prefix = True   # the prefix is the start of the assistant's message

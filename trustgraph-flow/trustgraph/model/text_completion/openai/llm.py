@@ -78,7 +78,7 @@ from tenacity import (
     wait_exponential,
 )
 from trustgraph.base.processors.async_processor import env_default
-from trustgraph.base.processors.llm_service import LlmResult, LlmService
+from trustgraph.base.processors.llm_service import CompletionService, LlmResult
 from trustgraph.base.safety.secrets import redact_url, remember, scrub, url_credentials
 from trustgraph.exceptions import LlmError
 
@@ -202,7 +202,7 @@ def answer_scores(tokens: list[dict[str, Any]] | None,
     return found
 
 
-class Processor(LlmService):
+class Processor(CompletionService):
     """Completions through the OpenAI Chat Completions API."""
 
     default_model = "gpt-3.5-turbo"

@@ -53,7 +53,7 @@ from typing import Any
 
 import jsonschema
 from jsonschema.exceptions import best_match
-from trustgraph.base.processors.llm_service import LlmResult, LlmService, cut_at_stop
+from trustgraph.base.processors.llm_service import CompletionService, LlmResult, cut_at_stop
 from trustgraph.exceptions import LlmError
 
 default_ident = "text-completion"
@@ -171,7 +171,7 @@ def check_schema(reply: str, schema: dict[str, Any]) -> None:
                        + (f" (at /{where})" if where else ""))
 
 
-class Processor(LlmService):
+class Processor(CompletionService):
     """Answers from a script.  A test stand-in, not a model."""
 
     default_model = MODEL_NAME
