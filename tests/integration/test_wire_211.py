@@ -19,7 +19,8 @@ import pulsar
 from support import Proc, wait_for_async
 from trustgraph.base import PubSub
 from trustgraph.base.tool_services.service_directory import ServiceDirectory
-from trustgraph.topics import ANNOUNCE_211, PROBE_211, tool_service_topics
+from trustgraph.compat.v211.topics import ANNOUNCE_211, PROBE_211
+from trustgraph.topics import tool_service_topics
 
 ANNOUNCING_SERVICE = Path(__file__).parent / "announcing_service.py"
 

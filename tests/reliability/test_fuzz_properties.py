@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from trustgraph import schema
 from trustgraph.agent.react.decisions import parse_decision
 from trustgraph.agent.react.parser import StreamParser, parse_react
-from trustgraph.agent.react.types import Action, Answer, Final, ReactParseError, Thought
+from trustgraph.agent.react.vocabulary import Action, Answer, Final, ReactParseError, Thought
 from trustgraph.base.formats.decision_schema import FINAL_ACTION
 from trustgraph.catalog import TOOL_TYPES, McpServer, ToolServiceDescriptor, build_catalog, check_item
 from trustgraph.catalog.data_blocks import neutralise

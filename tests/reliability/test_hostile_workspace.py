@@ -21,8 +21,8 @@ from hostile_kit import rss_mb
 from support import wait_for_async
 from trustgraph.base import PubSub, RequestResponseClient
 from trustgraph.compat.v211 import schema as v211
+from trustgraph.config.service.service import DEFAULT_MAX_WORKSPACES
 from trustgraph.config.service.store import ConfigStore
-from trustgraph.config.service.workspaces import DEFAULT_MAX_WORKSPACES
 
 WAIT = 180.0   # bound on each wait for an event; serving a thousand workspaces takes ~15 s loaded
 BAD = "a/b"

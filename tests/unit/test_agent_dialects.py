@@ -1,13 +1,21 @@
-"""The agent's wire edges (``agent/react/dialects.py``): 2.1's bytes as they were, 2.11's as 2.11.1 writes them."""
+"""The agent's wire edges (``agent/react/dialects.py``, 2.11's ``flow_compat/v211/agent_dialect.py``): 2.1's bytes
+as they were, 2.11's as 2.11.1 writes them."""
 
 from __future__ import annotations
 
 import pytest
-from trustgraph.agent.react.dialects import dialect_for
-from trustgraph.agent.react.types import Act, Answer, Failed, Observation, Thought
+from trustgraph.agent.react.dialects import DIALECT, Dialect
+from trustgraph.agent.react.vocabulary import Act, Answer, Failed, Observation, Thought
 from trustgraph.base.messaging.serving import ServiceError
+from trustgraph.base.wire import wire_for
 from trustgraph.compat.v211 import schema as v211
 from trustgraph.schema import AgentRequest, AgentStep, encode
+
+
+def dialect_for(wire: str) -> Dialect:
+    """The agent's dialect on ``wire``, as its processor gets it."""
+    return wire_for(wire).component("agent-dialect", DIALECT)
+
 
 # -- 2.1: pinned, byte for byte, as the agent wrote them before the 2.11 wire existed -----------
 

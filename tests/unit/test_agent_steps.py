@@ -29,7 +29,7 @@ from trustgraph.agent.react.steps import (
     plainly_asked,
     prepare,
 )
-from trustgraph.agent.react.types import Action, Failed, Final
+from trustgraph.agent.react.vocabulary import Action, Failed, Final
 from trustgraph.base.tool_services.tool_service_client import ToolServiceClients
 from trustgraph.schema import AgentRequest, AgentStep
 from trustgraph.schema.services.agent import OUTCOME_ANSWER, OUTCOME_ASKED, OUTCOME_NO_TOOL, OUTCOME_TOOL

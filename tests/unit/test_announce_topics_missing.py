@@ -19,16 +19,9 @@ from trustgraph.base.processors.flags import add_processor_args
 from trustgraph.base.testing import MemoryBroker, memory_pubsub, worker
 from trustgraph.base.tool_services import optional_topics
 from trustgraph.base.tool_services.service_directory import ServiceDirectory
+from trustgraph.compat.v211.topics import ANNOUNCE_211, PROBE_211, SERVING_211
 from trustgraph.schema import ToolServiceRequest, ToolServiceResponse
-from trustgraph.topics import (
-    ANNOUNCE,
-    ANNOUNCE_211,
-    PROBE,
-    PROBE_211,
-    SERVING,
-    SERVING_211,
-    tool_service_topics,
-)
+from trustgraph.topics import ANNOUNCE, PROBE, SERVING, tool_service_topics
 
 REQ, RESP = tool_service_topics("unit-missing-ns")
 

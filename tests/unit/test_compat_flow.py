@@ -50,6 +50,9 @@ def test_upstreams_agent_types_beside_ours() -> None:
     final = Final(thought="done", final="42")
     assert (final.final, final.answer) == ("42", "42") and final == Final("done", "42")
     assert Final(thought="t", answer="a").final == "a"
+    # Built on ours: our agent's code takes upstream's as its own.
+    from trustgraph.agent.react import vocabulary
+    assert isinstance(action, vocabulary.Action) and isinstance(final, vocabulary.Final)
     with pytest.raises(AttributeError):
         types.Nothing  # noqa: B018
 

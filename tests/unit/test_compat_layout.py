@@ -43,27 +43,12 @@ def test_every_upstream_name_resolves_from_trustgraph_base_and_ours_win():
 
 def test_nothing_of_ours_imports_the_compatibility_layer():
     """Only trustgraph.base's hooks and the layer itself (and upstream-path files) may."""
-    pattern = re.compile(r"^\s*(from|import)\s+(trustgraph\.compat|\.\.compat)\b", re.M)
+    pattern = re.compile(r"^\s*(from|import)\s+(trustgraph\.compat|\.+compat)\b", re.M)
     allowed = {BASE_DIR / "__init__.py"}
     offenders = []
-    # 2.11's wire still being moved into trustgraph.compat.v211 (issue 36 point 6): shrinks to nothing.
-    moving = {REPO / f for f in (
-        "trustgraph-base/trustgraph/base/processors/config_follower.py",
-        "trustgraph-base/trustgraph/base/processors/flow_processor.py",
-        "trustgraph-base/trustgraph/base/processors/flows_211.py",
-        "trustgraph-base/trustgraph/base/testing/worker.py",
-        "trustgraph-base/trustgraph/catalog/wires.py",
-        "trustgraph-flow/trustgraph/agent/react/dialects.py",
-        "trustgraph-flow/trustgraph/config/service/config_ops_211.py",
-        "trustgraph-flow/trustgraph/config/service/flow_ops_211.py",
-        "trustgraph-flow/trustgraph/config/service/service.py",
-        "trustgraph-flow/trustgraph/config/service/store.py",
-        "trustgraph-flow/trustgraph/config/service/workspaces.py",
-    )}
-    allowed |= {path for path in moving if path.exists()}
     for root in OURS:
         for path in root.rglob("*.py"):
-            if "compat" in path.relative_to(root).parts[:1] or path in allowed:
+            if path.relative_to(root).parts[0] in ("compat", "flow_compat") or path in allowed:
                 continue
             if pattern.search(path.read_text(errors="replace")):
                 offenders.append(str(path.relative_to(REPO)))
@@ -75,8 +60,7 @@ def test_nothing_of_ours_imports_the_compatibility_layer():
 FLOW_DIR = REPO / "trustgraph-flow" / "trustgraph"
 #: Ours that may import trustgraph.flow_compat: the hooks serving upstream's paths, and upstream's own
 #: package trustgraph.template (path files only).
-FLOW_HOOKS = {FLOW_DIR / "agent" / "__init__.py", FLOW_DIR / "agent" / "react" / "__init__.py",
-              FLOW_DIR / "agent" / "react" / "types.py"}
+FLOW_HOOKS = {FLOW_DIR / "agent" / "__init__.py", FLOW_DIR / "agent" / "react" / "__init__.py"}
 
 
 def test_flow_overlays_come_after_ours_and_hide_none_of_ours():
@@ -105,7 +89,7 @@ def test_upstreams_template_package_holds_only_path_files():
 
 
 def test_nothing_of_ours_imports_the_flow_compatibility_layer():
-    pattern = re.compile(r"^\s*(from|import)\s+trustgraph\.flow_compat\b", re.M)
+    pattern = re.compile(r"^\s*(from|import)\s+(trustgraph\.flow_compat|\.+flow_compat)\b", re.M)
     offenders = []
     for root in OURS:
         for path in root.rglob("*.py"):

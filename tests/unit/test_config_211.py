@@ -217,6 +217,17 @@ async def test_a_2_1_config_svc_still_takes_a_211_request_as_2_1(tmp_path):
         assert notices(w) == []
 
 
+def test_each_wire_gives_config_svc_its_protocol_and_2_1s_workspace_is_2_11s_default():
+    from trustgraph.base.wire import wire_for
+    from trustgraph.config.service.protocol import ROLE, ConfigProtocol
+    from trustgraph.config.service.store import DEFAULT_WORKSPACE
+    from trustgraph.flow_compat.v211.config_service import ConfigProtocol211
+    assert wire_for("2.1").component(ROLE, ConfigProtocol) is ConfigProtocol
+    assert wire_for("2.11").component(ROLE, ConfigProtocol) is ConfigProtocol211
+    # The store keeps 2.1's config as its default workspace, the one 2.11's peers read as theirs.
+    assert DEFAULT_WORKSPACE == v211.DEFAULT_WORKSPACE
+
+
 def registered(w) -> list[str]:
     return [k for k in w.processor.store.keys("workspace", workspace="__workspaces__")]
 
@@ -266,7 +277,7 @@ async def test_workspaces_past_the_cap_are_refused_with_what_to_do(tmp_path):
         assert (await ask(w, v211.ConfigRequest(operation="delete", workspace="__workspaces__", keys=[
             v211.ConfigKey(type="workspace", key="w1")]))).error is None
         assert (await ask(w, put("__workspaces__", "workspace", "w3", "{}"))).error is None
-        assert sorted(w.processor._workspaces) == ["default", "w2", "w3"]
+        assert sorted(w.processor.protocol.workspaces) == ["default", "w2", "w3"]
 
 
 async def test_a_store_holding_names_it_cannot_serve_or_too_many_starts_and_serves_the_rest(tmp_path, caplog):
@@ -276,7 +287,7 @@ async def test_a_store_holding_names_it_cannot_serve_or_too_many_starts_and_serv
         store.apply(puts=[("workspace", name, "{}") for name in ("a/b", "c d", "w1", "w2", "w3", "w4")],
                     workspace="__workspaces__")
     async with worker(ConfigService, store=str(tmp_path / "c.db"), wire="2.11", max_workspaces=3) as w:
-        assert sorted(w.processor._workspaces) == ["default", "w1", "w2"]
+        assert sorted(w.processor.protocol.workspaces) == ["default", "w1", "w2"]
         warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
         assert [line for line in warnings if "'a/b'" in line] == [
             "Workspace 'a/b', registered in __workspaces__, is not served: its name cannot be part of a "
@@ -307,7 +318,7 @@ def test_a_workspace_name_is_checked_against_the_topic_grammar_and_a_length():
 
 
 def test_2_11_flow_assignments_become_flow_definitions_and_a_bad_one_only_itself(caplog):
-    from trustgraph.base.processors.flows_211 import assigned_flows
+    from trustgraph.compat.v211.flows import assigned_flows
     config = {"processor:echo": {
         "f1": json.dumps({"topics": {"request": "flow:tg:echo:default:f1"}, "parameters": {"model": "m"}}),
         "f2": "not json",

@@ -8,7 +8,7 @@ import jsonschema
 import pytest
 from support import bootstrap_prompts
 from trustgraph.agent.react.decisions import answer_problem, parse_decision
-from trustgraph.agent.react.types import Action, Final, ReactParseError
+from trustgraph.agent.react.vocabulary import Action, Final, ReactParseError
 from trustgraph.base.formats import decision_schema as ds
 from trustgraph.catalog.arguments import ToolArgument, arguments_schema
 from trustgraph.prompt.template.templates import PromptError, PromptSet

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from trustgraph.agent.react.parser import StreamParser, parse_react, strip_fences
-from trustgraph.agent.react.types import Action, Answer, Final, ReactParseError, Thought
+from trustgraph.agent.react.vocabulary import Action, Answer, Final, ReactParseError, Thought
 
 # -- whole replies ---------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""The built-in tool types on 2.11's wire (``trustgraph.catalog.wires``) against upstream 2.11.1's records.
+"""The built-in tool types on 2.11's wire (``trustgraph.compat.v211.tool_records``) against upstream 2.11.1's records.
 
 Each payload is what upstream 2.11.1 puts on the bus (``json.dumps`` of its
 ``dataclass_to_dict``: every field present, None as null, in its field order), written out
@@ -18,7 +18,7 @@ import pytest
 from trustgraph.base.messaging.request_response import RequestResponseClient
 from trustgraph.base.testing import MemoryBroker, memory_pubsub
 from trustgraph.base.testing.stand_ins import Responder
-from trustgraph.base.wire import WIRE_21, WIRE_211
+from trustgraph.base.wire import WIRE_21, WIRE_211, wire_for
 from trustgraph.catalog import build_catalog
 from trustgraph.catalog.implementations import (
     BUILDERS,
@@ -28,8 +28,9 @@ from trustgraph.catalog.implementations import (
     RowEmbeddingsQueryImpl,
     ToolFailed,
 )
-from trustgraph.catalog.wires import KnowledgeQuery211Impl, RowEmbeddingsQuery211Impl, tool_wire
+from trustgraph.catalog.wires import ToolWire
 from trustgraph.compat.v211 import schema as v211
+from trustgraph.compat.v211.tool_records import KnowledgeQuery211Impl, RowEmbeddingsQuery211Impl
 from trustgraph.schema import (
     EmbeddingsResponse,
     Error,
@@ -39,6 +40,12 @@ from trustgraph.schema import (
     decode,
     encode,
 )
+
+
+def tool_wire(wire: str) -> ToolWire:
+    """The built-in tool types' records and implementations on ``wire``, as a processor gets them."""
+    return wire_for(wire).tool_wire()
+
 
 # -- what 2.11.1 writes ------------------------------------------------------------------------
 
@@ -115,8 +122,8 @@ def test_2_1s_tools_are_unchanged_and_2_11_replaces_only_what_2_11_changed():
     assert wire.clients["prompt"] == (PromptRequest, v211.PromptResponse)
     assert {k for k in wire.builders if wire.builders[k] is not BUILDERS[k]} == {
         "knowledge-query", "row-embeddings-query"}
-    from trustgraph.agent.react.dialects import dialect_for
-    assert dialect_for(WIRE_211).tools is wire and dialect_for(WIRE_21).tools is tool_wire(WIRE_21)
+    from trustgraph.agent.react.dialects import DIALECT
+    assert wire_for(WIRE_211).component("agent-dialect").tools is wire and DIALECT.tools is tool_wire(WIRE_21)
 
 
 def tool(descriptor: dict[str, Any], wire: str = WIRE_211) -> Any:

@@ -3,18 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from trustgraph.topics import (
-    ANNOUNCE,
-    ANNOUNCE_211,
-    PROBE,
-    PROBE_211,
-    SERVING,
-    SERVING_211,
-    TopicError,
-    announce_topics,
-    queue,
-    to_pulsar,
-)
+from trustgraph.topics import TopicError, queue, to_pulsar
 
 
 @pytest.mark.parametrize(("name", "url"), [
@@ -82,10 +71,3 @@ def test_a_non_string_is_refused() -> None:
     with pytest.raises(TopicError):
         to_pulsar(None)  # type: ignore[arg-type]
 
-
-def test_announce_topics_live_in_a_namespace_each_deployment_has() -> None:
-    assert announce_topics("2.1") == (ANNOUNCE, PROBE, SERVING)
-    assert all(t.startswith("non-persistent://tg/config/") for t in announce_topics("2.1"))
-    assert announce_topics("2.11") == (ANNOUNCE_211, PROBE_211, SERVING_211)
-    # 2.11's topology creates flow, request, response and notify only.
-    assert all(t.startswith("non-persistent://tg/notify/") for t in announce_topics("2.11"))

@@ -127,37 +127,23 @@ CONFIG_NOTICE = config_notice_topic(CONFIG_PUSH)
 
 # Our extension: where running tool services announce themselves (see
 # docs/self-announcing.md).  Non-persistent, in the namespace of config
-# (which every TrustGraph deployment has), and no upstream peer subscribes.
+# (which every 2.1 deployment has), and no upstream peer subscribes.
 ANNOUNCE = "non-persistent://tg/config/tool-service-announce"
 PROBE = "non-persistent://tg/config/tool-service-probe"
 # Ours: a processor that starts serving a request topic says so here
 # (schema ServingStarted), so callers fail what they still wait for there.
 SERVING = "non-persistent://tg/config/serving-started"
 
-# The same three under --wire 2.11.  Upstream 2.11's topology creates only the
-# flow, request, response and notify namespaces (no tg/config), and on an
-# Apache Pulsar cluster a topic of a namespace that does not exist cannot be
-# opened; notify is 2.11's own namespace for broadcasts (its config notices),
-# non-persistent like ours.  No upstream 2.11 peer subscribes to these either.
-ANNOUNCE_211 = "non-persistent://tg/notify/tool-service-announce"
-PROBE_211 = "non-persistent://tg/notify/tool-service-probe"
-SERVING_211 = "non-persistent://tg/notify/serving-started"
-
 
 class AnnounceTopics(NamedTuple):
-    """Where tool services announce themselves, where readers probe, where serving notices go."""
+    """Where tool services announce themselves, where readers probe, where serving notices go.
+
+    A processor's defaults are its wire's (``Wire.announce_topics``, :mod:`trustgraph.base.wire`):
+    each deployment's own namespaces."""
 
     announce: str
     probe: str
     serving: str
-
-
-def announce_topics(wire: str) -> AnnounceTopics:
-    """The default announce, probe and serving topics of a processor speaking ``wire``
-    (``"2.1"`` or ``"2.11"``, :mod:`trustgraph.base.wire`): each deployment's own namespaces."""
-    if wire == "2.11":
-        return AnnounceTopics(ANNOUNCE_211, PROBE_211, SERVING_211)
-    return AnnounceTopics(ANNOUNCE, PROBE, SERVING)
 
 
 def tool_service_topics(name: str) -> tuple[str, str]:

@@ -27,7 +27,12 @@ from __future__ import annotations
 import importlib
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from ..topics import ANNOUNCE, PROBE, SERVING, AnnounceTopics
+
+if TYPE_CHECKING:
+    from ..catalog.wires import ToolWire
 
 WIRE_21 = "2.1"
 WIRE_211 = "2.11"
@@ -57,13 +62,35 @@ class Wire:
     def __repr__(self) -> str:
         return f"<wire {self.name}>"
 
-    def component(self, role: str) -> Any:
-        """This wire's strategy for ``role`` (imported on first use); KeyError names the role."""
+    def tool_wire(self) -> ToolWire:
+        """The records the built-in tool types send the flow's services on this wire, and the
+        implementation of each type (ours: upstream 2.1's records, ``trustgraph.catalog``'s).
+
+        Imported when asked for: the catalog stands on this package, not the reverse."""
+        from ..catalog.wires import TOOLS
+
+        return TOOLS
+
+    def component(self, role: str, default: Any = None) -> Any:
+        """This wire's strategy for ``role`` (imported on first use).
+
+        A wire that names none gives ``default``: a processor passes its own (2.1) strategy there
+        when only another wire changes that part, so ours stays beside the code that uses it and
+        no wire has to name a module of trustgraph-flow for it.  Without a default, KeyError names
+        the role.
+        """
         try:
             target = self.components[role]
         except KeyError:
+            if default is not None:
+                return default
             raise KeyError(f"wire {self.name} names no {role!r} component") from None
         return _load(target)
+
+    def announce_topics(self) -> AnnounceTopics:
+        """Where a processor's tool services announce themselves, readers probe and serving notices
+        go by default: in a namespace this wire's deployment has (ours: ``tg/config``)."""
+        return AnnounceTopics(ANNOUNCE, PROBE, SERVING)
 
 
 NATIVE = Wire()

@@ -113,7 +113,7 @@ class CallableTool(CatalogTool):
     def build(cls, entry: CatalogTool, clients: ToolServiceClients,
               builders: Mapping[str, Builder] = BUILDERS) -> CallableTool:
         """``entry`` with the implementation of its type (every catalog type has one) from
-        ``builders``: 2.1's, or another wire's (``wires.tool_wire(wire).builders``)."""
+        ``builders``: 2.1's, or another wire's (a processor's ``self.wire.tool_wire().builders``)."""
         return cls.of(entry, builders[entry.type](entry, clients))
 
 

@@ -11,7 +11,8 @@ The agent, the MCP server and the gateway all call tools through
 :mod:`trustgraph.catalog.calling`, which uses these; nothing here knows who
 is calling.  ``FLOW_CLIENTS`` names the flow's request/response clients the
 implementations call through, for a processor to register.  These are
-upstream 2.1's records; :mod:`.wires` gives each wire's (2.11's replace a few).
+upstream 2.1's records; a processor gets its wire's table from its wire
+object (``wire.tool_wire()``, :mod:`.wires`).
 """
 
 from __future__ import annotations

@@ -9,24 +9,25 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ..base.wire import WIRES, wire_for
 from ..topics import (
     ANNOUNCE,
-    ANNOUNCE_211,
     CONFIG_NOTICE,
     CONFIG_REQUEST,
     CONFIG_RESPONSE,
     FLOW_REQUEST,
     FLOW_RESPONSE,
     PROBE,
-    PROBE_211,
     SERVING,
-    SERVING_211,
     TopicError,
     config_push_queue,
     to_pulsar,
 )
 from .errors import DescriptorError, load_object
 from .models import ToolServiceDescriptor
+
+#: What each of a wire's announce topics is (``AnnounceTopics``' order).
+_ANNOUNCE_TOPICS = ("the tool-service announcements", "the tool-service probes", "the serving notices")
 
 
 def framework_topics(config: Mapping[str, Mapping[str, str]]) -> dict[str, str]:
@@ -39,9 +40,11 @@ def framework_topics(config: Mapping[str, Mapping[str, str]]) -> dict[str, str]:
                 to_pulsar(config_push_queue): "the config pushes", CONFIG_NOTICE: "the config notices",
                 FLOW_REQUEST: "config-svc's flow requests",
                 FLOW_RESPONSE: "config-svc's flow replies", ANNOUNCE: "the tool-service announcements",
-                PROBE: "the tool-service probes", SERVING: "the serving notices",
-                ANNOUNCE_211: "the tool-service announcements (2.11 wire)",
-                PROBE_211: "the tool-service probes (2.11 wire)", SERVING_211: "the serving notices (2.11 wire)"}
+                PROBE: "the tool-service probes", SERVING: "the serving notices"}
+    # Another wire's, where they differ from ours, say whose they are.
+    for name in WIRES:
+        for topic, what in zip(wire_for(name).announce_topics(), _ANNOUNCE_TOPICS, strict=True):
+            reserved.setdefault(topic, f"{what} ({name} wire)")
     for processor, raw in (config.get("active-flow") or {}).items():
         data = load_object("tool", processor, raw)
         for flow, definition in (data.items() if isinstance(data, dict) else ()):

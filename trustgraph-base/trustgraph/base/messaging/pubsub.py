@@ -132,7 +132,7 @@ class PubSub:
         self._watch: asyncio.Task | None = None
         self._calls: Any = None
         #: Where this process's serving notices go (lost_calls); its processor sets the
-        #: default of its wire (:func:`trustgraph.topics.announce_topics`).
+        #: default of its wire (``Wire.announce_topics``, :mod:`trustgraph.base.wire`).
         self.serving_topic: str = SERVING
 
     @property

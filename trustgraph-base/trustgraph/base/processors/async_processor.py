@@ -20,7 +20,7 @@ import sys
 from collections.abc import Awaitable, Iterable
 from typing import Any
 
-from ...topics import CONFIG_REQUEST, CONFIG_RESPONSE, announce_topics, config_push_queue
+from ...topics import CONFIG_REQUEST, CONFIG_RESPONSE, config_push_queue
 from .. import wire
 from ..messaging import metrics
 from ..messaging.broker_url import BrokerUrlError, choose_broker_url
@@ -79,7 +79,7 @@ class AsyncProcessor:
         self.config_push_queue: str = params.get("config_push_queue") or config_push_queue
         # Where tool services announce themselves, readers probe for them, and serving notices go:
         # by default in a namespace the wire's deployment has (2.11's has no tg/config).
-        defaults = announce_topics(self.wire.name)
+        defaults = self.wire.announce_topics()
         self.announce_queue: str = params.get("announce_queue") or defaults.announce
         self.announce_probe_queue: str = params.get("announce_probe_queue") or defaults.probe
         self.pubsub.serving_topic = defaults.serving
@@ -95,7 +95,7 @@ class AsyncProcessor:
         self.config_follower = ConfigFollower(
             self.pubsub, self.id, push_queue=self.config_push_queue,
             request_queue=self.config_request_queue, response_queue=self.config_response_queue,
-            stopping=self._stopping, wire=self.wire.name)
+            stopping=self._stopping, wire=self.wire)
 
     # -- config (see .config_follower) ----------------------------------------
     @property

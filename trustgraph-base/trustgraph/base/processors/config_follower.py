@@ -25,18 +25,10 @@ with a WARNING naming why.  One task follows the config (pushes, notices and
 fetches, in turn), so a check never races an apply; a burst of pushes is
 checked once, for the newest.
 
-Under ``--wire 2.11`` config-svc (ours or upstream's) pushes no config: it
-sends a notice naming, per changed type, the workspaces it changed in, on
-``notify:tg:config``, and a processor fetches what it needs
-(trustgraph-base 2.11.1 ``base/async_processor.py``).  The follower then
-subscribes to the notices (at Latest, under a fresh subscription), fetches
-the followed workspace's config (:data:`~trustgraph.compat.v211.schema.DEFAULT_WORKSPACE`)
-with 2.11's ``config`` operation at start, and again after each notice that
-names that workspace for a type a handler follows, and hands the handlers the
-same ``{type: {key: value}}`` they get under 2.1.  A fetched config is
-config-svc's own reply, so there is no push to check: a notice nobody sent
-costs one fetch.  One fetch takes the whole workspace, so the handlers see
-one consistent version (2.11 fetches type by type).
+What a wire changes here is what is subscribed to and how one fetch is asked
+for: the wire's ``config-following`` strategy (:class:`Following`; ours,
+:class:`PushFollowing`, is the above).  The task, the fetch's retries and
+wake-ups, the version checks and the handlers are this module's on every wire.
 """
 
 from __future__ import annotations
@@ -45,17 +37,16 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from tenacity import AsyncRetrying, retry_if_result, wait_exponential
-from trustgraph.compat.v211 import schema as v211
 
 from ...schema import ConfigPush, ConfigRequest, ConfigResponse
 from ...topics import config_notice_topic
 from ..messaging import metrics
 from ..messaging.pubsub import CONFIG_LANE, CONFIG_PUSH_LANE, Message, PubSub
 from ..messaging.request_response import RequestResponseClient
-from ..wire import WIRE_21, WIRE_211
+from ..wire import NATIVE, Wire
 from . import config_parts, config_source
 
 logger = logging.getLogger(__name__)
@@ -66,20 +57,38 @@ T = TypeVar("T")
 #: Seconds one fetch of config-svc's config waits for its answer before asking again (read at each fetch).
 FETCH_TIMEOUT = 10.0
 
+#: Awaits a fetch's request (the follower's, see ``ConfigFollower._fetch``); None: it gave up on the answer.
+Asked = Callable[[Awaitable[Any]], Awaitable[Any]]
+
+
+class Following(Protocol):
+    """How a wire follows config-svc: a wire's ``config-following`` component, made with the
+    follower it serves (ours: :class:`PushFollowing`)."""
+
+    def __init__(self, follower: ConfigFollower) -> None: ...
+
+    async def subscribe(self) -> None:
+        """Open what tells the follower that config changed (at Latest, under fresh subscriptions)."""
+        ...
+
+    async def fetch_once(self, asked: Asked, timeout: float) -> bool:
+        """Ask config-svc once for its current config and apply it; whether it was applied.
+
+        ``asked`` awaits the request (None: it gave up on it); an exception means config-svc did
+        not answer, and the follower asks again."""
+        ...
+
 
 class ConfigFollower:
     """A processor's config: its handlers, the version applied, and the task that follows config-svc."""
 
     def __init__(self, pubsub: PubSub, processor_id: str, *, push_queue: str, request_queue: str,
-                 response_queue: str, stopping: asyncio.Event, wire: str = WIRE_21) -> None:
+                 response_queue: str, stopping: asyncio.Event, wire: Wire = NATIVE) -> None:
         """``stopping`` is the processor's: once set, a fetch still waiting for config-svc gives up.
 
-        ``wire`` 2.11: follow 2.11's notices and fetch the default workspace
-        (the queues given are then 2.1's and unused)."""
+        ``wire``: the processor's; its ``config-following`` says what to subscribe to and how to
+        fetch (ours: the queues given here)."""
         self.pubsub = pubsub
-        self.wire = wire
-        #: The workspace whose config the handlers get (2.11).
-        self.workspace = v211.DEFAULT_WORKSPACE
         self.id = processor_id
         self.push_queue = push_queue
         self.request_queue = request_queue
@@ -96,6 +105,8 @@ class ConfigFollower:
         self._pending_push: tuple[int, dict[str, dict[str, str]], dict[str, str]] | None = None
         self._need_fetch = False
         self._follow = asyncio.Event()
+        #: How this processor's wire follows config-svc (chosen once).
+        self.following: Following = wire.component("config-following", PushFollowing)(self)
 
     @property
     def has_handlers(self) -> bool:
@@ -151,29 +162,18 @@ class ConfigFollower:
         self._need_fetch = True
         self._follow.set()
 
-    def _wants(self, types: Iterable[str]) -> bool:
+    def wants(self, types: Iterable[str]) -> bool:
         """Whether a handler follows any of ``types``."""
         changed = set(types)
         return any(wanted is None or wanted & changed for _handler, wanted in self._handlers)
 
-    async def _on_notify_211(self, msg: Message) -> None:
-        """A 2.11 change notice: fetch the workspace when it names it for a type we follow.
+    @property
+    def held_version(self) -> int | None:
+        """The version of config-svc's config applied last (None: none yet)."""
+        return self._held.version
 
-        A notice that names no change (config-svc's when it starts) is fetched
-        on too when its version is not the one held: a config-svc with a new
-        store starts at its own version, and this is all it says.
-        """
-        push: v211.ConfigPush = msg.value
-        changes = push.changes or {}
-        ours = [t for t, workspaces in changes.items() if self.workspace in (workspaces or [])]
-        if ours and self._wants(ours):
-            logger.debug("Config notice of version %d changes %s: fetching", push.version or 0, ours)
-        elif not changes and (push.version or 0) != self._held.version:
-            logger.debug("Config notice of version %d (held %s): fetching", push.version or 0,
-                         self._held.version)
-        else:
-            logger.debug("Config notice of version %d: nothing this processor follows", push.version or 0)
-            return
+    def fetch_soon(self) -> None:
+        """Have :meth:`follow` fetch config-svc's config (a change it was told of, or at start)."""
         self._need_fetch = True
         self._follow.set()
 
@@ -198,7 +198,7 @@ class ConfigFollower:
         """``request``'s answer; None when a push or notice arrives first (the request is then
         cancelled).
 
-        config-svc pushes (or, 2.11, sends a notice) when it starts.  A fetch sent before it
+        config-svc pushes (or sends a notice) when it starts.  A fetch sent before it
         subscribed went to nobody, and a non-persistent topic drops such a request without a
         word: without this the first fetch of a processor started beside its config-svc waited
         out its whole timeout (10 s) before asking again.
@@ -215,49 +215,24 @@ class ConfigFollower:
                 await asyncio.gather(call, return_exceptions=True)
         return call.result() if not call.cancelled() else None
 
-    def _client_211(self, name: str) -> RequestResponseClient:
-        """A client of 2.11's system config queue, for one fetch (see :meth:`_client`)."""
+    def client(self, name: str, *, request_topic: str | None = None, response_topic: str | None = None,
+               request_schema: type = ConfigRequest, response_schema: type = ConfigResponse,
+               ) -> RequestResponseClient:
+        """A client of config-svc for one fetch or check (its queues given here and our records,
+        unless told others).  The response subscription lives only that long: every config reply
+        of the whole system goes to every subscriber of the response topic, and a processor that
+        stayed subscribed would receive them all (and have its connection crowded by their
+        megabytes) for nothing."""
         return RequestResponseClient(
-            self.pubsub, request_topic=v211.CONFIG_REQUEST, response_topic=v211.CONFIG_RESPONSE,
-            request_schema=v211.ConfigRequest, response_schema=v211.ConfigResponse,
-            subscription=f"{self.id}--{name}--{uuid.uuid4()}", name=name, lane=CONFIG_LANE,
-        )
-
-    async def _fetch_once_211(self, asked: Callable[[Awaitable[Any]], Awaitable[Any]]) -> bool | None:
-        """Fetch the followed workspace's config with 2.11's ``config`` operation and apply it.
-
-        ``asked`` awaits the request (see :meth:`_fetch`); None: it gave up on the answer."""
-        client = self._client_211("config-fetch")
-        try:
-            resp = await asked(client.request(
-                v211.ConfigRequest(operation="config", workspace=self.workspace), timeout=FETCH_TIMEOUT))
-        finally:
-            await client.stop()
-        if resp is None:
-            return None
-        if resp.error is not None:
-            logger.warning("Config fetch of workspace %s failed: %s", self.workspace, resp.error.message)
-            return False
-        config = resp.config or {}
-        digest = await asyncio.to_thread(config_source.config_digest, config)
-        await self._apply_current(config, resp.version or 0, digest, None)
-        return True
-
-    def _client(self, name: str) -> RequestResponseClient:
-        """A client of config-svc for one fetch or check.  The response subscription lives only
-        that long: every config reply of the whole system goes to every subscriber of the
-        response topic, and a processor that stayed subscribed would receive them all (and have
-        its connection crowded by their megabytes) for nothing."""
-        return RequestResponseClient(
-            self.pubsub, request_topic=self.request_queue,
-            response_topic=self.response_queue,
-            request_schema=ConfigRequest, response_schema=ConfigResponse,
+            self.pubsub, request_topic=request_topic or self.request_queue,
+            response_topic=response_topic or self.response_queue,
+            request_schema=request_schema, response_schema=response_schema,
             subscription=f"{self.id}--{name}--{uuid.uuid4()}", name=name, lane=CONFIG_LANE,
         )
 
     async def _config_svc_holds(self) -> config_source.Answer | None:
         """config-svc's version (and, ours, its digest and store); None when it does not answer."""
-        client = self._client("config-check")
+        client = self.client("config-check")
         try:
             resp, props = await config_parts.request_with_properties(
                 client, ConfigRequest(operation="get", keys=[]), timeout=10.0)
@@ -293,6 +268,11 @@ class ConfigFollower:
             if decision.action == "ignore+fetch":
                 await self._fetch()
 
+    async def apply_fetched(self, config: dict[str, dict[str, str]], version: int, store: str | None) -> None:
+        """Apply a config config-svc answered a fetch with (``store``: its store's id, when it says)."""
+        digest = await asyncio.to_thread(config_source.config_digest, config)
+        await self._apply_current(config, version, digest, store)
+
     async def _apply_current(self, config: dict[str, dict[str, str]], version: int, digest: str,
                              store: str | None) -> None:
         """Apply what config-svc holds now, also behind what we hold (saying why)."""
@@ -317,7 +297,7 @@ class ConfigFollower:
         may_give_up = True
         again_now = False
 
-        async def asked(request: Awaitable[Any]) -> Any:
+        async def asked(request: Awaitable[T]) -> T | None:
             nonlocal may_give_up, again_now
             if not may_give_up:
                 return await request
@@ -333,35 +313,13 @@ class ConfigFollower:
             nonlocal unanswered
             if self._stopping.is_set():
                 return True
-            if self.wire == WIRE_211:
-                try:
-                    return bool(await self._fetch_once_211(asked))
-                except Exception as e:
-                    unanswered += 1
-                    logger.log(logging.INFO if unanswered == 1 else logging.DEBUG,
-                               "Config service not answering yet (%s); retrying", e)
-                    return False
-            client = self._client("config-fetch")
             try:
-                answer = await asked(config_parts.request_with_properties(
-                    client, ConfigRequest(operation="config"), timeout=FETCH_TIMEOUT))
-                if answer is None:
-                    return False
-                resp, props = answer
-                if resp.error is None:
-                    config = resp.config or {}
-                    digest = await asyncio.to_thread(config_source.config_digest, config)
-                    store, _ = config_source.stamp_of(props)
-                    await self._apply_current(config, resp.version or 0, digest, store)
-                    return True
-                logger.warning("Config fetch failed: %s", resp.error.message)
+                return await self.following.fetch_once(asked, FETCH_TIMEOUT)
             except Exception as e:
                 unanswered += 1
                 logger.log(logging.INFO if unanswered == 1 else logging.DEBUG,
                            "Config service not answering yet (%s); retrying", e)
-            finally:
-                await client.stop()
-            return False
+                return False
 
         async def pause(seconds: float) -> None:
             # A push or notice arriving means config-svc is back: ask again at once.
@@ -379,27 +337,49 @@ class ConfigFollower:
                             retry=retry_if_result(lambda done: not done))(fetched)
 
     async def subscribe(self) -> None:
-        """Follow the config push topic (and its notices), and ask for the current config once:
-        :meth:`follow` (which the processor runs as a task) fetches it.  Under 2.11, the
-        notices of 2.11's config-svc instead."""
-        if self.wire == WIRE_211:
-            await self.pubsub.consumer(
-                v211.CONFIG_NOTIFY, f"{self.id}--config-notify--{uuid.uuid4()}", v211.ConfigPush,
-                handler=self._on_notify_211, initial_position="latest", name="config-notify",
-                lane=CONFIG_PUSH_LANE,
-            )
-            self._need_fetch = True
-            self._follow.set()
-            return
-        for topic, handler, name in ((self.push_queue, self._on_push, "config-push"),
-                                     (config_notice_topic(self.push_queue), self._on_notice, "config-notice")):
-            await self.pubsub.consumer(
-                topic, f"{self.id}--{name}--{uuid.uuid4()}", ConfigPush,
-                handler=handler, initial_position="latest", name=name, lane=CONFIG_PUSH_LANE,
-            )
-        self._need_fetch = True
-        self._follow.set()
+        """Follow what says config changed (the wire's; ours: the push topic and its notices), and
+        ask for the current config once: :meth:`follow` (which the processor runs as a task) fetches it."""
+        await self.following.subscribe()
+        self.fetch_soon()
 
     def wake(self) -> None:
         """Make :meth:`follow` look again now (at a stop, so it sees the processor stopping)."""
         self._follow.set()
+
+
+class PushFollowing:
+    """Our wire's (2.1's) config following: config-svc pushes each version on the push topic
+    (and a notice of one too big to push on its ``-notify`` twin); a fetch is the ``config``
+    operation on its request queue, its reply perhaps in parts (:mod:`.config_parts`)."""
+
+    def __init__(self, follower: ConfigFollower) -> None:
+        self.follower = follower
+
+    async def subscribe(self) -> None:
+        """The push topic and its notices, each checked before it is applied (see the module's docstring)."""
+        f = self.follower
+        for topic, handler, name in ((f.push_queue, f._on_push, "config-push"),
+                                     (config_notice_topic(f.push_queue), f._on_notice, "config-notice")):
+            await f.pubsub.consumer(
+                topic, f"{f.id}--{name}--{uuid.uuid4()}", ConfigPush,
+                handler=handler, initial_position="latest", name=name, lane=CONFIG_PUSH_LANE,
+            )
+
+    async def fetch_once(self, asked: Asked, timeout: float) -> bool:
+        """One ``config`` request; config-svc's store (its stamp) comes with the reply."""
+        f = self.follower
+        client = f.client("config-fetch")
+        try:
+            answer = await asked(config_parts.request_with_properties(
+                client, ConfigRequest(operation="config"), timeout=timeout))
+        finally:
+            await client.stop()
+        if answer is None:
+            return False
+        resp, props = answer
+        if resp.error is not None:
+            logger.warning("Config fetch failed: %s", resp.error.message)
+            return False
+        store, _ = config_source.stamp_of(props)
+        await f.apply_fetched(resp.config or {}, resp.version or 0, store)
+        return True

@@ -12,19 +12,11 @@ import argparse
 import os
 from typing import Any
 
-from ...topics import (
-    ANNOUNCE,
-    ANNOUNCE_211,
-    CONFIG_REQUEST,
-    CONFIG_RESPONSE,
-    PROBE,
-    PROBE_211,
-    config_push_queue,
-)
+from ...topics import CONFIG_REQUEST, CONFIG_RESPONSE, config_push_queue
 from ..messaging import metrics
 from ..messaging.broker_url import DEFAULT_PULSAR_HOST
 from ..wire import ENV as WIRE_ENV
-from ..wire import WIRES
+from ..wire import WIRES, wire_for
 
 
 def env_default(name: str, default: Any = None) -> Any:
@@ -92,13 +84,18 @@ def add_processor_args(parser: argparse.ArgumentParser) -> None:
                              "checked (default %(default)s)")
     parser.add_argument("--config-response-queue", default=CONFIG_RESPONSE,
                         help="config-svc's replies (default %(default)s)")
-    # None: the default of the --wire chosen (trustgraph.topics.announce_topics).
+    # None: the default of the --wire chosen (its announce_topics()).
     parser.add_argument("--announce-queue", default=None,
-                        help=f"where tool services announce themselves (default {ANNOUNCE}, "
-                             f"under --wire 2.11 {ANNOUNCE_211})")
+                        help=f"where tool services announce themselves (default {_per_wire('announce')})")
     parser.add_argument("--announce-probe-queue", default=None,
-                        help=f"where readers ask tool services to announce (default {PROBE}, "
-                             f"under --wire 2.11 {PROBE_211})")
+                        help=f"where readers ask tool services to announce (default {_per_wire('probe')})")
+
+
+def _per_wire(topic: str) -> str:
+    """Each wire's default of one of its announce topics, for a flag's help: ``X, under --wire 2.11 Y``."""
+    default = {name: getattr(wire_for(name).announce_topics(), topic) for name in WIRES}
+    ours, *others = WIRES
+    return ", ".join([default[ours], *(f"under --wire {name} {default[name]}" for name in others)])
 
 
 #: The levels ``-l/--log-level`` takes (upstream's).

@@ -6,20 +6,23 @@ producer on ``response``, a request/response client on ``prompt-request`` /
 processor reads each spec's topic from that flow's definition and opens it;
 when the flow disappears it closes them.  A flow whose definition lacks a key
 is reported and skipped; the other flows run (upstream fails the whole push).
+
+Where config assigns a processor its flows is its wire's ``flow-assignment``
+(:class:`FlowAssignment`): ours, :class:`ActiveFlows`, reads ``active-flow``;
+another wire names its own (:meth:`trustgraph.base.wire.Wire.component`).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
 import os
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
-
-from trustgraph.compat.v211 import schema as v211
+from typing import Any, Protocol
 
 from ..launching.stack import STACK_STATUS_ENV
 from ..messaging.pubsub import Consumer, Message, Producer
@@ -27,9 +30,7 @@ from ..messaging.request_response import RequestResponseClient
 from ..messaging.serving import Replies, serve
 from ..messaging.unserved import UnservedTopics
 from ..safety import limits
-from ..wire import WIRE_211
 from .async_processor import AsyncProcessor, env_default
-from .flows_211 import assigned_flows
 
 logger = logging.getLogger(__name__)
 
@@ -104,6 +105,63 @@ class Flow:
         raise KeyError(f"flow {self.name} has no part {name!r}")
 
 
+class FlowAssignment(Protocol):
+    """Where config assigns a processor its flows, as the definitions :meth:`FlowProcessor.start_flow`
+    opens: a wire's ``flow-assignment`` component (ours: :data:`ACTIVE_FLOWS`)."""
+
+    def config_type(self, processor_id: str) -> str:
+        """The config type whose changes may change ``processor_id``'s flows."""
+        ...
+
+    def read(self, config: dict[str, dict[str, str]], processor_id: str) -> dict[str, Any] | None:
+        """``{flow: definition}`` assigned to ``processor_id``; None: unreadable (logged), flows unchanged."""
+        ...
+
+    def assignment(self, config: dict[str, dict[str, str]], processor_id: str, flow: str,
+                   definition: dict[str, Any]) -> dict[str, dict[str, str]]:
+        """The config types to write for ``config`` to assign ``flow`` (``definition``) too, as
+        config-svc's start-flow writes them (a test's stand-in for it uses this)."""
+        ...
+
+
+class ActiveFlows:
+    """2.1's flow assignment (ours): ``active-flow/<id>`` holds ``{flow: definition}`` as JSON."""
+
+    TYPE = "active-flow"
+
+    def config_type(self, processor_id: str) -> str:
+        """``active-flow``: one item per processor."""
+        return self.TYPE
+
+    def read(self, config: dict[str, dict[str, str]], processor_id: str) -> dict[str, Any] | None:
+        """The processor's item; one that is not a JSON object leaves every flow as it is (an ERROR
+        line says so), since stopping them all for a bad write would be worse."""
+        raw = config.get(self.TYPE, {}).get(processor_id)
+        if not raw:
+            return {}
+        try:
+            wanted = limits.loads(raw)
+            if not isinstance(wanted, dict):
+                raise ValueError("not a JSON object")
+        except ValueError as e:
+            logger.error("active-flow/%s is not usable (%s); flows unchanged", processor_id, e)
+            return None
+        return wanted
+
+    def assignment(self, config: dict[str, dict[str, str]], processor_id: str, flow: str,
+                   definition: dict[str, Any]) -> dict[str, dict[str, str]]:
+        """``active-flow`` with ``flow`` added to the processor's item."""
+        items = dict(config.get(self.TYPE, {}))
+        flows = json.loads(items.get(processor_id, "{}"))
+        flows[flow] = definition
+        items[processor_id] = json.dumps(flows)
+        return {self.TYPE: items}
+
+
+#: Our wire's flow assignment (the default of ``wire.component("flow-assignment", ...)``).
+ACTIVE_FLOWS = ActiveFlows()
+
+
 class FlowProcessor(AsyncProcessor):
     """Starts and stops per-flow parts from ``active-flow[<id>]``."""
 
@@ -120,9 +178,10 @@ class FlowProcessor(AsyncProcessor):
         admin_url = params.get("pulsar_admin_url") or None
         self.unserved_topics: UnservedTopics | None = (
             UnservedTopics(admin_url, stack_status=os.environ.get(STACK_STATUS_ENV)) if admin_url else None)
-        # 2.1 assigns flows in active-flow/<id>; 2.11 as the items of type processor:<id> (flows_211).
-        flow_type = v211.processor_type(self.id) if self.wire.name == WIRE_211 else "active-flow"
-        self.register_config_handler(self._on_flow_config, types=[flow_type])
+        #: Where config assigns this processor its flows (its wire's; ours: active-flow/<id>).
+        self.flow_assignment: FlowAssignment = self.wire.component("flow-assignment", ACTIVE_FLOWS)
+        self.register_config_handler(self._on_flow_config,
+                                     types=[self.flow_assignment.config_type(self.id)])
 
     @classmethod
     def add_args(cls, parser: argparse.ArgumentParser) -> None:
@@ -140,16 +199,9 @@ class FlowProcessor(AsyncProcessor):
         self.specs.append(spec)
 
     async def _on_flow_config(self, config: dict[str, dict[str, str]], version: int) -> None:
-        raw = config.get("active-flow", {}).get(self.id) if self.wire.name != WIRE_211 else None
-        wanted: dict[str, Any] = assigned_flows(config, self.id) if self.wire.name == WIRE_211 else {}
-        if raw:
-            try:
-                wanted = limits.loads(raw)
-                if not isinstance(wanted, dict):
-                    raise ValueError("not a JSON object")
-            except ValueError as e:
-                logger.error("active-flow/%s is not usable (%s); flows unchanged", self.id, e)
-                return
+        wanted = self.flow_assignment.read(config, self.id)
+        if wanted is None:
+            return
         async with self._flow_lock:
             for name in [n for n in self.flows if n not in wanted]:
                 await self.stop_flow(name)

@@ -28,12 +28,8 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, Generic, TypeVar
 
-from trustgraph.compat.v211.schema import processor_type
-
-from ...topics import TopicError, to_pulsar
 from ..messaging.message import Message
 from ..messaging.pubsub import Producer, PubSub
-from ..wire import WIRE_21, WIRE_211
 from .memory import MemoryBroker, memory_pubsub
 from .stand_ins import Answer, Responder
 
@@ -110,25 +106,11 @@ class Worker(Generic[P]):
         return {key: f"non-persistent://tg/test/{self.processor.id}--{key}:{name}" for key in keys}
 
     async def open_flow(self, name: str, definition: dict[str, Any] | None = None) -> Any:
-        """Start flow ``name`` as config-svc's start-flow would: through ``active-flow`` under
-        2.1, through an item of ``processor:<id>`` (topics apart from parameters) under 2.11."""
+        """Start flow ``name`` as config-svc's start-flow would, where the processor's wire
+        assigns flows (its ``flow_assignment``: ``active-flow`` on ours)."""
         definition = definition if definition is not None else self.flow_definition(name)
-        if str(getattr(self.processor, "wire", WIRE_21)) == WIRE_211:
-            def is_topic(value: Any) -> bool:
-                try:
-                    return isinstance(value, str) and bool(to_pulsar(value))
-                except TopicError:
-                    return False
-
-            entry = {"topics": {k: v for k, v in definition.items() if is_topic(v)},
-                     "parameters": {k: v for k, v in definition.items() if not is_topic(v)}}
-            kind = processor_type(self.processor.id)
-            await self.configure({kind: {**self.config.get(kind, {}), name: json.dumps(entry)}})
-        else:
-            flows = json.loads(self.config.get("active-flow", {}).get(self.processor.id, "{}"))
-            flows[name] = definition
-            await self.configure({"active-flow": {**self.config.get("active-flow", {}),
-                                                  self.processor.id: json.dumps(flows)}})
+        await self.configure(self.processor.flow_assignment.assignment(
+            self.config, self.processor.id, name, definition))
         if name not in self.processor.flows:
             raise AssertionError(f"flow {name} did not start: {self.processor.flow_errors.get(name)}")
         return self.processor.flows[name]

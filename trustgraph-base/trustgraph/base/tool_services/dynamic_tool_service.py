@@ -63,7 +63,7 @@ from ..messaging.pubsub import MAX_MESSAGE_BYTES, Message
 from ..messaging.serving import Replies, Reply, ReplyNotSent, ServiceError, message_or_type
 from ..processors.async_processor import AsyncProcessor, StartRefused
 from ..safety import limits
-from ..wire import WIRE_21, WIRE_211
+from ..wire import WIRES
 from .announcer import DEFAULT_LEASE, Announcer
 from .descriptor import (
     DeclaredTool,
@@ -155,8 +155,8 @@ class DynamicToolService(AsyncProcessor):
     #: each take the other's calls.  :meth:`start` refuses instead, in one line.
     default_topic: str | None = None
     default_concurrency = 16
-    #: Both: 2.11's tool-service topics and records are 2.1's, less the request's ``user``.
-    wires = (WIRE_21, WIRE_211)
+    #: Every wire: 2.11's tool-service topics and records are 2.1's, less the request's ``user``.
+    wires = WIRES
 
     #: The tools this service offers, announced while it runs: tool descriptors
     #: as a person writes them (``name``, ``description``, ``arguments``,

@@ -4,7 +4,7 @@ One agent message is one iteration (as upstream 2.1.4's agent): ask the prompt
 service's ``agent-react`` template what to do, then either answer or call a
 tool and hand the dialog on, with the new step in its history, as a new
 message on ``next``.  :meth:`AgentManager.react` is an async generator of
-the events in ``types.py``; the service turns them into wire messages, so
+the events in ``vocabulary.py``; the service turns them into wire messages, so
 streaming and non-streaming share this code.
 
 The step is the pipeline of ``steps.py``: admit, rank (``prepare``), decide,
@@ -73,7 +73,7 @@ from .steps import (
     plainly_asked,
     prepare,
 )
-from .types import Act, Action, Answer, Continue, Event, Failed, Final, Observation, ReactParseError
+from .vocabulary import Act, Action, Answer, Continue, Event, Failed, Final, Observation, ReactParseError
 
 logger = logging.getLogger(__name__)
 

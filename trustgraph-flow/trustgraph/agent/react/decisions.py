@@ -43,7 +43,7 @@ __all__ = ["FORMAT_HINT", "NO_TOOL_PREFIX", "SCHEMA_PROPERTY", "Abstain", "Answe
            "parse_decision"]
 
 from .grounding import Said, grounded, own_words
-from .types import Action, Final, ReactParseError
+from .vocabulary import Action, Final, ReactParseError
 
 FORMAT_HINT = ('Reply with one JSON object: {"action": "<tool name>", "args": {<its arguments>}} to use '
                f'a tool, or {{"action": "{FINAL_ACTION}", "answer": "<your answer>"}}.')

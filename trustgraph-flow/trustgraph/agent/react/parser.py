@@ -22,7 +22,7 @@ from typing import Any
 from trustgraph.base.formats.text import strip_fences
 from trustgraph.base.safety import limits
 
-from .types import Action, Answer, Final, ReactParseError, Thought
+from .vocabulary import Action, Answer, Final, ReactParseError, Thought
 
 FORMAT_HINT = ("Reply with 'Thought: <your reasoning>' followed by either 'Action: <tool name>' and "
                "'Args: <JSON object>', or 'Final Answer: <your answer>'.")

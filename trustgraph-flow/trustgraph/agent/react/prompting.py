@@ -6,7 +6,7 @@ the dialog grows), the request (streamed or whole, within the dialog's deadline,
 choice scores the LLM service reports), and the reply read as a structured JSON decision when
 it is one, else as ReAct text.  A prompt service that fails or does not answer is
 :class:`PromptFailed`: our failure, which ends the dialog; the model's mistakes are returned as
-:class:`~.types.ReactParseError` for the loop to feed back.
+:class:`~.vocabulary.ReactParseError` for the loop to feed back.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from trustgraph.schema import AgentRequest, PromptRequest
 from .decisions import parse_decision
 from .parser import StreamParser, parse_react
 from .registry import Tool
-from .types import Action, Answer, Event, Final, ReactParseError, Thought
+from .vocabulary import Action, Answer, Event, Final, ReactParseError, Thought
 
 logger = logging.getLogger(__name__)
 

@@ -36,10 +36,11 @@ Differences from upstream worth knowing:
   for nobody).  When the dialog started travels with it on ``next``
   (property ``dialog-started``), so any replica can tell.
 * ``--wire 2.11`` takes the place of upstream 2.11's agent-manager-react: its
-  request, ``next`` and response records and its prompt service's reply
-  (``trustgraph.compat.v211.schema``), read and written by ``dialects.py``, and the
-  records the built-in tools send 2.11's flow services (graph-rag, embeddings,
-  row-embeddings query: ``trustgraph.catalog.wires``); the loop is the same.
+  request, ``next`` and response records and its prompt service's reply, read
+  and written by the wire's agent dialect (``wire.component("agent-dialect")``;
+  ours: ``dialects.py``), and the records the built-in tools send 2.11's flow
+  services (graph-rag, embeddings, row-embeddings query: the dialect's
+  ``tools``, ``wire.tool_wire()``); the loop is the same.
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ from trustgraph.base.processors.flow_processor import (
 )
 from trustgraph.base.tool_services.catalog_feed import CatalogFeed
 from trustgraph.base.tool_services.tool_service_client import ToolServiceClients
-from trustgraph.base.wire import WIRE_21, WIRE_211
+from trustgraph.base.wire import WIRES
 from trustgraph.catalog.implementations import FLOW_CLIENTS
 from trustgraph.schema import (
     AgentRequest,
@@ -77,13 +78,13 @@ from trustgraph.schema.services.agent import DIALOG_STARTED, EMPTY_QUESTION, SHO
 
 from .agent_manager import AgentManager
 from .decisions import Confidence
+from .dialects import DIALECT, Dialect
 from .dialects import ERROR_TYPE as ERROR_TYPE
 from .dialects import REPLIES as REPLIES
-from .dialects import dialect_for
 from .dialects import to_response as to_response
 from .registry import Registry, build_registry
 from .steps import FAILURES_PROPERTY, carried_failures, failures_property
-from .types import Act, Continue, Failed
+from .vocabulary import Act, Continue, Failed
 
 logger = logging.getLogger(__name__)
 
@@ -129,8 +130,8 @@ def abandoned_because(loss: Loss) -> str:
 class Processor(FlowProcessor):
     """The agent: flows from ``active-flow[<id>]``, tools from config."""
 
-    #: 2.1's records by default; with ``--wire 2.11``, 2.11's (``dialects.py``).
-    wires = (WIRE_21, WIRE_211)
+    #: 2.1's records by default; with ``--wire 2.11``, 2.11's (the wire's ``agent-dialect``).
+    wires = WIRES
 
     def __init__(self, **params: Any) -> None:
         params["concurrency"] = params.get("concurrency") or default_concurrency
@@ -165,7 +166,7 @@ class Processor(FlowProcessor):
         self.descriptor_errors: list[str] = []
 
         # The one place the wire matters: which records, and how a request is read and answered.
-        self.dialect = dialect_for(self.wire.name)
+        self.dialect: Dialect = self.wire.component("agent-dialect", DIALECT)
         self.register_specification(ConsumerSpec("request", self.dialect.request, self.on_request,
                                                  replies=self.dialect.replies))
         self.register_specification(ProducerSpec("next", self.dialect.request))

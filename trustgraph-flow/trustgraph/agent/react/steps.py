@@ -52,7 +52,7 @@ from .decisions import (
 )
 from .grounding import Said, said_values, unsaid_arguments
 from .registry import Registry, Tool, filter_tools
-from .types import Action, Failed, Final
+from .vocabulary import Action, Failed, Final
 
 #: The message property carrying the failure kind of each failed step of the history so far:
 #: ``{"<step index>": "<kind>"}`` (ours; upstream's agents neither set nor read it).

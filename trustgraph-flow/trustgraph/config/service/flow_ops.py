@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from trustgraph.base.safety import limits
@@ -103,9 +103,10 @@ class _Substituter:
     """
 
     def __init__(self, blueprint: str, flow_id: str, parameters: Mapping[str, str],
-                 workspace: str | None = None) -> None:
-        # 2.11 also substitutes {workspace}, first (its flow service's order).
-        self._pairs = [] if workspace is None else [("{workspace}", workspace)]
+                 first: Sequence[tuple[str, str]] = ()) -> None:
+        """``first``: ``(placeholder, value)`` pairs replaced before the flow's own (a wire's
+        flow operations may substitute more than these)."""
+        self._pairs = list(first)
         self._pairs += [("{blueprint}", blueprint), ("{id}", flow_id)]
         self._pairs += [("{" + name + "}", value) for name, value in parameters.items()]
 
@@ -133,13 +134,13 @@ class FlowOperations:
     """Answers FlowRequest dicts from a :class:`ConfigStore`.
 
     Start-flow and stop-flow check and record the flow here; what each processor is
-    told is :meth:`_started_processors` and :meth:`_stopped_processors`, which the
-    2.11 operations (:mod:`.flow_ops_211`) replace.
+    told is :meth:`_started_processors` and :meth:`_stopped_processors`, and how a
+    template is filled in :meth:`_substituter`, which a wire's own flow operations
+    may replace.
     """
 
-    #: Substituted for ``{workspace}`` in templates (2.11's); None: left as written (2.1).
-    workspace: str | None = None
-    #: Whether start-flow refuses a missing description before looking the blueprint up (2.11's order).
+    #: Whether start-flow refuses a missing description before looking the blueprint up (ours looks
+    #: the blueprint up first; a wire's own flow operations may check in the other order).
     _DESCRIPTION_FIRST = False
     #: Stop-flow's refusal of a flow record that names no blueprint.
     _NO_BLUEPRINT_NAME = "flow/{flow_id} has no 'blueprint-name'"
@@ -232,7 +233,7 @@ class FlowOperations:
 
             blueprint = _load_json_object(text, f"Blueprint '{blueprint_name}'")
             parameters = self._resolve_parameters(blueprint, user_params)
-            sub = _Substituter(blueprint_name, flow_id, parameters, workspace=self.workspace)
+            sub = self._substituter(blueprint_name, flow_id, parameters)
             puts = self._started_processors(blueprint, blueprint_name, sub)
 
             interfaces = blueprint.get("interfaces", {})
@@ -247,6 +248,10 @@ class FlowOperations:
             puts.append((FLOW_TYPE, flow_id, json.dumps(record)))
             self.store.apply(puts=puts, deletes=[])
         return _response(), True
+
+    def _substituter(self, blueprint_name: str, flow_id: str, parameters: Mapping[str, str]) -> _Substituter:
+        """What fills a flow's templates in: ``{blueprint}``, ``{id}`` and its parameters."""
+        return _Substituter(blueprint_name, flow_id, parameters)
 
     def _started_processors(self, blueprint: Mapping[str, Any], blueprint_name: str,
                             sub: _Substituter) -> list[tuple[str, str, str]]:
@@ -287,11 +292,10 @@ class FlowOperations:
                 raise Refused(f"flow/{flow_id}: 'parameters' must be an object")
             # The stored parameters are the resolved ones, so substitution
             # reproduces exactly the variant names start-flow created.
-            sub = _Substituter(
+            sub = self._substituter(
                 blueprint_name,
                 flow_id,
                 {k: _param_text(v, f"flow/{flow_id} parameter '{k}'") for k, v in stored_params.items()},
-                workspace=self.workspace,
             )
             puts, deletes = self._stopped_processors(blueprint, blueprint_name, sub)
             deletes.append((FLOW_TYPE, flow_id))

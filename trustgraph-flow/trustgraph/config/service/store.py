@@ -37,9 +37,11 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from trustgraph.compat.v211.schema import DEFAULT_WORKSPACE
-
 __all__ = ["DEFAULT_WORKSPACE", "Change", "ConfigStore", "WorkspaceStore"]
+
+#: The workspace 2.1's config is: the ``config`` table, where the rows of a store made before
+#: workspaces existed are (upstream 2.11 names its default workspace the same).
+DEFAULT_WORKSPACE = "default"
 
 _SCHEMA = (
     """

@@ -1,4 +1,4 @@
-"""Upstream 2.1.4's agent module types (``Tool``, ``Argument``) and tool implementations
+"""Upstream 2.1.4's agent module types (``Tool``, ``Argument``, ``Action``, ``Final``) and tool implementations
 (``KnowledgeQueryImpl(context, collection)``, ... ``invoke(**arguments)``), on ours.
 
 Upstream's implementations take a ``context``: a callable giving the flow's
@@ -19,6 +19,7 @@ import dataclasses
 import logging
 from typing import Any
 
+from trustgraph.agent.react import vocabulary
 from trustgraph.base.tool_services.tool_service_client import ToolServiceClient
 from trustgraph.catalog import implementations as ours
 from trustgraph.catalog.models import (
@@ -30,7 +31,7 @@ from trustgraph.catalog.models import (
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Argument", "KnowledgeQueryImpl", "McpToolImpl", "PromptImpl", "RowEmbeddingsQueryImpl",
+__all__ = ["Action", "Argument", "Final", "KnowledgeQueryImpl", "McpToolImpl", "PromptImpl", "RowEmbeddingsQueryImpl",
            "StructuredQueryImpl", "TextCompletionImpl", "Tool", "ToolServiceImpl"]
 
 #: Seconds a call may take: upstream's clients' default.
@@ -57,6 +58,31 @@ class Tool:
     arguments: list[Argument]
     implementation: Any
     config: dict[str, str]
+
+
+@dataclasses.dataclass(frozen=True)
+class Action(vocabulary.Action):
+    """The model asks for a tool, with upstream's ``observation``, the tool's result.
+
+    Upstream's agent fills it in after the call; ours keeps results in the
+    request's history.  Frozen, as ours: given and read, not assigned after.
+    """
+
+    observation: str = ""
+
+
+@dataclasses.dataclass(frozen=True, init=False)
+class Final(vocabulary.Final):
+    """The model is done, with upstream's name for the answer: ``final`` (``Final(thought, final=...)``),
+    ``answer`` as ours."""
+
+    def __init__(self, thought: str, answer: str | None = None, *, final: str | None = None) -> None:
+        object.__setattr__(self, "thought", thought)
+        object.__setattr__(self, "answer", answer if answer is not None else final or "")
+
+    @property
+    def final(self) -> str:
+        return self.answer
 
 
 def _arguments(descriptor: Any) -> list[Argument]:

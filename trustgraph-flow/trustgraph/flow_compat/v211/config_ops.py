@@ -24,7 +24,7 @@ config-svc could not serve (a name that cannot be a topic, or one past
 
 What changed is not worked out here: every write goes through
 :meth:`ConfigStore.apply`, which records it, and config-svc builds its change
-notice from that (:func:`notice`).  As in 2.1 (``config_ops``), the request's
+notice from that (:func:`notice`).  As in 2.1 (:mod:`trustgraph.config.service.config_ops`), the request's
 shape is checked first, so a malformed one is told which field is wrong.
 """
 
@@ -34,10 +34,10 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from trustgraph.compat.v211.schema import WORKSPACE_TYPE, WORKSPACES, is_reserved
+from trustgraph.config.service.config_ops import _parse_keys, _parse_type, _parse_values
+from trustgraph.config.service.operations import Refused, run_operation
+from trustgraph.config.service.store import Change, ConfigStore
 
-from .config_ops import _parse_keys, _parse_type, _parse_values
-from .operations import Refused, run_operation
-from .store import Change, ConfigStore
 from .workspaces import DEFAULT_MAX_WORKSPACES, check_registrations
 
 __all__ = ["SYSTEM_ONLY", "Config211Operations", "notice"]

@@ -24,7 +24,7 @@ is never half started, at one version.  2.11 also creates and deletes the
 flow's topics through the broker's admin API: pulsar-lite has none, and a
 Pulsar topic is created by its first producer or consumer, so nothing is
 done for them here.  The blueprint operations and parameter resolution are
-2.1's (:mod:`.flow_ops`), which 2.11 did not change.
+2.1's (:mod:`trustgraph.config.service.flow_ops`), which 2.11 did not change.
 """
 
 from __future__ import annotations
@@ -34,10 +34,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from trustgraph.compat.v211.schema import processor_type
-
-from .flow_ops import FlowOperations, _Substituter
-from .operations import Refused
-from .store import WorkspaceStore
+from trustgraph.config.service.flow_ops import FlowOperations, _Substituter
+from trustgraph.config.service.operations import Refused
+from trustgraph.config.service.store import WorkspaceStore
 
 __all__ = ["Flow211Operations"]
 
@@ -51,6 +50,10 @@ class Flow211Operations(FlowOperations):
     def __init__(self, store: WorkspaceStore) -> None:
         super().__init__(store)
         self.workspace = store.workspace
+
+    def _substituter(self, blueprint_name: str, flow_id: str, parameters: Mapping[str, str]) -> _Substituter:
+        """2.1's placeholders, and ``{workspace}`` before them (2.11's flow service's order)."""
+        return _Substituter(blueprint_name, flow_id, parameters, first=[("{workspace}", self.workspace)])
 
     def _started_processors(self, blueprint: Mapping[str, Any], blueprint_name: str,
                             sub: _Substituter) -> list[tuple[str, str, str]]:

@@ -1,4 +1,4 @@
-"""Which workspaces config-svc serves: names that can be topics, and at most so many.
+"""Which workspaces config-svc serves on 2.11's wire: names that can be topics, and at most so many.
 
 Under ``--wire 2.11`` every workspace registered in ``__workspaces__`` gets
 queues of its own (``request:tg:config:<workspace>``, ``request:tg:flow:<workspace>``
@@ -25,20 +25,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from trustgraph.base.safety.logsafe import clip
-from trustgraph.compat.v211.schema import DEFAULT_WORKSPACE, WORKSPACE_TYPE, WORKSPACES, workspace_problem
-
-from .operations import Refused
-from .store import ConfigStore
+from trustgraph.compat.v211.schema import WORKSPACE_TYPE, WORKSPACES, workspace_problem
+from trustgraph.config.service.operations import Refused
+from trustgraph.config.service.service import DEFAULT_MAX_WORKSPACES
+from trustgraph.config.service.store import DEFAULT_WORKSPACE, ConfigStore
 
 __all__ = ["DEFAULT_MAX_WORKSPACES", "Servable", "check_registrations", "listed", "quoted", "servable",
            "unserved_lines"]
-
-#: Workspaces config-svc serves at most (``--max-workspaces``).  A deployment on one machine
-#: has a few, a multi-tenant one tens to hundreds; a thousand costs about 200 MB (config-svc
-#: and broker together) and about 15 s of config-svc's start on a loaded 2-core machine,
-#: well inside tg-launch's 90 s wait for it.
-DEFAULT_MAX_WORKSPACES = 1000
-
 
 def check_registrations(store: ConfigStore, puts: Iterable[tuple[str, str, str]], workspace: str,
                         max_workspaces: int) -> None:

@@ -6,20 +6,23 @@ blueprint entry's variant), value the JSON ``{"topics": {spec: queue},
 "parameters": {name: value}}`` (trustgraph-flow 2.11.1
 ``flow/service/flow.py``, read by trustgraph-base ``base/flow_processor.py``).
 Our FlowProcessor reads 2.1's ``active-flow/<id>``, ``{flow: {spec:
-topic-or-value}}``; this turns the one into the other, each queue name mapped
-to its Pulsar topic, so a flow opens the same way under either wire.
+topic-or-value}}`` (its :class:`~trustgraph.base.processors.flow_processor.ActiveFlows`);
+:data:`PROCESSOR_ITEMS`, the 2.11 wire's ``flow-assignment`` component, turns
+the one into the other, each queue name mapped to its Pulsar topic, so a flow
+opens the same way under either wire.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
-from trustgraph.compat.v211 import schema as v211
+from trustgraph.base.safety import limits
 
-from ..safety import limits
+from . import schema as v211
 
-__all__ = ["assigned_flows"]
+__all__ = ["PROCESSOR_ITEMS", "ProcessorItems", "assigned_flows"]
 
 logger = logging.getLogger(__name__)
 
@@ -54,3 +57,35 @@ def assigned_flows(config: dict[str, dict[str, str]], processor_id: str) -> dict
             logger.error("%s/%s is not usable (%s); flow %s not started",
                          v211.processor_type(processor_id), flow, e, flow)
     return flows
+
+
+def _is_topic(value: Any) -> bool:
+    try:
+        return isinstance(value, str) and bool(v211.to_pulsar(value))
+    except v211.QueueError:
+        return False
+
+
+class ProcessorItems:
+    """2.11's flow assignment: one item of type ``processor:<id>`` per flow (see the module's docstring)."""
+
+    def config_type(self, processor_id: str) -> str:
+        """The config type holding ``processor_id``'s flows: ``processor:<id>``."""
+        return v211.processor_type(processor_id)
+
+    def read(self, config: dict[str, dict[str, str]], processor_id: str) -> dict[str, dict[str, Any]] | None:
+        """The flows ``config`` assigns ``processor_id``; each unreadable item is only itself left out."""
+        return assigned_flows(config, processor_id)
+
+    def assignment(self, config: dict[str, dict[str, str]], processor_id: str, flow: str,
+                   definition: dict[str, Any]) -> dict[str, dict[str, str]]:
+        """The config type that assigns ``flow`` too, written as 2.11's flow service writes it:
+        the definition's topics under ``topics``, its other values under ``parameters``."""
+        kind = self.config_type(processor_id)
+        entry = {"topics": {k: v for k, v in definition.items() if _is_topic(v)},
+                 "parameters": {k: v for k, v in definition.items() if not _is_topic(v)}}
+        return {kind: {**config.get(kind, {}), flow: json.dumps(entry)}}
+
+
+#: The 2.11 wire's ``flow-assignment`` component.
+PROCESSOR_ITEMS = ProcessorItems()

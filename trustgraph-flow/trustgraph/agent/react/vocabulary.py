@@ -11,9 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-# What a tool is given and does: the same for every caller, so defined with the tools.
-from trustgraph.catalog.implementations import CallContext as CallContext
-from trustgraph.catalog.implementations import ToolImpl as ToolImpl
 from trustgraph.schema import AgentRequest
 
 # -- what the model said -------------------------------------------------------
@@ -26,29 +23,14 @@ class Action:
     thought: str
     name: str
     arguments: dict[str, Any] = field(default_factory=dict)
-    #: Upstream 2.1.4's field for the tool's result (its agent fills it in after the call); ours
-    #: keeps results in the request's history, so it stays "" here unless a caller sets it.
-    observation: str = ""
 
 
-@dataclass(frozen=True, init=False)
+@dataclass(frozen=True)
 class Final:
-    """The model is done: ``Final Answer: <answer>``.
-
-    ``final`` is upstream 2.1.4's name for the answer, read and given
-    (``Final(thought=..., final=...)``) as upstream's code does.
-    """
+    """The model is done: ``Final Answer: <answer>``."""
 
     thought: str
     answer: str
-
-    def __init__(self, thought: str, answer: str | None = None, *, final: str | None = None) -> None:
-        object.__setattr__(self, "thought", thought)
-        object.__setattr__(self, "answer", answer if answer is not None else final or "")
-
-    @property
-    def final(self) -> str:
-        return self.answer
 
 
 class ReactParseError(ValueError):
@@ -130,13 +112,3 @@ class Failed:
 
 
 Event = Thought | Act | Observation | Answer | Continue | Failed
-
-
-def __getattr__(name: str) -> Any:
-    # Upstream 2.1.4's ``Tool`` and ``Argument`` (the tools its agent builds), which ours does not
-    # have under these names (ours: ``registry.Tool``, ``catalog.arguments.ToolArgument``).
-    if name in ("Tool", "Argument"):
-        from trustgraph.flow_compat.v214 import agent
-
-        return getattr(agent, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
