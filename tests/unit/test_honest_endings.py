@@ -318,3 +318,17 @@ def test_a_sure_choice_of_a_tool_the_question_is_not_about_gives_way_to_the_rank
     assert judge("weather", sure, TOOLS, ranked, meaning={"weather": 0.1, "local-time": 0.12, "tell-joke": 0.0}) is None
     # "How do you write 'necessary'?": spell-word at 0.16, convert-temperature 0.23: not far enough.
     assert judge("weather", sure, TOOLS, ranked, meaning={"weather": 0.16, "local-time": 0.23, "tell-joke": 0.0}) is None
+
+
+def test_an_ask_back_offers_the_models_choice_only_when_the_question_is_about_it():
+    """Between two near tools, the ask-back names them and the model's choice; a choice the question is
+    not about at all (under ``far``) gives its place to the ranker's next tool."""
+    ranked = Confidence(lead=0.05, no_tool_meaning=0.2, near=0.25, far=0.1)
+    tools = ["local-time", "sunrise-sunset", "time-difference", "find-synonyms"]
+    unsure = {"local-time": 0.01, "sunrise-sunset": 0.01, "time-difference": 0.01, "find-synonyms": 0.05,
+              "final-answer": 0.5}
+    clock = {"local-time": 0.38, "sunrise-sunset": 0.35, "time-difference": 0.32, "find-synonyms": 0.01}
+    got = judge("find-synonyms", unsure, tools, ranked, meaning=clock)
+    assert got.outcome == OUTCOME_ASKED and got.candidates == ("local-time", "sunrise-sunset", "time-difference")
+    got = judge("find-synonyms", unsure, tools, ranked, meaning={**clock, "find-synonyms": 0.2})
+    assert got.outcome == OUTCOME_ASKED and got.candidates == ("local-time", "find-synonyms", "sunrise-sunset")

@@ -415,7 +415,11 @@ def _with_ranker(chosen: str, share: Mapping[str, float], meaning: Mapping[str, 
     if policy.tie > 0 and meaning[first] - meaning[chosen] < policy.lead and \
             share[first] < policy.tie * share[chosen]:
         return None   # the ranker cannot tell the two apart and the model clearly prefers its own
-    offered = list(dict.fromkeys([first, chosen, near[1]]))[:max(1, policy.candidates)]
+    # The model's choice is offered unless the question is not about it at all (under ``far``: the
+    # 135M model chose find-synonyms for "What does the clock read in Buenos Aires?"); the ranker's
+    # next tool takes its place.
+    own = [chosen] if meaning[chosen] >= policy.far else []
+    offered = list(dict.fromkeys([first, *own, *near[1:]]))[:max(1, policy.candidates)]
     return Abstain(OUTCOME_ASKED, tuple(offered), share[chosen])
 
 
