@@ -17,6 +17,7 @@ from support import ONLY_JOKE_SERVICE, Proc, bounded_llm, wait_for
 # schema it gets, as llama.cpp's grammar does, so a reply outside it would be an error.
 ACTION = json.dumps({"action": "tell-joke", "args": {"topic": "cats"}})
 JOKE = "The cat ran for mayor and won by a whisker."
+WEATHER = json.dumps({"action": "weather", "args": {"city": "Paris"}})
 
 
 @pytest.fixture(scope="module")
@@ -28,6 +29,7 @@ def scripted(stack_factory, tmp_path_factory):
             'Thought: a joke tool fits\nAction: tell-joke\nArgs: {"topic": "cats"}',
             "Thought: I have the result, so I know the answer\nFinal Answer: a cat joke, as text"]},
         {"match": "Question: Tell me a joke about cats", "reply": ACTION},
+        {"match": "Question: What is the weather in Paris", "reply": WEATHER},
     ], "default": "no rule matched"}))
     return stack_factory("--llm", "scripted", "--llm-script", str(script))
 
@@ -202,3 +204,29 @@ def test_a_config_dump_moves_into_a_stack_and_its_tools_are_used(scripted, tmp_p
     assert r.stdout.startswith("Imported 0 item(s) (0 new, 0 changed, ")
     # The module's other tests share this stack: leave its tools as they were.
     assert scripted.cli("tg-delete-config-item", "--type", "tool", "--key", "tell-pun").returncode == 0
+
+
+def test_a_tool_whose_service_nothing_runs_ends_the_dialog_as_unavailable_naming_it(scripted):
+    """A tool described in config whose service is not running: the call ends the dialog at once as
+    ``tool-unavailable`` (exit 5, docs/agent.md's table), naming the tool and its service without
+    ``-v``, never as a wait for the deadline or a guess of the model's."""
+    service = {"id": "weather-service", "request-queue": "non-persistent://tg/request/weather-e2e",
+               "response-queue": "non-persistent://tg/response/weather-e2e"}
+    tool = {"type": "tool-service", "name": "weather", "description": "Current weather in a city",
+            "service": "weather-service", "arguments": [{"name": "city", "type": "string", "description": "The city"}]}
+    for key, value in (("tool-service/weather-service", service), ("tool/weather", tool)):
+        r = scripted.cli("tg-put-config-item", key, input=json.dumps(value))
+        assert r.returncode == 0, r.stderr
+    try:
+        wait_for("the weather tool in tg-show-tools",
+                 lambda: "weather" in scripted.cli("tg-show-tools").stdout, detail=scripted.child_logs)
+        r = scripted.cli("tg-invoke-agent", "-q", "What is the weather in Paris?")
+        assert r.returncode == 5, r.stdout + r.stderr
+        line = r.stderr.strip().splitlines()[-1]
+        assert line.startswith("tg-invoke-agent: error: agent-error: Tool 'weather' cannot be used now"), line
+        assert "weather-service" in line and r.stdout.strip() == "", r.stdout
+    finally:
+        # The module's other tests share this stack: leave its tools as they were.
+        for key in ("tool/weather", "tool-service/weather-service"):
+            kind, name = key.split("/")
+            assert scripted.cli("tg-delete-config-item", "--type", kind, "--key", name).returncode == 0

@@ -129,7 +129,8 @@ def ask(args: argparse.Namespace, printer: Printer) -> None:
     if args.verbose:
         request["show_actions"] = True   # ours; an upstream gateway and agent ignore it
     stream(args.url, args.token, "agent", request, flow=args.flow_id,
-           on_response=lambda response: handle(response, printer), timeout=AGENT_TIMEOUT)
+           on_response=lambda response: handle(response, printer), timeout=AGENT_TIMEOUT,
+           on_error=lambda response: handle(response, printer))
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -31,7 +31,8 @@ def socket_url(url: str, token: str | None) -> str:
 
 
 async def _stream(url: str, token: str | None, service: str, request: dict[str, Any],
-                  flow: str | None, on_response: OnResponse, timeout: float) -> dict[str, Any]:
+                  flow: str | None, on_response: OnResponse, timeout: float,
+                  on_error: OnResponse | None = None) -> dict[str, Any]:
     import aiohttp
 
     rid = str(uuid.uuid4())
@@ -59,6 +60,8 @@ async def _stream(url: str, token: str | None, service: str, request: dict[str, 
                             raise CliError(describe_error(msg["error"]))
                         response = msg.get("response") or {}
                         if isinstance(response, dict) and response.get("error"):
+                            if on_error is not None:   # may raise an error of its own (another status)
+                                on_error(response)
                             raise CliError(describe_error(response["error"]))
                         on_response(response)
                         if msg.get("complete"):
@@ -84,6 +87,10 @@ async def _stream(url: str, token: str | None, service: str, request: dict[str, 
 
 def stream(url: str, token: str | None, service: str, request: dict[str, Any], *,
            flow: str | None = None, on_response: OnResponse = lambda r: None,
-           timeout: float = 600.0) -> dict[str, Any]:
-    """Send one request and pass every response to ``on_response``; return the last."""
-    return asyncio.run(_stream(url, token, service, request, flow, on_response, timeout))
+           timeout: float = 600.0, on_error: OnResponse | None = None) -> dict[str, Any]:
+    """Send one request and pass every response to ``on_response``; return the last.
+
+    An error response ends the stream with :class:`CliError`; ``on_error`` sees it first, whole,
+    and may raise its own (tg-invoke-agent's exit status follows the dialog's ``outcome``, which
+    travels beside the error)."""
+    return asyncio.run(_stream(url, token, service, request, flow, on_response, timeout, on_error))
