@@ -9,13 +9,9 @@ import sys
 
 import pytest
 from trustgraph.base.launching.stack import AlreadyRunning, RunFiles, running_stack
-from trustgraph.base.messaging.broker_url import (
-    BrokerUrlError,
-    choose_admin_url,
-    choose_broker_url,
-    parse_broker_url,
-)
+from trustgraph.base.messaging.broker_url import BrokerUrlError, parse_broker_url, unreachable
 from trustgraph.base.messaging.pubsub import PubSub
+from trustgraph.base.processors.broker_choice import choose_admin_url, choose_broker_url, stack_hint
 
 
 @pytest.mark.parametrize("url, hosts", [
@@ -80,6 +76,26 @@ def test_admin_url_choice_order_flag_env_stack_default(no_env, monkeypatch):
         stack.set_pulsar_url("pulsar://external:6650")   # an external broker: its admin URL is not known
         monkeypatch.delenv("PULSAR_ADMIN_URL")
         assert choose_admin_url(None)[0] == "http://localhost:8080"
+    finally:
+        stack.release()
+
+
+def test_the_unreachable_line_ends_with_the_hint_its_caller_gives(no_env):
+    url = "pulsar://127.0.0.1:1"
+    assert unreachable(url, "connection refused") == f"cannot reach the broker at {url}: connection refused"
+    assert unreachable(url, "refused", lambda u: None) == f"cannot reach the broker at {url}: refused"
+    # A processor's: the running stack's broker, read when the line is written.
+    assert unreachable(url, "refused", stack_hint) == (
+        f"cannot reach the broker at {url}: refused; no stack is running in {no_env}: start one with "
+        f"`make run`, or give the broker URL with -p")
+    stack = RunFiles(no_env)
+    stack.acquire(gateway="http://localhost:8088/")
+    try:
+        stack.set_pulsar_url("pulsar://127.0.0.1:7777")
+        assert unreachable(url, "refused", stack_hint).endswith(
+            f"; the stack running in {no_env} uses pulsar://127.0.0.1:7777 (in {no_env / 'pulsar-url'})")
+        assert unreachable("pulsar://127.0.0.1:7777", "refused", stack_hint).endswith(
+            f"; this is the broker of the stack running in {no_env}, which may be (re)starting")
     finally:
         stack.release()
 

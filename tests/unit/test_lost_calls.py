@@ -108,8 +108,16 @@ async def test_a_restarted_service_ends_the_calls_its_predecessor_took_and_frees
         await restarted.close()
 
 
-async def test_a_lost_broker_connection_ends_the_calls_in_flight(setup):
+# The response topic in each form a client may be given: every one names a non-persistent topic,
+# whose replies the lost connection took (before the Topic value, only the URL was read as one).
+@pytest.mark.parametrize("response_topic", [RESP, "q0/tg/response/lost-calls", "response:tg:lost-calls"])
+async def test_a_lost_broker_connection_ends_the_calls_in_flight(setup, response_topic):
     _broker, service_ps, caller_ps, client = setup
+    if response_topic != RESP:
+        await client.stop()
+        client = RequestResponseClient(caller_ps, request_topic=REQ, response_topic=response_topic,
+                                       request_schema=ToolServiceRequest, response_schema=ToolServiceResponse,
+                                       subscription="caller-named", max_in_flight=1)
     taken = asyncio.Event()
 
     async def holds(msg, reply):
@@ -121,8 +129,11 @@ async def test_a_lost_broker_connection_ends_the_calls_in_flight(setup):
     call = asyncio.ensure_future(client.request(ToolServiceRequest(user="x"), timeout=DEADLINE))
     await asyncio.wait_for(taken.wait(), 10)
     caller_ps.calls.connection_lost()  # what PubSub's watcher does when the broker goes
-    with pytest.raises(CallLost, match="connection to the broker"):
-        await asyncio.wait_for(call, 10)
+    try:
+        with pytest.raises(CallLost, match="connection to the broker"):
+            await asyncio.wait_for(call, 10)
+    finally:
+        await client.stop()
 
 
 async def test_a_service_that_starts_does_not_end_calls_to_other_topics(setup, monkeypatch):

@@ -3,7 +3,19 @@
 from __future__ import annotations
 
 import pytest
-from trustgraph.topics import TopicError, queue, to_pulsar
+from trustgraph.topics import (
+    ANNOUNCE,
+    CONFIG_PUSH,
+    CONFIG_REQUEST,
+    CONFIG_RESPONSE,
+    SERVING,
+    Topic,
+    TopicError,
+    config_response_queue,
+    parse,
+    queue,
+    to_pulsar,
+)
 
 
 @pytest.mark.parametrize(("name", "url"), [
@@ -71,3 +83,44 @@ def test_a_non_string_is_refused() -> None:
     with pytest.raises(TopicError):
         to_pulsar(None)  # type: ignore[arg-type]
 
+
+
+@pytest.mark.parametrize(("name", "persistent", "tenant", "namespace", "local"), [
+    ("persistent://tg/flow/agent:default", True, "tg", "flow", "agent:default"),
+    ("non-persistent://tg/request/joke", False, "tg", "request", "joke"),
+    ("q0/tg/response/config", False, "tg", "response", "config"),
+    ("q1/tg/flow/x", True, "tg", "flow", "x"),
+    ("q2/tg/config/config", True, "tg", "config", "config"),
+    ("flow:tg:text-completion-request", True, "tg", "flow", "text-completion-request"),
+    ("request:tg:config:default", False, "tg", "request", "config:default"),
+    ("notify:acme:config", False, "acme", "notify", "config"),
+])
+def test_every_form_parses_to_one_topic_value(name, persistent, tenant, namespace, local) -> None:
+    t = parse(name)
+    assert (t.persistent, t.tenant, t.namespace, t.name) == (persistent, tenant, namespace, local)
+    assert t.namespace_path == f"{tenant}/{namespace}" and t.path == f"{tenant}/{namespace}/{local}"
+    assert t.pulsar_url == to_pulsar(name)
+    assert parse(t.pulsar_url) == t            # the URL names the same topic
+    assert t == Topic(persistent, tenant, namespace, local)
+
+
+def test_the_well_known_topics_persist_as_their_urls_say() -> None:
+    assert [parse(t).persistent for t in (CONFIG_PUSH, CONFIG_REQUEST, CONFIG_RESPONSE, ANNOUNCE, SERVING)] == [
+        True, False, False, False, False]
+    assert parse(config_response_queue) == parse(CONFIG_RESPONSE)   # 2.1's generic name and its URL
+
+
+@pytest.mark.parametrize(("name", "says"), [
+    ("request:tg", "expected"),
+    ("non-persistent://tg/request/joke\n", "expected"),
+    ("rpc:tg:joke", "unknown queue class 'rpc'"),
+    ("q7/tg/request/x", "unknown quality of service 'q7'"),
+    (None, "expected"),
+    (["q0/tg/request/x"], "expected"),       # not even hashable: refused, not a TypeError
+])
+def test_junk_is_refused_by_parse_with_the_forms_expected(name, says) -> None:
+    with pytest.raises(TopicError, match="is not a valid topic") as e:
+        parse(name)  # type: ignore[arg-type]
+    assert says in str(e.value)
+    with pytest.raises(TopicError):          # asked again (nothing of it remembered): the same refusal
+        parse(name)  # type: ignore[arg-type]

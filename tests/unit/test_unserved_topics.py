@@ -8,6 +8,7 @@ import time
 
 from support import wait_for_async
 from trustgraph.base import RequestResponseClient
+from trustgraph.base.launching.stack import stack_starting
 from trustgraph.base.messaging.unserved import GRACE, POLL, UnservedTopics
 from trustgraph.base.testing import MemoryBroker, memory_pubsub
 from trustgraph.base.testing.stand_ins import Responder
@@ -195,7 +196,7 @@ def test_while_the_stack_is_starting_no_grace_runs_out_and_it_counts_from_the_la
         status.write_text(json.dumps({"components": {n: {"state": s} for n, s in components.items()}}))
 
     states(agent="up", llm="starting")
-    u = UnservedTopics("http://broker:8080", stack_status=str(status))
+    u = UnservedTopics("http://broker:8080", starting=stack_starting(str(status)))
     t = 100.0
     while t < 100.0 + 5 * GRACE:                  # a model loading for a minute
         u.take({}, t)
@@ -211,7 +212,7 @@ def test_while_the_stack_is_starting_no_grace_runs_out_and_it_counts_from_the_la
     assert u.unserved(TOPIC, t)
     # A stack that is not starting, or no states to read: the grace as before.
     for path in (str(status), str(tmp_path / "none.json"), None):
-        plain = UnservedTopics("http://broker:8080", stack_status=path)
+        plain = UnservedTopics("http://broker:8080", starting=stack_starting(path))
         plain.take({}, 100.0)
         plain.take({}, 100.0 + GRACE)
         assert plain.unserved(TOPIC, 100.0 + GRACE)
@@ -220,7 +221,7 @@ def test_while_the_stack_is_starting_no_grace_runs_out_and_it_counts_from_the_la
 async def test_a_call_held_while_the_stack_starts_goes_when_its_processor_is_heard(tmp_path):
     status = tmp_path / "components.json"
     status.write_text(json.dumps({"components": {"llm": {"state": "starting"}}}))
-    u = UnservedTopics("http://broker:8080", stack_status=str(status))
+    u = UnservedTopics("http://broker:8080", starting=stack_starting(str(status)))
     now = time.monotonic()
     u.take({KEY: 0}, now - 3 * GRACE)             # listed, no consumer, for longer than the grace
     u.take({KEY: 0}, now)
@@ -229,3 +230,12 @@ async def test_a_call_held_while_the_stack_starts_goes_when_its_processor_is_hea
     assert not held.done() and u.in_grace(TOPIC)
     u.heard(TOPIC)                                # the model loaded, and its service says so
     assert await asyncio.wait_for(held, 1) is None
+
+
+def test_a_topic_named_in_any_form_is_read_as_the_brokers_metrics_label_it():
+    """A blueprint may name a request topic in upstream's generic (2.1) or class (2.11) form: each is
+    the same topic, served when the broker counts consumers on it (it was read as unserved)."""
+    from trustgraph.base.messaging.broker_consumers import topic_key
+
+    for name in ("non-persistent://tg/request/x", "q0/tg/request/x", "request:tg:x", "tg/request/x"):
+        assert topic_key(name) == "tg/request/x"

@@ -21,6 +21,11 @@ Everything after the second colon is the topic, colons included (2.11 appends
 ``:workspace`` to per-workspace queues: ``request:tg:config:default`` is
 ``non-persistent://tg/request/config:default``).
 
+:func:`parse` reads any of these forms into one :class:`Topic` value
+(persistence, tenant, namespace, name), so no caller reads a name's text to
+learn whether its topic is persistent: a ``q0/...`` or ``request:tg:...``
+name is as non-persistent as its URL.
+
 It imports nothing of ours, so the wire records (``trustgraph.schema``) can
 name their queues with it and the messaging core can map them, without the
 schema leaning on the layer above it.  ``trustgraph.schema`` re-exports
@@ -30,7 +35,9 @@ schema leaning on the layer above it.  ``trustgraph.schema`` re-exports
 
 from __future__ import annotations
 
+import functools
 import re
+from dataclasses import dataclass
 from typing import NamedTuple
 
 _QOS_SCHEME = {"q0": "non-persistent", "q1": "persistent", "q2": "persistent"}
@@ -71,15 +78,53 @@ def queue(name: str, cls: str = "flow", topicspace: str = "tg") -> str:
     return f"{cls}:{topicspace}:{name}"
 
 
-def to_pulsar(name: str) -> str:
-    """Return the Pulsar URL for ``name``; URLs pass through unchanged.
+@dataclass(frozen=True)
+class Topic:
+    """One topic, whichever form named it: what a transport needs to open it.
+
+    ``tenant/namespace/name`` are the Pulsar URL's parts (a 2.11 name's
+    topicspace is the tenant and its class the namespace, as 2.11 maps it).
+    """
+
+    persistent: bool
+    tenant: str
+    namespace: str
+    name: str
+
+    @property
+    def namespace_path(self) -> str:
+        """``tenant/namespace``: where the topic is, as Pulsar's admin API names a namespace."""
+        return f"{self.tenant}/{self.namespace}"
+
+    @property
+    def path(self) -> str:
+        """``tenant/namespace/name``: the topic without its persistence."""
+        return f"{self.tenant}/{self.namespace}/{self.name}"
+
+    @functools.cached_property
+    def pulsar_url(self) -> str:
+        """``persistent://tenant/namespace/name`` or ``non-persistent://...``."""
+        return f"{'persistent' if self.persistent else 'non-persistent'}://{self.path}"
+
+
+def parse(name: str) -> Topic:
+    """The :class:`Topic` ``name`` names, in any form of the grammar (see the module's docstring).
 
     Raises :class:`TopicError` for anything else, so a typo in a descriptor is
     reported when it is loaded rather than as a broker error at first use.
+    Remembered per name: a tool call or a gateway send asks again for the same
+    few names.
     """
-    m = _TOPIC.fullmatch(name) if isinstance(name, str) else None
+    if not isinstance(name, str):
+        raise TopicError(f"{name!r} is not a valid topic: expected {EXPECTED}")
+    return _parse(name)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse(name: str) -> Topic:
+    m = _TOPIC.fullmatch(name)
     if m is None:
-        q = _QUEUE.fullmatch(name) if isinstance(name, str) and "://" not in name else None
+        q = _QUEUE.fullmatch(name) if "://" not in name else None
         if q is None:
             raise TopicError(f"{name!r} is not a valid topic: expected {EXPECTED}")
         cls, topicspace, local = q.groups()
@@ -87,15 +132,22 @@ def to_pulsar(name: str) -> str:
         if persistence is None:
             raise TopicError(f"{name!r} is not a valid topic: unknown queue class {cls!r} "
                              f"(use {', '.join(QUEUE_CLASSES)})")
-        return f"{persistence}://{topicspace}/{cls}/{local}"
+        return Topic(persistence == "persistent", topicspace, cls, local)
     scheme, qos, tenant, namespace, local = m.groups()
-    if scheme is not None:
-        return name
-    mapped = _QOS_SCHEME.get(qos)
-    if mapped is None:
-        raise TopicError(f"{name!r} is not a valid topic: unknown quality of service {qos!r} "
-                         "(use q0, q1 or q2)")
-    return f"{mapped}://{tenant}/{namespace}/{local}"
+    if scheme is None:
+        scheme = _QOS_SCHEME.get(qos)
+        if scheme is None:
+            raise TopicError(f"{name!r} is not a valid topic: unknown quality of service {qos!r} "
+                             "(use q0, q1 or q2)")
+    return Topic(scheme == "persistent", tenant, namespace, local)
+
+
+def to_pulsar(name: str) -> str:
+    """Return the Pulsar URL for ``name`` (:func:`parse`'s ``pulsar_url``); URLs pass through unchanged.
+
+    Raises :class:`TopicError` as :func:`parse` does.
+    """
+    return parse(name).pulsar_url
 
 
 # The global queues of upstream 2.1.4 (config and flow request/response, config push), in its generic form (its public names) ...

@@ -48,13 +48,8 @@ from pathlib import Path
 from typing import Any
 
 from trustgraph.base.command_line import CliError, main_wrapper, number
-from trustgraph.base.messaging.broker_url import (
-    BrokerUrlError,
-    choose_admin_url,
-    choose_broker_url,
-    parse_broker_url,
-    probe,
-)
+from trustgraph.base.messaging.broker_url import BrokerUrlError, parse_broker_url, probe
+from trustgraph.base.processors.broker_choice import choose_admin_url, choose_broker_url
 from trustgraph.cli.pulsar_admin import DEFAULT_TIMEOUT, AdminError, Broker, PulsarAdmin, policies_text
 
 PROG = "tg-init-trustgraph"

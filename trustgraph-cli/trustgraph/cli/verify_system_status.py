@@ -54,7 +54,7 @@ from trustgraph.base.command_line import (
     number,
     os_cause,
 )
-from trustgraph.base.messaging.broker_url import choose_admin_url
+from trustgraph.base.processors.broker_choice import choose_admin_url
 from trustgraph.cli.init_trustgraph import NAMESPACES
 from trustgraph.cli.pulsar_admin import AdminError, PulsarAdmin
 

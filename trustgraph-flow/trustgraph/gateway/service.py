@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from aiohttp import web
-from trustgraph.base.launching.stack import read_components
+from trustgraph.base.launching.stack import read_components, stack_starting
 from trustgraph.base.messaging.unserved import UnservedTopics
 from trustgraph.base.processors.async_processor import AsyncProcessor, env_default
 from trustgraph.base.safety.connections import (
@@ -95,7 +95,7 @@ class Processor(AsyncProcessor):
                 "knowledge": (params.get("knowledge_request_queue") or knowledge_request_queue,
                               params.get("knowledge_response_queue") or knowledge_response_queue),
             },
-            unserved=UnservedTopics(self.pulsar_admin_url, stack_status=self.stack_status),
+            unserved=UnservedTopics(self.pulsar_admin_url, starting=stack_starting(self.stack_status)),
         )
         self.feed = CatalogFeed(self, self._on_tools)
         self.tools = ToolServices(self.pubsub, timeout=self.timeout, directory=self.feed.directory,

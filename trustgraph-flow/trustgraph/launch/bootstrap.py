@@ -19,6 +19,7 @@ from typing import Any
 from trustgraph.base import PubSub, RequestResponseClient
 from trustgraph.base.messaging.pubsub import CONFIG_LANE
 from trustgraph.base.processors import config_parts
+from trustgraph.base.processors.broker_choice import stack_hint
 from trustgraph.schema import ConfigRequest, ConfigResponse, ConfigValue, FlowRequest, FlowResponse
 from trustgraph.topics import CONFIG_REQUEST, CONFIG_RESPONSE, FLOW_REQUEST, FLOW_RESPONSE
 
@@ -79,7 +80,7 @@ async def bootstrap(pulsar_url: str, path: Path, timeout: float = 30.0, api_key:
     ``api_key`` is tg-launch's own Pulsar token, when the broker wants one.
     """
     values, flows = read_bootstrap(path)
-    ps = PubSub(pulsar_url, processor="tg-launch", api_key=api_key)
+    ps = PubSub(pulsar_url, processor="tg-launch", api_key=api_key, hint=stack_hint)
     try:
         config = _config_client(ps)
         flow = RequestResponseClient(
@@ -113,7 +114,7 @@ async def bootstrap(pulsar_url: str, path: Path, timeout: float = 30.0, api_key:
 async def put_config(pulsar_url: str, values: list[ConfigValue], timeout: float = 30.0,
                      api_key: str | None = None) -> None:
     """Write config items that a tg-launch flag sets (``--announced-tools``), whatever the store holds."""
-    ps = PubSub(pulsar_url, processor="tg-launch", api_key=api_key)
+    ps = PubSub(pulsar_url, processor="tg-launch", api_key=api_key, hint=stack_hint)
     try:
         r = await _config_client(ps).request(ConfigRequest(operation="put", values=values), timeout=timeout)
         if r.error is not None:

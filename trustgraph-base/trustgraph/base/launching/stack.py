@@ -29,6 +29,7 @@ import contextlib
 import fcntl
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -117,6 +118,15 @@ def starting_components(path: str | os.PathLike | None) -> list[str]:
     """The components of the stack at ``path`` not up for the first time yet (none: no such file)."""
     components = read_components(path) if path else None
     return sorted(name for name, c in (components or {}).items() if c.get("state") == "starting")
+
+
+def stack_starting(path: str | os.PathLike | None) -> Callable[[], bool] | None:
+    """Whether the stack at ``path`` still has a component starting, as a check to ask again and again
+    (``messaging.unserved.UnservedTopics(starting=...)``, which cannot read run files itself);
+    None without a path: no stack, nothing ever starts."""
+    if not path:
+        return None
+    return lambda: bool(starting_components(path))
 
 
 def read_components(path: str | os.PathLike) -> dict[str, dict[str, object]] | None:

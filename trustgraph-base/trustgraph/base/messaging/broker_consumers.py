@@ -24,6 +24,8 @@ from collections.abc import Iterator
 
 import aiohttp
 
+from ...topics import TopicError, parse
+
 GAUGE = "pulsar_consumers_count"
 _LINE = re.compile(r"^(\w+)\{([^}]*)\}\s+(\S+)")
 _LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
@@ -34,8 +36,13 @@ class BrokerStatsError(RuntimeError):
 
 
 def topic_key(topic: str) -> str:
-    """``non-persistent://tg/request/x`` (or ``tg/request/x``) as ``tg/request/x``."""
-    return topic.split("://", 1)[-1]
+    """``tenant/namespace/name`` of ``topic`` in any form (``non-persistent://tg/request/x``,
+    ``q0/tg/request/x``, ``request:tg:x``), as the broker's metrics label it; a text that names no
+    topic (a metrics label, ``tg/request/x``) as it is after any ``scheme://``."""
+    try:
+        return parse(topic).path
+    except TopicError:
+        return topic.split("://", 1)[-1]
 
 
 def samples(text: str, name: str) -> Iterator[tuple[dict[str, str], str]]:

@@ -20,7 +20,7 @@ from typing import TypeVar
 import pulsar
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, retry_if_result, wait_exponential
 
-from .broker_url import BrokerUrl, probe, unreachable
+from .broker_url import BrokerUrl, Hint, probe, unreachable
 from .errors import PubSubError
 
 logger = logging.getLogger(__name__)
@@ -50,8 +50,11 @@ def _past(deadline: float | None) -> Callable[[RetryCallState], bool]:
     return stop
 
 
-async def wait_for_broker(broker: BrokerUrl, url: str, deadline: float | None) -> None:
-    """Probe ``broker`` until it accepts connections; :class:`PubSubError` once ``deadline`` would pass."""
+async def wait_for_broker(broker: BrokerUrl, url: str, deadline: float | None, hint: Hint | None = None) -> None:
+    """Probe ``broker`` until it accepts connections; :class:`PubSubError` once ``deadline`` would pass.
+
+    ``hint``: where else to look, at the end of the "unreachable" line (:func:`~.broker_url.unreachable`).
+    """
     failures = 0
 
     def failed(state: RetryCallState) -> None:
@@ -59,13 +62,13 @@ async def wait_for_broker(broker: BrokerUrl, url: str, deadline: float | None) -
         failures += 1
         problem = state.outcome.result()
         if failures == 1:
-            logger.warning("%s; retrying every %g-%gs", unreachable(url, problem), FIRST_DELAY, MAX_DELAY)
+            logger.warning("%s; retrying every %g-%gs", unreachable(url, problem, hint), FIRST_DELAY, MAX_DELAY)
         else:
             logger.debug("Broker %s still unreachable: %s; retrying in %gs", url, problem,
                          state.upcoming_sleep)
 
     def gave_up(state: RetryCallState) -> None:
-        raise PubSubError(unreachable(url, state.outcome.result()))
+        raise PubSubError(unreachable(url, state.outcome.result(), hint))
 
     await AsyncRetrying(wait=_doubling(FIRST_DELAY, MAX_DELAY), stop=_past(deadline),
                         retry=retry_if_result(lambda problem: problem is not None),

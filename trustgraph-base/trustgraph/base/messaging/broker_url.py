@@ -1,22 +1,27 @@
-"""Broker URLs: which one a processor uses, whether it is well formed, and why it is unreachable.
+"""Broker URLs: whether one is well formed, whether it answers, and the one line when it does not.
 
 A new user's first mistakes are a wrong port, the gateway's ``http://`` URL
 given as the broker's, or a URL without its scheme.  pulsar-client answers
 each with a stream of C++ log lines and, minutes later, a bare ``Timeout``.
-This module lets :class:`~trustgraph.base.messaging.pubsub.PubSub` say in one line what
-is wrong, and where the running stack's broker really is.
+This module lets :class:`~trustgraph.base.messaging.pubsub.PubSub` say in one
+line what is wrong.  Where to look instead (the running stack's broker) is
+not the messaging core's to know: the line ends with a :data:`Hint` its
+caller gives (a processor's is ``processors.broker_choice.stack_hint``, which
+also chooses the URL when none is given).
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 import socket
 import ssl
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..launching.stack import data_dir, running_stack
+#: Where to look when the broker at a URL cannot be reached, as the end of the "unreachable"
+#: line (None: nothing to add); called when the line is written.
+Hint = Callable[[str], str | None]
 
 DEFAULT_PULSAR_HOST = "pulsar://localhost:6650"
 #: Apache Pulsar's web service (admin REST API) on this machine.
@@ -70,54 +75,6 @@ def parse_broker_url(url: str) -> BrokerUrl:
             raise BrokerUrlError(f"malformed broker URL {url!r}: no host in {part!r}; e.g. {example}")
         hosts.append((split.hostname, number))
     return BrokerUrl(text, scheme, tuple(hosts))
-
-
-def choose_broker_url(given: str | None) -> tuple[str, str]:
-    """The broker URL a processor uses, and where it came from (to say so at start).
-
-    ``-p`` wins, then ``$PULSAR_HOST``, then the stack running in the data
-    directory (``tg-launch`` writes its broker URL there), then the default.
-    """
-    env = os.environ.get("PULSAR_HOST")
-    if given:
-        # The flag's default is the variable, so a match most likely came from there.
-        return given, "from $PULSAR_HOST" if given == env else "from -p/--pulsar-host"
-    if env:
-        return env, "from $PULSAR_HOST"
-    stack = running_stack()
-    if stack is not None and stack.pulsar:
-        return stack.pulsar, f"the running stack's, from {stack.pulsar_url_file}"
-    return DEFAULT_PULSAR_HOST, f"the default; no running stack found in {data_dir()}"
-
-
-def choose_admin_url(given: str | None) -> tuple[str, str]:
-    """The broker's admin URL an operators' command uses, and where it came from.
-
-    The flag wins, then ``$PULSAR_ADMIN_URL`` (the processors' variable for
-    it), then the stack running in the data directory (its embedded broker
-    serves HTTP on a free port, which tg-launch records), then Apache
-    Pulsar's web service port on this machine.
-    """
-    if given:
-        return given, "from the command line"
-    env = os.environ.get("PULSAR_ADMIN_URL")
-    if env:
-        return env, "from $PULSAR_ADMIN_URL"
-    stack = running_stack()
-    if stack is not None and stack.pulsar_admin:
-        return stack.pulsar_admin, f"the running stack's, from {stack.data_dir}"
-    return DEFAULT_PULSAR_ADMIN_URL, f"the default; no running stack found in {data_dir()}"
-
-
-def stack_hint(url: str) -> str:
-    """Where the running stack's broker is, as the end of an error line."""
-    stack = running_stack()
-    if stack is None or not stack.pulsar:
-        return (f"no stack is running in {data_dir()}: start one with `make run`, "
-                f"or give the broker URL with -p")
-    if stack.pulsar == url:
-        return f"this is the broker of the stack running in {stack.data_dir}, which may be (re)starting"
-    return f"the stack running in {stack.data_dir} uses {stack.pulsar} (in {stack.pulsar_url_file})"
 
 
 async def probe(broker: BrokerUrl, timeout: float = PROBE_TIMEOUT) -> str | None:
@@ -175,6 +132,8 @@ async def _http_lookup(reader: asyncio.StreamReader, writer: asyncio.StreamWrite
             f"the broker URL usually looks like pulsar://host:6650")
 
 
-def unreachable(url: str, problem: str) -> str:
-    """The one line that says the broker cannot be reached, why, and where to look."""
-    return f"cannot reach the broker at {url}: {problem}; {stack_hint(url)}"
+def unreachable(url: str, problem: str, hint: Hint | None = None) -> str:
+    """The one line that says the broker cannot be reached, why, and (``hint``'s) where to look."""
+    line = f"cannot reach the broker at {url}: {problem}"
+    where = hint(url) if hint is not None else None
+    return f"{line}; {where}" if where else line

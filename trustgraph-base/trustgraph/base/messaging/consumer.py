@@ -18,6 +18,7 @@ from typing import Any
 import pulsar
 
 from ...schema.codec import SchemaError, decode
+from ...topics import parse
 from . import metrics
 from .message import Message
 
@@ -111,7 +112,7 @@ class Consumer:
         self._consumer: pulsar.Consumer | None = None
         self._overloaded = overloaded
         # The broker keeps what we do not take only on a persistent topic (see above).
-        self._may_pause = not topic.startswith("non-persistent://")
+        self._may_pause = parse(topic).persistent
         self._schema = schema
         self._handler = handler
         self._direct = direct

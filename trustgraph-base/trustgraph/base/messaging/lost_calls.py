@@ -75,7 +75,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from ...schema import ServingStarted
-from ...topics import TopicError, to_pulsar
+from ...topics import TopicError, parse, to_pulsar
 from .connection_watch import Resubscribed
 
 logger = logging.getLogger(__name__)
@@ -213,7 +213,7 @@ class CallWatch:
             reason = (f"{notice.processor or 'a process'} lost its broker connection: "
                       f"what was in flight then is gone")
             for client in list(self._clients):
-                if client.response_topic.startswith("non-persistent://"):
+                if not parse(client.response_topic).persistent:
                     client.fail_pending(reason, before=notice.sent or None)
             return
         for listener in self._serving_listeners:
@@ -257,7 +257,7 @@ class CallWatch:
         if self._arrivals is None:
             self._arrivals = {}
         for client in list(self._clients):
-            if client.response_topic.startswith("non-persistent://"):
+            if not parse(client.response_topic).persistent:
                 client.fail_pending("the connection to the broker was lost: the request or its reply is gone")
 
     def _heard_loss(self, at: float, by: str | None) -> None:

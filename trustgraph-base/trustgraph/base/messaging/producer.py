@@ -15,6 +15,7 @@ from typing import Any
 import pulsar
 
 from ...schema.codec import encode
+from ...topics import parse
 from ..safety.limits import MAX_MESSAGE_BYTES
 from .errors import MessageTooLarge, PubSubError
 
@@ -35,7 +36,7 @@ class Producer:
         self._loop = loop
         self.topic = topic
         self._sent = 0
-        self._limit = None if topic.startswith("persistent://") else MAX_MESSAGE_BYTES
+        self._limit = None if parse(topic).persistent else MAX_MESSAGE_BYTES
 
     def _encode(self, value: Any) -> bytes:
         # A record, or its encoding already made (a reply measured before it was sent).

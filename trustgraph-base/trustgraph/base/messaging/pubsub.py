@@ -32,9 +32,9 @@ from typing import Any, TypeVar
 
 import pulsar
 
-from ...topics import SERVING, to_pulsar
+from ...topics import SERVING, parse, to_pulsar
 from .broker_retry import retry_open, wait_for_broker
-from .broker_url import BrokerUrl, parse_broker_url, probe
+from .broker_url import BrokerUrl, Hint, parse_broker_url, probe
 from .connection_watch import WATCH_EVERY, WATCH_EVERY_DOWN, Back, ConnectionWatch, Lost
 from .consumer import Consumer, DirectHandler, Handler, MalformedHandler
 from .errors import MessageTooLarge, PubSubError
@@ -87,9 +87,7 @@ NON_PERSISTENT_RECEIVE_QUEUE = 20_000
 
 def receive_queue_size(topic_url: str) -> int:
     """The receive queue for a consumer of ``topic_url`` (a Pulsar URL)."""
-    if topic_url.startswith("non-persistent://"):
-        return NON_PERSISTENT_RECEIVE_QUEUE
-    return PERSISTENT_RECEIVE_QUEUE
+    return PERSISTENT_RECEIVE_QUEUE if parse(topic_url).persistent else NON_PERSISTENT_RECEIVE_QUEUE
 
 
 # Connections of a PubSub (see PubSub.lane_client): the default one, and the
@@ -104,7 +102,7 @@ class PubSub:
 
     def __init__(self, url: str, *, api_key: str | None = None, listener: str | None = None,
                  processor: str = "", connect_timeout: float | None = 300.0, client: Any = None,
-                 subscribe_settle: float = SUBSCRIBE_SETTLE) -> None:
+                 subscribe_settle: float = SUBSCRIBE_SETTLE, hint: Hint | None = None) -> None:
         """``client``: an object with pulsar.Client's ``create_producer``, ``subscribe`` and
         ``close`` to use instead of connecting to ``url``; the in-memory broker of
         :mod:`trustgraph.base.testing` passes one, so a test runs the same producer and
@@ -114,6 +112,9 @@ class PubSub:
         producer or consumer before :class:`PubSubError`; None: for ever (a service
         waits for its broker to come back).  A malformed ``url`` raises
         :class:`~trustgraph.base.messaging.broker_url.BrokerUrlError` here, before anything runs.
+
+        ``hint``: where else to look when the broker cannot be reached, at the end of that
+        line (a processor gives the running stack's broker: ``processors.broker_choice.stack_hint``).
         """
         # Checked first: pulsar-client would take an http:// gateway URL, or no scheme,
         # and fail much later with a bare Timeout.
@@ -126,6 +127,7 @@ class PubSub:
         self._given_client: Any = client
         self._lanes: dict[str, pulsar.Client] = {}
         self._connect_timeout = connect_timeout
+        self._hint = hint
         self._producers: list[Producer] = []
         self._consumers: list[Consumer] = []
         self._reach: asyncio.Future | None = None
@@ -195,7 +197,7 @@ class PubSub:
             return
         if self._reach is None or (self._reach.done() and not self._reach.cancelled()
                                    and self._reach.exception() is not None):
-            self._reach = asyncio.ensure_future(wait_for_broker(self._broker, self.url, self._deadline()))
+            self._reach = asyncio.ensure_future(wait_for_broker(self._broker, self.url, self._deadline(), self._hint))
         await asyncio.shield(self._reach)
 
     async def _retrying(self, what: str, fn: Callable[[], T], patience: float | None = None) -> T:

@@ -41,14 +41,15 @@ or its processor says it serves it) it goes, and when the grace ends without
 one it fails at once, as a call made after the grace does.  One timer per
 topic, however many calls wait on it.
 
-While a tg-launch stack is starting (``stack_status``: the file of its
-components' states, :data:`~trustgraph.base.launching.stack.STACK_STATUS_ENV`
-in its children), no grace runs out: a question asked as the stack starts
-waits for a model that takes its time to load, however long (within its own
-deadline), instead of being refused 12 s into the wait (before any holding,
-it waited 90 s and ended "the model did not decide the next step").  A
-topic's grace counts from the last reading taken while a component was still
-starting, so a topic nothing serves is refused once the stack is up.
+While a tg-launch stack is starting (``starting``: a check its owner gives;
+under tg-launch, one that reads the file of the stack's component states,
+``launching.stack.stack_starting``), no grace runs out: a question asked as
+the stack starts waits for a model that takes its time to load, however
+long (within its own deadline), instead of being refused 12 s into the wait
+(before any holding, it waited 90 s and ended "the model did not decide the
+next step").  A topic's grace counts from the last reading taken while a
+component was still starting, so a topic nothing serves is refused once the
+stack is up.
 """
 
 from __future__ import annotations
@@ -57,11 +58,11 @@ import asyncio
 import logging
 import math
 import time
+from collections.abc import Callable
 from typing import Any
 
 import aiohttp
 
-from ..launching.stack import starting_components
 from .broker_consumers import BrokerStatsError, fetch_consumer_counts, topic_key
 
 logger = logging.getLogger(__name__)
@@ -76,11 +77,11 @@ GRACE = 12.0
 class UnservedTopics:
     """Which request topics have had no consumer for a while, as the broker counts them."""
 
-    def __init__(self, admin_url: str | None, stack_status: str | None = None) -> None:
-        """``stack_status``: tg-launch's file of component states; while it shows a component
-        starting, no grace runs out (see the module docstring)."""
+    def __init__(self, admin_url: str | None, starting: Callable[[], bool] | None = None) -> None:
+        """``starting``: asked at each reading; while it says the stack is still starting, no
+        grace runs out (see the module docstring)."""
         self.admin_url = admin_url
-        self.stack_status = stack_status
+        self.starting = starting
         self._starting_at: float | None = None    # the last reading taken while the stack was starting
         self._since: float | None = None          # readings have succeeded without a gap since
         self._read_at = 0.0                        # the last good reading
@@ -138,7 +139,7 @@ class UnservedTopics:
             self._since = now
         self._read_at = now
         self._counts = counts
-        if self.stack_status and starting_components(self.stack_status):
+        if self.starting is not None and self.starting():
             self._starting_at = now
         for key, n in counts.items():
             self._listed_at.setdefault(key, now)

@@ -23,12 +23,13 @@ from typing import Any
 from ...topics import CONFIG_REQUEST, CONFIG_RESPONSE, config_push_queue
 from .. import wire
 from ..messaging import metrics
-from ..messaging.broker_url import BrokerUrlError, choose_broker_url
+from ..messaging.broker_url import BrokerUrlError
 from ..messaging.pubsub import Consumer, Producer, PubSub, PubSubError
 from ..messaging.serving import Replies, Work, serve
 from ..safety import logsafe
 from ..safety.secrets import secret_values
 from ..wire import WIRE_21
+from .broker_choice import choose_broker_url, stack_hint
 from .config_follower import ConfigFollower, ConfigHandler
 from .flags import TokenFileError, add_processor_args, env_default, pulsar_token
 
@@ -72,6 +73,7 @@ class AsyncProcessor:
             processor=self.id,
             # A service waits for its broker as long as it takes (and stays killable).
             connect_timeout=float(timeout) if timeout else None,
+            hint=stack_hint,
         )
         # False: no push subscription and no fetch from config-svc; whoever made the
         # processor hands it config with apply_config() (trustgraph.base.testing does).

@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..launching.stack import STACK_STATUS_ENV
+from ..launching.stack import STACK_STATUS_ENV, stack_starting
 from ..messaging.pubsub import Consumer, Message, Producer
 from ..messaging.request_response import RequestResponseClient
 from ..messaging.serving import Replies, serve
@@ -177,7 +177,8 @@ class FlowProcessor(AsyncProcessor):
         # Under tg-launch, no call is refused as unserved while the stack is still starting.
         admin_url = params.get("pulsar_admin_url") or None
         self.unserved_topics: UnservedTopics | None = (
-            UnservedTopics(admin_url, stack_status=os.environ.get(STACK_STATUS_ENV)) if admin_url else None)
+            UnservedTopics(admin_url, starting=stack_starting(os.environ.get(STACK_STATUS_ENV)))
+            if admin_url else None)
         #: Where config assigns this processor its flows (its wire's; ours: active-flow/<id>).
         self.flow_assignment: FlowAssignment = self.wire.component("flow-assignment", ACTIVE_FLOWS)
         self.register_config_handler(self._on_flow_config,

@@ -44,6 +44,8 @@ from typing import Any
 
 import pulsar
 
+from ...topics import parse
+
 __all__ = ["MemoryBroker", "MemoryClient", "MemoryMessage", "memory_pubsub"]
 
 Listener = Callable[[Any, Any], None]
@@ -125,7 +127,7 @@ class MemoryBroker:
 
     def check_open(self, topic: str) -> None:
         """Raise as the cluster would when ``topic``'s namespace is one it does not have."""
-        namespace = topic.partition("://")[2].rpartition("/")[0]
+        namespace = parse(topic).namespace_path
         with self._lock:
             missing = namespace in self._missing
         if missing:
@@ -160,7 +162,7 @@ class MemoryBroker:
     def _topic(self, name: str) -> _Topic:
         t = self._topics.get(name)
         if t is None:
-            t = self._topics[name] = _Topic(name, persistent=name.startswith("persistent://"))
+            t = self._topics[name] = _Topic(name, persistent=parse(name).persistent)
         return t
 
     def publish(self, topic: str, data: bytes, properties: dict[str, str]) -> MemoryMessage:

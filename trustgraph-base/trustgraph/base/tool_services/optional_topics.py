@@ -19,7 +19,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
-from ...topics import TopicError, to_pulsar
+from ...topics import TopicError, parse
 
 logger = logging.getLogger(__name__)
 
@@ -32,9 +32,9 @@ RETRY_DELAYS: tuple[float, ...] = (30.0, 60.0, 120.0, 300.0, 600.0, 600.0, 600.0
 
 
 def namespace_of(topic: str) -> str:
-    """``tenant/namespace`` of ``topic`` (any form :func:`~trustgraph.topics.to_pulsar` reads)."""
+    """``tenant/namespace`` of ``topic`` (any form :func:`~trustgraph.topics.parse` reads)."""
     try:
-        return to_pulsar(topic).partition("://")[2].rpartition("/")[0]
+        return parse(topic).namespace_path
     except TopicError:
         return topic
 

@@ -29,7 +29,6 @@ import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, runtime_checkable
 
-from trustgraph.base.messaging.broker_url import choose_broker_url
 from trustgraph.base.messaging.errors import MessageTooLarge, PubSubError
 from trustgraph.base.messaging.message import Message as _OurMessage
 from trustgraph.base.messaging.pubsub import PubSub
@@ -37,6 +36,7 @@ from trustgraph.base.messaging.pulsar_backend import DEFAULT_PULSAR_HOST, Backen
 from trustgraph.base.messaging.pulsar_backend import BackendConsumer as _OurBackendConsumer
 from trustgraph.base.messaging.pulsar_backend import BackendProducer as _OurBackendProducer
 from trustgraph.base.messaging.pulsar_backend import PulsarBackend as _OurPulsarBackend
+from trustgraph.base.processors.broker_choice import choose_broker_url, stack_hint
 from trustgraph.base.processors.flags import env_default
 from trustgraph.base.safety.limits import loads
 from trustgraph.schema.codec import from_dict, to_dict
@@ -174,7 +174,7 @@ class PulsarClient:
         self.pulsar_api_key: str | None = params.get("pulsar_api_key", self.default_pulsar_api_key)
         self.pulsar_listener: str | None = params.get("pulsar_listener")
         self.pubsub = PubSub(self.pulsar_host, api_key=self.pulsar_api_key, listener=self.pulsar_listener,
-                             processor=params.get("id") or _program())
+                             processor=params.get("id") or _program(), hint=stack_hint)
         self.client: Any = self.pubsub.client
 
     def close(self) -> None:
@@ -371,7 +371,7 @@ def core_pubsub(backend: Any) -> PubSub | None:
             # One per backend, made in the loop that uses it; it waits for the broker as long as it
             # takes, as upstream's parts retry for ever.
             core = _cores[backend] = PubSub(backend.host, api_key=backend.api_key, listener=backend.listener,
-                                            processor=_program(), connect_timeout=None)
+                                            processor=_program(), connect_timeout=None, hint=stack_hint)
         return core
     return None
 
