@@ -33,6 +33,7 @@ from ..topics import ANNOUNCE, PROBE, SERVING, AnnounceTopics
 
 if TYPE_CHECKING:
     from ..catalog.wires import ToolWire
+    from .messaging.rabbitmq_topology import Topology
 
 WIRE_21 = "2.1"
 WIRE_211 = "2.11"
@@ -86,6 +87,13 @@ class Wire:
                 return default
             raise KeyError(f"wire {self.name} names no {role!r} component") from None
         return _load(target)
+
+    def rabbitmq_topology(self) -> Topology:
+        """How topics and subscriptions become RabbitMQ exchanges and queues on this wire (ours keeps
+        our Pulsar topology's guarantees: :mod:`trustgraph.base.messaging.rabbitmq_topology`)."""
+        from .messaging.rabbitmq_topology import OURS
+
+        return OURS
 
     def announce_topics(self) -> AnnounceTopics:
         """Where a processor's tool services announce themselves, readers probe and serving notices

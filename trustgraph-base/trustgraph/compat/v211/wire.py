@@ -12,6 +12,7 @@ from trustgraph.topics import AnnounceTopics
 from .topics import ANNOUNCE_TOPICS_211
 
 if TYPE_CHECKING:
+    from trustgraph.base.messaging.rabbitmq_topology import Topology
     from trustgraph.catalog.wires import ToolWire
 
 
@@ -32,6 +33,12 @@ class Wire211(Wire):
     def announce_topics(self) -> AnnounceTopics:
         """In ``tg/notify``: 2.11's topology has no ``tg/config`` (:mod:`.topics`)."""
         return ANNOUNCE_TOPICS_211
+
+    def rabbitmq_topology(self) -> Topology:
+        """2.11.1's own queues, argument for argument (:mod:`.rabbitmq_topology`)."""
+        from .rabbitmq_topology import UPSTREAM_211
+
+        return UPSTREAM_211
 
     def tool_wire(self) -> ToolWire:
         """2.11's records for the tool types whose records it changed (:mod:`.tool_records`)."""

@@ -1,0 +1,162 @@
+"""The seam between the messaging core and a broker: what a transport gives :class:`~.pubsub.PubSub`.
+
+Why a seam of our own: everything above :mod:`.pubsub` (processors, the
+request/response calls, serving, lost-call notices, liveness) sees only
+``PubSub``, ``Producer``, ``Consumer`` and ``Message``; below them, one broker
+client does the work.  Apache Pulsar (and pulsar-lite), RabbitMQ and the
+in-memory broker of the unit tests differ in how they are reached, what they
+keep and what they can tell, so each is an implementation of the protocols
+here, chosen once per process (``--pubsub-backend``, upstream 2.11's flag), and
+nothing outside this package imports a broker client.
+
+The shape follows what the core already needed of pulsar-client, so Pulsar's
+transport stays a thin layer on the fastest path we measured (its sync client
+with our own threads: :mod:`.pubsub`):
+
+* opening a producer or a consumer is a *blocking* call, run by ``PubSub`` in a
+  worker thread and retried while :attr:`Transport.retryable` errors say the
+  broker is away (an asyncio client runs its coroutine on its own loop from
+  there);
+* a consumer hands each message to a *listener* called on any thread, with the
+  consumer object that delivered it (a message may arrive before the open
+  returns; it is acknowledged through the one that delivered it); the core
+  moves it onto the event loop;
+* a send takes an optional *receipt* callback, also called on any thread: most
+  sends go without one (a receipt costs the I/O thread the GIL);
+* what a broker cannot do is said once, at start, from its :class:`Capabilities`,
+  rather than discovered by a caller waiting out a deadline.
+
+Topics are named as everywhere else in our code (``trustgraph.topics``: 2.1's
+``persistent://tenant/namespace/name`` and ``non-persistent://...``, 2.11's
+``class:topicspace:topic``): a transport maps a name onto its broker's own
+objects (a Pulsar topic; a RabbitMQ exchange and queues) and keeps the name's
+meaning: a persistent topic keeps what no consumer has taken yet, a
+non-persistent one does not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, runtime_checkable
+
+#: Where a new subscription starts: only new messages, or everything a persistent topic still keeps.
+Position = Literal["latest", "earliest"]
+
+#: A send's receipt: None when the broker has the message, else why not (one line); any thread.
+Receipt = Callable[[str | None], None]
+
+
+class Delivery(Protocol):
+    """One message as a consumer receives it (Pulsar's message object is one as it is)."""
+
+    def data(self) -> bytes:
+        """The payload."""
+
+    def properties(self) -> dict[str, str]:
+        """The message properties (our request ids, deadlines, scores ...; upstream's ``id``)."""
+
+
+class TransportProducer(Protocol):
+    """Sends on one topic."""
+
+    def send(self, data: bytes, properties: Mapping[str, str], receipt: Receipt | None = None) -> None:
+        """Hand ``data`` to the broker client without waiting; ``receipt`` is called once the broker
+        has it or it failed.  Raises :class:`TransportError` when the send cannot even be queued
+        (closed, queue full).  A producer that is reconnecting keeps the message and sends it once
+        connected (Pulsar does; a transport that cannot says so in its capabilities)."""
+
+    def is_connected(self) -> bool:
+        """False while the producer is reconnecting to the broker."""
+
+    def close(self) -> None:
+        """Blocking; never raises."""
+
+
+class TransportConsumer(Protocol):
+    """One subscription's consumer: acknowledges, pauses and closes what it delivered."""
+
+    def ack(self, delivery: Delivery) -> None:
+        """Done with ``delivery``: the broker forgets it."""
+
+    def nack(self, delivery: Delivery) -> None:
+        """Failed on ``delivery``: a persistent topic delivers it again, after a moment."""
+
+    def pause(self) -> None:
+        """Stop handing messages to the listener (flow control: the broker keeps the rest)."""
+
+    def resume(self) -> None:
+        """Hand messages to the listener again."""
+
+    def is_connected(self) -> bool:
+        """False while the consumer is reconnecting to the broker."""
+
+    def unsubscribe(self) -> None:
+        """Remove the subscription from the broker (blocking; a persistent topic keeps nothing more
+        for it).  Raises :class:`TransportError` when the broker cannot be told."""
+
+    def close(self) -> None:
+        """Stop consuming; the subscription stays (blocking; never raises)."""
+
+
+#: Called with each message, on any thread, with the consumer that delivered it.
+Listener = Callable[[TransportConsumer, Delivery], None]
+
+
+class TransportError(Exception):
+    """A broker operation failed, in one line that says what to do."""
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a transport can and cannot do, for the core to rely on and for the operator to read."""
+
+    #: The backend's name, as ``--pubsub-backend`` takes it.
+    name: str
+    #: The broker tells how many consumers each topic has (``Transport.consumer_counts``): a call
+    #: to a request topic nobody consumes fails at once instead of at its deadline.
+    consumer_counts: bool = False
+    #: Messages over :data:`~trustgraph.base.safety.limits.MAX_MESSAGE_BYTES` travel on a
+    #: persistent topic (in chunks, or whole); a non-persistent topic never takes them.
+    large_persistent: bool = True
+    #: A request a dying consumer held goes to another consumer of the topic (RabbitMQ requeues
+    #: it), so a restart notice must not end calls that are still being served.
+    redelivers_requests: bool = False
+    #: Seconds a new subscription needs before a message published elsewhere reaches it
+    #: (pulsar-lite may drop one sent just after subscribe returns).
+    subscribe_settle: float = 0.0
+    #: What this backend cannot do that the core would otherwise give: one line each, logged at
+    #: INFO when a process starts on it.
+    limitations: tuple[str, ...] = field(default=())
+
+
+@runtime_checkable
+class Transport(Protocol):
+    """One connection (or, for Pulsar, one client per *lane*) to a broker, and its factory."""
+
+    capabilities: Capabilities
+    #: Errors of an open that mean "the broker is away or not ready yet": retried with back-off.
+    retryable: tuple[type[BaseException], ...]
+
+    def open_producer(self, topic: str, *, lane: str) -> TransportProducer:
+        """A producer on ``topic`` (blocking; run in a worker thread)."""
+
+    def open_consumer(self, topic: str, subscription: str, *, listener: Listener, position: Position,
+                      own: bool, lane: str) -> TransportConsumer:
+        """Subscribe to ``topic`` and start calling ``listener`` (blocking; run in a worker thread).
+
+        Every consumer of one ``subscription`` shares its messages (each goes to one of them);
+        each subscription gets every message.  ``own``: the subscription is this process's alone
+        (a caller's responses, a config push, an announcement reader): a transport whose queues
+        outlive their consumers removes it when the consumer goes.  ``lane``: which connection
+        carries it (``pubsub.DEFAULT_LANE`` and the config lanes: big messages apart)."""
+
+    async def problem(self) -> str | None:
+        """Why the broker cannot be reached now, in a few words, or None when it can."""
+
+    async def consumer_counts(self) -> Mapping[str, int] | None:
+        """How many consumers each topic has, keyed by topic name as given to :meth:`open_consumer`
+        (``trustgraph.topics`` form); None when the broker cannot tell (see :class:`Capabilities`)."""
+
+    def close(self) -> None:
+        """Close every connection (blocking; never raises)."""
