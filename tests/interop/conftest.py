@@ -118,6 +118,18 @@ SECTIONS = {
         "with a librarian stand-in of ours: a text document sent on its input topic comes out as upstream's\n"
         "chunks, provenance triples and child documents. (`chunker-token` fetches tiktoken's encoding file\n"
         "from the network at start, on upstream's base too, and is not run.)"),
+    "test_upstream_flow_kg_extract.py": (
+        "Upstream's processors on our trustgraph-base: kg-extract-definitions and kg-extract-relationships",
+        "Upstream 2.1.4's `kg-extract-definitions` and `kg-extract-relationships` from `.interop/flow-on-ours`,\n"
+        "reading one chunk topic, with our prompt-template (two templates of the test's own under upstream's\n"
+        "names, JSON answers) and scripted model behind their `PromptClientSpec`. A chunk sent comes out as\n"
+        "the triples (labels, definitions or relationships, `subjectOf` the chunk, each fact's provenance with\n"
+        "the flow's `llm-model` and `ontology`) and entity contexts upstream's code builds, compared whole, in\n"
+        "the batch sizes given on the command line; an answer `[]`, a JSON object and a prompt error send\n"
+        "nothing, and the next chunk is served. (`kg-extract-agent`, `-topics`, `-rows` and `-ontology` are\n"
+        "not run.) Upstream 2.1.4 has no unit test of these two processors; its 13 integration tests of them\n"
+        "(`test_kg_extract_store_integration.py`, on a mocked flow) check behaviours these rows cover but one,\n"
+        "a timing bound over 100 chunks."),
     "test_upstream_flow_gateway.py": (
         "Upstream's processors on our trustgraph-base: api-gateway",
         "Upstream 2.1.4's `api-gateway` from `.interop/flow-on-ours` (its Publisher/Subscriber requestors\n"
