@@ -7,12 +7,34 @@ from __future__ import annotations
 
 import logging
 
-import pulsar
 import pytest
 from trustgraph.base.messaging import broker_retry
 from trustgraph.base.messaging.pubsub import PubSub, PubSubError
+from trustgraph.base.messaging.transport import Capabilities
 
 LOGGER = "trustgraph.base.messaging.broker_retry"
+
+
+class ConnectError(Exception):
+    """A transport's "the broker is away" error (pulsar-client has one of this name)."""
+
+
+class Away:
+    """A transport whose broker answers probes (``problems``, then None) and whose opens raise
+    :class:`ConnectError`, which it says is worth retrying."""
+
+    capabilities = Capabilities(name="away", reconnects=False)
+    retryable = (ConnectError,)
+    open_advice: str | None = None
+
+    def __init__(self, problems: tuple[str, ...] = ()) -> None:
+        self.problems = list(problems)
+
+    async def problem(self) -> str | None:
+        return self.problems.pop(0) if self.problems else None
+
+    def close(self) -> None:
+        pass
 
 
 def flaky(failures: int):
@@ -22,14 +44,14 @@ def flaky(failures: int):
     def fn() -> int:
         calls.append(1)
         if len(calls) <= failures:
-            raise pulsar.ConnectError("broker not there")
+            raise ConnectError("broker not there")
         return 42
     return fn, calls
 
 
 async def test_a_failing_open_is_retried_with_doubling_waits_and_said_once_loudly(monkeypatch, caplog):
     monkeypatch.setattr(broker_retry, "OPEN_DELAYS", (0.01, 0.02))
-    ps = PubSub("pulsar://unused:6650", client=object(), connect_timeout=None)
+    ps = PubSub("pulsar://unused:6650", transport=Away(), connect_timeout=None)
     fn, calls = flaky(3)
     with caplog.at_level(logging.DEBUG, logger=LOGGER):
         assert await ps._retrying("open x", fn) == 42
@@ -47,14 +69,9 @@ async def test_a_failing_open_is_retried_with_doubling_waits_and_said_once_loudl
 
 async def test_waiting_for_the_broker_is_one_warning_then_debug_then_one_info(monkeypatch, caplog):
     """A processor started before its stack: at its default level (INFO) two lines, however long it waits."""
-    answers = iter(["connection refused", "connection refused", "connection refused", None])
-
-    async def probe(_broker: object) -> str | None:
-        return next(answers)
-    monkeypatch.setattr(broker_retry, "probe", probe)
     monkeypatch.setattr(broker_retry, "FIRST_DELAY", 0.01)
     monkeypatch.setattr(broker_retry, "MAX_DELAY", 0.01)
-    ps = PubSub("pulsar://127.0.0.1:1", connect_timeout=None)
+    ps = PubSub("pulsar://127.0.0.1:1", transport=Away(("connection refused",) * 3), connect_timeout=None)
     with caplog.at_level(logging.DEBUG, logger=LOGGER):
         await ps._reachable()
     levels = [r.levelname for r in caplog.records if r.name == LOGGER]
@@ -65,7 +82,7 @@ async def test_waiting_for_the_broker_is_one_warning_then_debug_then_one_info(mo
 
 async def test_a_failing_open_gives_up_when_the_next_wait_passes_the_deadline(monkeypatch):
     monkeypatch.setattr(broker_retry, "OPEN_DELAYS", (60.0, 60.0))
-    ps = PubSub("pulsar://unused:6650", client=object(), connect_timeout=1.0)
+    ps = PubSub("pulsar://unused:6650", transport=Away(), connect_timeout=1.0)
     fn, calls = flaky(5)
     with pytest.raises(PubSubError, match=r"^open x on pulsar://unused:6650 failed \(ConnectError: broker not there\)$"):
         await ps._retrying("open x", fn)
@@ -73,7 +90,7 @@ async def test_a_failing_open_gives_up_when_the_next_wait_passes_the_deadline(mo
 
 
 async def test_an_error_that_is_not_the_brokers_is_not_retried():
-    ps = PubSub("pulsar://unused:6650", client=object(), connect_timeout=None)
+    ps = PubSub("pulsar://unused:6650", transport=Away(), connect_timeout=None)
 
     def fn() -> None:
         raise ValueError("a bug of ours")
@@ -85,3 +102,16 @@ async def test_an_unreachable_broker_is_one_line_once_the_deadline_is_near():
     ps = PubSub("pulsar://127.0.0.1:1", connect_timeout=0.5)   # port 1: nothing listens
     with pytest.raises(PubSubError, match="127.0.0.1:1"):
         await ps._reachable()
+
+
+async def test_the_transports_advice_ends_each_failed_opens_line(monkeypatch, caplog):
+    monkeypatch.setattr(broker_retry, "OPEN_DELAYS", (0.01, 0.02))
+    away = Away()
+    away.open_advice = "the broker URL usually looks like pulsar://host:6650"
+    ps = PubSub("http://gateway:8088", transport=away, connect_timeout=None)
+    fn, _calls = flaky(1)
+    with caplog.at_level(logging.WARNING, logger=LOGGER):
+        assert await ps._retrying("open x", fn) == 42
+    assert [r.getMessage() for r in caplog.records if r.name == LOGGER] == [
+        "open x on http://gateway:8088 failed (ConnectError: broker not there); "
+        "the broker URL usually looks like pulsar://host:6650; retrying"]

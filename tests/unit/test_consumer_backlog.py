@@ -16,28 +16,27 @@ from typing import Any
 import pytest
 from trustgraph.base.messaging import consumer as consumer_module
 from trustgraph.base.messaging.consumer import Consumer
-from trustgraph.base.messaging.pubsub import receive_queue_size
 from trustgraph.schema import ToolServiceRequest
 from trustgraph.schema.codec import encode
 
 
-class FakePulsarConsumer:
-    """The parts of pulsar.Consumer that Consumer calls, recording what it did."""
+class FakeConsumer:
+    """A transport's consumer (``transport.TransportConsumer``), recording what Consumer did."""
 
     def __init__(self) -> None:
         self.acked: list[str] = []
         self.paused = 0
 
-    def acknowledge(self, msg: Any) -> None:
+    def ack(self, msg: Any) -> None:
         self.acked.append(msg.properties()["id"])
 
-    def negative_acknowledge(self, msg: Any) -> None:
+    def nack(self, msg: Any) -> None:
         pass
 
-    def pause_message_listener(self) -> None:
+    def pause(self) -> None:
         self.paused += 1
 
-    def resume_message_listener(self) -> None:
+    def resume(self) -> None:
         pass
 
     def close(self) -> None:
@@ -68,7 +67,7 @@ async def release():
 
 
 async def _flood(topic: str, n: int, release: asyncio.Event,
-                 refusals: int = 0) -> tuple[FakePulsarConsumer, list[tuple[str, str]], asyncio.Event]:
+                 refusals: int = 0) -> tuple[FakeConsumer, list[tuple[str, str]], asyncio.Event]:
     refused: list[tuple[str, str]] = []
     all_refused = asyncio.Event()
 
@@ -82,7 +81,7 @@ async def _flood(topic: str, n: int, release: asyncio.Event,
 
     c = Consumer(topic=topic, schema=ToolServiceRequest, handler=handler, direct=None, concurrency=1,
                  loop=asyncio.get_running_loop(), name="t", processor="t", overloaded=overloaded)
-    fake = FakePulsarConsumer()
+    fake = FakeConsumer()
     c.attach(fake)
     release.consumers.append(c)
     for i in range(n):
@@ -117,9 +116,3 @@ async def test_a_persistent_consumer_still_pauses_and_refuses_nothing(monkeypatc
     await asyncio.sleep(0)
     assert fake.paused == 1
     assert refused == []
-
-
-@pytest.mark.parametrize(("topic", "big"), [("non-persistent://tg/response/x", True),
-                                            ("persistent://tg/flow/x", False)])
-def test_non_persistent_consumers_get_a_receive_queue_for_every_callers_replies(topic, big):
-    assert (receive_queue_size(topic) >= 20_000) is big

@@ -5,7 +5,8 @@ the consumer to ``attach()``; measured on the real broker, 5 of 120 client
 starts under load did, and ``Consumer._flush_acks`` then raised
 ``AttributeError: 'NoneType' object has no attribute 'acknowledge'`` and the
 acknowledgements were dropped.  Every message is now acknowledged through the
-consumer object that delivered it.
+consumer object that delivered it (a transport's listener is given it: the
+seam, ``transport.Listener``; Pulsar's side of it is in test_pulsar_transport.py).
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import pulsar
 import pytest
 from trustgraph.base import PubSub
+from trustgraph.base.messaging.transport import Capabilities
 from trustgraph.base.testing import MemoryBroker, memory_pubsub
 from trustgraph.base.testing.memory import MemoryMessage
 from trustgraph.schema import ToolServiceRequest
@@ -72,21 +73,21 @@ async def test_messages_delivered_during_subscribe_are_all_acknowledged(kind, lo
 
 
 class _Consumer:
-    """pulsar.Consumer's listener side, recording what it is asked to acknowledge."""
+    """A transport's consumer, recording what it is asked to acknowledge."""
 
     def __init__(self) -> None:
         self.acked: list[Any] = []
 
-    def acknowledge(self, msg: Any) -> None:
+    def ack(self, msg: Any) -> None:
         self.acked.append(msg)
 
-    def negative_acknowledge(self, msg: Any) -> None:
+    def nack(self, msg: Any) -> None:
         raise AssertionError("nothing fails here")
 
-    def pause_message_listener(self) -> None:
+    def pause(self) -> None:
         pass
 
-    def resume_message_listener(self) -> None:
+    def resume(self) -> None:
         pass
 
     def is_connected(self) -> bool:
@@ -96,13 +97,21 @@ class _Consumer:
         pass
 
 
+class Timeout(Exception):
+    """The transport's "try again" error."""
+
+
 class _RetriedSubscribe:
-    """A client whose first subscribe delivers messages and then times out.
+    """A transport whose first open of a consumer delivers messages and then times out.
 
     As pulsar-lite does when two replicas' consumer ids clash: the attempt
     that times out has delivered messages on its own consumer before the
     retry returns another one.
     """
+
+    capabilities = Capabilities(name="retried", reconnects=False)
+    retryable = (Timeout,)
+    open_advice = None
 
     def __init__(self) -> None:
         self.first, self.second = _Consumer(), _Consumer()
@@ -110,13 +119,16 @@ class _RetriedSubscribe:
         self.messages = [MemoryMessage(encode(ToolServiceRequest(user=str(i))), {"id": str(i)}, TOPIC, i)
                          for i in range(5)]
 
-    def subscribe(self, topic: str, subscription: str, *, message_listener: Any, **_: Any) -> Any:
+    def open_consumer(self, topic: str, subscription: str, *, listener: Any, **_: Any) -> Any:
         self.calls += 1
         if self.calls == 1:
             for msg in self.messages:
-                message_listener(self.first, msg)
-            raise pulsar.Timeout("operation timed out")
+                listener(self.first, msg)
+            raise Timeout("operation timed out")
         return self.second
+
+    async def problem(self) -> str | None:
+        return None
 
     def close(self) -> None:
         pass
@@ -124,7 +136,7 @@ class _RetriedSubscribe:
 
 async def test_messages_of_a_timed_out_subscribe_are_acknowledged_on_their_own_consumer(loop_errors):
     client = _RetriedSubscribe()
-    pubsub = PubSub("memory://retried", processor="retried", client=client, subscribe_settle=0.0)
+    pubsub = PubSub("memory://retried", processor="retried", transport=client)
     got = Counting(5)
     await pubsub.consumer(TOPIC, "sub", ToolServiceRequest, direct=got.direct)
     async with asyncio.timeout(10):

@@ -159,3 +159,35 @@ async def test_unsubscribe_removes_a_persistent_subscription_and_close_keeps_it(
     await p.consumer(P, "mine", ToolServiceRequest, handler=again)
     await out.send(ToolServiceRequest(user="after"))
     assert (await again.until(1))[0] == first
+
+
+async def test_an_own_subscription_is_refused_to_another_process_and_to_a_shared_open(ps):
+    """A subscription a process says is its own (a caller's responses) is exclusive on a broker whose
+    own queues are (RabbitMQ's); the in-memory broker refuses the same misuse, so a caller that
+    would share one shows here."""
+    from trustgraph.base.messaging.transport import TransportError
+    first, second = ps("first"), ps("second")
+    mine = await first.consumer(NP, "mine", ToolServiceRequest, handler=Seen(), own=True)
+    # Not an error worth retrying (the transport's retryable ones): raised at once.
+    with pytest.raises(TransportError, match="subscription mine on .* is another process's own"):
+        await second.consumer(NP, "mine", ToolServiceRequest, handler=Seen(), own=True)
+    with pytest.raises(TransportError, match="opened as own and now as shared"):
+        await first.consumer(NP, "mine", ToolServiceRequest, handler=Seen())
+    await first.remove(mine)
+    again = Seen()
+    await second.consumer(NP, "mine", ToolServiceRequest, handler=again, own=True)  # free once it is gone
+    await (await first.producer(NP)).send(ToolServiceRequest(user="x"))
+    assert await again.until(1) == ["x"]
+
+
+async def test_a_refused_send_and_a_send_after_close_are_pubsub_errors_in_one_line(ps):
+    from trustgraph.base.messaging.pubsub import PubSubError
+    p = ps()
+    out = await p.producer(NP)
+    ps.broker.refuse_sends(NP)
+    with pytest.raises(PubSubError, match=f"^send to {NP} failed: in-memory broker refuses sends on {NP}$"):
+        await out.send(ToolServiceRequest())
+    ps.broker.refuse_sends(NP, refused=False)
+    await p.remove(out)
+    with pytest.raises(PubSubError, match=f"^send to {NP} failed: producer on {NP} is closed$"):
+        out.send_nowait(ToolServiceRequest())

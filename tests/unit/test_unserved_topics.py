@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 
 from support import wait_for_async
 from trustgraph.base import RequestResponseClient
 from trustgraph.base.launching.stack import stack_starting
+from trustgraph.base.messaging import unserved
+from trustgraph.base.messaging.transport import Capabilities, TransportError
 from trustgraph.base.messaging.unserved import GRACE, POLL, UnservedTopics
 from trustgraph.base.testing import MemoryBroker, memory_pubsub
 from trustgraph.base.testing.stand_ins import Responder
@@ -20,7 +23,7 @@ RESPONSE = "non-persistent://tg/response/embeddings:default"
 
 
 def test_a_topic_without_consumers_for_the_grace_period_is_unserved():
-    u = UnservedTopics("http://broker:8080")
+    u = UnservedTopics(None)
     t = 100.0
     while t < 100.0 + GRACE:
         u.take({}, t)
@@ -31,7 +34,7 @@ def test_a_topic_without_consumers_for_the_grace_period_is_unserved():
 
 
 def test_a_consumer_seen_within_the_grace_period_keeps_it_served():
-    u = UnservedTopics("http://broker:8080")
+    u = UnservedTopics(None)
     u.take({KEY: 1}, 100.0)
     u.take({KEY: 0}, 100.0 + GRACE - 1)  # e.g. restarting
     assert not u.unserved(TOPIC, 100.0 + GRACE - 1)
@@ -44,13 +47,13 @@ def test_a_consumer_seen_within_the_grace_period_keeps_it_served():
 def test_without_recent_readings_nothing_is_refused():
     never = UnservedTopics(None)
     assert not never.unserved(TOPIC, 1000.0)
-    stale = UnservedTopics("http://broker:8080")
+    stale = UnservedTopics(None)
     stale.take({}, 100.0)
     assert not stale.unserved(TOPIC, 100.0 + GRACE + 10 * POLL)
 
 
 def test_why_says_what_a_caller_is_told_and_nothing_while_served():
-    u = UnservedTopics("http://broker:8080")
+    u = UnservedTopics(None)
     u.take({KEY: 1}, 100.0)
     assert u.why(TOPIC, 100.0) is None
     u.take({KEY: 0}, 100.0 + GRACE + 1)
@@ -60,7 +63,7 @@ def test_why_says_what_a_caller_is_told_and_nothing_while_served():
 def test_a_topic_listed_late_gets_its_own_grace():
     # A tool service started while the stack runs: the broker lists its topic at once, with no
     # consumer until its next refresh; the readings began long before, and that must not matter.
-    u = UnservedTopics("http://broker:8080")
+    u = UnservedTopics(None)
     for t in range(100, 200, int(POLL)):
         u.take({}, float(t))
     assert u.unserved(TOPIC, 200.0)                          # never listed: a route nothing runs
@@ -78,7 +81,7 @@ def test_a_topic_a_processor_says_it_serves_is_served_before_the_gauge_shows_it(
     # The LLM service loads its model while the prompt service's producer has listed its topic
     # already: unserved by the grace, then it subscribes and says so; the gauge shows the
     # consumer only at its next refresh, and a call made meanwhile must not be refused.
-    u = UnservedTopics("http://broker:8080")
+    u = UnservedTopics(None)
     u.take({KEY: 0}, 100.0)
     u.take({KEY: 0}, 100.0 + GRACE)
     assert u.unserved(TOPIC, 100.0 + GRACE)
@@ -107,7 +110,7 @@ def _in_grace(u: UnservedTopics) -> None:
 
 
 async def test_a_call_made_in_the_grace_is_refused_when_the_grace_ends_not_at_its_deadline():
-    u = UnservedTopics("http://broker:8080")
+    u = UnservedTopics(None)
     _in_grace(u)
     assert u.in_grace(TOPIC) and not u.unserved(TOPIC)
     t0 = time.monotonic()
@@ -124,7 +127,7 @@ async def test_a_call_made_in_the_grace_is_refused_when_the_grace_ends_not_at_it
 
 
 async def test_a_consumer_counted_during_the_grace_lets_the_held_calls_go():
-    u = UnservedTopics("http://broker:8080")
+    u = UnservedTopics(None)
     _in_grace(u)
     held = asyncio.ensure_future(u.verdict(TOPIC, PATIENCE))
     await asyncio.sleep(0)
@@ -134,7 +137,7 @@ async def test_a_consumer_counted_during_the_grace_lets_the_held_calls_go():
 
 
 async def test_a_processor_heard_serving_during_the_grace_lets_the_held_calls_go():
-    u = UnservedTopics("http://broker:8080")
+    u = UnservedTopics(None)
     _in_grace(u)
     held = asyncio.ensure_future(u.verdict(TOPIC, PATIENCE))
     await asyncio.sleep(0)
@@ -145,7 +148,7 @@ async def test_a_processor_heard_serving_during_the_grace_lets_the_held_calls_go
 
 
 async def test_held_calls_go_when_the_readings_stop_and_a_call_keeps_its_own_deadline():
-    u = UnservedTopics("http://broker:8080")
+    u = UnservedTopics(None)
     _in_grace(u)
     t0 = time.monotonic()
     assert await u.verdict(TOPIC, 0.05) is None   # its deadline came first: the caller's timeout says so
@@ -158,7 +161,7 @@ async def test_held_calls_go_when_the_readings_stop_and_a_call_keeps_its_own_dea
 
 async def test_nothing_is_held_without_readings_or_for_a_served_topic():
     assert await asyncio.wait_for(UnservedTopics(None).verdict(TOPIC, PATIENCE), 1) is None
-    u = UnservedTopics("http://broker:8080")
+    u = UnservedTopics(None)
     u.take({KEY: 1}, time.monotonic())
     assert not u.in_grace(TOPIC)
     assert await asyncio.wait_for(u.verdict(TOPIC, PATIENCE), 1) is None
@@ -169,7 +172,7 @@ async def test_a_client_call_in_the_grace_is_not_sent_until_a_consumer_appears_t
     # nobody consumes, and goes once the service is there.
     broker = MemoryBroker()
     ps = memory_pubsub(broker, "caller")
-    u = UnservedTopics("http://broker:8080")
+    u = UnservedTopics(None)
     _in_grace(u)
     client = RequestResponseClient(ps, request_topic=TOPIC, response_topic=RESPONSE,
                                    request_schema=ToolServiceRequest, response_schema=ToolServiceResponse,
@@ -196,7 +199,7 @@ def test_while_the_stack_is_starting_no_grace_runs_out_and_it_counts_from_the_la
         status.write_text(json.dumps({"components": {n: {"state": s} for n, s in components.items()}}))
 
     states(agent="up", llm="starting")
-    u = UnservedTopics("http://broker:8080", starting=stack_starting(str(status)))
+    u = UnservedTopics(None, starting=stack_starting(str(status)))
     t = 100.0
     while t < 100.0 + 5 * GRACE:                  # a model loading for a minute
         u.take({}, t)
@@ -212,7 +215,7 @@ def test_while_the_stack_is_starting_no_grace_runs_out_and_it_counts_from_the_la
     assert u.unserved(TOPIC, t)
     # A stack that is not starting, or no states to read: the grace as before.
     for path in (str(status), str(tmp_path / "none.json"), None):
-        plain = UnservedTopics("http://broker:8080", starting=stack_starting(path))
+        plain = UnservedTopics(None, starting=stack_starting(path))
         plain.take({}, 100.0)
         plain.take({}, 100.0 + GRACE)
         assert plain.unserved(TOPIC, 100.0 + GRACE)
@@ -221,7 +224,7 @@ def test_while_the_stack_is_starting_no_grace_runs_out_and_it_counts_from_the_la
 async def test_a_call_held_while_the_stack_starts_goes_when_its_processor_is_heard(tmp_path):
     status = tmp_path / "components.json"
     status.write_text(json.dumps({"components": {"llm": {"state": "starting"}}}))
-    u = UnservedTopics("http://broker:8080", starting=stack_starting(str(status)))
+    u = UnservedTopics(None, starting=stack_starting(str(status)))
     now = time.monotonic()
     u.take({KEY: 0}, now - 3 * GRACE)             # listed, no consumer, for longer than the grace
     u.take({KEY: 0}, now)
@@ -239,3 +242,45 @@ def test_a_topic_named_in_any_form_is_read_as_the_brokers_metrics_label_it():
 
     for name in ("non-persistent://tg/request/x", "q0/tg/request/x", "request:tg:x", "tg/request/x"):
         assert topic_key(name) == "tg/request/x"
+
+
+class Counting:
+    """A transport's consumer counts (``Transport.consumer_counts``), as the test gives them."""
+
+    def __init__(self, counts: bool = True) -> None:
+        self.capabilities = Capabilities(name="counting", consumer_counts=counts)
+        self.readings: list[dict[str, int] | TransportError] = []
+        self.asked = 0
+
+    async def consumer_counts(self, timeout: float = 5.0) -> dict[str, int] | None:
+        self.asked += 1
+        reading = self.readings.pop(0) if self.readings else {}
+        if isinstance(reading, TransportError):
+            raise reading
+        return reading
+
+
+async def test_the_counts_are_read_from_the_transport_and_an_unreadable_reading_is_one_line(monkeypatch, caplog):
+    monkeypatch.setattr(unserved, "POLL", 0.01)
+    transport = Counting()
+    transport.readings = [{KEY: 1}, TransportError("cannot read http://b:8080/metrics"),
+                          TransportError("cannot read http://b:8080/metrics"), {KEY: 0}]
+    u = UnservedTopics(transport)
+    with caplog.at_level(logging.INFO, logger="trustgraph.base.messaging.unserved"):
+        u.start()
+        try:
+            await wait_for_async("four readings", lambda: transport.asked >= 4, 10, every=0.01)
+        finally:
+            await u.stop()
+    assert u._served_at.get(KEY) is not None                   # the first reading counted a consumer
+    assert [r.getMessage() for r in caplog.records] == [
+        "Broker metrics unreadable (cannot read http://b:8080/metrics): no interface is refused meanwhile"]
+
+
+async def test_a_transport_that_cannot_count_is_never_asked():
+    transport = Counting(counts=False)
+    u = UnservedTopics(transport)
+    u.start()
+    assert u._task is None and not u.counting
+    await u.stop()
+    assert transport.asked == 0

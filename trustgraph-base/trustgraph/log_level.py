@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from enum import Enum
-
-import _pulsar
+from typing import Any
 
 
 class LogLevel(Enum):
@@ -18,11 +17,13 @@ class LogLevel(Enum):
     def __str__(self) -> str:
         return self.value
 
-    def to_pulsar(self) -> _pulsar.LoggerLevel:
-        """The pulsar-client logger level of the same severity."""
+    def to_pulsar(self) -> Any:
+        """The pulsar-client logger level of the same severity (``pulsar.LoggerLevel``; the sync
+        Pulsar backend is imported only when asked, as nothing else here needs a broker client)."""
+        from .base.messaging.pulsar_backend import LoggerLevel
         return {
-            LogLevel.DEBUG: _pulsar.LoggerLevel.Debug,
-            LogLevel.INFO: _pulsar.LoggerLevel.Info,
-            LogLevel.WARN: _pulsar.LoggerLevel.Warn,
-            LogLevel.ERROR: _pulsar.LoggerLevel.Error,
+            LogLevel.DEBUG: LoggerLevel.Debug,
+            LogLevel.INFO: LoggerLevel.Info,
+            LogLevel.WARN: LoggerLevel.Warn,
+            LogLevel.ERROR: LoggerLevel.Error,
         }[self]

@@ -17,18 +17,15 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import _pulsar
-import pulsar
-
-from ..base.messaging.pulsar_backend import DEFAULT_PULSAR_HOST, get_pubsub
+from ..base.messaging.pulsar_backend import DEFAULT_PULSAR_HOST, LoggerLevel, ReceiveTimeout, get_pubsub
 from ..exceptions import LlmError, ParseError, TooManyRequests
 
 DEFAULT_TIMEOUT = 300
 
-ERROR = _pulsar.LoggerLevel.Error
-WARN = _pulsar.LoggerLevel.Warn
-INFO = _pulsar.LoggerLevel.Info
-DEBUG = _pulsar.LoggerLevel.Debug
+ERROR = LoggerLevel.Error
+WARN = LoggerLevel.Warn
+INFO = LoggerLevel.Info
+DEBUG = LoggerLevel.Debug
 
 # How long one receive waits before the deadline is checked again.
 _POLL_MS = 500
@@ -72,7 +69,7 @@ class BaseClient:
         while time.monotonic() < deadline:
             try:
                 msg = self.consumer.receive(timeout_millis=_POLL_MS)
-            except pulsar.Timeout:
+            except ReceiveTimeout:
                 continue
             self.consumer.acknowledge(msg)
             if msg.properties().get("id") != rid:

@@ -103,7 +103,7 @@ async def export_socket(request: web.Request, dispatcher: Dispatcher, send_timeo
     subscription = f"api-gateway-{uuid.uuid4()}"
     try:
         consumer = await dispatcher.pubsub.consumer(topic, subscription, one_way.schema,
-                                                    handler=forward, concurrency=1)
+                                                    handler=forward, concurrency=1, own=True)
     except (PubSubError, TopicError) as e:
         return await _refuse(ws, str(e))
     logger.info("Export of %s to a socket: subscription %s", topic, subscription)

@@ -35,8 +35,9 @@ Endpoints (all need the token when one is set, except health):
   (null when absent), "version"}``; tg-delete-config-item asks it first, since
   the wire's ``delete`` does not say whether the item was there;
 * ``GET /api/v1/broker/consumers``: ``{"consumers": {"tenant/namespace/topic": n},
-  "source": url}``, the broker's count of consumers per topic (broker_consumers.py),
-  when the gateway was given ``--pulsar-admin-url``; else 404 with an ``error``;
+  "source": url}``, the broker's count of consumers per topic (its transport's
+  ``consumer_counts``: on Pulsar, broker_consumers.py), when the gateway was given
+  ``--pulsar-admin-url``; else 404 with an ``error``;
 * ``GET /api/metrics/{path}``: proxied to ``{prometheus}/api/v1/{path}``.
 
 ``/api/v1/health`` answers ``{"status": "ok", "config-service": bool,
@@ -68,7 +69,7 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 from trustgraph.base.messaging import deadlines
-from trustgraph.base.messaging.broker_consumers import BrokerStatsError, fetch_consumer_counts
+from trustgraph.base.messaging.transport import Transport, TransportError
 from trustgraph.base.safety import limits
 from trustgraph.base.safety.connections import BodyPace, BodyTooSlow, ConnectionGuard
 
@@ -96,6 +97,7 @@ class Parts:
     prometheus_url: str
     health: Callable[[bool], Awaitable[dict[str, Any]]]
     pulsar_admin_url: str | None = None
+    transport: Transport | None = None     # the gateway's broker transport: its consumer counts
     guard: ConnectionGuard | None = None   # the server's connections (connections.py)
     pace: BodyPace = BodyPace()            # how fast a request body must arrive
 
@@ -238,15 +240,17 @@ class Handlers:
 
     async def broker_consumers(self, _request: web.Request) -> web.Response:
         """``GET /api/v1/broker/consumers``: who consumes what, as the broker counts it."""
-        admin = self.p.pulsar_admin_url
-        if not admin:
-            return _json({"error": "the gateway was not given the broker's --pulsar-admin-url"}, 404)
+        transport = self.p.transport
         try:
-            counts = await fetch_consumer_counts(self._session(), admin)
-        except BrokerStatsError as e:
+            counts = await transport.consumer_counts() if transport is not None else None
+        except TransportError as e:
             logger.info("Broker consumer counts unavailable: %s", e)
             return _json({"error": str(e)}, 502)
-        return _json({"consumers": counts, "source": f"{admin.rstrip('/')}/metrics"})
+        if counts is None:
+            return _json({"error": "the gateway was not given the broker's --pulsar-admin-url"}, 404)
+        admin = self.p.pulsar_admin_url
+        source = f"{admin.rstrip('/')}/metrics" if admin else transport.capabilities.name
+        return _json({"consumers": dict(counts), "source": source})
 
     def _session(self) -> aiohttp.ClientSession:
         if self._http is None:

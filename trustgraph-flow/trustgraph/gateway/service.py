@@ -95,7 +95,7 @@ class Processor(AsyncProcessor):
                 "knowledge": (params.get("knowledge_request_queue") or knowledge_request_queue,
                               params.get("knowledge_response_queue") or knowledge_response_queue),
             },
-            unserved=UnservedTopics(self.pulsar_admin_url, starting=stack_starting(self.stack_status)),
+            unserved=UnservedTopics(self.pubsub.transport, starting=stack_starting(self.stack_status)),
         )
         self.feed = CatalogFeed(self, self._on_tools)
         self.tools = ToolServices(self.pubsub, timeout=self.timeout, directory=self.feed.directory,
@@ -161,7 +161,8 @@ class Processor(AsyncProcessor):
                             lambda: f"{len(guard):,} connections open, at most {guard.cap:,}")
         app = build_app(Parts(dispatcher=self.dispatcher, tools=self.tools, auth=self.auth,
                               timeout=self.timeout, prometheus_url=self.prometheus_url,
-                              health=self.health, pulsar_admin_url=self.pulsar_admin_url, guard=guard))
+                              health=self.health, pulsar_admin_url=self.pulsar_admin_url,
+                              transport=self.pubsub.transport, guard=guard))
         # Closing the clients fails the calls still waiting, so they answer at
         # once instead of holding the shutdown until their deadline.
         app.on_shutdown.append(self._release_clients)

@@ -25,14 +25,15 @@ from collections.abc import Iterator
 import aiohttp
 
 from ...topics import TopicError, parse
+from .transport import TransportError
 
 GAUGE = "pulsar_consumers_count"
 _LINE = re.compile(r"^(\w+)\{([^}]*)\}\s+(\S+)")
 _LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
 
 
-class BrokerStatsError(RuntimeError):
-    """The broker's metrics could not be read."""
+class BrokerStatsError(TransportError, RuntimeError):
+    """The broker's metrics could not be read (what ``PulsarTransport.consumer_counts`` raises)."""
 
 
 def topic_key(topic: str) -> str:

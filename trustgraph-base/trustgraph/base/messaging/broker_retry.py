@@ -1,9 +1,11 @@
 """Waiting for a broker: how long :class:`~trustgraph.base.messaging.pubsub.PubSub` retries, and how loudly.
 
 A processor often starts before its broker, or outlives a broker restart.
-pulsar-client would retry by itself, in C++ threads that no Ctrl-C stops,
-logging each attempt; instead we probe the broker first and retry opening
-producers and consumers here, on tenacity, with waits that double up to a cap.
+A broker client would retry by itself (pulsar-client in C++ threads that no
+Ctrl-C stops, logging each attempt); instead we ask the transport whether the
+broker can be reached (``Transport.problem``) first and retry opening
+producers and consumers here, on tenacity, with waits that double up to a cap,
+while the transport's ``retryable`` errors say the broker is away.
 The first failure is one WARNING line and later ones DEBUG, so a service left
 waiting for its broker stays quiet (an INFO line says when it got through), and giving up (when the next wait would
 pass the connect deadline) is one :class:`~.errors.PubSubError` line.
@@ -14,22 +16,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-import pulsar
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, retry_if_result, wait_exponential
 
-from .broker_url import BrokerUrl, Hint, probe, unreachable
+from .broker_url import Hint, unreachable
 from .errors import PubSubError
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-#: The broker errors that a later attempt may not get (anything else is a bug, raised at once).
-RETRYABLE = (pulsar.ConnectError, pulsar.Timeout, pulsar.LookupError,
-             pulsar.ServiceUnitNotReady, pulsar.TopicNotFound)
 # Back-off between attempts to reach the broker, and between attempts to open a
 # producer or consumer on a reachable one (short: pulsar-lite's consumer-id clash
 # of shared subscriptions, see DEVELOPERS.md, is resolved by the next attempt).
@@ -50,8 +48,10 @@ def _past(deadline: float | None) -> Callable[[RetryCallState], bool]:
     return stop
 
 
-async def wait_for_broker(broker: BrokerUrl, url: str, deadline: float | None, hint: Hint | None = None) -> None:
-    """Probe ``broker`` until it accepts connections; :class:`PubSubError` once ``deadline`` would pass.
+async def wait_for_broker(problem: Callable[[], Awaitable[str | None]], url: str, deadline: float | None,
+                          hint: Hint | None = None) -> None:
+    """Ask ``problem()`` (a transport's: why the broker at ``url`` cannot be reached, or None) until it
+    says None; :class:`PubSubError` once ``deadline`` would pass.
 
     ``hint``: where else to look, at the end of the "unreachable" line (:func:`~.broker_url.unreachable`).
     """
@@ -72,26 +72,24 @@ async def wait_for_broker(broker: BrokerUrl, url: str, deadline: float | None, h
 
     await AsyncRetrying(wait=_doubling(FIRST_DELAY, MAX_DELAY), stop=_past(deadline),
                         retry=retry_if_result(lambda problem: problem is not None),
-                        before_sleep=failed, retry_error_callback=gave_up)(probe, broker)
+                        before_sleep=failed, retry_error_callback=gave_up)(problem)
     if failures:
         logger.info("Broker %s reachable after %d failed attempt%s", url, failures,
                     "" if failures == 1 else "s")
 
 
-async def retry_open(what: str, fn: Callable[[], T], *, url: str, broker: BrokerUrl | None,
-                     deadline: float | None, quiet: bool = False) -> T:
-    """Run the blocking broker call ``fn`` (opening ``what``) in a thread, retrying :data:`RETRYABLE` errors.
+async def retry_open(what: str, fn: Callable[[], T], *, url: str, retryable: tuple[type[BaseException], ...],
+                     deadline: float | None, advice: str | None = None, quiet: bool = False) -> T:
+    """Run the blocking broker call ``fn`` (opening ``what``) in a thread, retrying ``retryable`` errors
+    (the transport's: the broker is away or not ready yet).
 
-    ``broker`` is the parsed ``url`` (None for a client given in its place):
-    an ``http://`` one gets a hint about the URL a broker usually has.
+    ``advice``: added to each failure's line (the transport's ``open_advice``: e.g. what a
+    Pulsar URL usually looks like, when ``url`` is an http:// one).
     ``quiet``: every failed attempt at DEBUG (the caller words what giving up means).
     """
     def why(e: BaseException) -> str:
         line = f"{what} on {url} failed ({type(e).__name__}: {e})"
-        if broker is not None and broker.http:
-            line += ("; an http:// broker URL must be Pulsar's HTTP lookup service: "
-                     "the broker URL usually looks like pulsar://host:6650")
-        return line
+        return f"{line}; {advice}" if advice else line
 
     failures = 0
 
@@ -110,7 +108,7 @@ async def retry_open(what: str, fn: Callable[[], T], *, url: str, broker: Broker
 
     first, most = OPEN_DELAYS
     result = await AsyncRetrying(wait=_doubling(first, most), stop=_past(deadline),
-                                 retry=retry_if_exception_type(RETRYABLE),
+                                 retry=retry_if_exception_type(retryable),
                                  before_sleep=failed, retry_error_callback=gave_up)(asyncio.to_thread, fn)
     if failures:
         logger.log(logging.DEBUG if quiet else logging.INFO, "%s on %s succeeded after %d failed attempt%s",

@@ -13,14 +13,12 @@ import threading
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
-from typing import Any
-
-import pulsar
 
 from ...schema.codec import SchemaError, decode
 from ...topics import parse
 from . import metrics
 from .message import Message
+from .transport import Delivery, TransportConsumer
 
 logger = logging.getLogger(__name__)
 
@@ -30,6 +28,8 @@ DirectHandler = Callable[[Message], None]
 # Called with the properties of a message that could not be decoded and the reason,
 # so that a service can send the sender an error reply instead of silence.
 MalformedHandler = Callable[[dict[str, str], str], Awaitable[None]]
+# A message handed over by the listener, with the consumer that delivered it.
+_Item = tuple[TransportConsumer, Delivery]
 
 #: Messages of a non-persistent subscription waiting for a handler before
 #: further ones are refused (``overloaded``) rather than queued.
@@ -68,8 +68,8 @@ class Consumer:
     the schema is logged and acknowledged: redelivering it could never succeed,
     and it must not stop the messages behind it.
 
-    Messages arrive through the client's listener thread, which only appends
-    them to an inbox and, when no drain is pending, schedules one on the event
+    Messages arrive through the transport's listener (pulsar-client's listener
+    thread), which only appends them to an inbox and, when no drain is pending, schedules one on the event
     loop: under load one loop wake-up (one self-pipe write) carries many
     messages.  At most ``concurrency`` handlers run at once; messages beyond
     that wait in a loop-side queue, and when the messages handed over and not
@@ -109,7 +109,7 @@ class Consumer:
         counted by whoever supplied the handler (a consumer of upstream's shape, with a
         metrics object of its own), so they are not counted twice; what this consumer
         drops itself (malformed, overloaded) it still counts."""
-        self._consumer: pulsar.Consumer | None = None
+        self._consumer: TransportConsumer | None = None
         self._overloaded = overloaded
         # The broker keeps what we do not take only on a persistent topic (see above).
         self._may_pause = parse(topic).persistent
@@ -121,14 +121,14 @@ class Consumer:
         self._limit = max(1, concurrency)
         self._pause_at = max(2 * self._limit, self._limit + 8)
         self._queued = 0          # messages handed to the loop and not yet finished
-        self._paused: Any = None  # the consumer object paused, while paused
+        self._paused: TransportConsumer | None = None  # the consumer paused, while paused
         self._lock = threading.Lock()
         self._running = True
-        self._inbox: deque[Any] = deque()    # listener thread -> loop
-        self._scheduled = False              # a drain is pending on the loop
-        self._waiting: deque[Any] = deque()  # loop side: waiting for a handling slot
-        self._active = 0                     # handlers running (loop thread only)
-        self._acks: list[tuple[Any, Any]] = []  # direct: (consumer, message) received, ack queued
+        self._inbox: deque[_Item] = deque()    # listener thread -> loop
+        self._scheduled = False                # a drain is pending on the loop
+        self._waiting: deque[_Item] = deque()  # loop side: waiting for a handling slot
+        self._active = 0                       # handlers running (loop thread only)
+        self._acks: list[_Item] = []           # direct: (consumer, message) received, ack queued
         self._tasks: set[asyncio.Task] = set()
         self.topic = topic
         self.name = name
@@ -141,25 +141,25 @@ class Consumer:
         self._shed_unsaid = 0                   # refusals since then
         self._m_latency = metrics.handling_latency.labels(processor, name) if counted else _UNCOUNTED
 
-    def attach(self, consumer: pulsar.Consumer) -> None:
+    def attach(self, consumer: TransportConsumer) -> None:
         self._consumer = consumer
 
     def is_connected(self) -> bool:
-        """False while pulsar-client is reconnecting this consumer to the broker."""
+        """False while the transport is reconnecting this consumer to the broker."""
         try:
             return self._consumer is None or bool(self._consumer.is_connected())
         except Exception:  # closed, or a stand-in without the method
             return True
 
     # -- listener thread ---------------------------------------------------
-    def on_message(self, consumer: Any, msg: Any) -> None:
-        """Called by pulsar-client's listener thread for every message.
+    def on_message(self, consumer: TransportConsumer, msg: Delivery) -> None:
+        """The transport's listener: called for every message, on any thread.
 
         Each message travels with the consumer object that delivered it, and
         is acknowledged (or paused and resumed) through that one: a message
-        may arrive before ``subscribe()`` has returned to :meth:`attach`
-        (measured: 5 of 120 client starts under load), and a retried
-        subscribe may deliver on the consumer of the attempt that timed out.
+        may arrive before the open has returned to :meth:`attach`
+        (measured with pulsar-client: 5 of 120 client starts under load), and
+        a retried open may deliver on the consumer of the attempt that timed out.
         """
         if not self._running:
             return
@@ -169,7 +169,7 @@ class Consumer:
                 if self._queued >= self._pause_at and self._paused is None and self._may_pause:
                     self._paused = consumer
                     try:
-                        consumer.pause_message_listener()
+                        consumer.pause()
                     except Exception as e:
                         logger.debug("pause on %s failed: %s", self.topic, e)
         self._inbox.append((consumer, msg))
@@ -189,7 +189,7 @@ class Consumer:
                 self._paused = None
         if resume:
             try:
-                paused.resume_message_listener()
+                paused.resume()
             except Exception as e:
                 logger.debug("resume on %s failed: %s", self.topic, e)
 
@@ -219,7 +219,7 @@ class Consumer:
             else:
                 self._waiting.append(item)
 
-    def _shed(self, item: tuple[Any, Any]) -> None:
+    def _shed(self, item: _Item) -> None:
         """Refuse one message of a non-persistent backlog that is full: ack it, tell ``overloaded``."""
         consumer, msg = item
         self._m_shed.inc()
@@ -241,7 +241,7 @@ class Consumer:
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
-    def _decode(self, msg: Any) -> Message | None:
+    def _decode(self, msg: Delivery) -> Message | None:
         self._m_received.inc()
         try:
             value = msg.data() if self._schema is None else decode(self._schema, msg.data())
@@ -263,7 +263,7 @@ class Consumer:
         except Exception:
             logger.exception("Error reply for a refused message on %s failed", self.topic)
 
-    def _deliver_direct(self, item: tuple[Any, Any]) -> None:
+    def _deliver_direct(self, item: _Item) -> None:
         # Responses: nothing to retry, so acknowledged on receipt; the ack is
         # queued and sent after the callbacks just woken have run (it is off
         # the caller's path, and never skipped).
@@ -282,11 +282,11 @@ class Consumer:
         acks, self._acks = self._acks, []
         for consumer, msg in acks:
             try:
-                consumer.acknowledge(msg)
+                consumer.ack(msg)
             except Exception as e:  # closed under us: a response topic does not redeliver
                 logger.debug("Ack on %s failed: %s", self.topic, e)
 
-    def _start(self, item: tuple[Any, Any]) -> None:
+    def _start(self, item: _Item) -> None:
         self._active += 1
         handle = self._handle(*item)
         task = (asyncio.Task(handle, loop=self._loop, eager_start=True) if EAGER_HANDLERS
@@ -302,7 +302,7 @@ class Consumer:
         while waiting and self._active < self._limit and self._running:
             self._start(waiting.popleft())
 
-    async def _handle(self, consumer: Any, msg: Any) -> None:
+    async def _handle(self, consumer: TransportConsumer, msg: Delivery) -> None:
         start = time.perf_counter()
         m = self._decode(msg)
         if m is None:
@@ -322,15 +322,15 @@ class Consumer:
         self._ack(consumer, msg)
         self._m_latency.observe(time.perf_counter() - start)
 
-    def _ack(self, consumer: Any, msg: Any) -> None:
+    def _ack(self, consumer: TransportConsumer, msg: Delivery) -> None:
         try:
-            consumer.acknowledge(msg)
+            consumer.ack(msg)
         except Exception as e:
             logger.warning("Ack on %s failed: %s", self.topic, e)
 
-    def _nack(self, consumer: Any, msg: Any) -> None:
+    def _nack(self, consumer: TransportConsumer, msg: Delivery) -> None:
         try:
-            consumer.negative_acknowledge(msg)
+            consumer.nack(msg)
         except Exception as e:
             logger.warning("Negative ack on %s failed: %s", self.topic, e)
 
@@ -347,7 +347,7 @@ class Consumer:
         for consumer in (self._consumer, self._paused):
             try:
                 if consumer is not None:
-                    consumer.pause_message_listener()
+                    consumer.pause()
             except Exception:
                 pass
         # Handed over but not started: left unacknowledged (redelivered on a

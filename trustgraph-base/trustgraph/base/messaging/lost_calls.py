@@ -190,7 +190,7 @@ class CallWatch:
         try:
             await self.pubsub.consumer(topic, f"{self.pubsub.processor or 'client'}--serving--{self.instance}",
                                        ServingStarted, direct=self._on_started, name="serving-started",
-                                       patience=OPEN_PATIENCE)
+                                       patience=OPEN_PATIENCE, own=True)
         except Exception as e:  # without it, calls keep their deadlines
             logger.warning("Not following %s (%s): calls to a restarted service end at their deadlines; "
                            "create its namespace (tg-init-trustgraph creates tg/config), or run with "

@@ -12,31 +12,32 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-import pulsar
-
 from ...schema.codec import encode
 from ...topics import parse
 from ..safety.limits import MAX_MESSAGE_BYTES
 from .errors import MessageTooLarge, PubSubError
+from .transport import TransportError, TransportProducer
 
 logger = logging.getLogger(__name__)
 
-_OK = pulsar.Result.Ok
-_ALREADY_CLOSED = pulsar.Result.AlreadyClosed
 # One fire-and-forget send in this many still asks for a receipt (see send_nowait).
 _RECEIPT_EVERY = 64
 
 
 
 class Producer:
-    """Sends records on one topic; batching off, chunking on (as upstream)."""
+    """Sends records on one topic through a transport's producer (Pulsar's: batching off, chunking on, as upstream)."""
 
-    def __init__(self, producer: pulsar.Producer, topic: str, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, producer: TransportProducer, topic: str, loop: asyncio.AbstractEventLoop) -> None:
         self._producer = producer
         self._loop = loop
         self.topic = topic
         self._sent = 0
+        self._closed = False
         self._limit = None if parse(topic).persistent else MAX_MESSAGE_BYTES
+        # The receipt of the sends that only log a failure, made once: the transport adapts
+        # one callable to its client's callback once, not once per message.
+        self._logging_receipt = self._log_failure
 
     def _encode(self, value: Any) -> bytes:
         # A record, or its encoding already made (a reply measured before it was sent).
@@ -55,16 +56,16 @@ class Producer:
         loop = self._loop
         fut = loop.create_future()
 
-        def done(result: pulsar.Result, _msg_id: Any) -> None:
-            loop.call_soon_threadsafe(_settle, fut, result)
+        def done(problem: str | None) -> None:
+            loop.call_soon_threadsafe(_settle, fut, problem)
 
         try:
-            self._producer.send_async(data, done, properties=properties or {})
-        except pulsar.PulsarException as e:
+            self._producer.send(data, properties or {}, done)
+        except TransportError as e:
             raise PubSubError(f"send to {self.topic} failed: {e}") from e
-        result = await fut
-        if result != pulsar.Result.Ok:
-            raise PubSubError(f"send to {self.topic} failed: {result}")
+        problem = await fut
+        if problem is not None:
+            raise PubSubError(f"send to {self.topic} failed: {problem}")
 
     def send_nowait(self, value: Any, properties: dict[str, str] | None = None,
                     on_error: Callable[[str], None] | None = None,
@@ -74,14 +75,14 @@ class Producer:
         For replies and requests, where the caller's deadline already covers a
         message that never arrives.  A receipt callback runs on the client's
         I/O thread and must take the GIL, which under load stalls that
-        thread's network I/O (measured: about a fifth fewer calls/s with 32 in
-        flight), so most sends go without one: a send while the producer is
-        disconnected, and one send in ``_RECEIPT_EVERY`` otherwise, carry the
-        callback that logs a failure and reports it to ``on_error``.  A broker
-        that rejects or loses messages is therefore still logged, and a single
-        lost message surfaces as the caller's timeout.
+        thread's network I/O (measured with pulsar-client: about a fifth fewer
+        calls/s with 32 in flight), so most sends go without one: a send while
+        the producer is disconnected, and one send in ``_RECEIPT_EVERY``
+        otherwise, carry the receipt that logs a failure and reports it to
+        ``on_error``.  A broker that rejects or loses messages is therefore
+        still logged, and a single lost message surfaces as the caller's timeout.
 
-        Returns False when the producer was reconnecting: pulsar-client keeps
+        Returns False when the producer was reconnecting: the transport keeps
         the message and sends it once connected, and ``on_queued_sent`` is
         called (on the client's I/O thread) when the broker has it, so a caller
         can date the message by when it really went out (:mod:`.lost_calls`).
@@ -90,52 +91,49 @@ class Producer:
         producer = self._producer
         connected = producer.is_connected()
         if self._sent % _RECEIPT_EVERY and connected:
-            done = None
+            receipt = None
         elif on_error is None and (connected or on_queued_sent is None):
-            done = self._log_failure  # no closure per message
+            receipt = self._logging_receipt  # no closure per message
         else:
             queued_sent = None if connected else on_queued_sent
 
-            def done(result: pulsar.Result, _msg_id: Any) -> None:
-                if result != _OK:
-                    self._log_failure(result, _msg_id)
+            def receipt(problem: str | None) -> None:
+                if problem is not None:
+                    self._log_failure(problem)
                     if on_error is not None:
-                        on_error(f"send to {self.topic} failed: {result}")
+                        on_error(f"send to {self.topic} failed: {problem}")
                 elif queued_sent is not None:
                     queued_sent()
 
         try:
-            producer.send_async(self._encode(value), done, properties=properties or {})
-        except pulsar.PulsarException as e:
+            producer.send(self._encode(value), properties or {}, receipt)
+        except TransportError as e:
             raise PubSubError(f"send to {self.topic} failed: {e}") from e
         return bool(connected)
 
     def is_connected(self) -> bool:
-        """False while pulsar-client is reconnecting this producer to the broker."""
+        """False while the transport is reconnecting this producer to the broker."""
         try:
             return bool(self._producer.is_connected())
         except Exception:  # closed under us
             return True
 
-    def _log_failure(self, result: pulsar.Result, _msg_id: Any) -> None:
-        if result == _OK:
+    def _log_failure(self, problem: str | None) -> None:
+        if problem is None:
             return
         # While the broker is away the connection watcher has said once that messages sent
         # meanwhile may be lost, and after close nothing is sent: a line per message (a
         # heartbeat every few seconds) would only bury that line.
-        if result == _ALREADY_CLOSED or not self.is_connected():
-            logger.debug("send to %s failed: %s", self.topic, result)
+        if self._closed or not self.is_connected():
+            logger.debug("send to %s failed: %s", self.topic, problem)
         else:
-            logger.error("send to %s failed: %s", self.topic, result)
+            logger.error("send to %s failed: %s", self.topic, problem)
 
     def close(self) -> None:
-        try:
-            self._producer.close()
-        except pulsar.PulsarException:
-            pass
+        self._closed = True
+        self._producer.close()
 
 
 def _settle(fut: asyncio.Future, result: Any) -> None:
     if not fut.done():
         fut.set_result(result)
-

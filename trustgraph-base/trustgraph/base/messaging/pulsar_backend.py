@@ -19,6 +19,12 @@ from ...topics import to_pulsar
 
 DEFAULT_PULSAR_HOST = "pulsar://pulsar:6650"
 
+#: pulsar-client's logger levels, and the error a ``receive`` that timed out raises: upstream's
+#: sync clients (``trustgraph.clients``, ``trustgraph.log_level``) name them, and reach
+#: pulsar-client only through this module.
+LoggerLevel = pulsar.LoggerLevel
+ReceiveTimeout = pulsar.Timeout
+
 
 class BackendMessage:
     """A received message: ``value()`` is the decoded record (raw bytes without a schema)."""
@@ -61,7 +67,7 @@ class BackendConsumer:
         self.schema = schema
 
     def receive(self, timeout_millis: int = 2000) -> BackendMessage:
-        """The next message; ``pulsar.Timeout`` when none came in time."""
+        """The next message; :data:`ReceiveTimeout` (``pulsar.Timeout``) when none came in time."""
         return BackendMessage(self.consumer.receive(timeout_millis=timeout_millis), self.schema)
 
     def acknowledge(self, message: BackendMessage) -> None:

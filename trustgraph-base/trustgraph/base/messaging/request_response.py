@@ -32,11 +32,11 @@ from collections.abc import Awaitable, Callable, Container
 from typing import Any, Generic, TypeVar
 
 from . import deadlines
-from .pubsub import DEFAULT_LANE, SUBSCRIBE_SETTLE, Consumer, Message, Producer, PubSub, PubSubError
+from .pubsub import DEFAULT_LANE, Consumer, Message, Producer, PubSub, PubSubError
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["SUBSCRIBE_SETTLE", "ClientClosed", "RequestResponseClient", "RequestTimeout", "ResponseStream",
+__all__ = ["ClientClosed", "RequestResponseClient", "RequestTimeout", "ResponseStream",
            "Verdict", "new_request_id"]
 
 Req = TypeVar("Req")
@@ -136,7 +136,7 @@ class RequestResponseClient(Generic[Req, Resp]):
                  request_schema: type, response_schema: type, subscription: str,
                  max_in_flight: int = 256, timeout: float = 120.0, name: str | None = None,
                  lane: str = DEFAULT_LANE, unserved: Verdict | None = None) -> None:
-        """``lane``: the connection its responses arrive on (``PubSub.lane_client``);
+        """``lane``: the connection its responses arrive on (``PubSub.consumer``'s ``lane``);
         ``unserved``: asked before each request is sent, within the call's deadline
         (:data:`Verdict`, :mod:`.unserved`)."""
         self.pubsub = pubsub
@@ -171,7 +171,7 @@ class RequestResponseClient(Generic[Req, Resp]):
             listening = self.pubsub.calls.listen()
             self._consumer = await self.pubsub.consumer(
                 self.response_topic, self.subscription, self.response_schema,
-                direct=self._on_response, name=self.name, lane=self.lane,
+                direct=self._on_response, name=self.name, lane=self.lane, own=True,
             )
             producer = await self.pubsub.producer(self.request_topic)
             try:
@@ -179,7 +179,7 @@ class RequestResponseClient(Generic[Req, Resp]):
                 if not listening.done():
                     await asyncio.wait([listening])
                 # Let the subscription settle once before the first request can
-                # trigger a reply (pulsar-lite: see pubsub.SUBSCRIBE_SETTLE).
+                # trigger a reply (pulsar-lite: see pulsar_transport.SUBSCRIBE_SETTLE).
                 await asyncio.sleep(self.pubsub.subscribe_settle)
             except BaseException:
                 await self.pubsub.remove(producer)

@@ -46,6 +46,18 @@ Position = Literal["latest", "earliest"]
 #: A send's receipt: None when the broker has the message, else why not (one line); any thread.
 Receipt = Callable[[str | None], None]
 
+# The connections (lanes) of a transport: the default one, and the two that carry config, whose
+# messages can be megabytes.  A broker skips a consumer whose connection is busy sending it
+# something big (Apache Pulsar's non-persistent dispatcher, and pulsar-lite, skip a consumer whose
+# channel is not writable; measured: with 450 KB pushes on the connection of a response
+# subscription, 27 of 100 config replies never arrived, none with the pushes on a connection of
+# their own), so what carries big messages has a connection of its own.
+DEFAULT_LANE = "default"
+#: The config push subscription's connection.
+CONFIG_PUSH_LANE = "config-push"
+#: Config replies' connection.
+CONFIG_LANE = "config"
+
 
 class Delivery(Protocol):
     """One message as a consumer receives it (Pulsar's message object is one as it is)."""
@@ -62,9 +74,11 @@ class TransportProducer(Protocol):
 
     def send(self, data: bytes, properties: Mapping[str, str], receipt: Receipt | None = None) -> None:
         """Hand ``data`` to the broker client without waiting; ``receipt`` is called once the broker
-        has it or it failed.  Raises :class:`TransportError` when the send cannot even be queued
-        (closed, queue full).  A producer that is reconnecting keeps the message and sends it once
-        connected (Pulsar does; a transport that cannot says so in its capabilities)."""
+        has it or it failed.  Raises :class:`TransportError` when the send cannot even be queued.
+        A producer that is reconnecting keeps the message and sends it once connected (Pulsar does;
+        a transport that cannot says so in its capabilities).  Most sends pass no receipt and the
+        others mostly the same callable again: a transport adapts one to its client's callback
+        without an object per message where it can (the hot path)."""
 
     def is_connected(self) -> bool:
         """False while the producer is reconnecting to the broker."""
@@ -125,6 +139,11 @@ class Capabilities:
     #: Seconds a new subscription needs before a message published elsewhere reaches it
     #: (pulsar-lite may drop one sent just after subscribe returns).
     subscribe_settle: float = 0.0
+    #: Producers and consumers reconnect by themselves after the broker went away, and say so only
+    #: through ``is_connected()``: ``PubSub`` polls it to tell once that the connection was lost
+    #: and once that it is back, and to end the calls the loss swallowed (:mod:`.lost_calls`).
+    #: False: its parts are never cut off (the in-memory broker; a test tells a loss itself).
+    reconnects: bool = True
     #: What this backend cannot do that the core would otherwise give: one line each, logged at
     #: INFO when a process starts on it.
     limitations: tuple[str, ...] = field(default=())
@@ -135,8 +154,12 @@ class Transport(Protocol):
     """One connection (or, for Pulsar, one client per *lane*) to a broker, and its factory."""
 
     capabilities: Capabilities
-    #: Errors of an open that mean "the broker is away or not ready yet": retried with back-off.
+    #: Errors of an open that mean "the broker is away or not ready yet": retried with back-off
+    #: (the client's own errors, so the retry's lines name them as the client does).
     retryable: tuple[type[BaseException], ...]
+    #: Added to the line of a failed open when the broker's address is likely the cause (Pulsar:
+    #: an ``http://`` URL that must be its lookup service), else None.
+    open_advice: str | None
 
     def open_producer(self, topic: str, *, lane: str) -> TransportProducer:
         """A producer on ``topic`` (blocking; run in a worker thread)."""
@@ -149,14 +172,16 @@ class Transport(Protocol):
         each subscription gets every message.  ``own``: the subscription is this process's alone
         (a caller's responses, a config push, an announcement reader): a transport whose queues
         outlive their consumers removes it when the consumer goes.  ``lane``: which connection
-        carries it (``pubsub.DEFAULT_LANE`` and the config lanes: big messages apart)."""
+        carries it (:data:`DEFAULT_LANE` and the config lanes: big messages apart)."""
 
     async def problem(self) -> str | None:
         """Why the broker cannot be reached now, in a few words, or None when it can."""
 
-    async def consumer_counts(self) -> Mapping[str, int] | None:
-        """How many consumers each topic has, keyed by topic name as given to :meth:`open_consumer`
-        (``trustgraph.topics`` form); None when the broker cannot tell (see :class:`Capabilities`)."""
+    async def consumer_counts(self, timeout: float = 5.0) -> Mapping[str, int] | None:
+        """How many consumers each topic has, keyed ``tenant/namespace/name`` (``trustgraph.topics``'
+        ``Topic.path``: what every broker's count can say); None when the broker cannot tell (see
+        :class:`Capabilities`).  Raises :class:`TransportError` (one line) when it can but did not
+        answer within ``timeout`` seconds."""
 
     def close(self) -> None:
         """Close every connection (blocking; never raises)."""

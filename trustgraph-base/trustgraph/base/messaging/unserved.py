@@ -5,12 +5,14 @@ A flow blueprint names interfaces (embeddings, graph-rag, structured-query,
 ...) whether or not a processor of the stack serves them, and a request on a
 non-persistent topic that nobody consumes is dropped without a word: before,
 such a call waited for the gateway's 120 s deadline.  Only the broker knows
-who consumes what, and it tells through the ``pulsar_consumers_count`` gauge
-(``broker_consumers.py``), refreshed every 5 s by pulsar-lite and every
-``statsUpdateFrequencyInSecs`` by Apache Pulsar.
+who consumes what, and the transport asks it (``Transport.consumer_counts``:
+Pulsar's reads the ``pulsar_consumers_count`` gauge, ``broker_consumers.py``,
+refreshed every 5 s by pulsar-lite and every ``statsUpdateFrequencyInSecs``
+by Apache Pulsar).
 
-So, when the gateway has ``--pulsar-admin-url``, :class:`UnservedTopics`
-reads the gauge every :data:`POLL` seconds, and a request topic counts as
+So, when the process's transport can count consumers (Pulsar's, given
+``--pulsar-admin-url``), :class:`UnservedTopics` reads the counts every
+:data:`POLL` seconds, and a request topic counts as
 unserved once every reading for :data:`GRACE` seconds showed it without a
 consumer: a processor that has just started, or is being restarted, is not
 refused because of a stale gauge.  The grace of a topic that no reading
@@ -20,7 +22,7 @@ refresh (up to 5 s later), so a tool service started while the stack runs
 was refused as "nothing serves" by a gateway that had been reading for
 longer than the grace.  A topic no reading lists (nothing ever opened it:
 a route to a service this stack does not run) counts from the first
-reading.  Without the URL, or while the metrics cannot be read, nothing is
+reading.  Without counts (no URL), or while they cannot be read, nothing is
 refused (calls keep their deadlines).
 
 The gauge lags: a processor that subscribes is counted only at the broker's
@@ -58,12 +60,11 @@ import asyncio
 import logging
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
-import aiohttp
-
-from .broker_consumers import BrokerStatsError, fetch_consumer_counts, topic_key
+from .broker_consumers import topic_key
+from .transport import Transport, TransportError
 
 logger = logging.getLogger(__name__)
 
@@ -77,25 +78,32 @@ GRACE = 12.0
 class UnservedTopics:
     """Which request topics have had no consumer for a while, as the broker counts them."""
 
-    def __init__(self, admin_url: str | None, starting: Callable[[], bool] | None = None) -> None:
-        """``starting``: asked at each reading; while it says the stack is still starting, no
+    def __init__(self, transport: Transport | None, starting: Callable[[], bool] | None = None) -> None:
+        """``transport``: whose ``consumer_counts`` are read once started (None, or one that cannot
+        count: only the readings given to :meth:`take`, and what :meth:`heard` says);
+        ``starting``: asked at each reading; while it says the stack is still starting, no
         grace runs out (see the module docstring)."""
-        self.admin_url = admin_url
+        self.transport = transport
         self.starting = starting
         self._starting_at: float | None = None    # the last reading taken while the stack was starting
         self._since: float | None = None          # readings have succeeded without a gap since
         self._read_at = 0.0                        # the last good reading
-        self._counts: dict[str, int] = {}
+        self._counts: Mapping[str, int] = {}
         self._served_at: dict[str, float] = {}     # topic key -> last reading that showed a consumer
         self._listed_at: dict[str, float] = {}     # topic key -> first reading that listed it
         self._heard_at: dict[str, float] = {}      # topic key -> when a processor said it serves it
         self._held: dict[str, _Held] = {}          # topic key -> the calls waiting for its verdict
         self._task: asyncio.Task | None = None
 
+    @property
+    def counting(self) -> bool:
+        """Whether the transport counts consumers: else nothing is ever refused."""
+        return self.transport is not None and self.transport.capabilities.consumer_counts
+
     def start(self, calls: Any = None) -> None:
-        """Read the gauge; with ``calls`` (a ``PubSub``'s ``CallWatch``), also hear the processors
+        """Read the counts; with ``calls`` (a ``PubSub``'s ``CallWatch``), also hear the processors
         of ours that say they now serve a topic (:meth:`heard`)."""
-        if self.admin_url and self._task is None:
+        if self.counting and self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._poll())
             if calls is not None:
                 calls.on_serving(self.heard)
@@ -119,21 +127,23 @@ class UnservedTopics:
             self._task = None
 
     async def _poll(self) -> None:
-        async with aiohttp.ClientSession() as session:
-            while True:
-                try:
-                    counts = await fetch_consumer_counts(session, self.admin_url, timeout=POLL)
-                except BrokerStatsError as e:
-                    if self._since is not None:
-                        logger.info("Broker metrics unreadable (%s): no interface is refused meanwhile", e)
-                    self._since = None
-                    for key in list(self._held):   # nothing can be judged: the calls go
-                        self._release(key)
-                else:
-                    self.take(counts, time.monotonic())
-                await asyncio.sleep(POLL)
+        assert self.transport is not None
+        while True:
+            try:
+                counts = await self.transport.consumer_counts(timeout=POLL)
+            except TransportError as e:
+                counts = None
+                if self._since is not None:
+                    logger.info("Broker metrics unreadable (%s): no interface is refused meanwhile", e)
+            if counts is None:
+                self._since = None
+                for key in list(self._held):   # nothing can be judged: the calls go
+                    self._release(key)
+            else:
+                self.take(counts, time.monotonic())
+            await asyncio.sleep(POLL)
 
-    def take(self, counts: dict[str, int], now: float) -> None:
+    def take(self, counts: Mapping[str, int], now: float) -> None:
         """One reading of the gauge (``{tenant/namespace/name: consumers}``) made at ``now``."""
         if self._since is None:
             self._since = now

@@ -74,6 +74,9 @@ class AsyncProcessor:
             # A service waits for its broker as long as it takes (and stays killable).
             connect_timeout=float(timeout) if timeout else None,
             hint=stack_hint,
+            # The broker's metrics, whose consumer counts fail calls nothing serves at once
+            # (--pulsar-admin-url: the gateway's and every flow processor's flag).
+            admin_url=params.get("pulsar_admin_url") or None,
         )
         # False: no push subscription and no fetch from config-svc; whoever made the
         # processor hands it config with apply_config() (trustgraph.base.testing does).

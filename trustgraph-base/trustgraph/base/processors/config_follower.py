@@ -14,7 +14,7 @@ subscription instead and fetch the current config once with the ``config``
 operation, which upstream's config-svc answers too; pushes that arrive later
 carry newer versions.  A version too big to push arrives as a notice, and is
 fetched in parts (:mod:`.config_parts`).  Pushes and fetches travel on
-connections of their own (``PubSub.lane_client``), so their megabytes never
+connections of their own (``PubSub.consumer``'s ``lane``), so their megabytes never
 crowd out a flow's replies.
 
 A push is applied only once config-svc confirms it holds that version with
@@ -362,7 +362,7 @@ class PushFollowing:
                                      (config_notice_topic(f.push_queue), f._on_notice, "config-notice")):
             await f.pubsub.consumer(
                 topic, f"{f.id}--{name}--{uuid.uuid4()}", ConfigPush,
-                handler=handler, initial_position="latest", name=name, lane=CONFIG_PUSH_LANE,
+                handler=handler, initial_position="latest", name=name, lane=CONFIG_PUSH_LANE, own=True,
             )
 
     async def fetch_once(self, asked: Asked, timeout: float) -> bool:

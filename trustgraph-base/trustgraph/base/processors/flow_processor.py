@@ -172,13 +172,14 @@ class FlowProcessor(AsyncProcessor):
         self.flows: dict[str, Flow] = {}
         self.flow_errors: dict[str, str] = {}
         self._flow_lock = asyncio.Lock()
-        # With the broker's admin URL, a client call to a request topic nothing has consumed
-        # for a while fails at once instead of at its deadline (unserved.py).
+        # When the transport counts consumers (Pulsar's, with the broker's admin URL), a client
+        # call to a request topic nothing has consumed for a while fails at once instead of at
+        # its deadline (unserved.py).
         # Under tg-launch, no call is refused as unserved while the stack is still starting.
-        admin_url = params.get("pulsar_admin_url") or None
+        transport = self.pubsub.transport
         self.unserved_topics: UnservedTopics | None = (
-            UnservedTopics(admin_url, starting=stack_starting(os.environ.get(STACK_STATUS_ENV)))
-            if admin_url else None)
+            UnservedTopics(transport, starting=stack_starting(os.environ.get(STACK_STATUS_ENV)))
+            if transport.capabilities.consumer_counts else None)
         #: Where config assigns this processor its flows (its wire's; ours: active-flow/<id>).
         self.flow_assignment: FlowAssignment = self.wire.component("flow-assignment", ACTIVE_FLOWS)
         self.register_config_handler(self._on_flow_config,

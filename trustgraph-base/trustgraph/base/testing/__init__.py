@@ -1,8 +1,8 @@
 """Test helpers: an in-memory transport and a started processor on it, no broker needed.
 
-* :class:`MemoryBroker` / :func:`memory_pubsub` (:mod:`.memory`):
-  pulsar-client's objects in memory under the real PubSub, Producer and
-  Consumer;
+* :class:`MemoryBroker` / :func:`memory_pubsub` (:mod:`.memory`): a broker
+  in memory behind the transport seam (:class:`MemoryTransport`), under the
+  real PubSub, Producer and Consumer;
 * :func:`worker` (:mod:`.worker`): a started processor on that transport, with
   config handed over directly, flows opened from a definition, and requests
   sent (with or without an id) and their replies collected by id;
@@ -11,9 +11,9 @@
   processor calls; they run on any PubSub, the real broker's too.
 """
 
-from .memory import MemoryBroker, MemoryClient, MemoryMessage, memory_pubsub
+from .memory import MemoryBroker, MemoryMessage, MemoryTransport, memory_pubsub
 from .stand_ins import Responder, ScriptedPrompt, action, final_answer
 from .worker import Inbox, Worker, worker
 
-__all__ = ["Inbox", "MemoryBroker", "MemoryClient", "MemoryMessage", "Responder", "ScriptedPrompt",
+__all__ = ["Inbox", "MemoryBroker", "MemoryMessage", "MemoryTransport", "Responder", "ScriptedPrompt",
            "Worker", "action", "final_answer", "memory_pubsub", "worker"]

@@ -1,36 +1,43 @@
-"""An in-memory stand-in for pulsar-client, so a unit test needs no broker.
+"""An in-memory broker behind the transport seam, so a unit test needs no broker.
 
-Only the pulsar objects are replaced: :func:`memory_pubsub` gives a real
-:class:`~trustgraph.base.messaging.pubsub.PubSub` whose client is a
-:class:`MemoryClient`, so encoding, decoding through the codec, malformed
-handling, concurrency, pausing and acks are the same code a processor runs
-in production.  What is modelled is what that code relies on:
+Only the transport is replaced: :func:`memory_pubsub` gives a real
+:class:`~trustgraph.base.messaging.pubsub.PubSub` whose transport is a
+:class:`MemoryTransport` (a :class:`~trustgraph.base.messaging.transport.Transport`),
+so encoding, decoding through the codec, malformed handling, concurrency,
+pausing and acks are the same code a processor runs in production.  What is
+modelled is what that code relies on, as Pulsar does it (and one rule
+stricter than Pulsar's, on own subscriptions):
 
-* Shared subscriptions: each message goes to one consumer of every
-  subscription of its topic, round-robin;
+* shared subscriptions: each message goes to one consumer of every
+  subscription of its topic, round-robin; a subscription opened as a
+  process's own (``own``) is refused to another process, and so is one
+  opened as shared and as own (a caller that would share a subscription it
+  says is its own, on a broker whose own queues are exclusive);
 * a non-persistent topic drops a message nobody is subscribed to, and a
   non-persistent subscription ends with its last consumer;
 * a persistent topic keeps every message, a new subscription at Earliest
   starts with all of them, and a subscription without consumers keeps what
-  arrives for the next one; a negative ack redelivers (after the consumer's
-  ``negative_ack_redelivery_delay_ms``), as does closing a consumer that has
-  unacknowledged messages; ``unsubscribe`` (of its last consumer) removes the
-  subscription and what it kept;
-* a consumer's ``pause_message_listener`` holds its messages back until
-  ``resume_message_listener``.
+  arrives for the next one; a negative ack redelivers (after
+  :data:`NACK_REDELIVERY`, Pulsar's 1 s), as does closing a consumer that
+  has unacknowledged messages; ``unsubscribe`` (of its last consumer)
+  removes the subscription and what it kept;
+* a consumer's ``pause`` holds its messages back until ``resume``.
 
 Messages are handed to the listener on the thread that publishes them (the
 event loop's, for our producers) instead of a listener thread of its own:
 our consumer only queues them and wakes the loop, which is thread-safe from
 either, and a test stays deterministic.  :meth:`MemoryBroker.refuse_sends`
-makes a topic's sends fail, to test what a service does when it cannot
-reply; :meth:`MemoryBroker.hold_sends` makes its producers reconnect, as
-pulsar-client's do after a broker restart: they say they are not connected
-and keep what is sent until released, then send it and call its receipt.
-A consumer says it is not connected once it is being closed, as
-pulsar-client's does.  :meth:`MemoryBroker.refuse_namespace` makes producers
-and subscriptions of a namespace fail to open, as an Apache Pulsar cluster's
-do for a namespace it does not have.
+makes a topic's sends fail (``TransportError``), to test what a service does
+when it cannot reply; :meth:`MemoryBroker.hold_sends` makes its producers
+reconnect, as pulsar-client's do after a broker restart: they say they are
+not connected and keep what is sent until released, then send it and call
+its receipt.  A consumer says it is not connected once it is being closed,
+as pulsar-client's does.  :meth:`MemoryBroker.refuse_namespace` makes
+producers and subscriptions of a namespace fail to open (:class:`TopicNotFound`),
+as an Apache Pulsar cluster's do for a namespace it does not have.  Its
+parts are never cut off from the broker otherwise, so its transport says it
+does not reconnect (``Capabilities.reconnects``): a test tells a lost
+connection itself (``CallWatch.connection_lost``).
 """
 
 from __future__ import annotations
@@ -38,22 +45,29 @@ from __future__ import annotations
 import itertools
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import pulsar
-
 from ...topics import parse
+from ..messaging.transport import DEFAULT_LANE, Capabilities, Listener, Position, Receipt, TransportError
 
-__all__ = ["MemoryBroker", "MemoryClient", "MemoryMessage", "memory_pubsub"]
+__all__ = ["MemoryBroker", "MemoryMessage", "MemoryTransport", "TopicNotFound", "memory_pubsub"]
 
-Listener = Callable[[Any, Any], None]
+#: Seconds before a negatively acknowledged message of a persistent topic is delivered again
+#: (Pulsar's, as our Pulsar transport sets it).
+NACK_REDELIVERY = 1.0
+
+
+class TopicNotFound(TransportError):
+    """An open in a namespace the broker refuses (:meth:`MemoryBroker.refuse_namespace`): retried,
+    as Pulsar's error of that name is."""
 
 
 @dataclass(frozen=True, eq=False)
 class MemoryMessage:
-    """A published message, with pulsar.Message's accessors our code uses."""
+    """A published message: a :class:`~trustgraph.base.messaging.transport.Delivery`, with the
+    accessors of pulsar.Message besides."""
 
     payload: bytes
     props: dict[str, str]
@@ -80,6 +94,19 @@ class _Subscription:
     consumers: list[MemoryConsumer] = field(default_factory=list)
     backlog: deque[MemoryMessage] = field(default_factory=deque)  # persistent, nobody attached
     turn: int = 0
+    own: bool = False  # as opened by its consumers
+
+    def refusal(self, transport: MemoryTransport, own: bool) -> str | None:
+        """Why ``transport`` cannot open a consumer of this subscription (``own`` as it says), or None
+        (call with the broker's lock held)."""
+        if not self.consumers:
+            return None
+        if own != self.own:
+            return (f"subscription {self.name} on {self.topic.name} is opened as "
+                    f"{'own' if self.own else 'shared'} and now as {'own' if own else 'shared'}")
+        if own and any(c.transport is not transport for c in self.consumers):
+            return f"subscription {self.name} on {self.topic.name} is another process's own"
+        return None
 
     def pick(self) -> MemoryConsumer | None:
         """The next consumer, round-robin (call with the broker's lock held)."""
@@ -106,21 +133,21 @@ class MemoryBroker:
         self._seq = itertools.count(1)
         self._refused: set[str] = set()
         self._missing: set[str] = set()  # namespaces ("tenant/ns") that cannot be opened
-        self._held: dict[str, list[tuple[bytes, dict[str, str], Callable[[Any, Any], None] | None]]] = {}
+        self._held: dict[str, list[tuple[bytes, dict[str, str], Receipt | None]]] = {}
         self.sent: dict[str, list[MemoryMessage]] = {}  # every message per topic, for assertions
 
-    def client(self) -> MemoryClient:
-        """A new client, as each process makes its own pulsar.Client."""
-        return MemoryClient(self)
+    def transport(self) -> MemoryTransport:
+        """A new transport, as each process makes its own connection."""
+        return MemoryTransport(self)
 
     def refuse_sends(self, topic: str, refused: bool = True) -> None:
-        """Make sends on ``topic`` fail (``send_async`` raises ``pulsar.ConnectError``)."""
+        """Make sends on ``topic`` fail (the producer's ``send`` raises ``TransportError``)."""
         with self._lock:
             (self._refused.add if refused else self._refused.discard)(topic)
 
     def refuse_namespace(self, namespace: str, refused: bool = True) -> None:
         """Make opening a producer or subscription in ``namespace`` (``tenant/ns``) fail with
-        ``pulsar.TopicNotFound``, as on a cluster without that namespace (``refused=False``:
+        :class:`TopicNotFound`, as on a cluster without that namespace (``refused=False``:
         it exists now)."""
         with self._lock:
             (self._missing.add if refused else self._missing.discard)(namespace)
@@ -131,7 +158,7 @@ class MemoryBroker:
         with self._lock:
             missing = namespace in self._missing
         if missing:
-            raise pulsar.TopicNotFound(f"Namespace not found: {namespace} (in-memory broker)")
+            raise TopicNotFound(f"Namespace not found: {namespace} (in-memory broker)")
 
     def hold_sends(self, topic: str, held: bool = True) -> None:
         """Make the producers of ``topic`` reconnect: not connected, sends kept until released
@@ -141,22 +168,21 @@ class MemoryBroker:
                 self._held.setdefault(topic, [])
                 return
             kept = self._held.pop(topic, [])
-        for data, properties, callback in kept:
-            msg = self.publish(topic, data, properties)
-            if callback is not None:
-                callback(pulsar.Result.Ok, msg.seq)
+        for data, properties, receipt in kept:
+            self.publish(topic, data, properties)
+            if receipt is not None:
+                receipt(None)
 
     def holding(self, topic: str) -> bool:
         return topic in self._held
 
-    def keep(self, topic: str, data: bytes, properties: dict[str, str],
-             callback: Callable[[Any, Any], None] | None) -> bool:
+    def keep(self, topic: str, data: bytes, properties: Mapping[str, str], receipt: Receipt | None) -> bool:
         """Keep a send while ``topic`` is held; False when it is not (send it now)."""
         with self._lock:
             kept = self._held.get(topic)
             if kept is None:
                 return False
-            kept.append((data, dict(properties), callback))
+            kept.append((data, dict(properties), receipt))
             return True
 
     def _topic(self, name: str) -> _Topic:
@@ -165,10 +191,10 @@ class MemoryBroker:
             t = self._topics[name] = _Topic(name, persistent=parse(name).persistent)
         return t
 
-    def publish(self, topic: str, data: bytes, properties: dict[str, str]) -> MemoryMessage:
+    def publish(self, topic: str, data: bytes, properties: Mapping[str, str]) -> MemoryMessage:
         with self._lock:
             if topic in self._refused:
-                raise pulsar.ConnectError(f"in-memory broker refuses sends on {topic}")
+                raise TransportError(f"in-memory broker refuses sends on {topic}")
             msg = MemoryMessage(data, dict(properties), topic, next(self._seq))
             t = self._topic(topic)
             self.sent.setdefault(topic, []).append(msg)
@@ -185,17 +211,20 @@ class MemoryBroker:
             consumer.offer([msg])
         return msg
 
-    def subscribe(self, client: MemoryClient, topic: str, subscription: str,
-                  initial_position: Any, listener: Listener,
-                  redelivery_delay: float) -> MemoryConsumer:
+    def subscribe(self, transport: MemoryTransport, topic: str, subscription: str,
+                  position: Position, listener: Listener, own: bool) -> MemoryConsumer:
         with self._lock:
             t = self._topic(topic)
             sub = t.subscriptions.get(subscription)
             if sub is None:
                 sub = t.subscriptions[subscription] = _Subscription(subscription, t)
-                if t.persistent and initial_position == pulsar.InitialPosition.Earliest:
+                if t.persistent and position == "earliest":
                     sub.backlog.extend(t.log)
-            consumer = MemoryConsumer(self, client, sub, listener, redelivery_delay)
+            refusal = sub.refusal(transport, own)
+            if refusal is not None:
+                raise TransportError(f"{refusal} (in-memory broker)")
+            sub.own = own
+            consumer = MemoryConsumer(self, transport, sub, listener, NACK_REDELIVERY)
             sub.consumers.append(consumer)
             backlog = list(sub.backlog)
             sub.backlog.clear()
@@ -233,12 +262,13 @@ class MemoryBroker:
 
 
 class MemoryConsumer:
-    """pulsar.Consumer's listener side: pause/resume, ack, negative ack, close, unsubscribe."""
+    """A :class:`~trustgraph.base.messaging.transport.TransportConsumer`: pause/resume, ack, nack,
+    close, unsubscribe."""
 
-    def __init__(self, broker: MemoryBroker, client: MemoryClient, subscription: _Subscription,
+    def __init__(self, broker: MemoryBroker, transport: MemoryTransport, subscription: _Subscription,
                  listener: Listener, redelivery_delay: float) -> None:
         self.broker = broker
-        self.client = client
+        self.transport = transport
         self.subscription = subscription
         self._listener = listener
         self._delay = redelivery_delay
@@ -279,20 +309,20 @@ class MemoryConsumer:
                     self._pumping = False
                 raise
 
-    def pause_message_listener(self) -> None:
+    def pause(self) -> None:
         with self._lock:
             self._paused = True
 
-    def resume_message_listener(self) -> None:
+    def resume(self) -> None:
         with self._lock:
             self._paused = False
         self._pump()
 
-    def acknowledge(self, msg: MemoryMessage) -> None:
+    def ack(self, msg: MemoryMessage) -> None:
         with self._lock:
             self._unacked.pop(msg.seq, None)
 
-    def negative_acknowledge(self, msg: MemoryMessage) -> None:
+    def nack(self, msg: MemoryMessage) -> None:
         with self._lock:
             if self._unacked.pop(msg.seq, None) is None or self._closed:
                 return
@@ -332,27 +362,25 @@ class MemoryConsumer:
 
 
 class MemoryProducer:
-    """pulsar.Producer's sending side: ``send_async`` with a receipt callback."""
+    """A :class:`~trustgraph.base.messaging.transport.TransportProducer`: ``send`` with a receipt."""
 
     def __init__(self, broker: MemoryBroker, topic: str) -> None:
         self.broker = broker
         self.topic = topic
         self._closed = False
 
-    def send_async(self, data: bytes, callback: Callable[[Any, Any], None] | None,
-                   properties: dict[str, str] | None = None) -> None:
+    def send(self, data: bytes, properties: Mapping[str, str], receipt: Receipt | None = None) -> None:
         if self._closed:
-            raise pulsar.AlreadyClosed(f"producer on {self.topic} is closed")
+            raise TransportError(f"producer on {self.topic} is closed")
         if not isinstance(data, bytes):
             raise TypeError(f"payload must be bytes, got {type(data).__name__}")
-        props = properties or {}
-        if not all(isinstance(k, str) and isinstance(v, str) for k, v in props.items()):
-            raise TypeError(f"message properties must map str to str, got {props!r}")
-        if self.broker.keep(self.topic, data, props, callback):
+        if not all(isinstance(k, str) and isinstance(v, str) for k, v in properties.items()):
+            raise TypeError(f"message properties must map str to str, got {dict(properties)!r}")
+        if self.broker.keep(self.topic, data, properties, receipt):
             return
-        msg = self.broker.publish(self.topic, data, props)
-        if callback is not None:
-            callback(pulsar.Result.Ok, msg.seq)
+        self.broker.publish(self.topic, data, properties)
+        if receipt is not None:
+            receipt(None)
 
     def is_connected(self) -> bool:
         return not self._closed and not self.broker.holding(self.topic)
@@ -361,30 +389,45 @@ class MemoryProducer:
         self._closed = True
 
 
-class MemoryClient:
-    """pulsar.Client's ``create_producer``, ``subscribe`` and ``close``."""
+class MemoryTransport:
+    """One process's connection to a :class:`MemoryBroker`: a
+    :class:`~trustgraph.base.messaging.transport.Transport`, every lane the same."""
+
+    capabilities = Capabilities(name="memory", reconnects=False)
+    retryable: tuple[type[BaseException], ...] = (TopicNotFound,)
+    open_advice: str | None = None
 
     def __init__(self, broker: MemoryBroker) -> None:
         self.broker = broker
+        self._lock = threading.Lock()
         self._parts: list[MemoryProducer | MemoryConsumer] = []
 
-    def create_producer(self, topic: str, **_: Any) -> MemoryProducer:
+    def _keep(self, part: MemoryProducer | MemoryConsumer) -> None:
+        with self._lock:
+            self._parts.append(part)
+
+    def open_producer(self, topic: str, *, lane: str = DEFAULT_LANE) -> MemoryProducer:
         self.broker.check_open(topic)
         producer = MemoryProducer(self.broker, topic)
-        self._parts.append(producer)
+        self._keep(producer)
         return producer
 
-    def subscribe(self, topic: str, subscription_name: str, *, message_listener: Listener,
-                  initial_position: Any = pulsar.InitialPosition.Latest,
-                  negative_ack_redelivery_delay_ms: int = 60000, **_: Any) -> MemoryConsumer:
+    def open_consumer(self, topic: str, subscription: str, *, listener: Listener, position: Position = "latest",
+                      own: bool = False, lane: str = DEFAULT_LANE) -> MemoryConsumer:
         self.broker.check_open(topic)
-        consumer = self.broker.subscribe(self, topic, subscription_name, initial_position,
-                                         message_listener, negative_ack_redelivery_delay_ms / 1000)
-        self._parts.append(consumer)
+        consumer = self.broker.subscribe(self, topic, subscription, position, listener, own)
+        self._keep(consumer)
         return consumer
 
+    async def problem(self) -> str | None:
+        return None
+
+    async def consumer_counts(self, timeout: float = 5.0) -> Mapping[str, int] | None:
+        return None
+
     def close(self) -> None:
-        parts, self._parts = self._parts, []
+        with self._lock:
+            parts, self._parts = self._parts, []
         for part in parts:
             part.close()
 
@@ -392,5 +435,4 @@ class MemoryClient:
 def memory_pubsub(broker: MemoryBroker, processor: str = "test") -> Any:
     """A real :class:`~trustgraph.base.messaging.pubsub.PubSub` on ``broker`` (one per "process")."""
     from ..messaging.pubsub import PubSub
-    return PubSub(f"memory://{processor}", processor=processor, client=broker.client(),
-                  subscribe_settle=0.0)
+    return PubSub(f"memory://{processor}", processor=processor, transport=broker.transport())

@@ -48,7 +48,7 @@ class Responder:
     async def start(self) -> Responder:
         self._out = await self.pubsub.producer(self.response_topic)
         await self.pubsub.consumer(self.request_topic, f"stand-in-{uuid.uuid4().hex[:8]}", self.schema,
-                                   handler=self._on, concurrency=16)
+                                   handler=self._on, concurrency=16, own=True)
         return self
 
     async def _on(self, msg: Any) -> None:

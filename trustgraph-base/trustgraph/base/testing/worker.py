@@ -141,7 +141,7 @@ class Worker(Generic[P]):
         if inbox is None:
             inbox = self._inboxes[topic] = Inbox(topic, self.timeout)
             await self.pubsub.consumer(topic, f"test-listen-{uuid.uuid4()}", schema, handler=inbox._on,
-                                       concurrency=1)
+                                       concurrency=1, own=True)
         return inbox
 
     async def call(self, request_topic: str, response_topic: str, record: Any, schema: type, *,

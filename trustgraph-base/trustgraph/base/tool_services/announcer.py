@@ -105,7 +105,7 @@ class Announcer:
             self._opening = self.probe_topic
             self._probes = await self.pubsub.consumer(
                 self.probe_topic, f"{self.service}--probe--{self.replica}", ToolServiceProbe,
-                direct=self._on_probe, name="announce-probe", patience=patience)
+                direct=self._on_probe, name="announce-probe", patience=patience, own=True)
         except Exception:
             await self._close_parts()
             raise

@@ -157,7 +157,7 @@ class ServiceDirectory:
             self._opening = self.topic
             self._consumer = await self.pubsub.consumer(
                 self.topic, f"{self.pubsub.processor or 'reader'}--announce--{uuid.uuid4()}",
-                ToolServiceAnnouncement, direct=self._on_message, name=self.name, patience=patience)
+                ToolServiceAnnouncement, direct=self._on_message, name=self.name, patience=patience, own=True)
             self._opening = self.probe_topic
             self._probe = await self.pubsub.producer(self.probe_topic, patience=patience)
         except Exception:

@@ -45,7 +45,7 @@ class NotifyFollowing:
         await f.pubsub.consumer(
             v211.CONFIG_NOTIFY, f"{f.id}--config-notify--{uuid.uuid4()}", v211.ConfigPush,
             handler=self._on_notify, initial_position="latest", name="config-notify",
-            lane=CONFIG_PUSH_LANE,
+            lane=CONFIG_PUSH_LANE, own=True,
         )
 
     async def _on_notify(self, msg: Message) -> None:

@@ -175,7 +175,7 @@ class PulsarClient:
         self.pulsar_listener: str | None = params.get("pulsar_listener")
         self.pubsub = PubSub(self.pulsar_host, api_key=self.pulsar_api_key, listener=self.pulsar_listener,
                              processor=params.get("id") or _program(), hint=stack_hint)
-        self.client: Any = self.pubsub.client
+        self.client: Any = self.pubsub.transport.client   # the Pulsar transport's default lane
 
     def close(self) -> None:
         """Close the pulsar-client."""
@@ -273,7 +273,7 @@ class CoreLink:
         consumer = await self.pubsub.consumer(topic, subscription, schema, handler=handler,
                                               concurrency=concurrency, initial_position=initial_position,
                                               name=name, counted=counted)
-        # A message published just after subscribing may be missed by pulsar-lite (pubsub.SUBSCRIBE_SETTLE).
+        # A message published just after subscribing may be missed by pulsar-lite (pulsar_transport.SUBSCRIBE_SETTLE).
         await asyncio.sleep(self.pubsub.subscribe_settle)
         return _CoreSubscription(self.pubsub, consumer)
 
