@@ -1,7 +1,9 @@
-"""Shared fixtures: a real pulsar-lite broker on 127.0.0.1 and helpers to run processes.
+"""Shared fixtures: a real pulsar-lite broker on 127.0.0.1, RabbitMQ nodes, and helpers to run processes.
 
 Each test session (each xdist worker) starts its own broker on a free port with
-its own data directory, so parallel runs never collide.
+its own data directory, so parallel runs never collide; the RabbitMQ nodes
+(``rabbitmq``, ``rabbitmq_cluster``: ``rabbitmq_nodes.py``) are made the same way,
+on first use.  ``mcp_stand_in`` is a real MCP server for one test.
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@
 * :mod:`.broker`: the embedded pulsar-lite broker (``EmbeddedBroker``);
 * :mod:`.listening`: loopback or network, and the address a local client uses.
 
-It imports nothing of the messaging room; messaging asks :mod:`.stack` for a
-running stack's broker.
+It imports nothing of the messaging room, nor the messaging room anything of
+it: the processors room joins the two (``processors.broker_choice`` reads a
+running stack's broker from :mod:`.stack` and hands the messaging core its
+hint).
 """
