@@ -192,6 +192,9 @@ async def test_a_stopped_announced_service_ends_the_dialog_as_unavailable(agent,
     await svc.stop()                                # a clean stop says "down"
     await wait_for_async("the service down in the agent's directory",
                          lambda: a.proc.feed.directory.live_for(topic) is False, 60)
+    # Its tool leaves the catalog when the agent rebuilds it, a step after the directory knows.
+    await wait_for_async("the stopped service's tool gone from the agent's catalog",
+                         lambda: "shout" not in a.proc.registry.tools, 60)
     t0 = time.monotonic()
     got = await a.ask("shout x")
     assert time.monotonic() - t0 < 30   # at once: not the tool call's timeout
