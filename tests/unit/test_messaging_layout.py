@@ -22,6 +22,7 @@ BROKER_CLIENTS = {"pulsar", "_pulsar", "aio_pika", "pika", "aiormq", "aiokafka",
 TRANSPORTS = {
     "trustgraph-base/trustgraph/base/messaging/pulsar_transport.py",
     "trustgraph-base/trustgraph/base/messaging/pulsar_backend.py",
+    "trustgraph-base/trustgraph/base/messaging/rabbitmq_transport.py",
 }
 
 

@@ -28,8 +28,13 @@ _RECEIPT_EVERY = 64
 class Producer:
     """Sends records on one topic through a transport's producer (Pulsar's: batching off, chunking on, as upstream)."""
 
-    def __init__(self, producer: TransportProducer, topic: str, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, producer: TransportProducer, topic: str, loop: asyncio.AbstractEventLoop, *,
+                 returns_unconsumed: bool = False) -> None:
+        """``returns_unconsumed``: the transport hands back a request nobody consumes through the
+        send's receipt (``Capabilities.returns_unconsumed``), so a send with ``on_error`` always
+        carries one and the caller fails at once instead of at its deadline."""
         self._producer = producer
+        self._returns = returns_unconsumed
         self._loop = loop
         self.topic = topic
         self._sent = 0
@@ -79,8 +84,10 @@ class Producer:
         calls/s with 32 in flight), so most sends go without one: a send while
         the producer is disconnected, and one send in ``_RECEIPT_EVERY``
         otherwise, carry the receipt that logs a failure and reports it to
-        ``on_error``.  A broker that rejects or loses messages is therefore
-        still logged, and a single lost message surfaces as the caller's timeout.
+        ``on_error`` (every send with ``on_error`` does on a transport that hands
+        back a request nobody consumes: ``returns_unconsumed``).  A broker that
+        rejects or loses messages is therefore still logged, and a single lost
+        message surfaces as the caller's timeout.
 
         Returns False when the producer was reconnecting: the transport keeps
         the message and sends it once connected, and ``on_queued_sent`` is
@@ -90,7 +97,7 @@ class Producer:
         self._sent += 1
         producer = self._producer
         connected = producer.is_connected()
-        if self._sent % _RECEIPT_EVERY and connected:
+        if self._sent % _RECEIPT_EVERY and connected and not (self._returns and on_error is not None):
             receipt = None
         elif on_error is None and (connected or on_queued_sent is None):
             receipt = self._logging_receipt  # no closure per message

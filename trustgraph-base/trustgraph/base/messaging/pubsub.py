@@ -179,7 +179,8 @@ class PubSub:
         url = to_pulsar(topic)
         open_producer = self.transport.open_producer
         p = await self._retrying(f"producer {url}", lambda: open_producer(url, lane=DEFAULT_LANE), patience)
-        prod = Producer(p, url, asyncio.get_running_loop())
+        prod = Producer(p, url, asyncio.get_running_loop(),
+                        returns_unconsumed=self.transport.capabilities.returns_unconsumed)
         self._producers.append(prod)
         return prod
 

@@ -136,6 +136,10 @@ class Capabilities:
     #: A request a dying consumer held goes to another consumer of the topic (RabbitMQ requeues
     #: it), so a restart notice must not end calls that are still being served.
     redelivers_requests: bool = False
+    #: A request sent to a topic nobody consumes comes back through its send's receipt
+    #: (``nothing consumes <topic>``: RabbitMQ's basic.return), so a request send whose caller
+    #: gave ``on_error`` always carries a receipt, and the call fails at once, not at its deadline.
+    returns_unconsumed: bool = False
     #: Seconds a new subscription needs before a message published elsewhere reaches it
     #: (pulsar-lite may drop one sent just after subscribe returns).
     subscribe_settle: float = 0.0
