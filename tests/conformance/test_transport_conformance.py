@@ -18,6 +18,7 @@ import pytest
 from support import wait_for_async
 from trustgraph.base import PubSub, RequestResponseClient, RequestTimeout
 from trustgraph.base.messaging.message import Message
+from trustgraph.base.messaging.producer import metadata_bytes
 from trustgraph.base.messaging.pubsub import MAX_MESSAGE_BYTES, MessageTooLarge, PubSubError
 from trustgraph.base.messaging.serving import Replies, Reply, serve
 from trustgraph.exceptions import ServiceError
@@ -26,9 +27,6 @@ from trustgraph.topics import parse
 
 #: A bound on a hang, not a figure of speed: every wait here ends at its event.
 BOUND = 30.0
-
-#: What a message at the size limit leaves for its properties and the broker client's metadata.
-METADATA_ROOM = 1024
 
 REPLIES = Replies(error_record=lambda e: ToolServiceResponse(error=e, end_of_stream=True),
                   error_type="tool-service-error")
@@ -220,17 +218,21 @@ async def test_message_size_limits(pubsubs):
     sender = pubsubs("sender")
     np_out, p_out = await sender.producer(np_topic), await sender.producer(p_topic)
 
-    # The broker's own limit counts the message's metadata and properties too: measured on
-    # pulsar-lite, a payload of MAX_MESSAGE_BYTES is refused (Result.MessageTooBig) and one 21
-    # bytes shorter, without properties, goes; each property costs its key, value and ~6 bytes.
-    # The producer checks the payload alone (see the notes of issue 37), so this is the room kept.
-    at_limit = b"a" * (MAX_MESSAGE_BYTES - METADATA_ROOM)
+    # The limit counts the properties and the client's metadata too (pulsar-lite refused a payload of
+    # exactly MAX_MESSAGE_BYTES): the largest message the producer lets through must arrive, and one
+    # byte more is refused before it is sent, with or without a receipt.
+    props = {"id": "at-limit"}
+    at_limit = b"a" * (MAX_MESSAGE_BYTES - metadata_bytes(props))
     over = b"b" * (MAX_MESSAGE_BYTES + 1)
+    with pytest.raises(MessageTooLarge, match="with its properties and metadata"):
+        await np_out.send(at_limit + b"a", props)
+    with pytest.raises(MessageTooLarge):
+        np_out.send_nowait(at_limit + b"a", props)
     with pytest.raises(MessageTooLarge, match=f"over the {MAX_MESSAGE_BYTES:,}-byte limit"):
         await np_out.send(over)
     with pytest.raises(MessageTooLarge):
         np_out.send_nowait(over)
-    await np_out.send(at_limit, {"id": "at-limit"})
+    await np_out.send(at_limit, props)
     await wait_for_async("the message at the limit", lambda: small.messages, BOUND)
     assert [(m.id, m.value == at_limit) for m in small.messages] == [("at-limit", True)]
 
