@@ -18,6 +18,7 @@ from support import wait_for_async
 from trustgraph.base import PubSub, RequestResponseClient
 from trustgraph.base.messaging.errors import PubSubError
 from trustgraph.base.messaging.rabbitmq_transport import RabbitMQTransport
+from trustgraph.base.messaging.transport import BrokerRefused
 from trustgraph.schema import ToolServiceRequest, ToolServiceResponse
 
 #: Bound on a hang (a call to a running node), not a performance figure.
@@ -167,7 +168,9 @@ async def test_a_wrong_password_is_one_line(rabbitmq, caplog) -> None:
     line = (f"RabbitMQ at {rabbitmq.host}:{rabbitmq.port} refused user {rabbitmq.username}: "
             f"check --rabbitmq-username/--rabbitmq-password")
     try:
-        assert await wrong.problem() == line
+        with pytest.raises(BrokerRefused) as refused:
+            await wrong.problem()
+        assert str(refused.value) == line
         with caplog.at_level(logging.DEBUG), pytest.raises(PubSubError) as failed:
             await ps.producer(f"non-persistent://tg/request/w-{uuid.uuid4().hex[:8]}")
         assert line in str(failed.value) and "\n" not in str(failed.value)

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 from trustgraph.base.launching.stack import AlreadyRunning, RunFiles, running_stack
-from trustgraph.base.messaging.broker_url import BrokerUrlError, parse_broker_url, unreachable
+from trustgraph.base.messaging.broker_url import BrokerUrlError, parse_broker_url, split_hosts, unreachable
 from trustgraph.base.messaging.pubsub import PubSub
 from trustgraph.base.processors.broker_choice import choose_admin_url, choose_broker_url, stack_hint
 
@@ -37,6 +37,21 @@ def test_bad_urls_say_what_is_wrong(url, says):
     assert says in str(e.value)
     with pytest.raises(BrokerUrlError):  # before any connection is tried
         PubSub(url)
+
+
+@pytest.mark.parametrize("hosts, nodes", [
+    ("rabbit", (("rabbit", 5672),)),
+    ("r1:5673, r2,[::1]:5674", (("r1", 5673), ("r2", 5672), ("::1", 5674))),
+])
+def test_a_cluster_s_nodes_in_the_order_given(hosts, nodes):
+    # RabbitMQ's --rabbitmq-host takes a cluster's nodes so (the transport's failover order).
+    assert split_hosts(hosts, 5672) == nodes
+
+
+@pytest.mark.parametrize("hosts, says", [("r1,", "no host in ''"), ("r1:x", "bad port in 'r1:x'")])
+def test_a_bad_node_is_named(hosts, says):
+    with pytest.raises(BrokerUrlError, match=says):
+        split_hosts(hosts, 5672)
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +66,15 @@ def read_bootstrap(path: Path) -> tuple[list[ConfigValue], list[dict[str, Any]]]
     return values, list(doc.get("flows") or [])
 
 
+#: Makes tg-launch's own PubSub on a broker other than Pulsar (RabbitMQ's: the launcher's).
+Connect = Callable[[], PubSub]
+
+
+def _pubsub(pulsar_url: str, api_key: str | None, connect: Connect | None) -> PubSub:
+    return connect() if connect is not None else PubSub(pulsar_url, processor="tg-launch", api_key=api_key,
+                                                        hint=stack_hint)
+
+
 def _config_client(ps: PubSub) -> RequestResponseClient:
     return RequestResponseClient(
         ps, request_topic=CONFIG_REQUEST, response_topic=CONFIG_RESPONSE,
@@ -72,15 +82,17 @@ def _config_client(ps: PubSub) -> RequestResponseClient:
         subscription=f"tg-launch--config--{uuid.uuid4()}", lane=CONFIG_LANE)
 
 
-async def bootstrap(pulsar_url: str, path: Path, timeout: float = 30.0, api_key: str | None = None) -> int:
+async def bootstrap(pulsar_url: str, path: Path, timeout: float = 30.0, api_key: str | None = None,
+                    connect: Connect | None = None) -> int:
     """Load ``path`` when the store is empty.
 
     Returns the store's version before: 0 when the file was loaded, else the
     version of the config that was kept (so the caller can say so).
-    ``api_key`` is tg-launch's own Pulsar token, when the broker wants one.
+    ``api_key`` is tg-launch's own Pulsar token, when the broker wants one;
+    ``connect`` makes the PubSub instead (a stack on RabbitMQ).
     """
     values, flows = read_bootstrap(path)
-    ps = PubSub(pulsar_url, processor="tg-launch", api_key=api_key, hint=stack_hint)
+    ps = _pubsub(pulsar_url, api_key, connect)
     try:
         config = _config_client(ps)
         flow = RequestResponseClient(
@@ -112,9 +124,9 @@ async def bootstrap(pulsar_url: str, path: Path, timeout: float = 30.0, api_key:
 
 
 async def put_config(pulsar_url: str, values: list[ConfigValue], timeout: float = 30.0,
-                     api_key: str | None = None) -> None:
+                     api_key: str | None = None, connect: Connect | None = None) -> None:
     """Write config items that a tg-launch flag sets (``--announced-tools``), whatever the store holds."""
-    ps = PubSub(pulsar_url, processor="tg-launch", api_key=api_key, hint=stack_hint)
+    ps = _pubsub(pulsar_url, api_key, connect)
     try:
         r = await _config_client(ps).request(ConfigRequest(operation="put", values=values), timeout=timeout)
         if r.error is not None:

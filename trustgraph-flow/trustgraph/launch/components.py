@@ -36,7 +36,8 @@ class Component:
     secrets: tuple[str, ...] = ()
 
 
-#: Every processor talks to the broker, with Pulsar token auth when one is set.
+#: Every processor talks to the broker, with Pulsar token auth when one is set (RabbitMQ's password:
+#: tg-launch hands it to each child itself, ``launcher.Launcher.broker_args``).
 BROKER_SECRETS = ("PULSAR_API_KEY",)
 #: Proxies (which may carry credentials) for the components that call out over HTTP.
 OUTBOUND = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")

@@ -1,7 +1,8 @@
 """tg-launch: run the whole stack on one machine with one command.
 
 Starts the embedded pulsar-lite broker on 127.0.0.1 (unless --pulsar-host
-points at an existing Pulsar), then config-svc, loads the bootstrap config
+points at an existing Pulsar, or --pubsub-backend rabbitmq names a RabbitMQ
+the user runs: --rabbitmq-host, --rabbitmq-port, ...), then config-svc, loads the bootstrap config
 into an empty store, then the other processors, each as a child process with
 its output in ``<data-dir>/logs/<name>.log``.  Ctrl-C, SIGTERM or SIGHUP stops
 every child and then the broker, during start-up too, with exit status 0 (a stop asked
@@ -32,12 +33,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from trustgraph.base import PubSub
 from trustgraph.base.launching.broker import BrokerError, EmbeddedBroker, free_port
 from trustgraph.base.launching.listening import local_address, port_taken
 from trustgraph.base.launching.stack import STACK_STATUS_ENV, AlreadyRunning, RunFiles
 from trustgraph.base.messaging.broker_url import BrokerUrlError, parse_broker_url, probe
+from trustgraph.base.messaging.transport import BrokerRefused
+from trustgraph.base.processors.async_processor import StartRefused, rabbitmq_transport
+from trustgraph.base.processors.flags import TokenFileError, add_backend_args, amqp_url, rabbitmq_password
 from trustgraph.base.safety import logsafe
 from trustgraph.base.safety.secrets import child_environment, redact_url
+from trustgraph.base.wire import ENV as WIRE_ENV
+from trustgraph.base.wire import wire_for
 from trustgraph.schema import ConfigValue
 
 from .bootstrap import BootstrapError, bootstrap, put_config
@@ -60,7 +67,7 @@ logger = logging.getLogger("tg-launch")
 
 
 #: What ends a start-up with one line (any other exception is a bug of ours: its traceback shows).
-_START_ERRORS = (RuntimeError, BootstrapError, BrokerError, ComponentError)
+_START_ERRORS = (RuntimeError, BootstrapError, BrokerError, ComponentError, StartRefused)
 
 #: tg-launch's own token file in ``--pulsar-token-dir`` (for the bootstrap and the settings it writes).
 OWN_TOKEN = "tg-launch"
@@ -96,6 +103,8 @@ class Launcher:
         # Clients on this machine reach a 0.0.0.0 listener through the loopback.
         self.local_host = local_address(args.host)
         self.mcp_port: int = args.mcp_port
+        #: A RabbitMQ the user runs instead of a Pulsar (--pubsub-backend rabbitmq): no embedded broker.
+        self.rabbitmq: bool = getattr(args, "pubsub_backend", "pulsar") == "rabbitmq"
         self.broker: EmbeddedBroker | None = None
         self.children: list[Child] = []
         self.stop_event = asyncio.Event()
@@ -130,7 +139,7 @@ class Launcher:
 
     def exposure(self) -> Exposure:
         names = {c.name for c in self.selected()}
-        return Exposure(self.args.host, None if self.args.pulsar_host else self.args.broker_host,
+        return Exposure(self.args.host, None if self.args.pulsar_host or self.rabbitmq else self.args.broker_host,
                         "api-gateway" in names, "mcp-server" in names, bool(self.args.metrics), os.environ)
 
     def _say_exposure(self, broker_port: int | None = None, broker_metrics_port: int | None = None) -> None:
@@ -186,13 +195,29 @@ class Launcher:
             return path.read_text().strip() or None
         return os.environ.get("PULSAR_API_KEY") or None
 
+    def broker_args(self, pulsar_url: str) -> tuple[list[str], dict[str, str]]:
+        """The flags and environment that put a child on the stack's broker.
+
+        On RabbitMQ: the ``--rabbitmq-*`` flags, with the password as a file's path (the
+        ``--rabbitmq-password-file`` given) or in ``$RABBITMQ_PASSWORD``, never on a command line
+        that ``ps`` shows."""
+        if not self.rabbitmq:
+            return ["--pulsar-host", pulsar_url], {}
+        a = self.args
+        argv = ["--pubsub-backend", "rabbitmq", "--rabbitmq-host", a.rabbitmq_host, "--rabbitmq-port",
+                str(a.rabbitmq_port), "--rabbitmq-username", a.rabbitmq_username, "--rabbitmq-vhost", a.rabbitmq_vhost]
+        if a.rabbitmq_password_file:
+            return [*argv, "--rabbitmq-password-file", str(Path(a.rabbitmq_password_file).absolute())], {}
+        return argv, ({"RABBITMQ_PASSWORD": a.rabbitmq_password} if a.rabbitmq_password else {})
+
     def _child(self, comp: Component, pulsar_url: str, values: dict[str, Any], index: int) -> Child:
         exe = shutil.which(comp.command, path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
         if exe is None:
             raise RuntimeError(f"command {comp.command!r} for component {comp.name} is not installed")
-        argv = [exe, *(self._fill(a, values) for a in comp.args), "--pulsar-host", pulsar_url]
+        broker_argv, broker_env = self.broker_args(pulsar_url)
+        argv = [exe, *(self._fill(a, values) for a in comp.args), *broker_argv]
         # A component with a token of its own authenticates as its own role (docs/trust-model.md).
-        if (token := self.token_file(comp.name)) is not None:
+        if not self.rabbitmq and (token := self.token_file(comp.name)) is not None:
             argv += ["--pulsar-api-key-file", str(token)]
         for option in comp.options:
             flag = option.replace('_', '-')
@@ -210,7 +235,7 @@ class Launcher:
         logs = self.data_dir / "logs"
         run = self.data_dir / "run"
         # Only the secrets this child needs (docs/security.md, "Limits, logs and secrets").
-        env = {**child_environment(os.environ, (*BROKER_SECRETS, *comp.secrets)), **comp.env}
+        env = {**child_environment(os.environ, (*BROKER_SECRETS, *comp.secrets)), **comp.env, **broker_env}
         # Where the components' states are: no call is refused as unserved while one is starting.
         env[STACK_STATUS_ENV] = str(values.get("stack_status") or "")
         return Child(comp, argv, env, logs / f"{comp.name}.log",
@@ -254,6 +279,28 @@ class Launcher:
         if problem is not None:
             raise RuntimeError(f"cannot reach the broker at {url}: {problem}; check --pulsar-host, "
                                f"or leave it out to run the embedded broker")
+
+    def rabbitmq_pubsub(self) -> PubSub:
+        """tg-launch's own PubSub on the stack's RabbitMQ (the bootstrap), declaring what the
+        processors' wire (``$TRUSTGRAPH_WIRE``, which they inherit) declares."""
+        wire = wire_for(os.environ.get(WIRE_ENV) or "2.1")
+        return PubSub(amqp_url(vars(self.args)), processor="tg-launch",
+                      transport=rabbitmq_transport(vars(self.args), wire.rabbitmq_topology(), "tg-launch"))
+
+    async def _external_rabbitmq(self) -> str:
+        """The user's RabbitMQ must be there, and take our user, before anything starts: one line if not."""
+        url = amqp_url(vars(self.args))
+        transport = rabbitmq_transport(vars(self.args), wire_for("2.1").rabbitmq_topology(), "tg-launch probe")
+        try:
+            problem = await transport.problem()
+        except BrokerRefused as e:
+            raise RuntimeError(str(e)) from None
+        finally:
+            await asyncio.to_thread(transport.close)
+        if problem is not None:
+            raise RuntimeError(f"cannot reach RabbitMQ at {url}: {problem}; check --rabbitmq-host and "
+                               f"--rabbitmq-port")
+        return url
 
     def status_width(self) -> int:
         """How wide the status lines' name column is: as wide as the longest name they show."""
@@ -320,7 +367,14 @@ class Launcher:
         args = self.args
         self.supervisor.width = self.status_width()
         admin_url = ""
-        if args.pulsar_host:
+        if self.rabbitmq:
+            # No consumer counts on RabbitMQ (a request nobody consumes comes back instead): the
+            # processors get no --pulsar-admin-url, and hand-started ones find no Pulsar recorded.
+            self._say_exposure()
+            where = await self._external_rabbitmq()
+            self.say("broker", f"{where} (RabbitMQ, user {args.rabbitmq_username}, external)")
+            pulsar_url = ""   # recorded as no Pulsar; the children get the --rabbitmq-* flags
+        elif args.pulsar_host:
             pulsar_url = args.pulsar_host
             self._say_exposure()
             await self._external_broker(pulsar_url)
@@ -368,7 +422,8 @@ class Launcher:
                 if path is None:
                     print("tg-launch: no bootstrap file found (config-examples/bootstrap.json); "
                           "starting with an empty config", flush=True)
-                elif (kept := await bootstrap(pulsar_url, path, api_key=self.own_token())) == 0:
+                elif (kept := await bootstrap(pulsar_url, path, api_key=self.own_token(),
+                                              connect=self.rabbitmq_pubsub if self.rabbitmq else None)) == 0:
                     self.say("bootstrap", f"loaded {path}")
                 else:
                     self.say("bootstrap", f"skipped: the config store already holds config (version "
@@ -377,7 +432,7 @@ class Launcher:
             if args.announced_tools is not None:
                 await put_config(pulsar_url, [ConfigValue(type="tool-policy", key="announced",
                                                           value=args.announced_tools)],
-                                 api_key=self.own_token())
+                                 api_key=self.own_token(), connect=self.rabbitmq_pubsub if self.rabbitmq else None)
                 self.say("announced tools", f"tool-policy/announced = {args.announced_tools}")
         for child in rest:
             await child.start()
@@ -416,6 +471,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="broker data, config store, logs (default ./.trustgraph or $TRUSTGRAPH_DATA)")
     p.add_argument("-p", "--pulsar-host", default=None,
                    help="use this Pulsar (e.g. pulsar://pulsar:6650) instead of starting the embedded broker")
+    add_backend_args(p)
     p.add_argument("--broker-port", type=int, default=6650,
                    help="port of the embedded broker (a free one is used if it is taken)")
     p.add_argument("--gateway-port", type=int, default=8088)
@@ -485,6 +541,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         p.error("--llm scripted needs --llm-script FILE")
     if args.model and args.llm not in (None, "embedded"):
         p.error(f"--model is a GGUF file for the embedded LLM; --llm {args.llm} does not run it")
+    if args.pubsub_backend == "rabbitmq":
+        if args.pulsar_host or args.pulsar_token_dir:
+            p.error("--pulsar-host and --pulsar-token-dir name a Pulsar; with --pubsub-backend rabbitmq give "
+                    "--rabbitmq-host, --rabbitmq-port, --rabbitmq-username and --rabbitmq-password-file")
+        try:
+            rabbitmq_password(vars(args))   # a bad file: one line now, not in every child's log
+        except TokenFileError as e:
+            p.error(str(e))
     return args
 
 

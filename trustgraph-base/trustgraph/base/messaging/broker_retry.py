@@ -23,6 +23,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, ret
 
 from .broker_url import Hint, unreachable
 from .errors import PubSubError
+from .transport import BrokerRefused
 
 logger = logging.getLogger(__name__)
 
@@ -51,7 +52,8 @@ def _past(deadline: float | None) -> Callable[[RetryCallState], bool]:
 async def wait_for_broker(problem: Callable[[], Awaitable[str | None]], url: str, deadline: float | None,
                           hint: Hint | None = None) -> None:
     """Ask ``problem()`` (a transport's: why the broker at ``url`` cannot be reached, or None) until it
-    says None; :class:`PubSubError` once ``deadline`` would pass.
+    says None; :class:`PubSubError` once ``deadline`` would pass, or at once when the broker refused
+    this process (:class:`~.transport.BrokerRefused`: wrong credentials).
 
     ``hint``: where else to look, at the end of the "unreachable" line (:func:`~.broker_url.unreachable`).
     """
@@ -70,9 +72,15 @@ async def wait_for_broker(problem: Callable[[], Awaitable[str | None]], url: str
     def gave_up(state: RetryCallState) -> None:
         raise PubSubError(unreachable(url, state.outcome.result(), hint))
 
+    async def ask() -> str | None:
+        try:
+            return await problem()
+        except BrokerRefused as e:  # credentials or permissions: no wait makes them right
+            raise PubSubError(str(e)) from None
+
     await AsyncRetrying(wait=_doubling(FIRST_DELAY, MAX_DELAY), stop=_past(deadline),
                         retry=retry_if_result(lambda problem: problem is not None),
-                        before_sleep=failed, retry_error_callback=gave_up)(problem)
+                        before_sleep=failed, retry_error_callback=gave_up)(ask)
     if failures:
         logger.info("Broker %s reachable after %d failed attempt%s", url, failures,
                     "" if failures == 1 else "s")

@@ -63,18 +63,29 @@ def parse_broker_url(url: str) -> BrokerUrl:
     netloc = rest.split("/", 1)[0]
     if not netloc:
         raise BrokerUrlError(f"malformed broker URL {url!r}: no host; e.g. {example}")
-    hosts = []
-    for part in netloc.split(","):
+    try:
+        hosts = split_hosts(netloc, _DEFAULT_PORTS[scheme])
+    except BrokerUrlError as e:
+        raise BrokerUrlError(f"malformed broker URL {url!r}: {e}; e.g. {example}") from None
+    return BrokerUrl(text, scheme, hosts)
+
+
+def split_hosts(hosts: str, default_port: int) -> tuple[tuple[str, int], ...]:
+    """``h1:p1,h2`` as ``((h1, p1), (h2, default_port))``: the nodes of a cluster, in the order given
+    (an IPv6 address in brackets, ``[::1]:5672``); :class:`BrokerUrlError` names a part that is not
+    ``host`` or ``host:port``."""
+    found = []
+    for part in hosts.split(","):
+        part = part.strip()
         try:
             split = urllib.parse.urlsplit("//" + part)
-            number = split.port or _DEFAULT_PORTS[scheme]
+            number = split.port or default_port
         except ValueError:
-            raise BrokerUrlError(f"malformed broker URL {url!r}: bad port in {part!r}; "
-                                 f"e.g. {example}") from None
+            raise BrokerUrlError(f"bad port in {part!r}") from None
         if not split.hostname:
-            raise BrokerUrlError(f"malformed broker URL {url!r}: no host in {part!r}; e.g. {example}")
-        hosts.append((split.hostname, number))
-    return BrokerUrl(text, scheme, tuple(hosts))
+            raise BrokerUrlError(f"no host in {part!r}")
+        found.append((split.hostname, number))
+    return tuple(found)
 
 
 async def probe(broker: BrokerUrl, timeout: float = PROBE_TIMEOUT) -> str | None:

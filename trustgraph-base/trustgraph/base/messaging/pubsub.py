@@ -37,7 +37,7 @@ from .consumer import Consumer, DirectHandler, Handler, MalformedHandler
 from .errors import MessageTooLarge, PubSubError
 from .message import Message
 from .producer import MAX_MESSAGE_BYTES, Producer
-from .transport import CONFIG_LANE, CONFIG_PUSH_LANE, DEFAULT_LANE, Position, Transport
+from .transport import CONFIG_LANE, CONFIG_PUSH_LANE, DEFAULT_LANE, Position, Transport, TransportError
 
 logger = logging.getLogger(__name__)
 
@@ -159,7 +159,10 @@ class PubSub:
             if isinstance(event, Lost):
                 if self._calls is not None:  # first: what was in flight is gone, say so to its callers now
                     self._calls.connection_lost(event.at)
-                problem = await self.transport.problem()
+                try:
+                    problem = await self.transport.problem()
+                except TransportError as e:  # refused now (a password changed meanwhile): say so
+                    problem = str(e)
                 logger.warning("Lost the connection to the broker at %s%s; reconnecting in the "
                                "background (messages sent meanwhile may be lost)", self.url,
                                f": {problem}" if problem else "")

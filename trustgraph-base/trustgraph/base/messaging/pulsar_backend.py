@@ -128,9 +128,14 @@ def backend_settings(**config: Any) -> dict[str, Any]:
     """``PulsarBackend``'s arguments from the flags' settings: ``pulsar_host`` (``$PULSAR_HOST``),
     ``pulsar_api_key`` (``$PULSAR_API_KEY``), ``pulsar_listener``.
 
-    Only the ``pulsar`` backend exists, as in upstream 2.1.4: another ``pubsub_backend`` is a ValueError.
+    Only the ``pulsar`` backend exists, as in upstream 2.1.4: another ``pubsub_backend`` is a ValueError
+    (RabbitMQ too: these blocking clients are upstream 2.1.4's, which had none; our processors take
+    ``--pubsub-backend rabbitmq``).
     """
     backend = config.get("pubsub_backend") or "pulsar"
+    if backend == "rabbitmq":
+        raise ValueError("Unknown pub/sub backend: rabbitmq for upstream 2.1.4's blocking clients and "
+                         "get_pubsub(), which run on Pulsar only (our processors take --pubsub-backend rabbitmq)")
     if backend != "pulsar":
         raise ValueError(f"Unknown pub/sub backend: {backend}")
     return {"host": config.get("pulsar_host") or os.environ.get("PULSAR_HOST") or DEFAULT_PULSAR_HOST,

@@ -15,7 +15,12 @@ What is declared (exchanges, queues and their arguments, delivery modes) is a
 queue bound to it.  Each lane (:data:`~.transport.CONFIG_LANE`: big messages
 apart, as on Pulsar) is one robust connection, which reconnects by itself and
 restores its channels, exchanges, queues and consumers; a producer and a
-consumer each have a channel.  Every channel uses publisher confirms: aiormq
+consumer each have a channel.  Given a cluster's nodes (``host`` as
+``h1:5672,h2:5673``), a lane connects to the first that answers, and each
+time its connection is lost, or an attempt to restore it fails, the next
+attempt goes to the next node (:class:`NodeConnection`): the queues are
+declared again there (a quorum queue keeps its messages on the surviving
+nodes; a request or own queue of the lost node is made anew).  Every channel uses publisher confirms: aiormq
 matches a returned message (basic.return) to its send only through its
 confirm, and a request nobody consumes coming back is what lets a caller fail
 at once (see :meth:`RabbitMQProducer.send`).
@@ -32,11 +37,22 @@ from typing import Any, TypeVar
 
 import aio_pika
 import aiormq
+from aio_pika.connection import make_url
 from aiormq import spec
 
 from ...topics import parse
+from .broker_url import split_hosts
 from .rabbitmq_topology import OURS, QueueSpec, Topology
-from .transport import DEFAULT_LANE, Capabilities, Delivery, Listener, Position, Receipt, TransportError
+from .transport import (
+    DEFAULT_LANE,
+    BrokerRefused,
+    Capabilities,
+    Delivery,
+    Listener,
+    Position,
+    Receipt,
+    TransportError,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -77,6 +93,51 @@ def _quiet_client_logs() -> None:
     level = logging.NOTSET if logger.isEnabledFor(logging.DEBUG) else logging.CRITICAL
     for name in ("aio_pika", "aiormq"):
         logging.getLogger(name).setLevel(level)
+
+
+class NodeConnection(aio_pika.RobustConnection):
+    """aio-pika's robust connection over several nodes of one cluster.
+
+    aio-pika reconnects to its one URL only.  Here each time the connection is lost, or an
+    attempt to restore it fails (aio-pika calls :meth:`_on_connection_close` for both), the URL
+    moves to the next node, so the reconnect loop walks the nodes until one answers, and aio-pika
+    restores the channels, exchanges, queues and consumers on it.  One node: as aio-pika's.
+
+    ``restored`` is set once everything is restored, and cleared when the connection is lost:
+    aio-pika sets its ``connected`` before restoring the consumers, and a consumer is not back
+    until its queue is declared again on the new node (the connection watch reads this).
+    """
+
+    def __init__(self, url: Any, *, nodes: tuple[tuple[str, int], ...], at: int, lane: str, **kwargs: Any) -> None:
+        super().__init__(url, **kwargs)
+        self.nodes, self.at, self.lane = nodes, at, lane
+        self.restored = asyncio.Event()
+
+    @property
+    def node(self) -> str:
+        """``host:port`` of the node this connection is on (or trying next)."""
+        host, port = self.nodes[self.at]
+        return f"{host}:{port}"
+
+    async def _on_connection_close(self, closing: asyncio.Future) -> None:
+        self.restored.clear()
+        if not self._close_called and len(self.nodes) > 1:
+            self.at = (self.at + 1) % len(self.nodes)
+            host, port = self.nodes[self.at]
+            self.url = self.url.with_host(host).with_port(port)
+        await super()._on_connection_close(closing)
+
+    async def _on_connected(self) -> None:
+        await super()._on_connected()   # the channels, queues and consumers restored (or it raises)
+        self.restored.set()
+        if self.connection_attempt > 1 and len(self.nodes) > 1:
+            logger.info("RabbitMQ %s lane restored on node %s", self.lane, self.node)
+
+
+def _connected(connection: Any) -> bool:
+    """Whether ``connection`` is up with everything restored (a probe's plain one: up)."""
+    restored = getattr(connection, "restored", None)
+    return connection.connected.is_set() and (restored is None or restored.is_set())
 
 
 def _nothing_consumes(topic: str) -> str:
@@ -157,7 +218,7 @@ class RabbitMQProducer:
             receipt(problem)
 
     def is_connected(self) -> bool:
-        return self._closed or (self._connection.connected.is_set() and not self._channel.is_closed)
+        return self._closed or (_connected(self._connection) and not self._channel.is_closed)
 
     def close(self) -> None:
         if self._closed:
@@ -268,7 +329,7 @@ class RabbitMQConsumer:
     def is_connected(self) -> bool:
         if self._closed or self._channel is None:
             return True
-        return self._connection.connected.is_set() and not self._channel.is_closed
+        return _connected(self._connection) and not self._channel.is_closed
 
     def unsubscribe(self) -> None:
         try:
@@ -309,8 +370,11 @@ class RabbitMQConsumer:
 class RabbitMQTransport:
     """RabbitMQ at ``host:port``: one robust aio-pika connection per lane, on a loop of our own.
 
-    ``topology``: the exchanges and queues to declare (the wire's; :data:`~.rabbitmq_topology.OURS`
-    for the 2.1 wire).  The password is used to connect and never logged or put in a line.
+    ``host`` may name a cluster's nodes, ``h1:5672,h2:5673,h3`` (a node without a port is on
+    ``port``; ours: upstream's ``--rabbitmq-host`` takes one): a lane moves to the next node when
+    its connection is lost (:class:`NodeConnection`).  ``topology``: the exchanges and queues to
+    declare (the wire's; :data:`~.rabbitmq_topology.OURS` for the 2.1 wire).  The password is used
+    to connect and never logged or put in a line.
     """
 
     retryable = RETRYABLE
@@ -318,7 +382,11 @@ class RabbitMQTransport:
 
     def __init__(self, host: str, port: int, username: str, password: str, vhost: str = "/", *,
                  topology: Topology = OURS, name: str = "trustgraph") -> None:
-        self.host, self.port, self.username, self.vhost = host, port, username, vhost
+        #: The nodes to connect to, in the order given (:func:`~.broker_url.split_hosts`; a
+        #: malformed list raises its ValueError, :class:`~.broker_url.BrokerUrlError`).
+        self.nodes = split_hosts(host, port)
+        self.host, self.port = self.nodes[0]
+        self.username, self.vhost = username, vhost
         self._password = password
         self.topology = topology
         self._name = name
@@ -343,7 +411,8 @@ class RabbitMQTransport:
 
     @property
     def where(self) -> str:
-        return f"{self.host}:{self.port}"
+        """``host:port``, or the nodes' ``h1:p1,h2:p2``."""
+        return ",".join(f"{host}:{port}" for host, port in self.nodes)
 
     # -- running coroutines on the transport's loop -------------------------------------------
     def run(self, coro: Coroutine[Any, Any, T], timeout: float = OPEN_TIMEOUT) -> T:
@@ -378,22 +447,51 @@ class RabbitMQTransport:
         async with lock:
             connection = self._lanes.get(lane)
             if connection is None:
-                connection = await self._connect(robust=True, lane=lane)
+                connection = await self._connect_lane(lane)
                 self._lanes[lane] = connection
-                logger.info("Connected to RabbitMQ at %s (%s lane)", self.where, lane)
+                logger.info("Connected to RabbitMQ at %s (%s lane)", connection.node, lane)
         return connection
 
-    async def _connect(self, *, robust: bool, lane: str) -> Any:
-        connect = aio_pika.connect_robust if robust else aio_pika.connect
-        kwargs: dict[str, Any] = {"reconnect_interval": RECONNECT_INTERVAL} if robust else {}
+    async def _connect_lane(self, lane: str) -> NodeConnection:
+        """A robust connection to the first node that answers, from the first given; the error of
+        the last node when none does (a refusal of our credentials at once: the nodes share them)."""
+        # Each node gets a share of the open's time, so that one that swallows packets leaves
+        # time for the others.
+        timeout = OPEN_TIMEOUT / len(self.nodes)
+        for at, (host, port) in enumerate(self.nodes):
+            url = make_url(host=host, port=port, login=self.username, password=self._password,
+                           virtualhost=self.vhost)
+            connection = NodeConnection(url, nodes=self.nodes, at=at, lane=lane, reconnect_interval=RECONNECT_INTERVAL,
+                                        client_properties={"connection_name": f"{self._name} {lane}"})
+            try:
+                await self._refusals(connection.connect(timeout=timeout))
+                return connection
+            except BrokerRefused:
+                raise
+            except RETRYABLE as e:
+                await _close_quietly(connection)
+                if at == len(self.nodes) - 1:
+                    raise
+                logger.debug("RabbitMQ node %s:%s did not connect (%s: %s); trying the next", host, port,
+                             type(e).__name__, e)
+        raise AssertionError("unreachable: the loop returns or raises")
+
+    async def _connect(self, *, robust: bool, lane: str, node: tuple[str, int] | None = None) -> Any:
+        if robust:
+            return await self._connect_lane(lane)
+        host, port = node or self.nodes[0]
+        return await self._refusals(aio_pika.connect(
+            host=host, port=port, login=self.username, password=self._password, virtualhost=self.vhost,
+            timeout=PROBE_TIMEOUT, client_properties={"connection_name": f"{self._name} {lane}"}))
+
+    async def _refusals(self, connecting: Coroutine[Any, Any, T]) -> T:
+        """``connecting``, with a refusal of our user or vhost as :class:`BrokerRefused`'s one line."""
         try:
-            return await connect(host=self.host, port=self.port, login=self.username, password=self._password,
-                                 virtualhost=self.vhost, timeout=PROBE_TIMEOUT if not robust else OPEN_TIMEOUT,
-                                 client_properties={"connection_name": f"{self._name} {lane}"}, **kwargs)
+            return await connecting
         except aiormq.exceptions.ProbableAuthenticationError as e:
-            raise TransportError(self._refused()) from e
+            raise BrokerRefused(self._refused()) from e
         except aiormq.exceptions.ConnectionNotAllowed as e:
-            raise TransportError(f"RabbitMQ at {self.where} refused virtual host {self.vhost!r} to user "
+            raise BrokerRefused(f"RabbitMQ at {self.where} refused virtual host {self.vhost!r} to user "
                                  f"{self.username!r}: check --rabbitmq-vhost and the user's permissions") from e
 
     def _refused(self) -> str:
@@ -469,28 +567,42 @@ class RabbitMQTransport:
         return consumer
 
     async def problem(self) -> str | None:
-        """A TCP connection to ``host:port`` (cancelled at once with the caller), then an AMQP
-        handshake with the credentials, on the transport's loop: None, or why not in a few words."""
+        """For each node in turn, a TCP connection (cancelled at once with the caller), then an AMQP
+        handshake with the credentials, on the transport's loop: None as soon as one node takes us,
+        else why not in a few words per node; :class:`~.transport.BrokerRefused` for a wrong user,
+        password or vhost."""
+        problems = []
+        for node in self.nodes:
+            problem = await self._node_problem(node)
+            if problem is None:
+                return None
+            problems.append(problem)
+        return "; ".join(dict.fromkeys(problems))
+
+    async def _node_problem(self, node: tuple[str, int]) -> str | None:
+        where = f"{node[0]}:{node[1]}"
         try:
-            _, writer = await asyncio.wait_for(asyncio.open_connection(self.host, self.port), PROBE_TIMEOUT)
+            _, writer = await asyncio.wait_for(asyncio.open_connection(*node), PROBE_TIMEOUT)
         except TimeoutError:
-            return f"no answer from {self.where} within {PROBE_TIMEOUT:g}s"
+            return f"no answer from {where} within {PROBE_TIMEOUT:g}s"
         except ConnectionRefusedError:
-            return f"connection refused on {self.where} (nothing listens there)"
+            return f"connection refused on {where} (nothing listens there)"
         except OSError as e:
-            return f"cannot connect to {self.where}: {e.strerror or e}"
+            return f"cannot connect to {where}: {e.strerror or e}"
         writer.close()
         if self._closed:
             return None
-        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._handshake(), self.loop))
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._handshake(node), self.loop))
 
-    async def _handshake(self) -> str | None:
+    async def _handshake(self, node: tuple[str, int]) -> str | None:
         try:
-            connection = await self._connect(robust=False, lane="probe")
+            connection = await self._connect(robust=False, lane="probe", node=node)
+        except BrokerRefused:
+            raise  # a wrong password or vhost: the caller ends with the line (waiting cannot help)
         except TransportError as e:
             return str(e)
         except (aiormq.exceptions.AMQPError, OSError, TimeoutError) as e:
-            return f"RabbitMQ at {self.where} did not accept an AMQP connection ({type(e).__name__}: {e})"
+            return f"RabbitMQ at {node[0]}:{node[1]} did not accept an AMQP connection ({type(e).__name__}: {e})"
         await _close_quietly(connection)
         return None
 

@@ -121,6 +121,11 @@ class TransportError(Exception):
     """A broker operation failed, in one line that says what to do."""
 
 
+class BrokerRefused(TransportError):
+    """The broker answered and refused this process (its credentials, its permissions): waiting
+    cannot help, so a process ends with the line instead of retrying as for a broker that is away."""
+
+
 @dataclass(frozen=True)
 class Capabilities:
     """What a transport can and cannot do, for the core to rely on and for the operator to read."""
@@ -179,7 +184,8 @@ class Transport(Protocol):
         carries it (:data:`DEFAULT_LANE` and the config lanes: big messages apart)."""
 
     async def problem(self) -> str | None:
-        """Why the broker cannot be reached now, in a few words, or None when it can."""
+        """Why the broker cannot be reached now, in a few words, or None when it can;
+        :class:`BrokerRefused` when it answered and refused us (retrying cannot help)."""
 
     async def consumer_counts(self, timeout: float = 5.0) -> Mapping[str, int] | None:
         """How many consumers each topic has, keyed ``tenant/namespace/name`` (``trustgraph.topics``'

@@ -6,7 +6,9 @@ keyword arguments (``Processor(**params)``), so a test can build one directly.
 
 Its common flags are in :mod:`.flags`, and following the config (the fetch at
 start, the checked pushes) in :mod:`.config_follower`; ``env_default``,
-``pulsar_token`` and ``TokenFileError`` are importable from here too.
+``pulsar_token`` and ``TokenFileError`` are importable from here too.  The
+broker is Pulsar's (``-p``) or, with ``--pubsub-backend rabbitmq``, RabbitMQ's
+(the ``--rabbitmq-*`` flags), declared as the processor's wire declares it.
 """
 
 from __future__ import annotations
@@ -31,7 +33,16 @@ from ..safety.secrets import secret_values
 from ..wire import WIRE_21
 from .broker_choice import choose_broker_url, stack_hint
 from .config_follower import ConfigFollower, ConfigHandler
-from .flags import TokenFileError, add_processor_args, env_default, pulsar_token
+from .flags import (
+    RABBITMQ_DEFAULT_PORT,
+    RABBITMQ_DEFAULT_USER,
+    TokenFileError,
+    add_processor_args,
+    amqp_url,
+    env_default,
+    pulsar_token,
+    rabbitmq_password,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +54,26 @@ _LOG_FORMAT = logsafe.PROCESSOR_FORMAT
 class StartRefused(Exception):
     """A processor will not start as configured (a setting that would be unsafe or cannot work):
     ``launch`` prints the message as one line and exits 2, with no traceback."""
+
+
+def rabbitmq_hint(url: str) -> str:
+    """The end of the line saying RabbitMQ cannot be reached: which flags name it."""
+    return "is RabbitMQ running there? (--rabbitmq-host/--rabbitmq-port, or $RABBITMQ_HOST/$RABBITMQ_PORT)"
+
+
+def rabbitmq_transport(params: dict[str, Any], topology: Any, name: str) -> Any:
+    """The RabbitMQ transport the ``--rabbitmq-*`` settings in ``params`` name, declaring ``topology``
+    (the wire's), its connections named ``name`` (what ``rabbitmqctl list_connections`` shows).
+    Used by every processor on ``--pubsub-backend rabbitmq`` and by tg-launch's own bootstrap."""
+    try:
+        from ..messaging.rabbitmq_transport import RabbitMQTransport  # aio-pika: only when chosen
+    except ImportError as e:
+        raise StartRefused(f"--pubsub-backend rabbitmq needs aio-pika ({e}): install "
+                           "trustgraph-base[rabbitmq]") from None
+    return RabbitMQTransport(
+        params.get("rabbitmq_host") or "localhost", int(params.get("rabbitmq_port") or RABBITMQ_DEFAULT_PORT),
+        params.get("rabbitmq_username") or RABBITMQ_DEFAULT_USER, rabbitmq_password(params),
+        params.get("rabbitmq_vhost") or "/", topology=topology, name=name)
 
 
 class AsyncProcessor:
@@ -61,11 +92,20 @@ class AsyncProcessor:
         self.wire: wire.Wire = wire.wire_for(wire_name)
         # A PubSub given from outside (a test's in-memory one) replaces the broker connection.
         given: PubSub | None = params.get("pubsub")
+        #: The broker's kind (--pubsub-backend): pulsar or rabbitmq.
+        self.backend: str = given.transport.capabilities.name if given is not None else (
+            params.get("pubsub_backend") or "pulsar")
+        timeout = params.get("connect_timeout")
         if given is not None:
             self.pulsar_host, self.broker_source = given.url, "given"
+        elif self.backend == "rabbitmq":
+            user = params.get("rabbitmq_username") or RABBITMQ_DEFAULT_USER
+            self.pulsar_host, self.broker_source = amqp_url(params), f"user {user}, from --rabbitmq-* or $RABBITMQ_*"
+            given = PubSub(self.pulsar_host, processor=self.id,
+                           transport=rabbitmq_transport(params, self.wire.rabbitmq_topology(), self.id),
+                           connect_timeout=float(timeout) if timeout else None, hint=rabbitmq_hint)
         else:
             self.pulsar_host, self.broker_source = choose_broker_url(params.get("pulsar_host"))
-        timeout = params.get("connect_timeout")
         self.pubsub: PubSub = given or PubSub(
             self.pulsar_host,
             api_key=pulsar_token(params),
@@ -212,6 +252,8 @@ class AsyncProcessor:
             except (NotImplementedError, RuntimeError):
                 pass
         logger.info("Processor %s: broker %s (%s)", self.id, self.pulsar_host, self.broker_source)
+        for limitation in self.pubsub.transport.capabilities.limitations:
+            logger.info("On %s, %s", self.backend, limitation)
         try:
             starting = asyncio.ensure_future(self._come_up())
             stopping = asyncio.ensure_future(self._stopping.wait())
@@ -257,10 +299,12 @@ class AsyncProcessor:
         params["id"] = params.get("id") or ident
         try:
             params["pulsar_api_key"] = pulsar_token(params)
+            if params.get("rabbitmq_password_file"):  # (none given: the default, not a secret to mask)
+                params["rabbitmq_password"] = rabbitmq_password(params)
         except TokenFileError as e:
             print(f"{ident}: error: {e}", file=sys.stderr, flush=True)
             sys.exit(2)
-        params["pulsar_api_key_file"] = None
+        params["pulsar_api_key_file"] = params["rabbitmq_password_file"] = None
         logsafe.configure(params.get("log_level") or "INFO", _LOG_FORMAT, sys.stderr, secret_values(params))
 
         async def main() -> None:

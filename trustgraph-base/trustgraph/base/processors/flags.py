@@ -1,4 +1,4 @@
-"""The flags every processor takes (upstream 2.1.4's common ones and ours), and reading the broker token.
+"""The flags every processor takes (upstream 2.1.4's and 2.11's common ones and ours), and reading the broker secrets.
 
 Kept apart from :class:`~.async_processor.AsyncProcessor` because they are
 read before any processor exists: ``launch`` parses them, and the launcher
@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 from typing import Any
+from urllib.parse import quote
 
 from ...topics import CONFIG_REQUEST, CONFIG_RESPONSE, config_push_queue
 from ..messaging import metrics
@@ -26,7 +27,20 @@ def env_default(name: str, default: Any = None) -> Any:
 
 
 class TokenFileError(ValueError):
-    """``--pulsar-api-key-file`` names a file that gives no token."""
+    """``--pulsar-api-key-file`` or ``--rabbitmq-password-file`` names a file that gives no secret."""
+
+
+def _secret_file(path: str, what: str, flag: str) -> str:
+    """The secret in the file at ``path`` (stripped), or :class:`TokenFileError` in one line."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            secret = f.read().strip()
+    except (OSError, UnicodeDecodeError) as e:
+        raise TokenFileError(f"cannot read the {what} file {path}: {getattr(e, 'strerror', None) or e} "
+                             f"(give {flag} a readable file holding it)") from None
+    if not secret:
+        raise TokenFileError(f"the {what} file {path} is empty (put the {what} in it)")
+    return secret
 
 
 def pulsar_token(params: dict[str, Any]) -> str | None:
@@ -40,22 +54,87 @@ def pulsar_token(params: dict[str, Any]) -> str | None:
     path = params.get("pulsar_api_key_file")
     if not path:
         return params.get("pulsar_api_key") or None
-    try:
-        with open(path, encoding="utf-8") as f:
-            token = f.read().strip()
-    except (OSError, UnicodeDecodeError) as e:
-        raise TokenFileError(f"cannot read the Pulsar token file {path}: {getattr(e, 'strerror', None) or e} "
-                             "(give --pulsar-api-key-file a readable file holding the token)") from None
-    if not token:
-        raise TokenFileError(f"the Pulsar token file {path} is empty (put the token in it)")
-    return token
+    return _secret_file(path, "Pulsar token", "--pulsar-api-key-file")
+
+
+#: The backends ``--pubsub-backend`` takes; the first is the default.
+BACKENDS = ("pulsar", "rabbitmq")
+#: Backends upstream 2.11 has that we do not ship, and where our docs say why.
+NOT_SHIPPED = {"kafka": "docs/running.md, \"Brokers\", says why and how it would plug in"}
+#: RabbitMQ's user and password when none is given: upstream 2.11's, and RabbitMQ's own (its
+#: ``guest`` user may connect from localhost only).
+RABBITMQ_DEFAULT_USER = "guest"
+RABBITMQ_DEFAULT_PASSWORD = "guest"
+RABBITMQ_DEFAULT_PORT = 5672
+
+
+def backend_name(text: str) -> str:
+    """An argparse ``type`` for ``--pubsub-backend``: one of :data:`BACKENDS`, else one line saying
+    which exist (and, for one of upstream's we do not ship, where the docs say why)."""
+    name = text.strip().lower()
+    if name in BACKENDS:
+        return name
+    if name in NOT_SHIPPED:
+        raise argparse.ArgumentTypeError(f"the {name} backend is not shipped ({NOT_SHIPPED[name]}); "
+                                         f"use one of: {', '.join(BACKENDS)}")
+    raise argparse.ArgumentTypeError(f"unknown backend {text!r}; use one of: {', '.join(BACKENDS)}")
+
+
+def rabbitmq_password(params: dict[str, Any]) -> str:
+    """RabbitMQ's password: from ``rabbitmq_password_file`` when given, else ``rabbitmq_password``,
+    else :data:`RABBITMQ_DEFAULT_PASSWORD` (upstream's default).
+
+    As with :func:`pulsar_token`, a file keeps the password off the command line (where ``ps``
+    shows it) and out of the environment; it wins over ``$RABBITMQ_PASSWORD``.
+    """
+    path = params.get("rabbitmq_password_file")
+    if path:
+        return _secret_file(path, "RabbitMQ password", "--rabbitmq-password-file")
+    return params.get("rabbitmq_password") or RABBITMQ_DEFAULT_PASSWORD
+
+
+def amqp_url(params: dict[str, Any]) -> str:
+    """``amqp://host:port/vhost`` for lines and logs: where a processor's RabbitMQ is (vhost ``/`` quoted,
+    as in an AMQP URL: ``amqp://h:5672/%2F``).  No user either: the log filter masks a URL's user
+    (:func:`~trustgraph.base.safety.secrets.scrub`, a token is often sent as one), so the start line
+    names the user apart."""
+    host = params.get("rabbitmq_host") or "localhost"
+    port = params.get("rabbitmq_port") or RABBITMQ_DEFAULT_PORT
+    vhost = params.get("rabbitmq_vhost") or "/"
+    return f"amqp://{host}:{port}/{quote(vhost, safe='')}"
+
+
+def add_backend_args(parser: argparse.ArgumentParser) -> None:
+    """``--pubsub-backend`` and upstream 2.11's ``--rabbitmq-*`` flags, with its variables and defaults
+    (but ``localhost`` for the host), and ``--rabbitmq-password-file`` of ours."""
+    parser.add_argument("--pubsub-backend", default=env_default("PUBSUB_BACKEND", BACKENDS[0]), type=backend_name,
+                        metavar="{" + ",".join(BACKENDS) + "}",
+                        help="the broker's kind (default $PUBSUB_BACKEND, else %(default)s)")
+    # Upstream's default host is "rabbitmq", a container's name in its compose files; ours is
+    # this machine, as the Pulsar default is.
+    parser.add_argument("--rabbitmq-host", default=env_default("RABBITMQ_HOST", "localhost"),
+                        help="RabbitMQ host (default $RABBITMQ_HOST, else %(default)s; upstream's default "
+                             "is rabbitmq, its compose files' container)")
+    parser.add_argument("--rabbitmq-port", type=int, default=env_default("RABBITMQ_PORT", RABBITMQ_DEFAULT_PORT),
+                        help="RabbitMQ AMQP port (default $RABBITMQ_PORT, else %(default)s)")
+    parser.add_argument("--rabbitmq-username", default=env_default("RABBITMQ_USERNAME", RABBITMQ_DEFAULT_USER),
+                        help="RabbitMQ user (default $RABBITMQ_USERNAME, else %(default)s)")
+    # None here, the default applied when used (rabbitmq_password), so that a password given is
+    # masked in this process's logs and the default is not (it would mask every "guest").
+    parser.add_argument("--rabbitmq-password", default=env_default("RABBITMQ_PASSWORD"),
+                        help=f"RabbitMQ password (default $RABBITMQ_PASSWORD, else {RABBITMQ_DEFAULT_PASSWORD}; "
+                             "prefer --rabbitmq-password-file: a command line is visible in ps)")
+    parser.add_argument("--rabbitmq-password-file", default=env_default("RABBITMQ_PASSWORD_FILE"), metavar="FILE",
+                        help="read the RabbitMQ password from FILE (env RABBITMQ_PASSWORD_FILE); wins over "
+                             "--rabbitmq-password")
+    parser.add_argument("--rabbitmq-vhost", default=env_default("RABBITMQ_VHOST", "/"),
+                        help="RabbitMQ virtual host (default $RABBITMQ_VHOST, else %(default)s)")
 
 
 def add_processor_args(parser: argparse.ArgumentParser) -> None:
     """Upstream 2.1.4's common processor flags, and ours (broker token file, metrics, the queues)."""
     parser.add_argument("--id", default=None, help="processor id (default: the command's)")
-    parser.add_argument("--pubsub-backend", default=env_default("PUBSUB_BACKEND", "pulsar"),
-                        choices=["pulsar"], help="messaging backend (only pulsar)")
+    add_backend_args(parser)
     parser.add_argument("-p", "--pulsar-host", default=env_default("PULSAR_HOST"),
                         help="broker URL (default: $PULSAR_HOST, else the broker of the stack "
                              "running in ./.trustgraph or $TRUSTGRAPH_DATA, else "

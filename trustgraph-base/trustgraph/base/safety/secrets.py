@@ -63,7 +63,7 @@ _remembered: set[str] = set()
 
 #: Processor parameters (flag dests) that hold secrets: masked in that process's logs.
 SECRET_PARAMS = ("api_key", "api_token", "token", "auth_token", "pulsar_api_key", "loki_password",
-                 "cassandra_password")
+                 "cassandra_password", "rabbitmq_password")
 
 
 def tokens_match(given: str | bytes | None, expected: str | bytes) -> bool:
