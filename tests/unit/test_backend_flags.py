@@ -147,3 +147,13 @@ def test_tg_launch_refuses_pulsar_settings_and_a_bad_password_file_with_rabbitmq
     with pytest.raises(SystemExit):
         parse_args(["--pubsub-backend", "kafka"])
     assert "the kafka backend is not shipped" in capsys.readouterr().err
+
+
+def test_a_clusters_nodes_are_named_each_with_its_port_and_a_bad_list_is_one_line():
+    from trustgraph.base.processors.async_processor import StartRefused, rabbitmq_transport
+    from trustgraph.base.processors.flags import amqp_url
+
+    assert amqp_url({"rabbitmq_host": "h1:5673,h2", "rabbitmq_port": 5672}) == "amqp://h1:5673,h2:5672/%2F"
+    assert amqp_url({"rabbitmq_host": "rabbit", "rabbitmq_vhost": "tg"}) == "amqp://rabbit:5672/tg"
+    with pytest.raises(StartRefused, match="^--rabbitmq-host: "):
+        rabbitmq_transport({"rabbitmq_host": "h1:notaport"}, None, "t")

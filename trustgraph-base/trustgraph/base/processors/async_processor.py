@@ -70,10 +70,13 @@ def rabbitmq_transport(params: dict[str, Any], topology: Any, name: str) -> Any:
     except ImportError as e:
         raise StartRefused(f"--pubsub-backend rabbitmq needs aio-pika ({e}): install "
                            "trustgraph-base[rabbitmq]") from None
-    return RabbitMQTransport(
-        params.get("rabbitmq_host") or "localhost", int(params.get("rabbitmq_port") or RABBITMQ_DEFAULT_PORT),
-        params.get("rabbitmq_username") or RABBITMQ_DEFAULT_USER, rabbitmq_password(params),
-        params.get("rabbitmq_vhost") or "/", topology=topology, name=name)
+    try:
+        return RabbitMQTransport(
+            params.get("rabbitmq_host") or "localhost", int(params.get("rabbitmq_port") or RABBITMQ_DEFAULT_PORT),
+            params.get("rabbitmq_username") or RABBITMQ_DEFAULT_USER, rabbitmq_password(params),
+            params.get("rabbitmq_vhost") or "/", topology=topology, name=name)
+    except ValueError as e:   # a malformed node list (BrokerUrlError names the part)
+        raise StartRefused(f"--rabbitmq-host: {e}") from None
 
 
 class AsyncProcessor:

@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 from ...topics import CONFIG_REQUEST, CONFIG_RESPONSE, config_push_queue
 from ..messaging import metrics
-from ..messaging.broker_url import DEFAULT_PULSAR_HOST
+from ..messaging.broker_url import DEFAULT_PULSAR_HOST, split_hosts
 from ..wire import ENV as WIRE_ENV
 from ..wire import WIRES, wire_for
 
@@ -99,9 +99,13 @@ def amqp_url(params: dict[str, Any]) -> str:
     (:func:`~trustgraph.base.safety.secrets.scrub`, a token is often sent as one), so the start line
     names the user apart."""
     host = params.get("rabbitmq_host") or "localhost"
-    port = params.get("rabbitmq_port") or RABBITMQ_DEFAULT_PORT
+    port = int(params.get("rabbitmq_port") or RABBITMQ_DEFAULT_PORT)
     vhost = params.get("rabbitmq_vhost") or "/"
-    return f"amqp://{host}:{port}/{quote(vhost, safe='')}"
+    try:   # a cluster's nodes, h1:5672,h2:5673: each with its own port
+        nodes = ",".join(f"[{h}]:{p}" if ":" in h else f"{h}:{p}" for h, p in split_hosts(host, port))
+    except ValueError:   # refused where the transport is made, in one line
+        nodes = f"{host}:{port}"
+    return f"amqp://{nodes}/{quote(vhost, safe='')}"
 
 
 def add_backend_args(parser: argparse.ArgumentParser) -> None:
@@ -114,7 +118,8 @@ def add_backend_args(parser: argparse.ArgumentParser) -> None:
     # this machine, as the Pulsar default is.
     parser.add_argument("--rabbitmq-host", default=env_default("RABBITMQ_HOST", "localhost"),
                         help="RabbitMQ host (default $RABBITMQ_HOST, else %(default)s; upstream's default "
-                             "is rabbitmq, its compose files' container)")
+                             "is rabbitmq, its compose files' container), or a cluster's nodes as "
+                             "h1:5672,h2:5673 (ours: a lost connection moves to the next node)")
     parser.add_argument("--rabbitmq-port", type=int, default=env_default("RABBITMQ_PORT", RABBITMQ_DEFAULT_PORT),
                         help="RabbitMQ AMQP port (default $RABBITMQ_PORT, else %(default)s)")
     parser.add_argument("--rabbitmq-username", default=env_default("RABBITMQ_USERNAME", RABBITMQ_DEFAULT_USER),
