@@ -1,7 +1,8 @@
 """The reliability suite's fixtures and its report (RELIABILITY.md).
 
-Each scenario runs real processes on a pulsar-lite broker on 127.0.0.1,
-bounded in time and load, and records what it observed with
+Each scenario runs real processes on a pulsar-lite broker on 127.0.0.1
+(the RabbitMQ cluster scenario: on 3 RabbitMQ nodes of its own), bounded in
+time and load, and records what it observed with
 :func:`scenario`; ``make reliability`` runs the whole suite with
 ``RELIABILITY_REPORT`` set and the session writes the rows to
 RELIABILITY.md, so the figures there are the suite's, never typed by hand.
@@ -83,7 +84,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     rows = sorted(set(_ROWS), key=lambda r: r.scenario)
     lines = ["# Reliability", "",
              f"Written by `{COMMAND}` (tests/reliability): every row is a scenario run against real",
-             "processes on a pulsar-lite broker on 127.0.0.1; the figures are the suite's own.", "",
+             "processes on a pulsar-lite broker on 127.0.0.1 (or, where the row says RabbitMQ, on a",
+             "3-node RabbitMQ cluster of the test's own); the figures are the suite's own.", "",
              "| scenario | load | fault | expected | observed | recovery s | lost | hung | exits | result |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:

@@ -42,6 +42,7 @@ from aiormq import spec
 
 from ...topics import parse
 from .broker_url import split_hosts
+from .connection_watch import WATCH_EVERY
 from .rabbitmq_topology import OURS, QueueSpec, Topology
 from .transport import (
     DEFAULT_LANE,
@@ -69,6 +70,12 @@ OPEN_TIMEOUT = 30.0
 PROBE_TIMEOUT = 5.0
 #: Seconds between a robust connection's attempts to reconnect (aio-pika's default is 5).
 RECONNECT_INTERVAL = 1.0
+#: Seconds a lost connection reads lost at least, however soon it is restored: on a cluster it
+#: may be back on another node within milliseconds, and the connection watch, reading every
+#: :data:`~.connection_watch.WATCH_EVERY` on a loop that may be busy, must see the loss to end the
+#: calls it swallowed and to tell the others (:mod:`.lost_calls`: the requests that reached a
+#: consumer meanwhile are listed as received, so reading "back" late ends none of them).
+LOSS_SHOWN_FOR = 4 * WATCH_EVERY
 #: Publisher confirms on a non-persistent topic's channel other than a request topic's (those
 #: need them: aiormq matches a returned message to its send through its confirm).  On: measured
 #: with request/response calls on this 2-core machine, turning them off on the reply topics made no
@@ -105,13 +112,16 @@ class NodeConnection(aio_pika.RobustConnection):
 
     ``restored`` is set once everything is restored, and cleared when the connection is lost:
     aio-pika sets its ``connected`` before restoring the consumers, and a consumer is not back
-    until its queue is declared again on the new node (the connection watch reads this).
+    until its queue is declared again on the new node (the connection watch reads this).  After
+    a loss it stays clear for :data:`LOSS_SHOWN_FOR` at least.
     """
 
     def __init__(self, url: Any, *, nodes: tuple[tuple[str, int], ...], at: int, lane: str, **kwargs: Any) -> None:
         super().__init__(url, **kwargs)
         self.nodes, self.at, self.lane = nodes, at, lane
         self.restored = asyncio.Event()
+        self._losses = 0
+        self._lost_at: float | None = None
 
     @property
     def node(self) -> str:
@@ -121,6 +131,9 @@ class NodeConnection(aio_pika.RobustConnection):
 
     async def _on_connection_close(self, closing: asyncio.Future) -> None:
         self.restored.clear()
+        if self.connected.is_set():   # a loss (not an attempt that failed)
+            self._losses += 1
+            self._lost_at = self.loop.time()
         if not self._close_called and len(self.nodes) > 1:
             self.at = (self.at + 1) % len(self.nodes)
             host, port = self.nodes[self.at]
@@ -129,9 +142,17 @@ class NodeConnection(aio_pika.RobustConnection):
 
     async def _on_connected(self) -> None:
         await super()._on_connected()   # the channels, queues and consumers restored (or it raises)
-        self.restored.set()
+        shown = 0.0 if self._lost_at is None else self._lost_at + LOSS_SHOWN_FOR - self.loop.time()
+        if shown > 0:
+            self.loop.call_later(shown, self._show_restored, self._losses)
+        else:
+            self.restored.set()
         if self.connection_attempt > 1 and len(self.nodes) > 1:
             logger.info("RabbitMQ %s lane restored on node %s", self.lane, self.node)
+
+    def _show_restored(self, losses: int) -> None:
+        if losses == self._losses and self.connected.is_set():   # not lost again meanwhile
+            self.restored.set()
 
 
 def _connected(connection: Any) -> bool:
