@@ -51,7 +51,7 @@ async def test_no_tool_call_for_a_dialog_after_its_agent_lost_the_broker(own_bro
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"rules": [
         {"match": f"Question: {question(n)}",
-         "reply": json.dumps({"action": "count", "args": {"n": str(n), "seconds": CALL_SECONDS}})}
+         "reply": json.dumps({"action": "count", "args": {"n": n, "seconds": CALL_SECONDS}})}
         for n in range(DIALOGS)], "default": "no rule matched"}))
     ready = tmp_path / "count.ready"
     counter = Proc([sys.executable, str(SERVICE), "-t", topic, "--record", str(record), "-c", "32",
@@ -80,7 +80,7 @@ async def test_no_tool_call_for_a_dialog_after_its_agent_lost_the_broker(own_bro
                                        "response-queue": f"non-persistent://tg/response/{topic}"})
         put("tool/count", {"type": "tool-service", "name": "count", "description": "Count one more (not idempotent)",
                            "service": "count-svc",
-                           "arguments": [{"name": "n", "type": "string", "description": "which dialog"},
+                           "arguments": [{"name": "n", "type": "number", "description": "which dialog"},
                                          {"name": "seconds", "type": "number", "description": "how long"}]})
         wait_for("the count tool in the agent", lambda: any(
             "Tools: " in line and "count" in line.split("Tools: ", 1)[1].split(" (")[0].split(", ")

@@ -25,6 +25,7 @@ import time
 import aiohttp
 import psutil
 import pytest
+from recorded_calls import RecordedCalls
 from support import BIN, wait_for_async
 from trustgraph.base.launching.broker import EmbeddedBroker, free_port
 
@@ -62,14 +63,12 @@ def _pid_of(launcher: subprocess.Popen, command: str) -> int:
     raise AssertionError(f"no {command} process under tg-launch")
 
 
-class Traffic:
+class Traffic(RecordedCalls):
     """Agent requests from several clients, each sent as soon as the last one ended."""
 
     def __init__(self, url: str) -> None:
+        super().__init__()   # outcomes: ok | error | lost | hung
         self.url = url + "api/v1/flow/default/service/agent"
-        self.results: list[tuple[float, float, str]] = []  # (sent, ended, ok | error | lost | hung)
-        self.success = asyncio.Event()
-        self._stop = False
 
     async def _one(self, http: aiohttp.ClientSession) -> None:
         sent = time.monotonic()
@@ -88,11 +87,8 @@ class Traffic:
             outcome = "hung"
         except (aiohttp.ClientError, ValueError):
             outcome = "error"  # e.g. the gateway itself is down: refused at once
-        ended = time.monotonic()
-        self.results.append((sent, ended, outcome))
-        if outcome == "ok":
-            self.success.set()
-        else:
+        self.record(sent, time.monotonic(), outcome)
+        if outcome != "ok":
             await asyncio.sleep(0.2)  # pace retries of a failing stack (load shaping, not synchronisation)
 
     async def run(self) -> None:
@@ -101,23 +97,6 @@ class Traffic:
                 while not self._stop:
                     await self._one(http)
             await asyncio.gather(*(client() for _ in range(CLIENTS)))
-
-    def stop(self) -> None:
-        self._stop = True
-
-    def fresh_success_after(self, t: float) -> float | None:
-        ends = [ended for sent, ended, outcome in self.results if outcome == "ok" and sent >= t]
-        return min(ends) - t if ends else None
-
-    async def wait_fresh_success(self, t: float, limit: float) -> float | None:
-        deadline = time.monotonic() + limit
-        while self.fresh_success_after(t) is None and time.monotonic() < deadline:
-            self.success.clear()
-            try:
-                await asyncio.wait_for(self.success.wait(), max(0.0, deadline - time.monotonic()))
-            except TimeoutError:
-                break
-        return self.fresh_success_after(t)
 
 
 @pytest.mark.long

@@ -36,6 +36,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from recorded_calls import RecordedCalls
 from support import Proc, wait_for_async
 from trustgraph.base import PubSub, ToolServiceClient
 from trustgraph.base.messaging.errors import PubSubError
@@ -71,15 +72,13 @@ def pubsub(cluster, processor: str, first: int) -> PubSub:
         hosts, node.port, node.username, node.password, node.vhost, name=processor))
 
 
-class Burst:
+class Burst(RecordedCalls):
     """Tool calls from several clients, each keeping a few in flight, sent again as each ends."""
 
     def __init__(self, clients: list[ToolServiceClient]) -> None:
+        super().__init__()
         self.clients = clients
-        self.results: list[tuple[float, float, str]] = []   # (sent, ended, outcome), monotonic
         self.errors: list[tuple[float, str]] = []            # (sent, what the error was)
-        self.success = asyncio.Event()
-        self._stop = False
         self._n = 0
 
     async def _one(self, client: ToolServiceClient) -> None:
@@ -99,10 +98,8 @@ class Burst:
             outcome = "error"
             self.errors.append((sent, "nothing consumes the request topic" if "nothing consumes" in str(e)
                                 else type(e).__name__))
-        self.results.append((sent, time.monotonic(), outcome))
-        if outcome == "ok":
-            self.success.set()
-        else:
+        self.record(sent, time.monotonic(), outcome)
+        if outcome != "ok":
             await asyncio.sleep(0.2)   # pace the retries of a failing call (load shaping, not synchronisation)
 
     async def run(self) -> None:
@@ -110,23 +107,6 @@ class Burst:
             while not self._stop:
                 await self._one(client)
         await asyncio.gather(*(loop(c) for c in self.clients for _ in range(IN_FLIGHT)))
-
-    def stop(self) -> None:
-        self._stop = True
-
-    def fresh_success_after(self, t: float) -> float | None:
-        ends = [ended for sent, ended, outcome in self.results if outcome == "ok" and sent >= t]
-        return min(ends) - t if ends else None
-
-    async def wait_fresh_success(self, t: float, limit: float) -> float | None:
-        deadline = time.monotonic() + limit
-        while self.fresh_success_after(t) is None and time.monotonic() < deadline:
-            self.success.clear()
-            try:
-                await asyncio.wait_for(self.success.wait(), max(0.0, deadline - time.monotonic()))
-            except TimeoutError:
-                break
-        return self.fresh_success_after(t)
 
     def phase(self, start: float, end: float) -> dict[str, int]:
         """Outcomes of the calls in flight at ``start`` or sent in ``[start, end)``."""
