@@ -302,9 +302,9 @@ async def test_upstreams_kg_extractors_build_the_graph_on_our_base(flow_on_ours,
         def sizes(expected: int, size: int) -> list[int]:
             return [min(size, expected - i) for i in range(0, expected, size)]
 
-        with interop_row(row, DEFINITIONS_PEER, THROUGH + "Triples and EntityContexts") as check:
-            want = definition_triples(first)
-            got = await batches(defs_triples, Triples, len(want), TRIPLES_BATCH)
+        async def triples_sent(check, topic, want: list) -> tuple[list, list]:
+            """The Triples batches on ``topic``, checked whole against ``want``: sizes, metadata, triples."""
+            got = await batches(topic, Triples, len(want), TRIPLES_BATCH)
             reader = Reader()
             seen = [reader.triple(t) for b in got for t in b.triples]
             check.check([len(b.triples) for b in got] == sizes(len(want), TRIPLES_BATCH),
@@ -312,6 +312,10 @@ async def test_upstreams_kg_extractors_build_the_graph_on_our_base(flow_on_ours,
             check.check(all(sent_metadata(b, first) for b in got), lambda: f"metadata {got[0].metadata}")
             check.check(not reader.problems, lambda: f"{reader.problems}")
             check.check(seen == want, lambda: f"triples {seen}")
+            return seen, got
+
+        with interop_row(row, DEFINITIONS_PEER, THROUGH + "Triples and EntityContexts") as check:
+            seen, got = await triples_sent(check, defs_triples, definition_triples(first))
             want_contexts = entity_contexts(documents[0])
             got_c = await batches(contexts, EntityContexts, len(want_contexts), ENTITY_BATCH)
             seen_c = [(Reader().term(e.entity), e.context, e.chunk_id) for b in got_c for e in b.entities]
@@ -323,15 +327,7 @@ async def test_upstreams_kg_extractors_build_the_graph_on_our_base(flow_on_ours,
                       f"{len(seen_c)} entity contexts in {len(got_c)}")
 
         with interop_row(row, RELATIONSHIPS_PEER, THROUGH + "Triples") as check:
-            want = relationship_triples(first)
-            got = await batches(rels_triples, Triples, len(want), TRIPLES_BATCH)
-            reader = Reader()
-            seen = [reader.triple(t) for b in got for t in b.triples]
-            check.check([len(b.triples) for b in got] == sizes(len(want), TRIPLES_BATCH),
-                        lambda: f"batch sizes {[len(b.triples) for b in got]}")
-            check.check(all(sent_metadata(b, first) for b in got), lambda: f"metadata {got[0].metadata}")
-            check.check(not reader.problems, lambda: f"{reader.problems}")
-            check.check(seen == want, lambda: f"triples {seen}")
+            seen, got = await triples_sent(check, rels_triples, relationship_triples(first))
             check.saw(f"{len(seen)} triples in {len(got)} batches")
 
         prompts = [json.loads(line)["prompt"] for line in record.read_text().splitlines()]
