@@ -7,7 +7,9 @@ from __future__ import annotations
 import argparse
 
 import pytest
-from trustgraph.base.processors.async_processor import AsyncProcessor
+from trustgraph.base.launching.stack import LOCK_FILE, RunFiles, running_stack
+from trustgraph.base.processors.async_processor import AsyncProcessor, StartRefused
+from trustgraph.base.processors.broker_choice import choose_backend, stack_hint
 from trustgraph.base.processors.flags import TokenFileError, amqp_url, rabbitmq_password
 from trustgraph.base.safety.secrets import secret_values
 
@@ -34,8 +36,11 @@ def rabbit(args: argparse.Namespace) -> tuple:
             args.rabbitmq_password, args.rabbitmq_vhost)
 
 
-def test_the_defaults_are_pulsar_and_upstreams_rabbitmq_settings_on_this_machine(env) -> None:
-    assert rabbit(parse()) == ("pulsar", "localhost", 5672, "guest", None, "/")
+def test_the_defaults_are_pulsar_and_upstreams_rabbitmq_settings_on_this_machine(env, tmp_path) -> None:
+    # No backend said: a processor looks for a running stack's RabbitMQ, else uses Pulsar.
+    assert rabbit(parse()) == (None, "localhost", 5672, "guest", None, "/")
+    env.setenv("TRUSTGRAPH_DATA", str(tmp_path))
+    assert choose_backend(vars(parse()))[0] == "pulsar"
     assert rabbitmq_password(vars(parse())) == "guest"
 
 
@@ -157,3 +162,53 @@ def test_a_clusters_nodes_are_named_each_with_its_port_and_a_bad_list_is_one_lin
     assert amqp_url({"rabbitmq_host": "rabbit", "rabbitmq_vhost": "tg"}) == "amqp://rabbit:5672/tg"
     with pytest.raises(StartRefused, match="^--rabbitmq-host: "):
         rabbitmq_transport({"rabbitmq_host": "h1:notaport"}, None, "t")
+
+
+def test_a_processor_with_no_backend_said_joins_the_running_stacks_rabbitmq(env, tmp_path) -> None:
+    """tg-launch on RabbitMQ records its settings (never the password); a processor started by hand
+    with no broker flags joins that RabbitMQ, with the stack's password file, its password masked."""
+    env.setenv("TRUSTGRAPH_DATA", str(tmp_path))
+    (tmp_path / "pw").write_text("stack-pass\n")
+    stack = RunFiles(tmp_path)
+    stack.acquire(gateway="http://localhost:8088/")
+    try:
+        stack.set_rabbitmq({"host": "127.0.0.1", "port": "1", "username": "tg", "vhost": "v",
+                            "password-file": str(tmp_path / "pw")})
+        found = running_stack()
+        assert (found.backend, found.pulsar, dict(found.rabbitmq)) == ("rabbitmq", "", {
+            "host": "127.0.0.1", "port": "1", "username": "tg", "vhost": "v", "password-file": str(tmp_path / "pw")})
+        assert not (tmp_path / "pulsar-url").exists()
+        assert "stack-pass" not in (tmp_path / LOCK_FILE).read_text()
+        p = AsyncProcessor(**{**vars(parse("--no-metrics")), "id": "joins"})
+        try:
+            t = p.pubsub.transport
+            assert (p.backend, type(t).__name__, t.host, t.port, t.username, t.vhost) == (
+                "rabbitmq", "RabbitMQTransport", "127.0.0.1", 1, "tg", "v")
+            assert p.broker_source == f"user tg, the running stack's, from {tmp_path / LOCK_FILE}"
+            assert t._password == "stack-pass"
+            assert "stack-pass" not in logsafe_scrubbed("password stack-pass")
+        finally:
+            t.close()
+        # Said on the command line or in the environment, the backend wins over the stack's.
+        assert choose_backend(vars(parse("--pubsub-backend", "pulsar")))[:2] == ("pulsar", vars(parse(
+            "--pubsub-backend", "pulsar")))
+        env.setenv("PUBSUB_BACKEND", "pulsar")
+        assert choose_backend(vars(parse()))[0::2] == ("pulsar", "from $PUBSUB_BACKEND")
+        env.delenv("PUBSUB_BACKEND")
+        # A Pulsar processor that cannot reach its broker is told where the stack's broker is.
+        assert stack_hint("pulsar://localhost:6650") == (
+            f"the stack running in {tmp_path} uses RabbitMQ at 127.0.0.1:1: give no broker flags to join it, "
+            "or --pubsub-backend rabbitmq and its --rabbitmq-* settings")
+        # The stack's password file gone: one line, no traceback.
+        (tmp_path / "pw").unlink()
+        with pytest.raises(StartRefused, match=r"^joining the stack's RabbitMQ \(the running stack's, from .*\): cannot read the RabbitMQ "
+                                               r"password file"):
+            AsyncProcessor(**{**vars(parse("--no-metrics")), "id": "joins"})
+    finally:
+        stack.release()
+    assert running_stack() is None and choose_backend(vars(parse()))[0] == "pulsar"
+
+
+def logsafe_scrubbed(text: str) -> str:
+    from trustgraph.base.safety.secrets import scrub
+    return scrub(text)

@@ -27,6 +27,13 @@ nothing and succeeds):
    kept; ``tg-import-config`` merges a file into a store that has config.
    Flows are not started here (upstream's command starts none either).
 
+On RabbitMQ (no ``-p``, no ``$PULSAR_ADMIN_URL``, and ``$PUBSUB_BACKEND`` or a
+tg-launch stack in the data directory says RabbitMQ) there is nothing to
+create either: the processors declare their exchanges and queues.  One line
+says so; an initial config is refused there (this command's config client
+speaks Pulsar only), the line naming ``tg-import-config``, which goes through
+the gateway.
+
 Unlike upstream's, which retries forever, it gives up: a failure that may
 pass (nothing listens yet, a broker still starting) is one line on stderr and
 another attempt after ``--retry-delay`` seconds, at most ``--attempts`` in
@@ -49,7 +56,8 @@ from typing import Any
 
 from trustgraph.base.command_line import CliError, main_wrapper, number
 from trustgraph.base.messaging.broker_url import BrokerUrlError, parse_broker_url, probe
-from trustgraph.base.processors.broker_choice import choose_admin_url, choose_broker_url
+from trustgraph.base.processors.broker_choice import choose_admin_url, choose_broker_url, rabbitmq_in_use
+from trustgraph.base.processors.flags import amqp_url
 from trustgraph.cli.pulsar_admin import DEFAULT_TIMEOUT, AdminError, Broker, PulsarAdmin, policies_text
 
 PROG = "tg-init-trustgraph"
@@ -167,6 +175,16 @@ def load_config(items: Items, pulsar_url: str, pulsar_source: str, api_key: str 
 
 def init(args: argparse.Namespace) -> None:
     items = read_initial_config(args)   # bad input ends it before anything is touched
+    pulsar_named = args.pulsar_admin_url or args.pulsar_host or os.environ.get("PULSAR_ADMIN_URL")
+    if not pulsar_named and (rabbitmq := rabbitmq_in_use(PROG)) is not None:
+        params, source = rabbitmq
+        say(f"The broker is RabbitMQ at {amqp_url(params)} ({source}): nothing to create there (the "
+            "processors declare their exchanges and queues)")
+        if items is not None:
+            raise CliError("an initial config is loaded over Pulsar only: load it through the gateway with "
+                           "tg-import-config FILE")
+        say("Initialisation complete.")
+        return
     admin_url, admin_source = choose_admin_url(args.pulsar_admin_url)
     pulsar_url, pulsar_source = choose_broker_url(args.pulsar_host)
     if args.pulsar_host:   # here -p is the admin URL, as upstream's

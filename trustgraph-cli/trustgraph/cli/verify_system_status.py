@@ -10,7 +10,11 @@ do, and the exit status is 1 when any check fails.  The checks:
   ``pulsar_admin``): Apache Pulsar (whose tenant and four namespaces must
   exist: ``tg-init-trustgraph`` creates them) or pulsar-lite, tg-launch's
   embedded broker, which serves no admin API (upstream's check asks it for
-  ``/admin/v2/clusters`` and fails on its 404).
+  ``/admin/v2/clusters`` and fails on its 404).  **RabbitMQ** in its place
+  when no ``--pulsar-url`` is given and the broker is RabbitMQ
+  (``$PUBSUB_BACKEND``, or a tg-launch stack on RabbitMQ in the data
+  directory): a node takes the processors' user (``$RABBITMQ_*``, or what the
+  stack recorded).
 * **API Gateway**: our gateway's ``/api/v1/health``; an upstream gateway,
   which has none, counts as up when it answers at all, as upstream's check has it.
 * **Config Service**: config-svc answers through the gateway and holds
@@ -38,6 +42,7 @@ waits for the gateway's (which tells whether this is a tg-launch stack).
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import time
@@ -54,7 +59,9 @@ from trustgraph.base.command_line import (
     number,
     os_cause,
 )
-from trustgraph.base.processors.broker_choice import choose_admin_url
+from trustgraph.base.processors.async_processor import rabbitmq_problem
+from trustgraph.base.processors.broker_choice import choose_admin_url, rabbitmq_in_use
+from trustgraph.base.processors.flags import RABBITMQ_DEFAULT_USER, amqp_url
 from trustgraph.cli.init_trustgraph import NAMESPACES
 from trustgraph.cli.pulsar_admin import AdminError, PulsarAdmin
 
@@ -96,6 +103,8 @@ class System:
     admin_url: str
     admin_source: str
     health: dict[str, Any] | None = None
+    #: The RabbitMQ settings (``--rabbitmq-*`` names) when the broker is RabbitMQ, and where they came from.
+    rabbitmq: tuple[dict[str, Any], str] | None = None
 
     @property
     def launched(self) -> bool:
@@ -122,6 +131,16 @@ class System:
             return Result(FAIL, f"{broker.describe()}, lacks the namespace(s) {', '.join(missing)}: create them "
                                 f"with tg-init-trustgraph -p {self.admin_url}")
         return Result(OK, f"{broker.describe()}, tenant {tenant} and its namespaces in place")
+
+    def rabbitmq_node(self, timeout: float) -> Result:
+        assert self.rabbitmq is not None
+        params, source = self.rabbitmq
+        problem = asyncio.run(rabbitmq_problem(params, PROG, hint="is it running? (the settings are "
+                                               f"{source or 'from $RABBITMQ_*'})"))
+        if problem is not None:
+            return Result(FAIL, problem)
+        user = params.get("rabbitmq_username") or RABBITMQ_DEFAULT_USER
+        return Result(OK, f"{amqp_url(params)} takes user {user} ({source or 'from $RABBITMQ_*'})")
 
     def gateway(self, timeout: float) -> Result:
         url = self.api.url
@@ -316,6 +335,7 @@ def verify(system: System, checks: list[Check], global_timeout: float, check_tim
 
 def build_checks(system: System, skip_ui: bool) -> list[Check]:
     checks = [
+        Check("RabbitMQ", system.rabbitmq_node, gateway="") if system.rabbitmq else
         Check("Pulsar", system.pulsar, gateway=""),
         Check(GATEWAY, system.gateway, gateway=""),
         Check("Config Service", system.config_service),
@@ -363,7 +383,8 @@ def run(argv: list[str] | None = None) -> None:
     args = parser().parse_args(argv)
     args.pulsar_api_key = args.pulsar_api_key or os.environ.get("PULSAR_API_KEY") or None
     admin_url, source = choose_admin_url(args.pulsar_url)
-    system = System(args, GatewayClient(args.api_url, args.token, args.check_timeout), admin_url, source)
+    system = System(args, GatewayClient(args.api_url, args.token, args.check_timeout), admin_url, source,
+                    rabbitmq=None if args.pulsar_url else rabbitmq_in_use(PROG))
     start = time.monotonic()
     results = verify(system, build_checks(system, args.skip_ui), args.global_timeout, args.check_timeout,
                      args.retry_delay, args.verbose)

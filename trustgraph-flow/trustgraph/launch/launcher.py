@@ -38,8 +38,7 @@ from trustgraph.base.launching.broker import BrokerError, EmbeddedBroker, free_p
 from trustgraph.base.launching.listening import local_address, port_taken
 from trustgraph.base.launching.stack import STACK_STATUS_ENV, AlreadyRunning, RunFiles
 from trustgraph.base.messaging.broker_url import BrokerUrlError, parse_broker_url, probe
-from trustgraph.base.messaging.transport import BrokerRefused
-from trustgraph.base.processors.async_processor import StartRefused, rabbitmq_transport
+from trustgraph.base.processors.async_processor import StartRefused, rabbitmq_problem, rabbitmq_transport
 from trustgraph.base.processors.flags import TokenFileError, add_backend_args, amqp_url, rabbitmq_password
 from trustgraph.base.safety import logsafe
 from trustgraph.base.safety.secrets import child_environment, redact_url
@@ -290,16 +289,9 @@ class Launcher:
     async def _external_rabbitmq(self) -> str:
         """The user's RabbitMQ must be there, and take our user, before anything starts: one line if not."""
         url = amqp_url(vars(self.args))
-        transport = rabbitmq_transport(vars(self.args), wire_for("2.1").rabbitmq_topology(), "tg-launch probe")
-        try:
-            problem = await transport.problem()
-        except BrokerRefused as e:
-            raise RuntimeError(str(e)) from None
-        finally:
-            await asyncio.to_thread(transport.close)
+        problem = await rabbitmq_problem(vars(self.args), "tg-launch probe")
         if problem is not None:
-            raise RuntimeError(f"cannot reach RabbitMQ at {url}: {problem}; check --rabbitmq-host and "
-                               f"--rabbitmq-port")
+            raise RuntimeError(problem)
         return url
 
     def status_width(self) -> int:
@@ -373,7 +365,12 @@ class Launcher:
             self._say_exposure()
             where = await self._external_rabbitmq()
             self.say("broker", f"{where} (RabbitMQ, user {args.rabbitmq_username}, external)")
-            pulsar_url = ""   # recorded as no Pulsar; the children get the --rabbitmq-* flags
+            pulsar_url = ""   # no Pulsar; the children get the --rabbitmq-* flags
+            # Recorded (never the password) so a processor started by hand joins this stack.
+            password_file = Path(args.rabbitmq_password_file).absolute() if args.rabbitmq_password_file else ""
+            self.run_files.set_rabbitmq({"host": args.rabbitmq_host, "port": str(args.rabbitmq_port),
+                                         "username": args.rabbitmq_username, "vhost": args.rabbitmq_vhost,
+                                         "password-file": str(password_file)})
         elif args.pulsar_host:
             pulsar_url = args.pulsar_host
             self._say_exposure()
@@ -393,7 +390,8 @@ class Launcher:
             pulsar_url, admin_url = self.broker.url, self.broker.admin_url
             self.say(broker.name, broker.where)
             self.supervisor.watch(broker)
-        self.run_files.set_pulsar_url(pulsar_url, admin_url)
+        if not self.rabbitmq:
+            self.run_files.set_pulsar_url(pulsar_url, admin_url)
         shown = "localhost" if args.host == "127.0.0.1" else args.host
         mcp_host = self.exposure().mcp_host
         values = {

@@ -9,9 +9,13 @@ holds files that tell others about the running stack:
   anything; it holds ``{"pid", "gateway", "pulsar", "pulsar-admin"}`` as JSON,
   so the refusal can name the running stack (and ``tg-init-trustgraph`` and
   ``tg-verify-system-status`` find the embedded broker's HTTP address, which
-  is on a free port: ``pulsar-admin``, empty for an external broker);
+  is on a free port: ``pulsar-admin``, empty for an external broker); on a
+  RabbitMQ the user runs, ``"backend": "rabbitmq"`` and ``"rabbitmq"``: its
+  host, port, user, virtual host and password file (the password itself is
+  never written: a process joining the stack takes it from that file or from
+  its own ``$RABBITMQ_PASSWORD``);
 * ``pulsar-url``: the broker URL, for a processor started by hand (and for
-  scripts);
+  scripts); absent on RabbitMQ;
 * ``run/<component>.ready``: the children's readiness files;
 * ``run/components.json``: each component's state as tg-launch's supervisor
   sees it (``up``, ``starting``, ``restarting``, ``given-up``), read by the
@@ -29,8 +33,8 @@ import contextlib
 import fcntl
 import json
 import os
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 DATA_ENV = "TRUSTGRAPH_DATA"
@@ -66,6 +70,11 @@ class RunningStack:
     pulsar: str
     #: The broker's HTTP address (pulsar-lite's metrics), as a Pulsar admin URL; "" when unknown.
     pulsar_admin: str = ""
+    #: The broker's kind: ``pulsar`` or ``rabbitmq`` (a stack of an older tg-launch says none: pulsar).
+    backend: str = "pulsar"
+    #: On RabbitMQ, its settings as the ``--rabbitmq-*`` flags name them without the prefix (``host``,
+    #: ``port``, ``username``, ``vhost``, ``password-file``); empty on Pulsar.
+    rabbitmq: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def pulsar_url_file(self) -> Path:
@@ -91,8 +100,11 @@ def running_stack(directory: str | os.PathLike | None = None) -> RunningStack | 
     if not pulsar:
         with contextlib.suppress(OSError):
             pulsar = (where / PULSAR_URL_FILE).read_text().strip()
+    given = info.get("rabbitmq")
+    rabbitmq = {str(k): str(v) for k, v in given.items() if v not in (None, "")} if isinstance(given, dict) else {}
+    backend = "rabbitmq" if info.get("backend") == "rabbitmq" else "pulsar"
     return RunningStack(where, pid, str(info.get("gateway") or ""), pulsar,
-                        str(info.get("pulsar-admin") or ""))
+                        str(info.get("pulsar-admin") or ""), backend, rabbitmq)
 
 
 class AlreadyRunning(RuntimeError):
@@ -169,6 +181,12 @@ class RunFiles:
         self.pulsar_url_path.write_text(url + "\n")
         self._info["pulsar"] = url
         self._info["pulsar-admin"] = admin_url
+        self._write_info()
+
+    def set_rabbitmq(self, settings: Mapping[str, str]) -> None:
+        """Record that the stack runs on a RabbitMQ the user runs, with its ``settings`` (see
+        :attr:`RunningStack.rabbitmq`; never a password), so a process started by hand joins it."""
+        self._info.update({"backend": "rabbitmq", "rabbitmq": dict(settings), "pulsar": "", "pulsar-admin": ""})
         self._write_info()
 
     def set_components(self, states: dict[str, dict[str, object]]) -> None:

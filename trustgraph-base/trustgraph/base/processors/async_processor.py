@@ -28,10 +28,11 @@ from ..messaging import metrics
 from ..messaging.broker_url import BrokerUrlError
 from ..messaging.pubsub import Consumer, Producer, PubSub, PubSubError
 from ..messaging.serving import Replies, Work, serve
+from ..messaging.transport import BrokerRefused
 from ..safety import logsafe
-from ..safety.secrets import secret_values
+from ..safety.secrets import remember, secret_values
 from ..wire import WIRE_21
-from .broker_choice import choose_broker_url, stack_hint
+from .broker_choice import choose_backend, choose_broker_url, stack_hint
 from .config_follower import ConfigFollower, ConfigHandler
 from .flags import (
     RABBITMQ_DEFAULT_PORT,
@@ -79,6 +80,21 @@ def rabbitmq_transport(params: dict[str, Any], topology: Any, name: str) -> Any:
         raise StartRefused(f"--rabbitmq-host: {e}") from None
 
 
+async def rabbitmq_problem(params: dict[str, Any], name: str,
+                           hint: str = "check --rabbitmq-host and --rabbitmq-port") -> str | None:
+    """None when the RabbitMQ the ``--rabbitmq-*`` settings in ``params`` name takes our user; else why
+    not, as one line (a refused login says which flags to check; a node away, ``hint``).  What tg-launch
+    asks before it starts anything, and tg-verify-system-status of a stack on RabbitMQ."""
+    transport = rabbitmq_transport(params, wire.wire_for(WIRE_21).rabbitmq_topology(), name)
+    try:
+        problem = await transport.problem()
+    except BrokerRefused as e:
+        return str(e)
+    finally:
+        await asyncio.to_thread(transport.close)
+    return None if problem is None else f"cannot reach RabbitMQ at {amqp_url(params)}: {problem}; {hint}"
+
+
 class AsyncProcessor:
     """Lifecycle, serving and config handling shared by every processor."""
 
@@ -95,17 +111,27 @@ class AsyncProcessor:
         self.wire: wire.Wire = wire.wire_for(wire_name)
         # A PubSub given from outside (a test's in-memory one) replaces the broker connection.
         given: PubSub | None = params.get("pubsub")
+        # The broker's kind: --pubsub-backend, else a running stack's RabbitMQ joined, else Pulsar.
+        backend, broker, joined = ("", params, "") if given is not None else choose_backend(params)
         #: The broker's kind (--pubsub-backend): pulsar or rabbitmq.
-        self.backend: str = given.transport.capabilities.name if given is not None else (
-            params.get("pubsub_backend") or "pulsar")
+        self.backend: str = given.transport.capabilities.name if given is not None else backend
         timeout = params.get("connect_timeout")
         if given is not None:
             self.pulsar_host, self.broker_source = given.url, "given"
         elif self.backend == "rabbitmq":
-            user = params.get("rabbitmq_username") or RABBITMQ_DEFAULT_USER
-            self.pulsar_host, self.broker_source = amqp_url(params), f"user {user}, from --rabbitmq-* or $RABBITMQ_*"
+            user = broker.get("rabbitmq_username") or RABBITMQ_DEFAULT_USER
+            self.pulsar_host = amqp_url(broker)
+            self.broker_source = f"user {user}, " + (joined if broker is not params
+                                                      else "from --rabbitmq-* or $RABBITMQ_*")
+            if broker.get("rabbitmq_password_file"):   # the joined stack's: masked as the flag's would be
+                try:
+                    password = rabbitmq_password(broker)
+                except TokenFileError as e:
+                    raise StartRefused(f"joining the stack's RabbitMQ ({joined}): {e}") from None
+                remember(password)
+                broker = {**broker, "rabbitmq_password": password, "rabbitmq_password_file": None}
             given = PubSub(self.pulsar_host, processor=self.id,
-                           transport=rabbitmq_transport(params, self.wire.rabbitmq_topology(), self.id),
+                           transport=rabbitmq_transport(broker, self.wire.rabbitmq_topology(), self.id),
                            connect_timeout=float(timeout) if timeout else None, hint=rabbitmq_hint)
         else:
             self.pulsar_host, self.broker_source = choose_broker_url(params.get("pulsar_host"))

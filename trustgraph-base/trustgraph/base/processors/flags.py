@@ -111,9 +111,12 @@ def amqp_url(params: dict[str, Any]) -> str:
 def add_backend_args(parser: argparse.ArgumentParser) -> None:
     """``--pubsub-backend`` and upstream 2.11's ``--rabbitmq-*`` flags, with its variables and defaults
     (but ``localhost`` for the host), and ``--rabbitmq-password-file`` of ours."""
-    parser.add_argument("--pubsub-backend", default=env_default("PUBSUB_BACKEND", BACKENDS[0]), type=backend_name,
+    # None when neither is given: a processor then joins the RabbitMQ of a stack running in its data
+    # directory (processors.broker_choice.choose_backend), else uses Pulsar.
+    parser.add_argument("--pubsub-backend", default=env_default("PUBSUB_BACKEND"), type=backend_name,
                         metavar="{" + ",".join(BACKENDS) + "}",
-                        help="the broker's kind (default $PUBSUB_BACKEND, else %(default)s)")
+                        help=f"the broker's kind (default $PUBSUB_BACKEND, else the RabbitMQ of a tg-launch stack "
+                             f"running in the data directory, else {BACKENDS[0]})")
     # Upstream's default host is "rabbitmq", a container's name in its compose files; ours is
     # this machine, as the Pulsar default is.
     parser.add_argument("--rabbitmq-host", default=env_default("RABBITMQ_HOST", "localhost"),
