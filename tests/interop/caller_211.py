@@ -3,9 +3,11 @@ client and records (whose ToolServiceRequest has no ``user``).
 
 Runs with ``.interop/upstream-2.11/bin/python``, never with the project's interpreter (2.11.1's
 own ToolServiceClient cannot be built: it has no constructor).  Usage: ``caller_211.py
-PULSAR_URL TOPIC [stream] [--config JSON] [--arguments JSON]`` (default: the joke service's
+BROKER_URL TOPIC [stream] [--config JSON] [--arguments JSON]`` (default: the joke service's
 ``{"style": "pun"}`` and ``{"topic": "cats"}``); prints the response (``stream``: the list of
-responses) as JSON.
+responses) as JSON.  ``BROKER_URL`` is Pulsar's, or ``amqp://USER@HOST:PORT/`` for 2.11.1's RabbitMQ
+backend, which reads the password from ``$RABBITMQ_PASSWORD`` and takes queue names in 2.11's form
+only (``request:tg:TOPIC``: the same exchange as a Pulsar name's, ``tg.request.TOPIC``).
 """
 import argparse
 import asyncio
@@ -13,6 +15,7 @@ import contextlib
 import json
 import os
 import sys
+from urllib.parse import urlsplit
 
 from trustgraph.base.pubsub import get_async_pubsub
 from trustgraph.base.request_response_client import RequestResponseClient
@@ -25,10 +28,17 @@ def record(resp: ToolServiceResponse) -> dict:
 
 
 async def main(args: argparse.Namespace) -> None:
-    backend = get_async_pubsub(pulsar_host=args.url)
+    url = urlsplit(args.url)
+    if url.scheme == "amqp":
+        backend = get_async_pubsub(pubsub_backend="rabbitmq", rabbitmq_host=url.hostname, rabbitmq_port=url.port,
+                                   rabbitmq_username=url.username)
+        request_topic, response_topic = f"request:tg:{args.topic}", f"response:tg:{args.topic}"
+    else:
+        backend = get_async_pubsub(pulsar_host=args.url)
+        request_topic = f"non-persistent://tg/request/{args.topic}"
+        response_topic = f"non-persistent://tg/response/{args.topic}"
     client = await RequestResponseClient.create(
-        backend=backend, request_topic=f"non-persistent://tg/request/{args.topic}",
-        response_topic=f"non-persistent://tg/response/{args.topic}",
+        backend=backend, request_topic=request_topic, response_topic=response_topic,
         request_schema=ToolServiceRequest, response_schema=ToolServiceResponse)
     request = ToolServiceRequest(config=args.config, arguments=args.arguments)
     if args.mode == "stream":

@@ -75,6 +75,19 @@ SECTIONS = {
         "through whole dialogs, nothing of how a real model chooses. Not covered: an IAM other than the\n"
         "no-auth one, workspaces other than `default`, the orchestrator's patterns (an agent error cannot\n"
         "reach a 2.11.1 client at all: its gateway fails on it, the row says so)."),
+    "test_upstream_211_rabbitmq.py": (
+        "Our agent in a TrustGraph 2.11.1 deployment on RabbitMQ",
+        "The deployment of the section above (`tests/interop/deployment_211.py`) with every process on one\n"
+        "real RabbitMQ node instead of pulsar-lite: 2.11.1's processors with their own RabbitMQ backend\n"
+        "(aio-pika), ours with `--wire 2.11`, which declares 2.11.1's exchanges and queues argument for\n"
+        "argument; all given `--pubsub-backend rabbitmq` and the node's `--rabbitmq-host/-port/-username/-vhost`,\n"
+        "the password in `$RABBITMQ_PASSWORD`. No Pulsar runs. The rows ask and check as the Pulsar ones do,\n"
+        "with our joke-service, 2.11.1's `mcp-tool` (a flow ToolService) and a `text-completion` tool.\n"
+        "2.11.1's `joke-service` cannot serve on RabbitMQ: like every 2.11.1 DynamicToolService it names its\n"
+        "queues as Pulsar URLs, which its own RabbitMQ backend refuses; its row says so. On 2.11.1's topology a\n"
+        "request queue outlives its consumers, so a processor of ours put in place of 2.11.1's must consume the\n"
+        "queue that one left: the last row asks 2.11.1's own code for the queue name of the agent's request\n"
+        "consumer and finds it on the node, consumed by ours, and no other queue bound there."),
     "test_upstream_flow_commands.py": (
         "Upstream's processors on our trustgraph-base: every command",
         "Every console script of upstream trustgraph-flow 2.1.4 imported and run with `--help` in\n"

@@ -50,7 +50,7 @@ import json
 import sys
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -195,9 +195,39 @@ def post(url: str, body: dict[str, Any], timeout: float = 60.0, deadline: float 
         return json.loads(response.read())
 
 
+@dataclass(frozen=True)
+class BrokerAccess:
+    """How every process of a deployment, ours and upstream's, reaches its broker.
+
+    ``args`` go on each command line (2.11.1's processors take the broker flags ours take);
+    ``env`` holds what must not: a RabbitMQ password, which both read from ``$RABBITMQ_PASSWORD``,
+    so no process list shows it.  ``url`` names the broker without a password (for lines, and for
+    a caller of the test's own).
+    """
+
+    url: str
+    args: tuple[str, ...]
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+def pulsar_access(url: str) -> BrokerAccess:
+    """A Pulsar-protocol broker (pulsar-lite) at ``url``: ``-p URL``, as every process takes it."""
+    return BrokerAccess(url, ("-p", url))
+
+
+def rabbitmq_access(node: Any) -> BrokerAccess:
+    """A RabbitMQ node (``tests/rabbitmq_nodes.py``): ``--pubsub-backend rabbitmq`` and the node's
+    ``--rabbitmq-*`` flags, the password in the environment."""
+    return BrokerAccess(
+        f"amqp://{node.username}@{node.host}:{node.port}/",
+        ("--pubsub-backend", "rabbitmq", "--rabbitmq-host", node.host, "--rabbitmq-port", str(node.port),
+         "--rabbitmq-username", node.username, "--rabbitmq-vhost", node.vhost),
+        {"RABBITMQ_PASSWORD": node.password})
+
+
 @dataclass
 class Deployment:
-    broker: EmbeddedBroker
+    broker: Any                 # an EmbeddedBroker, or a RabbitNode (with ``access``)
     tmp: Path
     upstream: Venv
     gateway: str = ""           # ours, "http://127.0.0.1:PORT/"
@@ -205,15 +235,21 @@ class Deployment:
     mcp_url: str = ""           # an MCP server's, where the deployment runs one (2.11's)
     procs: dict[str, Proc] = field(default_factory=dict)
     _warm: dict[str, Any] = field(default_factory=dict)
+    #: How the processes reach the broker; by default ``-p`` with the broker's URL (pulsar-lite).
+    access: BrokerAccess | None = None
+
+    def __post_init__(self) -> None:
+        if self.access is None:
+            self.access = pulsar_access(self.broker.url)
 
     # -- processes -----------------------------------------------------------------
     def ours(self, name: str, command: str, *args: str, after_config: bool = True,
              env: dict[str, str] | None = None) -> Proc:
         ready = self.tmp / f"{name}.ready"
-        env = {**(env or {}), "TG_READY_FILE": str(ready)}
+        env = {**self.access.env, **(env or {}), "TG_READY_FILE": str(ready)}
         if after_config:
             env["TG_READY_AFTER_CONFIG"] = "1"
-        proc = Proc([str(BIN / command), *args, "--no-metrics", "-p", self.broker.url],
+        proc = Proc([str(BIN / command), *args, "--no-metrics", *self.access.args],
                     self.tmp / f"{name}.log", env=env).start()
         proc.ready_file = ready
         self.procs[name] = proc
@@ -229,8 +265,8 @@ class Deployment:
         return proc
 
     def theirs(self, name: str, command: str, *args: str) -> Proc:
-        proc = Proc([str(self.upstream.bin(command)), *args, "--no-metrics", "-p", self.broker.url],
-                    self.tmp / f"{name}.log").start()
+        proc = Proc([str(self.upstream.bin(command)), *args, "--no-metrics", *self.access.args],
+                    self.tmp / f"{name}.log", env=dict(self.access.env)).start()
         self.procs[name] = proc
         return proc
 

@@ -1,7 +1,10 @@
 """A TrustGraph 2.11.1 deployment with our agent in place of upstream's, for the interop rows.
 
-One pulsar-lite broker; the processes run from upstream 2.11.1's own console scripts
-(``.interop/upstream-2.11``, PyPI) but for the three of ours that take the place of upstream's:
+One broker, given as a :class:`~deployment.BrokerAccess`: pulsar-lite, or a RabbitMQ node with every
+process on ``--pubsub-backend rabbitmq`` (2.11.1's and ours take the same ``--rabbitmq-*`` flags and
+``$RABBITMQ_PASSWORD``; ours with ``--wire 2.11`` declare 2.11.1's exchanges and queues).  The
+processes run from upstream 2.11.1's own console scripts (``.interop/upstream-2.11``, PyPI) but for
+the three of ours that take the place of upstream's:
 
 ================  ========  ==================================================================
 id                whose     what
@@ -18,7 +21,8 @@ mcp-stand-in      ours      an MCP server on 127.0.0.1 (``tests/integration/mcp_
                             the official SDK, streamable HTTP)
 agent-manager     ours      ``agent-manager-react --wire 2.11``
 joke-service      ours      ``joke-service --wire 2.11``, topic ``joke``
-up-joke-service   upstream  2.11.1's ``joke-service``, topic ``up-joke``
+up-joke-service   upstream  2.11.1's ``joke-service``, topic ``up-joke`` (a DynamicToolService: on
+                            RabbitMQ it never starts, :data:`DYNAMIC_ON_RABBITMQ`)
 ================  ========  ==================================================================
 
 The ids are the processor names of :data:`BLUEPRINT`, written in 2.11's form (entries
@@ -38,19 +42,28 @@ service for a JWT signing key 30 times, 2 s apart (``IamAuth.start``): the no-au
 none, so the gateway listens about a minute after it starts, whatever else is ready.  The
 gateway listens on every interface (2.11.1 has no flag for the address); the LLM stand-in on
 127.0.0.1 only.
+
+The rows of both brokers (``test_upstream_211_deployment.py``, ``test_upstream_211_rabbitmq.py``) ask
+and read the same way, with the helpers below the deployment: 2.11.1's ``tg-invoke-agent -v``
+(:func:`invoke`), what it printed (:func:`printed_joke`) and the stand-in's record of the LLM calls.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from deployment import AGENT_TEMPLATE, Deployment, DeploymentError, joke_tool, post
+import pytest
+from deployment import AGENT_TEMPLATE, BrokerAccess, Deployment, DeploymentError, joke_tool, post
+from dialogs import cli_words, words
+from openai_stand_in import LLM_QUESTION, SHOUT_TEXT, SHOUTED
 from support import Proc
-from trustgraph.base.launching.broker import EmbeddedBroker, free_port, wait_for_port
+from trustgraph.base.launching.broker import free_port, wait_for_port
 
 from interop.venvs import Venv
 
@@ -189,9 +202,10 @@ def load(d: Deployment) -> None:
                  "-d", "our agent in a 2.11.1 deployment")
 
 
-def start_211(broker: EmbeddedBroker, tmp: Path, venv: Venv) -> Deployment:
-    """Start every process, load the config and start the flow; each row warms what it needs."""
-    d = Deployment(broker, tmp, venv)
+def start_211(broker: Any, tmp: Path, venv: Venv, access: BrokerAccess | None = None) -> Deployment:
+    """Start every process on ``broker`` (reached as ``access`` says: by default pulsar-lite's ``-p``),
+    load the config and start the flow; each row warms what it needs."""
+    d = Deployment(broker, tmp, venv, access=access)
     try:
         d.ours("config-svc", "config-svc", "--wire", "2.11", "--store", str(tmp / "config.db"),
                after_config=False)
@@ -225,3 +239,97 @@ def start_211(broker: EmbeddedBroker, tmp: Path, venv: Venv) -> Deployment:
     except BaseException:
         d.stop()
         raise
+
+
+# -- what the rows of both brokers share ---------------------------------------------------------
+
+FLAGS = [pytest.param([], id="streaming"), pytest.param(["--no-streaming"], id="no-streaming")]
+
+#: Why 2.11.1's joke-service, a DynamicToolService, cannot serve on RabbitMQ (seen in its log).
+DYNAMIC_ON_RABBITMQ = (
+    "upstream 2.11.1: its DynamicToolService names its queues as Pulsar URLs (non-persistent://tg/request/<topic>, "
+    "hard-coded in dynamic_tool_service.py), which its own RabbitMQ backend refuses ('Invalid topic format', it "
+    "reads class:topicspace:topic only), so the process retries its start every 4 s and never serves")
+
+
+def direction(tool: str, entry: str = "2.11.1's tg-invoke-agent -> ", broker: str = "") -> str:
+    """Whose process each hop of a row is: the caller, the gateway, the agent, its prompt service,
+    its LLM and the tool service; ``broker`` says what carries them when it is not pulsar-lite."""
+    return (f"{entry}2.11.1's api-gateway (no-auth IAM) -> our agent-manager-react --wire 2.11 -> 2.11.1's "
+            "prompt-template -> 2.11.1's text-completion-openai -> our OpenAI stand-in on 127.0.0.1; tool: "
+            f"{tool}; config and flow in our config-svc --wire 2.11 (2.11's needs Cassandra){broker}")
+
+
+def ready_agent(d: Deployment) -> None:
+    """The flow's agent chain answers through 2.11.1's gateway (the probe question, no tool)."""
+    d.ready_agent(d.upstream_gateway, FLOW)
+
+
+def llm_calls(d: Deployment) -> list[dict]:
+    """Every request the OpenAI stand-in has had, in order (it appends one JSON line each)."""
+    path = d.tmp / "openai-stand-in.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def invoke(d: Deployment, venv: Venv, question: str, flags: list[str]) -> tuple[str, list[bool]]:
+    """What ``tg-invoke-agent -v`` printed, and whether each LLM call of the dialog was streamed."""
+    before = len(llm_calls(d))
+    out = upstream_cli(venv, "tg-invoke-agent", "-u", d.upstream_gateway, "-f", FLOW, "-q", question,
+                       "-v", *flags)
+    streamed = [call["stream"] for call in llm_calls(d)[before:]
+                if question in json.dumps(call["messages"], ensure_ascii=False)]
+    return out, streamed
+
+
+def printed_joke(out: str, thoughts: list[str], joke_ok: Callable[[str], bool], answer: str = ANSWER) -> str | None:
+    """The joke (or other tool result) the printout shows between the two thoughts, if ``joke_ok``
+    accepts it, and ``None`` otherwise; the printout's words must be thought, joke, thought,
+    ``answer`` + joke."""
+    said = cli_words(out)
+    head, tail = words(thoughts[0]) + " ", " " + words(thoughts[1]) + " " + words(answer) + " "
+    if not said.startswith(head) or tail not in said:
+        return None
+    joke, _, repeated = said[len(head):].partition(tail)
+    return joke if joke == repeated and joke_ok(joke) else None
+
+
+def seen(joke: str | None, streamed: list[bool]) -> str:
+    mode = "streamed" if all(streamed) else "whole"
+    return (f"printed both thoughts, the joke as the observation and in the answer ({(joke or '')[:60]}...); "
+            f"the dialog's {len(streamed)} LLM calls {mode}")
+
+
+def is_tool_prompt(call: dict) -> bool:
+    """An LLM call of the text-completion tool: its ``question`` template, no ReAct prompt."""
+    text = json.dumps(call["messages"], ensure_ascii=False)
+    return LLM_QUESTION in text and "Question:" not in text
+
+
+def ready_mcp_tool(d: Deployment) -> dict:
+    """2.11.1's mcp-tool answers through 2.11.1's gateway (REST), calling the MCP server's ``shout``."""
+    def attempt(seconds: float) -> dict:
+        body = post(f"{d.upstream_gateway}api/v1/flow/{FLOW}/service/mcp-tool",
+                    {"name": "shout", "parameters": {"text": SHOUT_TEXT}}, timeout=seconds + 1)
+        if not isinstance(body, dict) or body.get("text") != SHOUTED:
+            raise ValueError(f"not answered yet: {body}")
+        return body
+    return d.warm("2.11.1's mcp-tool (shout)", attempt, timeout=120)
+
+
+def ask_our_joke(d: Deployment, venv: Venv) -> str:
+    """What our joke service answers a 2.11 request (no user) for the agent's call, asked by
+    2.11.1's own request-response client on the deployment's broker (``caller_211.py``)."""
+    r = subprocess.run([str(venv.python), str(HERE / "caller_211.py"), d.access.url, "joke"],
+                       capture_output=True, text=True, timeout=120, env={**os.environ, **d.access.env})
+    got = json.loads(r.stdout) if r.returncode == 0 and r.stdout.strip() else None
+    assert got and got["error"] is None and got["response"], (r.stdout, r.stderr[-2000:])
+    return got["response"]
+
+
+def upstream_joke_texts(venv: Venv) -> set[str]:
+    """Every answer 2.11.1's joke service can give the agent's call (it picks at random)."""
+    code = ("import json; from trustgraph.tool_service.joke.service import JOKES\n"
+            "print(json.dumps(JOKES['animals']['pun']))")
+    out = subprocess.run([str(venv.python), "-c", code], capture_output=True, text=True,
+                         timeout=60, check=True).stdout
+    return {f"Here's a pun for you:\n\n{joke}" for joke in json.loads(out)}

@@ -23,15 +23,14 @@ signing key it never has), so the module is marked ``long``: ``make interop`` ru
 from __future__ import annotations
 
 import asyncio
-import json
 import subprocess
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Iterator
 
 import pytest
 from deployment import Deployment, post
 from deployment_211 import (
     ANSWER,
+    FLAGS,
     FLOW,
     QUESTION,
     QUESTION_LLM,
@@ -41,11 +40,21 @@ from deployment_211 import (
     THOUGHTS_LLM,
     THOUGHTS_MCP,
     THOUGHTS_UPSTREAM,
+    ask_our_joke,
+    direction,
+    invoke,
+    is_tool_prompt,
+    llm_calls,
+    printed_joke,
+    ready_agent,
+    ready_mcp_tool,
+    seen,
     start_211,
     upstream_cli,
+    upstream_joke_texts,
 )
-from dialogs import cli_words, words
-from openai_stand_in import LLM_ANSWER, LLM_QUESTION, LLM_SAYS, MCP_ANSWER, SHOUT_TEXT, SHOUTED
+from dialogs import words
+from openai_stand_in import LLM_ANSWER, LLM_SAYS, MCP_ANSWER, SHOUTED
 from rows import interop_row
 from tool_calls import first_answer
 from trustgraph.base.launching.broker import EmbeddedBroker
@@ -54,17 +63,6 @@ from interop.venvs import UPSTREAM_211, Venv
 
 pytestmark = [pytest.mark.interop, pytest.mark.long, pytest.mark.timeout(900),
               pytest.mark.xdist_group("upstream-211-deployment")]
-
-HERE = Path(__file__).resolve().parent
-FLAGS = [pytest.param([], id="streaming"), pytest.param(["--no-streaming"], id="no-streaming")]
-
-
-def direction(tool: str, entry: str = "2.11.1's tg-invoke-agent -> ") -> str:
-    """Whose process each hop of a row is: the caller, the gateway, the agent, its prompt service,
-    its LLM and the tool service."""
-    return (f"{entry}2.11.1's api-gateway (no-auth IAM) -> our agent-manager-react --wire 2.11 -> 2.11.1's "
-            "prompt-template -> 2.11.1's text-completion-openai -> our OpenAI stand-in on 127.0.0.1; tool: "
-            f"{tool}; config and flow in our config-svc --wire 2.11 (2.11's needs Cassandra)")
 
 
 @pytest.fixture(scope="module")
@@ -91,11 +89,7 @@ def deployment(venv_211, tmp_path_factory) -> Iterator[Deployment]:
 def our_joke(deployment: Deployment, venv_211: Venv) -> str:
     """What our joke service answers a 2.11 request (no user) for the agent's call, asked by
     2.11.1's own request-response client."""
-    r = subprocess.run([str(venv_211.python), str(HERE / "caller_211.py"), deployment.broker.url, "joke"],
-                       capture_output=True, text=True, timeout=120)
-    got = json.loads(r.stdout) if r.returncode == 0 and r.stdout.strip() else None
-    assert got and got["error"] is None and got["response"], (r.stdout, r.stderr[-2000:])
-    return got["response"]
+    return ask_our_joke(deployment, venv_211)
 
 
 @pytest.fixture(scope="module")
@@ -106,52 +100,9 @@ def upstream_jokes(deployment: Deployment, venv_211: Venv) -> set[str]:
                                     what="an answer of 2.11.1's joke-service",
                                     detail=deployment.logs, gone=deployment.procs["up-joke-service"].exited))
     assert text, deployment.log("up-joke-service")
-    code = ("import json; from trustgraph.tool_service.joke.service import JOKES\n"
-            "print(json.dumps(JOKES['animals']['pun']))")
-    out = subprocess.run([str(venv_211.python), "-c", code], capture_output=True, text=True,
-                         timeout=60, check=True).stdout
-    jokes = {f"Here's a pun for you:\n\n{joke}" for joke in json.loads(out)}
+    jokes = upstream_joke_texts(venv_211)
     assert text in jokes, text
     return jokes
-
-
-def ready_agent(d: Deployment) -> None:
-    """The flow's agent chain answers through 2.11.1's gateway (the probe question, no tool)."""
-    d.ready_agent(d.upstream_gateway, FLOW)
-
-
-def llm_calls(d: Deployment) -> list[dict]:
-    """Every request the OpenAI stand-in has had, in order (it appends one JSON line each)."""
-    path = d.tmp / "openai-stand-in.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-
-
-def invoke(d: Deployment, venv: Venv, question: str, flags: list[str]) -> tuple[str, list[bool]]:
-    """What ``tg-invoke-agent -v`` printed, and whether each LLM call of the dialog was streamed."""
-    before = len(llm_calls(d))
-    out = upstream_cli(venv, "tg-invoke-agent", "-u", d.upstream_gateway, "-f", FLOW, "-q", question,
-                       "-v", *flags)
-    streamed = [call["stream"] for call in llm_calls(d)[before:]
-                if question in json.dumps(call["messages"], ensure_ascii=False)]
-    return out, streamed
-
-
-def printed_joke(out: str, thoughts: list[str], joke_ok: Callable[[str], bool], answer: str = ANSWER) -> str | None:
-    """The joke (or other tool result) the printout shows between the two thoughts, if ``joke_ok``
-    accepts it, and ``None`` otherwise; the printout's words must be thought, joke, thought,
-    ``answer`` + joke."""
-    said = cli_words(out)
-    head, tail = words(thoughts[0]) + " ", " " + words(thoughts[1]) + " " + words(answer) + " "
-    if not said.startswith(head) or tail not in said:
-        return None
-    joke, _, repeated = said[len(head):].partition(tail)
-    return joke if joke == repeated and joke_ok(joke) else None
-
-
-def seen(joke: str | None, streamed: list[bool]) -> str:
-    mode = "streamed" if all(streamed) else "whole"
-    return (f"printed both thoughts, the joke as the observation and in the answer ({(joke or '')[:60]}...); "
-            f"the dialog's {len(streamed)} LLM calls {mode}")
 
 
 @pytest.mark.parametrize("flags", FLAGS)
@@ -194,12 +145,6 @@ def test_2_11s_gateway_rest_agent_route(deployment, our_joke, row):
               "joke the service told")
 
 
-def is_tool_prompt(call: dict) -> bool:
-    """An LLM call of the text-completion tool: its ``question`` template, no ReAct prompt."""
-    text = json.dumps(call["messages"], ensure_ascii=False)
-    return LLM_QUESTION in text and "Question:" not in text
-
-
 @pytest.mark.parametrize("flags", FLAGS)
 def test_2_11s_cli_gets_our_agents_answer_from_a_text_completion_tool(deployment, venv_211, row, flags):
     """Type text-completion: our agent asks the flow's prompt service (2.11.1's prompt-template, its
@@ -221,17 +166,6 @@ def test_2_11s_cli_gets_our_agents_answer_from_a_text_completion_tool(deployment
         r.saw(f"printed both thoughts, the model's answer to the tool's question ({LLM_SAYS!r}) as the "
               f"observation and in the answer; the tool's one LLM call whole, the dialog's "
               f"{len(streamed)} {'streamed' if all(streamed) else 'whole'}")
-
-
-def ready_mcp_tool(d: Deployment) -> dict:
-    """2.11.1's mcp-tool answers through 2.11.1's gateway (REST), calling the MCP server's ``shout``."""
-    def attempt(seconds: float) -> dict:
-        body = post(f"{d.upstream_gateway}api/v1/flow/{FLOW}/service/mcp-tool",
-                    {"name": "shout", "parameters": {"text": SHOUT_TEXT}}, timeout=seconds + 1)
-        if not isinstance(body, dict) or body.get("text") != SHOUTED:
-            raise ValueError(f"not answered yet: {body}")
-        return body
-    return d.warm("2.11.1's mcp-tool (shout)", attempt, timeout=120)
 
 
 @pytest.mark.parametrize("flags", FLAGS)

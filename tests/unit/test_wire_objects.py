@@ -49,6 +49,10 @@ def test_each_wire_answers_for_its_edges(wire, announce, flow_type, written, unr
     assert flows.read(config, "other") == {}
     bad, read = unreadable
     assert flows.read(bad, "echo") == read
+    # A flow consumer's subscription, as that wire's upstream names it (2.11 adds the workspace), so a
+    # replica of upstream's processor and ours share one.
+    assert flows.subscription("echo", "f", "request") == {"2.1": "echo--f--request",
+                                                          "2.11": "echo--default--f--request"}[wire]
 
     # A processor chooses them once, from its wire.
     p = Echo(id="echo", pubsub=memory_pubsub(MemoryBroker(), "echo"), metrics=False, wire=wire)

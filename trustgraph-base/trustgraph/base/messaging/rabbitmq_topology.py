@@ -98,6 +98,9 @@ class Topology:
 
     #: The wire this topology is for, as ``--wire`` takes it.
     wire: str = ""
+    #: What this topology's queues cannot do that the transport's own limitations do not say, one
+    #: line each (said once at start, with them).
+    limitations: tuple[str, ...] = ()
 
     def exchange(self, name: str) -> ExchangeSpec:
         """The exchange of topic ``name`` (any form :func:`trustgraph.topics.parse` reads)."""

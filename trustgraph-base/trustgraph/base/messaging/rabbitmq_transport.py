@@ -418,6 +418,7 @@ class RabbitMQTransport:
                 "position: RabbitMQ keeps messages per queue, so there is no replay from the earliest",
                 "consumer counts are not asked of the broker; a request to a topic nobody consumes "
                 "comes back to its sender at once instead",
+                *topology.limitations,
             ))
         _quiet_client_logs()
         self._lanes: dict[str, aio_pika.abc.AbstractRobustConnection] = {}

@@ -123,6 +123,13 @@ class FlowAssignment(Protocol):
         config-svc's start-flow writes them (a test's stand-in for it uses this)."""
         ...
 
+    def subscription(self, processor_id: str, flow: str, spec: str) -> str:
+        """The subscription ``processor_id``'s consumer ``spec`` shares in ``flow``, named as this
+        wire's processors name it: a processor of ours put in place of upstream's (the same id) then
+        takes over its subscription, where a broker keeps one without consumers (a RabbitMQ queue
+        on 2.11's topology), instead of leaving it to collect every message."""
+        ...
+
 
 class ActiveFlows:
     """2.1's flow assignment (ours): ``active-flow/<id>`` holds ``{flow: definition}`` as JSON."""
@@ -156,6 +163,10 @@ class ActiveFlows:
         flows[flow] = definition
         items[processor_id] = json.dumps(flows)
         return {self.TYPE: items}
+
+    def subscription(self, processor_id: str, flow: str, spec: str) -> str:
+        """``{id}--{flow}--{spec}``, as upstream 2.1's ConsumerSpec names it."""
+        return f"{processor_id}--{flow}--{spec}"
 
 
 #: Our wire's flow assignment (the default of ``wire.component("flow-assignment", ...)``).
@@ -278,7 +289,7 @@ class FlowProcessor(AsyncProcessor):
 
     async def _consume(self, spec: ConsumerSpec, flow: Flow) -> Consumer:
         topic = self._topic(flow.name, flow.definition, spec.name)
-        subscription = f"{self.id}--{flow.name}--{spec.name}"
+        subscription = self.flow_assignment.subscription(self.id, flow.name, spec.name)
         concurrency = spec.concurrency or self.concurrency
         name = f"{flow.name}/{spec.name}"
         handler = spec.handler

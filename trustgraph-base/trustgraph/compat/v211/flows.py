@@ -9,7 +9,9 @@ Our FlowProcessor reads 2.1's ``active-flow/<id>``, ``{flow: {spec:
 topic-or-value}}`` (its :class:`~trustgraph.base.processors.flow_processor.ActiveFlows`);
 :data:`PROCESSOR_ITEMS`, the 2.11 wire's ``flow-assignment`` component, turns
 the one into the other, each queue name mapped to its Pulsar topic, so a flow
-opens the same way under either wire.
+opens the same way under either wire.  It also names a flow consumer's
+subscription as 2.11.1 does, with the workspace in it, so a processor of ours
+put in place of 2.11.1's shares (on RabbitMQ: takes over) the same queue.
 """
 
 from __future__ import annotations
@@ -85,6 +87,12 @@ class ProcessorItems:
         entry = {"topics": {k: v for k, v in definition.items() if _is_topic(v)},
                  "parameters": {k: v for k, v in definition.items() if not _is_topic(v)}}
         return {kind: {**config.get(kind, {}), flow: json.dumps(entry)}}
+
+    def subscription(self, processor_id: str, flow: str, spec: str) -> str:
+        """``{id}--{workspace}--{flow}--{spec}``, as 2.11.1's ConsumerSpec names it (trustgraph-base
+        ``base/consumer_spec.py``), in the workspace whose flows we read: a replica of 2.11.1's
+        processor and ours share it, and on RabbitMQ ours consumes the queue 2.11.1's left."""
+        return f"{processor_id}--{v211.DEFAULT_WORKSPACE}--{flow}--{spec}"
 
 
 #: The 2.11 wire's ``flow-assignment`` component.

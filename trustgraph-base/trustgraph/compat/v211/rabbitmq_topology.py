@@ -22,6 +22,11 @@ class Upstream211(Topology):
     """Upstream 2.11.1's queues."""
 
     wire = "2.11"
+    limitations = (
+        "on 2.11.1's queues a request topic's queue outlives its consumers, so a request to a service "
+        "that ran once and stopped waits there for a replica (its caller for its deadline) instead of "
+        "coming back",
+    )
 
     def queue(self, name: str, subscription: str, *, own: bool) -> QueueSpec:
         topic = parse(name)
