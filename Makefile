@@ -21,8 +21,9 @@ step = @printf 'make: %s\n' "$(1)"; log=$$(mktemp); \
 	printf 'make: %s failed (its output is above)\n' "$(1)" >&2; exit 1; fi; rm -f "$$log"
 
 PACKAGES := trustgraph-base trustgraph-cli trustgraph-flow
-# What pip installs of them: trustgraph-base with its RabbitMQ client (aio-pika), which the tests use.
-EDITABLE := 'trustgraph-base[rabbitmq]' trustgraph-cli trustgraph-flow
+# What pip installs of them: trustgraph-base with its RabbitMQ client (aio-pika) and the OpenTelemetry
+# SDK and exporter (spans when OTEL_TRACES_EXPORTER asks), which the tests use.
+EDITABLE := 'trustgraph-base[rabbitmq,tracing]' trustgraph-cli trustgraph-flow
 
 $(STAMP): $(addsuffix /pyproject.toml,$(PACKAGES)) requirements-dev.txt tools/ranker-model.txt
 	$(if $(wildcard $(BIN)/python),,$(if $(PYTHON),,$(error no Python 3.11 or newer found: install one, or give make PYTHON=/path/to/python3.11+)))

@@ -128,9 +128,11 @@ PORT_TRIES = 3
 class Stack:
     """A whole stack started by the real ``tg-launch`` (its own data directory and free ports)."""
 
-    def __init__(self, data_dir: Path, extra: list[str]) -> None:
+    def __init__(self, data_dir: Path, extra: list[str], env: dict[str, str] | None = None) -> None:
         self.data_dir = data_dir
         self.extra = list(extra)
+        #: Variables set for tg-launch (and so for every process it starts) beside this one's.
+        self.env = dict(env or {})
         self.log = data_dir.parent / "tg-launch.out"
         self._pick_ports()
         self.proc: subprocess.Popen | None = None
@@ -159,7 +161,8 @@ class Stack:
 
     def _start_once(self, timeout: float) -> None:
         out = open(self.log, "wb")
-        self.proc = subprocess.Popen(self.args, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(self.args, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                     env={**os.environ, **self.env} if self.env else None)
         out.close()
         try:
             wait_for("'all components ready' from tg-launch", lambda: "all components ready" in self.output(),

@@ -10,8 +10,8 @@ from support import Stack
 def stack_factory(tmp_path_factory):
     stacks: list[Stack] = []
 
-    def make(*extra: str) -> Stack:
-        s = Stack(tmp_path_factory.mktemp("stack") / "data", list(extra))
+    def make(*extra: str, env: dict[str, str] | None = None) -> Stack:
+        s = Stack(tmp_path_factory.mktemp("stack") / "data", list(extra), env)
         s.start()
         stacks.append(s)
         return s

@@ -35,7 +35,7 @@ from enum import StrEnum
 from typing import Any
 
 from ..base.formats.text import as_text
-from ..base.messaging import deadlines
+from ..base.messaging import deadlines, tracing
 from ..base.messaging.request_response import CallLost, ClientClosed, Unserved
 from ..base.tool_services.tool_service_client import (
     UNAVAILABLE,
@@ -152,7 +152,11 @@ async def call_tool(tool: CallableTool, arguments: Mapping[str, Any] | None, *, 
         return impl.invoke(ctx, checked)
 
     logger.debug("Calling tool %s (%s)", tool.name, tool.type)
-    return await _run(f"tool '{tool.name}'", invoke, limit, on_chunk)
+    with tracing.span(f"tool call {tool.name}", client=True, trustgraph_tool=tool.name,
+                      trustgraph_tool_type=tool.type) as span:
+        result = await _run(f"tool '{tool.name}'", invoke, limit, on_chunk)
+        _traced(span, result)
+    return result
 
 
 async def call_service(clients: ToolServiceClients, service: ToolServiceDescriptor, config: Mapping[str, Any],
@@ -168,7 +172,17 @@ async def call_service(clients: ToolServiceClients, service: ToolServiceDescript
                               on_chunk=chunk, last_chunk=last_chunk)
 
     logger.debug("Calling tool service %s", service.id)
-    return await _run(f"tool service '{service.id}'", invoke, limit, on_chunk)
+    with tracing.span(f"tool service call {service.id}", client=True, trustgraph_tool_service=service.id) as span:
+        result = await _run(f"tool service '{service.id}'", invoke, limit, on_chunk)
+        _traced(span, result)
+    return result
+
+
+def _traced(span: Any, result: CallResult) -> None:
+    """A tool call's span says how it ended (``trustgraph.outcome``), in error unless answered."""
+    tracing.note(span, trustgraph_outcome=result.outcome.value)
+    if not result.answered:
+        tracing.failed(span, result.text, result.error_type or result.outcome.value)
 
 
 async def _run(what: str, invoke: Callable[[OnChunk | None], Awaitable[Any]], limit: float,

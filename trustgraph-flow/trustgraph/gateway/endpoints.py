@@ -68,7 +68,7 @@ from typing import Any
 
 import aiohttp
 from aiohttp import web
-from trustgraph.base.messaging import deadlines
+from trustgraph.base.messaging import deadlines, tracing
 from trustgraph.base.messaging.transport import Transport, TransportError
 from trustgraph.base.safety import limits
 from trustgraph.base.safety.connections import BodyPace, BodyTooSlow, ConnectionGuard
@@ -170,21 +170,24 @@ class Handlers:
         return await self._service(request, request.match_info["kind"], request.match_info["flow"])
 
     async def _service(self, request: web.Request, kind: str, flow: str | None) -> web.Response:
-        try:
-            body = await _read_json(request, self.p.pace)
-            return _json(await self.p.dispatcher.call(kind, flow, body, deadline=_deadline(request)))
-        except RoutingError as e:
-            return _json({"error": str(e)})
-        except BadRequest as e:
-            return _json(gateway_error(str(e)))
+        # A W3C traceparent header makes the call part of the caller's trace (tracing.py).
+        with tracing.served(f"gateway {kind}", request.headers, trustgraph_service=kind, trustgraph_flow=flow):
+            try:
+                body = await _read_json(request, self.p.pace)
+                return _json(await self.p.dispatcher.call(kind, flow, body, deadline=_deadline(request)))
+            except RoutingError as e:
+                return _json({"error": str(e)})
+            except BadRequest as e:
+                return _json(gateway_error(str(e)))
 
     async def tool_service(self, request: web.Request) -> web.Response:
         """``POST /api/v1/tool-service``: streamed chunks come back joined."""
-        try:
-            body = await _read_json(request, self.p.pace)
-        except RoutingError as e:
-            return _json({"error": str(e)})
-        return _json(await self.p.tools.call(body, deadline=_deadline(request)))
+        with tracing.served("gateway tool-service", request.headers, trustgraph_service="tool-service"):
+            try:
+                body = await _read_json(request, self.p.pace)
+            except RoutingError as e:
+                return _json({"error": str(e)})
+            return _json(await self.p.tools.call(body, deadline=_deadline(request)))
 
     async def tool_service_errors(self, _request: web.Request) -> web.Response:
         """``GET /api/v1/tool-service/errors``: what is wrong with the descriptors."""

@@ -9,6 +9,9 @@ hold an unbounded number of calls.
 
 * an optional ``"deadline"`` (UNIX time, our extension) says when the client
   stops waiting; the call and the services behind it end by then;
+* an optional ``"traceparent"`` (and ``"tracestate"``), W3C trace context (our
+  extension, as the HTTP headers of that name on REST calls): the call joins
+  the client's trace; a malformed one starts a new trace, as W3C says;
 * no ``flow`` means a global service (``config``, ``flow``); service
   ``tool-service`` takes the body of ``POST /api/v1/tool-service`` and streams
   ``{"response": chunk, "end_of_stream": false}`` per chunk, then
@@ -40,7 +43,7 @@ import re
 from typing import Any
 
 from aiohttp import WSMsgType, web
-from trustgraph.base.messaging import deadlines
+from trustgraph.base.messaging import deadlines, tracing
 from trustgraph.base.safety import limits
 
 from .dispatch import Dispatcher, RoutingError, SocketGone
@@ -66,6 +69,11 @@ def _leading_id(text: str) -> Any:
         return json.loads(m[1])
     except ValueError:
         return None
+
+
+def _trace(frame: dict[str, Any]) -> dict[str, str]:
+    """The frame's W3C trace context fields, as message properties (text only; checked where read)."""
+    return {k: v for k in (tracing.TRACEPARENT, tracing.TRACESTATE) if isinstance(v := frame.get(k), str)}
 
 
 def _readable_id(frame: Any) -> Any:
@@ -160,7 +168,7 @@ class SocketSession:
         # it is full, so the backlog stays in TCP buffers rather than in memory.
         await self._slots.acquire()
         task = asyncio.ensure_future(self._serve(rid, frame["service"], frame.get("flow"), frame["request"],
-                                                 deadlines.parse(frame.get("deadline"))))
+                                                 deadlines.parse(frame.get("deadline")), _trace(frame)))
         self._tasks.add(task)
         task.add_done_callback(self._finished)
 
@@ -178,8 +186,13 @@ class SocketSession:
         return {"id": rid, "response": gateway_error(text), "complete": True}
 
     async def _serve(self, rid: Any, service: str, flow: str | None, body: Any,
-                     deadline: float | None = None) -> None:
+                     deadline: float | None = None, trace: dict[str, str] | None = None) -> None:
         logger.debug("Socket request %s: %s%s", rid, service, f" on flow {flow}" if flow else "")
+        with tracing.served(f"gateway {service}", trace or {}, trustgraph_service=service, trustgraph_flow=flow):
+            await self._serve_traced(rid, service, flow, body, deadline)
+
+    async def _serve_traced(self, rid: Any, service: str, flow: str | None, body: Any,
+                            deadline: float | None) -> None:
         try:
             if service == TOOL_SERVICE:
                 await self._serve_tool(rid, body, deadline)

@@ -31,7 +31,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Container
 from typing import Any, Generic, TypeVar
 
-from . import deadlines
+from . import deadlines, tracing
 from .pubsub import DEFAULT_LANE, Consumer, Message, Producer, PubSub, PubSubError
 
 logger = logging.getLogger(__name__)
@@ -416,6 +416,7 @@ class ResponseStream(Generic[Resp]):
                 props.update(self._props)
             # The service learns when we stop waiting (after any wait for a slot above).
             props[deadlines.DEADLINE] = deadlines.stamp(deadline - loop.time(), self._cap)
+            tracing.outgoing(props)   # the trace this call is part of, if any
             if producer.send_nowait(
                     self._request, props,
                     on_error=lambda why: loop.call_soon_threadsafe(inbox.put_nowait, _Failed(why)),

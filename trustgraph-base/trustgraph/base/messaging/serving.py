@@ -39,9 +39,9 @@ from typing import Any
 
 from ...exceptions import ServiceError
 from ...schema import Error
-from ...topics import to_pulsar
+from ...topics import parse, to_pulsar
 from ..safety import limits
-from . import deadlines, metrics
+from . import deadlines, metrics, tracing
 from .consumer import Consumer
 from .lost_calls import restarted
 from .message import Message
@@ -119,7 +119,8 @@ class Reply:
         self.sent = 0
         self.deadline = deadline
         self._producer = producer
-        self._props = {"id": rid}
+        # The trace context current where the reply path is made: the request's span (tracing.py).
+        self._props = tracing.outgoing({"id": rid})
         self._replies = replies
 
     def left(self, cap: float) -> float:
@@ -210,22 +211,28 @@ class RequestServer:
             logger.debug("Request %s on %s skipped: its caller's deadline passed %.1fs ago",
                          rid, self.name, time.time() - deadline)
             return
-        reply = Reply(self.producer, rid, self.replies, deadline)
-        problem = limits.id_problem(rid)
-        if problem is not None:  # answered (with the id, so it can be matched), not worked on
-            await self._error(reply, problem, None)
-            return
-        try:
-            await self.work(msg, reply)
-        except ReplyNotSent as e:
-            logger.error("Reply %s on %s not sent (%s); the request is not run again",
-                         rid, self.name, e)
-        except ServiceError as e:
-            logger.debug("Request %s on %s answered with an error: %s", rid, self.name, e.message)
-            await self._error(reply, e.message, e.type)
-        except Exception as e:
-            logger.exception("Request %s on %s failed", rid, self.name)
-            await self._error(reply, self.replies.describe(e), None)
+        with tracing.served(_span_name(msg.topic), msg.properties, messaging_destination_name=msg.topic,
+                            trustgraph_request_id=rid) as span:
+            reply = Reply(self.producer, rid, self.replies, deadline)
+            problem = limits.id_problem(rid)
+            if problem is not None:  # answered (with the id, so it can be matched), not worked on
+                tracing.failed(span, problem)
+                await self._error(reply, problem, None)
+                return
+            try:
+                await self.work(msg, reply)
+            except ReplyNotSent as e:
+                tracing.failed(span, f"reply not sent: {e}")
+                logger.error("Reply %s on %s not sent (%s); the request is not run again",
+                             rid, self.name, e)
+            except ServiceError as e:
+                tracing.failed(span, e.message, e.type)
+                logger.debug("Request %s on %s answered with an error: %s", rid, self.name, e.message)
+                await self._error(reply, e.message, e.type)
+            except Exception as e:
+                tracing.failed(span, self.replies.describe(e))
+                logger.exception("Request %s on %s failed", rid, self.name)
+                await self._error(reply, self.replies.describe(e), None)
 
     async def _error(self, reply: Reply, message: str, type: str | None) -> None:
         try:
@@ -257,6 +264,15 @@ class RequestServer:
             await Reply(self.producer, rid, self.replies).error(reason, OVERLOADED)
         except PubSubError as e:
             logger.error("Error reply %s on %s not sent: %s", rid, self.name, e)
+
+
+@functools.lru_cache(maxsize=1024)
+def _span_name(topic: str) -> str:
+    """A served request's span name: ``serve`` and the topic's short name (``serve agent:default``)."""
+    try:
+        return f"serve {parse(topic).name}"
+    except ValueError:
+        return f"serve {topic}"
 
 
 async def serve(pubsub: PubSub, request_topic: str, subscription: str, schema: type, *,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import logging
 import os
 import signal
@@ -24,7 +25,7 @@ from typing import Any
 
 from ...topics import CONFIG_REQUEST, CONFIG_RESPONSE, config_push_queue
 from .. import wire
-from ..messaging import metrics
+from ..messaging import metrics, tracing
 from ..messaging.broker_url import BrokerUrlError
 from ..messaging.pubsub import Consumer, Producer, PubSub, PubSubError
 from ..messaging.serving import Replies, Work, serve
@@ -335,6 +336,11 @@ class AsyncProcessor:
             sys.exit(2)
         params["pulsar_api_key_file"] = params["rabbitmq_password_file"] = None
         logsafe.configure(params.get("log_level") or "INFO", _LOG_FORMAT, sys.stderr, secret_values(params))
+        # Spans when the operator's OTEL_* asks for them; exported at the end (atexit: whatever ends us).
+        traced = tracing.setup(params["id"])
+        if traced is not None:
+            logger.info("Processor %s: %s", params["id"], traced)
+            atexit.register(tracing.shutdown)
 
         async def main() -> None:
             # Made inside the loop: a constructor may open what needs one (upstream's TGI and

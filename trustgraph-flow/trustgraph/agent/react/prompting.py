@@ -20,6 +20,7 @@ from typing import Any
 
 from trustgraph.base.formats.decision_schema import SCORES_PROPERTY, parse_scores
 from trustgraph.base.formats.text import strip_fences
+from trustgraph.base.messaging import tracing
 from trustgraph.base.messaging.pubsub import PubSubError
 from trustgraph.schema import AgentRequest, PromptRequest
 
@@ -130,15 +131,17 @@ def _request(terms: dict[str, str], streaming: bool) -> PromptRequest:
 async def complete(flow: Any, terms: dict[str, str], props: dict[str, str], timeout: float,
                    deadline: float | None = None, scores: list[Any] | None = None) -> str:
     """The whole reply; ``scores`` gets the model's choice scores, when the reply carries them."""
-    responses = flow("prompt-request").stream(_request(terms, False), final=_first,
-                                              properties=props, timeout=timeout,
-                                              deadline=deadline, messages=True)
-    try:
-        message = await responses.__anext__()
-    except (TimeoutError, PubSubError) as e:
-        raise _prompt_failed(e, deadline) from None
-    finally:
-        responses.close()
+    with tracing.span("model decision", client=True, trustgraph_streaming=False) as span:
+        responses = flow("prompt-request").stream(_request(terms, False), final=_first,
+                                                  properties=props, timeout=timeout,
+                                                  deadline=deadline, messages=True)
+        try:
+            message = await responses.__anext__()
+        except (TimeoutError, PubSubError) as e:
+            tracing.failed(span, str(e))
+            raise _prompt_failed(e, deadline) from None
+        finally:
+            responses.close()
     resp = message.value
     if resp.error is not None:
         raise _prompt_error(resp.error, deadline)
@@ -149,22 +152,25 @@ async def complete(flow: Any, terms: dict[str, str], props: dict[str, str], time
 async def stream(flow: Any, terms: dict[str, str], props: dict[str, str], timeout: float,
                  deadline: float | None = None, scores: list[Any] | None = None) -> AsyncIterator[str]:
     """The prompt service's text chunks as they arrive (one deadline for the whole reply)."""
-    responses = flow("prompt-request").stream(_request(terms, True), final=_end_of_stream,
-                                              properties=props, timeout=timeout,
-                                              deadline=deadline, messages=True)
-    try:
-        async for message in responses:
-            resp = message.value
-            if resp.error is not None:
-                raise _prompt_error(resp.error, deadline)
-            if scores is not None and resp.end_of_stream:
-                scores.append(parse_scores(message.properties.get(SCORES_PROPERTY)))
-            if resp.text:
-                yield resp.text
-    except (TimeoutError, PubSubError) as e:
-        raise _prompt_failed(e, deadline) from None
-    finally:
-        responses.close()
+    # Not current (a generator: the agent's own code runs between its yields); the request carries it.
+    with tracing.span("model decision", client=True, current=False, trustgraph_streaming=True) as span:
+        responses = flow("prompt-request").stream(_request(terms, True), final=_end_of_stream,
+                                                  properties=tracing.outgoing(dict(props), span), timeout=timeout,
+                                                  deadline=deadline, messages=True)
+        try:
+            async for message in responses:
+                resp = message.value
+                if resp.error is not None:
+                    raise _prompt_error(resp.error, deadline)
+                if scores is not None and resp.end_of_stream:
+                    scores.append(parse_scores(message.properties.get(SCORES_PROPERTY)))
+                if resp.text:
+                    yield resp.text
+        except (TimeoutError, PubSubError) as e:
+            tracing.failed(span, str(e))
+            raise _prompt_failed(e, deadline) from None
+        finally:
+            responses.close()
 
 
 

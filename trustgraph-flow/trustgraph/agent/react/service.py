@@ -40,7 +40,7 @@ Differences from upstream worth knowing:
   and written by the wire's agent dialect (``wire.component("agent-dialect")``;
   ours: ``dialects.py``), and the records the built-in tools send 2.11's flow
   services (graph-rag, embeddings, row-embeddings query: the dialect's
-  ``tools``, ``wire.tool_wire()``); the loop is the same.
+  ``tools``); the loop is the same.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ from collections.abc import Mapping
 from contextlib import aclosing
 from typing import Any
 
-from trustgraph.base.messaging import deadlines
+from trustgraph.base.messaging import deadlines, tracing
 from trustgraph.base.messaging.lost_calls import Loss
 from trustgraph.base.messaging.pubsub import Message
 from trustgraph.base.messaging.serving import Reply, ServiceError
@@ -84,7 +84,7 @@ from .dialects import REPLIES as REPLIES
 from .dialects import to_response as to_response
 from .registry import Registry, build_registry
 from .steps import FAILURES_PROPERTY, carried_failures, failures_property
-from .vocabulary import Act, Continue, Failed
+from .vocabulary import Act, Answer, Continue, Failed
 
 logger = logging.getLogger(__name__)
 
@@ -246,17 +246,28 @@ class Processor(FlowProcessor):
 
         # aclosing: if a send fails, the iteration's prompt call is cancelled at once.
         failures = carried_failures(msg.properties.get(FAILURES_PROPERTY), request.history or [])
+        # This iteration's span (serving's, when tracing): the step, what it did and how it ended.
+        span = tracing.current()
+        tracing.note(span, trustgraph_dialog_step=len(request.history or []) + 1)
         async with aclosing(self.manager.react(request, registry, flow, end, abandoned, failures)) as events:
             async for event in events:
                 if isinstance(event, Continue):
-                    await flow("next").send(dialog.next(event.request),
-                                            {**props, FAILURES_PROPERTY: failures_property(event.failures)})
+                    tracing.note(span, trustgraph_outcome="next-step")
+                    # The next iteration is a child of this one: a dialog is one trace.
+                    await flow("next").send(dialog.next(event.request), tracing.outgoing(
+                        {**props, FAILURES_PROPERTY: failures_property(event.failures)}))
                 elif isinstance(event, Act) and not show_actions:
+                    tracing.note(span, trustgraph_tool=event.name)
                     continue   # only for a caller that asked (upstream's clients would show it as a thought)
                 else:
+                    if isinstance(event, Act):
+                        tracing.note(span, trustgraph_tool=event.name)
                     await reply.send(dialog.response(event))
                     if isinstance(event, Failed):
+                        tracing.failed(span, event.message, "agent-error")
                         logger.info("Agent request %s failed: %s", rid, event.message)
+                    elif isinstance(event, Answer) and event.end and event.outcome:
+                        tracing.note(span, trustgraph_outcome=event.outcome)
 
     async def stop(self) -> None:
         await self.feed.stop()
