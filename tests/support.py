@@ -7,6 +7,7 @@ imports these as ``from support import BIN, Proc``.
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import inspect
 import os
@@ -14,7 +15,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
@@ -94,10 +95,12 @@ class McpStandIn:
 
     SCRIPT = REPO / "tests" / "integration" / "mcp_stand_in.py"
 
-    def __init__(self, log: Path, token: str | None = None, transport: str = "streamable-http") -> None:
+    def __init__(self, log: Path, token: str | None = None, transport: str = "streamable-http",
+                 revision: str = "both") -> None:
         self.port = free_port()
         self.token = token
         self.transport = transport
+        self.revision = revision
         self.log = log
         self.proc: Proc | None = None
         path = "/sse" if transport == "sse" else "/mcp"
@@ -105,7 +108,8 @@ class McpStandIn:
 
     def start(self, timeout: float = 60.0) -> McpStandIn:
         from trustgraph.base.launching.broker import wait_for_port
-        args = [sys.executable, str(self.SCRIPT), str(self.port), "--transport", self.transport]
+        args = [sys.executable, str(self.SCRIPT), str(self.port), "--transport", self.transport,
+                "--revision", self.revision]
         if self.token:
             args += ["--token", self.token]
         self.proc = Proc(args, self.log).start()
@@ -350,5 +354,30 @@ def outside_data_blocks(text: str, open_tag: str = "<tool-data>", close_tag: str
         at = end + len(close_tag)
 
 
+#: Our three distributions' ``trustgraph`` directories, whose sources the layout tests read.
+SOURCE_ROOTS = [REPO / "trustgraph-base" / "trustgraph", REPO / "trustgraph-flow" / "trustgraph",
+                REPO / "trustgraph-cli" / "trustgraph"]
+
+
+def imported(source: str, package: str) -> Iterator[str]:
+    """The absolute name of every module ``source`` imports, anywhere in it (a function's too), with
+    relative imports resolved against ``package`` (``from .. import x`` names ``parent.x``)."""
+    parts = package.split(".")
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = parts[:len(parts) - node.level + 1] if node.level else []
+            module = ".".join([*base, *([node.module] if node.module else [])])
+            yield module
+            yield from (f"{module}.{alias.name}" for alias in node.names)
+
+
+def imports_of(path: Path) -> set[str]:
+    """Every module the source file ``path`` (under one of :data:`SOURCE_ROOTS`) imports (:func:`imported`)."""
+    root = next(r for r in SOURCE_ROOTS if path.is_relative_to(r))
+    return set(imported(path.read_text(), ".".join(["trustgraph", *path.relative_to(root).parent.parts])))
+
+
 __all__ = ["free_port", "Proc", "Stack", "LIGHT", "NO_TOOL_SERVICES", "ONLY_JOKE_SERVICE", "status_line", "launched", "ANNOUNCING_SERVICE", "McpStandIn", "REPO", "BIN", "wait_for", "wait_for_async", "POLL_EVERY", "descendants", "alive",
-           "outside_data_blocks", "bootstrap_prompts", "bounded_llm"]
+           "outside_data_blocks", "bootstrap_prompts", "bounded_llm", "SOURCE_ROOTS", "imported", "imports_of"]

@@ -4,13 +4,16 @@ Run as a process: ``python mcp_stand_in.py PORT [--token T] [--transport sse]``.
 
 Tools:
 
-* ``lookup(city)``: structured content ``{"city", "temp"}``;
+* ``lookup(city)``: structured content ``{"city", "temp"}``; annotated read-only, idempotent and
+  open-world (MCP's hints);
 * ``shout(text)``: plain text (no structured content), upper-cased;
 * ``fail(reason)``: raises ``ToolError(reason)``, so the result is flagged ``isError``;
 * ``slow(seconds)``: answers after ``seconds`` (a server that is slow to answer);
 * ``sessions()``: how many MCP sessions the server has seen (clients that keep one show 1);
 * ``grow(name)``: adds a tool ``name`` (it answers ``"<name> ok"``) and tells every
-  connected client that the tool list changed.
+  connected client that the tool list changed;
+* ``forget(key)``: answers ``"forgot <key>"``; annotated destructive and not idempotent, with
+  no ``readOnlyHint`` (a hint the server does not give).
 
 With ``--token`` every HTTP request needs ``Authorization: Bearer <token>``
 (else 401), as a server behind a gateway would.
@@ -26,6 +29,7 @@ from typing import TypedDict
 import uvicorn
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import ToolAnnotations
 
 SESSIONS: dict[str, object] = {}   # Mcp-Session-Id -> its latest session, to notify every client
 
@@ -45,7 +49,7 @@ class Weather(TypedDict):
     temp: int
 
 
-@server.tool()
+@server.tool(annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=True))
 def lookup(city: str) -> Weather:
     """The weather in a city (structured)."""
     return {"city": city, "temp": 21 if city != "Oslo" else 4}
@@ -85,6 +89,13 @@ async def grow(name: str, ctx: Context) -> str:
             pass
     await ctx.notify_tools_changed()
     return f"added {name}"
+
+
+@server.tool(structured_output=False,
+             annotations=ToolAnnotations(destructive_hint=True, idempotent_hint=False, open_world_hint=False))
+def forget(key: str) -> str:
+    """Forgets what is kept under ``key``."""
+    return f"forgot {key}"
 
 
 @server.tool(structured_output=False)

@@ -504,8 +504,8 @@ async def test_llamacpp_real_model_follows_the_schema(stack):
     # The model is asked for a tool it has never seen, under a schema: llama.cpp's grammar
     # lets it write nothing else than one of the allowed calls, with its declared arguments.
     import jsonschema
+    from trustgraph.base.descriptors.arguments import ToolArgument, arguments_schema
     from trustgraph.base.formats import decision_schema as ds
-    from trustgraph.catalog.arguments import ToolArgument, arguments_schema
 
     llm, _ = await llm_flow(stack, "text-completion-llamacpp", "-x", "120", "--ctx", "1024")
     schema = ds.narrow(ds.decision_schema([

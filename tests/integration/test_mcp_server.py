@@ -222,16 +222,11 @@ async def test_a_tools_examples_are_listed_and_read_back_by_the_import(mcp_serve
         assert (listed["plain"].description, listed["plain"].meta) == ("The plain tool", None)
 
         # tg-import-mcp-tools, the real command, takes them back off our listing.
-        proc = await asyncio.create_subprocess_exec(
-            str(BIN / "tg-import-mcp-tools"), server.proc.url, "--dry-run",
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-        out, err = await asyncio.wait_for(proc.communicate(), 60)
-        assert proc.returncode == 0, err.decode()
-        imported = dry_run_items(out.decode())
+        imported, err = await import_dry_run(server.proc.url)
         assert imported["tool/tell-joke"]["description"] == "The tell-joke tool"
         assert imported["tool/tell-joke"]["examples"] == examples
         assert "examples" not in imported["tool/plain"]
-        assert err == b""
+        assert err == ""
 
         # Other examples are another listing: the client is told.
         await server.configure(tools={"tell-joke": service_tool("tell-joke", topic, examples=examples[:1]),
@@ -240,6 +235,16 @@ async def test_a_tools_examples_are_listed_and_read_back_by_the_import(mcp_serve
         await asyncio.wait_for(changed.wait(), 30)
         listed = {t.name: t for t in (await session.list_tools()).tools}
         assert listed["tell-joke"].meta == {"ai.trustgraph/examples": examples[:1]}
+
+
+async def import_dry_run(url: str) -> tuple[dict[str, dict], str]:
+    """What the real tg-import-mcp-tools would write from the MCP server at ``url`` (its ``--dry-run``),
+    and its stderr."""
+    proc = await asyncio.create_subprocess_exec(str(BIN / "tg-import-mcp-tools"), url, "--dry-run",
+                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 0, err.decode()
+    return dry_run_items(out.decode()), err.decode()
 
 
 def dry_run_items(out: str) -> dict[str, dict]:
@@ -253,3 +258,33 @@ def dry_run_items(out: str) -> dict[str, dict]:
         items[head.strip().splitlines()[-1]] = value
         rest = tail[end:]
     return items
+
+
+async def test_a_tools_annotations_are_listed_as_mcp_hints_and_read_back_by_the_import(mcp_server):
+    topic = unique("files")
+    server = await mcp_server()
+    await server.configure(
+        tools={"remove": service_tool("remove", topic, destructive=True),     # its own, over its service's
+               "peek": service_tool("peek", topic, **{"read-only": True}),
+               "plain": {"type": "text-completion", "name": "plain", "description": "Says nothing"}},
+        services={topic: {**service_descriptor(topic), "idempotent": True, "open-world": False}})
+    async with client(server.proc.url) as session:
+        listed = {t.name: t for t in (await session.list_tools()).tools}
+        # The SDK's client reads them as MCP's hints; what nobody said is not sent (the client's
+        # defaults, the worst case, apply).
+        hints = {name: t.annotations.model_dump(by_alias=True, exclude_none=True) if t.annotations else None
+                 for name, t in listed.items()}
+        assert hints == {
+            "remove": {"destructiveHint": True, "idempotentHint": True, "openWorldHint": False},
+            "peek": {"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False},
+            "plain": None,
+        }
+
+        # tg-import-mcp-tools, the real command, keeps them as our keys.
+        imported, _ = await import_dry_run(server.proc.url)
+        keys = ("read-only", "destructive", "idempotent", "open-world")
+        assert {k: v for k, v in imported["tool/remove"].items() if k in keys} == {
+            "destructive": True, "idempotent": True, "open-world": False}
+        assert {k: v for k, v in imported["tool/peek"].items() if k in keys} == {
+            "read-only": True, "idempotent": True, "open-world": False}
+        assert not set(imported["tool/plain"]) & set(keys)

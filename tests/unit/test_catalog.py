@@ -307,7 +307,7 @@ EVERY_TYPE = {
 
 
 def test_every_type_in_the_table_has_a_descriptor_here() -> None:
-    from trustgraph.catalog.models import TOOL_TYPES
+    from trustgraph.base.descriptors.models import TOOL_TYPES
 
     assert set(EVERY_TYPE) == set(TOOL_TYPES)
 

@@ -9,8 +9,8 @@ import pytest
 from support import bootstrap_prompts
 from trustgraph.agent.react.decisions import answer_problem, parse_decision
 from trustgraph.agent.react.vocabulary import Action, Final, ReactParseError
+from trustgraph.base.descriptors.arguments import ToolArgument, arguments_schema
 from trustgraph.base.formats import decision_schema as ds
-from trustgraph.catalog.arguments import ToolArgument, arguments_schema
 from trustgraph.prompt.template.templates import PromptError, PromptSet
 
 WEATHER = ("weather", arguments_schema([ToolArgument(name="city", type="string", description="The city")]))

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import subprocess
 import sys
+import time
 
 import pytest
 from trustgraph.base import DynamicToolService, ToolServiceClient, ToolServiceError
+from trustgraph.base.messaging import deadlines
 from trustgraph.base.testing import worker
 from trustgraph.base.tool_services.dynamic_tool_service import ToolError
 from trustgraph.schema import ToolServiceRequest, ToolServiceResponse
@@ -186,6 +189,47 @@ async def test_our_client_reads_streams_and_a_plain_first_response_request_gets_
         # The inherited request() is upstream's way: the first response, no property.
         first = await client.request(request(text="one two three"), timeout=10)
         assert (first.error, first.response, first.end_of_stream) == (None, "one two three ", True)
+
+
+class Waits(DynamicToolService):
+    """An invoke that waits for ever (or streams one chunk, then waits), noting that it was stopped."""
+
+    default_topic = "unit-echo"
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.stopped = asyncio.Event()
+
+    async def invoke(self, user, config, arguments):
+        if arguments.get("stream"):
+            return self._chunks()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            self.stopped.set()
+            raise
+
+    async def _chunks(self):
+        yield "first "
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            self.stopped.set()
+            raise
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_an_invocation_is_stopped_when_its_callers_deadline_passes(stream):
+    async with worker(Waits) as w:
+        replies = await w.listen(RESP, ToolServiceResponse)
+        start = time.monotonic()
+        rid = await w.send(REQ, request(stream=stream),
+                           properties={**STREAMS, deadlines.DEADLINE: deadlines.stamp(0.5)})
+        await asyncio.wait_for(w.processor.stopped.wait(), 10)
+        assert 0.3 < time.monotonic() - start < 5
+        (*chunks, last) = await replies.wait_for(rid, final)
+        assert last.error.message == "the invocation was stopped: the caller's deadline passed"
+        assert [c.response for c in chunks] == (["first "] if stream else [])
 
 
 class Echo211(DynamicToolService):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from trustgraph.agent.react.decisions import Confidence, ask_back, judge
 from trustgraph.agent.react.grounding import unsaid_arguments
-from trustgraph.catalog.arguments import ToolArgument
+from trustgraph.base.descriptors.arguments import ToolArgument
 from trustgraph.schema.services.agent import OUTCOME_ASKED
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -5,13 +5,11 @@ source files, as test_compat_layout.py reads them."""
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterator
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-ROOTS = [REPO / "trustgraph-base" / "trustgraph", REPO / "trustgraph-flow" / "trustgraph",
-         REPO / "trustgraph-cli" / "trustgraph"]
+from support import REPO, SOURCE_ROOTS, imported, imports_of
+
 BASE = REPO / "trustgraph-base" / "trustgraph"
 MESSAGING = BASE / "base" / "messaging"
 #: The client libraries of the brokers, ours or upstream's backends'.
@@ -24,25 +22,6 @@ TRANSPORTS = {
     "trustgraph-base/trustgraph/base/messaging/pulsar_backend.py",
     "trustgraph-base/trustgraph/base/messaging/rabbitmq_transport.py",
 }
-
-
-def imported(source: str, package: str) -> Iterator[str]:
-    """The absolute name of every module ``source`` imports, anywhere in it (a function's too), with
-    relative imports resolved against ``package`` (``from .. import x`` names ``parent.x``)."""
-    parts = package.split(".")
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            yield from (alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = parts[:len(parts) - node.level + 1] if node.level else []
-            module = ".".join([*base, *([node.module] if node.module else [])])
-            yield module
-            yield from (f"{module}.{alias.name}" for alias in node.names)
-
-
-def imports_of(path: Path) -> set[str]:
-    root = next(r for r in ROOTS if path.is_relative_to(r))
-    return set(imported(path.read_text(), ".".join(["trustgraph", *path.relative_to(root).parent.parts])))
 
 
 def _under(name: str, module: str) -> bool:
@@ -89,7 +68,7 @@ def test_the_reader_sees_a_broker_client_imported_in_every_spelling():
 
 
 def test_only_messaging_imports_a_broker_client():
-    outside = _importing_a_client(path for root in ROOTS for path in root.rglob("*.py")
+    outside = _importing_a_client(path for root in SOURCE_ROOTS for path in root.rglob("*.py")
                                   if not path.is_relative_to(MESSAGING))
     assert outside == set(), "a broker client imported outside base/messaging: put it behind the seam"
 

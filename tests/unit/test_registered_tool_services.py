@@ -32,7 +32,6 @@ from support import REPO
 from trustgraph.base import DynamicToolService
 from trustgraph.base.testing import MemoryBroker, Worker, memory_pubsub, worker
 from trustgraph.base.tool_services.catalog_feed import configured_services
-from trustgraph.base.tool_services.descriptor import ServiceDescriptor
 from trustgraph.base.tool_services.service_directory import ServiceDirectory
 from trustgraph.base.tool_services.tool_service_client import ToolServiceClients
 from trustgraph.catalog import Catalog, build_catalog
@@ -104,21 +103,21 @@ async def test_what_it_announces_round_trips_through_the_catalog(service: Regist
         assert used is not None and used.queues == (processor.request_topic, processor.response_topic)
         if service.name not in (bootstrap_config().get("tool-service") or {}):
             # Announced only: what the catalog uses is what the service said, field for field.
-            assert ServiceDescriptor.from_wire(used.model_dump(mode="json", by_alias=True),
-                                               service.name) == processor.service_descriptor()
+            assert used == processor.service_descriptor()
         # A declared tool also configured (the joke service's, for upstream agents) is used as
         # configured; with no warning, so the two say the same.
         configured = {json.loads(v).get("name") for v in (bootstrap_config().get("tool") or {}).values()}
+        announced = processor.tool_descriptors()
         for declared in processor.declared_tools():
             tool = catalog.tools[declared.name]
             source = "config" if declared.name in configured else "announced"
             assert (tool.source, tool.service_key, tool.description) == (source, service.name,
                                                                          declared.description)
-            assert [(a.name, a.type) for a in tool.arguments] == [
-                (a["name"], a.get("type") or "string") for a in declared.arguments]
-            assert dict(tool.config) == {p.name: declared.fields[p.name] for p in used.config_params
-                                         if p.name in declared.fields}
-            assert len(tool.descriptor.examples) == len(declared.examples)
+            assert tool.arguments == declared.tool_arguments()
+            fields = announced[declared.name]
+            assert dict(tool.config) == {p.name: fields[p.name] for p in used.config_params if p.name in fields}
+            assert tool.descriptor.examples == declared.examples
+            assert tool.annotations == declared.annotations.over(used.annotations)
 
 
 async def test_each_of_its_tools_answers_its_example_calls(service: RegisteredService) -> None:

@@ -1,22 +1,22 @@
-"""The tool-service descriptor model, and a service that refuses to start on a broken declaration."""
+"""The tool-service descriptor model, and a service that refuses to start on a broken declaration.
+
+One model (``trustgraph.base.descriptors``) for the service and its readers: what stops a service
+at start is, in the same words, what every reader of its announcement would leave out."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 import textwrap
 
 import pytest
 from trustgraph.base import DynamicToolService
+from trustgraph.base.descriptors.checks import check_declaration
+from trustgraph.base.descriptors.errors import InvalidDescriptor
+from trustgraph.base.descriptors.models import ToolServiceDescriptor, queues_of
 from trustgraph.base.processors.async_processor import StartRefused
-from trustgraph.base.tool_services.descriptor import (
-    ConfigParam,
-    InvalidDescriptor,
-    ServiceDescriptor,
-    declare_tools,
-    queues_of,
-)
 
 REQ, RESP = "non-persistent://tg/request/wx", "non-persistent://tg/response/wx"
 GOOD = {"name": "weather", "description": "Current weather in a city", "units": "metric",
@@ -33,22 +33,32 @@ class Weather(DynamicToolService):
         return "sunny"
 
 
+def declare_tools(service: str, tools: list, params: list | tuple = ()) -> tuple:
+    """``tools`` declared by service ``service`` with these config params, checked as a service checks its own."""
+    declared = check_declaration(ToolServiceDescriptor.from_wire(
+        {"id": service, "request-queue": REQ, "response-queue": RESP, "config-params": list(params)}), tools)
+    if declared.errors:
+        raise InvalidDescriptor(declared.errors[0])
+    return declared.tools
+
+
 def test_a_descriptor_round_trips_and_keeps_upstreams_shape() -> None:
-    d = ServiceDescriptor(id="wx", request_queue=REQ, response_queue=RESP,
-                          config_params=(ConfigParam("units", True), ConfigParam("lang")), timeout=5.0)
+    d = ToolServiceDescriptor.from_wire({"id": "wx", "request-queue": REQ, "response-queue": RESP,
+                                         "config-params": [{"name": "units", "required": True}, "lang"],
+                                         "timeout": 5})
     wire = d.to_wire()
     assert wire == {"id": "wx", "request-queue": REQ, "response-queue": RESP,
                     "config-params": [{"name": "units", "required": True}, "lang"], "idempotent": False,
                     "timeout": 5.0}
-    assert ServiceDescriptor.from_wire(wire) == d
+    assert ToolServiceDescriptor.from_wire(wire) == d
     # Upstream's form (q0 topics, no id: the key names it) reads too.
-    up = ServiceDescriptor.from_wire({"request-queue": "q0/tg/request/wx", "response-queue": "q0/tg/response/wx"},
-                                     "wx")
+    up = ToolServiceDescriptor.from_wire({"request-queue": "q0/tg/request/wx", "response-queue": "q0/tg/response/wx"},
+                                         "wx")
     assert (up.id, up.queues) == ("wx", (REQ, RESP))
 
 
 @pytest.mark.parametrize(("data", "message"), [
-    ({"id": "wx", "response-queue": RESP}, "tool-service/wx: field 'request-queue': must be a topic, got null"),
+    ({"id": "wx", "response-queue": RESP}, "tool-service/wx: field 'request-queue': required field is missing"),
     ({"id": "wx", "request-queue": "wx", "response-queue": RESP}, "tool-service/wx: field 'request-queue': "),
     ({"id": "wx", "request-queue": REQ, "response-queue": RESP, "config-params": "units"},
      "tool-service/wx: field 'config-params': must be a list, got a string"),
@@ -57,7 +67,7 @@ def test_a_descriptor_round_trips_and_keeps_upstreams_shape() -> None:
 ])
 def test_a_broken_descriptor_names_its_field(data: dict, message: str) -> None:
     with pytest.raises(InvalidDescriptor) as info:
-        ServiceDescriptor.from_wire(data, "wx")
+        ToolServiceDescriptor.from_wire(data, "wx")
     assert str(info.value).startswith(message)
 
 
@@ -71,9 +81,9 @@ def test_queues_are_read_even_when_another_field_is_wrong() -> None:
 BROKEN = [
     ({"description": "no name"}, "tool/wx/#1: field 'name': required field is missing"),
     ({"name": "weather", "units": "metric"}, "tool/wx/weather: field 'description': required field is missing"),
-    ({**GOOD, "units": None}, "tool/wx/weather: field 'units': the service's config param 'units' is required: "
-                              "give the tool a value for it"),
-    ({**GOOD, "arguments": [{"type": "string"}]}, "tool/wx/weather: field 'arguments[0].name': must be a non-empty string"),
+    ({**GOOD, "units": None}, "tool/wx/weather: field 'units': required config param 'units' of service 'wx' is "
+                              "missing"),
+    ({**GOOD, "arguments": [{"type": "string"}]}, "tool/wx/weather: field 'arguments[0].name': required field is missing"),
     ({**GOOD, "arguments": {"city": "string"}}, "tool/wx/weather: field 'arguments': must be a list"),
     ({**GOOD, "examples": ["?" * 300]}, "tool/wx/weather: field 'examples[0]': is 300 characters long, over "
                                         "the limit of 200"),
@@ -85,15 +95,23 @@ BROKEN = [
 @pytest.mark.parametrize(("tool", "message"), BROKEN)
 def test_a_broken_declared_tool_names_the_tool_and_the_field(tool: dict, message: str) -> None:
     with pytest.raises(InvalidDescriptor) as info:
-        declare_tools("wx", [tool], (ConfigParam("units", True),))
+        declare_tools("wx", [tool], [{"name": "units", "required": True}])
     assert str(info.value).startswith(message)
 
 
 @pytest.mark.parametrize(("tool", "message"), BROKEN)
-def test_the_catalog_refuses_what_the_light_check_refuses(tool: dict, message: str) -> None:
-    # The two checks must not drift apart: what stops a service at start is what readers would drop.
+def test_the_catalog_refuses_what_stops_the_service(tool: dict, message: str) -> None:
+    # What stops a service at start is what readers of its announcement drop, in the same words.
+    from types import SimpleNamespace
+
+    from trustgraph.catalog import build_catalog
+
     svc = type("Svc", (Weather,), {"tools": [tool]})(id="wx", metrics=False)
-    assert svc.declared_problems() != []
+    assert svc.declared_problems()[0].startswith(message)
+    announced = {"wx": SimpleNamespace(descriptor=json.dumps(svc.descriptor()), tools=json.dumps(
+        {"t": {**tool, "type": "tool-service", "service": "wx"}}))}
+    assert [str(e) for e in build_catalog({}, announced).errors] == [
+        p.replace("tool/wx/weather", "tool/wx/t").replace("tool/wx/#1", "tool/wx/t") for p in svc.declared_problems()]
 
 
 def test_duplicate_tool_names_are_refused() -> None:
@@ -105,6 +123,7 @@ def test_a_good_declaration_is_announced_as_written() -> None:
     svc = Weather(id="wx", metrics=False)
     assert svc.declared_problems() == []
     assert svc.tool_descriptors() == {"weather": {**GOOD, "type": "tool-service", "service": "wx"}}
+    assert [t.name for t in svc.declared_tools()] == ["weather"]
     assert svc.descriptor()["config-params"] == [{"name": "units", "required": True}]
 
 
@@ -144,8 +163,8 @@ def test_launch_prints_the_refusal_as_one_line(tmp_path) -> None:
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2, r.stderr
     lines = [ln for ln in r.stderr.splitlines() if ln.startswith("bad-service: error:")]
-    assert lines == ["bad-service: error: tool/bad-service/weather: field 'arguments[0].name': must be a "
-                     "non-empty string; fix the service's declaration"]
+    assert lines == ["bad-service: error: tool/bad-service/weather: field 'arguments[0].name': required field "
+                     "is missing; fix the service's declaration"]
     assert "Traceback" not in r.stderr
 
 
@@ -153,5 +172,6 @@ def test_2_11_queue_names_are_read_as_the_topics_2_11_uses() -> None:
     # A configured descriptor written for a 2.11 deployment keys the same replicas as the URL form.
     assert queues_of({"request-queue": "request:tg:wx", "response-queue": "response:tg:wx"}) == (REQ, RESP)
     assert queues_of({"request-queue": "rpc:tg:wx", "response-queue": "response:tg:wx"}) is None
-    d = ServiceDescriptor(id="wx", request_queue="request:tg:wx", response_queue="response:tg:wx")
+    d = ToolServiceDescriptor.from_wire({"id": "wx", "request-queue": "request:tg:wx",
+                                         "response-queue": "response:tg:wx"})
     assert d.queues == (REQ, RESP)

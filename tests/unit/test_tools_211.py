@@ -43,8 +43,10 @@ from trustgraph.schema import (
 
 
 def tool_wire(wire: str) -> ToolWire:
-    """The built-in tool types' records and implementations on ``wire``, as a processor gets them."""
-    return wire_for(wire).tool_wire()
+    """The built-in tool types' records and implementations on ``wire``, as the agent gets them (its
+    wire's dialect's)."""
+    from trustgraph.agent.react.dialects import DIALECT
+    return wire_for(wire).component("agent-dialect", DIALECT).tools
 
 
 # -- what 2.11.1 writes ------------------------------------------------------------------------
@@ -122,8 +124,9 @@ def test_2_1s_tools_are_unchanged_and_2_11_replaces_only_what_2_11_changed():
     assert wire.clients["prompt"] == (PromptRequest, v211.PromptResponse)
     assert {k for k in wire.builders if wire.builders[k] is not BUILDERS[k]} == {
         "knowledge-query", "row-embeddings-query"}
-    from trustgraph.agent.react.dialects import DIALECT
-    assert wire_for(WIRE_211).component("agent-dialect").tools is wire and DIALECT.tools is tool_wire(WIRE_21)
+    from trustgraph.catalog.wires import TOOLS
+    from trustgraph.compat.v211.tool_records import TOOLS as TOOLS_211
+    assert wire is TOOLS_211 and tool_wire(WIRE_21) is TOOLS
 
 
 def tool(descriptor: dict[str, Any], wire: str = WIRE_211) -> Any:

@@ -13,7 +13,9 @@ than talk past its peers.
 Why an object, chosen once: what differs between the wires is a handful of
 edges (topics, where a flow is assigned, how config is followed, which records
 a service reads), and our code asks the processor's :class:`Wire` for them
-rather than branching on the wire's name.  This class is the 2.1 wire, ours;
+rather than branching on the wire's name.  This module imports nothing of ours
+above it (a wire names a part it does not hold as a string, imported when
+asked for), so every room may ask for the wire.  This class is the 2.1 wire, ours;
 2.11's is a subclass in the compatibility quarantine
 (:mod:`trustgraph.compat.v211`), loaded by :func:`wire_for` only when asked for.
 Parts that live outside ``trustgraph-base`` (the agent's records, config-svc's
@@ -32,7 +34,6 @@ from typing import TYPE_CHECKING, Any
 from ..topics import ANNOUNCE, PROBE, SERVING, AnnounceTopics
 
 if TYPE_CHECKING:
-    from ..catalog.wires import ToolWire
     from .messaging.rabbitmq_topology import Topology
 
 WIRE_21 = "2.1"
@@ -62,15 +63,6 @@ class Wire:
 
     def __repr__(self) -> str:
         return f"<wire {self.name}>"
-
-    def tool_wire(self) -> ToolWire:
-        """The records the built-in tool types send the flow's services on this wire, and the
-        implementation of each type (ours: upstream 2.1's records, ``trustgraph.catalog``'s).
-
-        Imported when asked for: the catalog stands on this package, not the reverse."""
-        from ..catalog.wires import TOOLS
-
-        return TOOLS
 
     def component(self, role: str, default: Any = None) -> Any:
         """This wire's strategy for ``role`` (imported on first use).

@@ -9,11 +9,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .errors import DescriptorError, load_object
-from .models import ToolServiceDescriptor
-from .parsing import parse_item
+from ..base.descriptors.checks import tool_descriptor
+from ..base.descriptors.errors import DescriptorError, load_object
+from ..base.descriptors.models import ToolServiceDescriptor
+from ..base.descriptors.parsing import parse_item
+from ..base.descriptors.reserved_topics import refuse_framework_topics
 from .policy import AnnouncedPolicy
-from .reserved_topics import refuse_framework_topics
 
 
 def announced_services(announced: Mapping[str, Any], services: dict[str, ToolServiceDescriptor],
@@ -68,7 +69,7 @@ def announced_services(announced: Mapping[str, Any], services: dict[str, ToolSer
             continue
         for key in sorted(data):
             tool = data[key]
-            tool = {**tool, "type": "tool-service", "service": sid} if isinstance(tool, dict) else tool
+            tool = tool_descriptor(sid, tool) if isinstance(tool, dict) else tool
             tools.append((f"{sid}/{key}", tool))
     return used, tools
 

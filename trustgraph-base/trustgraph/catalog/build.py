@@ -4,7 +4,7 @@
 sections (key -> JSON text) and returns a :class:`Catalog`: the usable tools
 by name (each joined with its service or MCP server, its argument schema and
 its config values), the broken ones with what is wrong, and every problem as
-a :class:`~trustgraph.catalog.errors.DescriptorError`.  The agent, the gateway,
+a :class:`~trustgraph.base.descriptors.errors.DescriptorError`.  The agent, the gateway,
 ``tg-show-tools`` and ``tg-put-config-item`` all use it, so they agree on what
 a tool is and report a problem once, in one wording.
 
@@ -12,10 +12,11 @@ It never raises on bad config: a reader rebuilds the catalog on every config
 push, and one broken descriptor must be reported without taking the good
 ones down with it (upstream rejects the whole reload and keeps the old tools).
 
-What the catalog holds is in :mod:`.contents`, reading descriptors in
-:mod:`.parsing`, the framework's topics a service may not use in
-:mod:`.reserved_topics`, and the services that announce themselves in
-:mod:`.announced`; the names are re-exported here.
+What the catalog holds is in :mod:`.contents`, and the services that
+announce themselves in :mod:`.announced`; what one descriptor may be
+(reading it, checking one tool, the framework's topics a service may not
+use) is :mod:`trustgraph.base.descriptors`'s, the check a tool service runs
+on its own declaration too.
 """
 
 from __future__ import annotations
@@ -25,31 +26,17 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from pydantic import ValidationError
-
+from ..base.descriptors.checks import check_tool
+from ..base.descriptors.errors import DescriptorError, load_object
+from ..base.descriptors.models import CATALOG_TYPES, DESCRIPTOR_TYPES, McpServer, ToolServiceDescriptor
+from ..base.descriptors.parsing import parse_section, reference_problem
+from ..base.descriptors.reserved_topics import framework_topics, refuse_framework_topics
 from .announced import announced_services
-from .arguments import TYPES
 from .contents import ANY_STATE, DEFAULT_GROUPS, BrokenTool, Catalog, CatalogTool
-from .data_blocks import name_problem
-from .errors import DescriptorError, from_validation, load_object
-from .models import TOOL_TYPES, McpServer, ToolDescriptor, ToolServiceDescriptor
-from .parsing import model_keys, nested_unknown_keys, parse_section, reference_problem, unknown_keys
-from .policy import POLICY_TYPE, read_policy
-from .reserved_topics import framework_topics, refuse_framework_topics
+from .policy import read_policy
 
 __all__ = ["ANY_STATE", "CATALOG_TYPES", "DEFAULT_GROUPS", "DESCRIPTOR_TYPES", "BrokenTool", "Catalog",
            "CatalogTool", "build_catalog"]
-
-#: The config types that hold descriptors, and the announced-tools policy (what
-#: ``tg-put-config-item`` checks).
-DESCRIPTOR_TYPES = ("tool", "tool-service", "mcp", POLICY_TYPE)
-#: The config types the catalog is built from: the descriptors, the policy, and
-#: the flows (whose topics a tool service may not use).
-CATALOG_TYPES = (*DESCRIPTOR_TYPES, "active-flow")
-
-# Types the fork models (so their descriptors are checked) but cannot run yet.
-_UNSUPPORTED: dict[str, str] = {}
-
 
 
 @dataclass
@@ -64,84 +51,30 @@ class _Builder:
         data = load_object("tool", key, raw)
         if isinstance(data, DescriptorError):
             return BrokenTool(key, (data,))
-        errors: list[DescriptorError] = []
-        kind = data.get("type")
-        model = TOOL_TYPES.get(kind) if isinstance(kind, str) else None
-        if model is None:
-            known = ", ".join(sorted(TOOL_TYPES))
-            errors.append(DescriptorError("tool", key, "type", f"unknown tool type {kind!r} (known: {known})"))
-            return BrokenTool(key, tuple(errors), data)
-        descriptor: ToolDescriptor | None = None
-        try:
-            descriptor = model.model_validate(data)
-        except ValidationError as exc:
-            errors.extend(from_validation("tool", key, exc, data, model_keys(model)))
-        if kind in _UNSUPPORTED:
-            errors.append(DescriptorError("tool", key, "type", _UNSUPPORTED[kind]))
-        if descriptor is not None and source == "announced" and (problem := name_problem(descriptor.name)):
-            errors.append(DescriptorError("tool", key, "name", problem))
         # References are followed even when other fields are bad, so that one
         # round of fixing addresses every problem of the descriptor.
-        service_key, service, config = self._service(key, data, errors) if kind == "tool-service" \
-            else (None, None, {})
-        mcp = self._mcp(key, data, errors) if kind == "mcp-tool" else None
-        if errors or descriptor is None:
-            return BrokenTool(key, tuple(errors), data)
-        self._unknown_keys(key, data, model, kind, service_key, service)
-        for i, arg in enumerate(descriptor.tool_arguments()):
-            if not arg.typed:
-                self.warnings.append(DescriptorError(
-                    "tool", key, f"arguments[{i}].type",
-                    f"type {arg.type!r} is not one of {', '.join(TYPES)}; values of {arg.name!r} "
-                    "are not type-checked"))
-        entry = CatalogTool(key, descriptor, service_key, service, MappingProxyType(config), mcp, source)
-        # An example call is a promise about the tool's arguments: one that breaks it is a mistake
-        # in the descriptor, as a wrong argument type is.
-        wrong = [DescriptorError("tool", key, f"examples[{i}].arguments", f"the example call does not fit "
-                                 f"the tool's arguments: {problem}") for i, problem in entry.example_problems()]
-        if wrong:
-            return BrokenTool(key, tuple(wrong), data)
-        return entry
-
-    def _unknown_keys(self, key: str, data: dict[str, Any], model: type, kind: str, service_key: str | None,
-                      service: ToolServiceDescriptor | None) -> None:
-        """Warn of the keys nothing reads: the tool loads (upstream's and newer ones must), but a
-        misspelled key (``"argument"``) would leave it without what the key was meant to give."""
-        known = set(model_keys(model))
-        what = f"a {kind!r} tool"
-        if service is not None:
-            params = [p.name for p in service.config_params]
-            known.update(params)
-            what += (f", nor a config param of service {service_key!r} "
-                     f"({', '.join(params) if params else 'it has none'})")
-        self.warnings.extend(unknown_keys("tool", key, data, known, what))
-        self.warnings.extend(nested_unknown_keys("tool", key, data, model))
+        references: list[DescriptorError] = []
+        kind = data.get("type")
+        service_key, service = self._service(key, data, references) if kind == "tool-service" else (None, None)
+        mcp = self._mcp(key, data, references) if kind == "mcp-tool" else None
+        checked = check_tool(key, data, announced=source == "announced", service=service, service_key=service_key,
+                             reference_errors=references)
+        self.warnings.extend(checked.warnings)
+        if checked.descriptor is None:
+            return BrokenTool(key, checked.errors, data)
+        return CatalogTool(key, checked.descriptor, service_key, service, checked.config, mcp, source)
 
     def _service(self, key: str, data: dict[str, Any], errors: list[DescriptorError]
-                 ) -> tuple[str | None, ToolServiceDescriptor | None, dict[str, Any]]:
+                 ) -> tuple[str | None, ToolServiceDescriptor | None]:
         ref = data.get("service")
         if not isinstance(ref, str) or not ref.strip():
-            return None, None, {}  # the model reports it
+            return None, None  # the model reports it
         why = reference_problem("service", ref, self.services, self.broken_services, f"unknown tool service {ref!r}")
         if why is not None:
             errors.append(DescriptorError("tool", key, "service", why, missing_reference=ref not in
                                           self.broken_services))
-            return ref, None, {}
-        service = self.services[ref]
-        config: dict[str, Any] = {}
-        for param in service.config_params:
-            # Read from the raw object, not model_extra: a param may share its
-            # name with a declared field (upstream allows that).
-            value = data.get(param.name)
-            if value is not None:
-                config[param.name] = value
-            elif param.required:
-                errors.append(DescriptorError(
-                    "tool", key, param.name,
-                    f"required config param {param.name!r} of service {ref!r} is missing"))
-            elif param.name in data:
-                config[param.name] = None
-        return ref, service, config
+            return ref, None
+        return ref, self.services[ref]
 
     def _mcp(self, key: str, data: dict[str, Any], errors: list[DescriptorError]) -> McpServer | None:
         ref = data.get("mcp-tool")

@@ -34,6 +34,8 @@ from dataclasses import dataclass, fields
 from enum import StrEnum
 from typing import Any
 
+from ..base.descriptors.arguments import ArgumentError
+from ..base.descriptors.models import ToolServiceDescriptor
 from ..base.formats.text import as_text
 from ..base.messaging import deadlines, tracing
 from ..base.messaging.request_response import CallLost, ClientClosed, Unserved
@@ -43,10 +45,8 @@ from ..base.tool_services.tool_service_client import (
     ToolServiceClients,
     ToolServiceError,
 )
-from .arguments import ArgumentError
 from .build import CatalogTool
 from .implementations import BUILDERS, Builder, CallContext, ToolFailed, ToolImpl
-from .models import ToolServiceDescriptor
 
 logger = logging.getLogger(__name__)
 
@@ -113,7 +113,7 @@ class CallableTool(CatalogTool):
     def build(cls, entry: CatalogTool, clients: ToolServiceClients,
               builders: Mapping[str, Builder] = BUILDERS) -> CallableTool:
         """``entry`` with the implementation of its type (every catalog type has one) from
-        ``builders``: 2.1's, or another wire's (a processor's ``self.wire.tool_wire().builders``)."""
+        ``builders``: 2.1's, or another wire's (the agent's ``self.dialect.tools.builders``)."""
         return cls.of(entry, builders[entry.type](entry, clients))
 
 

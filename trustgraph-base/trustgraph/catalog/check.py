@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ..base.descriptors.errors import DescriptorError, Kind
 from .build import CATALOG_TYPES, DESCRIPTOR_TYPES, build_catalog
-from .errors import DescriptorError, Kind
 
 
 @dataclass(frozen=True)

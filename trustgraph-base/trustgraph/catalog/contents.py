@@ -12,18 +12,23 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from types import MappingProxyType
 from typing import Any
 
-from .arguments import ArgumentError, ToolArgument, argument_problems, arguments_schema, check_arguments
-from .errors import DescriptorError, Kind
-from .models import ExampleCall, McpServer, ToolDescriptor, ToolServiceDescriptor
+from ..base.descriptors.annotations import Annotations
+from ..base.descriptors.arguments import (
+    ArgumentError,
+    ToolArgument,
+    arguments_schema,
+    check_arguments,
+    schema_validator,
+)
+from ..base.descriptors.errors import DescriptorError, Kind
+from ..base.descriptors.models import ExampleCall, McpServer, ToolDescriptor, ToolServiceDescriptor
+from ..base.descriptors.parsing import EMPTY
 from .policy import AnnouncedPolicy
 
 DEFAULT_GROUPS = ("default",)
 ANY_STATE = ("*",)
-
-EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
 @dataclass(frozen=True)
@@ -91,6 +96,20 @@ class CatalogTool:
         return self.service.timeout if self.service is not None else None
 
     @property
+    def annotations(self) -> Annotations:
+        """What the tool says of its effects (``read-only``, ``destructive``, ``idempotent``,
+        ``open-world``): its own, else its service's; None where neither says
+        (:mod:`trustgraph.base.descriptors.annotations` says how an unknown one reads)."""
+        own = self.descriptor.annotations
+        return own.over(self.service.annotations) if self.service is not None else own
+
+    @property
+    def retries(self) -> bool:
+        """Whether a call that may not have run is repeated: the tool is idempotent and does not say it
+        is destructive."""
+        return self.annotations.retries
+
+    @property
     def queues(self) -> tuple[str, str] | None:
         """The service's (request, response) Pulsar URLs, for a ``tool-service`` tool."""
         return self.service.queues if self.service is not None else None
@@ -102,9 +121,7 @@ class CatalogTool:
 
     @cached_property
     def _validator(self) -> Any:
-        # Imported on first use: jsonschema is slow to import and only callers need it.
-        from jsonschema import Draft202012Validator
-        return Draft202012Validator(self.schema)
+        return schema_validator(self.schema)
 
     def check_arguments(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """The arguments to call the tool with (coerced where unambiguous), or :class:`ArgumentError`.
@@ -115,17 +132,6 @@ class CatalogTool:
         if not self.descriptor.validate_arguments:
             return dict(arguments)
         return check_arguments(self.name, arguments, self.arguments, self._validator)
-
-    def example_problems(self) -> list[tuple[int, str]]:
-        """``(index in examples, problem)`` for each example call whose arguments do not fit the tool."""
-        if not self.descriptor.validate_arguments:
-            return []
-        out = []
-        for i, example in enumerate(self.descriptor.examples):
-            if isinstance(example, ExampleCall):
-                _, problems = argument_problems(example.arguments, self.arguments, self._validator)
-                out += [(i, problem) for problem in problems]
-        return out
 
     def argument_problem(self, arguments: Mapping[str, Any]) -> str | None:
         """What is wrong with ``arguments``, or None."""
@@ -158,6 +164,9 @@ class CatalogTool:
         out["arguments"] = [a.model_dump(mode="json", exclude_none=True, by_alias=True) for a in self.arguments]
         out["input-schema"] = self.schema
         out["source"] = self.source
+        # What the tool says of its effects, its service's where it says nothing itself; the
+        # annotations nobody gave are left out (unknown, not false).
+        out["annotations"] = self.annotations.said()
         if self.service is not None:
             out["service"] = self.service_key
             out["request-queue"] = self.service.request_queue

@@ -11,8 +11,9 @@ The agent, the MCP server and the gateway all call tools through
 :mod:`trustgraph.catalog.calling`, which uses these; nothing here knows who
 is calling.  ``FLOW_CLIENTS`` names the flow's request/response clients the
 implementations call through, for a processor to register.  These are
-upstream 2.1's records; a processor gets its wire's table from its wire
-object (``wire.tool_wire()``, :mod:`.wires`).
+upstream 2.1's records; a processor gets its wire's table from the
+component it takes from its wire (the agent's dialect, ``dialect.tools``:
+:mod:`.wires`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ..base.descriptors.models import ToolServiceDescriptor
 from ..base.formats.text import text_or_json
 from ..base.tool_services.tool_service_client import QueuePair, ToolServiceClients
 from ..schema import (
@@ -39,7 +41,6 @@ from ..schema import (
     ToolResponse,
 )
 from .build import CatalogTool
-from .models import ToolServiceDescriptor
 
 #: The flow's clients the implementations call (flow key prefix -> request and response
 #: records); a processor that calls tools of every type registers these.
@@ -204,7 +205,9 @@ class ToolServiceImpl:
 
     ``config`` is this tool's values for the service's config params; the
     user comes from the call, never from the client, which every tool and
-    request on the service shares.  Streamed chunks go to ``ctx.on_chunk``
+    request on the service shares.  ``retries``: whether a call that may not
+    have run is repeated (the tool's annotations over its service's,
+    ``CatalogTool.retries``).  Streamed chunks go to ``ctx.on_chunk``
     as they arrive (a one-message answer too only with ``ctx.last_chunk``);
     the joined text is the result.
     """
@@ -212,6 +215,7 @@ class ToolServiceImpl:
     clients: ToolServiceClients
     service: ToolServiceDescriptor
     config: Mapping[str, Any]
+    retries: bool = False
 
     @property
     def queues(self) -> QueuePair:
@@ -219,7 +223,8 @@ class ToolServiceImpl:
 
     async def invoke(self, ctx: CallContext, arguments: dict[str, Any]) -> str:
         return await self.clients.invoke(self.service, ctx.user, dict(self.config), arguments,
-                                         timeout=ctx.timeout, on_chunk=ctx.on_chunk, last_chunk=ctx.last_chunk)
+                                         timeout=ctx.timeout, on_chunk=ctx.on_chunk, last_chunk=ctx.last_chunk,
+                                         retries=self.retries)
 
 
 Builder = Callable[[CatalogTool, ToolServiceClients], ToolImpl]
@@ -227,7 +232,7 @@ Builder = Callable[[CatalogTool, ToolServiceClients], ToolImpl]
 
 def _tool_service(tool: CatalogTool, clients: ToolServiceClients) -> ToolImpl:
     assert tool.service is not None  # the catalog joined it
-    return ToolServiceImpl(clients, tool.service, dict(tool.config))
+    return ToolServiceImpl(clients, tool.service, dict(tool.config), tool.retries)
 
 
 #: Tool type -> implementation.  Every type the catalog can hand out has one.

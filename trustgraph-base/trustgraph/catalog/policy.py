@@ -25,8 +25,8 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ..base.descriptors.errors import JSON_FIELD, DescriptorError, describe
 from ..base.safety import limits
-from .errors import JSON_FIELD, DescriptorError, describe
 
 #: The config type and key of the policy.
 POLICY_TYPE = "tool-policy"

@@ -3,11 +3,13 @@
 Why a table per wire: a processor is told its wire once (``--wire``), and a
 tool type's implementation is picked once per registry build, so the
 implementations stay free of ``if wire``.  A processor gets its wire's table
-from its wire object (``self.wire.tool_wire()``): the flow clients to
-register and the implementation of each tool type.  :data:`TOOLS` is ours,
-upstream 2.1's records with :mod:`.implementations`; another wire's table is
-that wire's own (2.11's is the 2.11 wire object's, in the compatibility
-package).
+with the wire's component that uses it (the agent: its dialect's ``tools``,
+``wire.component("agent-dialect")``): the flow clients to register and the
+implementation of each tool type.  :data:`TOOLS` is ours, upstream 2.1's
+records with :mod:`.implementations`; another wire's table is in that wire's
+compatibility package (2.11's: ``trustgraph.compat.v211.tool_records``).
+The wire object itself names none: the catalog stands on ``trustgraph.base``,
+not the reverse.
 """
 
 from __future__ import annotations
@@ -28,5 +30,5 @@ class ToolWire:
     builders: Mapping[str, Builder]
 
 
-#: The built-in tool types on our wire (2.1's): what ``Wire.tool_wire()`` gives.
+#: The built-in tool types on our wire (2.1's): the ``tools`` of our agent dialect.
 TOOLS = ToolWire(WIRE_21, FLOW_CLIENTS, BUILDERS)

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from trustgraph.base.tool_services.descriptor import MAX_EXAMPLE_CHARS, MAX_EXAMPLES
+from trustgraph.base.descriptors.models import MAX_EXAMPLE_CHARS, MAX_EXAMPLES
 
 #: The ``_meta`` key of a listed tool's example questions.
 EXAMPLES_META = "ai.trustgraph/examples"

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from trustgraph.catalog.arguments import TYPES
+from trustgraph.base.descriptors.arguments import TYPES
 
 
 def _types(schema: Mapping[str, Any]) -> tuple[list[str], bool]:

@@ -13,9 +13,12 @@ writes, for every tool (or those named by ``--only``), in one config change:
   with the tool's description and typed ``arguments`` from its input schema,
   so the agent checks the model's arguments before it calls (a schema we
   cannot express is passed through unchecked: ``"validate-arguments": false``),
-  and the tool's example questions when the server lists them in the tool's
+  the tool's example questions when the server lists them in the tool's
   ``_meta`` as our mcp-server does (``trustgraph.mcp_client.examples``; MCP
-  itself has no field for them).
+  itself has no field for them), and the hints of its ``annotations`` it
+  gives (``readOnlyHint`` ... as ``read-only``, ``destructive``,
+  ``idempotent``, ``open-world``; a hint it does not give stays unknown, read
+  as MCP reads it: ``trustgraph.base.descriptors.annotations``).
 
 The agent can use them as soon as the command returns.  ``--dry-run`` prints
 what would be written and writes nothing.
@@ -45,6 +48,7 @@ from trustgraph.base.command_line import (
     main_wrapper,
     make_parser,
 )
+from trustgraph.base.descriptors.annotations import Annotations
 from trustgraph.cli.set_mcp_tool import mcp_entry
 
 if TYPE_CHECKING:
@@ -64,7 +68,7 @@ def _sdk() -> Any:
 
 def _examples(t: Any, key: str) -> tuple[str | None, list[str]]:
     """The tool's description and example questions; a line on stderr for examples left out."""
-    from trustgraph.base.tool_services.descriptor import MAX_EXAMPLE_CHARS, MAX_EXAMPLES
+    from trustgraph.base.descriptors.models import MAX_EXAMPLE_CHARS, MAX_EXAMPLES
     from trustgraph.mcp_client.examples import read_examples
 
     description, examples, left_out = read_examples(t.description, t.meta)
@@ -98,6 +102,7 @@ def descriptors(tools: list[Any], args: argparse.Namespace) -> dict[tuple[str, s
                                 "mcp-tool": key, "arguments": arguments}
         if examples:
             tool["examples"] = examples
+        tool.update(Annotations.from_mcp(t.annotations).said())
         if not checkable:
             tool["validate-arguments"] = False
         if args.group:

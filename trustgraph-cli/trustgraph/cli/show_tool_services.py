@@ -2,8 +2,10 @@
 
 For each: where it comes from (``configured``, ``announced`` or both), whether
 a replica is live, the replicas and when the last heartbeat came, its queues,
-and whether callers may retry it (``idempotent``).  A configured service that
-never announces itself (an upstream 2.1.4 one) shows ``live: not known``.
+whether callers may retry it (``idempotent``), and what else it says of its
+tools' effects (``read-only``, ``destructive``, ``open-world``), where it says.
+A configured service that never announces itself (an upstream 2.1.4 one)
+shows ``live: not known``.
 Replicas that announce the same id with another descriptor are listed under
 ``conflicts``, with why they are not used.
 What a service announced is shown escaped, on one line per value (see
@@ -15,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from trustgraph.base.command_line import CliError, GatewayClient, api_from_args, main_wrapper, make_parser
+from trustgraph.base.descriptors.annotations import DESTRUCTIVE, OPEN_WORLD, READ_ONLY
 from trustgraph.cli.show_tools import cell
 from trustgraph.cli.table import render_table
 
@@ -41,6 +44,8 @@ def service_rows(svc: dict[str, Any]) -> list[tuple[str, str]]:
             rows.append((label, cell(svc[key])))
     if svc.get("idempotent") is not None:
         rows.append(("idempotent", "yes (callers retry it)" if svc["idempotent"] else "no"))
+    rows += [(key, "yes" if svc[key] else "no") for key in (READ_ONLY, DESTRUCTIVE, OPEN_WORLD)
+             if isinstance(svc.get(key), bool)]
     if svc.get("timeout") is not None:
         rows.append(("timeout", _seconds(svc["timeout"])))
     for conflict in svc.get("conflicts") or []:

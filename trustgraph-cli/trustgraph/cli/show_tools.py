@@ -1,9 +1,12 @@
 """Shows the agent's tools: one table per ``tool`` config item, then every descriptor problem.
 
-As upstream, plus the argument types, the tool's example questions and calls, and
-for tools of type ``tool-service`` the service they call, whether it is
-running, its queues and the tool's config values; a tool a running service
-announced says so (``source``).  A tool the agent leaves out says why in its
+As upstream, plus the argument types, the tool's example questions and calls,
+what the tool says of its effects (``read-only``, ``destructive``,
+``idempotent``, ``open-world``: its own, else its service's; one nobody gave
+is shown as not said, with how it is read), and for tools of type
+``tool-service`` the service they call, whether it is running, its queues,
+the tool's config values and whether a call is retried; a tool a running
+service announced says so (``source``).  A tool the agent leaves out says why in its
 own table (``error`` rows), and the list of every problem (services and MCP
 servers included) follows the tables.
 
@@ -30,6 +33,7 @@ from trustgraph.base.command_line import (
     main_wrapper,
     make_parser,
 )
+from trustgraph.base.descriptors.annotations import KEYS, Annotations
 from trustgraph.base.safety.logsafe import escape
 from trustgraph.cli.table import render_table
 
@@ -41,6 +45,9 @@ _LIVE = {True: "yes", False: "NO: no replica is running; calls fail at once",
 
 # Type-specific descriptor fields shown when a tool has them (upstream's columns).
 _FIELDS = ("mcp-tool", "collection", "schema-name", "index-name", "limit", "template")
+
+#: What an annotation nobody gave is taken as (MCP's default, the worst case), in words.
+_UNSAID = {True: "not said (MCP reads it as yes)", False: "not said (MCP reads it as no)"}
 
 
 def fetch_catalog(api: GatewayClient) -> dict[str, Any]:
@@ -82,6 +89,18 @@ def _argument(arg: dict[str, Any]) -> str:
     return f"{head}\n{cell(arg.get('description') or '')}".rstrip()
 
 
+def annotation_rows(said: Any) -> list[tuple[str, str]]:
+    """A row per annotation (``said``: the given ones, by descriptor key), or one row when none is given."""
+    if not isinstance(said, dict):
+        return []
+    if not said:
+        return [("annotations", "none said: MCP reads them as its defaults (not read-only, destructive, "
+                                "not idempotent, open-world)")]
+    known = Annotations.from_said(said)
+    return [(key, {True: "yes", False: "no"}.get(said[key], cell(said[key])) if key in said
+             else _UNSAID[known.assumed(key)]) for key in KEYS]
+
+
 def tool_rows(tool: dict[str, Any]) -> list[tuple[str, str]]:
     """The (label, value) rows of one catalog entry's table."""
     rows = [("id", cell(tool.get("key", "")))]
@@ -100,6 +119,12 @@ def tool_rows(tool: dict[str, Any]) -> list[tuple[str, str]]:
             rows.append(("response queue", cell(tool.get("response-queue", ""))))
             config = [f"{cell(k)}={cell(v)}" for k, v in (tool.get("config") or {}).items()]
             rows.append(("config", "\n".join(config) or "(none)"))
+    annotations = tool.get("annotations")
+    rows += annotation_rows(annotations)
+    if tool.get("type") == "tool-service" and isinstance(annotations, dict):
+        retries = Annotations.from_said(annotations).retries
+        rows.append(("retried", "yes: a call that may not have run is made again" if retries else
+                     "no: each call is made once (not idempotent, or destructive)"))
     arguments = tool.get("arguments") or []
     for n, arg in enumerate(arguments if isinstance(arguments, list) else []):
         if isinstance(arg, dict):

@@ -139,7 +139,7 @@ class ToolServices:
                                  "conflicts": seen.get("conflicts", []) if seen is not None else []}
             if svc is not None:
                 entry.update({"request-queue": svc.request_queue, "response-queue": svc.response_queue,
-                              "idempotent": svc.idempotent, "timeout": svc.timeout})
+                              **svc.annotations.said(), "timeout": svc.timeout})
             out.append(entry)
         return out
 

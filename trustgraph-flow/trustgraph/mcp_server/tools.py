@@ -6,7 +6,11 @@ is one MCP tool: its name, its description, and its argument schema
 (``CatalogTool.schema``, the very schema a call's arguments are checked
 with) as ``inputSchema``.  A tool's example questions end its description
 and are in its ``_meta`` too (``trustgraph.mcp_client.examples`` says why
-both).  A call runs through :func:`trustgraph.catalog.calling.call_tool`,
+both).  What the tool says of its effects (``read-only``, ``destructive``,
+``idempotent``, ``open-world``, its service's where it says nothing itself)
+are its ``annotations``, MCP's hints; one nobody gave is left out, so the
+client reads it as MCP's default, the worst case
+(``trustgraph.base.descriptors.annotations``).  A call runs through :func:`trustgraph.catalog.calling.call_tool`,
 as the agent's and the gateway's do, so an MCP client gets the answer, or
 the refusal, that they get.
 
@@ -57,14 +61,16 @@ class ToolTable:
         return cls(MappingProxyType({t.name: t for t in sorted(tools, key=lambda t: t.name)}))
 
     def listing(self) -> list[types.Tool]:
-        """``tools/list``: every tool with its argument schema as its input schema."""
+        """``tools/list``: every tool with its argument schema as its input schema, and its annotations."""
         return [types.Tool(name=t.name, description=with_examples(t.description, t.examples) or None,
-                           input_schema=dict(t.schema), meta=listing_meta(t.examples))
+                           input_schema=dict(t.schema), meta=listing_meta(t.examples),
+                           annotations=types.ToolAnnotations.model_validate(hints) if (hints := t.annotations.to_mcp())
+                           else None)
                 for t in self.tools.values()]
 
     def signature(self) -> tuple[Any, ...]:
         """What a client sees of the list: a change of it is a ``list_changed``."""
-        return tuple((t.name, t.description, t.examples, repr(t.schema)) for t in self.tools.values())
+        return tuple((t.name, t.description, t.examples, repr(t.schema), t.annotations) for t in self.tools.values())
 
     async def call(self, name: str, arguments: dict[str, Any] | None, *, user: str, flow: Any,
                    timeout: float, progress: Progress | None = None) -> types.CallToolResult:

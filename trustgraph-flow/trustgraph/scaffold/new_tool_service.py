@@ -189,7 +189,7 @@ def taken(plan: Plan, root: Path) -> str | None:
             return f"{path} already exists (nothing is ever overwritten)"
     if plan.script in _commands(root):
         return f"the command {plan.script} already exists"
-    from trustgraph.catalog.reserved_topics import framework_topics  # pydantic: only now
+    from trustgraph.base.descriptors.reserved_topics import framework_topics  # pydantic: only now
     request = tool_service_topics(plan.topic)[0]
     if (what := framework_topics({}).get(request)) is not None:
         return f"its topic {request} is the framework's own ({what})"

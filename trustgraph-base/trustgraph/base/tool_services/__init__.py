@@ -1,9 +1,8 @@
 """Tool services: the service base class, the client, and how services announce and are found.
 
-* :mod:`.descriptor`: the tool-service descriptor and its declared tools, one
-  light model for everyone who builds or reads them;
 * :mod:`.dynamic_tool_service` (``DynamicToolService``): the class a service
-  author subclasses;
+  author subclasses (its descriptor and declared tools are checked with the
+  one descriptor model, :mod:`trustgraph.base.descriptors`);
 * :mod:`.tool_service_client` (``ToolServiceClient``): the agent's side of a
   call;
 * :mod:`.announcer` (a service's heartbeats), :mod:`.service_directory` (who

@@ -23,19 +23,14 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
+from ..descriptors.models import CATALOG_TYPES, queues_of
 from ..safety import limits
-from .descriptor import queues_of
 from .service_directory import Configured, ServiceDirectory, ServiceState
 
 logger = logging.getLogger(__name__)
 
 Config = dict[str, dict[str, str]]
 Rebuild = Callable[[Config, Mapping[str, ServiceState]], Awaitable[None]]
-
-#: The config types the tool catalog is built from (``trustgraph.catalog.CATALOG_TYPES``;
-#: repeated here so a processor that follows the feed need not import pydantic to start;
-#: a unit test checks the two agree).
-CATALOG_TYPES = ("tool", "tool-service", "mcp", "tool-policy", "active-flow")
 
 
 def configured_services(section: Mapping[str, str]) -> dict[str, Configured]:

@@ -21,16 +21,27 @@ takes the first response as the whole answer, so it gets one response holding
 the chunks joined, of at most :attr:`DynamicToolService.max_whole_reply`
 bytes.  An exception
 becomes an error reply (:class:`ToolError` chooses its type); nothing a
-request contains can stop the service.  The reply path is
+request contains can stop the service.  An invocation still running when
+its caller's deadline passes (the request's ``deadline`` property: the caller
+no longer waits, or gave up the call, as mcp-server does for a cancelled MCP
+task) is stopped then: an ``async`` invoke is cancelled at its next
+``await`` (a plain ``def`` one runs to its end).  The reply path is
 :mod:`trustgraph.base.messaging.serving`'s, shared with every other service.
 
 A service announces itself while it runs (``announcer.py``): its
 ``tool-service`` descriptor (id, queues, ``config_params``, ``idempotent``,
-``call_timeout``) and the ``tools`` it declares, so agents and gateways can
-use it with no config step, and know at once when it stops.  ``--no-announce``
-turns that off (the service then needs its descriptors in config, as
-upstream's do).  Announcing is never what serving waits for: topics that
-cannot be opened are one WARNING (``announcer.py``).
+``read_only``, ``destructive``, ``open_world``, ``call_timeout``) and the
+``tools`` it declares, so agents and gateways can use it with no config step,
+and know at once when it stops.  ``--no-announce`` turns that off (the
+service then needs its descriptors in config, as upstream's do).  Announcing
+is never what serving waits for: topics that cannot be opened are one
+WARNING (``announcer.py``).
+
+Before it serves anything, a service checks its descriptor and declared
+tools with the one descriptor model every reader uses
+(:func:`trustgraph.base.descriptors.checks.check_declaration`): a declaration
+readers would leave out stops it, in one line naming the tool and the field;
+a key nothing reads is a WARNING.
 
 It speaks both upstream wires (``--wire 2.1|2.11``): in a 2.11 deployment its
 request and response topics are 2.1's (``non-persistent://tg/request/{topic}``),
@@ -44,19 +55,29 @@ service nor a missing config namespace keeps it from serving.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import inspect
-import json
 import logging
+import math
 import time
 import types
 from collections.abc import Mapping, Sequence
-from types import SimpleNamespace
 from typing import Any
 
 from ...schema import ToolServiceRequest, ToolServiceResponse
 from ...schema.services.tool_service import READS_STREAMS
 from ...topics import tool_service_topics
+from ..descriptors.annotations import DESTRUCTIVE, IDEMPOTENT, OPEN_WORLD, READ_ONLY
+from ..descriptors.checks import Declaration, check_declaration, tool_descriptor
+from ..descriptors.errors import InvalidDescriptor
+from ..descriptors.models import (
+    CONFIG_PARAMS,
+    REQUEST_QUEUE,
+    RESPONSE_QUEUE,
+    ToolDescriptor,
+    ToolServiceDescriptor,
+)
 from ..formats.text import as_text
 from ..messaging import metrics
 from ..messaging.pubsub import MAX_MESSAGE_BYTES, Message
@@ -65,14 +86,6 @@ from ..processors.async_processor import AsyncProcessor, StartRefused
 from ..safety import limits
 from ..wire import WIRES
 from .announcer import DEFAULT_LEASE, Announcer
-from .descriptor import (
-    DeclaredTool,
-    InvalidDescriptor,
-    ServiceDescriptor,
-    declare_tools,
-    parse_config_params,
-    tool_descriptor,
-)
 
 logger = logging.getLogger(__name__)
 
@@ -162,14 +175,21 @@ class DynamicToolService(AsyncProcessor):
     #: as a person writes them (``name``, ``description``, ``arguments``,
     #: ``examples`` (questions a user might ask that the tool answers, and
     #: example calls ``{"arguments": {...}, "question": ...}``), values
-    #: for ``config_params``), without ``type`` and ``service``, which the
-    #: announcement fills in.
+    #: for ``config_params``, and any of ``read-only``, ``destructive``,
+    #: ``idempotent``, ``open-world`` where a tool differs from the service),
+    #: without ``type`` and ``service``, which the announcement fills in.
     tools: Sequence[Mapping[str, Any]] = ()
     #: The config params its tools may set: bare names or ``{"name", "required"}``.
     config_params: Sequence[str | Mapping[str, Any]] = ()
     #: True when calling it twice does no harm: callers then retry a call that
-    #: timed out or found no replica (see ``ToolServiceClients.invoke``).
+    #: timed out or found no replica (see ``ToolServiceClients.invoke``), unless it
+    #: (or the tool called) says it is destructive.
     idempotent: bool = False
+    #: What its tools do, as a rule (a declared tool's own ``read-only`` ... wins): True or
+    #: False, or None to say nothing (``trustgraph.base.descriptors.annotations``).
+    read_only: bool | None = None
+    destructive: bool | None = None
+    open_world: bool | None = None
     #: Seconds one call may take, announced as the descriptor's ``timeout``
     #: (None: the caller's own limit).
     call_timeout: float | None = None
@@ -202,56 +222,64 @@ class DynamicToolService(AsyncProcessor):
         """Override: the tool's work.  Return the observation or yield chunks."""
         raise NotImplementedError(f"{type(self).__name__} does not implement invoke()")
 
-    def service_descriptor(self) -> ServiceDescriptor:
-        """This service's ``tool-service`` descriptor (:class:`InvalidDescriptor` if ``config_params`` is wrong)."""
-        return ServiceDescriptor(id=self.service_id, request_queue=self.request_topic,
-                                 response_queue=self.response_topic,
-                                 config_params=parse_config_params(list(self.config_params),
-                                                                   ("tool-service", self.service_id)),
-                                 idempotent=self.idempotent, timeout=self.call_timeout)
+    def service_descriptor(self) -> ToolServiceDescriptor:
+        """This service's ``tool-service`` descriptor, from its attributes (:class:`InvalidDescriptor`
+        names the first that is wrong)."""
+        return self._descriptor(self.request_topic, self.response_topic)
 
-    def declared_tools(self) -> tuple[DeclaredTool, ...]:
+    def _descriptor(self, request_topic: str, response_topic: str) -> ToolServiceDescriptor:
+        data: dict[str, Any] = {"id": self.service_id, REQUEST_QUEUE: request_topic, RESPONSE_QUEUE: response_topic,
+                                CONFIG_PARAMS: list(self.config_params), IDEMPOTENT: self.idempotent,
+                                READ_ONLY: self.read_only, DESTRUCTIVE: self.destructive,
+                                OPEN_WORLD: self.open_world, "timeout": self.call_timeout}
+        return ToolServiceDescriptor.from_wire(data, self.service_id)
+
+    def declaration(self) -> Declaration:
+        """This service's declaration as every reader of its announcement checks it: its usable
+        tools, its errors (readers would leave those tools out) and warnings (a key nothing reads)."""
+        try:
+            # A class given no topic is refused when it starts, after this check: until then its
+            # tools are checked against its id's topics, so that one run says every problem.
+            service = self._descriptor(*tool_service_topics(self.topic or self.service_id))
+        except InvalidDescriptor as e:
+            return Declaration((), (e.error,))
+        return check_declaration(service, self.tools, queues=bool(self.topic))
+
+    def declared_tools(self) -> tuple[ToolDescriptor, ...]:
         """The declared ``tools``, checked (:class:`InvalidDescriptor` names the first wrong tool and field)."""
-        return declare_tools(self.service_id, self.tools, self.service_descriptor().config_params)
+        declaration = self.declaration()
+        if declaration.errors:
+            raise InvalidDescriptor(declaration.errors[0])
+        return declaration.tools
 
     def descriptor(self) -> dict[str, Any]:
         """This service's ``tool-service`` descriptor, as it announces it."""
         return self.service_descriptor().to_wire()
 
     def tool_descriptors(self) -> dict[str, dict[str, Any]]:
-        """The declared tools as tool descriptors, by tool name."""
-        return {t.name: t.descriptor(self.service_id) for t in self.declared_tools()}
+        """The declared tools as the tool descriptors it announces (as written, ``type`` and
+        ``service`` filled in), by tool name."""
+        names = {t.name for t in self.declared_tools()}
+        return {t["name"].strip(): tool_descriptor(self.service_id, t) for t in self.tools
+                if isinstance(t, Mapping) and isinstance(t.get("name"), str) and t["name"].strip() in names}
 
     def declared_problems(self) -> list[str]:
-        """What the catalog says about this service's declarations (empty: they are fine).
+        """What readers would say of this service's declaration (empty: nothing), errors first:
+        a service author can call this in a unit test."""
+        return self.declaration().problems()
 
-        Readers check announcements with the same catalog and leave out what
-        is wrong; a service author can call this in a unit test.
-        """
-        errors, warnings = self._declaration_check()
-        return [*errors, *warnings]
-
-    def _declaration_check(self) -> tuple[list[str], list[str]]:
-        """The catalog's errors (readers leave the tool out) and warnings (a key nothing reads...)."""
-        from trustgraph.catalog import build_catalog  # pydantic: only when asked
-
-        try:
-            descriptor = self.descriptor()
-        except InvalidDescriptor as e:
-            return [str(e)], []
-        # Unchecked here, so the catalog's own messages say what is wrong.
-        tools = {str(t.get("name")): tool_descriptor(self.service_id, t) for t in self.tools if isinstance(t, Mapping)}
-        announced = SimpleNamespace(descriptor=json.dumps(descriptor), tools=json.dumps(tools))
-        catalog = build_catalog({}, {self.service_id: announced})
-        return [str(e) for e in catalog.errors], [str(e) for e in catalog.warnings]
+    async def _check_declarations(self) -> None:
+        """Refuse to start on a declaration readers would leave out; log what they would warn of."""
+        declaration = self.declaration()
+        if declaration.errors:
+            raise StartRefused(f"{declaration.errors[0]}; fix the service's declaration")
+        for problem in declaration.warnings:
+            logger.warning("Declared %s", problem)
 
     async def start(self) -> None:
         # Before anything is served or announced: a declaration that readers
         # would leave out stops the service here, in one line naming the tool and field.
-        try:
-            self.declared_tools()
-        except InvalidDescriptor as e:
-            raise StartRefused(f"{e}; fix the service's declaration") from None
+        await self._check_declarations()
         if not self.topic:
             raise StartRefused(
                 f"{type(self).__name__} names no topic to serve: set default_topic = \"NAME\" on the class, "
@@ -270,17 +298,7 @@ class DynamicToolService(AsyncProcessor):
                                        tools=self.tool_descriptors(), lease=self.announce_lease,
                                        topic=self.announce_queue, probe_topic=self.announce_probe_queue)
             await self.announcer.start()  # never raises for its topics: one WARNING, then retries
-            self.spawn(self._check_declarations())
         await super().start()
-
-    async def _check_declarations(self) -> None:
-        # After start: the catalog's full check (argument schemas) needs its
-        # pydantic models, which would add about 0.25 s to every service's start.
-        errors, warnings = self._declaration_check()
-        for problem in errors:
-            logger.error("Declared %s", problem)
-        for problem in warnings:
-            logger.warning("Declared %s", problem)
 
     async def stop(self) -> None:
         if self.announcer is not None:
@@ -296,29 +314,42 @@ class DynamicToolService(AsyncProcessor):
         try:
             config = _parse_object(req.config, "config")
             arguments = _parse_object(req.arguments, "arguments")
-            try:
-                result = (self.invoke(req.user or "trustgraph", config, arguments) if self._takes_user
-                          else self.invoke(config, arguments))
-                if result.__class__ is _Coroutine or inspect.isawaitable(result):
-                    result = await result
-                # An async generator streams, whether invoke is one or returns one, to a
-                # caller that reads streams; any other gets its chunks joined, in one reply.
-                if inspect.isasyncgen(result):
-                    if msg.properties.get(READS_STREAMS) == "true":
-                        await reply.stream(_chunks(result), end=_END)
-                        return
-                    result = await _joined(result, self.max_whole_reply)
-                await reply.send(ToolServiceResponse(response=as_text(result), end_of_stream=True))
-            except (ServiceError, ReplyNotSent):
+            left = reply.left(math.inf)
+            bound = asyncio.timeout(None if math.isinf(left) else max(left, 0.0))
+            async with bound:
+                await self._invoke(msg, reply, config, arguments)
+        except TimeoutError:
+            if not bound.expired():
                 raise
-            except Exception as e:
-                # The author's code failing is the tool's answer, not a bug of ours:
-                # a warning, with the traceback only at DEBUG.
-                logger.warning("invoke failed (id=%s): %s: %s", reply.id, type(e).__name__, e,
-                               exc_info=logger.isEnabledFor(logging.DEBUG))
-                raise ServiceError(message_or_type(e)) from e
+            logger.debug("invoke stopped (id=%s): its caller's deadline passed", reply.id)
+            raise ServiceError("the invocation was stopped: the caller's deadline passed") from None
         finally:
             self._m_latency.observe(time.perf_counter() - start)
+
+    async def _invoke(self, msg: Message, reply: Reply, config: dict[str, Any], arguments: dict[str, Any]) -> None:
+        """Call ``invoke`` and send what it returns (a failure of the author's code is a ServiceError)."""
+        req: ToolServiceRequest = msg.value
+        try:
+            result = (self.invoke(req.user or "trustgraph", config, arguments) if self._takes_user
+                      else self.invoke(config, arguments))
+            if result.__class__ is _Coroutine or inspect.isawaitable(result):
+                result = await result
+            # An async generator streams, whether invoke is one or returns one, to a
+            # caller that reads streams; any other gets its chunks joined, in one reply.
+            if inspect.isasyncgen(result):
+                if msg.properties.get(READS_STREAMS) == "true":
+                    await reply.stream(_chunks(result), end=_END)
+                    return
+                result = await _joined(result, self.max_whole_reply)
+            await reply.send(ToolServiceResponse(response=as_text(result), end_of_stream=True))
+        except (ServiceError, ReplyNotSent):
+            raise
+        except Exception as e:
+            # The author's code failing is the tool's answer, not a bug of ours:
+            # a warning, with the traceback only at DEBUG.
+            logger.warning("invoke failed (id=%s): %s: %s", reply.id, type(e).__name__, e,
+                           exc_info=logger.isEnabledFor(logging.DEBUG))
+            raise ServiceError(message_or_type(e)) from e
 
     @classmethod
     def add_args(cls, parser: argparse.ArgumentParser) -> None:

@@ -69,11 +69,11 @@ from typing import Any
 
 from ...schema import ToolServiceAnnouncement, ToolServiceProbe
 from ...topics import ANNOUNCE, PROBE
+from ..descriptors.models import queues_of
 from ..messaging.pubsub import Consumer, Message, Producer, PubSub
 from ..safety import limits
 from . import optional_topics
 from .announcer import withdraw_hash
-from .descriptor import queues_of
 from .directory_limits import (
     MAX_ANNOUNCEMENT,
     MAX_DESCRIPTION,

@@ -27,6 +27,7 @@ from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait
 from ...schema import ToolServiceRequest, ToolServiceResponse
 from ...schema.services.tool_service import READS_STREAMS
 from ...topics import to_pulsar
+from ..descriptors.annotations import Annotations
 from ..messaging import deadlines
 from ..messaging.pubsub import PubSub, PubSubError
 from ..messaging.request_response import (
@@ -36,7 +37,6 @@ from ..messaging.request_response import (
     Verdict,
     new_request_id,
 )
-from .descriptor import InvalidDescriptor, ServiceDescriptor
 
 if TYPE_CHECKING:
     from ..messaging.unserved import UnservedTopics
@@ -80,10 +80,12 @@ class Service(Protocol):
     """What :meth:`ToolServiceClients.invoke` needs of a service (a ``ToolServiceDescriptor`` has it)."""
 
     id: str
-    idempotent: bool
 
     @property
     def queues(self) -> QueuePair: ...
+
+    @property
+    def annotations(self) -> Annotations: ...
 
 
 #: ``liveness(service id, request queue)``: True, False (known to be down) or None (not known).
@@ -92,7 +94,7 @@ Liveness = Callable[[str, str], "bool | None"]
 #: The properties of every request of ``call_streaming``: it reads every response to the end.
 _READS_STREAMS = {READS_STREAMS: "true"}
 
-#: Attempts of a call to an idempotent service; each gets its share of what is left of the deadline.
+#: Attempts of a call that may be retried; each gets its share of what is left of the deadline.
 ATTEMPTS = 3
 
 
@@ -131,11 +133,13 @@ class ToolServiceClient(RequestResponseClient):
         other config or announce queues).  Raises ``ServiceNotFound`` when
         neither knows it within ``lookup_timeout``.  Stop it with ``stop()``.
         """
+        from ..descriptors.errors import InvalidDescriptor
+        from ..descriptors.models import ToolServiceDescriptor
         from .service_lookup import look_up_service
 
         found = await look_up_service(pubsub, service, timeout=lookup_timeout, **where)
         try:
-            descriptor = ServiceDescriptor.from_wire(found, service)
+            descriptor = ToolServiceDescriptor.from_wire(found, service)
         except InvalidDescriptor as e:
             raise ToolServiceError("tool-service-error", f"{e}; the service cannot be called") from None
         client = cls(pubsub, request_topic=descriptor.request_queue, response_topic=descriptor.response_queue,
@@ -256,21 +260,25 @@ class ToolServiceClients:
 
     async def invoke(self, service: Service, user: str, config: Any, arguments: Any, *,
                      timeout: float, deadline: float | None = None,
-                     on_chunk: ChunkCallback | None = None, last_chunk: bool = True) -> str:
-        """Call ``service`` once, or, when it is idempotent, up to :data:`ATTEMPTS` times.
+                     on_chunk: ChunkCallback | None = None, last_chunk: bool = True,
+                     retries: bool | None = None) -> str:
+        """Call ``service`` once, or, when a repeat is safe, up to :data:`ATTEMPTS` times.
 
-        A service known to have no live replica (it announced itself, then
-        stopped or missed its lease) fails at once with
-        :class:`ServiceUnavailable` instead of waiting out the deadline.  An
-        idempotent service's call is retried on a timeout, on that, or when
+        A repeat is safe when ``retries`` says so: a tool's own annotations
+        over its service's (``CatalogTool.retries``); without it, the
+        service's (``Annotations.retries``: idempotent, and not said to be
+        destructive).  A service known to have no live replica (it announced
+        itself, then stopped or missed its lease) fails at once with
+        :class:`ServiceUnavailable` instead of waiting out the deadline.  A
+        call that may be repeated is retried on a timeout, on that, or when
         the request could not be sent, with a jittered back-off, under the
         same request id, each attempt with its share of what is left of the
         deadline; never once a chunk has been passed on (the caller would see
-        it twice).  Any other service is called exactly once.
+        it twice).  Any other call is made exactly once.
         """
         key = service.queues
         end = time.monotonic() + deadlines.left(deadline, timeout)
-        attempts = ATTEMPTS if service.idempotent else 1
+        attempts = ATTEMPTS if (service.annotations.retries if retries is None else retries) else 1
         rid = new_request_id()
         streamed = False
 

@@ -10,7 +10,7 @@ reads as one wire:
   ``config-following`` components): our announcements in ``tg/notify``, flows
   as ``processor:<id>`` items, config followed by notices and workspace fetches.
 * :mod:`.tool_records`: the built-in tool types' records and implementations
-  on 2.11 (``wire.tool_wire()``; ours: ``trustgraph.catalog.wires``).
+  on 2.11 (the ``tools`` of 2.11's agent dialect; ours: ``trustgraph.catalog.wires``).
 * :mod:`.wire`: :data:`.wire.WIRE`, the 2.11 :class:`trustgraph.base.wire.Wire`,
   which our code gets from :func:`trustgraph.base.wire.wire_for` and asks for
   each edge (topics, flow assignment, config following, and the components of

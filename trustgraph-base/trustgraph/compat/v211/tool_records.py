@@ -1,4 +1,4 @@
-"""The built-in tool types on upstream 2.11's wire: what ``Wire211.tool_wire()`` gives.
+"""The built-in tool types on upstream 2.11's wire: the ``tools`` of 2.11's agent dialect.
 
 Ours is :data:`trustgraph.catalog.wires.TOOLS` (2.1's records and
 :mod:`trustgraph.catalog.implementations`); this table is the same but for

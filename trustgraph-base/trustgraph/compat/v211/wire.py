@@ -13,7 +13,6 @@ from .topics import ANNOUNCE_TOPICS_211
 
 if TYPE_CHECKING:
     from trustgraph.base.messaging.rabbitmq_topology import Topology
-    from trustgraph.catalog.wires import ToolWire
 
 
 class Wire211(Wire):
@@ -39,12 +38,6 @@ class Wire211(Wire):
         from .rabbitmq_topology import UPSTREAM_211
 
         return UPSTREAM_211
-
-    def tool_wire(self) -> ToolWire:
-        """2.11's records for the tool types whose records it changed (:mod:`.tool_records`)."""
-        from .tool_records import TOOLS
-
-        return TOOLS
 
 
 WIRE = Wire211()

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 from trustgraph.base.messaging.serving import Replies, message_or_type
 from trustgraph.base.wire import NATIVE
-from trustgraph.catalog.wires import ToolWire
+from trustgraph.catalog.wires import TOOLS, ToolWire
 from trustgraph.schema import AgentRequest, AgentResponse, Error, PromptResponse
 
 from .vocabulary import Act, Answer, Event, Failed, Observation, Thought
@@ -128,4 +128,4 @@ class _Dialog21:
 
 
 #: The agent's dialect on our wire (2.1's): ``Wire.components["agent-dialect"]`` names it.
-DIALECT = Dialect(NATIVE.name, AgentRequest, AgentResponse, PromptResponse, REPLIES, _Dialog21, NATIVE.tool_wire())
+DIALECT = Dialect(NATIVE.name, AgentRequest, AgentResponse, PromptResponse, REPLIES, _Dialog21, TOOLS)

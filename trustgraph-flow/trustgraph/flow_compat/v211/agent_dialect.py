@@ -29,6 +29,7 @@ from trustgraph.agent.react.vocabulary import Act, Answer, Event, Failed, Observ
 from trustgraph.base.messaging.serving import Replies, ServiceError, message_or_type
 from trustgraph.compat.v211 import schema as v211
 from trustgraph.compat.v211.schema.agent import PATTERN_REACT
+from trustgraph.compat.v211.tool_records import TOOLS
 from trustgraph.compat.v211.wire import WIRE
 from trustgraph.schema import AgentRequest, AgentStep, Error
 
@@ -102,4 +103,4 @@ class Dialog:
 
 #: The agent's dialect on 2.11: its request, response and prompt-reply records, and its tools'.
 DIALECT = Dialect(WIRE.name, v211.AgentRequest, v211.AgentResponse, v211.PromptResponse, REPLIES, Dialog,
-                  WIRE.tool_wire())
+                  TOOLS)

@@ -20,14 +20,14 @@ import logging
 from typing import Any
 
 from trustgraph.agent.react import vocabulary
-from trustgraph.base.tool_services.tool_service_client import ToolServiceClient
-from trustgraph.catalog import implementations as ours
-from trustgraph.catalog.models import (
+from trustgraph.base.descriptors.models import (
     KnowledgeQueryTool,
     RowEmbeddingsQueryTool,
     StructuredQueryTool,
     TextCompletionTool,
 )
+from trustgraph.base.tool_services.tool_service_client import ToolServiceClient
+from trustgraph.catalog import implementations as ours
 
 logger = logging.getLogger(__name__)
 

@@ -1,13 +1,15 @@
 """The descriptor models: every tool type, the tool-service descriptor and the ``mcp`` entry.
 
-One family of pydantic models, checked when declared.  The tool-service
-descriptor's field names and the examples' limits come from the light model
-every service starts with (:mod:`trustgraph.base.tool_services.descriptor`).  A ``tool``
-config item is read by the model its ``type`` names (:data:`TOOL_TYPES`,
-upstream's seven types); ``tool-service/<key>`` by :class:`ToolServiceDescriptor`;
-``mcp/<key>`` by :class:`McpServer`.  References between descriptors (a tool's
-``service``, its ``mcp-tool``, required config params) are resolved by the
-catalog (``build.py``), which sees the whole config.
+One family of pydantic models, each field written once: its name (the
+config key), its type, its limits and, with :mod:`.errors`, the words of its
+problems.  Everyone who reads or writes a descriptor uses them: the catalog
+for config and announcements, a tool service for its own descriptor and the
+tools it declares (checked before it serves, :mod:`.checks`), the commands
+that write descriptors.  A ``tool`` config item is read by the model its
+``type`` names (:data:`TOOL_TYPES`, upstream's seven types);
+``tool-service/<key>`` by :class:`ToolServiceDescriptor`; ``mcp/<key>`` by
+:class:`McpServer`.  References between descriptors (a tool's ``service``,
+its ``mcp-tool``) are resolved by the catalog, which sees the whole config.
 
 Choices worth knowing about:
 
@@ -21,24 +23,34 @@ Choices worth knowing about:
   missing the key is used, and one that differs from the key is accepted.
 * ``examples`` (ours, on every type): questions a user might ask that the
   tool answers, and example calls (:class:`ExampleCall`: the arguments for
-  a question), at most ``MAX_EXAMPLES`` of them, each question at most
-  ``MAX_EXAMPLE_CHARS`` characters (the light model's limits and check).
-  Questions help a reader (a model choosing a tool, a person reading
-  ``tg-show-tools``) where a description shares few words with how people
-  ask; the bound keeps 2,000 tools' worth of them inside a prompt's budget.
-  A call shows how the arguments are filled, the catalog checks it against
-  them, and the generic test of every registered tool service sends it.
-  One concept, not two: a call's question is one of the tool's questions.
-  Upstream ignores the field.
+  a question), at most :data:`MAX_EXAMPLES` of them, each question at most
+  :data:`MAX_EXAMPLE_CHARS` characters.  Questions help a reader (a model
+  choosing a tool, a person reading ``tg-show-tools``) where a description
+  shares few words with how people ask; the bound keeps 2,000 tools' worth of
+  them inside a prompt's budget.  A call shows how the arguments are filled,
+  the catalog checks it against them, and the generic test of every
+  registered tool service sends it.  One concept, not two: a call's question
+  is one of the tool's questions.  Upstream ignores the field.
+* ``read-only``, ``destructive``, ``idempotent``, ``open-world`` (ours, on
+  every tool and on a tool-service descriptor): what the tool says of its
+  effects, MCP's tool annotations (:mod:`.annotations`).  Each is true, false
+  or not given (unknown); anything else is refused.
 * The question-style types (``knowledge-query``, ``text-completion``,
   ``structured-query``) and ``row-embeddings-query`` take a fixed argument, as
   upstream exposes them; ``mcp-tool``, ``prompt`` and ``tool-service`` tools
   declare theirs.
+* One model, not a light copy for tool services beside a full one for
+  readers: measured on the joke service (2 cores), the models and the full
+  check before serving cost a service that does not announce itself about
+  0.08 s more to be ready and 7 MiB; one that announces (the default) paid
+  as much before, for the full check it ran right after starting.
 """
 
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
@@ -48,20 +60,57 @@ from pydantic import (
     ConfigDict,
     Field,
     StrictBool,
+    ValidationInfo,
     field_validator,
 )
 
-from ..base.tool_services.descriptor import (
-    CONFIG_PARAMS,
-    REQUEST_QUEUE,
-    RESPONSE_QUEUE,
-    TOOL_SERVICE_TYPE,
-    examples_list_problem,
-    read_example,
-)
-from ..topics import TopicError, to_pulsar
+from ...topics import TopicError, to_pulsar
+from ..safety import limits
+from .annotations import CONTRADICTION, DESTRUCTIVE, IDEMPOTENT, OPEN_WORLD, READ_ONLY, Annotations
 from .arguments import ToolArgument, unique_names
-from .errors import describe
+from .errors import JSON_FIELD, DescriptorError, InvalidDescriptor, describe
+from .parsing import parse_item
+
+#: The descriptor's field names on the wire (upstream's spelling).
+REQUEST_QUEUE = "request-queue"
+RESPONSE_QUEUE = "response-queue"
+CONFIG_PARAMS = "config-params"
+
+#: The ``type`` of a tool that calls a tool service.
+TOOL_SERVICE_TYPE = "tool-service"
+
+#: The config types that hold descriptors, and the announced-tools policy (what
+#: ``tg-put-config-item`` checks).
+DESCRIPTOR_TYPES = ("tool", "tool-service", "mcp", "tool-policy")
+#: The config types the tool catalog is built from: the descriptors, the policy, and
+#: the flows (whose topics a tool service may not use).
+CATALOG_TYPES = (*DESCRIPTOR_TYPES, "active-flow")
+
+#: At most this many ``examples`` per tool, each question at most this many characters.
+MAX_EXAMPLES = 10
+MAX_EXAMPLE_CHARS = 200
+
+#: The fields of an example call: the arguments, and the question they answer.
+EXAMPLE_CALL_FIELDS = ("arguments", "question")
+
+#: What an announced tool may be called: letters, digits, ``-``, ``_``, ``.``, at most 64 characters
+#: (what function-calling APIs and MCP clients take as a tool name).
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+
+def name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be an announced tool's name, or None.
+
+    The model reads a tool's name outside the block of the tools' providers'
+    text (``trustgraph.catalog.data_blocks``), so a name a running service
+    announces must be a plain identifier; a configured tool's name is what an
+    operator wrote.
+    """
+    if NAME.fullmatch(name):
+        return None
+    return (f"an announced tool's name must be letters, digits, '-', '_' or '.' (at most 64 characters, "
+            f"starting with a letter or digit), since the model reads it outside the block of the tools' "
+            f"text; {name[:80]!r} is not")
 
 
 def _not_blank(value: str) -> str:
@@ -98,6 +147,46 @@ def _list_of_strings(value: Any) -> Any:
     return value
 
 
+def _example_question(value: Any, what: str = "") -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{what}must be a string, got {describe(value)}")
+    text = value.strip()
+    if not text:
+        raise ValueError(f"{what}must not be empty")
+    if len(text) > MAX_EXAMPLE_CHARS:
+        raise ValueError(f"{what}is {len(text)} characters long, over the limit of {MAX_EXAMPLE_CHARS}; "
+                         "give a question as a user would ask it")
+    return text
+
+
+def read_example(value: Any) -> str | dict[str, Any]:
+    """One entry of ``examples``: a question (the string, stripped) or an example call.
+
+    An example call is ``{"arguments": {...}}``, optionally with the
+    ``"question"`` it answers: the arguments a caller gives the tool for it.
+    A question helps whoever chooses a tool (the model, a person reading
+    ``tg-show-tools``); a call also shows how its arguments are filled, and
+    is what the test every registered tool service gets sends the service
+    (``tests/unit/test_registered_tool_services.py``).  :class:`ValueError`
+    says what is wrong, in the words every reader uses.
+    """
+    if isinstance(value, str):
+        return _example_question(value)
+    if not isinstance(value, Mapping):
+        raise ValueError('must be a question (a string) or an example call ({"arguments": {...}}), '
+                         f"got {describe(value)}")
+    unknown = sorted(str(k) for k in value if k not in EXAMPLE_CALL_FIELDS)
+    if unknown:
+        raise ValueError(f"unknown field(s) {', '.join(repr(k) for k in unknown)} in an example call, which "
+                         "takes 'arguments' and, if you like, the 'question' they answer")
+    arguments = value.get("arguments")
+    if not isinstance(arguments, Mapping):
+        raise ValueError("an example call needs 'arguments', an object of argument values"
+                         + (f", got {describe(arguments)}" if "arguments" in value else ""))
+    call: dict[str, Any] = {"arguments": dict(arguments)}
+    if value.get("question") is not None:
+        call["question"] = _example_question(value["question"], "its 'question' ")
+    return call
 
 
 def _example_list(value: Any) -> Any:
@@ -105,8 +194,11 @@ def _example_list(value: Any) -> Any:
     # likely mistake, and the check says what to write instead.
     if value is None:
         return ()
-    if (problem := examples_list_problem(value)) is not None:
-        raise ValueError(problem)
+    if not isinstance(value, (list, tuple)):
+        raise ValueError(f"must be a list of example questions or calls, got {describe(value)}")
+    if len(value) > MAX_EXAMPLES:
+        raise ValueError(f"has {len(value)} examples, over the limit of {MAX_EXAMPLES}; keep the {MAX_EXAMPLES} "
+                         "that best show what the tool is for")
     return value
 
 
@@ -124,13 +216,35 @@ QueueStr = Annotated[str, AfterValidator(_queue)]
 OptionalText = Annotated[str, BeforeValidator(_none_to_empty)]
 Seconds = Annotated[float | None, BeforeValidator(_seconds)]
 StringList = Annotated[list[str] | None, BeforeValidator(_list_of_strings)]
-# Each example read by the one check a service's own declaration also uses (read_example).
 Examples = Annotated[tuple[Annotated[str | ExampleCall, BeforeValidator(read_example)], ...],
                      BeforeValidator(_example_list)]
+#: An annotation: true, false, or not given.
+Flag = StrictBool | None
 
 # The fixed arguments of the question-style types, as upstream exposes them.
 QUESTION = ToolArgument(name="question", type="string", description="The question to ask")
 QUERY = ToolArgument(name="query", type="string", description="The query")
+
+
+class _Annotated(BaseModel):
+    """The four annotations (:mod:`.annotations`), on a tool and on a tool-service descriptor."""
+
+    read_only: Flag = Field(default=None, alias=READ_ONLY)
+    destructive: Flag = Field(default=None, alias=DESTRUCTIVE)
+    idempotent: Flag = Field(default=None, alias=IDEMPOTENT)
+    open_world: Flag = Field(default=None, alias=OPEN_WORLD)
+
+    @field_validator("destructive")
+    @classmethod
+    def _not_both(cls, value: bool | None, info: ValidationInfo) -> bool | None:
+        if value is True and info.data.get("read_only") is True:
+            raise ValueError(CONTRADICTION)
+        return value
+
+    @property
+    def annotations(self) -> Annotations:
+        """What this descriptor itself says of the tool's effects."""
+        return Annotations(self.read_only, self.destructive, self.idempotent, self.open_world)
 
 
 # -- services --------------------------------------------------------------------------
@@ -144,9 +258,17 @@ class ConfigParam(BaseModel):
     name: NonEmptyStr
     required: bool = False
 
+    def to_wire(self) -> str | dict[str, Any]:
+        """A bare name for an optional param (upstream's form), else ``{"name", "required"}``."""
+        return {"name": self.name, "required": True} if self.required else self.name
 
-class ToolServiceDescriptor(BaseModel):
-    """A ``tool-service`` config item: how to reach a service and what it may be configured with."""
+
+class ToolServiceDescriptor(_Annotated):
+    """A ``tool-service`` descriptor: how to reach a service and what it may be configured with.
+
+    Read from config (``tool-service/<key>``), from a running service's
+    announcement, and written by a service itself (:meth:`to_wire`).
+    """
 
     model_config = ConfigDict(extra="ignore", frozen=True)
 
@@ -154,8 +276,9 @@ class ToolServiceDescriptor(BaseModel):
     request_queue: QueueStr = Field(alias=REQUEST_QUEUE)
     response_queue: QueueStr = Field(alias=RESPONSE_QUEUE)
     config_params: tuple[ConfigParam, ...] = Field(default=(), alias=CONFIG_PARAMS)
-    #: Ours: calling twice does no harm, so a caller may retry (never on upstream descriptors).
-    idempotent: bool = False
+    #: Ours: calling twice does no harm, so a caller may retry (never on upstream descriptors,
+    #: which do not say it: absent here is false, as it always was).
+    idempotent: StrictBool = Field(default=False, alias=IDEMPOTENT)
     #: Ours: seconds one call may take; a tool's own ``timeout`` overrides it.
     timeout: Seconds = None
     #: Ours, in a configured descriptor: the service announces itself, so when it has and no
@@ -172,7 +295,7 @@ class ToolServiceDescriptor(BaseModel):
         # null is read as "no parameters" rather than as an error.
         if value is None:
             return ()
-        if isinstance(value, list):
+        if isinstance(value, (list, tuple)):
             return [{"name": item} if isinstance(item, str) else item for item in value]
         return value
 
@@ -185,6 +308,58 @@ class ToolServiceDescriptor(BaseModel):
     def queues(self) -> tuple[str, str]:
         """Both queues as Pulsar URLs: the key of the client that calls this service."""
         return to_pulsar(self.request_queue), to_pulsar(self.response_queue)
+
+    def to_wire(self) -> dict[str, Any]:
+        """The descriptor as JSON-able data, as a service announces it (upstream's shape, plus ours
+        where set)."""
+        out: dict[str, Any] = {"id": self.id, REQUEST_QUEUE: self.request_queue, RESPONSE_QUEUE: self.response_queue,
+                               CONFIG_PARAMS: [p.to_wire() for p in self.config_params]}
+        out.update(self.annotations.said())
+        if self.timeout is not None:
+            out["timeout"] = self.timeout
+        if self.announces:
+            out["announces"] = True
+        return out
+
+    @classmethod
+    def from_wire(cls, data: Any, key: str = "") -> ToolServiceDescriptor:
+        """Read a descriptor (decoded JSON) where it must be right; :class:`InvalidDescriptor` names
+        its first problem.
+
+        ``key`` is its config key or announced id: the id when the descriptor
+        gives none (tools find their service by key, as upstream's do).
+        """
+        if not isinstance(data, Mapping):
+            raise InvalidDescriptor(DescriptorError("tool-service", key, JSON_FIELD,
+                                                    f"must be an object, got {describe(data)}"))
+        name = key or (data.get("id") if isinstance(data.get("id"), str) else "")
+        read = parse_item("tool-service", cls, name, dict(data), {"id": key} if key else {})
+        if isinstance(read, list):
+            raise InvalidDescriptor(read[0])
+        return read
+
+
+def queues_of(data: Any) -> tuple[str, str] | None:
+    """A descriptor's (request, response) queues as Pulsar URLs (``data``: its JSON text or object).
+
+    None when it has no usable pair.  Lenient on purpose: the service
+    directory keys replicas by their queues even when another field is wrong
+    (the catalog reports that one).
+    """
+    if isinstance(data, str):
+        try:
+            data = limits.loads(data or "")
+        except ValueError:
+            return None
+    if not isinstance(data, Mapping):
+        return None
+    request, response = data.get(REQUEST_QUEUE), data.get(RESPONSE_QUEUE)
+    if not isinstance(request, str) or not isinstance(response, str):
+        return None
+    try:
+        return to_pulsar(request), to_pulsar(response)
+    except TopicError:
+        return None
 
 
 class McpServer(BaseModel):
@@ -218,7 +393,7 @@ class McpServer(BaseModel):
 # -- tools -----------------------------------------------------------------------------
 
 
-class ToolDescriptor(BaseModel):
+class ToolDescriptor(_Annotated):
     """The fields every tool type shares.
 
     Unknown fields are kept (``model_extra``): a ``tool-service`` tool's
@@ -342,4 +517,3 @@ TOOL_TYPES: dict[str, type[ToolDescriptor]] = {
     m.kind: m for m in (KnowledgeQueryTool, TextCompletionTool, McpToolTool, PromptTool,
                         StructuredQueryTool, RowEmbeddingsQueryTool, ToolServiceTool)
 }
-

@@ -39,7 +39,7 @@ from pydantic import (
     model_validator,
 )
 
-from ..base.safety import limits
+from ..safety import limits
 
 #: The argument types a schema can check.
 TYPES = ("string", "number", "integer", "boolean", "object", "array")
@@ -159,6 +159,15 @@ def arguments_schema(arguments: Sequence[ToolArgument]) -> dict[str, Any]:
         "required": [a.name for a in arguments if a.required],
         "additionalProperties": False,
     }
+
+
+def schema_validator(schema: dict[str, Any]) -> Any:
+    """A JSON Schema validator of ``schema`` (an arguments schema): what :func:`argument_problems` checks with.
+
+    jsonschema is imported on first use: it is slow to import, and only callers need it.
+    """
+    from jsonschema import Draft202012Validator
+    return Draft202012Validator(schema)
 
 
 class ArgumentError(ValueError):

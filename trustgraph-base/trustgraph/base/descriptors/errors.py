@@ -1,13 +1,12 @@
-"""Descriptor problems, in one wording for every reader of the catalog.
+"""Descriptor problems, in one wording for every reader and writer of a descriptor.
 
-The agent logs them, the gateway serves them, ``tg-show-tools`` lists them and
-``tg-put-config-item`` refuses with them: a :class:`DescriptorError` names the
-config type, the key, the field and the reason, and ``str()`` of it is the
-one line all of them print.  :class:`DescriptorError` itself lives with the
-light descriptor model (``trustgraph.base.tool_services.descriptor``), so a
-tool service refusing its own declaration at start says it in the same words.  Pydantic's own messages (and its links) never
-reach a user: :func:`from_validation` rewrites each into a sentence a config
-author understands.
+The agent logs them, the gateway serves them, ``tg-show-tools`` lists them,
+``tg-put-config-item`` refuses with them and a tool service whose own
+declaration is wrong refuses to start with them: a :class:`DescriptorError`
+names the config type, the key, the field and the reason, and ``str()`` of it
+is the one line all of them print.  Pydantic's own messages (and its links)
+never reach a user: :func:`from_validation` rewrites each into a sentence a
+config author understands.
 """
 
 from __future__ import annotations
@@ -15,17 +14,66 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Collection, Iterable
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from ..base.safety import limits
-from ..base.tool_services.descriptor import DescriptorError, Kind, describe
+from ..safety import limits
 
-__all__ = ["JSON_FIELD", "DescriptorError", "Kind", "describe", "from_validation", "load_object", "near_key"]
+__all__ = ["JSON_FIELD", "DescriptorError", "InvalidDescriptor", "Item", "Kind", "describe", "from_validation",
+           "load_object", "near_key"]
+
+#: The config types that hold descriptors.
+Kind = Literal["tool", "tool-service", "mcp", "tool-policy"]
+
+#: Which descriptor a problem is in: its config type and key.
+Item = tuple[Kind, str]
 
 #: Pseudo field name used when the descriptor as a whole cannot be read.
 JSON_FIELD = "(json)"
+
+
+@dataclass(frozen=True)
+class DescriptorError:
+    """A problem with one descriptor, precise enough for a user to fix it.
+
+    ``kind`` is the config type (``tool``, ``tool-service`` or ``mcp``),
+    ``key`` the config key, ``field`` the offending field (``"(json)"`` when
+    the item as a whole is unreadable) and ``reason`` a plain explanation.
+    ``missing_reference`` marks a reference to an item that does not exist
+    yet (a tool put before its service): a later put can fix it, so
+    ``tg-put-config-item`` writes such a tool with a warning.  ``str()`` is
+    the one line every reader prints (the catalog's readers and a service
+    refusing to start alike).
+    """
+
+    kind: Kind
+    key: str
+    field: str
+    reason: str
+    missing_reference: bool = field(default=False, compare=False)
+
+    def __str__(self) -> str:
+        return f"{self.kind}/{self.key}: field '{self.field}': {self.reason}"
+
+
+class InvalidDescriptor(ValueError):
+    """A descriptor read where it must be right (a service's own); ``error`` is its first
+    :class:`DescriptorError`, ``str()`` that error's line."""
+
+    def __init__(self, error: DescriptorError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+_JSON_TYPE_NAMES = {str: "a string", int: "a number", float: "a number", bool: "a boolean", list: "a list",
+                    dict: "an object", type(None): "null"}
+
+
+def describe(value: Any) -> str:
+    """The JSON type of ``value`` as a sentence fragment: "a string", "a list", "null"."""
+    return _JSON_TYPE_NAMES.get(type(value), type(value).__name__)
 
 
 def _format_loc(loc: tuple[int | str, ...]) -> str:

@@ -10,12 +10,14 @@ one (``"argument"``) would leave a tool without arguments unsaid.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from types import MappingProxyType
 from typing import Any
 
 from pydantic import ValidationError
 
-from .contents import EMPTY
 from .errors import DescriptorError, Kind, from_validation, load_object, near_key
+
+EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
 def parse_item(kind: Kind, model: type, key: str, raw: Any, defaults: Mapping[str, Any] = EMPTY,

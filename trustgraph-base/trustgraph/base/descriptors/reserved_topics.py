@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..base.wire import WIRES, wire_for
-from ..topics import (
+from ...topics import (
     ANNOUNCE,
     CONFIG_NOTICE,
     CONFIG_REQUEST,
@@ -23,8 +22,9 @@ from ..topics import (
     config_push_queue,
     to_pulsar,
 )
+from ..wire import WIRES, wire_for
 from .errors import DescriptorError, load_object
-from .models import ToolServiceDescriptor
+from .models import REQUEST_QUEUE, RESPONSE_QUEUE, ToolServiceDescriptor
 
 #: What each of a wire's announce topics is (``AnnounceTopics``' order).
 _ANNOUNCE_TOPICS = ("the tool-service announcements", "the tool-service probes", "the serving notices")
@@ -71,20 +71,27 @@ def _in_config_namespace(topic: str) -> str | None:
     return None
 
 
+def framework_topic_problems(sid: str, svc: ToolServiceDescriptor, reserved: Mapping[str, str],
+                             note: str = "") -> list[DescriptorError]:
+    """A problem for each of the service's queues that is a framework topic, naming it and what it is."""
+    out = []
+    for field_name, topic in ((REQUEST_QUEUE, svc.queues[0]), (RESPONSE_QUEUE, svc.queues[1])):
+        what = reserved.get(topic) or _in_config_namespace(topic)
+        if what is not None:
+            out.append(DescriptorError("tool-service", sid, field_name,
+                                       f"{topic!r} is a topic of the framework itself ({what}); a tool service "
+                                       f"needs topics of its own{note}"))
+    return out
+
+
 def refuse_framework_topics(services: dict[str, ToolServiceDescriptor], broken: dict[str, DescriptorError],
                              reserved: Mapping[str, str], errors: list[DescriptorError],
                              note: str = "") -> None:
     """Move every service whose request or response queue is a framework topic from ``services`` to
     ``broken``, each reported in ``errors`` with the topic and what it is."""
     for sid in sorted(services):
-        svc = services[sid]
-        for field_name, topic in (("request-queue", svc.queues[0]), ("response-queue", svc.queues[1])):
-            what = reserved.get(topic) or _in_config_namespace(topic)
-            if what is not None:
-                err = DescriptorError("tool-service", sid, field_name,
-                                      f"{topic!r} is a topic of the framework itself ({what}); a tool service "
-                                      f"needs topics of its own{note}")
-                errors.append(err)
-                broken.setdefault(sid, err)
-        if sid in broken:
+        problems = framework_topic_problems(sid, services[sid], reserved, note)
+        if problems:
+            errors.extend(problems)
+            broken.setdefault(sid, problems[0])
             del services[sid]
