@@ -174,6 +174,22 @@ def test_a_lost_broker_is_one_line_each_way(tmp_path, services, own_broker):
     quiet(svc)
 
 
+def test_a_broker_killed_and_back_at_once_is_seen_every_time(tmp_path, services, own_broker):
+    # pulsar-lite killed and started again is back within 0.1 s, the time pulsar-client waits before
+    # it reconnects a part. Read every 0.25 s, about half such losses went unseen by a process, and
+    # a request sent into its consumer's resubscription waited out its deadline (make reliability).
+    svc = Service(tmp_path, "-p", own_broker.url, "-t", f"joke-{free_port()}")
+    services.append(svc)
+    svc.wait_for("readiness", svc.ready.exists)
+    for n in range(1, 4):
+        own_broker.kill()
+        own_broker.start()  # same port and data, at once
+        svc.wait_for(f"loss {n} seen and over", lambda n=n: len(svc.lines("Reconnected to the broker")) >= n,
+                     timeout=30)
+    assert len(svc.lines("Lost the connection")) == 3, svc.stderr()
+    assert svc.stop_with(signal.SIGTERM) == 0
+
+
 def test_processors_started_by_hand_get_their_own_metrics_port_quietly(tmp_path, broker):
     """No -P: port 8000 when free, else any free one; never a warning, always on 127.0.0.1."""
     procs = []

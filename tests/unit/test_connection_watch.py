@@ -78,3 +78,26 @@ async def test_a_consumer_being_removed_is_no_lost_connection():
     finally:
         release.set()
         await ps.close()
+
+
+async def test_a_part_removed_while_it_is_read_is_no_lost_connection():
+    # The watcher reads in a thread of its own, so PubSub.remove may take a part away, and its close
+    # begin, between the copy of the parts and the reading of that one: a disconnected reading
+    # counts only if the part is still open after it.
+    broker = MemoryBroker()
+    ps = memory_pubsub(broker, "watched")
+    try:
+        consumer = await ps.consumer(REQ, "fetch", ToolServiceResponse, direct=lambda msg: None)
+        kept = await ps.consumer(OTHER, "kept", ToolServiceResponse, direct=lambda msg: None)
+
+        def removed_and_closing_as_it_is_read() -> bool:
+            ps._consumers.remove(consumer)   # what remove() does first, then the close
+            return False
+
+        consumer._consumer.is_connected = removed_and_closing_as_it_is_read
+        assert ps.connection_states() == [(OTHER, True)]
+        kept._consumer.is_connected = lambda: False   # an open part that reads disconnected still counts
+        assert ps.connection_states() == [(OTHER, False)]
+        await consumer.stop()
+    finally:
+        await ps.close()

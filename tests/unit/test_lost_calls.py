@@ -10,6 +10,7 @@ with ``CallLost`` and frees the slots for fresh calls.
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 
 import pytest
@@ -160,7 +161,8 @@ async def test_a_service_that_starts_does_not_end_calls_to_other_topics(setup, m
 
 
 async def test_a_process_back_from_a_broker_outage_ends_the_calls_others_sent_before_it(setup):
-    # The caller's own watcher missed the outage (it looks every 0.5 s); another process saw it.
+    # The caller's own watcher missed the outage (one its readings cannot see: connection_watch);
+    # another process saw it.
     _broker, service_ps, caller_ps, client = setup
     taken = asyncio.Event()
 
@@ -307,6 +309,60 @@ async def test_a_call_kept_while_its_producer_reconnected_is_dated_by_when_it_we
     broker.hold_sends(REQ, held=False)
     # Answered, so the loss did not end it (a failed call would raise here).
     assert (await asyncio.wait_for(call, 10)).response == "after the reconnect"
+
+
+async def test_an_outage_while_the_service_is_busy_is_seen_and_the_request_it_dropped_ends_at_once(setup):
+    # make reliability, kill -9 of the broker (2 of 3 runs): pulsar-lite was back in 0.06 s and each
+    # part reconnected 0.1 s after the loss. The gateway's request, kept while its producer
+    # reconnected, went out 3 ms before the agent's consumer had subscribed again, and was dropped.
+    # The agent's watcher, reading every 0.25 s on its event loop, never saw the loss, so nobody
+    # said the request was lost, and it waited out its 120 s deadline. Here the service's event
+    # loop is busy for the whole outage: only readings taken off the loop can see it. And the
+    # caller's loop runs the kept request's receipt only after the service was seen back, so the
+    # call must be dated by when the receipt came, not by when its loop got to it.
+    broker, _plain, caller_ps, client = setup
+    service_ps = memory_pubsub(broker, "svc-reconnects", reconnects=True)
+
+    async def answers(msg, reply):
+        await reply.send(ToolServiceResponse(response="served", end_of_stream=True))
+
+    try:
+        consumer = await _serve(service_ps, answers)
+        await client.start()
+        raw = consumer._consumer
+        connected = raw.is_connected
+        seen = {"down": threading.Event(), "back": threading.Event()}
+
+        def is_connected() -> bool:   # what the service's watcher reads, and when
+            up = connected()
+            if not up:
+                seen["down"].set()
+            elif seen["down"].is_set():
+                seen["back"].set()
+            return up
+
+        raw.is_connected = is_connected
+        broker.hold_sends(REQ)         # the caller's producer reconnecting: the request is kept
+        call = asyncio.ensure_future(client.request(ToolServiceRequest(user="x"), timeout=DEADLINE))
+        await asyncio.wait_for(_sent(broker, REQ), 10)
+
+        def outage_on_a_busy_loop() -> tuple[bool, bool]:
+            # Blocks the event loop, as a long step of work (or a loaded machine) does.
+            broker.cut_off(service_ps.transport)       # the service's connection is gone
+            broker.hold_sends(REQ, held=False)         # the kept request goes, while nothing consumes it
+            down = seen["down"].wait(10)
+            broker.cut_off(service_ps.transport, cut=False)
+            return down, seen["back"].wait(10)
+
+        down, back = outage_on_a_busy_loop()
+        assert down and back, f"the service's watcher read its connection: down {down}, back {back}"
+        with pytest.raises(CallLost, match="broker connection"):
+            await asyncio.wait_for(call, 10)
+        assert REQ not in {m.topic for m in broker.sent.get(RESP, ())}   # never served
+        fresh = await asyncio.wait_for(client.request(ToolServiceRequest(user="y"), timeout=DEADLINE), 10)
+        assert fresh.response == "served"
+    finally:
+        await service_ps.close()
 
 
 def test_a_service_can_tell_whether_a_request_it_took_was_ended_by_its_caller():

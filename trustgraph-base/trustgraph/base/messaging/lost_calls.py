@@ -25,11 +25,12 @@ failed for about 100 s.  Two events tell a caller its call is lost:
 * **The connection to the broker was lost** (``PubSub``'s watcher: any of
   the process's producers and consumers reconnecting, which on a cluster
   includes a topic moving to another broker): every call waiting on a
-  non-persistent response topic fails.  The watcher looks
-  every quarter second, so a process may miss a short outage; each process
-  that saw one says so once it is back (a notice for topic ``*`` carrying
-  when it lost the connection, sent a few times over some seconds since
-  the others reconnect at their own pace), and every process ends the calls
+  non-persistent response topic fails.  The watcher reads every 20 ms, in a
+  thread of its own, so it sees a loss as short as pulsar-client's (0.1 s:
+  see :mod:`.connection_watch`); each process that saw one says so once it
+  is back (a notice for topic ``*`` carrying when it lost the connection,
+  sent a few times over some seconds since the others reconnect at their
+  own pace), and every process ends the calls
   it sent before then; it also says again that it serves its request topics,
   each since its own consumer was seen back (``reconnected``: its callers
   say the lost connection ended what they end, not a restart), naming the

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -32,7 +33,7 @@ from typing import Any, TypeVar
 from ...topics import SERVING, to_pulsar
 from .broker_retry import retry_open, wait_for_broker
 from .broker_url import Hint
-from .connection_watch import WATCH_EVERY, WATCH_EVERY_DOWN, Back, ConnectionWatch, Lost
+from .connection_watch import WATCH_EVERY, Back, ConnectionWatch, Lost
 from .consumer import Consumer, DirectHandler, Handler, MalformedHandler
 from .errors import MessageTooLarge, PubSubError
 from .message import Message
@@ -89,6 +90,8 @@ class PubSub:
         self._consumers: list[Consumer] = []
         self._reach: asyncio.Future | None = None
         self._watch: asyncio.Task | None = None
+        self._reader: threading.Thread | None = None      # the connection readings (a thread)
+        self._unwatched: threading.Event | None = None    # set: they stop
         self._calls: Any = None
         #: Where this process's serving notices go (lost_calls); its processor sets the
         #: default of its wire (``Wire.announce_topics``, :mod:`trustgraph.base.wire`).
@@ -139,23 +142,47 @@ class PubSub:
 
     def _start_watching(self) -> None:
         if self._watch is None and self.transport.capabilities.reconnects:
-            self._watch = asyncio.get_running_loop().create_task(self._watch_connection())
+            loop = asyncio.get_running_loop()
+            events: asyncio.Queue[Lost | Back] = asyncio.Queue()
+            self._watch = loop.create_task(self._watch_connection(events))
+            self._unwatched = threading.Event()
+            self._reader = threading.Thread(target=self._read_connection, args=(loop, events, self._unwatched),
+                                            name=f"connection-watch-{self.processor or 'client'}", daemon=True)
+            self._reader.start()
 
-    async def _watch_connection(self) -> None:
-        """Say once that the broker went away and once that it is back (see :mod:`.connection_watch`).
+    def _read_connection(self, loop: asyncio.AbstractEventLoop, events: asyncio.Queue,
+                         unwatched: threading.Event) -> None:
+        """The watch's readings, every :data:`~.connection_watch.WATCH_EVERY` s until :meth:`close`:
+        a thread of its own, so that a busy event loop hides no loss (see :mod:`.connection_watch`).
+
+        Any part reconnecting counts: after a broker restart some reconnect within a reading's
+        interval, and waiting for all to be down at once missed it (a call then waited out its
+        deadline in the kill -9 scenario). On a cluster, a topic moving to another broker counts
+        too: calls in flight end with an error, never a hang.
+        """
+        watch = ConnectionWatch()
+        while not unwatched.wait(WATCH_EVERY):
+            try:
+                event = watch.observe(self.connection_states(), time.time(), time.monotonic())
+            except Exception:   # a bug here must not end the watch for good
+                logger.exception("Reading the broker connection failed")
+                continue
+            if event is not None:
+                try:
+                    loop.call_soon_threadsafe(events.put_nowait, event)
+                except RuntimeError:   # the loop is closed: the process is ending
+                    return
+
+    async def _watch_connection(self, events: asyncio.Queue) -> None:
+        """Say once that the broker went away and once that it is back (see :mod:`.connection_watch`),
+        as the readings find it (:meth:`_read_connection`).
 
         The transport reconnects by itself (``Capabilities.reconnects``); without
         this (pulsar-client's own log being discarded) a stopped stack would
         leave a service silent, and with its log it printed a line per attempt.
         """
-        watch = ConnectionWatch()
         while True:
-            await asyncio.sleep(WATCH_EVERY_DOWN if watch.lost else WATCH_EVERY)
-            # Any part reconnecting counts: after a broker restart some reconnect within a
-            # poll, and waiting for all to be down at once missed it (a call then waited out its
-            # deadline in the kill -9 scenario). On a cluster, a topic moving to another broker
-            # counts too: calls in flight end with an error, never a hang.
-            event = watch.observe(self.connection_states(), time.time(), time.monotonic())
+            event = await events.get()
             if isinstance(event, Lost):
                 if self._calls is not None:  # first: what was in flight is gone, say so to its callers now
                     self._calls.connection_lost(event.at)
@@ -173,9 +200,17 @@ class PubSub:
 
     def connection_states(self) -> list[tuple[str | None, bool]]:
         """``(topic, connected)`` of each open consumer and ``(None, connected)`` of each open producer:
-        a :class:`~.connection_watch.ConnectionWatch` reading."""
-        return [*((None, p.is_connected()) for p in self._producers),
-                *((c.topic, c.is_connected()) for c in self._consumers)]
+        a :class:`~.connection_watch.ConnectionWatch` reading, from any thread.
+
+        A part that :meth:`remove` takes away meanwhile may be closing, and a closing part reads
+        disconnected: a disconnected part counts only if it is still open once read (its close,
+        if any, then began after the reading)."""
+        producers, consumers = list(self._producers), list(self._consumers)
+        states = [*((None, p.is_connected()) for p in producers), *((c.topic, c.is_connected()) for c in consumers)]
+        if all(connected for _topic, connected in states):
+            return states
+        return [state for state, part in zip(states, [*producers, *consumers], strict=True)
+                if state[1] or part in (self._producers if state[0] is None else self._consumers)]
 
     async def producer(self, topic: str, *, patience: float | None = None) -> Producer:
         """A producer on ``topic`` (generic name or Pulsar URL); ``patience``: see :meth:`_retrying`."""
@@ -254,6 +289,11 @@ class PubSub:
 
     async def close(self) -> None:
         """Stop every consumer, close every producer, then the transport."""
+        if self._unwatched is not None:   # the readings stop (within one interval)
+            self._unwatched.set()
+        self._reader = self._unwatched = None
+        # Before the parts close: a closing part reads disconnected, and a loss a last reading
+        # would report is then heard by nobody.
         for task in (self._watch, self._reach):
             if task is not None and not task.done():
                 task.cancel()

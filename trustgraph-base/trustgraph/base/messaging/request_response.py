@@ -107,10 +107,12 @@ class _Inbox:
         # then can be it.
         self.sent = 0.0
 
-    def went(self) -> None:
-        """The request, kept while its producer reconnected, has reached the broker."""
+    def went(self, at: float) -> None:
+        """The request, kept while its producer reconnected, reached the broker at ``at``
+        (wall-clock, taken when its receipt came, not when the loop got to this: a busy loop
+        dated it after the service was back, and the notice that it was lost did not end it)."""
         if not self.sent:
-            self.sent = time.time()
+            self.sent = at
 
     def put_nowait(self, item: Any) -> None:
         self._items.append(item)
@@ -420,7 +422,7 @@ class ResponseStream(Generic[Resp]):
             if producer.send_nowait(
                     self._request, props,
                     on_error=lambda why: loop.call_soon_threadsafe(inbox.put_nowait, _Failed(why)),
-                    on_queued_sent=lambda: loop.call_soon_threadsafe(inbox.went)):
+                    on_queued_sent=lambda: loop.call_soon_threadsafe(inbox.went, time.time())):
                 inbox.sent = time.time()
         except BaseException:
             self.close()

@@ -37,7 +37,11 @@ producers and subscriptions of a namespace fail to open (:class:`TopicNotFound`)
 as an Apache Pulsar cluster's do for a namespace it does not have.  Its
 parts are never cut off from the broker otherwise, so its transport says it
 does not reconnect (``Capabilities.reconnects``): a test tells a lost
-connection itself (``CallWatch.connection_lost``).
+connection itself (``CallWatch.connection_lost``), or makes the transport with
+``reconnects=True`` and cuts it off (:meth:`MemoryBroker.cut_off`), as a broker
+restart does until pulsar-client has reconnected: its producers keep what is
+sent, its consumers say they are not connected and a non-persistent message
+meanwhile never reaches them, and the process's connection watch reads it.
 """
 
 from __future__ import annotations
@@ -109,11 +113,13 @@ class _Subscription:
         return None
 
     def pick(self) -> MemoryConsumer | None:
-        """The next consumer, round-robin (call with the broker's lock held)."""
-        if not self.consumers:
-            return None
-        self.turn = (self.turn + 1) % len(self.consumers)
-        return self.consumers[self.turn]
+        """The next consumer that is not cut off, round-robin (call with the broker's lock held)."""
+        for _ in range(len(self.consumers)):
+            self.turn = (self.turn + 1) % len(self.consumers)
+            consumer = self.consumers[self.turn]
+            if not consumer.cut:
+                return consumer
+        return None
 
 
 @dataclass(eq=False)
@@ -136,9 +142,10 @@ class MemoryBroker:
         self._held: dict[str, list[tuple[bytes, dict[str, str], Receipt | None]]] = {}
         self.sent: dict[str, list[MemoryMessage]] = {}  # every message per topic, for assertions
 
-    def transport(self) -> MemoryTransport:
-        """A new transport, as each process makes its own connection."""
-        return MemoryTransport(self)
+    def transport(self, reconnects: bool = False) -> MemoryTransport:
+        """A new transport, as each process makes its own connection (``reconnects``: see
+        :class:`MemoryTransport`)."""
+        return MemoryTransport(self, reconnects)
 
     def refuse_sends(self, topic: str, refused: bool = True) -> None:
         """Make sends on ``topic`` fail (the producer's ``send`` raises ``TransportError``)."""
@@ -185,6 +192,15 @@ class MemoryBroker:
             kept.append((data, dict(properties), receipt))
             return True
 
+    def cut_off(self, transport: MemoryTransport, cut: bool = True) -> None:
+        """Take ``transport``'s connection away (``cut=False``: give it back), as a broker restart
+        does until pulsar-client has reconnected each part: its producers say they are not
+        connected and keep what is sent (sent, with its receipt, once back), and its consumers
+        say they are not connected and get nothing meanwhile (a non-persistent message is
+        dropped, as by a broker with no consumer for it; a persistent one waits for them)."""
+        for part in transport.parts():
+            part.cut_off(cut)
+
     def _topic(self, name: str) -> _Topic:
         t = self._topics.get(name)
         if t is None:
@@ -205,8 +221,8 @@ class MemoryBroker:
                 consumer = sub.pick()
                 if consumer is not None:
                     targets.append(consumer)
-                else:
-                    sub.backlog.append(msg)
+                elif t.persistent:
+                    sub.backlog.append(msg)   # a non-persistent one nobody can take is dropped
         for consumer in targets:  # outside the lock: a listener may pause its consumer
             consumer.offer([msg])
         return msg
@@ -279,6 +295,17 @@ class MemoryConsumer:
         self._paused = False
         self._pumping = False
         self._closed = False
+        self.cut = False   # cut off from the broker (MemoryBroker.cut_off): not connected, gets nothing
+
+    def cut_off(self, cut: bool) -> None:
+        kept: list[MemoryMessage] = []
+        with self.broker._lock:
+            self.cut = cut
+            if not cut:   # back: what its (persistent) subscription kept meanwhile
+                kept = list(self.subscription.backlog)
+                self.subscription.backlog.clear()
+        if kept:
+            self.offer(kept)
 
     def offer(self, messages: list[MemoryMessage]) -> None:
         with self._lock:
@@ -339,8 +366,9 @@ class MemoryConsumer:
         timer.start()
 
     def is_connected(self) -> bool:
-        """False from the moment it is being closed (pulsar-client's ``Closing`` state)."""
-        return not self._closed
+        """False from the moment it is being closed (pulsar-client's ``Closing`` state), and while
+        it is cut off."""
+        return not self._closed and not self.cut
 
     def unsubscribe(self) -> None:
         """Close, and remove the subscription with its backlog once no other consumer is on it."""
@@ -368,6 +396,18 @@ class MemoryProducer:
         self.broker = broker
         self.topic = topic
         self._closed = False
+        self._lock = threading.Lock()
+        self._kept: list[tuple[bytes, dict[str, str], Receipt | None]] | None = None  # while cut off
+
+    def cut_off(self, cut: bool) -> None:
+        with self._lock:
+            kept, self._kept = self._kept, ([] if cut else None)
+            if cut:
+                return
+        for data, properties, receipt in kept or []:   # back: what was kept goes, in order
+            self.broker.publish(self.topic, data, properties)
+            if receipt is not None:
+                receipt(None)
 
     def send(self, data: bytes, properties: Mapping[str, str], receipt: Receipt | None = None) -> None:
         if self._closed:
@@ -376,6 +416,10 @@ class MemoryProducer:
             raise TypeError(f"payload must be bytes, got {type(data).__name__}")
         if not all(isinstance(k, str) and isinstance(v, str) for k, v in properties.items()):
             raise TypeError(f"message properties must map str to str, got {dict(properties)!r}")
+        with self._lock:
+            if self._kept is not None:
+                self._kept.append((data, dict(properties), receipt))
+                return
         if self.broker.keep(self.topic, data, properties, receipt):
             return
         self.broker.publish(self.topic, data, properties)
@@ -383,7 +427,7 @@ class MemoryProducer:
             receipt(None)
 
     def is_connected(self) -> bool:
-        return not self._closed and not self.broker.holding(self.topic)
+        return not self._closed and self._kept is None and not self.broker.holding(self.topic)
 
     def close(self) -> None:
         self._closed = True
@@ -397,10 +441,19 @@ class MemoryTransport:
     retryable: tuple[type[BaseException], ...] = (TopicNotFound,)
     open_advice: str | None = None
 
-    def __init__(self, broker: MemoryBroker) -> None:
+    def __init__(self, broker: MemoryBroker, reconnects: bool = False) -> None:
+        """``reconnects``: a test cuts it off (:meth:`MemoryBroker.cut_off`), so its process
+        watches its connection, as on a transport that reconnects by itself."""
         self.broker = broker
         self._lock = threading.Lock()
         self._parts: list[MemoryProducer | MemoryConsumer] = []
+        if reconnects:
+            self.capabilities = Capabilities(name="memory", reconnects=True)
+
+    def parts(self) -> list[MemoryProducer | MemoryConsumer]:
+        """Its producers and consumers opened and not closed with it."""
+        with self._lock:
+            return list(self._parts)
 
     def _keep(self, part: MemoryProducer | MemoryConsumer) -> None:
         with self._lock:
@@ -432,7 +485,8 @@ class MemoryTransport:
             part.close()
 
 
-def memory_pubsub(broker: MemoryBroker, processor: str = "test") -> Any:
-    """A real :class:`~trustgraph.base.messaging.pubsub.PubSub` on ``broker`` (one per "process")."""
+def memory_pubsub(broker: MemoryBroker, processor: str = "test", reconnects: bool = False) -> Any:
+    """A real :class:`~trustgraph.base.messaging.pubsub.PubSub` on ``broker`` (one per "process";
+    ``reconnects``: see :class:`MemoryTransport`)."""
     from ..messaging.pubsub import PubSub
-    return PubSub(f"memory://{processor}", processor=processor, transport=broker.transport())
+    return PubSub(f"memory://{processor}", processor=processor, transport=broker.transport(reconnects))
