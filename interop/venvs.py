@@ -21,7 +21,10 @@ file lock, so parallel test workers wait for one creator.
   requirements over *our* trustgraph-base, never upstream's: does upstream's processor code run on
   our library (issue 36; ``interop/upstream_processors.py`` measures it);
 * ``upstream-flow``: the same with upstream's own trustgraph-base 2.1.4, the baseline of that
-  measure (``upstream`` lacks most of flow's drivers, so most of its scripts fail there for that alone).
+  measure (``upstream`` lacks most of flow's drivers, so most of its scripts fail there for that alone);
+* ``mcp-2025``: the official MCP SDK of the session era alone (its last 1.x: MCP 2024-11-05 to
+  2025-11-25, nothing of 2026-07-28), as the client and the server of that era beside ours
+  (``tests/interop/test_mcp_sdk_revisions.py``).
 """
 
 from __future__ import annotations
@@ -175,6 +178,9 @@ UPSTREAM_FLOW = Venv(
            ("--no-deps", f"trustgraph-flow=={UPSTREAM_VERSION}")),
     want={**_FLOW_PROOF, "trustgraph-base": UPSTREAM_VERSION},
 )
+
+
+MCP_2025 = Venv(ROOT / "mcp-2025", steps=(("mcp<2", "uvicorn"),), want={"mcp": "*", "uvicorn": "*"})
 
 
 def _our_sources_digest() -> str:

@@ -68,11 +68,12 @@ def spawn(tmp_path: Path):
 
 @pytest.fixture
 def mcp_stand_in(tmp_path: Path):
-    """``mcp_stand_in(token=None, transport="streamable-http")``: a started test MCP server."""
+    """``mcp_stand_in(token=None, transport="streamable-http", revision="both")``: a started test MCP
+    server (``revision``: the era of MCP it speaks, ``tests/integration/mcp_stand_in.py``)."""
     servers: list[McpStandIn] = []
 
-    def make(token: str | None = None, transport: str = "streamable-http") -> McpStandIn:
-        server = McpStandIn(tmp_path / f"mcp-{len(servers)}.log", token, transport).start()
+    def make(token: str | None = None, transport: str = "streamable-http", revision: str = "both") -> McpStandIn:
+        server = McpStandIn(tmp_path / f"mcp-{len(servers)}.log", token, transport, revision).start()
         servers.append(server)
         return server
 

@@ -82,22 +82,28 @@ def test_mcp_tool_commands(stack, server):
     assert bad.returncode == 1 and "http://" in bad.stderr
 
 
-def test_watch_follows_the_servers_tool_list(stack, server):
-    log = open(server.log.with_name("watch.log"), "w+")
+@pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
+def test_watch_follows_the_servers_tool_list(stack, tmp_path, revision):
+    """A session-era server says so on the session; a 2026-07-28 one on a subscriptions/listen stream."""
+    server = McpStandIn(tmp_path / "mcp.log", token=TOKEN, revision=revision).start()
+    prefix = f"w{revision[:4]}-"
+    log = open(tmp_path / "watch.log", "w+")
     watch = subprocess.Popen([str(BIN / "tg-import-mcp-tools"), server.url, "--auth-token", TOKEN,
-                              "--prefix", "w-", "--watch", "-u", stack.url], stdout=log, stderr=subprocess.STDOUT)
+                              "--prefix", prefix, "--watch", "-u", stack.url], stdout=log, stderr=subprocess.STDOUT)
     try:
-        wait_for("watching", lambda: "Watching" in server.log.with_name("watch.log").read_text())
-        r = stack.cli("tg-invoke-mcp-tool", "-n", "w-grow", "-P", '{"name": "fresh"}')
+        wait_for("watching", lambda: "Watching" in (tmp_path / "watch.log").read_text())
+        r = stack.cli("tg-invoke-mcp-tool", "-n", f"{prefix}grow", "-P", '{"name": "fresh"}')
         assert r.returncode == 0, r.stderr
-        wait_for("the new tool in config", lambda: "w-fresh" in stack.cli(
-            "tg-list-config-items", "--type", "tool").stdout.split())
-        r = stack.cli("tg-invoke-mcp-tool", "-n", "w-fresh")
+        wait_for("the new tool in config", lambda: f"{prefix}fresh" in stack.cli(
+            "tg-list-config-items", "--type", "tool").stdout.split(),
+                 detail=lambda: (tmp_path / "watch.log").read_text())
+        r = stack.cli("tg-invoke-mcp-tool", "-n", f"{prefix}fresh")
         assert (r.returncode, r.stdout) == (0, "fresh ok\n"), r.stderr
     finally:
         watch.terminate()
         watch.wait(10)
         log.close()
+        server.stop()
 
 
 async def _through_our_mcp_server(url: str) -> tuple[list[str], str]:

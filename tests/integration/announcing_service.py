@@ -2,7 +2,9 @@
 
 Run as a real process: ``python announcing_service.py --id weather-service -t weather -p URL``.
 ``--tool NAME`` renames the tool; ``--stream`` makes ``invoke`` yield its answer in chunks,
-``--hold FILE`` waits between chunks until FILE exists (so a test sees them arrive one by one);
+``--hold FILE`` waits between chunks until FILE exists (so a test sees them arrive one by one),
+``--started FILE`` writes FILE when an invocation begins and ``--stopped FILE`` when one is
+stopped before its end (its caller's deadline passed);
 ``--reply TEXT`` answers every call with TEXT (a stranger's service, told apart by its answers);
 ``--description TEXT`` announces the tool with that description (a stranger's words to the model);
 ``--idempotent`` announces the service as safe to retry.
@@ -28,8 +30,13 @@ class Weather(DynamicToolService):
         self.stream = params.get("stream", False)
         self.hold = params.get("hold")
         self.reply = params.get("reply")
+        self.stopped = params.get("stopped")
+        self.started = params.get("started")
 
     async def invoke(self, user, config, arguments):
+        if self.started:
+            with open(self.started, "w") as f:
+                f.write("started\n")
         if self.reply is not None:
             return self.reply
         text = f"It is sunny in {arguments.get('city')} ({config.get('units', 'metric')}), {user}."
@@ -38,10 +45,16 @@ class Weather(DynamicToolService):
         return self._chunks(text)
 
     async def _chunks(self, text):
-        for word in text.split(" "):
-            yield word + " "
-            while self.hold and not os.path.exists(self.hold):
-                await asyncio.sleep(0.02)
+        try:
+            for word in text.split(" "):
+                yield word + " "
+                while self.hold and not os.path.exists(self.hold):
+                    await asyncio.sleep(0.02)
+        except asyncio.CancelledError:
+            if self.stopped:
+                with open(self.stopped, "w") as f:
+                    f.write("stopped\n")
+            raise
 
     @classmethod
     def add_args(cls, parser):
@@ -49,6 +62,8 @@ class Weather(DynamicToolService):
         parser.add_argument("--tool", default="weather")
         parser.add_argument("--stream", action="store_true")
         parser.add_argument("--hold", default=None)
+        parser.add_argument("--stopped", default=None)
+        parser.add_argument("--started", default=None)
         parser.add_argument("--reply", default=None)
         parser.add_argument("--idempotent", action="store_true")
         parser.add_argument("--description", default=None)

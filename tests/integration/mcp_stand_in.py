@@ -1,6 +1,6 @@
 """A real MCP server for the tests, written with the official SDK (``MCPServer``), on 127.0.0.1.
 
-Run as a process: ``python mcp_stand_in.py PORT [--token T] [--transport sse]``.
+Run as a process: ``python mcp_stand_in.py PORT [--token T] [--transport sse] [--revision R]``.
 
 Tools:
 
@@ -17,6 +17,15 @@ Tools:
 
 With ``--token`` every HTTP request needs ``Authorization: Bearer <token>``
 (else 401), as a server behind a gateway would.
+
+The SDK serves both eras of MCP at once and cannot be limited to one, so
+``--revision`` puts a front before it that answers the other era as a server
+of one era answers it: ``2025-11-25`` refuses a 2026-07-28 request (one with
+a 2026 ``MCP-Protocol-Version`` header, ``server/discover`` among them) with
+the 400 "Bad Request: Missing session ID" the 2025-era SDK (mcp 1.30) sends;
+``2026-07-28`` refuses the ``initialize`` handshake with the -32022
+UnsupportedProtocolVersion error naming only 2026-07-28, as the SDK's own
+2026-only connection does.  ``both`` (the default) is the SDK as it is.
 """
 
 from __future__ import annotations
@@ -24,6 +33,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hmac
+import json
 from typing import TypedDict
 
 import uvicorn
@@ -120,13 +130,51 @@ def bearer_only(app, token: str):
     return guarded
 
 
+def one_revision(app, revision: str):
+    """The app as a server of ``revision``'s era only (see the module)."""
+    async def front(scope, receive, send):
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers") or [])
+        version = headers.get(b"mcp-protocol-version", b"").decode()
+        modern = version.startswith("2026")
+        if revision == "2025-11-25" and modern:
+            await reply(send, 400, {"jsonrpc": "2.0", "id": "server-error",
+                                    "error": {"code": -32600, "message": "Bad Request: Missing session ID"}})
+            return
+        if revision == "2026-07-28" and not modern and b"mcp-session-id" not in headers:
+            body = b""
+            while True:
+                message = await receive()
+                body += message.get("body", b"")
+                if not message.get("more_body"):
+                    break
+            request = json.loads(body or b"{}")
+            asked = (request.get("params") or {}).get("protocolVersion", "")
+            await reply(send, 400, {"jsonrpc": "2.0", "id": request.get("id"), "error": {
+                "code": -32022, "message": "connection is serving the 2026-07-28 protocol; the initialize "
+                "handshake is not accepted", "data": {"supported": ["2026-07-28"], "requested": asked}}})
+            return
+        await app(scope, receive, send)
+    return front
+
+
+async def reply(send, status: int, body: dict) -> None:
+    await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", b"application/json")]})
+    await send({"type": "http.response.body", "body": json.dumps(body).encode()})
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("port", type=int)
     p.add_argument("--token", default=None)
     p.add_argument("--transport", default="streamable-http", choices=["streamable-http", "sse"])
+    p.add_argument("--revision", default="both", choices=["both", "2025-11-25", "2026-07-28"])
     args = p.parse_args()
     app = server.sse_app() if args.transport == "sse" else server.streamable_http_app()
+    if args.revision != "both":
+        app = one_revision(app, args.revision)
     if args.token:
         app = bearer_only(app, args.token)
     uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")

@@ -12,50 +12,15 @@ import contextlib
 import json
 import os
 import subprocess
-import sys
-import uuid
-from pathlib import Path
 
 import pytest
 from agent_stand_ins import service_descriptor, service_tool, unique
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-from support import BIN, Proc
+from mcp_server_harness import announcing, text
+from support import BIN
 from trustgraph.mcp_client.connection import http_client
 from trustgraph.mcp_server import Processor
-
-SCRIPT = Path(__file__).with_name("announcing_service.py")
-
-
-class Server:
-    def __init__(self, broker, **params) -> None:
-        own = unique("mcp-cfg")
-        self.topics = {"announce_queue": f"non-persistent://tg/config/{own}-announce",
-                       "announce_probe_queue": f"non-persistent://tg/config/{own}-probe"}
-        self.proc = Processor(id=unique("mcp-server"), pulsar_host=broker.url, metrics=False,
-                              follow_config=False, port=0, **self.topics, **params)
-        self.version = 0
-
-    async def configure(self, tools: dict, services: dict) -> None:
-        self.version += 1
-        await self.proc.apply_config({"tool": {k: json.dumps(v) for k, v in tools.items()},
-                                      "tool-service": {k: json.dumps(v) for k, v in services.items()}},
-                                     self.version)
-
-
-@pytest.fixture
-async def mcp_server(broker):
-    started: list[Server] = []
-
-    async def make(**params) -> Server:
-        s = Server(broker, **params)
-        await s.proc.start()
-        started.append(s)
-        return s
-
-    yield make
-    for s in started:
-        await s.proc.stop()
 
 
 @contextlib.asynccontextmanager
@@ -77,20 +42,6 @@ async def client(url: str, token: str | None = None, changed: asyncio.Event | No
             ClientSession(read, write, message_handler=on_message) as session:
         await session.initialize()
         yield session
-
-
-def text(result) -> str:
-    return "".join(c.text for c in result.content)
-
-
-def announcing(broker, tmp_path, topics, *args: str) -> Proc:
-    ready = tmp_path / f"ready-{uuid.uuid4().hex[:6]}"
-    argv = [sys.executable, str(SCRIPT), "--id", unique("weather-service"), "-t", unique("weather"),
-            "-p", broker.url, "--no-metrics", "--announce-queue", topics["announce_queue"],
-            "--announce-probe-queue", topics["announce_probe_queue"], *args]
-    proc = Proc(argv, tmp_path / f"{ready.name}.log", env={"TG_READY_FILE": str(ready)}).start()
-    proc.wait_ready(ready)
-    return proc
 
 
 async def test_a_client_calls_the_joke_service_and_sees_an_announced_tool_without_reconnecting(

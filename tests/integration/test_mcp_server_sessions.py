@@ -15,68 +15,24 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import AsyncIterator
 
 import httpx2
 import pytest
-from agent_stand_ins import unique
+from mcp_server_harness import HEADERS, INITIALIZE, open_session, session_headers
 from support import wait_for_async
 from trustgraph.mcp_server import Processor
 
-VERSION = "2025-06-18"
-HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": VERSION,
-        "capabilities": {},
-        "clientInfo": {"name": "session-test", "version": "1"},
-    },
-}
-
 
 @pytest.fixture
-async def server(broker) -> AsyncIterator:
-    started: list[Processor] = []
+def server(mcp_server):
+    """``await server(**params)``: a started mcp-server processor with no tools."""
 
     async def make(**params) -> Processor:
-        own = unique("mcp-cfg")
-        proc = Processor(
-            id=unique("mcp-server"),
-            pulsar_host=broker.url,
-            metrics=False,
-            follow_config=False,
-            port=0,
-            announce_queue=f"non-persistent://tg/config/{own}-announce",
-            announce_probe_queue=f"non-persistent://tg/config/{own}-probe",
-            **params,
-        )
-        await proc.start()
-        await proc.apply_config({"tool": {}, "tool-service": {}}, 1)
-        started.append(proc)
-        return proc
+        s = await mcp_server(**params)
+        await s.configure({}, {})
+        return s.proc
 
-    yield make
-    for proc in started:
-        await proc.stop()
-
-
-async def open_session(http: httpx2.AsyncClient, url: str) -> str:
-    """A new session, initialised, with nothing left in flight."""
-    r = await http.post(url, json=INITIALIZE, headers=HEADERS)
-    assert r.status_code == 200, r.text
-    sid = r.headers["mcp-session-id"]
-    done = await http.post(
-        url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session_headers(sid)
-    )
-    assert done.status_code == 202, done.text
-    return sid
-
-
-def session_headers(sid: str) -> dict[str, str]:
-    return {**HEADERS, "mcp-session-id": sid, "mcp-protocol-version": VERSION}
+    return make
 
 
 async def list_tools(http: httpx2.AsyncClient, url: str, sid: str) -> int:

@@ -104,10 +104,28 @@ async def test_agent_calls_mcp_tools_structured_text_and_failing(stack, mcp_stan
     assert obj.error is None and obj.text is None and json.loads(obj.object) == {"city": "Paris", "temp": 21}
     text = await mcp.call("loud", {"text": "a"})
     assert text.error is None and text.text == "A" and text.object is None
-    # Five calls through three entries of one server: one session, kept (upstream opens one per call).
+    # Five calls through three entries of one server: one connection, kept (upstream opens a session
+    # per call); the server speaks MCP 2026-07-28, so it is stateless: no session at all.
     await mcp.configure({"wx": entry(server, "lookup"), "loud": entry(server, "shout"),
                          "count": entry(server, "sessions")})
-    assert (await mcp.call("count", {})).text == "1"
+    assert (await mcp.call("count", {})).text == "0"
+
+
+@pytest.mark.parametrize("revision, spoken, sessions", [
+    ("2025-11-25", "2025-11-25", "1"),   # a server of the session era: one session, kept
+    ("2026-07-28", "2026-07-28", "0"),   # a 2026-only server: no handshake, no session
+    ("both", "2026-07-28", "0"),         # the SDK's own, speaking both: the newer one
+])
+async def test_mcp_tool_speaks_the_revision_of_the_server(stack, mcp_stand_in, revision, spoken, sessions):
+    server = mcp_stand_in(revision=revision)
+    _agent, mcp = await stack()
+    await mcp.configure({"wx": entry(server, "lookup", token=None), "loud": entry(server, "shout", token=None),
+                         "count": entry(server, "sessions", token=None)})
+    assert json.loads((await mcp.call("wx", {"city": "Oslo"})).object) == {"city": "Oslo", "temp": 4}
+    assert (await mcp.call("loud", {"text": "hi"})).text == "HI"
+    assert (await mcp.call("count", {})).text == sessions
+    (conn,) = mcp.proc.connections.values()
+    assert conn.revision == spoken
 
 
 async def test_bearer_token_is_required_and_a_config_change_applies_at_once(stack, mcp_stand_in):
@@ -128,8 +146,9 @@ async def test_bearer_token_is_required_and_a_config_change_applies_at_once(stac
     assert json.loads((await mcp.call("loud", {"city": "Oslo"})).object)["temp"] == 4
 
 
-async def test_a_killed_server_is_an_error_within_the_deadline_then_used_again(stack, mcp_stand_in):
-    server = mcp_stand_in()
+@pytest.mark.parametrize("revision", ["both", "2025-11-25"])
+async def test_a_killed_server_is_an_error_within_the_deadline_then_used_again(stack, mcp_stand_in, revision):
+    server = mcp_stand_in(revision=revision)
     _agent, mcp = await stack()
     await mcp.configure({"loud": entry(server, "shout", token=None)})
     assert (await mcp.call("loud", {"text": "before"})).text == "BEFORE"
@@ -144,7 +163,8 @@ async def test_a_killed_server_is_an_error_within_the_deadline_then_used_again(s
     assert (await mcp.call("loud", {"text": "after"})).text == "AFTER"     # no restart of mcp-tool
     server.kill()
     server.start()
-    # Restarted between calls: the server forgot the session; the call is sent once more, on a new one.
+    # Restarted between calls: a session-era server forgot the session; the call is sent once more, on
+    # a new one (a 2026 one has none to forget).
     assert (await mcp.call("loud", {"text": "again"})).text == "AGAIN"
 
 

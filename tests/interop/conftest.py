@@ -120,6 +120,17 @@ SECTIONS = {
         "Upstream's processors on our trustgraph-base: mcp-tool",
         "Upstream 2.1.4's `mcp-tool` from `.interop/flow-on-ours` calling a real MCP server of the official\n"
         "SDK on 127.0.0.1: text, a structured result, a tool's error result, an unknown tool."),
+    "test_mcp_sdk_revisions.py": (
+        "MCP 2025-11-25 and 2026-07-28: the official SDK's clients and servers and ours",
+        "The official MCP SDK of each era beside ours: mcp 2.3 (the project's venv), whose client is forced to\n"
+        "one revision by `mode` (`legacy` is the 2025-11-25 handshake, `2026-07-28` the stateless revision,\n"
+        "`auto` asks `server/discover`) and whose server speaks both (limited to 2026-07-28 by a front in\n"
+        "`tests/integration/mcp_stand_in.py` that refuses `initialize` as a 2026-only server does: the SDK\n"
+        "cannot be told to), and mcp 1.30, the last of the session era (`.interop/mcp-2025`), client and\n"
+        "server. Ours: mcp-server in-process in front of our joke-service (and a tool service that waits,\n"
+        "for the tasks rows: the SDK has the extension machinery, not the tasks extension, so the client's\n"
+        "part of it is the tests' own, `tests/integration/mcp_tasks.py`), mcp-tool as a process, and\n"
+        "`tg-import-mcp-tools`, all on pulsar-lite."),
     "test_upstream_flow_llm.py": (
         "Upstream's processors on our trustgraph-base: text-completion-openai",
         "Upstream 2.1.4's own `text-completion-openai` from `.interop/flow-on-ours`, beside our config-svc,\n"

@@ -1,11 +1,20 @@
-"""One MCP session per server, kept open between calls and opened again when it breaks.
+"""One MCP connection per server, kept open between calls and opened again when it breaks.
 
 Upstream's ``mcp-tool`` opens a new HTTP session (``initialize`` and all) for
-every call.  An :class:`McpConnection` opens one on first use and keeps it:
-later calls only send ``tools/call``.  When the session breaks (the server
-went away, restarted and forgot the session, or the stream failed) the next
-call opens a new one, so a restarted server is used again without restarting
-anything of ours.
+every call.  An :class:`McpConnection` connects on first use and keeps it:
+later calls only send ``tools/call``.  It speaks the server's revision of MCP
+(the SDK's ``Client``, ``mode="auto"``): it asks ``server/discover`` first,
+and a server that answers it (MCP 2026-07-28) is used statelessly, with no
+handshake and no session at all (each call is one request carrying the
+revision); any other server gets the ``initialize`` handshake and a session
+(2025-11-25 and before; the legacy SSE transport always).  When a session
+breaks (the server went away, restarted and forgot the session, or the
+stream failed) the next call opens a new one, so a restarted server is used
+again without restarting anything of ours.  ``on_tools_changed`` hears of a
+changed tool list either way: from a session's
+``notifications/tools/list_changed``, or from a ``subscriptions/listen``
+stream opened at connect on 2026-07-28, whose end (the server went away)
+ends the connection as a broken session does.
 
 Why a task per session: the SDK's transports and ``ClientSession`` are anyio
 context managers whose cancel scopes must be entered and left by one task,
@@ -38,11 +47,12 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import httpx2
-from mcp import ClientSession
+from mcp import Client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED, CallToolResult, Implementation, PaginatedRequestParams, Tool
+from mcp_types import CONNECTION_CLOSED, CallToolResult, Implementation, Tool
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 logger = logging.getLogger(__name__)
 
@@ -50,7 +60,7 @@ T = TypeVar("T")
 
 #: Seconds a connection attempt may take at most, whatever the caller allows.
 CONNECT_TIMEOUT = 10.0
-#: Seconds the ``initialize`` handshake may take at most.
+#: Seconds connecting (``server/discover``, else the ``initialize`` handshake) may take at most.
 HANDSHAKE_TIMEOUT = 30.0
 #: Bytes one reply of a server (one POST's body, one server-sent event) may hold.  A tool's
 #: result travels on as one broker message of at most 5 MiB, so a bigger one could not be
@@ -194,17 +204,20 @@ def _never_delivered(exc: BaseException) -> bool:
 
 
 class _Session:
-    """One open ``ClientSession``, held by a task of its own until :meth:`close`."""
+    """One connected SDK ``Client`` (a session, or none on 2026-07-28), held by a task of its own
+    until :meth:`close`."""
 
     def __init__(self, address: ServerAddress, on_tools_changed: OnToolsChanged | None,
                  max_reply: int = MAX_REPLY_BYTES) -> None:
         self.address = address
         self.max_reply = max_reply
         self.on_tools_changed = on_tools_changed
-        self.ready: asyncio.Future[ClientSession] = asyncio.get_running_loop().create_future()
+        self.ready: asyncio.Future[Client] = asyncio.get_running_loop().create_future()
         self.error: BaseException | None = None
         self.used = False
         self.refused: int | None = None
+        #: The revision of MCP spoken, once connected.
+        self.revision: str | None = None
         self._stop = asyncio.Event()
         self.task = asyncio.create_task(self._run(), name=f"mcp-session {address.url}")
 
@@ -239,13 +252,19 @@ class _Session:
     async def _run(self) -> None:
         try:
             async with contextlib.AsyncExitStack() as stack:
-                streams = await stack.enter_async_context(self._transport())
-                session = await stack.enter_async_context(ClientSession(
-                    streams[0], streams[1], read_timeout_seconds=HANDSHAKE_TIMEOUT,
-                    message_handler=self._on_message, client_info=CLIENT_INFO))
-                await session.initialize()
-                self.ready.set_result(session)
-                await self._stop.wait()
+                client = await stack.enter_async_context(Client(
+                    self._transport(), mode="legacy" if self.address.transport == "sse" else "auto",
+                    read_timeout_seconds=HANDSHAKE_TIMEOUT, message_handler=self._on_message,
+                    client_info=CLIENT_INFO, cache=None))
+                self.revision = client.protocol_version
+                events = None
+                if self.on_tools_changed is not None and self.revision in MODERN_PROTOCOL_VERSIONS:
+                    events = await self._listen(stack, client)
+                self.ready.set_result(client)
+                if events is None:
+                    await self._stop.wait()
+                else:
+                    await self._follow(events)
         except asyncio.CancelledError:
             self._fail(McpUnavailable("the session was closed while it opened"))
             raise
@@ -255,6 +274,34 @@ class _Session:
             logger.debug("MCP session to %s ended: %s", self.address.url, self.explain(e))
         finally:
             self._fail(McpUnavailable("the server closed the session"))
+
+    async def _listen(self, stack: contextlib.AsyncExitStack, client: Client) -> Any:
+        """A ``subscriptions/listen`` stream of tool-list changes, acknowledged; None if refused."""
+        try:
+            return await stack.enter_async_context(client.listen(tools_list_changed=True))
+        except MCPError as e:
+            logger.debug("%s follows no tool-list changes: %s", self.address.url, describe(e))
+            return None
+
+    async def _follow(self, events: Any) -> None:
+        """Tell ``on_tools_changed`` of each change until :meth:`close`; the stream's end ends us."""
+        stop = asyncio.ensure_future(self._stop.wait())
+        changes = aiter(events)
+        try:
+            while True:
+                change = asyncio.ensure_future(anext(changes))
+                await asyncio.wait({change, stop}, return_when=asyncio.FIRST_COMPLETED)
+                if not change.done():
+                    change.cancel()
+                    return
+                try:
+                    change.result()
+                except StopAsyncIteration:
+                    raise McpUnavailable("the server closed its change stream") from None
+                if self.on_tools_changed is not None:
+                    await self.on_tools_changed()
+        finally:
+            stop.cancel()
 
     def _fail(self, exc: BaseException) -> None:
         if not self.ready.done():
@@ -323,7 +370,7 @@ class McpConnection:
             raise McpUnavailable(f"cannot open an MCP session to {self.url}: {current.explain(e)}") from e
         return current
 
-    async def _on_session(self, work: Callable[[ClientSession], Awaitable[T]], timeout: float) -> T:
+    async def _on_session(self, work: Callable[[Client], Awaitable[T]], timeout: float) -> T:
         """Run ``work`` on the session, within ``timeout``; retried once on a new session when the
         old one was gone before the request reached the tool."""
         loop = asyncio.get_running_loop()
@@ -342,7 +389,7 @@ class McpConnection:
                 raise
         raise AssertionError("unreachable")
 
-    async def _call(self, current: _Session, work: Callable[[ClientSession], Awaitable[T]], timeout: float) -> T:
+    async def _call(self, current: _Session, work: Callable[[Client], Awaitable[T]], timeout: float) -> T:
         # When the transport dies the SDK ends every pending request ("Connection
         # closed"), so waiting for the answer alone does not outlive the session.
         try:
@@ -375,19 +422,18 @@ class McpConnection:
                         on_progress: Callable[[float, float | None, str | None], Awaitable[None]] | None = None
                         ) -> CallToolResult:
         """``tools/call``; raises :class:`McpUnavailable`, :class:`McpCallFailed` or ``TimeoutError``."""
-        async def work(session: ClientSession) -> CallToolResult:
-            return await session.call_tool(name, arguments, read_timeout_seconds=timeout,
-                                           progress_callback=on_progress)
+        async def work(client: Client) -> CallToolResult:
+            return await client.call_tool(name, arguments, read_timeout_seconds=timeout,
+                                          progress_callback=on_progress)
         return await self._on_session(work, timeout)
 
     async def list_tools(self, timeout: float) -> list[Tool]:
         """Every tool of the server (all pages of ``tools/list``)."""
-        async def work(session: ClientSession) -> list[Tool]:
+        async def work(client: Client) -> list[Tool]:
             tools: list[Tool] = []
             cursor: str | None = None
             for _page in range(100):   # a server whose cursor never ends cannot hang us
-                result = await session.list_tools(
-                    params=PaginatedRequestParams(cursor=cursor) if cursor else None)
+                result = await client.list_tools(cursor=cursor)
                 tools.extend(result.tools)
                 cursor = result.next_cursor
                 if not cursor:
@@ -398,6 +444,11 @@ class McpConnection:
     async def open(self, timeout: float) -> None:
         """Open the session now (to follow notifications before any call)."""
         await self._open(timeout)
+
+    @property
+    def revision(self) -> str | None:
+        """The revision of MCP the current connection speaks (None before one is made)."""
+        return self._session.revision if self._session is not None else None
 
     @property
     def is_open(self) -> bool:

@@ -23,8 +23,10 @@ writes, for every tool (or those named by ``--only``), in one config change:
 The agent can use them as soon as the command returns.  ``--dry-run`` prints
 what would be written and writes nothing.
 
-``--watch`` keeps a session to the server open after the import and follows
-its ``notifications/tools/list_changed``: each change is imported again, new
+``--watch`` stays connected to the server after the import and follows its
+tool-list changes (``notifications/tools/list_changed`` on a session-era
+server's session, a ``subscriptions/listen`` stream on an MCP 2026-07-28
+one): each change is imported again, new
 tools are added, changed ones rewritten, and tools this command imported from
 that URL which the server no longer lists are deleted, so the server's tools
 stay as current as a self-announcing tool service's.  If the server goes
@@ -219,7 +221,7 @@ async def watch(api: GatewayClient, conn: Any, changed: asyncio.Event, args: arg
         if changed.is_set():
             changed.clear()
         else:
-            print(f"Lost the session to {args.url}; reconnecting", file=sys.stderr, flush=True)
+            print(f"Lost the connection to {args.url}; reconnecting", file=sys.stderr, flush=True)
         tools = await AsyncRetrying(wait=wait_exponential(multiplier=1.0, exp_base=2, max=30.0),
                                     retry=retry_if_exception_type(CliError), before_sleep=failed,
                                     reraise=True)(list_tools, conn, args.timeout)

@@ -25,6 +25,15 @@ With neither, anything that can reach the port can call every tool, so it
 listens on this machine only: an address beyond 127.0.0.1 (``--host
 0.0.0.0``) without a token is refused at start.
 
+It speaks both eras of MCP (``revisions.py``): the session era (2024-11-05
+to 2025-11-25, ``initialize`` and an ``Mcp-Session-Id``) and 2026-07-28
+(stateless: each request carries its revision and capabilities, and
+``server/discover`` says what is served); a request of any other revision
+gets the protocol's UnsupportedProtocolVersion error and changes nothing.
+To a 2026-07-28 client that takes tasks, a call still running after
+``--task-after`` seconds (2) is answered with a task it polls or cancels
+(``tasks.py``).
+
 Sessions end after ``--session-idle-timeout`` (30 minutes) with nothing in
 flight, and at most ``--max-sessions`` (1,000) are held: at the cap the least
 recently used idle one is ended to make room (``sessions.py``).  Connections
@@ -46,7 +55,7 @@ from typing import Any
 import mcp_types as types
 import uvicorn
 from mcp.server.lowlevel import NotificationOptions, Server
-from trustgraph.base.command_line import MCP_SERVER_HEADER
+from trustgraph.base.command_line import MCP_SERVER_HEADER, number
 from trustgraph.base.launching.listening import is_loopback
 from trustgraph.base.processors.async_processor import StartRefused, env_default
 from trustgraph.base.processors.flow_processor import FlowProcessor, RequestResponseSpec
@@ -67,7 +76,9 @@ from trustgraph.catalog.implementations import FLOW_CLIENTS
 from .auth import bearer_only
 from .connections import guarded_protocol
 from .notify import ChangeNotifier
+from .revisions import revision_gate
 from .sessions import MAX_SESSIONS, SESSION_IDLE_TIMEOUT, SessionKeeper
+from .tasks import EXTENSION, TASK_AFTER, TaskBoard, UpdateTaskParams, takes_tasks
 from .tools import ToolTable
 
 logger = logging.getLogger(__name__)
@@ -123,10 +134,19 @@ class Processor(FlowProcessor):
         self.clients = ToolServiceClients(self.pubsub, name=self.id, liveness=self.feed.directory.live_for)
         self.table = ToolTable({})
         self.notifier = ChangeNotifier()
+        after = params.get("task_after")
+        self.tasks = TaskBoard(after=TASK_AFTER if after is None else float(after))
+        # A 2026-07-28 call's Mcp-Param headers are checked against the tool's schema: looked
+        # up here (the SDK would otherwise run the whole tools/list for every call).
         self.mcp = _Server("trustgraph", version="2.1", instructions="The tools of a TrustGraph deployment.",
                            on_list_tools=self._list_tools, on_call_tool=self._call_tool,
-                           on_subscriptions_listen=self.notifier.listen)
+                           on_subscriptions_listen=self.notifier.listen,
+                           get_tool_input_schema=self._input_schema)
         self.mcp.middleware.append(self.notifier)
+        self.mcp.extensions[EXTENSION] = {}
+        self.mcp.add_request_handler("tasks/get", types.GetTaskRequestParams, self.tasks.get)
+        self.mcp.add_request_handler("tasks/cancel", types.CancelTaskRequestParams, self.tasks.cancel)
+        self.mcp.add_request_handler("tasks/update", UpdateTaskParams, self.tasks.update)
         self._http: _Uvicorn | None = None
         self._serving: asyncio.Task | None = None
         self.bound_port: int | None = None
@@ -154,22 +174,37 @@ class Processor(FlowProcessor):
     async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=self.table.listing())
 
-    async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    def _input_schema(self, name: str) -> Mapping[str, Any] | None:
+        tool = self.table.tools.get(name)
+        return dict(tool.schema) if tool is not None else None
+
+    async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult | dict:
         sent = 0
+        inline = [True]   # false once the call is a task: its response was sent
 
         async def progress(chunk: str) -> None:
             nonlocal sent
+            if not inline[0]:
+                return
             sent += 1
             with contextlib.suppress(Exception):   # a client gone mid-call must not fail the call
                 await ctx.session.report_progress(sent, None, chunk)
 
-        return await self.table.call(params.name, params.arguments, user=self.user,
-                                     flow=self.flows.get(self.flow_name), timeout=self.timeout,
-                                     progress=progress)
+        def call() -> Any:
+            return self.table.call(params.name, params.arguments, user=self.user,
+                                   flow=self.flows.get(self.flow_name), timeout=self.timeout, progress=progress)
+
+        if takes_tasks(ctx):
+            return await self.tasks.call(ctx, call, inline)
+        return await call()
 
     # -- lifecycle ---------------------------------------------------------------------
     def _bind(self) -> socket.socket:
-        sock = socket.socket(socket.AF_INET6 if ":" in self.host else socket.AF_INET, socket.SOCK_STREAM)
+        # IPPROTO_TCP named, not left 0: asyncio sets TCP_NODELAY only on sockets that say they are
+        # TCP, and without it a JSON reply's body waited for the client's delayed ACK (44 ms for
+        # every MCP 2026-07-28 request; 1.7 ms with it).
+        sock = socket.socket(socket.AF_INET6 if ":" in self.host else socket.AF_INET, socket.SOCK_STREAM,
+                             socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((self.host, self.port))
@@ -189,6 +224,7 @@ class Processor(FlowProcessor):
                                                 max_sessions=self.max_sessions)
         self.sessions = app = SessionKeeper(app, max_sessions=self.max_sessions,
                                             idle_timeout=self.session_idle_timeout)
+        app = revision_gate(app)
         if self.tokens:
             app = bearer_only(app, *self.tokens)
         self.guard = guard = ConnectionGuard("mcp-server", self.limits)
@@ -217,6 +253,7 @@ class Processor(FlowProcessor):
                 await asyncio.wait_for(self._serving, 10)
         if self.guard is not None:
             await self.guard.stop()
+        await self.tasks.stop()
         await self.feed.stop()
         await self.clients.close()
         await super().stop()
@@ -243,6 +280,9 @@ class Processor(FlowProcessor):
                             help="offer only tools of these groups (default: every tool)")
         parser.add_argument("--timeout", type=float, default=default_timeout,
                             help="seconds one tool call may take (default %(default)s)")
+        parser.add_argument("--task-after", type=number(float, 0, exclusive=False), default=TASK_AFTER,
+                            help="seconds a call of an MCP 2026-07-28 client that takes tasks may run before it "
+                                 "is answered with a task to poll (0: every such call, inf: none; default %(default)s)")
         parser.add_argument("--session-idle-timeout", type=positive_seconds, default=SESSION_IDLE_TIMEOUT,
                             help="seconds an MCP session may have nothing in flight before it ends; its "
                                  "client then opens a new one (default %(default)s)")

@@ -20,6 +20,10 @@ next request and opens a new session, as the MCP spec says it must (our
 ``McpConnection`` does, and sends the call again).  A session with a request
 in flight or an open stream is never ended for room; when every session is
 busy, the SDK's 503 ("Too many open sessions") refuses the new one.
+
+A 2026-07-28 request has no session and opens none (``revisions.py``), so it
+goes straight to the SDK: it never ends a session to make room.  (Before, every
+such request at the cap ended an idle session of the older era's clients.)
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from trustgraph.base.safety.connections import Summarised
+
+from .revisions import header, is_modern
 
 logger = logging.getLogger(__name__)
 
@@ -67,10 +73,10 @@ class SessionKeeper:
         return len(self._sessions)
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope.get("type") != "http":
+        if scope.get("type") != "http" or is_modern(scope):
             await self.app(scope, receive, send)
             return
-        sid = _header(scope, _SESSION_HEADER)
+        sid = header(scope, _SESSION_HEADER)
         if sid is None:
             if scope.get("method") == "POST":
                 await self._make_room(scope)
@@ -105,7 +111,7 @@ class SessionKeeper:
 
         async def watch(message: dict[str, Any]) -> None:
             if message.get("type") == "http.response.start" and int(message.get("status") or 0) < 400:
-                sid = _header(message, _SESSION_HEADER)
+                sid = header(message, _SESSION_HEADER)
                 if sid is not None:
                     opened.append(sid)
                     self._sessions[sid] = _Session(in_flight=1)
@@ -161,12 +167,3 @@ class SessionKeeper:
         await self.app(request, receive, send)
         logger.debug("Session %s ended to make room (HTTP %d)", sid[:64], status)
 
-
-def _header(message: dict[str, Any], name: bytes) -> str | None:
-    for key, value in message.get("headers") or []:
-        if key.lower() == name:
-            try:
-                return value.decode("latin-1")
-            except (AttributeError, UnicodeDecodeError):
-                return None
-    return None

@@ -11,9 +11,12 @@ content, joined.
 
 Where it differs from upstream 2.1.4 (same topics, records and config):
 
-* one MCP session per server, kept between calls (upstream opens one per
-  call, ``initialize`` included) and opened again when it breaks, so a
-  restarted server is used again without restarting this service;
+* one connection per server, kept between calls (upstream opens a session
+  per call, ``initialize`` included) and opened again when it breaks, so a
+  restarted server is used again without restarting this service; it speaks
+  the server's revision of MCP: 2026-07-28 statelessly (no handshake, no
+  session) where the server answers ``server/discover``, else the session
+  era's handshake (``mcp_client.connection``);
 * a result flagged ``isError`` is a ``tool-error`` with the server's text
   (upstream passes it on as if the tool had succeeded);
 * every call is bounded by the request's deadline (at most ``--timeout``):
@@ -21,7 +24,7 @@ Where it differs from upstream 2.1.4 (same topics, records and config):
   up, never a hang;
 * ``mcp`` entries are checked by the tool catalog's model; a bad one is
   logged and answered with what is wrong, and the others keep working;
-* ``-c/--concurrency`` defaults to 8 (calls share the server's session);
+* ``-c/--concurrency`` defaults to 8 (calls share the server's connection);
 * a reply over 8 MiB (``mcp_client.connection.MAX_REPLY_BYTES``) is cut while
   it is read and answered with a ``tool-error`` saying so (upstream reads any
   size whole).
