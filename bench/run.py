@@ -9,6 +9,9 @@ Why it is built this way:
   ``common.Procs`` so each one is stopped however a table ends;
 * upstream TrustGraph 2.1.4 and the MCP SDK live in ``.interop/upstream``,
   created on first use, never in the project's venv;
+* the tool-call table's RabbitMQ rows run on a node of the bench's own, started
+  as the tests start theirs (``tests/rabbitmq_nodes.py``: private epmd, cookie
+  and user, 127.0.0.1 only), killed when the table ends;
 * nothing listens beyond 127.0.0.1 and every loop is bounded in calls or time.
 
 The agent table is measured by ``bench/agent_bench.py``, the
@@ -24,23 +27,29 @@ Hand-written analysis (what limits a missed target) is kept in
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
 import platform
 import shutil
 import signal
+import subprocess
 import sys
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+# The tests' RabbitMQ nodes (tests/rabbitmq_nodes.py), one node starter for both.
+sys.path.insert(1, str(Path(__file__).resolve().parent.parent / "tests"))
 
 import pulsar  # noqa: E402
+import pytest  # noqa: E402 - rabbitmq_nodes' waits fail as a test does: pytest.fail.Exception
 from agent_bench import AgentBenchError, run_agent_table  # noqa: E402
 from agent_quality import QualityBenchError, run_quality_table  # noqa: E402
 from announce_bench import announce_table  # noqa: E402
@@ -69,6 +78,7 @@ from common import (  # noqa: E402
 )
 from config_bench import run_config_table  # noqa: E402
 from many_tools import run_many_tools_table  # noqa: E402
+from rabbitmq_nodes import RabbitNode, RabbitSite, RabbitUnavailable  # noqa: E402
 from ranker_bench import ranker_table  # noqa: E402
 from trustgraph.base.launching.broker import EmbeddedBroker, free_port, wait_for_port  # noqa: E402
 
@@ -86,17 +96,64 @@ def broker(name: str) -> EmbeddedBroker:
 
 def ours_server(procs: Procs, name: str, url: str, topic: str, *, work: str = "echo",
                 sid: str | None = None, concurrency: int | None = None,
-                tool: str | None = None) -> tuple[Proc, Path]:
-    """Start one replica of our bench tool service; returns it and its readiness file."""
+                tool: str | None = None, extra: list[str] | None = None,
+                tree: Path | None = None) -> tuple[Proc, Path]:
+    """Start one replica of our bench tool service; returns it and its readiness file.
+
+    ``extra``: more flags (a broker's); ``tree``: another source tree's service (:func:`tree_env`).
+    """
     ready = ready_file(name)
-    args = [PY, str(PEERS / "ours_server.py"), "-p", url, "-t", topic, "--work", work,
-            "--id", sid or topic, "-l", "WARNING", *NO_METRICS]
+    peers = PEERS if tree is None else tree / "bench" / "peers"
+    args = [PY, str(peers / "ours_server.py"), "-p", url, "-t", topic, "--work", work,
+            "--id", sid or topic, "-l", "WARNING", *NO_METRICS, *(extra or [])]
     if concurrency is not None:
         args += ["--concurrency", str(concurrency)]
     if tool is not None:
         args += ["--tool", tool]
-    proc = procs.add(Proc(name, args, env={"TG_READY_FILE": str(ready)}))
+    proc = procs.add(Proc(name, args, env={"TG_READY_FILE": str(ready), **tree_env(tree)}))
     return proc, ready
+
+
+def tree_env(tree: Path | None) -> dict[str, str]:
+    """The environment that makes our packages come from ``tree`` (a copy of another commit, e.g.
+    ``git archive``) instead of the venv's editable install: its sources first on ``PYTHONPATH``
+    (``trustgraph`` is a namespace package, so the first directory holding a module wins)."""
+    if tree is None:
+        return {}
+    return {"PYTHONPATH": os.pathsep.join(str(tree / d) for d in ("trustgraph-base", "trustgraph-flow"))}
+
+
+def check_tree(tree: Path) -> None:
+    """Refuse a ``--baseline`` tree whose modules would not be the ones imported (one line)."""
+    code = ("import trustgraph.base.messaging.pubsub as p, trustgraph.base.tool_services as t\n"
+            "print(p.__file__); print(t.__file__)")
+    done = subprocess.run([PY, "-c", code], env={**os.environ, **tree_env(tree)}, capture_output=True,
+                          text=True, timeout=120, cwd=str(REPO))
+    files = done.stdout.split()
+    if done.returncode != 0 or len(files) != 2 or not all(f.startswith(str(tree.resolve())) for f in files):
+        raise BenchError(f"--baseline {tree}: our modules do not load from it ({(done.stdout + done.stderr).strip()[-300:]}); "
+                         "give a whole tree (git archive COMMIT | tar -x -C DIR)")
+
+
+@contextlib.contextmanager
+def rabbitmq_node(name: str) -> Iterator[RabbitNode]:
+    """A RabbitMQ node of the bench's own (``tests/rabbitmq_nodes.py``: its own epmd, cookie and
+    user, 127.0.0.1 only, data under ``bench/.work``), killed when the block ends."""
+    root = WORK / name
+    shutil.rmtree(root, ignore_errors=True)
+    try:
+        site = RabbitSite(root)
+    except RabbitUnavailable as e:
+        raise BenchError(f"{e}; or leave the RabbitMQ rows out (--peers without "
+                         f"{','.join(RABBITMQ_PEERS)})") from None
+    try:
+        try:
+            node = site.start().node().start()
+        except pytest.fail.Exception as e:   # a wait of rabbitmq_nodes gave up
+            raise BenchError(f"the bench's RabbitMQ node did not start: {e}") from None
+        yield node
+    finally:
+        site.close()
 
 
 def wait_for_mcp_tool(url: str, name: str, timeout: float) -> None:
@@ -129,19 +186,29 @@ class PeerResult:
     rate: list[float] = field(default_factory=list)
 
 
-ALL_PEERS = ("raw", "ours", "ours-mcp", "upstream", "mcp", "floor")
+ALL_PEERS = ("raw", "ours", "ours-mcp", "upstream", "mcp", "raw-aio-pika", "ours-rabbitmq", "floor")
+#: The peers on the bench's RabbitMQ node rather than the embedded broker.
+RABBITMQ_PEERS = ("raw-aio-pika", "ours-rabbitmq")
 
 
 def tool_call_table(rounds: int, seq_n: int, load_n: int, inflight: int,
-                    peers: tuple[str, ...] = ALL_PEERS) -> dict[str, Any]:
-    """Raw, ours, upstream, MCP and the asyncio floor on one broker, alternating rounds.
+                    peers: tuple[str, ...] = ALL_PEERS, baseline: Path | None = None) -> dict[str, Any]:
+    """Raw, ours, upstream, MCP, ours and raw on RabbitMQ, and the asyncio floor, alternating rounds.
 
     ``peers`` narrows the run (``--peers raw,ours`` while tuning the core);
     the written report always has them all.  ``floor`` is a diagnostic row:
     the least an asyncio service and caller can do (see peers/floor_*.py).
+    ``baseline``: a copy of another commit's tree; its own service and client
+    (``tree_env``) are one more peer, "before" beside today's "ours" (and beside
+    "ours on RabbitMQ" too, when the tree has the RabbitMQ transport).
     """
     topic_raw, topic_ours, topic_up, topic_floor = "bench-raw", "bench-echo", "bench-upstream", "bench-floor"
-    with broker("tool-broker") as b, Procs() as procs:
+    rabbit = any(p in RABBITMQ_PEERS for p in peers)
+    rabbitmq_version = ""
+    baseline_rabbit = (baseline is not None and "ours-rabbitmq" in peers
+                       and (baseline / "trustgraph-base/trustgraph/base/messaging/rabbitmq_transport.py").exists())
+    with (broker("tool-broker") as b, Procs() as procs,
+          rabbitmq_node("tool-rabbitmq") if rabbit else contextlib.nullcontext() as node):
         raw_ready = ready_file("raw-server")
         raw_srv = procs.add(Proc("raw-server", [PY, str(PEERS / "raw_server.py"), b.url, topic_raw,
                                                 str(raw_ready)]))
@@ -167,6 +234,29 @@ def tool_call_table(rounds: int, seq_n: int, load_n: int, inflight: int,
                                                          *NO_METRICS], env={"TG_READY_FILE": str(our_mcp_ready)}))
             waits += [(echo_srv, echo_ready), (our_mcp, our_mcp_ready)]
             ours_mcp_url = f"http://127.0.0.1:{our_mcp_port}/mcp"
+        rabbit_args: list[str] = []
+        aiopika_args: list[str] = []
+        if node is not None:
+            secret = WORK / "tool-rabbitmq" / "password"
+            secret.write_text(node.password)
+            secret.chmod(0o600)
+            rabbit_args = ["--pubsub-backend", "rabbitmq", "--rabbitmq-host", node.host, "--rabbitmq-port",
+                           str(node.port), "--rabbitmq-username", node.username, "--rabbitmq-password-file",
+                           str(secret)]
+            aiopika_args = [node.host, str(node.port), node.username, str(secret)]
+            if "ours-rabbitmq" in peers:
+                waits.append(ours_server(procs, "ours-rabbitmq-server", b.url, "bench-echo-rabbitmq",
+                                         extra=rabbit_args))
+            if "raw-aio-pika" in peers:
+                aiopika_ready = ready_file("aiopika-server")
+                waits.append((procs.add(Proc("aiopika-server", [PY, str(PEERS / "aiopika_server.py"),
+                                                                *aiopika_args, "bench-aiopika",
+                                                                str(aiopika_ready)])), aiopika_ready))
+        if baseline is not None:
+            waits.append(ours_server(procs, "ours-baseline-server", b.url, "bench-echo-baseline", tree=baseline))
+        if baseline_rabbit:
+            waits.append(ours_server(procs, "ours-rabbitmq-baseline-server", b.url, "bench-echo-rabbitmq-baseline",
+                                     extra=rabbit_args, tree=baseline))
         wait_files(waits, 60)
         wait_for_port("127.0.0.1", mcp_port, 60, mcp_srv.p)
         if ours_mcp_url:
@@ -179,10 +269,24 @@ def tool_call_table(rounds: int, seq_n: int, load_n: int, inflight: int,
             "mcp": [str(UPSTREAM_PY), str(PEERS / "mcp_client.py"), f"http://127.0.0.1:{mcp_port}/mcp"],
             "ours-mcp": [str(UPSTREAM_PY), str(PEERS / "mcp_client.py"), ours_mcp_url],
             "floor": [PY, str(PEERS / "floor_client.py"), b.url, topic_floor],
+            "raw-aio-pika": [PY, str(PEERS / "aiopika_client.py"), *aiopika_args, "bench-aiopika"],
+            "ours-rabbitmq": [PY, str(PEERS / "ours_client.py"), b.url, "bench-echo-rabbitmq", *rabbit_args],
         }
+        envs: dict[str, dict[str, str]] = {}
+        if baseline is not None:
+            peers = (*peers, "ours-baseline")
+            commands["ours-baseline"] = [PY, str(baseline / "bench" / "peers" / "ours_client.py"), b.url,
+                                         "bench-echo-baseline"]
+            envs["ours-baseline"] = tree_env(baseline)
+        if baseline_rabbit:
+            assert baseline is not None
+            peers = (*peers, "ours-rabbitmq-baseline")
+            commands["ours-rabbitmq-baseline"] = [PY, str(baseline / "bench" / "peers" / "ours_client.py"), b.url,
+                                                  "bench-echo-rabbitmq-baseline", *rabbit_args]
+            envs["ours-rabbitmq-baseline"] = tree_env(baseline)
         workers: dict[str, Worker] = {}
         for name in peers:
-            w = Worker(f"{name}-client", commands[name])
+            w = Worker(f"{name}-client", commands[name], env=envs.get(name))
             procs.add(w)
             workers[name] = w
         for w in workers.values():
@@ -204,6 +308,11 @@ def tool_call_table(rounds: int, seq_n: int, load_n: int, inflight: int,
                 pr.rate.append(res["calls"] / res["secs"])
             print(f"  tool-call round {r + 1}/{rounds}: " + ", ".join(
                 f"{n} {results[n].rate[-1]:,.0f}/s p50 {results[n].p50[-1]:.2f} ms" for n in workers), flush=True)
+        if node is not None:
+            try:
+                rabbitmq_version = node.ctl("version").strip()
+            except RuntimeError as e:   # the figures stand without it
+                print(f"  the RabbitMQ version is not known: {e}", flush=True)
 
     rows = []
     labels = {
@@ -213,6 +322,10 @@ def tool_call_table(rounds: int, seq_n: int, load_n: int, inflight: int,
         "mcp": "MCP SDK, Streamable HTTP",
         "ours-mcp": "ours via MCP: SDK client -> our mcp-server -> DynamicToolService",
         "floor": "(diagnostic) asyncio floor: bare bridge both sides",
+        "raw-aio-pika": "raw aio-pika RPC (reply queue, correlation ids)",
+        "ours-rabbitmq": "ours on RabbitMQ: ToolServiceClient -> DynamicToolService",
+        "ours-baseline": f"(baseline) ours from {baseline}",
+        "ours-rabbitmq-baseline": f"(baseline) ours on RabbitMQ from {baseline}",
     }
     med = {n: (median(r.p50), median(r.p99), median(r.rate)) for n, r in results.items()}
     for n, (p50, p99, rate) in med.items():
@@ -236,6 +349,24 @@ def tool_call_table(rounds: int, seq_n: int, load_n: int, inflight: int,
         om, sdk = med["ours-mcp"], med["mcp"]
         ratio_lines += (f"\n- ours via MCP vs the MCP SDK's own server: calls/s {om[2] / sdk[2]:.2f}x, "
                         f"seq p50 {om[0] / sdk[0]:.2f}x (the extra hop: HTTP in, then the broker)")
+    if "ours-rabbitmq" in med:
+        orb = med["ours-rabbitmq"]
+        ratio_lines += f"\n- ours on RabbitMQ vs ours on pulsar-lite: calls/s {orb[2] / med['ours'][2]:.2f}x"
+        if "raw-aio-pika" in med:
+            rr = med["raw-aio-pika"]
+            ratio_lines += (f"\n- ours on RabbitMQ vs raw aio-pika RPC: calls/s {orb[2] / rr[2]:.2f}x, "
+                            f"seq p50 {orb[0] / rr[0]:.2f}x")
+    if "ours-baseline" in med:
+        bl = med["ours-baseline"]
+        ratio_lines += (f"\n- ours vs the baseline: calls/s {med['ours'][2] / bl[2]:.2f}x "
+                        f"(rounds {min(results['ours'].rate):,.0f}-{max(results['ours'].rate):,.0f} vs "
+                        f"{min(results['ours-baseline'].rate):,.0f}-{max(results['ours-baseline'].rate):,.0f}), "
+                        f"seq p50 {med['ours'][0] / bl[0]:.2f}x")
+    if "ours-rabbitmq-baseline" in med:
+        bl, rr = med["ours-rabbitmq-baseline"], results["ours-rabbitmq-baseline"].rate
+        ratio_lines += (f"\n- ours on RabbitMQ vs its baseline: calls/s {med['ours-rabbitmq'][2] / bl[2]:.2f}x "
+                        f"(rounds {min(results['ours-rabbitmq'].rate):,.0f}-{max(results['ours-rabbitmq'].rate):,.0f} "
+                        f"vs {min(rr):,.0f}-{max(rr):,.0f}), seq p50 {med['ours-rabbitmq'][0] / bl[0]:.2f}x")
     if "floor" in med:
         fl = med["floor"]
         ratio_lines += (f"\n- (diagnostic) ours vs the asyncio floor: seq p50 {med['ours'][0] / fl[0]:.2f}x, "
@@ -244,7 +375,7 @@ def tool_call_table(rounds: int, seq_n: int, load_n: int, inflight: int,
             ratio_lines += (f"; floor vs raw: seq p50 {fl[0] / med['raw'][0]:.2f}x, "
                             f"calls/s {fl[2] / med['raw'][2]:.2f}x")
     return {"text": text, "ratios": ratio_lines, "rounds": rounds, "seq_n": seq_n,
-            "load_n": load_n, "inflight": inflight, "median": med}
+            "load_n": load_n, "inflight": inflight, "median": med, "rabbitmq": rabbitmq_version}
 
 
 # ---------------------------------------------------------------------------
@@ -480,7 +611,7 @@ def footprint_table(load_n: int, inflight: int, cold_trials: int) -> dict[str, A
 # ---------------------------------------------------------------------------
 # Report
 # ---------------------------------------------------------------------------
-def machine(upstream_versions: dict[str, str]) -> str:
+def machine(upstream_versions: dict[str, str], rabbitmq: str) -> str:
     mem_kb = 0
     with open("/proc/meminfo") as f:
         for line in f:
@@ -492,12 +623,15 @@ def machine(upstream_versions: dict[str, str]) -> str:
             cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), "")
     except OSError:
         pass
-    ours = venv_versions(Path(PY), ["trustgraph-base", "trustgraph-flow", "pulsar-client", "pulsar-lite"])
+    ours = venv_versions(Path(PY), ["trustgraph-base", "trustgraph-flow", "pulsar-client", "pulsar-lite",
+                                    "aio-pika"])
+    if rabbitmq:
+        ours["RabbitMQ"] = rabbitmq
     return "\n".join([
         f"- nproc: {os.cpu_count()}; memory: {mem_kb / 1024 / 1024:.1f} GiB; CPU: {cpu or 'unknown'}",
         f"- OS: {platform.platform()}",
         f"- Python: {platform.python_version()} ({sys.executable})",
-        "- ours (.venv): " + ", ".join(f"{k} {v}" for k, v in ours.items()),
+        "- ours (.venv, and the RabbitMQ server): " + ", ".join(f"{k} {v}" for k, v in ours.items()),
         "- comparison venv (.interop/upstream): " + ", ".join(f"{k} {v}" for k, v in upstream_versions.items()),
     ])
 
@@ -526,6 +660,9 @@ def main() -> int:
                     help="run only these tables (repeatable); BENCHMARKS.md is then not written")
     ap.add_argument("--peers", default=",".join(ALL_PEERS),
                     help="tool-call peers to measure (comma-separated; ours is always one)")
+    ap.add_argument("--baseline", metavar="DIR", type=Path,
+                    help="also measure ours from the source tree DIR (git archive COMMIT | tar -x -C DIR), "
+                         "alternating with today's in the tool-call table; BENCHMARKS.md is then not written")
     ap.add_argument("--wait-quiet", type=float, default=60.0,
                     help="seconds to wait before each table for other work on the machine to "
                          "finish (then it measures anyway and says so)")
@@ -567,7 +704,10 @@ def main() -> int:
         fc = quiet("tool-call")
         print("Tool-call table...", flush=True)
         peers = tuple(p for p in ALL_PEERS if p in args.peers.split(",") or p == "ours")
-        tool = tool_call_table(args.rounds, seq_n=300, load_n=3000, inflight=inflight, peers=peers)
+        if args.baseline is not None:
+            check_tree(args.baseline)
+        tool = tool_call_table(args.rounds, seq_n=300, load_n=3000, inflight=inflight, peers=peers,
+                               baseline=args.baseline)
         record("tool-call", fc)
         print(tool["text"] + "\n" + tool["ratios"] + "\n", flush=True)
     if "scaling" in only:
@@ -636,7 +776,7 @@ def main() -> int:
         print(config["markdown"] + "\n", flush=True)
     elapsed = time.perf_counter() - t0
     print(f"make bench took {elapsed:.0f} s", flush=True)
-    if args.only or args.peers != ",".join(ALL_PEERS) or args.model:
+    if args.only or args.peers != ",".join(ALL_PEERS) or args.model or args.baseline:
         return 0
 
     assert tool is not None and scaling is not None and foot is not None and announce is not None
@@ -656,7 +796,7 @@ from `bench/notes.md`.
 
 ## Machine
 
-{machine(up_versions)}
+{machine(up_versions, tool['rabbitmq'])}
 
 Other work on the machine, as a share of its CPU. The bench waits up to {args.wait_quiet:g} s before each
 table for it to stop; "during" is the CPU time used while the table ran by processes the bench did
@@ -667,9 +807,11 @@ alternate round by round.
 
 ## Method
 
-- One embedded `pulsar-lite` broker per table, on 127.0.0.1. Every server and every client is a
-  separate process. Peers are measured in the same run in alternating rounds (A B C D, A B C D,
-  ...) after one unrecorded warm-up round; each figure is the median of the rounds.
+- One embedded `pulsar-lite` broker per table, on 127.0.0.1 (and for the tool-call table's
+  RabbitMQ rows one RabbitMQ node beside it, started by the bench as the tests start theirs).
+  Every server and every client is a separate process. Peers are measured in the same run in
+  alternating rounds (A B C D, A B C D, ...) after one unrecorded warm-up round; each figure is
+  the median of the rounds.
 - Echo tool: arguments `{{"text": "hello"}}`, reply `hello`, non-persistent topics.
 - Sequential: {tool['seq_n']} calls one after another per round (p50/p99 of the round). Load:
   {tool['load_n']:,} calls with {inflight} in flight per round. {tool['rounds']} rounds.
@@ -678,6 +820,13 @@ alternate round by round.
   `--concurrency` 16); upstream = `trustgraph-base==2.1.4` from PyPI, its `DynamicToolService`
   and `ToolServiceClient`, both in `.interop/upstream`; MCP = the official `mcp` SDK
   (`MCPServer`, the 2.x name of FastMCP) over Streamable HTTP with one `ClientSession`.
+- RabbitMQ rows: ours on RabbitMQ = the same service and client with `--pubsub-backend rabbitmq`
+  (our topology: a fanout exchange per topic, the service's shared request queue, an exclusive
+  reply queue per client read without acks; requests published mandatory; publisher confirms on
+  every channel that publishes); raw aio-pika =
+  RabbitMQ's classic RPC pattern in aio-pika (requests to one queue through the default exchange,
+  replies to the caller's exclusive queue by `reply_to`, matched by `correlation_id`; aio-pika's
+  defaults, publisher confirms on), {inflight} calls in flight on one connection.
 
 ## Tool-call table
 

@@ -1,16 +1,19 @@
 """Our client worker: ``ToolServiceClient.call`` driven by the shared driver.
 
-Usage: ``ours_client.py PULSAR_URL TOPIC [TOPIC...]``; one client per topic
-(topic = the tool-service topic name, e.g. ``bench-echo``), all in one process
-and one ``PubSub`` as an agent would hold them.
+Usage: ``ours_client.py PULSAR_URL TOPIC [TOPIC...] [--pubsub-backend rabbitmq --rabbitmq-host ...]``;
+one client per topic (topic = the tool-service topic name, e.g. ``bench-echo``), all in one
+process and one ``PubSub`` as an agent would hold them.  With ``--pubsub-backend rabbitmq`` the
+broker is the one the ``--rabbitmq-*`` flags name, as for a processor (the URL is then unused).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import logging
 import sys
 import uuid
+from typing import Any
 
 import _driver
 from trustgraph.base import PubSub, ToolServiceClient
@@ -19,13 +22,24 @@ from trustgraph.topics import tool_service_topics
 ARGS = {"text": "hello"}
 
 
-async def main(url: str, topics: list[str]) -> None:
-    pubsub = PubSub(url, processor="bench-client")
+def pubsub(url: str, params: dict[str, Any]) -> PubSub:
+    """Pulsar at ``url``, or the RabbitMQ of the ``--rabbitmq-*`` flags, declared as our wire does."""
+    if params["pubsub_backend"] != "rabbitmq":
+        return PubSub(url, processor="bench-client")
+    from trustgraph.base.processors.async_processor import rabbitmq_transport
+    from trustgraph.base.processors.flags import amqp_url
+    from trustgraph.base.wire import NATIVE
+    return PubSub(amqp_url(params), processor="bench-client",
+                  transport=rabbitmq_transport(params, NATIVE.rabbitmq_topology(), "bench-client"))
+
+
+async def main(url: str, topics: list[str], params: dict[str, Any]) -> None:
+    ps = pubsub(url, params)
     clients: dict[str, ToolServiceClient] = {}
     try:
         for topic in topics:
             req, resp = tool_service_topics(topic)
-            c = ToolServiceClient(pubsub, request_topic=req, response_topic=resp,
+            c = ToolServiceClient(ps, request_topic=req, response_topic=resp,
                                   subscription=f"bench-client-{uuid.uuid4()}", timeout=30.0)
             await c.start()
             clients[topic] = c
@@ -39,9 +53,16 @@ async def main(url: str, topics: list[str]) -> None:
     finally:
         for c in clients.values():
             await c.stop()
-        await pubsub.close()
+        await ps.close()
 
 
 if __name__ == "__main__":
+    from trustgraph.base.processors.flags import add_backend_args
+
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    asyncio.run(main(sys.argv[1], sys.argv[2:]))
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("url")
+    parser.add_argument("topics", nargs="+")
+    add_backend_args(parser)
+    args = parser.parse_args()
+    asyncio.run(main(args.url, args.topics, vars(args)))

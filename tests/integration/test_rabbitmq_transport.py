@@ -9,6 +9,7 @@ wrong password is one line.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 import uuid
@@ -211,3 +212,56 @@ async def test_a_killed_node_is_lost_then_back_and_the_next_call_succeeds(rabbit
         await caller.close()
         await server.close()
         node.stop()
+
+
+async def test_a_request_a_lost_replica_held_goes_to_another(rabbitmq) -> None:
+    """A request handed to a replica whose connection goes before it finished is given to another
+    replica of the shared subscription: a shared request queue keeps its acknowledgements
+    (``Capabilities.redelivers_requests``), whatever the transport saves elsewhere."""
+    req, _ = topics()
+    first, second, sender = pubsub(rabbitmq, "r1"), pubsub(rabbitmq, "r2"), pubsub(rabbitmq, "p")
+    holding, release = asyncio.Event(), asyncio.Event()
+    got: list[str] = []
+    try:
+        async def hold(msg):
+            holding.set()
+            await release.wait()
+
+        await first.consumer(req, "svc", ToolServiceRequest, handler=hold)
+        out = await sender.producer(req)
+        await out.send(ToolServiceRequest(user="x"), {"id": "1"})
+        await wait_for_async("the first replica holding the request", holding.is_set, CALL_TIMEOUT)
+        await second.consumer(req, "svc", ToolServiceRequest, direct=lambda msg: got.append(msg.value.user))
+        await asyncio.to_thread(first.transport.close)   # its connection gone, as when its process dies
+        await wait_for_async("the second replica given the request", lambda: got, CALL_TIMEOUT)
+        assert got == ["x"]
+    finally:
+        release.set()
+        for ps in (sender, second, first):
+            await ps.close()
+
+
+async def test_own_non_persistent_queues_take_no_acks_and_shared_ones_do(rabbitmq) -> None:
+    """A caller's own response queue is consumed without acknowledgements (exclusive to its
+    connection, nothing else could get its messages, and each ack is a socket write); the shared
+    request queue with them (the test above); and the calls are answered."""
+    req, resp = topics()
+    server, caller = pubsub(rabbitmq, "s"), pubsub(rabbitmq, "c")
+    try:
+        await echo_server(server, req, resp)
+        c = client(caller, req, resp)
+        await c.start()
+        users = [f"user-{i}" for i in range(8)]
+        results = await asyncio.gather(*(c.request(ToolServiceRequest(user=u), timeout=CALL_TIMEOUT)
+                                         for u in users))
+        assert [r.response for r in results] == users
+        listed = await asyncio.to_thread(rabbitmq.ctl, "list_consumers", "queue_name", "ack_required",
+                                         "--formatter", "json")
+        acks = {row["queue_name"]: row["ack_required"] for row in json.loads(listed)}
+        request_queue = f"{req.split('://', 1)[1].replace('/', '.')}.echo"
+        response_queues = [q for q in acks if q.startswith(resp.split("://", 1)[1].replace("/", ".") + ".")]
+        assert acks[request_queue] is True
+        assert len(response_queues) == 1 and acks[response_queues[0]] is False
+    finally:
+        await caller.close()
+        await server.close()

@@ -6,8 +6,9 @@ processor's event loop runs handlers, and the opens come from worker threads
 :class:`RabbitMQTransport` starts one daemon thread running an event loop
 where every aio-pika object lives.  The blocking opens and closes run a
 coroutine there and wait for it from the caller's thread; sends, acks,
-nacks, pauses and resumes from any thread are scheduled onto it; listeners
-and receipts are called from it.
+nacks, pauses and resumes from any thread are scheduled onto it
+(:meth:`RabbitMQTransport.post`: one wake-up of the loop for all those made
+before it runs); listeners and receipts are called from it.
 
 What is declared (exchanges, queues and their arguments, delivery modes) is a
 :class:`~.rabbitmq_topology.Topology`'s decision, the wire's
@@ -32,7 +33,7 @@ import asyncio
 import logging
 import threading
 from collections import deque
-from collections.abc import Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from typing import Any, TypeVar
 
 import aio_pika
@@ -208,7 +209,7 @@ class RabbitMQProducer:
         if self._closed:
             raise TransportError(f"the producer on {self.topic} is closed")
         try:
-            self._loop.call_soon_threadsafe(self._publish, data, dict(properties), receipt)
+            self._transport.post(self._publish, data, dict(properties), receipt)
         except RuntimeError as e:  # the loop is closed: the transport was closed
             raise TransportError(f"the RabbitMQ transport is closed ({e})") from e
 
@@ -261,6 +262,14 @@ class RabbitMQConsumer:
     itself at :data:`PREFETCH` unacknowledged messages (basic.qos), and the core acknowledges
     only what it finished, so what is held is bounded without a round trip to the broker for
     each pause and resume (a basic.cancel and basic.consume).
+
+    An own queue of a non-persistent topic (a caller's responses, a notice reader's) is consumed
+    without acknowledgements (``no_ack``): it is exclusive to its connection and goes with it, so
+    an unacknowledged message would never be delivered to anyone else, and the ack it saves per
+    message is a socket write and a wake-up of this loop.  The core never pauses a non-persistent
+    consumer (it sheds beyond a bound instead: :class:`~.consumer.Consumer`), so the broker's
+    prefetch bound is not missed.  A shared queue keeps its acks: a request a dying replica held
+    goes to another one (``Capabilities.redelivers_requests``).
     """
 
     def __init__(self, transport: RabbitMQTransport, topic: str, spec_: QueueSpec, listener: Listener,
@@ -281,9 +290,12 @@ class RabbitMQConsumer:
         self._settle: deque[tuple[RabbitMQDelivery, bool]] = deque()
         self._settling = False
         self._closed = False
+        #: Consumed without acknowledgements (set when the queue is consumed): see the class.
+        self.no_ack = False
 
     async def on_message(self, message: aio_pika.abc.AbstractIncomingMessage) -> None:
-        """aio-pika's consumer callback (the transport's loop)."""
+        """aio-pika's consumer callback (the transport's loop).  A coroutine though nothing here
+        awaits: aio-pika wraps a plain function in one anyway, and warns at each call."""
         delivery = RabbitMQDelivery(message)
         if self._paused:
             self._held.append(delivery)
@@ -291,17 +303,20 @@ class RabbitMQConsumer:
         self._listener(self, delivery)
 
     def ack(self, delivery: Delivery) -> None:
-        self._queue_settle(delivery, True)
+        if not self.no_ack:
+            self._queue_settle(delivery, True)
 
     def nack(self, delivery: Delivery) -> None:
-        self._queue_settle(delivery, False)
+        # Without acks the broker has forgotten it already: what a nack does on a non-persistent topic.
+        if not self.no_ack:
+            self._queue_settle(delivery, False)
 
     def _queue_settle(self, delivery: Any, ack: bool) -> None:
         self._settle.append((delivery, ack))
         if not self._settling:
             self._settling = True
             try:
-                self._loop.call_soon_threadsafe(self._start_settling)
+                self._transport.post(self._start_settling)
             except RuntimeError:  # the transport is closed: the broker requeued what was unsettled
                 pass
 
@@ -316,12 +331,14 @@ class RabbitMQConsumer:
             delivery, ack = settle.popleft()
             message = delivery.message
             try:
+                # To the message's own channel (closed: ChannelInvalidStateError), not waiting for
+                # each frame to be written before the next (wait=False): an ack has no answer.
                 if ack:
-                    await message.ack()
+                    await message.channel.basic_ack(message.delivery_tag, wait=False)
                 elif self._persistent:
                     self._loop.call_later(NACK_REDELIVERY, self._requeue, message)
                 else:   # a non-persistent topic does not deliver a message again (as on Pulsar)
-                    await message.reject(requeue=False)
+                    await message.channel.basic_reject(message.delivery_tag, requeue=False, wait=False)
             except Exception as e:  # its channel is gone: the broker has requeued it already
                 logger.debug("settling a message of %s failed: %s", self.topic, e)
 
@@ -424,6 +441,9 @@ class RabbitMQTransport:
         self._lanes: dict[str, aio_pika.abc.AbstractRobustConnection] = {}
         self._lane_locks: dict[str, asyncio.Lock] = {}
         self.loop = asyncio.new_event_loop()
+        # Work other threads hand the loop (post), and whether a wake-up for it is pending.
+        self._posted: deque[tuple[Callable[..., Any], tuple[Any, ...]]] = deque()
+        self._posting = False
         self._thread = threading.Thread(target=self.loop.run_forever, name=f"rabbitmq-io-{port}", daemon=True)
         self._thread.start()
         self._closed = False
@@ -437,6 +457,33 @@ class RabbitMQTransport:
         return ",".join(f"{host}:{port}" for host, port in self.nodes)
 
     # -- running coroutines on the transport's loop -------------------------------------------
+    def post(self, fn: Callable[..., Any], *args: Any) -> None:
+        """Call ``fn(*args)`` on the transport's loop, from any thread, in the order posted.
+
+        Each ``call_soon_threadsafe`` is a write to the loop's self-pipe and a wake-up of its
+        thread, and a send, an ack and a settle each needed one: under load a post made while a
+        wake-up is pending rides on it (measured: bench/notes.md, "RabbitMQ").  Raises
+        RuntimeError when the loop is closed (the transport was closed)."""
+        self._posted.append((fn, args))
+        if not self._posting:
+            self._posting = True
+            try:
+                self.loop.call_soon_threadsafe(self._run_posted)
+            except RuntimeError:
+                self._posting = False
+                raise
+
+    def _run_posted(self) -> None:
+        # Cleared before reading: one posted from here on is run below or wakes the loop again.
+        self._posting = False
+        posted = self._posted
+        while posted:
+            fn, args = posted.popleft()
+            try:
+                fn(*args)
+            except Exception as e:   # one failure must not strand the work posted after it
+                logger.debug("%s on the RabbitMQ loop failed: %s", getattr(fn, "__qualname__", fn), e)
+
     def run(self, coro: Coroutine[Any, Any, T], timeout: float = OPEN_TIMEOUT) -> T:
         """Run ``coro`` on the transport's loop and wait for it (never from that loop's thread)."""
         if threading.current_thread() is self._thread:
@@ -581,7 +628,8 @@ class RabbitMQTransport:
                 raise self._declaration_error(e, f"queue {queue.name}") from e
             await declared.bind(exchange)
             consumer._connection, consumer._channel, consumer._queue = connection, channel, declared
-            consumer._tag = await declared.consume(consumer.on_message)
+            consumer.no_ack = queue.own and not consumer._persistent
+            consumer._tag = await declared.consume(consumer.on_message, no_ack=consumer.no_ack)
         except BaseException:
             await _close_quietly(channel)
             raise
