@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime
+import http.server
 import json
 import os
 import platform
@@ -97,10 +98,11 @@ def broker(name: str) -> EmbeddedBroker:
 def ours_server(procs: Procs, name: str, url: str, topic: str, *, work: str = "echo",
                 sid: str | None = None, concurrency: int | None = None,
                 tool: str | None = None, extra: list[str] | None = None,
-                tree: Path | None = None) -> tuple[Proc, Path]:
+                tree: Path | None = None, env: dict[str, str] | None = None) -> tuple[Proc, Path]:
     """Start one replica of our bench tool service; returns it and its readiness file.
 
-    ``extra``: more flags (a broker's); ``tree``: another source tree's service (:func:`tree_env`).
+    ``extra``: more flags (a broker's); ``tree``: another source tree's service (:func:`tree_env`);
+    ``env``: more environment (``OTEL_*``).
     """
     ready = ready_file(name)
     peers = PEERS if tree is None else tree / "bench" / "peers"
@@ -110,8 +112,32 @@ def ours_server(procs: Procs, name: str, url: str, topic: str, *, work: str = "e
         args += ["--concurrency", str(concurrency)]
     if tool is not None:
         args += ["--tool", tool]
-    proc = procs.add(Proc(name, args, env={"TG_READY_FILE": str(ready), **tree_env(tree)}))
+    proc = procs.add(Proc(name, args, env={"TG_READY_FILE": str(ready), **tree_env(tree), **(env or {})}))
     return proc, ready
+
+
+class OtlpSink:
+    """An OTLP/HTTP receiver on 127.0.0.1 that takes every export and keeps nothing (a thread)."""
+
+    def __enter__(self) -> OtlpSink:
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:   # noqa: N802 (http.server's name)
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
 
 
 def tree_env(tree: Path | None) -> dict[str, str]:
@@ -186,7 +212,7 @@ class PeerResult:
     rate: list[float] = field(default_factory=list)
 
 
-ALL_PEERS = ("raw", "ours", "ours-mcp", "upstream", "mcp", "raw-aio-pika", "ours-rabbitmq", "floor")
+ALL_PEERS = ("raw", "ours", "ours-traced", "ours-mcp", "upstream", "mcp", "raw-aio-pika", "ours-rabbitmq", "floor")
 #: The peers on the bench's RabbitMQ node rather than the embedded broker.
 RABBITMQ_PEERS = ("raw-aio-pika", "ours-rabbitmq")
 
@@ -208,7 +234,8 @@ def tool_call_table(rounds: int, seq_n: int, load_n: int, inflight: int,
     baseline_rabbit = (baseline is not None and "ours-rabbitmq" in peers
                        and (baseline / "trustgraph-base/trustgraph/base/messaging/rabbitmq_transport.py").exists())
     with (broker("tool-broker") as b, Procs() as procs,
-          rabbitmq_node("tool-rabbitmq") if rabbit else contextlib.nullcontext() as node):
+          rabbitmq_node("tool-rabbitmq") if rabbit else contextlib.nullcontext() as node,
+          OtlpSink() if "ours-traced" in peers else contextlib.nullcontext() as sink):
         raw_ready = ready_file("raw-server")
         raw_srv = procs.add(Proc("raw-server", [PY, str(PEERS / "raw_server.py"), b.url, topic_raw,
                                                 str(raw_ready)]))
@@ -221,6 +248,12 @@ def tool_call_table(rounds: int, seq_n: int, load_n: int, inflight: int,
         mcp_port = free_port()
         mcp_srv = procs.add(Proc("mcp-server", [str(UPSTREAM_PY), str(PEERS / "mcp_server.py"), str(mcp_port)]))
         waits = [(raw_srv, raw_ready), (ours_srv, ours_ready), (floor_srv, floor_ready)]
+        traced_env: dict[str, str] = {}
+        if sink is not None:
+            # Tracing on (docs/tracing.md): both sides record a span per call and export them over
+            # OTLP/HTTP to a sink that takes and drops them, as a collector on the machine would.
+            traced_env = {"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_ENDPOINT": sink.url}
+            waits.append(ours_server(procs, "ours-traced-server", b.url, "bench-echo-traced", env=traced_env))
         ours_mcp_url = ""
         if "ours-mcp" in peers:
             # Our mcp-server in front of an echo service that announces an `echo` tool:
@@ -265,6 +298,7 @@ def tool_call_table(rounds: int, seq_n: int, load_n: int, inflight: int,
         commands = {
             "raw": [PY, str(PEERS / "raw_client.py"), b.url, topic_raw],
             "ours": [PY, str(PEERS / "ours_client.py"), b.url, topic_ours],
+            "ours-traced": [PY, str(PEERS / "ours_client.py"), b.url, "bench-echo-traced"],
             "upstream": [str(UPSTREAM_PY), str(PEERS / "upstream_client.py"), b.url, topic_up],
             "mcp": [str(UPSTREAM_PY), str(PEERS / "mcp_client.py"), f"http://127.0.0.1:{mcp_port}/mcp"],
             "ours-mcp": [str(UPSTREAM_PY), str(PEERS / "mcp_client.py"), ours_mcp_url],
@@ -272,7 +306,7 @@ def tool_call_table(rounds: int, seq_n: int, load_n: int, inflight: int,
             "raw-aio-pika": [PY, str(PEERS / "aiopika_client.py"), *aiopika_args, "bench-aiopika"],
             "ours-rabbitmq": [PY, str(PEERS / "ours_client.py"), b.url, "bench-echo-rabbitmq", *rabbit_args],
         }
-        envs: dict[str, dict[str, str]] = {}
+        envs: dict[str, dict[str, str]] = {"ours-traced": traced_env}
         if baseline is not None:
             peers = (*peers, "ours-baseline")
             commands["ours-baseline"] = [PY, str(baseline / "bench" / "peers" / "ours_client.py"), b.url,
@@ -318,6 +352,7 @@ def tool_call_table(rounds: int, seq_n: int, load_n: int, inflight: int,
     labels = {
         "raw": "raw pulsar-client (threads, listener)",
         "ours": "ours: ToolServiceClient -> DynamicToolService",
+        "ours-traced": "ours, tracing on (OTLP/HTTP to a local sink)",
         "upstream": "upstream TrustGraph 2.1.4",
         "mcp": "MCP SDK, Streamable HTTP",
         "ours-mcp": "ours via MCP: SDK client -> our mcp-server -> DynamicToolService",
@@ -349,6 +384,11 @@ def tool_call_table(rounds: int, seq_n: int, load_n: int, inflight: int,
         om, sdk = med["ours-mcp"], med["mcp"]
         ratio_lines += (f"\n- ours via MCP vs the MCP SDK's own server: calls/s {om[2] / sdk[2]:.2f}x, "
                         f"seq p50 {om[0] / sdk[0]:.2f}x (the extra hop: HTTP in, then the broker)")
+    if "ours-traced" in med:
+        tr = med["ours-traced"]
+        ratio_lines += (f"\n- ours with tracing on vs off (each call a span on both sides, exported): calls/s "
+                        f"{tr[2] / med['ours'][2]:.2f}x, seq p50 {tr[0] / med['ours'][0]:.2f}x; off is the "
+                        "\"ours\" row (the trace context passed on, nothing recorded)")
     if "ours-rabbitmq" in med:
         orb = med["ours-rabbitmq"]
         ratio_lines += f"\n- ours on RabbitMQ vs ours on pulsar-lite: calls/s {orb[2] / med['ours'][2]:.2f}x"

@@ -1,6 +1,7 @@
 """Our client worker: ``ToolServiceClient.call`` driven by the shared driver.
 
-Usage: ``ours_client.py PULSAR_URL TOPIC [TOPIC...] [--pubsub-backend rabbitmq --rabbitmq-host ...]``;
+Usage: ``ours_client.py PULSAR_URL TOPIC [TOPIC...] [--pubsub-backend rabbitmq --rabbitmq-host ...]``
+(with ``OTEL_TRACES_EXPORTER`` set, each call is a span of its own, as a traced caller's would be);
 one client per topic (topic = the tool-service topic name, e.g. ``bench-echo``), all in one
 process and one ``PubSub`` as an agent would hold them.  With ``--pubsub-backend rabbitmq`` the
 broker is the one the ``--rabbitmq-*`` flags name, as for a processor (the URL is then unused).
@@ -17,6 +18,7 @@ from typing import Any
 
 import _driver
 from trustgraph.base import PubSub, ToolServiceClient
+from trustgraph.base.messaging import tracing
 from trustgraph.topics import tool_service_topics
 
 ARGS = {"text": "hello"}
@@ -47,6 +49,13 @@ async def main(url: str, topics: list[str], params: dict[str, Any]) -> None:
         async def call(topic: str, timeout: float | None = None) -> str:
             return await clients[topic].call("bench", {}, ARGS, timeout=timeout)
 
+        if tracing.setup("bench-client") is not None:   # OTEL_TRACES_EXPORTER set: each call its span
+            plain = call
+
+            async def call(topic: str, timeout: float | None = None) -> str:
+                with tracing.span("bench call", client=True):
+                    return await plain(topic, timeout)
+
         for topic in topics:
             await _driver.warm_up(call, topic)
         await _driver.serve(call, topics[0])
@@ -54,6 +63,7 @@ async def main(url: str, topics: list[str], params: dict[str, Any]) -> None:
         for c in clients.values():
             await c.stop()
         await ps.close()
+        tracing.shutdown()
 
 
 if __name__ == "__main__":
