@@ -22,17 +22,17 @@ def dialect_for(wire: str) -> Dialect:
 GOLDEN_21 = [
     (Answer("a", outcome="no-tool"), False,
      '{"chunk_type": "", "content": "", "end_of_message": true, "end_of_dialog": true, "answer": "a", "error": '
-     'null, "thought": null, "observation": null, "outcome": "no-tool", "candidates": null}'),
+     'null, "thought": null, "observation": null, "outcome": "no-tool", "candidates": null, "approval": null}'),
     (Failed("boom", outcome="tool-unavailable"), False,
      '{"chunk_type": "", "content": "", "end_of_message": false, "end_of_dialog": false, "answer": "", "error": '
      '{"type": "agent-error", "message": "boom"}, "thought": "", "observation": "", "outcome": "tool-unavailable", '
-     '"candidates": null}'),
+     '"candidates": null, "approval": null}'),
     (Thought("t"), True,
      '{"chunk_type": "thought", "content": "t", "end_of_message": true, "end_of_dialog": false, "answer": "", '
-     '"error": null, "thought": "t", "observation": "", "outcome": "", "candidates": null}'),
+     '"error": null, "thought": "t", "observation": "", "outcome": "", "candidates": null, "approval": null}'),
     (Answer("", end=True, outcome="tool-result", candidates=("joke",)), True,
      '{"chunk_type": "answer", "content": "", "end_of_message": true, "end_of_dialog": true, "answer": "", '
-     '"error": null, "thought": "", "observation": "", "outcome": "tool-result", "candidates": ["joke"]}'),
+     '"error": null, "thought": "", "observation": "", "outcome": "tool-result", "candidates": ["joke"], "approval": null}'),
 ]
 
 
@@ -55,13 +55,13 @@ def test_2_1_error_replies_are_as_they_were():
     assert encode(replies.malformed("y")) == (
         b'{"chunk_type": "error", "content": "malformed request: y", "end_of_message": true, "end_of_dialog": true, '
         b'"answer": "", "error": {"type": "agent-error", "message": "malformed request: y"}, "thought": "", '
-        b'"observation": "", "outcome": "", "candidates": null}')
+        b'"observation": "", "outcome": "", "candidates": null, "approval": null}')
 
 
 # -- 2.11 ---------------------------------------------------------------------------------------
 
 S = "urn:trustgraph:agent:s-1"
-OURS = ', "outcome": "", "candidates": null}'
+OURS = ', "outcome": "", "candidates": null, "approval": null}'
 
 
 def open_211(**fields):
@@ -90,7 +90,7 @@ def test_a_2_11_failure_is_one_error_message_that_ends_the_dialog():
         b'{"message_type": "error", "content": "Too many agent iterations", "end_of_message": true, "end_of_dialog": '
         b'true, "explain_id": null, "explain_graph": null, "explain_triples": [], "message_id": "", "error": {"type": '
         b'"agent-error", "message": "Too many agent iterations"}, "in_token": null, "out_token": null, "model": null, '
-        b'"outcome": "error", "candidates": null}')
+        b'"outcome": "error", "candidates": null, "approval": null}')
     assert dialect_for("2.11").replies.malformed("bad").message_type == "error"
 
 

@@ -112,7 +112,7 @@ def test_a_rabbitmq_processor_uses_the_transport_its_flags_name(env, caplog) -> 
 
 LAUNCH_VALUES = {"data_dir": "/d", "gateway_port": 1, "host": "127.0.0.1", "gateway_host": "x", "pulsar_admin_url": "",
                  "openai_url": "", "llm_script": "", "llm_model": "m", "mcp_port": 2, "stack_status": "",
-                 "mcp_host": "127.0.0.1", "mcp_shown": "localhost"}
+                 "mcp_host": "127.0.0.1", "mcp_shown": "localhost", "approval_key": "/d/approval.key"}
 
 
 def test_tg_launch_passes_rabbitmq_to_every_child_with_the_password_never_on_a_command_line(env, tmp_path) -> None:

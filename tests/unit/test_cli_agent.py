@@ -33,6 +33,7 @@ class Gateway:
     url: str = ""
     token: str | None = None
     responses: list[dict[str, Any]] = field(default_factory=list)   # agent responses to send
+    turns: list[list[dict[str, Any]]] = field(default_factory=list)  # when given: the responses to frame i
     frames: list[dict[str, Any]] = field(default_factory=list)      # frames received
     routing_error: str | None = None
     config: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -51,9 +52,10 @@ class Gateway:
                 continue
             await ws.send_str(json.dumps({"id": "someone-else", "response": {"answer": "not yours"},
                                           "complete": True}))
-            for i, r in enumerate(self.responses):
+            responses = self.turns[min(len(self.frames), len(self.turns)) - 1] if self.turns else self.responses
+            for i, r in enumerate(responses):
                 await ws.send_str(json.dumps({"id": frame["id"], "response": r,
-                                              "complete": i == len(self.responses) - 1}))
+                                              "complete": i == len(responses) - 1}))
         return ws
 
     async def config_endpoint(self, request: web.Request) -> web.Response:
@@ -100,13 +102,18 @@ def gateway() -> Iterator[Gateway]:
     thread.join(10)
 
 
-def tg(module: str, *args: str) -> subprocess.CompletedProcess[str]:
+def cli_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRUSTGRAPH_") and "proxy" not in k.lower()}
     env["PYTHONPATH"] = os.pathsep.join([str(BASE), *([os.environ["PYTHONPATH"]] if "PYTHONPATH" in os.environ
                                                       else [])])
     env["PYTHONIOENCODING"] = "utf-8"
+    return env
+
+
+def tg(module: str, *args: str) -> subprocess.CompletedProcess[str]:
+    env = cli_env()
     return subprocess.run([sys.executable, "-m", f"trustgraph.cli.{module}", *args], capture_output=True,
-                          text=True, env=env, timeout=60, encoding="utf-8")
+                          text=True, env=env, timeout=60, encoding="utf-8", stdin=subprocess.DEVNULL)
 
 
 def agent(gw: Gateway, *args: str) -> subprocess.CompletedProcess[str]:
@@ -318,3 +325,89 @@ def test_an_answer_that_is_a_tools_output_is_named_on_stderr_and_stdout_stays_th
     assert agent(gateway, "-q", "hi").stderr == ""
     gateway.responses = STREAM
     assert agent(gateway, "-q", "hi").stderr == ""
+
+
+# -- approval: a dialog the agent paused before a tool call that needs it ----------------------
+
+PAUSE_TEXT = 'Approval needed to run delete-note with {"title": "groceries"}: approve or refuse it to go on.'
+APPROVAL = {"tool": "delete-note", "arguments": {"title": "groceries"}, "token": "a1.dialog.sig", "expires": 1e10}
+PAUSE = [{"chunk_type": "answer", "content": PAUSE_TEXT, "end_of_message": True, "end_of_dialog": True,
+          "outcome": "approval-required", "candidates": ["delete-note"], "approval": APPROVAL}]
+PAUSE_WHOLE = [{"answer": PAUSE_TEXT, "end_of_message": True, "end_of_dialog": True,
+                "outcome": "approval-required", "candidates": ["delete-note"], "approval": APPROVAL}]
+DELETED = [
+    {"chunk_type": "observation", "content": "Deleted the note groceries.", "end_of_message": True,
+     "end_of_dialog": False},
+    {"chunk_type": "answer", "content": "Deleted the note groceries.", "end_of_message": True,
+     "end_of_dialog": True, "outcome": "tool-result", "candidates": ["delete-note"]}]
+DELETED_WHOLE = [{"observation": "Deleted the note groceries.", "end_of_message": True},
+                 {"answer": "Deleted the note groceries.", "end_of_message": True, "end_of_dialog": True,
+                  "outcome": "tool-result", "candidates": ["delete-note"]}]
+
+
+@pytest.mark.parametrize("streaming", [True, False])
+@pytest.mark.parametrize("decision", ["approve", "refuse"])
+def test_approve_and_refuse_resume_the_dialog_with_the_agents_token(gateway, streaming, decision):
+    gateway.turns = [PAUSE if streaming else PAUSE_WHOLE, DELETED if streaming else DELETED_WHOLE]
+    proc = agent(gateway, "-q", "Delete the note called groceries", "-U", "alice", f"--{decision}",
+                 *([] if streaming else ["--no-streaming"]))
+    assert (proc.returncode, proc.stdout) == (0, "Deleted the note groceries.\n"), proc.stderr
+    first, resumed = gateway.frames
+    assert "approval" not in first["request"]
+    # The same question and user, the token and the decision: the gateway makes it the property.
+    assert resumed["request"] == {**first["request"], "approval": {"token": "a1.dialog.sig", "decision": decision}}
+    assert proc.stderr.splitlines()[0] == (f"tg-invoke-agent: {decision}d by --{decision}: tool 'delete-note' with "
+                                           '{"title": "groceries"}')
+
+
+def test_with_no_terminal_and_no_flag_the_approval_message_is_printed_and_the_exit_status_says_so(gateway):
+    gateway.turns = [PAUSE, DELETED]
+    proc = agent(gateway, "-q", "Delete the note called groceries")
+    assert (proc.returncode, proc.stdout) == (6, PAUSE_TEXT + "\n")
+    assert proc.stderr == ("tg-invoke-agent: tool 'delete-note' with {\"title\": \"groceries\"} needs approval, and "
+                           "there is no terminal to ask on: run again with --approve or --refuse\n")
+    assert len(gateway.frames) == 1   # nothing resumed
+    from trustgraph.cli import invoke_agent
+    assert invoke_agent.EXIT_APPROVAL == 6
+
+
+def test_a_gateway_that_drops_the_approval_is_said_not_asked_forever(gateway):
+    # An upstream gateway drops "approval": the agent starts the dialog again and pauses again,
+    # with no call made or refused in between.
+    gateway.turns = [PAUSE]
+    proc = agent(gateway, "-q", "Delete the note called groceries", "--approve")
+    assert proc.returncode == 1 and len(gateway.frames) == 2
+    assert proc.stderr.splitlines()[-1] == (
+        "tg-invoke-agent: error: the agent asked for approval again without making or refusing the call: the "
+        "gateway did not pass the approval on (an upstream gateway does not); use a gateway of this fork")
+
+
+@pytest.mark.parametrize(("typed", "decision"), [(b"y\n", "approve"), (b"yes\n", "approve"), (b"\n", "refuse"),
+                                                 (b"n\n", "refuse")])
+def test_on_a_terminal_it_shows_the_call_and_asks(gateway, tmp_path, typed, decision):
+    import pty
+
+    from support import wait_for
+
+    gateway.turns = [PAUSE, DELETED]
+    master, terminal = pty.openpty()
+    err = tmp_path / "stderr"
+    with open(err, "wb") as stderr:
+        proc = subprocess.Popen([sys.executable, "-m", "trustgraph.cli.invoke_agent", "-u", gateway.url, "-q",
+                                 "Delete the note called groceries"], stdin=terminal, stdout=subprocess.PIPE,
+                                stderr=stderr, env=cli_env())
+    os.close(terminal)
+    try:
+        wait_for("the question on the terminal", lambda: err.read_text().endswith("Run it? [y/N] "), 60,
+                 gone=lambda: None if proc.poll() is None else f"exited {proc.returncode}")
+        assert len(gateway.frames) == 1   # it waits for the answer
+        os.write(master, typed)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+    assert (proc.returncode, out) == (0, b"Deleted the note groceries.\n")
+    assert err.read_text().startswith("tg-invoke-agent: the agent needs your approval to run tool 'delete-note' with "
+                                      '{"title": "groceries"}\nRun it? [y/N] ')
+    assert gateway.frames[1]["request"]["approval"] == {"token": "a1.dialog.sig", "decision": decision}

@@ -261,6 +261,25 @@ def test_agent_show_actions_is_a_message_property_not_a_record_field() -> None:
     assert T["prompt"].request_properties({"id": "x"}) == {}
 
 
+def test_an_agent_approval_goes_in_as_a_property_and_comes_out_as_a_field() -> None:
+    from trustgraph.schema.services.agent import AgentApproval
+
+    agent = T["agent"]
+    answer = {"token": "a1.x.y", "decision": "approve"}
+    props = agent.request_properties({"question": "q", "approval": answer, "show_actions": True})
+    assert props == {"show-actions": "true", "approval": json.dumps(answer)}
+    # As given: the agent checks it, and says what is wrong with it in one line.
+    assert agent.request_properties({"question": "q", "approval": "yes"}) == {"approval": '"yes"'}
+    assert agent.request_properties({"question": "q", "approval": None}) == {}
+    assert "approval" not in wire("agent", {"question": "q", "approval": answer})   # upstream's record
+    paused = AgentResponse(answer="Approval needed", end_of_dialog=True, outcome="approval-required",
+                           candidates=["rm"], approval=AgentApproval("rm", {"path": "/tmp/x"}, "a1.x.y", 12.5))
+    out, final = agent.response(paused)
+    assert final and out["approval"] == {"tool": "rm", "arguments": {"path": "/tmp/x"}, "token": "a1.x.y",
+                                         "expires": 12.5}
+    assert "approval" not in agent.response(AgentResponse(answer="a", end_of_dialog=True))[0]
+
+
 @pytest.mark.parametrize("body, message", [
     ([1, 2], "the request must be a JSON object"),
     ({"tool": 5}, "'tool' must be a string (a tool name)"),

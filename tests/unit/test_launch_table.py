@@ -61,7 +61,8 @@ def test_launch_passes_the_agents_limits_through_only_when_given(tmp_path):
 
     def argv(*flags: str) -> list[str]:
         launcher = Launcher(parse_args(["--data-dir", str(tmp_path), *flags]))
-        return launcher._child(agent, "pulsar://127.0.0.1:1", {"pulsar_admin_url": "http://127.0.0.1:2"}, 1).argv
+        return launcher._child(agent, "pulsar://127.0.0.1:1", {"pulsar_admin_url": "http://127.0.0.1:2",
+                                                               "approval_key": "/d/approval.key"}, 1).argv
 
     given = argv("--max-iterations", "3", "--tool-timeout", "7.5")
     assert given[given.index("--max-iterations") + 1] == "3"
@@ -79,6 +80,8 @@ def test_launch_passes_the_agents_limits_through_only_when_given(tmp_path):
     assert not any("argument-check" in a or "min-confidence" in a for a in argv())
     # and the broker's admin URL, so a tool on an interface nothing serves fails at once
     assert given[given.index("--pulsar-admin-url") + 1] == "http://127.0.0.1:2"
+    # and the stack's approval key, so a dialog paused for approval outlives an agent's restart
+    assert given[given.index("--approval-key-file") + 1] == "/d/approval.key"
 
 
 def test_launch_gives_the_embedded_llm_the_model_and_names_it(tmp_path, monkeypatch):
@@ -120,7 +123,8 @@ def test_each_child_gets_only_the_secrets_it_needs(tmp_path, monkeypatch):
     launcher = Launcher(parse_args(["--data-dir", str(tmp_path)]))
     values = {"data_dir": str(tmp_path), "gateway_port": 1, "host": "127.0.0.1", "gateway_host": "x",
               "pulsar_admin_url": "", "openai_url": "", "llm_script": "", "llm_model": "m", "mcp_port": 2,
-              "stack_status": "", "mcp_host": "127.0.0.1", "mcp_shown": "localhost"}
+              "stack_status": "", "mcp_host": "127.0.0.1", "mcp_shown": "localhost",
+              "approval_key": str(tmp_path / "approval.key")}
     seen = {}
     for comp in COMPONENTS:
         env = launcher._child(comp, "pulsar://127.0.0.1:1", values, 1).env

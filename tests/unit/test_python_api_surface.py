@@ -37,8 +37,9 @@ def _default(f: dataclasses.Field) -> str:
     return "MISSING"
 
 
-#: The fields we add to upstream's records (docs/compatibility.md): how an agent dialog ended.
-EXTENSIONS = {"AgentResponse": ["outcome", "candidates"]}
+#: The fields we add to upstream's records (docs/compatibility.md): how an agent dialog ended, and
+#: the call a dialog paused before for approval.
+EXTENSIONS = {"AgentResponse": ["outcome", "candidates", "approval"]}
 
 
 @pytest.mark.parametrize("name", sorted(SCHEMA))

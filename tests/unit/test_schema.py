@@ -84,6 +84,7 @@ EXPECTED_DEFAULTS: dict[type, dict] = {
         "observation": "",
         "outcome": "",
         "candidates": None,
+        "approval": None,
     },
     ToolServiceRequest: {"user": "", "config": "", "arguments": ""},
     ToolServiceResponse: {"error": None, "response": "", "end_of_stream": False},
@@ -236,6 +237,7 @@ EXAMPLES: list[tuple[type, str]] = [
                 "observation": None,
                 "outcome": "",
                 "candidates": None,
+                "approval": None,
             }
         ),
     ),
@@ -254,6 +256,7 @@ EXAMPLES: list[tuple[type, str]] = [
                 "observation": "",
                 "outcome": "error",
                 "candidates": None,
+                "approval": None,
             }
         ),
     ),

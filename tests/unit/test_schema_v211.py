@@ -55,7 +55,7 @@ PROMPT_ERROR = ('{"error": {"type": "llm-error", "message": "boom"}, "text": nul
                 '"end_of_stream": true, "in_token": null, "out_token": null, "model": null}')
 
 #: Ours, written after 2.11's fields (2.11's decoders skip keys they do not know).
-OURS = ', "outcome": "", "candidates": null}'
+OURS = ', "outcome": "", "candidates": null, "approval": null}'
 
 
 def test_a_2_11_agent_request_decodes_and_round_trips_byte_for_byte():

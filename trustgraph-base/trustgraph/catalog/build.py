@@ -33,7 +33,7 @@ from ..base.descriptors.parsing import parse_section, reference_problem
 from ..base.descriptors.reserved_topics import framework_topics, refuse_framework_topics
 from .announced import announced_services
 from .contents import ANY_STATE, DEFAULT_GROUPS, BrokenTool, Catalog, CatalogTool
-from .policy import read_policy
+from .policy import read_approval, read_policy, unknown_named
 
 __all__ = ["ANY_STATE", "CATALOG_TYPES", "DEFAULT_GROUPS", "DESCRIPTOR_TYPES", "BrokenTool", "Catalog",
            "CatalogTool", "build_catalog"]
@@ -110,14 +110,17 @@ def build_catalog(config: Mapping[str, Mapping[str, str]],
     could not tell them apart and neither is the obvious winner; of two
     announced tools with one name, the service that announced first keeps it
     and the other is reported (a newcomer cannot take a running tool away).
-    Announced tools are used as the policy ``tool-policy/announced`` says
-    (:mod:`.policy`).
+    Announced tools are used as the policy ``tool-policy/announced`` says,
+    and the catalog carries ``tool-policy/approval`` (:mod:`.policy`).
     """
     errors: list[DescriptorError] = []
     warnings: list[DescriptorError] = []
     policy, policy_error = read_policy(config)
     if policy_error is not None:
         errors.append(policy_error)
+    approval, approval_error = read_approval(config)
+    if approval_error is not None:
+        errors.append(approval_error)
     services, broken_services = parse_section("tool-service", ToolServiceDescriptor,
                                            config.get("tool-service") or {}, errors, id_from_key=True,
                                            warnings=warnings)
@@ -155,10 +158,11 @@ def build_catalog(config: Mapping[str, Mapping[str, str]],
                 "announced a tool of that name first, and keeps it"))
         else:
             tools[entry.name] = firsts[entry.name] = entry
+    warnings.extend(unknown_named(approval, tools))
     return Catalog(tools=MappingProxyType(tools), broken=MappingProxyType(broken),
                    services=MappingProxyType(services), mcp=MappingProxyType(mcp),
                    errors=tuple(errors), warnings=tuple(warnings),
-                   announced=frozenset(used), policy=policy)
+                   announced=frozenset(used), policy=policy, approval=approval)
 
 
 def _unique_names(entries: list[CatalogTool | BrokenTool]) -> list[CatalogTool | BrokenTool]:

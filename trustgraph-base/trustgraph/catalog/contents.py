@@ -25,7 +25,7 @@ from ..base.descriptors.arguments import (
 from ..base.descriptors.errors import DescriptorError, Kind
 from ..base.descriptors.models import ExampleCall, McpServer, ToolDescriptor, ToolServiceDescriptor
 from ..base.descriptors.parsing import EMPTY
-from .policy import AnnouncedPolicy
+from .policy import APPROVAL_DEFAULT, AnnouncedPolicy, ApprovalPolicy
 
 DEFAULT_GROUPS = ("default",)
 ANY_STATE = ("*",)
@@ -212,6 +212,7 @@ class Catalog:
     warnings: tuple[DescriptorError, ...] = ()
     announced: frozenset[str] = frozenset()          # ids of the announced services the catalog uses
     policy: AnnouncedPolicy = AnnouncedPolicy()      # which announced tools it may use (tool-policy/announced)
+    approval: ApprovalPolicy = APPROVAL_DEFAULT      # which calls the agent asks about first (tool-policy/approval)
 
     @property
     def queue_pairs(self) -> frozenset[tuple[str, str]]:
@@ -246,9 +247,13 @@ class Catalog:
         """The errors of the left-out tools that give themselves ``name``."""
         return [e for b in self.broken.values() if b.name == name for e in b.errors]
 
+    def approval_reason(self, tool: CatalogTool) -> str | None:
+        """Why the agent asks a person before calling ``tool`` (``tool-policy/approval``), or None."""
+        return self.approval.reason(tool.name, tool.annotations)
+
     def to_json(self) -> dict[str, Any]:
         """Everything a client may show: ``GET /api/v1/tool-catalog``'s body."""
-        entries = [*({"sort": t.key, **t.to_json()} for t in self.tools.values()),
+        entries = [*({"sort": t.key, **t.to_json(), "approval": self.approval_reason(t)} for t in self.tools.values()),
                    *({"sort": b.key, **b.to_json()} for b in self.broken.values())]
         entries.sort(key=lambda e: e.pop("sort"))
         services = []
@@ -261,4 +266,5 @@ class Catalog:
             "errors": [str(e) for e in self.errors],
             "warnings": [str(e) for e in self.warnings],
             "announced-tools": self.policy.to_json(),
+            "approval-policy": self.approval.to_json(),
         }

@@ -5,8 +5,9 @@ what the tool says of its effects (``read-only``, ``destructive``,
 ``idempotent``, ``open-world``: its own, else its service's; one nobody gave
 is shown as not said, with how it is read), and for tools of type
 ``tool-service`` the service they call, whether it is running, its queues,
-the tool's config values and whether a call is retried; a tool a running
-service announced says so (``source``).  A tool the agent leaves out says why in its
+the tool's config values and whether a call is retried; whether the agent
+asks a person before calling it, and why (config ``tool-policy/approval``);
+a tool a running service announced says so (``source``).  A tool the agent leaves out says why in its
 own table (``error`` rows), and the list of every problem (services and MCP
 servers included) follows the tables.
 
@@ -125,6 +126,10 @@ def tool_rows(tool: dict[str, Any]) -> list[tuple[str, str]]:
         retries = Annotations.from_said(annotations).retries
         rows.append(("retried", "yes: a call that may not have run is made again" if retries else
                      "no: each call is made once (not idempotent, or destructive)"))
+    if "approval" in tool:   # a gateway that knows approvals (the key is absent from older ones)
+        why = tool["approval"]
+        rows.append(("approval", f"asked first: {cell(why)}" if why else
+                     "not asked: the agent calls it when the model decides to"))
     arguments = tool.get("arguments") or []
     for n, arg in enumerate(arguments if isinstance(arguments, list) else []):
         if isinstance(arg, dict):
@@ -143,6 +148,21 @@ def tool_rows(tool: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
+def approval_line(policy: Any) -> str | None:
+    """The approval policy (``tool-policy/approval``) in one line, or None when the catalog has none."""
+    if not isinstance(policy, dict):
+        return None
+    asks = []
+    if policy.get("destructive") is True:
+        asks.append("every tool that says it is destructive")
+    named = policy.get("tools")
+    if isinstance(named, list) and named:
+        asks.append(("the tool " if len(named) == 1 else "the tools ") + ", ".join(cell(t) for t in named))
+    expires = policy.get("expires")
+    wait = f"; an approval waits {expires:g} s" if isinstance(expires, (int, float)) else ""
+    return f"Approval (tool-policy/approval): the agent asks before calling {' and '.join(asks) or 'no tool'}{wait}"
+
+
 def show_tools(api: GatewayClient) -> None:
     catalog = fetch_catalog(api)
     tools = catalog.get("tools") or []
@@ -150,6 +170,9 @@ def show_tools(api: GatewayClient) -> None:
         print("No tools.")
     for tool in tools:
         print(render_table(tool_rows(tool)))
+        print()
+    if tools and (line := approval_line(catalog.get("approval-policy"))) is not None:
+        print(line)
         print()
     errors = catalog.get("errors") or []
     if errors:

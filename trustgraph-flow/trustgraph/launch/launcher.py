@@ -27,6 +27,7 @@ import contextlib
 import json
 import logging
 import os
+import secrets
 import shutil
 import signal
 import sys
@@ -70,6 +71,25 @@ _START_ERRORS = (RuntimeError, BootstrapError, BrokerError, ComponentError, Star
 
 #: tg-launch's own token file in ``--pulsar-token-dir`` (for the bootstrap and the settings it writes).
 OWN_TOKEN = "tg-launch"
+
+
+#: The agent's approval key in the data directory (``agent-manager-react --approval-key-file``).
+APPROVAL_KEY = "approval.key"
+APPROVAL_KEY_BYTES = 32
+
+
+def approval_key(directory: Path) -> Path:
+    """The stack's approval key file, made once (32 random bytes, mode 0600) and kept after: the
+    agent signs the tokens of dialogs paused for approval with it, so a restarted agent still
+    takes the ones it gave out."""
+    path = directory / APPROVAL_KEY
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return path
+    with os.fdopen(fd, "wb") as f:
+        f.write(secrets.token_bytes(APPROVAL_KEY_BYTES))
+    return path
 
 
 def announced_tools(text: str) -> str:
@@ -403,6 +423,7 @@ class Launcher:
             "llm_script": args.llm_script or "",
             "llm_model": Path(args.model).name if args.model else DEFAULT_MODEL,
             "stack_status": str(self.run_files.components_path),
+            "approval_key": str(approval_key(self.data_dir)),
         }
         comps = self.selected()
         for i, comp in enumerate(comps):

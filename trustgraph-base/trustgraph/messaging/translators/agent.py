@@ -9,8 +9,9 @@ an explicit ``"answer": null`` on the wire.  A streamed message shows its
 
 Ours: a question that is empty or only whitespace is refused (there is
 nothing to answer; upstream's model answers nothing with a guess), and the
-last message says how the dialog ended (``outcome``, ``candidates``), which
-upstream's agents never set and its clients ignore.
+last message says how the dialog ended (``outcome``, ``candidates``, and for a
+dialog paused for approval ``approval``: the tool, its arguments, the token
+and when it expires), which upstream's agents never set and its clients ignore.
 """
 
 from __future__ import annotations
@@ -79,6 +80,8 @@ class AgentResponseTranslator(ResponseOnly):
             out["outcome"] = obj.outcome
         if obj.candidates:
             out["candidates"] = list(obj.candidates)
+        if obj.approval is not None:
+            out["approval"] = to_dict(obj.approval)
         return out
 
     def from_response_with_completion(self, obj: AgentResponse) -> tuple[JsonObject, bool]:

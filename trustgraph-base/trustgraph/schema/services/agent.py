@@ -5,6 +5,7 @@ for each further iteration, with the new step appended to ``history``.
 """
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..core.primitives import Error
 
@@ -18,6 +19,14 @@ SHOW_ACTIONS = "show-actions"
 #: dialog's caller was told the call failed, so no further step is taken for it.  Upstream's
 #: agents neither set nor read it.
 DIALOG_STARTED = "dialog-started"
+#: Ours, a message property of an agent request: the caller's decision on a call the agent paused
+#: for approval (``OUTCOME_APPROVAL``), JSON text ``{"token": ..., "decision": "approve"|"refuse"}``
+#: with the token of that ending's ``approval``.  A property, so the record stays upstream's; the
+#: gateway sets it from a request body's ``approval`` field.
+APPROVAL = "approval"
+#: The two decisions an ``approval`` property may carry.
+APPROVE = "approve"
+REFUSE = "refuse"
 #: Ours: why a question that is empty or only whitespace is refused, by the gateway (after
 #: ``Bad request: ``, a ``gateway-error``) and by the agent (an ``agent-error``), instead of
 #: being answered: there is nothing to answer.
@@ -41,6 +50,25 @@ OUTCOME_ERROR = "error"
 #: Answered in the model's own words after tools gave results (a template whose policy lets it
 #: answer); the words are not one result's.
 OUTCOME_ANSWER = "answer"
+#: The agent stopped before calling a tool that needs a person's approval (config
+#: ``tool-policy/approval``): ``candidates`` is that tool, ``approval`` what to answer with.  The
+#: text is a normal answer saying so, for upstream's clients.
+OUTCOME_APPROVAL = "approval-required"
+
+
+@dataclass
+class AgentApproval:
+    """Ours: the call a dialog paused before (``OUTCOME_APPROVAL``) and how to resume it.
+
+    ``token`` is the paused dialog itself, signed by the agent (nothing is kept on the server);
+    the caller sends it back in the ``approval`` property with its decision.  ``expires`` is
+    when the agent stops taking it (UNIX time, seconds).
+    """
+
+    tool: str = ""
+    arguments: dict[str, Any] = field(default_factory=dict)
+    token: str = ""
+    expires: float = 0.0
 
 
 @dataclass
@@ -88,3 +116,6 @@ class AgentResponse:
     outcome: str = ""
     #: Ours: the tools behind that ending (see ``OUTCOME_*``), or None.
     candidates: list[str] | None = None
+    #: Ours: on an ``OUTCOME_APPROVAL`` ending, the paused call and its token; None on every
+    #: other message.
+    approval: AgentApproval | None = None

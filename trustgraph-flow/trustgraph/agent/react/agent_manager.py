@@ -25,12 +25,20 @@ tool call announced instead of made) each become an observation starting
 ``max_iterations``.  Only our own failures (the prompt service failing or
 not answering in time, too many iterations) end the dialog with an error; a
 tool that cannot be used now ends it as ``tool-unavailable``, naming it.
+
+A call of a tool that needs a person's approval (``tool-policy/approval``) is
+not made: the dialog ends as ``approval-required`` with the call and a token
+that is the paused dialog (``approval.py``).  The caller's answer resumes it
+from that step (:meth:`AgentManager.react`'s ``resume``): approved, the call
+is made with exactly those arguments and no model step; refused, the step's
+observation says so and the model decides what next.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -41,9 +49,18 @@ from trustgraph.base.formats import decision_schema as decision_schema_module
 from trustgraph.base.formats.text import as_text
 from trustgraph.catalog.calling import call_tool
 from trustgraph.schema import AgentRequest, AgentStep
-from trustgraph.schema.services.agent import OUTCOME_ASKED, OUTCOME_NO_TOOL
+from trustgraph.schema.services.agent import OUTCOME_APPROVAL, OUTCOME_ASKED, OUTCOME_NO_TOOL
 
-from .calls import FAILURE_MISTAKE, FAILURE_UNAVAILABLE, FAILURES, ToolCall, observation, reason
+from .approval import Approvals, Resume
+from .calls import (
+    FAILURE_MISTAKE,
+    FAILURE_REFUSED,
+    FAILURE_UNAVAILABLE,
+    FAILURES,
+    ToolCall,
+    observation,
+    reason,
+)
 from .decisions import (
     NO_RESULT_LEAD,
     NO_TOOL_ANSWER_LIMIT,
@@ -60,7 +77,7 @@ from .decisions import (
 from .grounding import Said
 from .parser import FORMAT_HINT
 from .prompting import OUT_OF_TIME, PromptFailed, complete, decide, parse_reply, prompt_terms
-from .registry import Registry, Tool
+from .registry import Registry, Tool, filter_tools
 from .steps import (
     Accepted,
     NoResult,
@@ -70,14 +87,27 @@ from .steps import (
     gone_nearer,
     judge_answer,
     judge_call,
+    needs_approval,
     plainly_asked,
     prepare,
+    refused_before,
 )
 from .vocabulary import Act, Action, Answer, Continue, Event, Failed, Final, Observation, ReactParseError
 
 logger = logging.getLogger(__name__)
 
 MAX_SCHEMA_CHARS = 256 * 1024
+
+
+def approval_text(tool: str, arguments: Mapping[str, Any]) -> str:
+    """The answer of a dialog paused for approval: a normal answer to upstream's clients, saying so."""
+    return f"Approval needed to run {tool} with {json.dumps(arguments, default=str)}: approve or refuse it to go on."
+
+
+def refusal_observation(tool: str) -> str:
+    """What the model reads of a call the user refused."""
+    return (f"Error: the user refused this call of tool '{tool}', so it was not made. Do not call it again with "
+            "these arguments: use another tool, or give a Final Answer with what you know.")
 
 
 class AgentManager:
@@ -87,12 +117,14 @@ class AgentManager:
                  prompt_timeout: float = 120.0, confidence: Confidence | None = None,
                  stopped_service_of: Callable[[str], str | None] | None = None,
                  stopped_tools: Callable[[], list[tuple[str, dict[str, Any]]]] | None = None,
-                 usable: Callable[[Tool], bool] | None = None) -> None:
+                 usable: Callable[[Tool], bool] | None = None, approvals: Approvals | None = None) -> None:
         """``stopped_service_of(tool)``: the service of a tool that is gone because its service
         stopped (the announcements say so), so the model is told that, not "no such tool";
         ``stopped_tools()``: each such tool, ``(service, descriptor)``, so a question about one
         ends as tool-unavailable (``steps.gone_nearer``); ``usable(tool)``: whether a tool can be
-        used now (an ask-back offers no other)."""
+        used now (an ask-back offers no other); ``approvals``: what signs the token of a dialog
+        paused for approval (a key of its own when not given)."""
+        self.approvals = approvals if approvals is not None else Approvals()
         self.confidence = confidence or Confidence()
         self.stopped_service_of = stopped_service_of
         self.stopped_tools = stopped_tools
@@ -105,7 +137,8 @@ class AgentManager:
     async def react(self, request: AgentRequest, registry: Registry, flow: Any,
                     deadline: float | None = None,
                     abandoned: Callable[[], str | None] | None = None,
-                    failures: Mapping[int, str] | None = None) -> AsyncIterator[Event]:
+                    failures: Mapping[int, str] | None = None,
+                    resume: Resume | None = None) -> AsyncIterator[Event]:
         """Yield the events of one iteration; the last is Answer(end), Continue or Failed.
 
         ``deadline`` is when the dialog's caller stops waiting (absolute UNIX
@@ -115,7 +148,10 @@ class AgentManager:
         asked before the model's step, before a tool call and after one, and
         a reason ends the dialog there with it: a tool is not called again
         for a dialog nobody waits for.  ``failures``: the failure kind of each
-        failed step of the history (``steps.carried_failures``).
+        failed step of the history (``steps.carried_failures``).  ``resume``: the
+        caller's checked answer to a call this dialog paused before (``request``
+        and ``failures`` are then the paused dialog's): the step is that call,
+        made or refused, with no model step.
         """
         history = list(request.history or [])
         failures = dict(failures) if failures is not None else {}
@@ -124,6 +160,11 @@ class AgentManager:
             return
         step = prepare(request, registry, failures)
         logger.debug("Iteration %d, tools %s", len(history) + 1, [t.name for t in step.tools])
+        if resume is not None:
+            async with aclosing(self._resume(step, registry, resume, flow, deadline, abandoned)) as parts:
+                async for part in parts:
+                    yield part
+            return
         if self.stopped_tools is not None and (gone := gone_nearer(step, self.stopped_tools())) is not None:
             yield gone
             return
@@ -219,6 +260,58 @@ class AgentManager:
                 async for event in ending:
                     yield event
             return
+        arguments = {k: as_text(v) for k, v in action.arguments.items()}
+        if refused_before(step, action, arguments):
+            logger.info("The model called %s again as the user refused it: the dialog ends", action.name)
+            async with aclosing(self._own_answer(step, flow, terms, deadline, f"{NO_RESULT_LEAD} (the user refused "
+                                                 f"the call of tool '{action.name}')")) as ending:
+                async for event in ending:
+                    yield event
+            return
+        if (why := needs_approval(step, action)) is not None:
+            logger.info("Call of %s waits for approval: %s", action.name, why)
+            yield self._pause(step, action)
+            return
+        async with aclosing(self._make(step, action, flow, deadline, abandoned, terms)) as parts:
+            async for part in parts:
+                yield part
+
+    def _pause(self, step: Step, action: Action) -> Answer:
+        """The end of a dialog paused before ``action``: the call, and the token that resumes it."""
+        approval = self.approvals.issue(step.request, step.failures, action.name, action.arguments, action.thought,
+                                        step.approval.expires)
+        return Answer(approval_text(action.name, action.arguments), end=True, outcome=OUTCOME_APPROVAL,
+                      candidates=(action.name,), approval=approval)
+
+    async def _resume(self, step: Step, registry: Registry, resume: Resume, flow: Any, deadline: float | None,
+                      abandoned: Callable[[], str | None] | None) -> AsyncIterator[Event]:
+        """The step of a paused call, as the caller decided: approved, the call with exactly the
+        approved arguments (no model step); refused, an observation saying so, and the dialog
+        goes on for the model to decide what next."""
+        paused = resume.paused
+        action = Action(paused.thought, paused.tool, dict(paused.arguments))
+        arguments = {k: as_text(v) for k, v in action.arguments.items()}
+        if not resume.approved:
+            logger.info("Call of %s refused by the user", action.name)
+            refused = refusal_observation(action.name)
+            yield Observation(refused)
+            yield record(step, AgentStep(thought=action.thought, action=action.name, arguments=arguments,
+                                         observation=refused), FAILURE_REFUSED, step.request.state or "undefined")
+            return
+        if step.tool(action.name) is None:   # ranked out of this step's prompt: still the request's tool
+            tool = next((t for t in filter_tools(registry.tools.values(), step.request.group, step.request.state)
+                         if t.name == action.name), None)
+            if tool is not None:
+                step = dataclasses.replace(step, tools=[*step.tools, tool])
+        logger.info("Call of %s approved by the user", action.name)
+        terms = prompt_terms(step.request, step.tools, step.context)
+        async with aclosing(self._make(step, action, flow, deadline, abandoned, terms)) as parts:
+            async for part in parts:
+                yield part
+
+    async def _make(self, step: Step, action: Action, flow: Any, deadline: float | None,
+                    abandoned: Callable[[], str | None] | None, terms: dict[str, str]) -> AsyncIterator[Event]:
+        """Make the call and record it (or end the dialog, when its failure ends it)."""
         yield Act(action.name, action.arguments)
         outcome: list[ToolCall] = []
         async with aclosing(self._observe(action, step, flow, deadline, outcome)) as parts:

@@ -32,6 +32,7 @@ FAILURE_LOST = "lost"                 # its service's replica or the broker conn
 FAILURE_MISTAKE = "mistake"           # the model's: no such tool, arguments the tool refuses
 FAILURE_TIMEOUT = "timeout"
 FAILURE_FAILED = "failed"             # the tool answered with an error
+FAILURE_REFUSED = "refused"           # not made: the user refused it when asked for approval
 
 #: The failure kind of each outcome of a call (an answer is none).
 FAILURES = {

@@ -93,14 +93,15 @@ def to_response(event: Event, streaming: bool) -> AgentResponse:
                                  observation=event.content, end_of_message=event.end)
         return AgentResponse(chunk_type="answer", content=event.content, end_of_message=event.end,
                              end_of_dialog=event.end, outcome=event.outcome,
-                             candidates=list(event.candidates) or None)
+                             candidates=list(event.candidates) or None, approval=event.approval)
     if isinstance(event, Thought):
         return AgentResponse(thought=event.content, answer=None, observation=None, end_of_message=True)
     if isinstance(event, Observation):
         return AgentResponse(observation=event.content, thought=None, answer=None, end_of_message=True)
     assert isinstance(event, Answer)
     return AgentResponse(answer=event.content, thought=None, observation=None, end_of_message=True,
-                         end_of_dialog=True, outcome=event.outcome, candidates=list(event.candidates) or None)
+                         end_of_dialog=True, outcome=event.outcome, candidates=list(event.candidates) or None,
+                         approval=event.approval)
 
 
 # A failure of ours (not the model's) ends the dialog: eom and eod set.  An

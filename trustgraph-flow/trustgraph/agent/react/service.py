@@ -41,6 +41,11 @@ Differences from upstream worth knowing:
   ours: ``dialects.py``), and the records the built-in tools send 2.11's flow
   services (graph-rag, embeddings, row-embeddings query: the dialect's
   ``tools``); the loop is the same.
+* A call of a tool that needs a person's approval (config
+  ``tool-policy/approval``) ends the dialog as ``approval-required``, with a
+  token signed under ``--approval-key-file`` (a key of this process's own
+  without it: said at start); a request carrying the ``approval`` property
+  resumes the dialog from that step (``approval.py``, docs/governing-tools.md).
 """
 
 from __future__ import annotations
@@ -57,6 +62,7 @@ from trustgraph.base.messaging import deadlines, tracing
 from trustgraph.base.messaging.lost_calls import Loss
 from trustgraph.base.messaging.pubsub import Message
 from trustgraph.base.messaging.serving import Reply, ServiceError
+from trustgraph.base.processors.async_processor import StartRefused
 from trustgraph.base.processors.flow_processor import (
     ConsumerSpec,
     Flow,
@@ -74,9 +80,10 @@ from trustgraph.schema import (
     TextCompletionRequest,
     TextCompletionResponse,
 )
-from trustgraph.schema.services.agent import DIALOG_STARTED, EMPTY_QUESTION, SHOW_ACTIONS
+from trustgraph.schema.services.agent import APPROVAL, DIALOG_STARTED, EMPTY_QUESTION, SHOW_ACTIONS
 
 from .agent_manager import AgentManager
+from .approval import ApprovalRefused, Approvals, read_key
 from .decisions import Confidence
 from .dialects import DIALECT, Dialect
 from .dialects import ERROR_TYPE as ERROR_TYPE
@@ -135,7 +142,14 @@ class Processor(FlowProcessor):
 
     def __init__(self, **params: Any) -> None:
         params["concurrency"] = params.get("concurrency") or default_concurrency
+        key_file = params.get("approval_key_file")
+        try:
+            # The key's bytes: never logged, never kept in params.
+            approvals = Approvals(read_key(key_file) if key_file else None)
+        except ValueError as e:
+            raise StartRefused(str(e)) from None
         super().__init__(**params)
+        self.approvals = approvals
         self.config_type: str = params.get("config_type") or "agent"
         prompt_timeout = float(params.get("prompt_timeout") or default_prompt_timeout)
         self.dialog_timeout = float(params.get("dialog_timeout") or default_dialog_timeout)
@@ -152,6 +166,7 @@ class Processor(FlowProcessor):
                                   lead=None if lead is None else float(lead),
                                   sure=Confidence.sure if sure is None else float(sure),
                                   check_arguments=params.get("argument_check") is not False),
+            approvals=approvals,
         )
         # Tools: config, and the services that announce themselves; calls to a
         # service known to be down fail at once (its liveness is the directory's).
@@ -201,6 +216,10 @@ class Processor(FlowProcessor):
         return service is None or self.tool_clients.unavailable(service) is None
 
     async def start(self) -> None:
+        if self.approvals.own_key:
+            logger.info("Approvals: no --approval-key-file, so this process signs approval tokens with a key of "
+                        "its own: a dialog paused for approval cannot be resumed after the agent restarts, nor "
+                        "by another replica")
         await self.feed.start()
         await super().start()
 
@@ -248,8 +267,20 @@ class Processor(FlowProcessor):
         failures = carried_failures(msg.properties.get(FAILURES_PROPERTY), request.history or [])
         # This iteration's span (serving's, when tracing): the step, what it did and how it ended.
         span = tracing.current()
+        resume = None
+        if (raw := msg.properties.get(APPROVAL)) is not None:
+            # The caller's answer to a call the dialog paused before: checked before anything runs
+            # (a bad one is an agent-error and changes nothing), then the paused dialog goes on.
+            try:
+                resume = self.approvals.redeem(raw, request)
+            except ApprovalRefused as e:
+                logger.info("Agent request %s: approval refused: %s", rid, e)
+                raise ServiceError(str(e)) from None
+            request, failures = resume.paused.request(bool(request.streaming)), resume.paused.failures
+            tracing.note(span, trustgraph_approval=resume.decision)
         tracing.note(span, trustgraph_dialog_step=len(request.history or []) + 1)
-        async with aclosing(self.manager.react(request, registry, flow, end, abandoned, failures)) as events:
+        async with aclosing(self.manager.react(request, registry, flow, end, abandoned, failures,
+                                               resume)) as events:
             async for event in events:
                 if isinstance(event, Continue):
                     tracing.note(span, trustgraph_outcome="next-step")
@@ -317,6 +348,11 @@ class Processor(FlowProcessor):
         parser.add_argument("--prompt-timeout", type=float, default=default_prompt_timeout,
                             help="deadline of one agent-react prompt call in seconds "
                                  "(default %(default)s)")
+        parser.add_argument("--approval-key-file", metavar="FILE", default=None,
+                            help="the key (the file's bytes, at least 16) that signs the tokens of dialogs paused "
+                                 "for approval (tool-policy/approval); every replica needs the same one. Without "
+                                 "it each process makes its own, and a paused dialog cannot be resumed after a "
+                                 "restart (tg-launch gives its data directory's approval.key)")
 
 
 def run() -> None:

@@ -10,9 +10,13 @@ One iteration of a dialog (``AgentManager.react``) is a pipeline:
 4. judge: :func:`judge_answer` (a final answer that is no answer is refused back to the model),
    or :func:`judge_call` (a call the model is not sure of, or whose values it made up, ends by
    asking back or saying no tool fits);
-5. act: the call (``catalog.calling``), its outcome a :class:`~.calls.ToolCall` with its
-   failure kind;
-6. record: :func:`after_call`, whether that failure ends the dialog, and how; otherwise the
+5. approve: :func:`needs_approval`, whether the judged call waits for a person
+   (``tool-policy/approval``: the dialog ends ``approval-required``, its token the paused
+   dialog, ``approval.py``), and :func:`refused_before` (the same call the user refused);
+6. act: the call (``catalog.calling``), its outcome a :class:`~.calls.ToolCall` with its
+   failure kind (on a resumed dialog: the approved call, or the refusal as the step's
+   observation);
+7. record: :func:`after_call`, whether that failure ends the dialog, and how; otherwise the
    step goes into the history and the dialog goes on.
 
 The failure kind of each earlier step travels with the dialog (the ``step-failures`` message
@@ -30,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trustgraph.catalog import embedding
+from trustgraph.catalog.policy import APPROVAL_DEFAULT, ApprovalPolicy
 from trustgraph.catalog.ranking import fit, rank
 from trustgraph.schema import AgentRequest, AgentStep
 from trustgraph.schema.services.agent import (
@@ -39,7 +44,7 @@ from trustgraph.schema.services.agent import (
     OUTCOME_UNAVAILABLE,
 )
 
-from .calls import FAILURE_FAILED, FAILURE_LOST, FAILURE_UNAVAILABLE, ToolCall
+from .calls import FAILURE_FAILED, FAILURE_LOST, FAILURE_REFUSED, FAILURE_UNAVAILABLE, ToolCall
 from .decisions import (
     Abstain,
     Confidence,
@@ -124,6 +129,7 @@ class Step:
     said: Said                                 # what arguments may be (grounding)
     context: str = ""
     results: list[tuple[str, str]] = field(default_factory=list)   # (tool, result) of the succeeded calls
+    approval: ApprovalPolicy = APPROVAL_DEFAULT  # which calls wait for a person (tool-policy/approval)
 
     @property
     def history(self) -> list[AgentStep]:
@@ -146,7 +152,7 @@ def prepare(request: AgentRequest, registry: Registry, failures: Mapping[int, st
     return Step(request=request, tools=[r.tool for r in ranked],
                 meaning={r.tool.name: r.meaning for r in ranked if r.meaning is not None},
                 failures=dict(failures), said=said_values(request.question, [r for _, r in results]),
-                context=registry.context, results=results)
+                context=registry.context, results=results, approval=registry.catalog.approval)
 
 
 def gone_nearer(step: Step, stopped: Sequence[tuple[str, Mapping[str, Any]]]) -> Failed | None:
@@ -233,7 +239,25 @@ def judge_call(step: Step, action: Action, scores: Mapping[str, float] | None, p
         Abstain(OUTCOME_NO_TOOL, (), abstain.share)
 
 
-# -- 6. record --------------------------------------------------------------------------------
+# -- 5. approve -------------------------------------------------------------------------------
+
+
+def needs_approval(step: Step, action: Action) -> str | None:
+    """Why the call ``action`` waits for a person's approval before it is made
+    (``tool-policy/approval``: the tool is named, or it says it is destructive), or None.  A tool
+    the step does not have is never asked about: the call fails as any call of an unknown tool."""
+    tool = step.tool(action.name)
+    return None if tool is None else step.approval.reason(tool.name, tool.annotations)
+
+
+def refused_before(step: Step, action: Action, arguments: Mapping[str, str]) -> bool:
+    """Whether the user refused this very call (the tool, ``arguments`` as text) earlier in the
+    dialog: it is not asked about again (``--refuse`` would otherwise meet it at every step)."""
+    return any(h.action == action.name and dict(h.arguments or {}) == dict(arguments)
+               and step.failures.get(i) == FAILURE_REFUSED for i, h in enumerate(step.history))
+
+
+# -- 7. record --------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trustgraph.schema import AgentRequest
+from trustgraph.schema.services.agent import AgentApproval
 
 # -- what the model said -------------------------------------------------------
 
@@ -84,13 +85,15 @@ class Answer:
 
     Otherwise one event with the whole answer and ``end`` True.  The closing
     event says how the dialog ended (``outcome``, one of the schema's
-    ``OUTCOME_*``) and the tools behind that ending (``candidates``).
+    ``OUTCOME_*``) and the tools behind that ending (``candidates``); a
+    dialog paused for approval carries the call and its token (``approval``).
     """
 
     content: str
     end: bool = True
     outcome: str = ""
     candidates: tuple[str, ...] = ()
+    approval: AgentApproval | None = None
 
 
 @dataclass(frozen=True)

@@ -86,19 +86,23 @@ class Dialog:
             # Whole: one message ends the dialog.  Streamed: chunks, then an empty one that does.
             return v211.AgentResponse(message_type="answer", content=event.content, end_of_message=event.end,
                                       end_of_dialog=event.end, message_id=message_id, outcome=event.outcome,
-                                      candidates=list(event.candidates) or None)
+                                      candidates=list(event.candidates) or None, approval=event.approval)
         kind = "thought" if isinstance(event, Thought) else "observation"
         return v211.AgentResponse(message_type=kind, content=event.content, end_of_message=event.end,
                                   message_id=message_id)
 
     def next(self, continued: AgentRequest) -> v211.AgentRequest:
-        """The request as it came, with the new state and step and the dialog's session."""
-        step = continued.history[-1]
+        """The request as it came, with the new state and steps and the dialog's session.
+
+        The steps the request came with are kept as 2.11 wrote them; the loop's steps after them
+        are added (one; all of a dialog resumed from an approval token, whose request came with
+        none)."""
+        own = list(self._record.history or [])
         return dataclasses.replace(
             self._record, state=continued.state, session_id=self.session_id,
-            history=[*(self._record.history or []),
-                     v211.AgentStep(thought=step.thought, action=step.action, arguments=dict(step.arguments),
-                                    observation=step.observation)])
+            history=[*own, *(v211.AgentStep(thought=step.thought, action=step.action, arguments=dict(step.arguments),
+                                            observation=step.observation)
+                             for step in continued.history[len(own):])])
 
 
 #: The agent's dialect on 2.11: its request, response and prompt-reply records, and its tools'.

@@ -5,13 +5,17 @@ the registry names by upstream's service names); this table adds the topics'
 records and our one request property.  Ours, beyond upstream's translators:
 
 * ``"show_actions": true`` in an agent body asks for the agent's action
-  messages (a message property, so the record stays upstream's);
+  messages, and ``"approval": {"token": ..., "decision": ...}`` answers a call
+  the agent paused for approval (message properties, so the record stays
+  upstream's; the agent checks the approval);
 * the rest is in the translators' docstrings (an empty agent question is
   refused, null fields take the defaults, mcp-tool's absent parameters are
   ``"{}"``, librarian content must be base64).
 """
 
 from __future__ import annotations
+
+import json
 
 from trustgraph.messaging import TranslatorRegistry
 from trustgraph.schema import (
@@ -56,14 +60,18 @@ from trustgraph.schema import (
     TriplesQueryRequest,
     TriplesQueryResponse,
 )
-from trustgraph.schema.services.agent import SHOW_ACTIONS
+from trustgraph.schema.services.agent import APPROVAL, SHOW_ACTIONS
 
 from .base import JsonObject, Translator
 
 
 def _agent_properties(body: JsonObject) -> dict[str, str]:
-    """``"show_actions": true`` (ours) asks for the agent's action messages."""
-    return {SHOW_ACTIONS: "true"} if body.get("show_actions") is True else {}
+    """``"show_actions": true`` (ours) asks for the agent's action messages; ``"approval"`` (ours)
+    goes on as the ``approval`` property, as given: the agent checks it and says what is wrong."""
+    props = {SHOW_ACTIONS: "true"} if body.get("show_actions") is True else {}
+    if body.get("approval") is not None:
+        props[APPROVAL] = json.dumps(body["approval"])
+    return props
 
 
 def _kind(kind: str, service: str, request_schema: type, response_schema: type, properties=None) -> Translator:

@@ -13,6 +13,7 @@ null, as 2.1 does.  Read from trustgraph-base 2.11.1's ``schema/agent.py``.
 from dataclasses import dataclass, field
 
 from trustgraph.schema.core.primitives import Error, Triple
+from trustgraph.schema.services.agent import AgentApproval
 
 #: The orchestration patterns 2.11 names (``AgentRequest.pattern``); "" leaves the choice
 #: to the agent.  agent-manager-react runs ReAct only.
@@ -79,9 +80,9 @@ class AgentResponse:
     ``message_type`` is one of thought, action, observation, answer, explain,
     error; ``message_id`` names the thought, observation or answer it belongs
     to, so a client can join streamed chunks.  The token fields are null
-    unless filled on the end-of-dialog message.  ``outcome`` and
-    ``candidates`` are ours, as in the 2.1 record (how the dialog ended);
-    2.11's decoders ignore keys they do not know.
+    unless filled on the end-of-dialog message.  ``outcome``,
+    ``candidates`` and ``approval`` are ours, as in the 2.1 record (how the
+    dialog ended); 2.11's decoders ignore keys they do not know.
     """
 
     message_type: str = ""
@@ -100,3 +101,5 @@ class AgentResponse:
     outcome: str = ""
     #: Ours: the tools behind that ending, or None.
     candidates: list[str] | None = None
+    #: Ours: the call a dialog paused before for approval, and its token, or None.
+    approval: AgentApproval | None = None
