@@ -30,6 +30,10 @@ to 2025-11-25, ``initialize`` and an ``Mcp-Session-Id``) and 2026-07-28
 (stateless: each request carries its revision and capabilities, and
 ``server/discover`` says what is served); a request of any other revision
 gets the protocol's UnsupportedProtocolVersion error and changes nothing.
+A call that ``tool-policy/approval`` holds for a person (as the agent does) is
+not made until a 2026-07-28 client's user approves it through
+``input_required``; other clients are told they cannot approve it
+(``approval.py``).
 To a 2026-07-28 client that takes tasks, a call still running after
 ``--task-after`` seconds (2) is answered with a task it polls or cancels
 (``tasks.py``).
@@ -73,6 +77,7 @@ from trustgraph.base.tool_services.tool_service_client import ToolServiceClients
 from trustgraph.catalog import build_catalog
 from trustgraph.catalog.implementations import FLOW_CLIENTS
 
+from .approval import Approvals
 from .auth import bearer_only
 from .connections import guarded_protocol
 from .notify import ChangeNotifier
@@ -143,6 +148,9 @@ class Processor(FlowProcessor):
                            on_subscriptions_listen=self.notifier.listen,
                            get_tool_input_schema=self._input_schema)
         self.mcp.middleware.append(self.notifier)
+        # Seals the state of an approval asked with input_required, and checks it on the retry.
+        self.approvals = Approvals()
+        self.mcp.middleware.append(self.approvals.boundary)
         self.mcp.extensions[EXTENSION] = {}
         self.mcp.add_request_handler("tasks/get", types.GetTaskRequestParams, self.tasks.get)
         self.mcp.add_request_handler("tasks/cancel", types.CancelTaskRequestParams, self.tasks.cancel)
@@ -178,7 +186,8 @@ class Processor(FlowProcessor):
         tool = self.table.tools.get(name)
         return dict(tool.schema) if tool is not None else None
 
-    async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult | dict:
+    async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams
+                         ) -> types.CallToolResult | types.InputRequiredResult | dict:
         sent = 0
         inline = [True]   # false once the call is a task: its response was sent
 
@@ -190,10 +199,15 @@ class Processor(FlowProcessor):
             with contextlib.suppress(Exception):   # a client gone mid-call must not fail the call
                 await ctx.session.report_progress(sent, None, chunk)
 
-        def call() -> Any:
-            return self.table.call(params.name, params.arguments, user=self.user,
-                                   flow=self.flows.get(self.flow_name), timeout=self.timeout, progress=progress)
+        table = self.table   # the tools and the policy of one catalog, for the check and the call alike
 
+        def call() -> Any:
+            return table.call(params.name, params.arguments, user=self.user,
+                              flow=self.flows.get(self.flow_name), timeout=self.timeout, progress=progress)
+
+        tool = table.tools.get(params.name)
+        if tool is not None and (instead := self.approvals.check(ctx, params, tool, table.approval)) is not None:
+            return instead
         if takes_tasks(ctx):
             return await self.tasks.call(ctx, call, inline)
         return await call()

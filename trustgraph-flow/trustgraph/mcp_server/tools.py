@@ -18,9 +18,11 @@ Everything that goes wrong with a call is a result flagged ``isError`` with
 the call's one line (``type: message``; a caller's mistake or a failing tool
 is data for the caller, not a protocol failure): an unknown tool, arguments
 that do not fit the schema, the service's own error, a service that is not
-running, a deadline.  A streaming tool service's chunks are sent as progress
-notifications while the call runs (when the client asked for progress), and
-the whole text is the result.
+running, a deadline.  A call the approval policy (``tool-policy/approval``, the
+catalog's) holds for a person is asked about first (``approval.py``).  A
+streaming tool service's chunks are sent as progress notifications while the
+call runs (when the client asked for progress), and the whole text is the
+result.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import mcp_types as types
 from trustgraph.base.tool_services.tool_service_client import ToolServiceClients
 from trustgraph.catalog import Catalog
 from trustgraph.catalog.calling import CallableTool, call_tool
+from trustgraph.catalog.policy import APPROVAL_DEFAULT, ApprovalPolicy
 from trustgraph.mcp_client.examples import listing_meta, with_examples
 
 Progress = Callable[[str], Awaitable[None]]
@@ -52,13 +55,14 @@ class ToolTable:
     """The tools of one catalog, each with the implementation that calls it; never changed once built."""
 
     tools: Mapping[str, CallableTool]
+    approval: ApprovalPolicy = APPROVAL_DEFAULT   # which calls wait for a person (``approval.py``)
 
     @classmethod
     def build(cls, catalog: Catalog, clients: ToolServiceClients, groups: list[str] | None) -> ToolTable:
         tools = [CallableTool.build(entry, clients) for entry in catalog.tools.values()]
         if groups is not None:   # by group only: an MCP client has no agent state
             tools = [t for t in tools if "*" in groups or set(groups) & set(t.groups)]
-        return cls(MappingProxyType({t.name: t for t in sorted(tools, key=lambda t: t.name)}))
+        return cls(MappingProxyType({t.name: t for t in sorted(tools, key=lambda t: t.name)}), catalog.approval)
 
     def listing(self) -> list[types.Tool]:
         """``tools/list``: every tool with its argument schema as its input schema, and its annotations."""
