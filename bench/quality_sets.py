@@ -338,27 +338,35 @@ SET3_RESULTS = {
 }
 
 
-def placeholder_args(descriptor: dict[str, Any], question: str = "") -> dict[str, Any]:
-    """Arguments of the declared types for a call made only because the schema forces one: values
-    the question offers (the agent's schema allows no others), else fillers of the type."""
-    from trustgraph.agent.react.grounding import own_words, said_values
+def grounded_arguments(descriptor: dict[str, Any], question: str) -> dict[str, Any]:
+    """The argument schema the agent offers the model for ``descriptor``'s tool on the first step
+    of ``question``: each value limited to what the question says (``grounding.grounded``, the
+    agent's own rule)."""
+    from types import SimpleNamespace
 
-    said = said_values(question, [])
-    texts = said.for_tool(own_words(descriptor["name"], descriptor.get("description") or ""))
-    whole = [n for n in said.numbers if n.is_integer()]
+    from trustgraph.agent.react.grounding import grounded, own_words, said_values
+
+    declared = descriptor.get("arguments") or []
+    schema = {"type": "object", "required": [a["name"] for a in declared], "properties": {
+        a["name"]: {"type": a.get("type", "string"), **({"enum": a["enum"]} if a.get("enum") else {})}
+        for a in declared}}
+    arguments = [SimpleNamespace(name=a["name"], description=a.get("description") or "",
+                                 free_text=a.get("free-text")) for a in declared]
+    return grounded(schema, arguments, said_values(question, []),
+                    own_words(descriptor["name"], descriptor.get("description") or ""))
+
+
+def placeholder_args(descriptor: dict[str, Any], question: str = "") -> dict[str, Any]:
+    """Arguments of the declared types for a call made only because the schema forces one: the
+    first value :func:`grounded_arguments` offers each (a reply a grammar-bound model could
+    write), else a filler of the type."""
     out: dict[str, Any] = {}
-    for a in descriptor.get("arguments") or []:
-        kind = a.get("type", "string")
-        if a.get("enum"):
-            out[a["name"]] = a["enum"][0]
-        elif kind == "string":
-            out[a["name"]] = texts[0] if texts else (said.question or "")
-        elif kind == "number":
-            out[a["name"]] = said.numbers[0] if said.numbers else 0
-        elif kind == "integer":
-            out[a["name"]] = int(whole[0]) if whole else 0
+    for name, prop in grounded_arguments(descriptor, question)["properties"].items():
+        if prop.get("enum"):
+            out[name] = prop["enum"][0]
         else:
-            out[a["name"]] = {"boolean": False, "array": [], "object": {}}.get(kind, "")
+            out[name] = {"string": "", "number": 0, "integer": 0, "boolean": False, "array": [],
+                         "object": {}}.get(prop["type"], "")
     return out
 
 

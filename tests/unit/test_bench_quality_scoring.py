@@ -23,6 +23,7 @@ from quality_scoring import Dialog, score, summarise  # noqa: E402
 from quality_sets import (  # noqa: E402
     SET1,
     SET2,
+    SET3,
     QuestionSet,
     QuestionSetError,
     check_paraphrased,
@@ -382,12 +383,15 @@ def _prompt_set(after_result: str = "observation") -> object:
     return PromptSet.from_config(values)
 
 
-def _schema(descriptors: dict) -> dict:
+def _schema(descriptors: dict, question: str | None = None) -> dict:
+    """The decision schema over ``descriptors``; with ``question``, each tool's values limited to
+    what it says, as the agent limits them on a first step."""
     from trustgraph.base.formats.decision_schema import decision_schema
     types = {"string": {"type": "string"}, "number": {"type": "number"}}
     return decision_schema(
-        (name, {"type": "object", "properties": {a["name"]: types[a["type"]] for a in d.get("arguments", [])},
-                "required": [a["name"] for a in d.get("arguments", [])]})
+        (name, quality_sets.grounded_arguments(d, question) if question is not None else
+         {"type": "object", "properties": {a["name"]: types[a["type"]] for a in d.get("arguments", [])},
+          "required": [a["name"] for a in d.get("arguments", [])]})
         for name, d in descriptors.items())
 
 
@@ -402,12 +406,13 @@ def _terms(question: str, descriptors: dict, history: list[dict] | None = None) 
 def test_the_script_gives_each_question_its_right_decision_on_the_real_prompt() -> None:
     from trustgraph.model.text_completion.scripted.llm import Script, check_schema
     descriptors = tool_descriptors()
-    sets = [load_set(SET1), load_set(SET2)]
+    sets = [load_set(SET1), load_set(SET2), load_set(SET3)]
     script = Script(json.loads(json.dumps(scripted_llm(sets, descriptors))))
     prompts = _prompt_set()
-    schema = _schema(descriptors)
     for q in [q for qs_ in sets for q in qs_]:
-        rendered = prompts.render("agent-react", _terms(q["question"], descriptors), schema)
+        # the schema as the agent grounds it: a forced call's values must be ones it offers
+        rendered = prompts.render("agent-react", _terms(q["question"], descriptors),
+                                  _schema(descriptors, q["question"]))
         reply, scores = script.answer(f"{rendered.system}\n\n{rendered.prompt}")
         decision = json.loads(reply)
         check_schema(reply, rendered.schema)   # what the scripted LLM service enforces
