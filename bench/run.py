@@ -348,7 +348,22 @@ def tool_call_table(rounds: int, seq_n: int, load_n: int, inflight: int,
             except RuntimeError as e:   # the figures stand without it
                 print(f"  the RabbitMQ version is not known: {e}", flush=True)
 
-    rows = []
+    return {**tool_call_report(results, inflight, baseline), "rounds": rounds, "seq_n": seq_n,
+            "load_n": load_n, "inflight": inflight, "rabbitmq": rabbitmq_version}
+
+
+def rounds_range(rates: list[float]) -> str:
+    """A peer's calls/s over its rounds, lowest to highest."""
+    return f"{min(rates):,.0f}-{max(rates):,.0f}"
+
+
+#: What a ratio line compares, by its place in a peer's medians (seq p50, seq p99, calls/s).
+MEASURES = {"seq p50": 0, "calls/s": 2}
+
+
+def tool_call_report(results: dict[str, PeerResult], inflight: int, baseline: Path | None) -> dict[str, Any]:
+    """The tool-call table from the rounds' figures: its text, its ratio lines (the targets, then
+    one line a comparison of two peers) and each peer's medians (seq p50, seq p99, calls/s)."""
     labels = {
         "raw": "raw pulsar-client (threads, listener)",
         "ours": "ours: ToolServiceClient -> DynamicToolService",
@@ -363,10 +378,8 @@ def tool_call_table(rounds: int, seq_n: int, load_n: int, inflight: int,
         "ours-rabbitmq-baseline": f"(baseline) ours on RabbitMQ from {baseline}",
     }
     med = {n: (median(r.p50), median(r.p99), median(r.rate)) for n, r in results.items()}
-    for n, (p50, p99, rate) in med.items():
-        rng = f"{min(results[n].rate):,.0f}-{max(results[n].rate):,.0f}"
-        rows.append([labels[n], f"{p50:.2f}", f"{p99:.2f}", f"{rate:,.0f}", rng,
-                     f"{rate / med['ours'][2]:.2f}x"])
+    rows = [[labels[n], f"{p50:.2f}", f"{p99:.2f}", f"{rate:,.0f}", rounds_range(results[n].rate),
+             f"{rate / med['ours'][2]:.2f}x"] for n, (p50, p99, rate) in med.items()]
     text = table(["peer", "seq p50 ms", "seq p99 ms", f"calls/s ({inflight} in flight)",
                   "calls/s range over rounds", "calls/s vs ours"], rows)
     targets = []
@@ -378,44 +391,45 @@ def tool_call_table(rounds: int, seq_n: int, load_n: int, inflight: int,
     if "upstream" in med:
         ours_up = med["ours"][2] / med["upstream"][2]
         targets.append(("ours calls/s >= 5x upstream", ours_up, ours_up >= 5.0))
-    ratio_lines = "\n".join(f"- {what}: **{value:.2f}x** ({'met' if ok else 'MISSED'})"
-                            for what, value, ok in targets)
+
+    def ratios(a: str, b: str, measures: tuple[str, ...] = ("calls/s", "seq p50"), ranges: bool = False) -> str:
+        """Peer ``a``'s medians over peer ``b``'s, e.g. "calls/s 0.92x, seq p50 1.01x"; with ``ranges``,
+        the calls/s of both peers' rounds follow that ratio."""
+        parts = []
+        for what in measures:
+            part = f"{what} {med[a][MEASURES[what]] / med[b][MEASURES[what]]:.2f}x"
+            if ranges and what == "calls/s":
+                part += f" (rounds {rounds_range(results[a].rate)} vs {rounds_range(results[b].rate)})"
+            parts.append(part)
+        return ", ".join(parts)
+
+    compared = []
     if "ours-mcp" in med and "mcp" in med:
-        om, sdk = med["ours-mcp"], med["mcp"]
-        ratio_lines += (f"\n- ours via MCP vs the MCP SDK's own server: calls/s {om[2] / sdk[2]:.2f}x, "
-                        f"seq p50 {om[0] / sdk[0]:.2f}x (the extra hop: HTTP in, then the broker)")
+        compared.append(f"ours via MCP vs the MCP SDK's own server: {ratios('ours-mcp', 'mcp')} "
+                        "(the extra hop: HTTP in, then the broker)")
     if "ours-traced" in med:
-        tr = med["ours-traced"]
-        ratio_lines += (f"\n- ours with tracing on vs off (each call a span on both sides, exported): calls/s "
-                        f"{tr[2] / med['ours'][2]:.2f}x, seq p50 {tr[0] / med['ours'][0]:.2f}x; off is the "
-                        "\"ours\" row (the trace context passed on, nothing recorded)")
+        compared.append("ours with tracing on vs off (each call a span on both sides, exported): "
+                        f"{ratios('ours-traced', 'ours')}; off is the \"ours\" row (the trace context passed on, "
+                        "nothing recorded)")
     if "ours-rabbitmq" in med:
-        orb = med["ours-rabbitmq"]
-        ratio_lines += f"\n- ours on RabbitMQ vs ours on pulsar-lite: calls/s {orb[2] / med['ours'][2]:.2f}x"
+        compared.append(f"ours on RabbitMQ vs ours on pulsar-lite: {ratios('ours-rabbitmq', 'ours', ('calls/s',))}")
         if "raw-aio-pika" in med:
-            rr = med["raw-aio-pika"]
-            ratio_lines += (f"\n- ours on RabbitMQ vs raw aio-pika RPC: calls/s {orb[2] / rr[2]:.2f}x, "
-                            f"seq p50 {orb[0] / rr[0]:.2f}x")
+            compared.append(f"ours on RabbitMQ vs raw aio-pika RPC: {ratios('ours-rabbitmq', 'raw-aio-pika')}")
     if "ours-baseline" in med:
-        bl = med["ours-baseline"]
-        ratio_lines += (f"\n- ours vs the baseline: calls/s {med['ours'][2] / bl[2]:.2f}x "
-                        f"(rounds {min(results['ours'].rate):,.0f}-{max(results['ours'].rate):,.0f} vs "
-                        f"{min(results['ours-baseline'].rate):,.0f}-{max(results['ours-baseline'].rate):,.0f}), "
-                        f"seq p50 {med['ours'][0] / bl[0]:.2f}x")
+        compared.append(f"ours vs the baseline: {ratios('ours', 'ours-baseline', ranges=True)}")
     if "ours-rabbitmq-baseline" in med:
-        bl, rr = med["ours-rabbitmq-baseline"], results["ours-rabbitmq-baseline"].rate
-        ratio_lines += (f"\n- ours on RabbitMQ vs its baseline: calls/s {med['ours-rabbitmq'][2] / bl[2]:.2f}x "
-                        f"(rounds {min(results['ours-rabbitmq'].rate):,.0f}-{max(results['ours-rabbitmq'].rate):,.0f} "
-                        f"vs {min(rr):,.0f}-{max(rr):,.0f}), seq p50 {med['ours-rabbitmq'][0] / bl[0]:.2f}x")
+        compared.append("ours on RabbitMQ vs its baseline: "
+                        f"{ratios('ours-rabbitmq', 'ours-rabbitmq-baseline', ranges=True)}")
     if "floor" in med:
-        fl = med["floor"]
-        ratio_lines += (f"\n- (diagnostic) ours vs the asyncio floor: seq p50 {med['ours'][0] / fl[0]:.2f}x, "
-                        f"calls/s {med['ours'][2] / fl[2]:.2f}x")
+        p50_first = ("seq p50", "calls/s")
+        line = f"(diagnostic) ours vs the asyncio floor: {ratios('ours', 'floor', p50_first)}"
         if "raw" in med:
-            ratio_lines += (f"; floor vs raw: seq p50 {fl[0] / med['raw'][0]:.2f}x, "
-                            f"calls/s {fl[2] / med['raw'][2]:.2f}x")
-    return {"text": text, "ratios": ratio_lines, "rounds": rounds, "seq_n": seq_n,
-            "load_n": load_n, "inflight": inflight, "median": med, "rabbitmq": rabbitmq_version}
+            line += f"; floor vs raw: {ratios('floor', 'raw', p50_first)}"
+        compared.append(line)
+    # Each comparison on a line of its own after a newline, even with no target line before it.
+    ratio_lines = "\n".join(f"- {what}: **{value:.2f}x** ({'met' if ok else 'MISSED'})"
+                            for what, value, ok in targets) + "".join(f"\n- {line}" for line in compared)
+    return {"text": text, "ratios": ratio_lines, "median": med}
 
 
 # ---------------------------------------------------------------------------

@@ -13,6 +13,8 @@ import json
 import logging
 import time
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import pytest
 from support import wait_for_async
@@ -55,20 +57,33 @@ def client(ps: PubSub, req: str, resp: str) -> RequestResponseClient:
                                  subscription=f"c-{uuid.uuid4()}")
 
 
-async def test_request_response_round_trips(rabbitmq) -> None:
+@asynccontextmanager
+async def echo_pair(node) -> AsyncIterator[tuple[str, str, RequestResponseClient]]:
+    """An echo server and a started client of it on ``node``, each on a PubSub of its own: the
+    request and response topics and the client; both closed after (the client's first)."""
     req, resp = topics()
-    server, caller = pubsub(rabbitmq, "s"), pubsub(rabbitmq, "c")
+    server, caller = pubsub(node, "s"), pubsub(node, "c")
     try:
         await echo_server(server, req, resp)
         c = client(caller, req, resp)
         await c.start()
-        users = [f"user-{i}" for i in range(32)]
-        results = await asyncio.gather(*(c.request(ToolServiceRequest(user=u), timeout=CALL_TIMEOUT)
-                                         for u in users))
-        assert [r.response for r in results] == users
+        yield req, resp, c
     finally:
         await caller.close()
         await server.close()
+
+
+async def answered_in_order(c: RequestResponseClient, n: int) -> None:
+    """``n`` calls at once, each answered with its own user."""
+    users = [f"user-{i}" for i in range(n)]
+    results = await asyncio.gather(*(c.request(ToolServiceRequest(user=u), timeout=CALL_TIMEOUT)
+                                     for u in users))
+    assert [r.response for r in results] == users
+
+
+async def test_request_response_round_trips(rabbitmq) -> None:
+    async with echo_pair(rabbitmq) as (_, _, c):
+        await answered_in_order(c, 32)
 
 
 async def test_a_request_nobody_consumes_fails_at_once(rabbitmq) -> None:
@@ -185,32 +200,27 @@ async def test_a_killed_node_is_lost_then_back_and_the_next_call_succeeds(rabbit
     "back" once, the robust connections restore their exchanges, queues and consumers, and a call
     after the restart is answered (no restart of either side)."""
     node = rabbitmq_site.node().start()
-    req, resp = topics()
-    server, caller = pubsub(node, "s"), pubsub(node, "c")
     try:
-        await echo_server(server, req, resp)
-        c = client(caller, req, resp)
-        await c.start()
-        assert (await c.request(ToolServiceRequest(user="before"), timeout=CALL_TIMEOUT)).response == "before"
-        with caplog.at_level(logging.INFO, logger="trustgraph.base.messaging.pubsub"):
-            await asyncio.to_thread(node.kill)
-            await wait_for_async("both processes see the connection lost",
-                                 lambda: caplog.text.count("Lost the connection to the broker") >= 2, CALL_TIMEOUT)
-            await asyncio.to_thread(node.start)
-            await wait_for_async("both processes back", lambda: caplog.text.count("Reconnected to the broker") >= 2,
-                                 90)
+        async with echo_pair(node) as (_, _, c):
+            assert (await c.request(ToolServiceRequest(user="before"), timeout=CALL_TIMEOUT)).response == "before"
+            with caplog.at_level(logging.INFO, logger="trustgraph.base.messaging.pubsub"):
+                await asyncio.to_thread(node.kill)
+                await wait_for_async("both processes see the connection lost",
+                                     lambda: caplog.text.count("Lost the connection to the broker") >= 2,
+                                     CALL_TIMEOUT)
+                await asyncio.to_thread(node.start)
+                await wait_for_async("both processes back",
+                                     lambda: caplog.text.count("Reconnected to the broker") >= 2, 90)
 
-            async def answered() -> str | None:
-                try:
-                    return (await c.request(ToolServiceRequest(user="after"), timeout=5)).response
-                except Exception:
-                    return None
+                async def answered() -> str | None:
+                    try:
+                        return (await c.request(ToolServiceRequest(user="after"), timeout=5)).response
+                    except Exception:
+                        return None
 
-            assert await wait_for_async("an answer after the restart", answered, 90, every=0.5) == "after"
-        assert caplog.text.count("Lost the connection to the broker") == 2   # once per process
+                assert await wait_for_async("an answer after the restart", answered, 90, every=0.5) == "after"
+            assert caplog.text.count("Lost the connection to the broker") == 2   # once per process
     finally:
-        await caller.close()
-        await server.close()
         node.stop()
 
 
@@ -245,16 +255,8 @@ async def test_own_non_persistent_queues_take_no_acks_and_shared_ones_do(rabbitm
     """A caller's own response queue is consumed without acknowledgements (exclusive to its
     connection, nothing else could get its messages, and each ack is a socket write); the shared
     request queue with them (the test above); and the calls are answered."""
-    req, resp = topics()
-    server, caller = pubsub(rabbitmq, "s"), pubsub(rabbitmq, "c")
-    try:
-        await echo_server(server, req, resp)
-        c = client(caller, req, resp)
-        await c.start()
-        users = [f"user-{i}" for i in range(8)]
-        results = await asyncio.gather(*(c.request(ToolServiceRequest(user=u), timeout=CALL_TIMEOUT)
-                                         for u in users))
-        assert [r.response for r in results] == users
+    async with echo_pair(rabbitmq) as (req, resp, c):
+        await answered_in_order(c, 8)
         listed = await asyncio.to_thread(rabbitmq.ctl, "list_consumers", "queue_name", "ack_required",
                                          "--formatter", "json")
         acks = {row["queue_name"]: row["ack_required"] for row in json.loads(listed)}
@@ -262,6 +264,3 @@ async def test_own_non_persistent_queues_take_no_acks_and_shared_ones_do(rabbitm
         response_queues = [q for q in acks if q.startswith(resp.split("://", 1)[1].replace("/", ".") + ".")]
         assert acks[request_queue] is True
         assert len(response_queues) == 1 and acks[response_queues[0]] is False
-    finally:
-        await caller.close()
-        await server.close()

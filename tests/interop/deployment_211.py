@@ -46,6 +46,8 @@ gateway listens on every interface (2.11.1 has no flag for the address); the LLM
 The rows of both brokers (``test_upstream_211_deployment.py``, ``test_upstream_211_rabbitmq.py``) ask
 and read the same way, with the helpers below the deployment: 2.11.1's ``tg-invoke-agent -v``
 (:func:`invoke`), what it printed (:func:`printed_joke`) and the stand-in's record of the LLM calls.
+A row that both modules run is one body here (the ``*_row`` functions), given the broker's words for
+its direction; each module's test of it calls that body.
 """
 
 from __future__ import annotations
@@ -54,14 +56,16 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 from deployment import AGENT_TEMPLATE, BrokerAccess, Deployment, DeploymentError, joke_tool, post
 from dialogs import cli_words, words
-from openai_stand_in import LLM_QUESTION, SHOUT_TEXT, SHOUTED
+from openai_stand_in import LLM_ANSWER, LLM_QUESTION, LLM_SAYS, MCP_ANSWER, SHOUT_TEXT, SHOUTED
+from rows import interop_row
 from support import Proc
 from trustgraph.base.launching.broker import free_port, wait_for_port
 
@@ -241,6 +245,22 @@ def start_211(broker: Any, tmp: Path, venv: Venv, access: BrokerAccess | None = 
         raise
 
 
+@contextmanager
+def running_211(broker: Any, tmp: Path, venv: Venv, access: BrokerAccess | None = None) -> Iterator[Deployment]:
+    """The deployment :func:`start_211` makes on ``broker`` (already started); the broker is stopped
+    after the deployment, or at once if the deployment does not start."""
+    try:
+        d = start_211(broker, tmp, venv, access)
+    except BaseException:
+        broker.stop()
+        raise
+    try:
+        yield d
+    finally:
+        d.stop()
+        broker.stop()
+
+
 # -- what the rows of both brokers share ---------------------------------------------------------
 
 FLAGS = [pytest.param([], id="streaming"), pytest.param(["--no-streaming"], id="no-streaming")]
@@ -333,3 +353,85 @@ def upstream_joke_texts(venv: Venv) -> set[str]:
     out = subprocess.run([str(venv.python), "-c", code], capture_output=True, text=True,
                          timeout=60, check=True).stdout
     return {f"Here's a pun for you:\n\n{joke}" for joke in json.loads(out)}
+
+
+# -- the rows both brokers run: ``broker`` ends each direction as in :func:`direction` ("" on pulsar-lite)
+
+def mode(flags: list[str]) -> str:
+    """How a row's ``tg-invoke-agent`` answers, as its peer names it."""
+    return " ".join(flags) or "(streaming)"
+
+
+def our_tool_service_row(row, d: Deployment, venv: Venv, our_joke: str, flags: list[str], broker: str = "") -> None:
+    """2.11.1's CLI gets our agent's answer, our joke-service the tool (``our_joke``: what it told when
+    asked directly)."""
+    with interop_row(row, f"2.11.1 tg-invoke-agent -v {mode(flags)}, our joke-service as the tool",
+                     direction("our joke-service --wire 2.11", broker=broker)) as r:
+        ready_agent(d)
+        out, streamed = invoke(d, venv, QUESTION, flags)
+        joke = printed_joke(out, THOUGHTS, lambda j: j == words(our_joke))
+        r.check(joke is not None, lambda: f"printed {out!r}; the service told {our_joke!r}")
+        r.check(streamed == [not flags] * 2, lambda: f"LLM calls streamed: {streamed}")
+        r.saw(seen(joke, streamed))
+
+
+def rest_agent_row(row, d: Deployment, our_joke: str, broker: str = "") -> None:
+    """2.11.1's gateway answers a REST agent call with the dialog's last message, the answer."""
+    with interop_row(row, "2.11.1 api-gateway, REST agent (POST /api/v1/flow/<flow>/service/agent)",
+                     direction("our joke-service --wire 2.11", entry="REST -> ", broker=broker)) as r:
+        ready_agent(d)
+        body = post(f"{d.upstream_gateway}api/v1/flow/{FLOW}/service/agent", {"question": QUESTION})
+        r.check(body.get("message_type") == "answer" and body.get("end_of_dialog") is True
+                and words(body.get("content") or "") == words(f"{ANSWER} {our_joke}"), lambda: f"body {body}")
+        r.saw("one reply, the last message: message_type answer, end_of_dialog, content the answer with the "
+              "joke the service told")
+
+
+def text_completion_row(row, d: Deployment, venv: Venv, flags: list[str], broker: str = "") -> None:
+    """Type text-completion: our agent asks the flow's prompt service (2.11.1's prompt-template, its
+    ``question`` template), which asks 2.11.1's text-completion-openai, whose model's words are the
+    observation and come back in the answer."""
+    with interop_row(row, f"2.11.1 tg-invoke-agent -v {mode(flags)}, a text-completion tool (ask-llm)",
+                     direction("text-completion (ask-llm) -> 2.11.1's prompt-template (question) -> 2.11.1's "
+                               "text-completion-openai -> our OpenAI stand-in", broker=broker)) as r:
+        ready_agent(d)
+        before = len(llm_calls(d))
+        out, streamed = invoke(d, venv, QUESTION_LLM, flags)
+        tool_calls = [call for call in llm_calls(d)[before:] if is_tool_prompt(call)]
+        said = printed_joke(out, THOUGHTS_LLM, lambda s: s == words(LLM_SAYS), LLM_ANSWER)
+        r.check(said is not None, lambda: f"printed {out!r}")
+        r.check([call["stream"] for call in tool_calls] == [False],
+                lambda: f"the tool's LLM calls (streamed?): {[call['stream'] for call in tool_calls]}")
+        r.check(streamed == [not flags] * 2, lambda: f"LLM calls streamed: {streamed}")
+        r.saw(f"printed both thoughts, the model's answer to the tool's question ({LLM_SAYS!r}) as the "
+              f"observation and in the answer; the tool's one LLM call whole, the dialog's "
+              f"{len(streamed)} {'streamed' if all(streamed) else 'whole'}")
+
+
+def mcp_tool_row(row, d: Deployment, venv: Venv, flags: list[str], tool: str, broker: str = "") -> None:
+    """Type mcp-tool: our agent asks the flow's mcp-tool service (2.11.1's), which calls a real MCP
+    server; its text is the observation and comes back in the answer.  ``tool``: how the peer names
+    the tool."""
+    with interop_row(row, f"2.11.1 tg-invoke-agent -v {mode(flags)}, {tool}",
+                     direction("mcp-tool (shout-it) -> 2.11.1's mcp-tool -> our MCP server (official SDK, "
+                               "streamable HTTP) on 127.0.0.1", broker=broker)) as r:
+        ready_agent(d)
+        ready_mcp_tool(d)
+        out, streamed = invoke(d, venv, QUESTION_MCP, flags)
+        said = printed_joke(out, THOUGHTS_MCP, lambda s: s == SHOUTED, MCP_ANSWER)
+        r.check(said is not None, lambda: f"printed {out!r}")
+        r.check(streamed == [not flags] * 2, lambda: f"LLM calls streamed: {streamed}")
+        r.saw(f"printed both thoughts, the MCP server's {SHOUTED!r} as the observation and in the answer; the "
+              f"dialog's {len(streamed)} LLM calls {'streamed' if all(streamed) else 'whole'}")
+
+
+def show_flows_row(row, d: Deployment, venv: Venv, broker: str = "") -> None:
+    """The flow went in with 2.11.1's tg-put-flow-blueprint and tg-start-flow, through 2.11.1's gateway
+    to our config-svc; its interfaces come back with the workspace and the flow id put in, as 2.11's
+    flow service writes them."""
+    with interop_row(row, "2.11.1 tg-show-flows", "2.11.1's CLI -> 2.11.1's api-gateway -> our config-svc "
+                     "--wire 2.11 (the flow started with 2.11.1's tg-start-flow)" + broker) as r:
+        out = upstream_cli(venv, "tg-show-flows", "-u", d.upstream_gateway)
+        r.check(f"agent request: request:tg:agent:default:{FLOW}" in out
+                and f"agent response: response:tg:agent:default:{FLOW}" in out, lambda: f"printed {out!r}")
+        r.saw(f"lists flow {FLOW}, its agent interface request:tg:agent:default:{FLOW} and the response queue")

@@ -27,34 +27,29 @@ import subprocess
 from collections.abc import Iterator
 
 import pytest
-from deployment import Deployment, post
+from deployment import Deployment
 from deployment_211 import (
-    ANSWER,
     FLAGS,
     FLOW,
     QUESTION,
-    QUESTION_LLM,
-    QUESTION_MCP,
     QUESTION_UPSTREAM,
-    THOUGHTS,
-    THOUGHTS_LLM,
-    THOUGHTS_MCP,
     THOUGHTS_UPSTREAM,
     ask_our_joke,
     direction,
     invoke,
-    is_tool_prompt,
-    llm_calls,
+    mcp_tool_row,
+    mode,
+    our_tool_service_row,
     printed_joke,
     ready_agent,
-    ready_mcp_tool,
+    rest_agent_row,
+    running_211,
     seen,
-    start_211,
-    upstream_cli,
+    show_flows_row,
+    text_completion_row,
     upstream_joke_texts,
 )
 from dialogs import words
-from openai_stand_in import LLM_ANSWER, LLM_SAYS, MCP_ANSWER, SHOUTED
 from rows import interop_row
 from tool_calls import first_answer
 from trustgraph.base.launching.broker import EmbeddedBroker
@@ -75,14 +70,8 @@ def deployment(venv_211, tmp_path_factory) -> Iterator[Deployment]:
     tmp = tmp_path_factory.mktemp("deployment-211")
     broker = EmbeddedBroker(tmp / "broker")
     broker.start()
-    try:
-        d = start_211(broker, tmp, venv_211)
-    except BaseException:
-        broker.stop()
-        raise
-    yield d
-    d.stop()
-    broker.stop()
+    with running_211(broker, tmp, venv_211) as d:
+        yield d
 
 
 @pytest.fixture(scope="module")
@@ -107,23 +96,14 @@ def upstream_jokes(deployment: Deployment, venv_211: Venv) -> set[str]:
 
 @pytest.mark.parametrize("flags", FLAGS)
 def test_2_11s_cli_gets_our_agents_answer_from_our_tool_service(deployment, venv_211, our_joke, row, flags):
-    mode = " ".join(flags) or "(streaming)"
-    with interop_row(row, f"2.11.1 tg-invoke-agent -v {mode}, our joke-service as the tool",
-                     direction("our joke-service --wire 2.11")) as r:
-        ready_agent(deployment)
-        out, streamed = invoke(deployment, venv_211, QUESTION, flags)
-        joke = printed_joke(out, THOUGHTS, lambda j: j == words(our_joke))
-        r.check(joke is not None, lambda: f"printed {out!r}; the service told {our_joke!r}")
-        r.check(streamed == [not flags] * 2, lambda: f"LLM calls streamed: {streamed}")
-        r.saw(seen(joke, streamed))
+    our_tool_service_row(row, deployment, venv_211, our_joke, flags)
 
 
 @pytest.mark.parametrize("flags", FLAGS)
 def test_2_11s_cli_gets_our_agents_answer_from_2_11s_tool_service(deployment, venv_211, upstream_jokes, row,
                                                                    flags):
-    mode = " ".join(flags) or "(streaming)"
     told = {words(j) for j in upstream_jokes}
-    with interop_row(row, f"2.11.1 tg-invoke-agent -v {mode}, 2.11.1's joke-service as the tool",
+    with interop_row(row, f"2.11.1 tg-invoke-agent -v {mode(flags)}, 2.11.1's joke-service as the tool",
                      direction("2.11.1's joke-service")) as r:
         ready_agent(deployment)
         out, streamed = invoke(deployment, venv_211, QUESTION_UPSTREAM, flags)
@@ -134,56 +114,17 @@ def test_2_11s_cli_gets_our_agents_answer_from_2_11s_tool_service(deployment, ve
 
 
 def test_2_11s_gateway_rest_agent_route(deployment, our_joke, row):
-    """2.11.1's gateway answers a REST agent call with the dialog's last message, the answer."""
-    with interop_row(row, "2.11.1 api-gateway, REST agent (POST /api/v1/flow/<flow>/service/agent)",
-                     direction("our joke-service --wire 2.11", entry="REST -> ")) as r:
-        ready_agent(deployment)
-        body = post(f"{deployment.upstream_gateway}api/v1/flow/{FLOW}/service/agent", {"question": QUESTION})
-        r.check(body.get("message_type") == "answer" and body.get("end_of_dialog") is True
-                and words(body.get("content") or "") == words(f"{ANSWER} {our_joke}"), lambda: f"body {body}")
-        r.saw("one reply, the last message: message_type answer, end_of_dialog, content the answer with the "
-              "joke the service told")
+    rest_agent_row(row, deployment, our_joke)
 
 
 @pytest.mark.parametrize("flags", FLAGS)
 def test_2_11s_cli_gets_our_agents_answer_from_a_text_completion_tool(deployment, venv_211, row, flags):
-    """Type text-completion: our agent asks the flow's prompt service (2.11.1's prompt-template, its
-    ``question`` template), which asks 2.11.1's text-completion-openai, whose model's words are the
-    observation and come back in the answer."""
-    mode = " ".join(flags) or "(streaming)"
-    with interop_row(row, f"2.11.1 tg-invoke-agent -v {mode}, a text-completion tool (ask-llm)",
-                     direction("text-completion (ask-llm) -> 2.11.1's prompt-template (question) -> 2.11.1's "
-                               "text-completion-openai -> our OpenAI stand-in")) as r:
-        ready_agent(deployment)
-        before = len(llm_calls(deployment))
-        out, streamed = invoke(deployment, venv_211, QUESTION_LLM, flags)
-        tool_calls = [call for call in llm_calls(deployment)[before:] if is_tool_prompt(call)]
-        said = printed_joke(out, THOUGHTS_LLM, lambda s: s == words(LLM_SAYS), LLM_ANSWER)
-        r.check(said is not None, lambda: f"printed {out!r}")
-        r.check([call["stream"] for call in tool_calls] == [False],
-                lambda: f"the tool's LLM calls (streamed?): {[call['stream'] for call in tool_calls]}")
-        r.check(streamed == [not flags] * 2, lambda: f"LLM calls streamed: {streamed}")
-        r.saw(f"printed both thoughts, the model's answer to the tool's question ({LLM_SAYS!r}) as the "
-              f"observation and in the answer; the tool's one LLM call whole, the dialog's "
-              f"{len(streamed)} {'streamed' if all(streamed) else 'whole'}")
+    text_completion_row(row, deployment, venv_211, flags)
 
 
 @pytest.mark.parametrize("flags", FLAGS)
 def test_2_11s_cli_gets_our_agents_answer_from_an_mcp_tool(deployment, venv_211, row, flags):
-    """Type mcp-tool: our agent asks the flow's mcp-tool service (2.11.1's), which calls a real MCP
-    server; its text is the observation and comes back in the answer."""
-    mode = " ".join(flags) or "(streaming)"
-    with interop_row(row, f"2.11.1 tg-invoke-agent -v {mode}, an mcp-tool tool (shout-it)",
-                     direction("mcp-tool (shout-it) -> 2.11.1's mcp-tool -> our MCP server (official SDK, "
-                               "streamable HTTP) on 127.0.0.1")) as r:
-        ready_agent(deployment)
-        ready_mcp_tool(deployment)
-        out, streamed = invoke(deployment, venv_211, QUESTION_MCP, flags)
-        said = printed_joke(out, THOUGHTS_MCP, lambda s: s == SHOUTED, MCP_ANSWER)
-        r.check(said is not None, lambda: f"printed {out!r}")
-        r.check(streamed == [not flags] * 2, lambda: f"LLM calls streamed: {streamed}")
-        r.saw(f"printed both thoughts, the MCP server's {SHOUTED!r} as the observation and in the answer; the "
-              f"dialog's {len(streamed)} LLM calls {'streamed' if all(streamed) else 'whole'}")
+    mcp_tool_row(row, deployment, venv_211, flags, "an mcp-tool tool (shout-it)")
 
 
 #: What 2.11.1's CLI prints for any agent error through 2.11.1's gateway (its own agent's too).
@@ -208,14 +149,7 @@ def test_2_11s_cli_and_an_agent_error(deployment, venv_211, row):
 
 
 def test_2_11s_show_flows_lists_the_flow_started_through_2_11s_flow_protocol(deployment, venv_211, row):
-    """The flow went in with 2.11.1's tg-put-flow-blueprint and tg-start-flow; its interfaces come
-    back with the workspace and the flow id put in, as 2.11's flow service writes them."""
-    with interop_row(row, "2.11.1 tg-show-flows", "2.11.1's CLI -> 2.11.1's api-gateway -> our config-svc "
-                     "--wire 2.11 (the flow started with 2.11.1's tg-start-flow)") as r:
-        out = upstream_cli(venv_211, "tg-show-flows", "-u", deployment.upstream_gateway)
-        r.check(f"agent request: request:tg:agent:default:{FLOW}" in out
-                and f"agent response: response:tg:agent:default:{FLOW}" in out, lambda: f"printed {out!r}")
-        r.saw(f"lists flow {FLOW}, its agent interface request:tg:agent:default:{FLOW} and the response queue")
+    show_flows_row(row, deployment, venv_211)
 
 
 def test_no_process_died(deployment):
