@@ -344,3 +344,12 @@ async def test_a_model_answering_alone_a_question_near_no_tool_keeps_its_own_mar
 async def test_the_ranker_flags_reach_the_judge():
     async with worker(Agent, ranker_lead=0.2, model_sure=0.9) as w:
         assert (w.processor.manager.confidence.lead, w.processor.manager.confidence.sure) == (0.2, 0.9)
+
+
+async def test_the_agent_starts_loading_the_ranker_model_when_it_starts(monkeypatch):
+    # Not on its first question: a restarted agent spent 3 s of its recovery there (make reliability).
+    from trustgraph.catalog import embedding
+    started = []
+    monkeypatch.setattr(embedding, "preload", lambda: started.append(True))
+    async with worker(Agent, broker=MemoryBroker()):
+        assert started == [True]

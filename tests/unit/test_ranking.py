@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import shutil
+import threading
 from types import SimpleNamespace as T
 
 import pytest
@@ -267,3 +268,16 @@ def test_among_many_tools_the_encoder_reads_only_a_shortlist_and_the_rest_rank_a
     assert min(r.score for r in whole) > max(r.score for r in ranked[ranking.SHORTLIST:])
     # A tool the question names is read whatever the glance says of it.
     assert ranking.rank("what does shop-150 do?", tools)[0].tool.name == "shop-150"
+
+
+def test_preload_loads_the_model_in_a_thread_of_its_own_before_any_question(monkeypatch):
+    from support import wait_for
+    loading = []
+    real = embedding._load
+    monkeypatch.setattr(embedding, "_load", lambda: (loading.append(threading.current_thread().name), real())[1])
+    embedding.preload()
+    wait_for("the model loaded", lambda: embedding._loaded)
+    assert loading == ["ranker-model-load"]
+    assert isinstance(embedding.embedder(), sentence_encoder.SentenceEncoder) and len(loading) == 1
+    embedding.preload()   # already tried: no second load, no thread
+    assert len(loading) == 1

@@ -169,6 +169,15 @@ def embedder() -> Embedder | None:
     return _loaded[0]
 
 
+def preload() -> None:
+    """Start loading the model in a thread of its own, so that a process's first question does not
+    wait for it: a restarted agent spent 3 s of its recovery loading it on its first question, on a
+    loaded machine, after its subscriptions were up (the load reads files and runs in numpy and the
+    tokenizer's Rust, so it overlaps the start's broker round trips).  Nothing when already tried."""
+    if not _loaded:
+        threading.Thread(target=embedder, name="ranker-model-load", daemon=True).start()
+
+
 def _load() -> Embedder | None:
     choice = (os.environ.get(RANKER_ENV) or MEANING).strip().lower()
     if choice == WORDS:

@@ -73,6 +73,7 @@ from trustgraph.base.processors.flow_processor import (
 from trustgraph.base.tool_services.catalog_feed import CatalogFeed
 from trustgraph.base.tool_services.tool_service_client import ToolServiceClients
 from trustgraph.base.wire import WIRES
+from trustgraph.catalog import embedding
 from trustgraph.catalog.implementations import FLOW_CLIENTS
 from trustgraph.schema import (
     AgentRequest,
@@ -216,6 +217,7 @@ class Processor(FlowProcessor):
         return service is None or self.tool_clients.unavailable(service) is None
 
     async def start(self) -> None:
+        embedding.preload()   # the tool ranker's model, while the subscriptions are made
         if self.approvals.own_key:
             logger.info("Approvals: no --approval-key-file, so this process signs approval tokens with a key of "
                         "its own: a dialog paused for approval cannot be resumed after the agent restarts, nor "
