@@ -225,3 +225,32 @@ async def test_deadline_holds_when_the_broker_is_unreachable():
         await c.stop()
     finally:
         await ps.close()
+
+
+def test_two_clients_spread_apart_share_a_non_persistent_subscription_on_pulsar_lite(broker):
+    # pulsar-lite keys a non-persistent subscription's consumers by the id each client chose, and
+    # every client numbers its consumers from 0: two replicas started alike collide, and the second
+    # one's connection is dropped until its subscribe times out.  Spread apart, both join at once.
+    from trustgraph.base.messaging.pulsar_transport import spread_consumer_ids
+    topic, sub = f"non-persistent://tg/request/spread-{uuid.uuid4().hex[:8]}", "replicas"
+    one = pulsar.Client(broker.url, operation_timeout_seconds=3)
+    two = pulsar.Client(broker.url, operation_timeout_seconds=3)
+    try:
+        assert spread_consumer_ids(two, 3) == 3
+        first = one.subscribe(topic, sub, consumer_type=pulsar.ConsumerType.Shared)
+        second = two.subscribe(topic, sub, consumer_type=pulsar.ConsumerType.Shared)   # raised Timeout unspread
+        producer = one.create_producer(topic)
+        for i in range(20):
+            producer.send(f"{i}".encode())
+        got = {"first": 0, "second": 0}
+        for name, consumer in (("first", first), ("second", second)):
+            while sum(got.values()) < 20:
+                try:
+                    consumer.acknowledge(consumer.receive(timeout_millis=2000))
+                except pulsar.Timeout:
+                    break
+                got[name] += 1
+        assert sum(got.values()) == 20 and got["second"] > 0, got
+    finally:
+        one.close()
+        two.close()

@@ -200,3 +200,33 @@ async def test_unreadable_counts_are_one_line_within_the_timeout():
         hold.set()
         server.close()
         await server.wait_closed()
+
+
+@pytest.mark.parametrize(("url", "spread"), [
+    ("pulsar://127.0.0.1:6650", True), ("pulsar://localhost:6650", True), ("pulsar://[::1]:6650", True),
+    ("pulsar://pulsar.example:6650", False), ("pulsar://127.0.0.1:6650,10.0.0.7:6650", False),
+])
+def test_only_a_loopback_broker_gets_its_consumer_ids_spread(monkeypatch, url, spread):
+    # pulsar-lite's collision of consumer ids (spread_consumer_ids): Apache Pulsar has none to avoid.
+    from trustgraph.base.messaging import pulsar_transport
+    made, spreads = [], []
+    monkeypatch.setattr(pulsar_transport.pulsar, "Client", lambda *a, **k: made.append(a) or object())
+    monkeypatch.setattr(pulsar_transport, "spread_consumer_ids", lambda client, n: spreads.append(n))
+    transport = PulsarTransport(url)
+    transport.lane_client("default")
+    transport.lane_client("default")   # a lane's client is made once
+    assert len(made) == 1
+    assert (len(spreads) == 1 and 0 <= spreads[0] < pulsar_transport.CONSUMER_ID_SPREAD) if spread else spreads == []
+    transport._lanes.clear()   # nothing real to close
+
+
+def test_the_spread_ends_at_the_first_reader_the_broker_refuses():
+    from trustgraph.base.messaging.pulsar_transport import spread_consumer_ids
+    opened = []
+
+    class Refusing:
+        def create_reader(self, topic, start):
+            opened.append(topic)
+            raise pulsar.Timeout("no")
+
+    assert spread_consumer_ids(Refusing(), 40) == 0 and len(opened) == 1

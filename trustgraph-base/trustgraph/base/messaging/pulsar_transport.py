@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import os
+import secrets
 from collections.abc import Mapping
 from typing import Any
 
@@ -53,6 +54,39 @@ NON_PERSISTENT_RECEIVE_QUEUE = 20_000
 #: A negative ack is redelivered (persistent topics) after this long, so a failing handler does
 #: not spin.
 NACK_REDELIVERY_MS = 1000
+
+#: How many consumer ids a new client on a loopback broker may skip (:func:`spread_consumer_ids`).
+CONSUMER_ID_SPREAD = 64
+#: The topic whose short-lived readers take those ids (tg/config exists wherever TrustGraph runs).
+CONSUMER_ID_TOPIC = "non-persistent://tg/config/consumer-ids"
+
+
+def _loopback(host: str) -> bool:
+    host = host.strip("[]").lower()
+    return host == "localhost" or host == "::1" or host.startswith("127.")
+
+
+def spread_consumer_ids(client: pulsar.Client, count: int) -> int:
+    """Let a new ``client``'s consumer ids start ``count`` further on (a reader opened and closed
+    takes one id): how many it skipped, fewer when the broker refused a reader (never raises).
+
+    pulsar-lite 0.2 keys the consumers of a non-persistent subscription by the id the client chose,
+    which Pulsar's protocol makes unique per connection only: pulsar-client numbers each client's
+    consumers from 0, so two replicas of one processor, started alike, give their shared request
+    subscription the same id, and the broker refuses the second and drops that whole connection
+    (every subscription on it, three times, then the operation timeout: a replica or a restarted
+    process started 3 s late, with its calls in flight on that connection ended).  Started at a
+    random place, two clients collide once in :data:`CONSUMER_ID_SPREAD`.  Apache Pulsar keys
+    consumers per connection and needs none of this: only a loopback broker (the embedded one) is
+    spread, at about a millisecond an id."""
+    for done in range(count):
+        try:
+            client.create_reader(CONSUMER_ID_TOPIC, pulsar.MessageId.latest).close()
+        except Exception as e:   # best effort: a broker that refuses readers there costs its start nothing more
+            logger.debug("Consumer ids spread by %d of %d: %s: %s", done, count, type(e).__name__, e)
+            return done
+    return count
+
 
 #: Why a failed open on an ``http://`` broker URL may have failed.
 HTTP_ADVICE = ("an http:// broker URL must be Pulsar's HTTP lookup service: "
@@ -207,7 +241,8 @@ class PulsarTransport:
     # consumers of a shared subscription by the client-chosen consumer id, so a
     # second replica whose consumer id matches the first one's is refused and
     # retried until the operation timeout; our retry then subscribes with the
-    # next id and succeeds.  A short timeout keeps that detour to seconds.
+    # next id and succeeds.  A short timeout keeps that detour to seconds, and
+    # spread_consumer_ids makes it rare on the embedded broker.
     # (Apache Pulsar keys consumers per connection and never hits this.)
     def lane_client(self, lane: str) -> pulsar.Client:
         """The pulsar-client, so the TCP connection, that carries ``lane`` (see
@@ -220,6 +255,8 @@ class PulsarTransport:
                 operation_timeout_seconds=3, connection_timeout_ms=3000,
                 io_threads=1, message_listener_threads=1, logger=_client_logger(),
             )
+            if all(_loopback(host) for host, _ in self._broker.hosts):
+                spread_consumer_ids(client, secrets.randbelow(CONSUMER_ID_SPREAD))
         return client
 
     @property
