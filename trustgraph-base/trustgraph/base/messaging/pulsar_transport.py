@@ -82,7 +82,7 @@ def spread_consumer_ids(client: pulsar.Client, count: int) -> int:
     for done in range(count):
         try:
             client.create_reader(CONSUMER_ID_TOPIC, pulsar.MessageId.latest).close()
-        except Exception as e:   # best effort: a broker that refuses readers there costs its start nothing more
+        except Exception as e:   # best effort: a broker refusing readers there costs one refusal, no more
             logger.debug("Consumer ids spread by %d of %d: %s: %s", done, count, type(e).__name__, e)
             return done
     return count
