@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-
-import aiohttp
+from typing import TYPE_CHECKING
 
 from ...topics import TopicError, parse
 from .transport import TransportError
+
+if TYPE_CHECKING:   # aiohttp only where the counts are read: about 8 MB of a process that never does
+    import aiohttp
 
 GAUGE = "pulsar_consumers_count"
 _LINE = re.compile(r"^(\w+)\{([^}]*)\}\s+(\S+)")
@@ -76,6 +78,8 @@ def consumer_counts(text: str) -> dict[str, int]:
 
 async def fetch_consumer_counts(session: aiohttp.ClientSession, admin_url: str,
                                 timeout: float = 5.0) -> dict[str, int]:
+    import aiohttp
+
     url = f"{admin_url.rstrip('/')}/metrics"
     try:
         async with session.get(url, timeout=aiohttp.ClientTimeout(total=timeout)) as resp:

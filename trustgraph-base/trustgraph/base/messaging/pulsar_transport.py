@@ -21,7 +21,6 @@ import secrets
 from collections.abc import Mapping
 from typing import Any
 
-import aiohttp
 import pulsar
 
 from ...topics import parse, to_pulsar
@@ -291,6 +290,9 @@ class PulsarTransport:
         """The ``pulsar_consumers_count`` gauge of the admin URL's ``/metrics`` (None without one)."""
         if self.admin_url is None:
             return None
+        # Imported here: a process that never reads the counts does not carry aiohttp (about 8 MB).
+        import aiohttp
+
         async with aiohttp.ClientSession() as session:
             return await fetch_consumer_counts(session, self.admin_url, timeout=timeout)
 
