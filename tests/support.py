@@ -381,3 +381,12 @@ def imports_of(path: Path) -> set[str]:
 
 __all__ = ["free_port", "Proc", "Stack", "LIGHT", "NO_TOOL_SERVICES", "ONLY_JOKE_SERVICE", "status_line", "launched", "ANNOUNCING_SERVICE", "McpStandIn", "REPO", "BIN", "wait_for", "wait_for_async", "POLL_EVERY", "descendants", "alive",
            "outside_data_blocks", "bootstrap_prompts", "bounded_llm", "SOURCE_ROOTS", "imported", "imports_of"]
+
+
+def modules_after_import(*modules: str) -> set[str]:
+    """The modules a fresh interpreter holds after importing ``modules``: for tests that a process
+    does not carry a package it need not (its import cost, its memory)."""
+    code = f"import sys, {', '.join(modules)}; print('\\n'.join(sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return set(out.stdout.split())
