@@ -522,6 +522,39 @@ async def test_llamacpp_real_model_follows_the_schema(stack):
     assert "".join(c.response for c in chunks) == r.response
 
 
+
+@pytest.mark.timeout(300)   # the real model on a loaded machine: a hang bound, not a speed
+async def test_llamacpp_reuses_a_prompt_asked_again_under_another_schema(tmp_path):
+    # The agent asks the prompt of its decision again under a narrower schema (the ranker's tool's
+    # arguments): llama.cpp must reuse what it computed of that prompt.  The same request asked
+    # again is computed afresh and answers byte for byte as before.  One processor with the real
+    # model, no broker needed.
+    from trustgraph.base.testing.memory import MemoryBroker, memory_pubsub
+    from trustgraph.model.text_completion.llamacpp.llm import Engine, Processor, default_model_path
+
+    processor = Processor(id="llm", metrics=False, follow_config=False,
+                          pubsub=memory_pubsub(MemoryBroker(), "llm"), max_output=40)
+    processor.engine = await asyncio.to_thread(Engine, default_model_path(), 2, 1024)
+    weather = ("weather", {"type": "object", "properties": {"city": {"enum": ["Paris", "rain"]}},
+                           "required": ["city"]})
+    joke = ("tell-joke", {"type": "object", "properties": {"topic": {"enum": ["Paris", "rain"]}},
+                          "required": ["topic"]})
+    both = ds.narrow(ds.decision_schema([joke, weather]), answer=False)
+    only = ds.narrow(ds.decision_schema([weather]), answer=False)
+    prompt = "Tools: tell-joke (topic), weather (city).\nQuestion: Will it rain in Paris?"
+
+    first = await processor.generate("", prompt, "m", 0.0, [], "", schema=only)
+    assert processor.reused == 0
+    same = await processor.generate("", prompt, "m", 0.0, [], "", schema=only)
+    assert processor.reused == 0 and same.text == first.text
+    narrowed = await processor.generate("", prompt, "m", 0.0, [], "", schema=both)
+    assert processor.reused > 10 and narrowed.in_token == first.in_token
+    assert json.loads(narrowed.text)["action"] in ("weather", "tell-joke")
+    await processor.generate("", prompt.replace("Paris", "Rome"), "m", 0.0, [], "", schema=only)
+    assert processor.reused == 0
+    await processor.generate("", prompt, "m", 0.0, [], "", schema=both)
+    assert processor.reused == 0          # another prompt came between: computed afresh
+
 # -- prompt-template with the scripted model, through flows ---------------------------
 
 
