@@ -314,6 +314,21 @@ async def wait_for_async(what: str, probe: Callable[[], T | Awaitable[T]], timeo
         await asyncio.sleep(every)
 
 
+
+async def answers_again(client: Any, what: str, timeout: float = 90.0) -> str:
+    """The response of the first call of ``client`` (a tool-service request/response client) that
+    is answered, a fresh call (user ``after``, 5 s each) every half second for up to ``timeout``: a
+    caller that must be answered again after its broker went and came back, or moved nodes."""
+    from trustgraph.schema import ToolServiceRequest
+
+    async def answered() -> str | None:
+        try:
+            return (await client.request(ToolServiceRequest(user="after"), timeout=5)).response
+        except Exception:
+            return None
+
+    return await wait_for_async(what, answered, timeout, every=0.5)
+
 def bootstrap_prompts() -> Any:
     """The prompt config tg-launch loads from config-examples/bootstrap.json, as a ``PromptSet``."""
     import json

@@ -12,7 +12,7 @@ import uuid
 
 import pulsar
 import pytest
-from support import wait_for_async
+from support import answers_again, wait_for_async
 from trustgraph.base import PubSub, RequestResponseClient, RequestTimeout
 from trustgraph.schema import ToolServiceRequest, ToolServiceResponse
 
@@ -200,13 +200,7 @@ async def test_requests_succeed_again_after_broker_restart(own_broker):
         assert (await c.request(ToolServiceRequest(user="before"), timeout=5)).response == "before"
         own_broker.restart()
 
-        async def answered() -> str | None:
-            try:
-                return (await c.request(ToolServiceRequest(user="after"), timeout=5)).response
-            except Exception:
-                return None
-
-        assert await wait_for_async("an answer after the restart", answered, 90, every=0.5) == "after"
+        assert await answers_again(c, "an answer after the restart") == "after"
     finally:
         await caller.close()
         await server.close()

@@ -13,7 +13,7 @@ import logging
 import uuid
 
 import pytest
-from support import wait_for_async
+from support import answers_again, wait_for_async
 from trustgraph.base import PubSub, RequestResponseClient
 from trustgraph.base.messaging.rabbitmq_transport import RabbitMQTransport
 from trustgraph.schema import ToolServiceRequest, ToolServiceResponse
@@ -71,13 +71,7 @@ async def test_a_process_moves_to_a_surviving_node_when_its_node_dies(rabbitmq_c
                                  lambda: caplog.text.count("Reconnected to the broker") >= 2, 90,
                                  detail=lambda: caplog.text[-3000:])
 
-            async def answered() -> str | None:
-                try:
-                    return (await c.request(ToolServiceRequest(user="after"), timeout=5)).response
-                except Exception:
-                    return None
-
-            assert await wait_for_async("an answer on the surviving nodes", answered, 90, every=0.5) == "after"
+            assert await answers_again(c, "an answer on the surviving nodes") == "after"
             got: list[str] = []
             await caller.consumer(kept_topic, "keeper", ToolServiceRequest, handler=lambda msg: got.append(msg.id))
             await wait_for_async(f"the {KEPT} persistent messages", lambda: len(got) >= KEPT, CALL_TIMEOUT,

@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import pytest
-from support import wait_for_async
+from support import answers_again, wait_for_async
 from trustgraph.base import PubSub, RequestResponseClient
 from trustgraph.base.messaging.errors import PubSubError
 from trustgraph.base.messaging.rabbitmq_transport import RabbitMQTransport
@@ -212,13 +212,7 @@ async def test_a_killed_node_is_lost_then_back_and_the_next_call_succeeds(rabbit
                 await wait_for_async("both processes back",
                                      lambda: caplog.text.count("Reconnected to the broker") >= 2, 90)
 
-                async def answered() -> str | None:
-                    try:
-                        return (await c.request(ToolServiceRequest(user="after"), timeout=5)).response
-                    except Exception:
-                        return None
-
-                assert await wait_for_async("an answer after the restart", answered, 90, every=0.5) == "after"
+                assert await answers_again(c, "an answer after the restart") == "after"
             assert caplog.text.count("Lost the connection to the broker") == 2   # once per process
     finally:
         node.stop()
