@@ -288,8 +288,8 @@ class Processor(CompletionService):
                             help="sampling temperature; 0 is greedy and repeatable (default %(default)s)")
         parser.add_argument("--cache-prompt", action=argparse.BooleanOptionalAction, default=False,
                             help="reuse the start the previous prompt shares: faster on growing "
-                                 "prompts, but output is no longer byte-identical across runs (a prompt "
-                                 "asked again as it was is reused either way)")
+                                 "prompts, but output is no longer byte-identical across runs (the prompt "
+                                 "served last, asked again under another schema, is reused either way)")
 
 
 def run() -> None:
