@@ -22,8 +22,11 @@ package is located, never imported.
   for the arguments of the tool its ranker chose, or for the model's own
   answer, and evaluating a sixteen-tool prompt again took about 2 of the 135M
   model's 2.4 s there (0.4 s reused; the arguments were the same for all 100
-  fitting questions of the agent-quality sets, bench/notes.md).  The same
-  request asked again is computed afresh, so it answers as it did before.
+  fitting questions of the agent-quality sets, bench/notes.md).  Such a
+  request is computed afresh when another prompt came between (concurrent
+  dialogs), so its output may then differ in the last digits of the model's
+  numerics.  The same request asked again is computed afresh, so it answers
+  as it did before.
 * A ``schema`` (the agent's structured decision) constrains the output with
   llama.cpp's JSON-schema grammar (``response_format`` ``json_schema``): the
   model can only write JSON that follows it (after a ``prefix``, the
