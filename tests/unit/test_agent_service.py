@@ -258,6 +258,16 @@ async def test_a_next_step_started_before_a_loss_another_process_told_of_is_not_
 
 # -- the ranker and the model together ---------------------------------------------------------
 
+def decision(tool: str, **args: str) -> str:
+    """A structured (JSON) decision calling ``tool``: what a template with a ``decision`` policy gets."""
+    return json.dumps({"action": tool, "args": args})
+
+
+def own_answer(text: str) -> str:
+    """A structured (JSON) final answer."""
+    return json.dumps({"action": "final-answer", "answer": text})
+
+
 WEATHER = {"type": "tool-service", "name": "weather", "description": "Current weather in a city",
            "service": "joke-svc", "arguments": [{"name": "topic", "type": "string", "description": "The city"}]}
 
@@ -271,7 +281,7 @@ async def test_an_unsure_model_is_overruled_by_a_clear_ranker_and_the_arguments_
 
     def first(terms):
         decisions.append(1)
-        return action("weather", topic="cats") if len(decisions) == 1 else action("joke", topic="cats")
+        return decision("weather", topic="cats") if len(decisions) == 1 else decision("joke", topic="cats")
 
     agent.prompt.replies = [first, final_answer(lambda t: t["history"][-1]["observation"])]
     agent.prompt.scores = [{"weather": 0.6, "joke": 0.4, "final-answer": 0.1}]
@@ -281,6 +291,22 @@ async def test_an_unsure_model_is_overruled_by_a_clear_ranker_and_the_arguments_
     first_step = [c for c in agent.prompt.calls if c["id"] == "agent-react" and not c["history"]]
     assert len(first_step) == 2
 
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+async def test_a_react_text_reply_overruled_by_the_ranker_asks_back_without_asking_the_model_again(agent, streaming):
+    # A text template (no structured decision) does not narrow the schema: the same prompt asked
+    # again for the ranker's tool would get the same reply (greedy).  So the dialog asks back at
+    # once, offering the ranker's tool first, and the model is asked once.
+    await agent.configure({"tool": {"joke": TOOL, "weather": WEATHER}, "tool-service": {"joke-svc": SERVICE}})
+    agent.prompt.replies = ['Thought: the weather\nAction: weather\nArgs: {"topic": "cats"}']
+    agent.prompt.scores = [{"weather": 0.6, "joke": 0.4, "final-answer": 0.1}]
+    d = agent.processor.flows["f"].definition
+    got = await agent.call(d["request"], d["response"],
+                           AgentRequest(question="Tell me a joke about cats", user="alice", streaming=streaming),
+                           AgentResponse, until=lambda r: r.end_of_dialog or r.error is not None)
+    assert got[-1].outcome == "asked-back" and got[-1].candidates == ["joke", "weather"]
+    assert len([c for c in agent.prompt.calls if c["id"] == "agent-react"]) == 1
 
 async def test_a_sure_model_is_not_overruled(agent):
     # The ranker puts `joke` first by far, but the question is about the weather's subject too
@@ -299,7 +325,7 @@ async def test_a_sure_model_calling_a_tool_the_question_is_not_about_is_overrule
 
     def first(terms):
         decisions.append(1)
-        return action("weather", topic="cats") if len(decisions) == 1 else action("joke", topic="cats")
+        return decision("weather", topic="cats") if len(decisions) == 1 else decision("joke", topic="cats")
 
     agent.prompt.replies = [first, final_answer(lambda t: t["history"][-1]["observation"])]
     agent.prompt.scores = [{"weather": 0.97, "joke": 0.01}]
@@ -318,7 +344,7 @@ async def test_a_model_answering_alone_a_question_that_plainly_asks_for_a_tool_g
 
     def first(terms):
         steps.append(1)
-        return final_answer("Cats are funny animals.") if len(steps) == 1 else action("joke", topic="cats")
+        return own_answer("Cats are funny animals.") if len(steps) == 1 else decision("joke", topic="cats")
 
     agent.prompt.replies = [first, final_answer(lambda t: t["history"][-1]["observation"])]
     agent.prompt.scores = [{"weather": 0.001, "joke": 0.01, "final-answer": 0.9}]

@@ -171,13 +171,14 @@ class AgentManager:
         terms = prompt_terms(request, step.tools, step.context)
         decided: list[Any] = []
         scores: list[Any] = []
+        formats: list[bool] = []
         asked_for = plainly_asked(step, self.confidence, self._usable_name(step))
         gate = AnswerGate(request.question, hold=asked_for is not None)
         sent = False   # any of the answer streamed yet (the mark goes before its first chunk)
         try:
             async with aclosing(decide(flow, terms, self._schema_property(step.tools, step.said),
                                         self.prompt_timeout, deadline, request.streaming, decided,
-                                        scores)) as events:
+                                        scores, formats)) as events:
                 async for event in events:
                     if isinstance(event, Answer):  # streamed: only once it cannot be refused
                         if text := gate.feed(event.content):
@@ -189,11 +190,15 @@ class AgentManager:
             yield Failed((abandoned() if abandoned is not None else None) or str(e))
             return
         result = decided[0]
+        # A reply in ReAct text: the template does not narrow the schema, so asking the same prompt
+        # again for one tool's arguments would get this very reply back (greedy decoding).
+        narrowable = bool(formats and formats[0])
         if abandoned is not None and not isinstance(result, Final) and (why := abandoned()):
             yield Failed(why)
             return
         if isinstance(result, Final) and asked_for is not None:
-            async with aclosing(self._instead_of_answer(step, asked_for, flow, deadline, abandoned, terms)) as parts:
+            async with aclosing(self._instead_of_answer(step, asked_for, flow, deadline, abandoned, terms,
+                                                        narrowable)) as parts:
                 async for part in parts:
                     yield part
             return
@@ -212,7 +217,7 @@ class AgentManager:
             refused = AgentStep(thought=result.thought, observation=f"Error: {result.reason}.{hint}")
         else:
             async with aclosing(self._call(step, result, scores[0] if scores else None, flow, deadline,
-                                           abandoned, terms)) as parts:
+                                           abandoned, terms, narrowable)) as parts:
                 async for part in parts:
                     yield part
             return
@@ -232,8 +237,9 @@ class AgentManager:
 
     async def _call(self, step: Step, action: Action, scores: Mapping[str, float] | None, flow: Any,
                     deadline: float | None, abandoned: Callable[[], str | None] | None,
-                    terms: dict[str, str]) -> AsyncIterator[Event]:
-        """Judge the model's call, then make it and record it (or end the dialog instead)."""
+                    terms: dict[str, str], narrowable: bool = True) -> AsyncIterator[Event]:
+        """Judge the model's call, then make it and record it (or end the dialog instead).
+        ``narrowable``: the model may be asked for another tool's arguments (its decision was JSON)."""
         usable = self._usable_name(step)
         abstain = judge_call(step, action, scores, self.confidence, usable)
         logger.debug("Decision %s", json.dumps({
@@ -243,7 +249,7 @@ class AgentManager:
             "verdict": abstain.tool if isinstance(abstain, Switch) else abstain.outcome if abstain else "call"},
             default=str))
         if isinstance(abstain, Switch):
-            switched = await self._arguments_for(step, abstain.tool, flow, terms, deadline)
+            switched = await self._arguments_for(step, abstain.tool, flow, terms, deadline) if narrowable else None
             if switched is None:
                 offered = tuple(n for n in (abstain.tool, action.name) if usable(n))
                 abstain = Abstain(OUTCOME_ASKED, offered, abstain.share) if offered else \
@@ -339,7 +345,7 @@ class AgentManager:
 
     async def _instead_of_answer(self, step: Step, name: str, flow: Any, deadline: float | None,
                                  abandoned: Callable[[], str | None] | None,
-                                 terms: dict[str, str]) -> AsyncIterator[Event]:
+                                 terms: dict[str, str], narrowable: bool = True) -> AsyncIterator[Event]:
         """The model would answer alone a question the ranker says plainly asks for tool ``name``
         (``steps.plainly_asked``): that tool is called, with the arguments the model gives it (a
         step whose schema allows that tool alone), judged as any call; without arguments the
@@ -347,7 +353,7 @@ class AgentManager:
         if abandoned is not None and (why := abandoned()):
             yield Failed(why)
             return
-        action = await self._arguments_for(step, name, flow, terms, deadline)
+        action = await self._arguments_for(step, name, flow, terms, deadline) if narrowable else None
         if action is None:
             async with aclosing(self._abstain(Abstain(OUTCOME_ASKED, (name,), 1.0), step, flow, terms,
                                               deadline)) as ending:

@@ -73,19 +73,23 @@ def prompt_terms(request: AgentRequest, tools: list[Tool], context: str) -> dict
 
 async def decide(flow: Any, terms: dict[str, str], props: dict[str, str], timeout: float,
                  deadline: float | None, streaming: bool, outcome: list[Any],
-                 scores: list[Any] | None = None) -> AsyncIterator[Event]:
-    """Ask the model; yield its thought (and answer) events; ``outcome`` gets the decision.
+                 scores: list[Any] | None = None, formats: list[bool] | None = None) -> AsyncIterator[Event]:
+    """Ask the model; yield its thought (and answer) events; ``outcome`` gets the decision, and
+    ``formats`` whether the reply was a JSON decision (False: ReAct text).
 
     The reply is a structured JSON decision when it starts with ``{``
     (the template asked for one), else ReAct text.  A streamed ReAct
     reply is classified as it grows (thought, then answer chunks); a
     JSON decision is read whole, and its answer sent in one piece.
     """
+    if formats is None:
+        formats = []
     if not streaming:
         text = await complete(flow, terms, props, timeout, deadline, scores)
         logger.debug("Model reply: %.500r", text)
         result = parse_reply(text)
         outcome.append(result)
+        formats.append(bool(is_json(text)))
         if result.thought:   # a structured decision has none: an empty message would reach
             yield Thought(result.thought)   # upstream's client as an empty chunk
         return
@@ -110,6 +114,7 @@ async def decide(flow: Any, terms: dict[str, str], props: dict[str, str], timeou
         if not structured:
             for event in parser.feed(text):
                 yield event
+    formats.append(structured)
     if structured:
         logger.debug("Model reply: %.500r", text)
         result = parse_reply(text)
