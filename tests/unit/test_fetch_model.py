@@ -114,3 +114,30 @@ def test_tg_fetch_model_lists_and_refuses_an_unknown_name(tmp_path):
     bad = subprocess.run([str(BIN / "tg-fetch-model"), "nope"], capture_output=True, text=True, env=env, timeout=60)
     assert bad.returncode == 2 and "invalid choice: 'nope'" in bad.stderr
     assert sys.executable   # the fetch itself runs pip with the venv's interpreter (tested above)
+
+
+def test_a_known_model_brings_the_judge_settings_measured_with_it_unless_the_user_gave_them(tmp_path):
+    # The agent's judge reads each model's choice scores on that model's own scale: tg-launch
+    # running the known bigger model gives the agent the settings measured with it (bench/notes.md);
+    # any other model, or a setting of the user's, is left as it is.
+    from trustgraph.launch.components import COMPONENTS
+    from trustgraph.launch.launcher import Launcher, parse_args
+    agent = next(c for c in COMPONENTS if c.name == "agent")
+
+    def agent_argv(*flags: str) -> list[str]:
+        args = parse_args(["--data-dir", str(tmp_path), *flags])
+        models.use_judge(args)
+        return Launcher(args)._child(agent, "pulsar://127.0.0.1:1", {"pulsar_admin_url": "http://127.0.0.1:2",
+                                                                    "approval_key": "/d/approval.key"}, 1).argv
+
+    def value(argv: list[str], flag: str) -> float:
+        return float(argv[argv.index(flag) + 1])
+
+    qwen = str(tmp_path / models.QWEN_CODER_15B.file_name)
+    assert dict(models.QWEN_CODER_15B.judge) == {"model_sure": 0.8, "tie_ratio": 0.0}
+    given = agent_argv("--model", qwen)
+    assert (value(given, "--model-sure"), value(given, "--tie-ratio")) == (0.8, 0.0)
+    given = agent_argv("--model", qwen, "--tie-ratio", "0.5")
+    assert (value(given, "--model-sure"), value(given, "--tie-ratio")) == (0.8, 0.5)
+    for other in (agent_argv("--model", str(tmp_path / "other.gguf")), agent_argv()):
+        assert "--model-sure" not in other and "--tie-ratio" not in other

@@ -266,12 +266,13 @@ class Launcher:
             # Before anything starts: a wrong path is one line, not an LLM that keeps dying.
             from trustgraph.model.text_completion.gguf import model_file_problem
 
-            from .models import FetchError, resolve
+            from .models import FetchError, resolve, use_judge
             try:
                 self.args.model = resolve(self.args.model)   # a known model's name: its fetched file
             except FetchError as e:
                 print(f"tg-launch: error: {e}", file=sys.stderr, flush=True)
                 return 1
+            use_judge(self.args)
             if (problem := model_file_problem(self.args.model)) is not None:
                 print(f"tg-launch: error: {problem}", file=sys.stderr, flush=True)
                 return 1

@@ -59,6 +59,10 @@ class KnownModel:
     size: int
     sha256: str
     parts: tuple[Part, ...]
+    #: The agent's judge settings measured with this model (tg-launch options, by their attribute
+    #: names), used when tg-launch runs it and the user gave none of them: each model's choice
+    #: scores are on a scale of their own (bench/notes.md).
+    judge: tuple[tuple[str, float], ...] = ()
 
     @property
     def gigabytes(self) -> str:
@@ -102,9 +106,29 @@ QWEN_CODER_15B = KnownModel(
         "4999dcb7b6704065f533ab521c5e581feecd72abc1fe596a57f00e7de72f1460",
         "6190a4ffcb96fec023c8086464e7c9d0ec9c7061efc39fec19142bdef186768a",
     )),
+    # Replayed on its 110 first decisions of the agent-quality sets (bench/replay_decisions.py):
+    # the defaults made 85 right calls and 14 wrong; its choice taken only from 0.8 of the tools'
+    # probability and never on the model's preference where the ranker cannot tell two tools
+    # apart (the tie rule, which gains the 135M model two right calls and no wrong one), 84 and 7.
+    judge=(("model_sure", 0.8), ("tie_ratio", 0.0)),
 )
 
 KNOWN: dict[str, KnownModel] = {QWEN_CODER_15B.name: QWEN_CODER_15B}
+
+
+def known_file(path: str) -> KnownModel | None:
+    """The known model whose file ``path`` is (by its file name: a fetched file, or a copy), or None."""
+    name = Path(path).name
+    return next((model for model in KNOWN.values() if model.file_name == name), None)
+
+
+def use_judge(args: argparse.Namespace) -> None:
+    """tg-launch's agent options left unset filled with those measured for the known model ``args.model``
+    is (its ``judge``); a user's own setting wins, and any other model keeps the agent's defaults."""
+    known = known_file(args.model) if args.model else None
+    for option, value in known.judge if known is not None else ():
+        if getattr(args, option, None) is None:
+            setattr(args, option, value)
 
 
 class FetchError(Exception):
