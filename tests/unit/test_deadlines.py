@@ -138,3 +138,15 @@ def test_a_stamped_deadline_never_ends_after_its_cap_nor_rounds_up():
     assert parse(stamp(60, cap)) <= cap
     before = time.time()
     assert parse(stamp(0.0004)) <= time.time() + 0.0004 and parse(stamp(0.0004)) >= before - 0.001
+
+
+def test_work_bounded_by_a_deadline_leaves_its_reply_time_to_arrive():
+    from trustgraph.base.messaging.deadlines import REPLY_MARGIN, for_work
+    assert for_work(None, 60.0) == 60.0   # no caller's deadline: the service's own limit, whole
+    at = time.time() + 30.0
+    # A long wait keeps the whole margin back; never more than the service's own limit.
+    assert 30.0 - REPLY_MARGIN - 0.5 < for_work(at, 60.0) <= 30.0 - REPLY_MARGIN
+    assert for_work(at, 10.0) == 10.0 - REPLY_MARGIN
+    # A short wait keeps a fifth back, so the work still gets most of it; a passed one leaves none.
+    assert 0.7 < for_work(time.time() + 1.0, 60.0) <= 0.8
+    assert for_work(time.time() - 1.0, 60.0) < 0

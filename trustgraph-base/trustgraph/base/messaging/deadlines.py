@@ -67,6 +67,21 @@ def left(deadline: float | None, cap: float) -> float:
     return min(cap, deadline - time.time())
 
 
+#: Seconds a service keeps back from its caller's deadline when it bounds work whose failure it
+#: must report: the error reply of work stopped at the limit still has to be sent, carried and
+#: read while the caller waits.  On a loaded machine that took over half a second (mcp-tool's
+#: error for a call it gave up arrived 0.57 s after, two cores four times overloaded), so a
+#: margin of 0.5 s was not enough.
+REPLY_MARGIN = 2.0
+
+
+def for_work(deadline: float | None, cap: float) -> float:
+    """Seconds the work itself may take (``left``) when its outcome, error or not, must reach the
+    caller before ``deadline``: :data:`REPLY_MARGIN` less, or a fifth less of a short wait."""
+    allowed = left(deadline, cap)
+    return allowed if deadline is None else allowed - min(REPLY_MARGIN, max(allowed, 0.0) / 5)
+
+
 def passed(deadline: float | None) -> bool:
     """Whether ``deadline`` is set and over."""
     return deadline is not None and time.time() >= deadline

@@ -127,6 +127,11 @@ class Reply:
         """Seconds the work may take: what is left of the caller's deadline, at most ``cap``."""
         return deadlines.left(self.deadline, cap)
 
+    def for_work(self, cap: float) -> float:
+        """Seconds the work may take so that its reply, even an error saying it ran out of time,
+        arrives while the caller still waits (``deadlines.for_work``)."""
+        return deadlines.for_work(self.deadline, cap)
+
     async def send(self, record: Any, properties: dict[str, str] | None = None) -> None:
         """Send one response record (or its encoding, as bytes), with ``properties`` beside the id.
 

@@ -58,9 +58,6 @@ default_ident = "mcp-tool"
 default_concurrency = 8
 default_timeout = 60.0
 ERROR_TYPE = "tool-error"
-#: Seconds kept back from the caller's deadline so that the error reply of a call
-#: that ran out of time reaches the caller while it still waits.
-REPLY_MARGIN = 0.5
 
 REPLIES = Replies(
     error_record=lambda error: ToolResponse(error=error, text=None, object=None),
@@ -145,8 +142,9 @@ class Processor(FlowProcessor):
         server = self._server(name)
         arguments = parameters_of(request.parameters)
         remote = server.remote_name or name
-        left = reply.left(self.timeout)
-        timeout = left - min(REPLY_MARGIN, left / 10) if reply.deadline is not None else left
+        # A margin kept back from the caller's deadline: the error of a call that ran out of time
+        # must reach the caller while it still waits.
+        timeout = reply.for_work(self.timeout)
         if timeout <= 0:
             raise ServiceError("the caller's deadline passed before the call started")
         logger.debug("Calling %s on %s (%.1fs)", remote, server.url, timeout)

@@ -105,7 +105,7 @@ default_prompt_timeout = 120.0
 #: upstream's) waits, so the caller reads the agent's own words, never a transport timeout.
 default_dialog_timeout = 90.0
 #: The dialog ends this long before its caller's deadline, so its last message arrives in time.
-REPLY_MARGIN = 2.0
+REPLY_MARGIN = deadlines.REPLY_MARGIN
 
 # Client flow keys, as upstream's agent registers them: prefix -> request and response records.
 # The tools' own come with the tools; the agent asks the prompt service itself too.
