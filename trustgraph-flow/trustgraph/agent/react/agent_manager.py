@@ -76,7 +76,7 @@ from .decisions import (
 )
 from .grounding import Said
 from .parser import FORMAT_HINT
-from .prompting import OUT_OF_TIME, PromptFailed, complete, decide, parse_reply, prompt_terms
+from .prompting import OUT_OF_TIME, ModelStep, PromptFailed, complete, decide, parse_reply, prompt_terms
 from .registry import Registry, Tool, filter_tools
 from .steps import (
     Accepted,
@@ -169,16 +169,13 @@ class AgentManager:
             yield gone
             return
         terms = prompt_terms(request, step.tools, step.context)
-        decided: list[Any] = []
-        scores: list[Any] = []
-        formats: list[bool] = []
+        decided = ModelStep()
         asked_for = plainly_asked(step, self.confidence, self._usable_name(step))
         gate = AnswerGate(request.question, hold=asked_for is not None)
         sent = False   # any of the answer streamed yet (the mark goes before its first chunk)
         try:
             async with aclosing(decide(flow, terms, self._schema_property(step.tools, step.said),
-                                        self.prompt_timeout, deadline, request.streaming, decided,
-                                        scores, formats)) as events:
+                                        self.prompt_timeout, deadline, request.streaming, decided)) as events:
                 async for event in events:
                     if isinstance(event, Answer):  # streamed: only once it cannot be refused
                         if text := gate.feed(event.content):
@@ -189,10 +186,10 @@ class AgentManager:
         except PromptFailed as e:   # a lost connection ends the prompt call too: say that, not its symptom
             yield Failed((abandoned() if abandoned is not None else None) or str(e))
             return
-        result = decided[0]
+        result = decided.decision
         # A reply in ReAct text: the template does not narrow the schema, so asking the same prompt
         # again for one tool's arguments would get this very reply back (greedy decoding).
-        narrowable = bool(formats and formats[0])
+        narrowable = decided.structured
         if abandoned is not None and not isinstance(result, Final) and (why := abandoned()):
             yield Failed(why)
             return
@@ -216,7 +213,7 @@ class AgentManager:
             hint = "" if "Reply with" in result.reason else f" {FORMAT_HINT}"
             refused = AgentStep(thought=result.thought, observation=f"Error: {result.reason}.{hint}")
         else:
-            async with aclosing(self._call(step, result, scores[0] if scores else None, flow, deadline,
+            async with aclosing(self._call(step, result, decided.scores, flow, deadline,
                                            abandoned, terms, narrowable)) as parts:
                 async for part in parts:
                     yield part

@@ -14,8 +14,9 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import aclosing
+from dataclasses import dataclass
 from typing import Any
 
 from trustgraph.base.formats.decision_schema import SCORES_PROPERTY, parse_scores
@@ -71,25 +72,36 @@ def prompt_terms(request: AgentRequest, tools: list[Tool], context: str) -> dict
     }
 
 
+@dataclass
+class ModelStep:
+    """What one step of the model gave, filled in by :func:`decide` as the reply is read (an
+    async generator that yields events cannot also return its result).
+
+    ``decision``: the call or answer, or the model's mistake (None until the reply is read);
+    ``scores``: the model's choice scores, when the LLM service reported them; ``structured``:
+    whether the reply was a JSON decision (False: ReAct text, which no schema narrows).
+    """
+
+    decision: Action | Final | ReactParseError | None = None
+    scores: Mapping[str, float] | None = None
+    structured: bool = False
+
+
 async def decide(flow: Any, terms: dict[str, str], props: dict[str, str], timeout: float,
-                 deadline: float | None, streaming: bool, outcome: list[Any],
-                 scores: list[Any] | None = None, formats: list[bool] | None = None) -> AsyncIterator[Event]:
-    """Ask the model; yield its thought (and answer) events; ``outcome`` gets the decision, and
-    ``formats`` whether the reply was a JSON decision (False: ReAct text).
+                 deadline: float | None, streaming: bool, step: ModelStep) -> AsyncIterator[Event]:
+    """Ask the model; yield its thought (and answer) events; ``step`` gets what the reply was.
 
     The reply is a structured JSON decision when it starts with ``{``
     (the template asked for one), else ReAct text.  A streamed ReAct
     reply is classified as it grows (thought, then answer chunks); a
     JSON decision is read whole, and its answer sent in one piece.
     """
-    if formats is None:
-        formats = []
+    scores: list[Any] = []
     if not streaming:
         text = await complete(flow, terms, props, timeout, deadline, scores)
         logger.debug("Model reply: %.500r", text)
         result = parse_reply(text)
-        outcome.append(result)
-        formats.append(bool(is_json(text)))
+        step.decision, step.structured, step.scores = result, bool(is_json(text)), _first_of(scores)
         if result.thought:   # a structured decision has none: an empty message would reach
             yield Thought(result.thought)   # upstream's client as an empty chunk
         return
@@ -114,11 +126,11 @@ async def decide(flow: Any, terms: dict[str, str], props: dict[str, str], timeou
         if not structured:
             for event in parser.feed(text):
                 yield event
-    formats.append(structured)
+    step.structured, step.scores = structured, _first_of(scores)
     if structured:
         logger.debug("Model reply: %.500r", text)
         result = parse_reply(text)
-        outcome.append(result)
+        step.decision = result
         if result.thought:
             yield Thought(result.thought, end=True)
         if isinstance(result, Final) and result.answer:
@@ -126,9 +138,13 @@ async def decide(flow: Any, terms: dict[str, str], props: dict[str, str], timeou
         return
     tail, result = parser.finish()
     logger.debug("Model reply: %.500r", parser.text)
-    outcome.append(result)
+    step.decision = result
     for event in tail:
         yield event
+
+
+def _first_of(scores: list[Any]) -> Mapping[str, float] | None:
+    return scores[0] if scores else None
 
 def _request(terms: dict[str, str], streaming: bool) -> PromptRequest:
     return PromptRequest(id=TEMPLATE, terms=terms, streaming=streaming)
