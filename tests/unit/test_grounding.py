@@ -215,3 +215,92 @@ def test_a_run_that_starts_with_the_tools_own_words_offers_what_follows_them():
     # fallback, in grounded); one without them is untouched.
     assert said_values("Greet", []).for_tool(greeter) == []
     assert said_values("Paris", []).for_tool({"weather", "city"}) == []
+
+
+def test_the_unit_written_with_a_number_is_what_it_is_converted_out_of():
+    from trustgraph.agent.react.grounding import quantity_units
+    assert quantity_units("My thermometer reads 101 °F; what is that in °C?") == {"f"}
+    assert quantity_units("What would 300 US dollars be in yen?") == {"us", "dollars"}
+    assert quantity_units("How much is 50 in yen, on the 3rd, in the 1990s?") == set()   # no unit said
+    scales = [ToolArgument(name="value", type="number"), ToolArgument(name="from", type="string", enum=("C", "F", "K")),
+              ToolArgument(name="to", type="string", enum=("C", "F", "K"))]
+    # The 135M model wrote {"from": "C", "to": "F"} for the first: the question's order is no guide.
+    for question, source, target in [("My thermometer reads 101 °F; what is that in °C?", ["F"], ["C"]),
+                                     ("What is 451 Fahrenheit in Celsius?", ["F"], ["C", "K"]),
+                                     ("Physics homework: what is 300 K in degrees C?", ["K"], ["C"])]:
+        got = grounded(schema_of(*scales), scales, said_values(question, []))["properties"]
+        assert (got["from"]["enum"], got["to"]["enum"]) == (source, target), question
+    # A converted-into argument of spans loses the amount's own unit; one converted out of keeps every span.
+    units = [ToolArgument(name="value", type="number"), ToolArgument(name="from_unit", type="string"),
+             ToolArgument(name="target", type="string")]
+    got = grounded(schema_of(*units), units, said_values("My suitcase weighs 23 kg; what is that in pounds?", []))
+    assert "kg" not in got["properties"]["target"]["enum"] and "pounds" in got["properties"]["target"]["enum"]
+    assert {"kg", "pounds"} <= set(got["properties"]["from_unit"]["enum"])
+    money = [ToolArgument(name="amount", type="number"), ToolArgument(name="to", type="string")]
+    got = grounded(schema_of(*money), money, said_values("If I change 300 USD, how many Canadian dollars do I get?", []))
+    assert "USD" not in got["properties"]["to"]["enum"] and "Canadian dollars" in got["properties"]["to"]["enum"]
+
+
+def test_a_quantity_narrows_nothing_to_nothing_and_leaves_other_arguments_alone():
+    scales = [ToolArgument(name="value", type="number"), ToolArgument(name="from", type="string", enum=("C", "F")),
+              ToolArgument(name="to", type="string", enum=("C", "F"))]
+    # No declared value is the quantity's unit: both stay whole (the model picks, as before).
+    got = grounded(schema_of(*scales), scales, said_values("Is 20 degrees warm?", []))["properties"]
+    assert got["from"]["enum"] == ["C", "F"] and got["to"]["enum"] == ["C", "F"]
+    # Only the unit said: the target keeps what is left rather than nothing.
+    got = grounded(schema_of(*scales), scales, said_values("Convert 20 C", []))["properties"]
+    assert got["from"]["enum"] == ["C"] and got["to"]["enum"] == ["F"]
+    # A time's "pm" is no city's unit: arguments that are not directions, and tools with no number, keep every span.
+    meeting = [ToolArgument(name="hour", type="number"), ToolArgument(name="from", type="string"),
+               ToolArgument(name="city", type="string")]
+    got = grounded(schema_of(*meeting), meeting, said_values("Meet at 3 pm from London in Tokyo time", []))["properties"]
+    assert "London" in got["from"]["enum"] and "pm" in got["city"]["enum"]
+    words = [ToolArgument(name="to", type="string")]
+    got = grounded(schema_of(*words), words, said_values("Send 3 apples to Ada", []))["properties"]
+    assert "apples" in got["to"]["enum"]
+
+
+def test_a_tools_unit_codes_match_the_unit_said_in_full_the_longest_first():
+    lengths = [ToolArgument(name="value", type="number"),
+               ToolArgument(name="from", type="string", enum=("m", "mi", "km")),
+               ToolArgument(name="to", type="string", enum=("m", "mi", "km"))]
+    got = grounded(schema_of(*lengths), lengths, said_values("How far is 5 miles in m?", []))["properties"]
+    assert got["from"]["enum"] == ["mi"] and got["to"]["enum"] == ["m"]   # "m" starts "miles" too
+    got = grounded(schema_of(*lengths), lengths, said_values("Convert 5 metres", []))["properties"]
+    assert got["from"]["enum"] == ["m"] and got["to"]["enum"] == ["mi", "km"]
+
+
+def test_a_requests_topic_is_what_follows_about_when_the_question_says_it():
+    topic = [ToolArgument(name="topic", type="string", description="The topic for the joke")]
+    joke_words = content_words("tell-dad-joke Tell a groan-worthy dad joke about a given topic")
+
+    def topics(question, args=topic):
+        return grounded(schema_of(*args), args, said_values(question, []), joke_words)["properties"][args[0].name]["enum"]
+
+    # The 135M model took "father" and "witty" for these.
+    assert topics("My father loves corny puns; share a cheesy one about lawnmowers") == ["lawnmowers"]
+    assert topics("Say something witty about the ocean") == ["ocean"]
+    assert set(topics("Tell me one regarding the history of Rome")) == {"history", "Rome"}
+    # No "about": every part, as before; nothing after it: every part too.
+    assert {"father", "barbecue"} <= set(topics("I want the kind of corny pun a father would make at a barbecue"))
+    assert "Cats" in topics("Cats: tell me something funny about them")
+    # An argument that is no topic keeps every part.
+    city = [ToolArgument(name="city", type="string", description="The city")]
+    assert "Paris" in topics("What do you know about the weather in Paris, London?", city) and \
+        "London" in topics("Tell me about London, or Paris", city)
+
+
+def test_a_text_the_tool_works_on_is_the_quoted_text_or_what_follows_the_colon():
+    text = [ToolArgument(name="text", type="string", description="The text whose words to count")]
+    count_words = content_words("count-words Count the words in a text")
+
+    def texts(question, args=text):
+        return grounded(schema_of(*args), args, said_values(question, []), count_words)["properties"][args[0].name]["enum"]
+
+    # The 135M model counted "quick brown fox jumps" of the first.
+    assert texts("Count the words in: the quick brown fox jumps over the lazy dog") == \
+        ["the quick brown fox jumps over the lazy dog"]
+    assert texts("Note: how many words has 'to be or not to be'?") == ["to be or not to be"]
+    assert "big cats" in texts("How many words has the phrase big cats")   # nothing set apart: every part
+    city = [ToolArgument(name="city", type="string", description="The city")]
+    assert {"Paris", "Rome"} <= set(texts("Weather report: Paris and Rome", city))   # no text: every part

@@ -8,9 +8,17 @@ dialog holds, so "Tell me a joke about cats" can only call ``tell-joke``
 with a topic the question said, and the model's part is to pick the span
 (the grammar of the LLM service enforces it).  An argument that declares
 ``"free-text": true``, or has an ``enum``, is left to the model; so is one
-when the dialog holds nothing of its kind (no number said).  Then the
-check below, for what still gets through (a model whose service ignores the
-schema, a text-mode template).
+when the dialog holds nothing of its kind (no number said).  One rule of
+meaning narrows both kinds: the unit written with a number is the unit that
+number is in, so a conversion's argument named ``from`` (``source``...)
+takes it and one named ``to`` (``target``...) does not
+(:func:`quantity_units`; "101 °F in °C" is out of F, whatever order the
+question says them in); and an argument that is a request's topic takes a
+part of the question after "about" when it has one (:func:`_by_topic`), one
+that is a text the tool works on its quoted text or what follows its colon
+(:func:`_by_text`).
+Then the check below, for what still gets through (a model whose service
+ignores the schema, a text-mode template).
 
 The decision grammar lets a model name only real tools and fill their
 arguments in the declared types, and the confidence share (``decisions.judge``)
@@ -49,7 +57,7 @@ from typing import Any
 
 from trustgraph.catalog.relevance import COMMON_WORDS, content_words
 
-__all__ = ["Said", "grounded", "own_words", "said_values", "unsaid_arguments"]
+__all__ = ["Said", "grounded", "own_words", "quantity_units", "said_values", "unsaid_arguments"]
 
 _LETTERS = re.compile(r"[^\W\d_]+")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
@@ -248,8 +256,8 @@ def _spans(text: str) -> list[str]:
     does a value start with a verb a request starts with (:data:`_REQUEST_VERBS`)."""
     out = [m.group(2).strip() for m in _QUOTED.finditer(text)]
     unquoted = _QUOTED.sub(" | ", text)
-    if ":" in unquoted:
-        out.append(unquoted.split(":", 1)[1].split("|")[0].strip().rstrip("?!."))
+    if (colon := _after_colon(unquoted)) is not None:
+        out.append(colon)
     for part in _CLAUSE_END.split(unquoted):
         for piece in part.split("|"):
             tokens = [t.group(0) for t in _TOKEN.finditer(piece)]
@@ -268,6 +276,14 @@ def _spans(text: str) -> list[str]:
                     if ends[j]:
                         out.append(piece[spans[i].start():spans[j].end()])
     return out
+
+
+def _after_colon(unquoted: str) -> str | None:
+    """What follows the first colon of ``unquoted`` (a text whose quotes are cut out, as ``|``), up
+    to the first of them: "Count the words in: ..." gives the text counted; None without a colon."""
+    if ":" not in unquoted:
+        return None
+    return unquoted.split(":", 1)[1].split("|")[0].strip().rstrip("?!.")
 
 
 def _offered_numbers(text: str) -> list[float]:
@@ -295,6 +311,118 @@ def said_values(question: str, results: Sequence[str]) -> Said:
 
 _DIGIT = re.compile(r"\d")
 
+#: How an argument is named when it is what a quantity is converted into, or out of: its name's
+#: parts (``to``, ``to_unit``, ``target_currency``; ``from``, ``source``, ``base``).
+_INTO = frozenset({"to", "into", "target", "destination", "dest"})
+_OUT_OF = frozenset({"from", "source", "src", "base"})
+#: A number and the one or two words written right after it ("23 kg", "101 °F", "300 US dollars").
+_QUANTITY = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?[ \t]*°?[ \t]*([^\W\d_]+)(?:[ \t]+([^\W\d_]+))?")
+#: Letters after a number that are no unit: ordinals and decades ("3rd", "1990s").
+_NOT_UNITS = frozenset({"st", "nd", "rd", "th", "s"})
+
+
+def quantity_units(question: str) -> set[str]:
+    """The words of what ``question``'s numbers count, lower case: the word (or two) written right
+    after a number ("23 kg" -> kg, "101 °F" -> f, "300 US dollars" -> us, dollars), filler words
+    ("50 in yen") aside."""
+    out: set[str] = set()
+    for m in _QUANTITY.finditer(question[:MAX_SAID_CHARS]):
+        for written in m.groups():
+            word = (written or "").lower()
+            # An abbreviation in capitals is a unit even when its letters spell a filler ("US").
+            if not word or word in _NOT_UNITS or word in _EDGE_WORDS and not (len(written) > 1 and written.isupper()):
+                break
+            out.add(word)
+    return out
+
+
+def _direction(name: str) -> str | None:
+    """"into" or "out of" when an argument's name says it is what a quantity is converted into or
+    out of, else None."""
+    parts = set(re.split(r"[\W_]+", name.lower()))
+    return "out of" if parts & _OUT_OF else "into" if parts & _INTO else None
+
+
+def _by_quantity(prop: dict[str, Any], name: str, units: set[str], declared_enum: bool,
+                 question_words: set[str]) -> dict[str, Any]:
+    """``prop`` with its values narrowed by what the question's quantity is in (``units``).
+
+    The unit written with a number is the unit that number is in: "23 kg in pounds" converts
+    out of kg, "101 °F in °C" out of F, whatever order the question says them in (the 135M model
+    wrote ``{"from": "C", "to": "F"}`` for the latter).  So an argument converted into takes no
+    value that is that unit, and (among a tool's own declared values, which name its units)
+    prefers one the question says; one converted out of takes a declared value that is that
+    unit.  A declared value is the unit when it is those words, else when it is the longest
+    start of one ("F" for "Fahrenheit", "mi" rather than "m" for "miles").  Spans are not
+    narrowed to the unit (a number's next word may be "pm" of a time, not what a city argument
+    converts out of).  Nothing is narrowed to nothing."""
+    values = prop.get("enum")
+    direction = _direction(name)
+    if not units or direction is None or not isinstance(values, list):
+        return prop
+    words = [_words(v) if isinstance(v, str) else set() for v in values]
+    unit = [i for i, w in enumerate(words) if w and w <= units]
+    if not unit and declared_enum:
+        # A tool's own code for a unit written out in full: the longest that starts a unit word.
+        starts = {i: len(next(iter(w))) for i, w in enumerate(words)
+                  if len(w) == 1 and any(u.startswith(next(iter(w))) for u in units)}
+        unit = [i for i, n in starts.items() if n == max(starts.values())] if starts else []
+    if direction == "into":
+        kept = [v for i, v in enumerate(values) if i not in unit]
+        if declared_enum:
+            kept = [v for v in kept if isinstance(v, str) and _words(v) and _words(v) <= question_words] or kept
+    elif declared_enum:
+        kept = [values[i] for i in unit]
+    else:
+        return prop
+    return {**prop, "enum": kept} if kept and kept != values else prop
+
+
+#: An argument is what a request is about when its name or description says so.
+_TOPIC_WORDS = frozenset({"topic", "subject", "theme"})
+#: Where a request says what it is about: "a joke about cats", "news regarding Mars".
+_ABOUT = re.compile(r"\b(?:about|regarding|concerning)\b", re.IGNORECASE)
+
+
+def _by_topic(prop: dict[str, Any], argument: Any, question: str) -> dict[str, Any]:
+    """``prop`` of an argument that is what a request is about (its name or description says
+    "topic", "subject" or "theme"), narrowed to the parts of the question after the word that
+    says what it is about, when it has one: "My father loves corny puns; share one about
+    lawnmowers" is about lawnmowers, not "father" (the 135M model's pick, and "witty" for "Say
+    something witty about the ocean").  A question without such a word keeps every part."""
+    values = prop.get("enum")
+    if not isinstance(values, list) or not question:
+        return prop
+    if not _words(f"{getattr(argument, 'name', '')} {getattr(argument, 'description', '') or ''}") & _TOPIC_WORDS:
+        return prop
+    marker = _ABOUT.search(question)
+    if marker is None:
+        return prop
+    kept = [v for v in values if isinstance(v, str) and v and question.find(v, marker.end()) >= 0]
+    return {**prop, "enum": kept} if kept and kept != values else prop
+
+
+#: An argument is a text the tool works on when its name or description says so.
+_TEXT_WORDS = frozenset({"text", "sentence", "phrase", "passage"})
+
+
+def _by_text(prop: dict[str, Any], argument: Any, question: str) -> dict[str, Any]:
+    """``prop`` of an argument that is a text the tool works on (its name or description says
+    "text", "sentence", "phrase" or "passage"), narrowed to what the question sets apart as one:
+    its quoted texts, else what follows its colon ("Count the words in: the quick brown fox jumps
+    over the lazy dog" counts all of it; the 135M model picked "quick brown fox jumps").  A
+    question that sets nothing apart keeps every part."""
+    values = prop.get("enum")
+    if not isinstance(values, list) or not question:
+        return prop
+    if not _words(f"{getattr(argument, 'name', '')} {getattr(argument, 'description', '') or ''}") & _TEXT_WORDS:
+        return prop
+    apart = [m.group(2).strip() for m in _QUOTED.finditer(question)]
+    if not apart and (colon := _after_colon(question)) is not None:
+        apart = [colon]
+    kept = [v for v in values if v in apart]
+    return {**prop, "enum": kept} if kept and kept != values else prop
+
 
 def _takes_number(properties: Mapping[str, Any], arguments: Sequence[Any]) -> bool:
     """Whether a tool has a number argument the dialog's numbers are offered to."""
@@ -317,15 +445,21 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
         # The numbers said go to the tool's number argument: its text arguments get no run with a
         # number in it ("40" or "15 American" as the currency converted to), unless quoted.
         texts = [t for t in texts if t in said.kept or not _DIGIT.search(t)] or texts
+    # What the question's numbers count, for a tool that takes a number: its conversion's units.
+    units = quantity_units(said.question) if said.question and _takes_number(properties, arguments) else set()
+    asked = _words(said.question)
     out = {}
     for name, prop in properties.items():
         declared = _argument(arguments, name)
         kind = prop.get("type") if isinstance(prop, dict) else None
-        if declared is None or getattr(declared, "free_text", None) or "enum" in prop:
+        if declared is None or getattr(declared, "free_text", None):
             out[name] = prop
+        elif "enum" in prop:
+            out[name] = _by_quantity(prop, name, units, True, asked)
         elif kind == "string" and (texts or said.question):
             whole = [said.question] if said.question and (asks_whole(declared) or not texts) else []
-            out[name] = {**prop, "enum": list(dict.fromkeys(whole + texts))}
+            offered = _by_quantity({**prop, "enum": list(dict.fromkeys(whole + texts))}, name, units, False, asked)
+            out[name] = _by_text(_by_topic(offered, declared, said.question), declared, said.question)
         elif kind == "number" and said.numbers:
             out[name] = {**prop, "enum": [int(n) if n.is_integer() else n for n in said.numbers]}
         elif kind == "integer" and (integers := [int(n) for n in said.numbers if n.is_integer()]):
