@@ -304,3 +304,9 @@ def test_a_text_the_tool_works_on_is_the_quoted_text_or_what_follows_the_colon()
     assert "big cats" in texts("How many words has the phrase big cats")   # nothing set apart: every part
     city = [ToolArgument(name="city", type="string", description="The city")]
     assert {"Paris", "Rome"} <= set(texts("Weather report: Paris and Rome", city))   # no text: every part
+
+
+def test_a_question_argument_keeps_the_whole_question_when_it_quotes_a_text():
+    question = [ToolArgument(name="question", type="string", description="The question text to ask")]
+    got = grounded(schema_of(*question), question, said_values("What does 'ephemeral' mean?", []))
+    assert "What does 'ephemeral' mean" in got["properties"]["question"]["enum"]

@@ -378,6 +378,11 @@ def _by_quantity(prop: dict[str, Any], name: str, units: set[str], declared_enum
     return {**prop, "enum": kept} if kept and kept != values else prop
 
 
+def _says(argument: Any, words: frozenset[str]) -> bool:
+    """Whether a declared argument's name or description has one of ``words``."""
+    return bool(_words(f"{getattr(argument, 'name', '')} {getattr(argument, 'description', '') or ''}") & words)
+
+
 #: An argument is what a request is about when its name or description says so.
 _TOPIC_WORDS = frozenset({"topic", "subject", "theme"})
 #: Where a request says what it is about: "a joke about cats", "news regarding Mars".
@@ -391,9 +396,7 @@ def _by_topic(prop: dict[str, Any], argument: Any, question: str) -> dict[str, A
     lawnmowers" is about lawnmowers, not "father" (the 135M model's pick, and "witty" for "Say
     something witty about the ocean").  A question without such a word keeps every part."""
     values = prop.get("enum")
-    if not isinstance(values, list) or not question:
-        return prop
-    if not _words(f"{getattr(argument, 'name', '')} {getattr(argument, 'description', '') or ''}") & _TOPIC_WORDS:
+    if not isinstance(values, list) or not question or not _says(argument, _TOPIC_WORDS):
         return prop
     marker = _ABOUT.search(question)
     if marker is None:
@@ -411,11 +414,10 @@ def _by_text(prop: dict[str, Any], argument: Any, question: str) -> dict[str, An
     "text", "sentence", "phrase" or "passage"), narrowed to what the question sets apart as one:
     its quoted texts, else what follows its colon ("Count the words in: the quick brown fox jumps
     over the lazy dog" counts all of it; the 135M model picked "quick brown fox jumps").  A
-    question that sets nothing apart keeps every part."""
+    question that sets nothing apart keeps every part, and so does an argument that is a
+    question (:func:`asks_whole`: "the question text" to a search takes the whole question)."""
     values = prop.get("enum")
-    if not isinstance(values, list) or not question:
-        return prop
-    if not _words(f"{getattr(argument, 'name', '')} {getattr(argument, 'description', '') or ''}") & _TEXT_WORDS:
+    if not isinstance(values, list) or not question or not _says(argument, _TEXT_WORDS) or asks_whole(argument):
         return prop
     apart = [m.group(2).strip() for m in _QUOTED.finditer(question)]
     if not apart and (colon := _after_colon(question)) is not None:
