@@ -8,17 +8,17 @@ dialog holds, so "Tell me a joke about cats" can only call ``tell-joke``
 with a topic the question said, and the model's part is to pick the span
 (the grammar of the LLM service enforces it).  An argument that declares
 ``"free-text": true``, or has an ``enum``, is left to the model; so is one
-when the dialog holds nothing of its kind (no number said).  One rule of
-meaning narrows both kinds: the unit written with a number is the unit that
-number is in, so a conversion's argument named ``from`` (``source``...)
-takes it and one named ``to`` (``target``...) does not
-(:func:`quantity_units`; "101 °F in °C" is out of F, whatever order the
-question says them in); and an argument that is a request's topic takes a
-part of the question after "about" when it has one (:func:`_by_topic`), one
-that is a text the tool works on its quoted text or what follows its colon
-(:func:`_by_text`).
-Then the check below, for what still gets through (a model whose service
-ignores the schema, a text-mode template).
+when the dialog holds nothing of its kind (no number said).  Three rules of
+how a request is said narrow the values further, never to none: the unit
+written with a number is the unit that number is in, so a conversion's
+argument named ``from`` (``source``...) takes it among its declared values
+and one named ``to`` (``target``...) never takes it (:func:`quantity_units`;
+"101 °F in °C" is out of F, whatever order the question says them in); an
+argument that is a request's topic takes a part of the question after
+"about" when it has one (:func:`_by_topic`); one that is a text the tool
+works on takes the quoted text, or what follows the colon
+(:func:`_by_text`).  Then the check below, for what still gets through (a
+model whose service ignores the schema, a text-mode template).
 
 The decision grammar lets a model name only real tools and fill their
 arguments in the declared types, and the confidence share (``decisions.judge``)
