@@ -191,7 +191,9 @@ def own_words(name: str, description: str) -> set[str]:
 class Said:
     """What the dialog offers a call's arguments: texts (spans) and numbers; ``kept`` the texts
     offered whatever the tool (quoted texts); ``question`` the question itself, offered only to an
-    argument that is a question (:func:`asks_whole`)."""
+    argument that is a question (:func:`asks_whole`).  Read off the question once per step, for
+    every tool's schema: ``units`` (:func:`quantity_units`), ``words`` (its words, lower case) and
+    ``apart`` (the texts it sets apart: its quoted ones, else what follows its colon)."""
 
     def __init__(self, texts: list[str], numbers: list[float], kept: frozenset[str] = frozenset(),
                  question: str = "") -> None:
@@ -199,6 +201,10 @@ class Said:
         self.numbers = numbers
         self.kept = kept
         self.question = question
+        self.units = quantity_units(question)
+        self.words = _words(question)
+        colon = None if kept else _after_colon(question)
+        self.apart = kept if colon is None else frozenset({colon})
 
     def for_tool(self, tool_words: set[str]) -> list[str]:
         """The texts a value of a tool's argument may be: not a run that starts with one of the
@@ -409,19 +415,16 @@ def _by_topic(prop: dict[str, Any], argument: Any, question: str) -> dict[str, A
 _TEXT_WORDS = frozenset({"text", "sentence", "phrase", "passage"})
 
 
-def _by_text(prop: dict[str, Any], argument: Any, question: str) -> dict[str, Any]:
+def _by_text(prop: dict[str, Any], argument: Any, apart: frozenset[str]) -> dict[str, Any]:
     """``prop`` of an argument that is a text the tool works on (its name or description says
-    "text", "sentence", "phrase" or "passage"), narrowed to what the question sets apart as one:
-    its quoted texts, else what follows its colon ("Count the words in: the quick brown fox jumps
-    over the lazy dog" counts all of it; the 135M model picked "quick brown fox jumps").  A
-    question that sets nothing apart keeps every part, and so does an argument that is a
+    "text", "sentence", "phrase" or "passage"), narrowed to what the question sets apart as one
+    (``apart``, ``Said.apart``: its quoted texts, else what follows its colon; "Count the words
+    in: the quick brown fox jumps over the lazy dog" counts all of it, where the 135M model
+    picked "quick brown fox jumps").  A question that sets nothing apart keeps every part, and so does an argument that is a
     question (:func:`asks_whole`: "the question text" to a search takes the whole question)."""
     values = prop.get("enum")
-    if not isinstance(values, list) or not question or not _says(argument, _TEXT_WORDS) or asks_whole(argument):
+    if not isinstance(values, list) or not apart or not _says(argument, _TEXT_WORDS) or asks_whole(argument):
         return prop
-    apart = [m.group(2).strip() for m in _QUOTED.finditer(question)]
-    if not apart and (colon := _after_colon(question)) is not None:
-        apart = [colon]
     kept = [v for v in values if v in apart]
     return {**prop, "enum": kept} if kept and kept != values else prop
 
@@ -448,8 +451,7 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
         # number in it ("40" or "15 American" as the currency converted to), unless quoted.
         texts = [t for t in texts if t in said.kept or not _DIGIT.search(t)] or texts
     # What the question's numbers count, for a tool that takes a number: its conversion's units.
-    units = quantity_units(said.question) if said.question and _takes_number(properties, arguments) else set()
-    asked = _words(said.question)
+    units = said.units if _takes_number(properties, arguments) else set()
     out = {}
     for name, prop in properties.items():
         declared = _argument(arguments, name)
@@ -457,11 +459,12 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
         if declared is None or getattr(declared, "free_text", None):
             out[name] = prop
         elif "enum" in prop:
-            out[name] = _by_quantity(prop, name, units, True, asked)
+            out[name] = _by_quantity(prop, name, units, True, said.words)
         elif kind == "string" and (texts or said.question):
             whole = [said.question] if said.question and (asks_whole(declared) or not texts) else []
-            offered = _by_quantity({**prop, "enum": list(dict.fromkeys(whole + texts))}, name, units, False, asked)
-            out[name] = _by_text(_by_topic(offered, declared, said.question), declared, said.question)
+            offered = _by_quantity({**prop, "enum": list(dict.fromkeys(whole + texts))}, name, units, False,
+                                   said.words)
+            out[name] = _by_text(_by_topic(offered, declared, said.question), declared, said.apart)
         elif kind == "number" and said.numbers:
             out[name] = {**prop, "enum": [int(n) if n.is_integer() else n for n in said.numbers]}
         elif kind == "integer" and (integers := [int(n) for n in said.numbers if n.is_integer()]):
