@@ -332,3 +332,22 @@ def test_an_ask_back_offers_the_models_choice_only_when_the_question_is_about_it
     assert got.outcome == OUTCOME_ASKED and got.candidates == ("local-time", "sunrise-sunset", "time-difference")
     got = judge("find-synonyms", unsure, tools, ranked, meaning={**clock, "find-synonyms": 0.2})
     assert got.outcome == OUTCOME_ASKED and got.candidates == ("local-time", "find-synonyms", "sunrise-sunset")
+
+
+def test_an_unsure_choice_of_the_rankers_first_tool_stands_only_when_it_is_near_or_leads():
+    """The tools are listed in the ranker's order, which a small model mostly follows: its choice of
+    the first, barely near the question and barely ahead of the next, is a toss-up and asks back."""
+    ranked = Confidence(lead=0.05, no_tool_meaning=0.2, near=0.3, far=0.1)
+    unsure = {"weather": 0.3, "local-time": 0.3, "tell-joke": 0.4, decision_schema.FINAL_ACTION: 0.2}
+    # "How do you say 'good morning' in Spanish?": local-time 0.201, a joke 0.184.
+    spanish = {"local-time": 0.201, "tell-joke": 0.184, "weather": 0.15}
+    got = judge("local-time", unsure, TOOLS, ranked, meaning=spanish)
+    assert got is not None and got.outcome == OUTCOME_ASKED
+    assert got.candidates == ("local-time", "tell-joke", "weather")
+    # Near the question, or clearly ahead: the model's choice of it stands.
+    assert judge("local-time", unsure, TOOLS, ranked, meaning={**spanish, "local-time": 0.31}) is None
+    assert judge("local-time", unsure, TOOLS, ranked, meaning={**spanish, "local-time": 0.25}) is None
+    # A sure model is taken whatever the ranker; without the model's scores, the choice is its own.
+    sure = {"weather": 0.02, "local-time": 0.9, "tell-joke": 0.08}
+    assert judge("local-time", sure, TOOLS, ranked, meaning=spanish) is None
+    assert judge("local-time", None, TOOLS, ranked, meaning=spanish) is None

@@ -252,7 +252,8 @@ class Confidence:
     # fits" when even the nearest tool is under it and the model would rather answer itself
     # (its answer likelier than all the tools together).  ``near``: a tool this near the
     # question is never "no tool fits" because the model hardly considered it (the 135M model
-    # gives "Make me laugh about databases" almost all its probability to answering itself).
+    # gives "Make me laugh about databases" almost all its probability to answering itself), and
+    # a model's unsure choice of the ranker's first tool, not leading, is a toss-up under it.
     lead: float | None = None
     no_tool_meaning: float | None = None
     near: float | None = None
@@ -390,7 +391,8 @@ def _no_tool(raw: Mapping[str, float], total: float, scores: Mapping[str, float]
 
 def _with_ranker(chosen: str, share: Mapping[str, float], meaning: Mapping[str, float],
                  tool_names: Sequence[str], policy: Confidence) -> Abstain | Switch | None:
-    """The model's sure choice, or the ranker's clear first tool, or the model's choice where the
+    """The model's sure choice, or the ranker's clear first tool, or the model's choice of the
+    ranker's first tool when that is near the question or leads, or the model's choice where the
     ranker cannot tell it from its first (within ``lead``) and the model can (the first has less
     than ``tie`` times its probability: "How many terms are in the phrase '...'?" put define-word
     0.036 ahead of count-words, which the model preferred 1.6 to 1; replayed on a run's 110 first
@@ -409,6 +411,15 @@ def _with_ranker(chosen: str, share: Mapping[str, float], meaning: Mapping[str, 
         return Switch(first, share[chosen]) if unrelated else None
     lead = meaning[first] - meaning[near[1]]
     if chosen == first:
+        # The tools are listed to the model in the ranker's order, which a small model mostly
+        # follows: its choice of the first says little unless that tool is ``near`` the question
+        # or leads.  Neither, it is a toss-up the list's order decided: the 135M model called
+        # tell-joke (0.235, the dad joke's tool 0.011 behind) for a dad joke, spell-word (0.29)
+        # for "What rhymes with 'orange'?" and local-time (0.2) for "How do you say 'good
+        # morning' in Spanish?" (replayed on a run's 110 first decisions: those three wrong
+        # calls asked back, one right call lost; bench/notes.md).
+        if lead < policy.lead and meaning[first] < policy.near:
+            return Abstain(OUTCOME_ASKED, tuple(near[:max(1, policy.candidates)]), share[chosen])
         return None
     if lead >= policy.lead:
         return Switch(first, share[chosen])

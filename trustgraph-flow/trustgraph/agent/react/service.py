@@ -334,7 +334,7 @@ class Processor(FlowProcessor):
                                  "much nearer the question (cosine similarity) the ranker's first tool must be "
                                  "than its second to be called in place of an unsure model's choice; 0 leaves "
                                  "the choice to the model's share alone (default: the embedding model's own, "
-                                 "0.05 for both)")
+                                 "0.04 for the sentence encoder, 0.05 for the static model)")
         parser.add_argument("--model-sure", type=float, default=Confidence.sure,
                             help="the model's share of its chosen tool at which the ranker does not overrule "
                                  "it (default %(default)s)")
