@@ -310,3 +310,35 @@ def test_a_question_argument_keeps_the_whole_question_when_it_quotes_a_text():
     question = [ToolArgument(name="question", type="string", description="The question text to ask")]
     got = grounded(schema_of(*question), question, said_values("What does 'ephemeral' mean?", []))
     assert "What does 'ephemeral' mean" in got["properties"]["question"]["enum"]
+
+
+def test_a_value_converted_into_is_no_proper_adjective_without_its_noun():
+    # The 135M model wrote "Swiss" and "Canadian" (greedy decoding closes the shorter value), which
+    # the converter refused: the target is written whole, as a name is.
+    money = [ToolArgument(name="amount", type="number"), ToolArgument(name="to", type="string")]
+    for question, whole, cut in [("I have 75 dollars. How many Swiss francs is that?", "Swiss francs", "Swiss"),
+                                 ("If I change 300 USD, how many Canadian dollars do I get?", "Canadian dollars", "Canadian"),
+                                 ("What is 20 USD in Japanese yen today?", "Japanese yen", "Japanese")]:
+        offered = grounded(schema_of(*money), money, said_values(question, []))["properties"]["to"]["enum"]
+        assert whole in offered and cut not in offered, question
+    # A name followed by a filler word or by nothing stays a value; a number's own unit side is untouched.
+    for question, value in [("What is 20 USD in EUR today?", "EUR"), ("How many dollars is 30 Euro", "dollars")]:
+        assert value in grounded(schema_of(*money), money, said_values(question, []))["properties"]["to"]["enum"]
+    # Only an argument converted into, of a tool that takes a number: a city keeps "Paris" of "Paris weather".
+    city = [ToolArgument(name="city", type="string")]
+    assert "Paris" in grounded(schema_of(*city), city, said_values("How is the Paris weather for 2 days?", []))[
+        "properties"]["city"]["enum"]
+
+
+def test_what_a_question_asks_how_many_of_is_never_converted_out_of():
+    # The 135M model wrote {"from": "cups", "to": "cups"} for the first.
+    units = [ToolArgument(name="value", type="number"), ToolArgument(name="from", type="string"),
+             ToolArgument(name="to", type="string")]
+    for question, counted, source in [("How many cups are in 2 litres?", "cups", "litres"),
+                                      ("How many ounces make 3 pounds?", "ounces", "pounds")]:
+        got = grounded(schema_of(*units), units, said_values(question, []))["properties"]
+        assert counted not in got["from"]["enum"] and source in got["from"]["enum"], question
+        assert counted in got["to"]["enum"], question
+    # Without "how many" the side converted out of keeps every span (a time's "pm" is no city's unit).
+    got = grounded(schema_of(*units), units, said_values("What is 2 litres in cups?", []))["properties"]
+    assert {"litres", "cups"} <= set(got["from"]["enum"])

@@ -192,8 +192,9 @@ class Said:
     """What the dialog offers a call's arguments: texts (spans) and numbers; ``kept`` the texts
     offered whatever the tool (quoted texts); ``question`` the question itself, offered only to an
     argument that is a question (:func:`asks_whole`).  Read off the question once per step, for
-    every tool's schema: ``units`` (:func:`quantity_units`), ``words`` (its words, lower case) and
-    ``apart`` (the texts it sets apart: its quoted ones, else what follows its colon)."""
+    every tool's schema: ``units`` (:func:`quantity_units`), ``counted`` (where what it asks how
+    many of starts), ``words`` (its words, lower case) and ``apart`` (the texts it sets apart: its
+    quoted ones, else what follows its colon)."""
 
     def __init__(self, texts: list[str], numbers: list[float], kept: frozenset[str] = frozenset(),
                  question: str = "") -> None:
@@ -202,6 +203,7 @@ class Said:
         self.kept = kept
         self.question = question
         self.units = quantity_units(question)
+        self.counted = _counted(question)
         self.words = _words(question)
         colon = None if kept else _after_colon(question)
         self.apart = kept if colon is None else frozenset({colon})
@@ -284,6 +286,17 @@ def _spans(text: str) -> list[str]:
     return out
 
 
+#: What a question asks the count of starts after these words: "How many cups are in 2 litres?".
+_HOW_MANY = re.compile(r"\bhow\s+many\s+(?=\w)", re.IGNORECASE)
+
+
+def _counted(question: str) -> int | None:
+    """Where in ``question`` what it asks how many of starts ("cups" of "How many cups are in 2
+    litres?"), or None."""
+    m = _HOW_MANY.search(question[:MAX_SAID_CHARS])
+    return None if m is None else m.end()
+
+
 def _after_colon(unquoted: str) -> str | None:
     """What follows the first colon of ``unquoted`` (a text whose quotes are cut out, as ``|``), up
     to the first of them: "Count the words in: ..." gives the text counted; None without a colon."""
@@ -349,8 +362,22 @@ def _direction(name: str) -> str | None:
     return "out of" if parts & _OUT_OF else "into" if parts & _INTO else None
 
 
-def _by_quantity(prop: dict[str, Any], name: str, units: set[str], declared_enum: bool,
-                 question_words: set[str]) -> dict[str, Any]:
+def _noun_after(value: Any, question: str) -> str | None:
+    """``value`` with the word that follows it in ``question`` when it ends in a capitalised word
+    the question follows with a lower-case one ("Swiss" of "how many Swiss francs": "Swiss
+    francs"), else None.  A capitalised word before a lower-case one is a proper adjective with its
+    noun, written whole or not at all, as a name is (:func:`_spans`)."""
+    tokens = _TOKEN.findall(value) if isinstance(value, str) else []
+    if not tokens or not tokens[-1][:1].isupper():
+        return None
+    for m in re.finditer(rf"(?<!\w){re.escape(value)}[ \t]+([^\W\d_]+)", question[:MAX_SAID_CHARS]):
+        noun = m.group(1)
+        if noun[:1].islower() and noun.lower() not in _EDGE_WORDS:
+            return question[m.start():m.end()]
+    return None
+
+
+def _by_quantity(prop: dict[str, Any], name: str, units: set[str], declared_enum: bool, said: Said) -> dict[str, Any]:
     """``prop`` with its values narrowed by what the question's quantity is in (``units``).
 
     The unit written with a number is the unit that number is in: "23 kg in pounds" converts
@@ -361,7 +388,12 @@ def _by_quantity(prop: dict[str, Any], name: str, units: set[str], declared_enum
     unit.  A declared value is the unit when it is those words, else when it is the longest
     start of one ("F" for "Fahrenheit", "mi" rather than "m" for "miles").  Spans are not
     narrowed to the unit (a number's next word may be "pm" of a time, not what a city argument
-    converts out of).  Nothing is narrowed to nothing."""
+    converts out of), except that a span converted out of is not what the question asks how many
+    of ("How many cups are in 2 litres?" converts into cups: the 135M model wrote cups for both),
+    and a span converted into is no proper adjective without its noun (:func:`_noun_after`: the
+    135M model wrote "Swiss" of "how many Swiss francs" and "Canadian" of "how many Canadian
+    dollars", greedy decoding closing the shorter value, which the converter refused).  Nothing
+    is narrowed to nothing."""
     values = prop.get("enum")
     direction = _direction(name)
     if not units or direction is None or not isinstance(values, list):
@@ -376,9 +408,15 @@ def _by_quantity(prop: dict[str, Any], name: str, units: set[str], declared_enum
     if direction == "into":
         kept = [v for i, v in enumerate(values) if i not in unit]
         if declared_enum:
-            kept = [v for v in kept if isinstance(v, str) and _words(v) and _words(v) <= question_words] or kept
+            kept = [v for v in kept if isinstance(v, str) and _words(v) and _words(v) <= said.words] or kept
+        else:
+            whole = set(kept)
+            kept = [v for v in kept if _noun_after(v, said.question) not in whole] or kept
     elif declared_enum:
         kept = [values[i] for i in unit]
+    elif said.counted is not None:
+        # What the question asks how many of is what it converts into, never out of.
+        kept = [v for v in values if not (isinstance(v, str) and said.question.startswith(v, said.counted))]
     else:
         return prop
     return {**prop, "enum": kept} if kept and kept != values else prop
@@ -459,11 +497,10 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
         if declared is None or getattr(declared, "free_text", None):
             out[name] = prop
         elif "enum" in prop:
-            out[name] = _by_quantity(prop, name, units, True, said.words)
+            out[name] = _by_quantity(prop, name, units, True, said)
         elif kind == "string" and (texts or said.question):
             whole = [said.question] if said.question and (asks_whole(declared) or not texts) else []
-            offered = _by_quantity({**prop, "enum": list(dict.fromkeys(whole + texts))}, name, units, False,
-                                   said.words)
+            offered = _by_quantity({**prop, "enum": list(dict.fromkeys(whole + texts))}, name, units, False, said)
             out[name] = _by_text(_by_topic(offered, declared, said.question), declared, said.apart)
         elif kind == "number" and said.numbers:
             out[name] = {**prop, "enum": [int(n) if n.is_integer() else n for n in said.numbers]}
