@@ -322,7 +322,8 @@ def test_a_value_converted_into_is_no_proper_adjective_without_its_noun():
         offered = grounded(schema_of(*money), money, said_values(question, []))["properties"]["to"]["enum"]
         assert whole in offered and cut not in offered, question
     # A name followed by a filler word or by nothing stays a value; a number's own unit side is untouched.
-    for question, value in [("What is 20 USD in EUR today?", "EUR"), ("How many dollars is 30 Euro", "dollars")]:
+    for question, value in [("What is 20 USD in EUR today?", "EUR"), ("How many dollars is 30 Euro", "dollars"),
+                            ("Convert 30 EUR to USD exactly", "USD"), ("What is 30 EUR in Swiss roughly?", "Swiss")]:
         assert value in grounded(schema_of(*money), money, said_values(question, []))["properties"]["to"]["enum"]
     # Only an argument converted into, of a tool that takes a number: a city keeps "Paris" of "Paris weather".
     city = [ToolArgument(name="city", type="string")]

@@ -366,13 +366,14 @@ def _noun_after(value: Any, question: str) -> str | None:
     """``value`` with the word that follows it in ``question`` when it ends in a capitalised word
     the question follows with a lower-case one ("Swiss" of "how many Swiss francs": "Swiss
     francs"), else None.  A capitalised word before a lower-case one is a proper adjective with its
-    noun, written whole or not at all, as a name is (:func:`_spans`)."""
+    noun, written whole or not at all, as a name is (:func:`_spans`).  Not a code in capitals
+    ("USD"), nor before a filler word or an adverb ("to USD exactly")."""
     tokens = _TOKEN.findall(value) if isinstance(value, str) else []
-    if not tokens or not tokens[-1][:1].isupper():
+    if not tokens or len(tokens[-1]) < 2 or not tokens[-1].istitle():
         return None
     for m in re.finditer(rf"(?<!\w){re.escape(value)}[ \t]+([^\W\d_]+)", question[:MAX_SAID_CHARS]):
-        noun = m.group(1)
-        if noun[:1].islower() and noun.lower() not in _EDGE_WORDS:
+        noun = m.group(1).lower()
+        if m.group(1)[:1].islower() and noun not in _EDGE_WORDS and not noun.endswith("ly"):
             return question[m.start():m.end()]
     return None
 
