@@ -13,8 +13,9 @@ how a request is said narrow the values further, never to none: the unit
 written with a number is the unit that number is in, so a conversion's
 argument named ``from`` (``source``...) takes it among its declared values
 and one named ``to`` (``target``...) never takes it (:func:`quantity_units`;
-"101 °F in °C" is out of F, whatever order the question says them in); an
-argument that is a request's topic takes a part of the question after
+"101 °F in °C" is out of F, whatever order the question says them in; what
+it asks how many of is converted into, a proper adjective with its noun:
+:func:`_by_quantity`); an argument that is a request's topic takes a part of the question after
 "about" when it has one (:func:`_by_topic`); one that is a text the tool
 works on takes the quoted text, or what follows the colon
 (:func:`_by_text`).  Then the check below, for what still gets through (a
@@ -207,6 +208,14 @@ class Said:
         self.words = _words(question)
         colon = None if kept else _after_colon(question)
         self.apart = kept if colon is None else frozenset({colon})
+        self._with_noun: dict[str, str | None] = {}
+
+    def with_noun(self, value: str) -> str | None:
+        """``value`` with its noun when it is a proper adjective without it (:func:`_noun_after`):
+        each value read once per step, however many tools' conversions offer it."""
+        if value not in self._with_noun:
+            self._with_noun[value] = _noun_after(value, self.question)
+        return self._with_noun[value]
 
     def for_tool(self, tool_words: set[str]) -> list[str]:
         """The texts a value of a tool's argument may be: not a run that starts with one of the
@@ -412,7 +421,7 @@ def _by_quantity(prop: dict[str, Any], name: str, units: set[str], declared_enum
             kept = [v for v in kept if isinstance(v, str) and _words(v) and _words(v) <= said.words] or kept
         else:
             whole = set(kept)
-            kept = [v for v in kept if _noun_after(v, said.question) not in whole] or kept
+            kept = [v for v in kept if not (isinstance(v, str) and said.with_noun(v) in whole)] or kept
     elif declared_enum:
         kept = [values[i] for i in unit]
     elif said.counted is not None:
