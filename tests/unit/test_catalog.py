@@ -758,11 +758,15 @@ def test_a_key_nothing_reads_is_a_warning_naming_the_close_known_one():
         "style-typo": tool(name="other", stlye="pun"),
         "arg-typo": tool(name="third", arguments=[{"name": "topic", "descripton": "The topic"}]),
         "kb": {"type": "knowledge-query", "name": "kb", "description": "Graph", "arguments": []},
+        # The documented spelling of a key read under two ("free-text", also "free_text") is no unknown key.
+        "notes": tool(name="notes", arguments=[{"name": "summary", "free-text": True},
+                                               {"name": "title", "free_text": False}]),
     }
     catalog = build_catalog({"tool": {k: j(v) for k, v in tools.items()},
                              "tool-service": {"joke-service": j(svc(idempotant=True))}})
     assert catalog.errors == ()
-    assert sorted(catalog.tools) == ["kb", "other", "tell-joke", "third"]   # all of them still load
+    assert sorted(catalog.tools) == ["kb", "notes", "other", "tell-joke", "third"]   # all of them still load
+    assert [a.free_text for a in catalog.tools["notes"].arguments] == [True, False]
     assert catalog.tools["tell-joke"].arguments == ()                     # which is why it is said
     assert [str(w) for w in catalog.warnings] == [
         "tool-service/joke-service: field 'idempotant': unknown key, not read: did you mean 'idempotent'? it "

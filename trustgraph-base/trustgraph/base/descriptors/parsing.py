@@ -13,7 +13,7 @@ from collections.abc import Collection, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import AliasChoices, ValidationError
 
 from .errors import DescriptorError, Kind, from_validation, load_object, near_key
 
@@ -65,8 +65,18 @@ def reference_problem(what: str, ref: str, good: Mapping[str, Any], broken: Mapp
 
 
 def model_keys(model: type) -> frozenset[str]:
-    """The keys ``model`` reads from a descriptor (its fields, as spelled in config)."""
-    return frozenset(f.alias or name for name, f in model.model_fields.items())
+    """The keys ``model`` reads from a descriptor (its fields, as spelled in config): each field's
+    alias or name, and every spelling its validation alias accepts (an argument's documented
+    ``free-text`` is read as well as ``free_text``, and neither is an unknown key)."""
+    keys: set[str] = set()
+    for name, f in model.model_fields.items():
+        keys.add(f.alias or name)
+        accepted = f.validation_alias
+        if isinstance(accepted, str):
+            keys.add(accepted)
+        elif isinstance(accepted, AliasChoices):
+            keys.update(choice for choice in accepted.choices if isinstance(choice, str))
+    return frozenset(keys)
 
 
 def unknown_keys(kind: Kind, key: str, data: Mapping[str, Any], known: Collection[str], what: str,
