@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from trustgraph.agent.react.decisions import Confidence, ask_back, judge
-from trustgraph.agent.react.grounding import unsaid_arguments
+from trustgraph.agent.react.grounding import address_kind, unsaid_arguments
 from trustgraph.base.descriptors.arguments import ToolArgument
 from trustgraph.schema.services.agent import OUTCOME_ASKED
 
@@ -89,6 +89,12 @@ def test_asking_back_for_a_made_up_value_says_what_is_missing():
     assert text.startswith("I am not sure how to answer: the likeliest tool, `weather`, needs its city, and your "
                            "question does not say it.")
     assert "Did you mean `weather` (Current weather in a city)?" in text
+    # An argument whose name says little is named with its description ("its to" alone read as nothing).
+    mail = _T("send-email", "Send an email")
+    mail.arguments = [ToolArgument(name="to", type="string", description="The recipient's email address."),
+                      ToolArgument(name="city", type="string", description="The city")]
+    text = ask_back([mail], "send-email", ["to", "city"])
+    assert "needs its to (the recipient's email address) and its city, and your question does not say them." in text
 
 
 # -- values by construction: what the decision schema lets an argument be ------------------------
@@ -197,6 +203,16 @@ def test_free_text_enum_and_unsaid_kinds_are_left_to_the_model():
     assert grounded({"type": "object"}, [], said_values("anything", [])) == {"type": "object"}
 
 
+def test_a_free_text_value_is_the_models_own_words_and_not_judged():
+    # An email's body the model wrote for "Email bob@example.com that the meeting moved to 3pm" asked
+    # back ("needs its body") though its tool declared it free text.
+    args = [ToolArgument(name="to", type="string"),
+            ToolArgument.model_validate({"name": "body", "type": "string", "free-text": True})]
+    question = ["Email bob@example.com that the meeting moved to 3pm"]
+    assert unsaid_arguments({"to": "bob@example.com", "body": "The meeting is now at three."}, args, question) == []
+    assert unsaid_arguments({"to": "alice@wonderland.org", "body": "Moved."}, args, question) == ["to"]
+
+
 def test_free_text_round_trips_through_the_catalog_listing():
     arg = ToolArgument.model_validate({"name": "summary", "free-text": True})
     assert arg.free_text is True
@@ -230,12 +246,24 @@ def test_the_unit_written_with_a_number_is_what_it_is_converted_out_of():
                                      ("Physics homework: what is 300 K in degrees C?", ["K"], ["C"])]:
         got = grounded(schema_of(*scales), scales, said_values(question, []))["properties"]
         assert (got["from"]["enum"], got["to"]["enum"]) == (source, target), question
-    # A converted-into argument of spans loses the amount's own unit; one converted out of keeps every span.
+    # A converted-into argument of spans loses the amount's own unit; one converted out of keeps the
+    # other spans but what the question converts "in" (below).
     units = [ToolArgument(name="value", type="number"), ToolArgument(name="from_unit", type="string"),
              ToolArgument(name="target", type="string")]
     got = grounded(schema_of(*units), units, said_values("My suitcase weighs 23 kg; what is that in pounds?", []))
     assert "kg" not in got["properties"]["target"]["enum"] and "pounds" in got["properties"]["target"]["enum"]
-    assert {"kg", "pounds"} <= set(got["properties"]["from_unit"]["enum"])
+    assert "kg" in got["properties"]["from_unit"]["enum"] and "pounds" not in got["properties"]["from_unit"]["enum"]
+    assert "suitcase" in got["properties"]["from_unit"]["enum"]
+    # What follows the quantity's last "in"/"to" is converted into, never out of (the 135M model wrote
+    # kilometres for both of the first); the last, since an earlier "in" may say where.
+    plain = [ToolArgument(name="value", type="number"), ToolArgument(name="from", type="string"),
+             ToolArgument(name="to", type="string")]
+    for question, source, not_source in [("Express 5 miles in kilometres", "miles", "kilometres"),
+                                         ("Convert 20 USD to EUR", "USD", "EUR"),
+                                         ("If it's 3 pm in London, what time is it in Tokyo?", "London", "Tokyo")]:
+        got = grounded(schema_of(*plain), plain, said_values(question, []))["properties"]
+        assert source in got["from"]["enum"] and not_source not in got["from"]["enum"], question
+        assert not_source in got["to"]["enum"], question
     money = [ToolArgument(name="amount", type="number"), ToolArgument(name="to", type="string")]
     got = grounded(schema_of(*money), money, said_values("If I change 300 USD, how many Canadian dollars do I get?", []))
     assert "USD" not in got["properties"]["to"]["enum"] and "Canadian dollars" in got["properties"]["to"]["enum"]
@@ -280,6 +308,8 @@ def test_a_requests_topic_is_what_follows_about_when_the_question_says_it():
     # The 135M model took "father" and "witty" for these.
     assert topics("My father loves corny puns; share a cheesy one about lawnmowers") == ["lawnmowers"]
     assert topics("Say something witty about the ocean") == ["ocean"]
+    # The parts in the clause "about" starts come first (the 135M model took "tells").
+    assert topics("A really lame pun about cheese, the kind my father tells") == ["cheese"]
     assert set(topics("Tell me one regarding the history of Rome")) == {"history", "Rome"}
     # No "about": every part, as before; nothing after it: every part too.
     assert {"father", "barbecue"} <= set(topics("I want the kind of corny pun a father would make at a barbecue"))
@@ -340,6 +370,90 @@ def test_what_a_question_asks_how_many_of_is_never_converted_out_of():
         got = grounded(schema_of(*units), units, said_values(question, []))["properties"]
         assert counted not in got["from"]["enum"] and source in got["from"]["enum"], question
         assert counted in got["to"]["enum"], question
-    # Without "how many" the side converted out of keeps every span (a time's "pm" is no city's unit).
+    # Without "how many", what follows the quantity's "in" is what it converts into.
     got = grounded(schema_of(*units), units, said_values("What is 2 litres in cups?", []))["properties"]
+    assert "litres" in got["from"]["enum"] and "cups" not in got["from"]["enum"]
+    # Neither said: the side converted out of keeps every span (a time's "pm" is no city's unit).
+    got = grounded(schema_of(*units), units, said_values("Is 2 litres of water enough for cups of tea?",
+                                                         []))["properties"]
     assert {"litres", "cups"} <= set(got["from"]["enum"])
+
+
+def test_an_address_is_offered_whole_and_never_in_parts():
+    # The 135M model sent an email "to" "example" of "alice@example.org": the dot ended a clause
+    # and the "@" split the word, so no span was the whole address.
+    page = [ToolArgument(name="target", type="string", description="What to look at")]
+    for question, address in [("Send a note to alice@example.org saying hello", "alice@example.org"),
+                              ("Email bob@example.com that the meeting moved to 3pm.", "bob@example.com"),
+                              ("Summarise https://example.com/a/b?x=1. Thanks", "https://example.com/a/b?x=1"),
+                              ("Fetch www.python.org for me", "www.python.org"),
+                              ("What does example.com/pricing say?", "example.com/pricing")]:
+        offered = grounded(schema_of(*page), page, said_values(question, []))["properties"]["target"]["enum"]
+        assert address in offered, question
+        assert not [t for t in offered if t != address and (t in address or address in t)], (question, offered)
+
+
+def test_an_argument_that_is_an_address_takes_only_an_address_of_its_kind():
+    # "Hi there!" and "Remind me in 10 minutes" sent an email "to" "Hi" and "10" once the body (free
+    # text) no longer asked back; "Translate 'hello' to French" sent one "to" "hello".
+    mail = [ToolArgument(name="to", type="string", description="The recipient's email address"),
+            ToolArgument(name="page", type="string", description="The URL of the page")]
+    got = grounded(schema_of(*mail), mail,
+                   said_values("Mail bob@example.com what https://example.com/news says", []))["properties"]
+    assert got["to"]["enum"] == ["bob@example.com"] and got["page"]["enum"] == ["https://example.com/news"]
+    got = grounded(schema_of(*mail), mail, said_values("Hi there!", []))["properties"]
+    assert "enum" not in got["to"] and "enum" not in got["page"]          # none said: the check asks back
+    for question, value in [("Hi there!", "Hi"), ("Remind me in 10 minutes", "10"),
+                            ("Translate 'hello' to French", "hello"), ("Hi there!", "hi@there.com")]:
+        assert unsaid_arguments({"to": value}, mail, [question]) == ["to"], question
+    assert unsaid_arguments({"to": "Bob@Example.com", "page": "https://example.com/news"}, mail,
+                            ["Mail bob@example.com what https://example.com/news says"]) == []
+    assert [a.name for a in mail if address_kind(a) is not None] == ["to", "page"]
+    assert address_kind(ToolArgument(name="city", type="string", description="The city")) is None
+
+
+def test_an_arithmetic_expression_is_offered_whole_to_a_tool_that_takes_no_number():
+    # The 135M model gave a calculator "17" of "What's 17 times 23?", "1024" and "2" of the others:
+    # greedy decoding closes the string at the shorter value the grammar allows.
+    calc = [ToolArgument(name="expression", type="string", description="The expression to evaluate")]
+
+    def offered(question):
+        return grounded(schema_of(*calc), calc, said_values(question, []))["properties"]["expression"]["enum"]
+
+    for question, expression in [("What's 17 times 23?", "17 times 23"),
+                                 ("Can you work out 1024 divided by 8?", "1024 divided by 8"),
+                                 ("What's 2+2?", "2+2"), ("What is 15% of 200?", "15% of 200")]:
+        got = offered(question)
+        assert expression in got, question
+        assert not [t for t in got if t != expression and expression.startswith(t)], (question, got)
+    # A lone number is no expression, and keeps its spans; so do a tool's number arguments.
+    assert {"record 42", "42"} <= set(offered("Show record 42 of the stock"))
+    adder = [ToolArgument(name="a", type="number"), ToolArgument(name="b", type="number")]
+    got = grounded(schema_of(*adder), adder, said_values("What's 17 times 23?", []))["properties"]
+    assert got["a"]["enum"] == [17, 23] and got["b"]["enum"] == [17, 23]
+
+
+def test_an_argument_named_a_day_or_a_time_takes_the_days_and_times_the_dialog_says():
+    # "tomorrow" is no span (it is no city of "Is it cold in Oslo today?"), so a meeting's date had
+    # no value it could take; nor did "15:30", split at its colon.
+    args = [ToolArgument(name="date", type="string"), ToolArgument(name="start_time", type="string"),
+            ToolArgument(name="title", type="string", description="What the meeting is about")]
+
+    def offered(question):
+        got = grounded(schema_of(*args), args, said_values(question, []))["properties"]
+        return [got[a.name].get("enum") for a in args]
+
+    date, time, title = offered("Book a meeting with Sam tomorrow at 3pm")
+    assert (date, time) == (["tomorrow"], ["3pm"]) and "Sam" in title
+    assert offered("Schedule the review for next Friday at 15:30")[:2] == [["next Friday"], ["15:30"]]
+    assert offered("Put the dentist on May 3rd, 2027 at noon")[:2] == [["May 3rd, 2027"], ["noon"]]
+    # None said: left to the model (a made-up one asks back); "may" alone is no month.
+    assert offered("You may book lunch with Ann")[:2] == [None, None]
+    # A description that speaks of time does not make a city a time.
+    city = [ToolArgument(name="city", type="string", description="The city whose local time to give")]
+    got = grounded(schema_of(*city), city, said_values("What time is it in Oslo at 3pm?", []))["properties"]
+    assert "Oslo" in got["city"]["enum"]
+    # A colon inside a time of day sets nothing apart.
+    text = [ToolArgument(name="text", type="string", description="The text whose words to count")]
+    got = grounded(schema_of(*text), text, said_values("How many words are in the 10:30 news headline", []))
+    assert "news headline" in got["properties"]["text"]["enum"]

@@ -463,12 +463,23 @@ def ask_back(candidates: Sequence[Any], tool: str = "", unsaid: Sequence[str] = 
     else:
         which = f"Did you mean {', '.join(described[:-1])} or {described[-1]}?"
     if tool and unsaid:
-        needs = " and ".join(f"its {name}" for name in unsaid)
+        chosen = next((t for t in candidates if getattr(t, "name", None) == tool), None)
+        needs = " and ".join(_needed(chosen, name) for name in unsaid)
         return (f"I am not sure how to answer: the likeliest tool, `{tool}`, needs {needs}, and your "
                 f"question does not say {'it' if len(unsaid) == 1 else 'them'}. {which} "
                 "Ask again naming what you need, or in other words.")
     return (f"I am not sure which tool fits your question. {which} "
             "Ask again naming what you need, or in other words.")
+
+
+def _needed(tool: Any, name: str) -> str:
+    """An argument the question did not give, for the user: its name, and its description when that
+    says more ("its to (the recipient's email address)", but "its city" for "The city")."""
+    argument = next((a for a in getattr(tool, "arguments", None) or () if getattr(a, "name", None) == name), None)
+    described = str(getattr(argument, "description", "") or "").strip().rstrip(".")
+    if not described or described.lower() in (name.lower(), f"the {name.lower()}"):
+        return f"its {name}"
+    return f"its {name} ({described[:1].lower()}{described[1:]})"
 
 
 #: The longest answer of the model's own (a small model goes on repeating itself to any limit).

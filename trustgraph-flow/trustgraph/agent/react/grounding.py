@@ -14,12 +14,20 @@ written with a number is the unit that number is in, so a conversion's
 argument named ``from`` (``source``...) takes it among its declared values
 and one named ``to`` (``target``...) never takes it (:func:`quantity_units`;
 "101 °F in °C" is out of F, whatever order the question says them in; what
-it asks how many of is converted into, a proper adjective with its noun:
+it asks how many of, or names after the quantity's last "in" or "to", is
+converted into; a proper adjective with its noun:
 :func:`_by_quantity`); an argument that is a request's topic takes a part of the question after
 "about" when it has one (:func:`_by_topic`); one that is a text the tool
 works on takes the quoted text, or what follows the colon
-(:func:`_by_text`).  Then the check below, for what still gets through (a
-model whose service ignores the schema, a text-mode template).
+(:func:`_by_text`).  Addresses (email, web) and, for a tool that takes no
+number, arithmetic expressions are offered whole, never in parts (greedy
+decoding closes the string at the shortest value the grammar allows:
+"17" of "17 times 23"); an argument that says it is an address takes only
+addresses of its kind (:func:`address_kind`), and one named a day or a
+time of day only the days or times said (``_moment_kind``); with none
+said such an argument is left to the model, and the check asks back.
+Then the check below, for what still gets through (a model whose service
+ignores the schema, a text-mode template).
 
 The decision grammar lets a model name only real tools and fill their
 arguments in the declared types, and the confidence share (``decisions.judge``)
@@ -42,7 +50,8 @@ right answer into a question back:
   expected to translate to, and is not judged;
 - a number needs to appear as a number (``12.5`` for "12.5 dollars", ``1000``
   for "1,000"; a number written in words, "twenty", is not read);
-- values from an ``enum``, booleans, arrays and objects are not judged.
+- values from an ``enum``, of an argument declared ``"free-text": true`` (a message's body, a
+  summary: the model's own words by design), booleans, arrays and objects are not judged.
 
 A bigger model that infers a value ("the city with the Eiffel Tower" ->
 ``Paris``) would be asked back here: the agent's ``--no-argument-check``
@@ -58,7 +67,7 @@ from typing import Any
 
 from trustgraph.catalog.relevance import COMMON_WORDS, content_words
 
-__all__ = ["Said", "grounded", "own_words", "quantity_units", "said_values", "unsaid_arguments"]
+__all__ = ["Said", "address_kind", "grounded", "own_words", "quantity_units", "said_values", "unsaid_arguments"]
 
 _LETTERS = re.compile(r"[^\W\d_]+")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
@@ -129,11 +138,19 @@ def unsaid_arguments(values: Mapping[str, Any], arguments: Sequence[Any], said: 
     """The names of the call's arguments whose value nobody said in the dialog (``said``: the
     question and the tool results so far); ``arguments`` are the tool's declared ones (with
     ``type`` and ``enum``).  Empty when every value was said or cannot be judged."""
+    said = list(said)
     heard = _Said(said)
+    dialog = " ".join(said)[:MAX_SAID_CHARS].lower()
     out = []
     for name, value in values.items():
         declared = _argument(arguments, name)
-        if declared is not None and getattr(declared, "enum", None) is not None:
+        if declared is not None and (getattr(declared, "enum", None) is not None
+                                     or getattr(declared, "free_text", None)):
+            continue   # a declared value, or one the model writes in its own words
+        if declared is not None and (kind := address_kind(declared)) is not None and isinstance(value, str):
+            # An address is said whole, as an address, or not at all ("Hi" is no email address).
+            if not (kind.fullmatch(value.strip()) and value.strip().lower() in dialog):
+                out.append(name)
             continue
         if isinstance(value, bool) or value is None:
             continue
@@ -160,7 +177,9 @@ MAX_SPANS = 200
 RESULT_CHARS = 400
 _TOKEN = re.compile(r"\w+(?:[.,'’-]\w+)*")
 #: Where a clause ends: punctuation, but not the point or comma inside a number (12.5, 1,000).
-_CLAUSE_END = re.compile(r"(?<!\d)[.,]|[.,](?!\d)|[;:!?()\[\]\n\"“”]")
+_CLAUSE_END = re.compile(r"(?<!\d)[.,:]|[.,:](?!\d)|[;!?()\[\]\n\"“”]")
+#: A colon that sets apart what follows it: not one inside a time of day ("15:30").
+_COLON = re.compile(r"(?<!\d):|:(?!\d)")
 _OFFERED_NUMBER = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?(?![\w])")
 #: Words a value does not start or end with (besides the common ones): question and filler words.
 _EDGE_WORDS = COMMON_WORDS | frozenset("""all also am any been could did does get got had has have he her here him his
@@ -175,6 +194,19 @@ itself myself yourself themselves ourselves someone anyone everyone people""".sp
 _REQUEST_VERBS = frozenset("""say tell give let get put make express explain define spell translate convert
 exchange tally calculate compute find look share suggest recommend amuse hit crack turn help""".split())
 _QUOTED = re.compile(r"(?:(?<=\s)|(?<=^)|(?<=:))([\"'“‘])(.+?)([\"'”’])(?=[\s?.!,;:)]|$)")
+#: An email address, and a web address (with its scheme, from "www.", or a lower-case domain).
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_WEB = re.compile(r"(?:\bhttps?://|\bwww\.)[^\s\"'<>]+|(?<![@\w.-])(?:[a-z0-9-]+\.)+[a-z]{2,6}\b(?:/[^\s\"'<>]*)?")
+#: An address is offered whole and never in parts (its dots and colon end no clause, its "@"
+#: splits no word); an argument that says it is one takes only an address of its kind.
+_ADDRESS = re.compile(f"{_EMAIL.pattern}|{_WEB.pattern}")
+#: What an argument's name or description says when its value is an address of that kind.
+_ADDRESS_KINDS = ((_EMAIL, frozenset({"email", "emails"})),
+                  (_WEB, frozenset({"url", "urls", "uri", "link", "website", "webpage", "homepage"})))
+#: What an arithmetic expression is made of: numbers, words and operators.
+_EXPRESSION_PART = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+|[-+*/×÷^%=]")
+#: At most this many words or operators between two numbers of one expression ("divided by").
+EXPRESSION_GAP = 3
 
 
 #: Where a description names example values, not what the tool does: "e.g. kilometres to miles",
@@ -191,20 +223,24 @@ def own_words(name: str, description: str) -> set[str]:
 
 class Said:
     """What the dialog offers a call's arguments: texts (spans) and numbers; ``kept`` the texts
-    offered whatever the tool (quoted texts); ``question`` the question itself, offered only to an
+    offered whatever the tool (quoted texts); ``expressions`` its arithmetic ones (:func:`_expressions`);
+    ``dialog`` the texts they were read from (the question, then each result's start); ``question`` the question itself, offered only to an
     argument that is a question (:func:`asks_whole`).  Read off the question once per step, for
-    every tool's schema: ``units`` (:func:`quantity_units`), ``counted`` (where what it asks how
-    many of starts), ``words`` (its words, lower case) and ``apart`` (the texts it sets apart: its
+    every tool's schema: ``units`` (:func:`quantity_units`), ``into`` (where what it converts
+    into may start: :func:`_converted_into`), ``words`` (its words, lower case) and ``apart`` (the texts it sets apart: its
     quoted ones, else what follows its colon)."""
 
     def __init__(self, texts: list[str], numbers: list[float], kept: frozenset[str] = frozenset(),
-                 question: str = "") -> None:
+                 question: str = "", expressions: frozenset[str] = frozenset(),
+                 dialog: tuple[str, ...] = ()) -> None:
         self.texts = texts
+        self.expressions = expressions
+        self.dialog = dialog
         self.numbers = numbers
         self.kept = kept
         self.question = question
         self.units = quantity_units(question)
-        self.counted = _counted(question)
+        self.into = _converted_into(question)
         self.words = _words(question)
         colon = None if kept else _after_colon(question)
         self.apart = kept if colon is None else frozenset({colon})
@@ -236,7 +272,7 @@ class Said:
         whole = [] if self.texts or not self.question else [self.question]
         for text in self.texts or whole:
             tokens = _TOKEN.findall(text)
-            if text not in whole and (text in self.kept or not tokens
+            if text not in whole and (text in self.kept or _ADDRESS.fullmatch(text) or not tokens
                                       or not (own(tokens[0]) or all(map(own, tokens)))):
                 out.append(text)
             elif tokens and own(tokens[0]) and not all(map(own, tokens)):
@@ -260,6 +296,87 @@ def asks_whole(argument: Any) -> bool:
     return bool(words & _WHOLE)
 
 
+def _unquoted(text: str) -> str:
+    """``text`` with its quoted parts and addresses cut out (each a ``|``): what is left is read
+    word by word."""
+    return _ADDRESS.sub(" | ", _QUOTED.sub(" | ", text))
+
+
+def _pieces(unquoted: str) -> list[str]:
+    """The clauses of ``unquoted``, split again where a quoted part or an address was cut out."""
+    return [piece for part in _CLAUSE_END.split(unquoted) for piece in part.split("|")]
+
+
+def expressions_in(text: str) -> list[str]:
+    """The arithmetic expressions of ``text`` (:func:`_expressions`), clause by clause."""
+    return [e for piece in _pieces(_unquoted(text)) for e in _expressions(piece)]
+
+
+_WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|december|"
+           "jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec")
+#: A day, as a request says one: "tomorrow", "next Friday", "3 May", "May 3rd, 2027", "2027-05-03",
+#: "3/5" (a month's name only with its day: "may" alone is a verb as often).
+_DATE = re.compile(rf"\b(?:today|tonight|tomorrow|yesterday|(?:next|this|last)\s+(?:week|weekend|month|year|"
+                   rf"{_WEEKDAYS})|(?:{_WEEKDAYS})|\d{{4}}-\d{{1,2}}-\d{{1,2}}|\d{{1,2}}/\d{{1,2}}(?:/\d{{2,4}})?|"
+                   rf"\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTHS})(?:\s+\d{{4}})?|"
+                   rf"(?:{_MONTHS})\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?)\b", re.IGNORECASE)
+#: A time of day: "3pm", "10:30 am", "15:30", "noon", "midnight".
+_TIME = re.compile(r"\b(?:\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)|\d{1,2}:\d{2}|noon|midnight)(?!\w)",
+                   re.IGNORECASE)
+#: The parts of an argument's name that say its value is a day, or a time of day ("date",
+#: "start_date", "when"; "time", "meeting_time"): its name only, since a description speaks of a
+#: time as often when the value is a city ("The city whose local time to give").
+_DAY_NAMES = frozenset({"date", "day", "when", "deadline"})
+_TIME_NAMES = frozenset({"time", "hour", "clock"})
+
+
+def _moment_kind(argument: Any) -> re.Pattern[str] | None:
+    """``_DATE`` or ``_TIME`` when a declared argument's name says its value is one, else None."""
+    parts = set(re.split(r"[\W_]+", str(getattr(argument, "name", "") or "").lower()))
+    return _DATE if parts & _DAY_NAMES else _TIME if parts & _TIME_NAMES else None
+
+
+def address_kind(argument: Any) -> re.Pattern[str] | None:
+    """The pattern of the address a declared argument is (its name or description says "email",
+    or "url", "link", "website"...), or None when it is no address."""
+    words = _words(f"{getattr(argument, 'name', '')} {getattr(argument, 'description', '') or ''}")
+    if {"e", "mail"} <= words:
+        words = words | {"email"}
+    return next((pattern for pattern, says in _ADDRESS_KINDS if words & says), None)
+
+
+def _addresses(text: str) -> list[str]:
+    """The web and email addresses in ``text``, without the punctuation that ends a sentence."""
+    return [m.group(0).rstrip(".,;:!?)") for m in _ADDRESS.finditer(text)]
+
+
+def _expressions(piece: str) -> list[str]:
+    """The arithmetic expressions of one clause ``piece``: runs from a number to a later one with at
+    most :data:`EXPRESSION_GAP` words or operators between each two ("17 times 23", "1024 divided by
+    8", "2+2").  A calculator's expression is all of one, never its first number alone
+    (:meth:`Said.for_tool`)."""
+    parts = list(_EXPRESSION_PART.finditer(piece))
+    out = []
+    i = 0
+    while i < len(parts):
+        if not parts[i].group(0)[0].isdigit():
+            i += 1
+            continue
+        last, gap = i, 0
+        for j in range(i + 1, len(parts)):
+            if parts[j].group(0)[0].isdigit():
+                last, gap = j, 0
+            else:
+                gap += 1
+                if gap > EXPRESSION_GAP:
+                    break
+        if last > i:
+            out.append(piece[parts[i].start():parts[last].end()])
+        i = last + 1
+    return out
+
+
 def _spans(text: str) -> list[str]:
     """What of ``text`` a value may be: its quoted parts, what follows a colon, and every run of up
     to :data:`MAX_SPAN_WORDS` content words (no filler word inside: a value rarely spans "about"
@@ -272,46 +389,57 @@ def _spans(text: str) -> list[str]:
     the 135M model's topic of a joke) unless it follows a colon ("Count the words in: ...").  Nor
     does a value start with a verb a request starts with (:data:`_REQUEST_VERBS`)."""
     out = [m.group(2).strip() for m in _QUOTED.finditer(text)]
-    unquoted = _QUOTED.sub(" | ", text)
+    out += [a for a in _addresses(_QUOTED.sub(" | ", text)) if a]
+    unquoted = _unquoted(text)
     if (colon := _after_colon(unquoted)) is not None:
         out.append(colon)
-    for part in _CLAUSE_END.split(unquoted):
-        for piece in part.split("|"):
-            tokens = [t.group(0) for t in _TOKEN.finditer(piece)]
-            spans = list(_TOKEN.finditer(piece))
-            content = [t.lower() not in _EDGE_WORDS for t in tokens]
-            named = [t[:1].isupper() and content[i] for i, t in enumerate(tokens)]
-            starts = [c and not (named[i] and i > 0 and named[i - 1]) and tokens[i].lower() not in _REQUEST_VERBS
-                      for i, c in enumerate(content)]
-            ends = [c and not (named[j] and j + 1 < len(tokens) and named[j + 1]) for j, c in enumerate(content)]
-            for i in range(len(tokens)):
-                if not starts[i]:
-                    continue
-                for j in range(i, min(i + MAX_SPAN_WORDS, len(tokens))):
-                    if not content[j]:
-                        break
-                    if ends[j]:
-                        out.append(piece[spans[i].start():spans[j].end()])
+    for piece in _pieces(unquoted):
+        out += _expressions(piece)
+        tokens = [t.group(0) for t in _TOKEN.finditer(piece)]
+        spans = list(_TOKEN.finditer(piece))
+        content = [t.lower() not in _EDGE_WORDS for t in tokens]
+        named = [t[:1].isupper() and content[i] for i, t in enumerate(tokens)]
+        starts = [c and not (named[i] and i > 0 and named[i - 1]) and tokens[i].lower() not in _REQUEST_VERBS
+                  for i, c in enumerate(content)]
+        ends = [c and not (named[j] and j + 1 < len(tokens) and named[j + 1]) for j, c in enumerate(content)]
+        for i in range(len(tokens)):
+            if not starts[i]:
+                continue
+            for j in range(i, min(i + MAX_SPAN_WORDS, len(tokens))):
+                if not content[j]:
+                    break
+                if ends[j]:
+                    out.append(piece[spans[i].start():spans[j].end()])
     return out
 
 
 #: What a question asks the count of starts after these words: "How many cups are in 2 litres?".
 _HOW_MANY = re.compile(r"\bhow\s+many\s+(?=\w)", re.IGNORECASE)
+#: What a quantity is converted into starts after these words: "5 miles in kilometres", "20 USD to EUR".
+_INTO_WORD = re.compile(r"\b(?:in|into|to)\s+(?:the\s+)?(?=[^\W\d_])", re.IGNORECASE)
 
 
-def _counted(question: str) -> int | None:
-    """Where in ``question`` what it asks how many of starts ("cups" of "How many cups are in 2
-    litres?"), or None."""
-    m = _HOW_MANY.search(question[:MAX_SAID_CHARS])
-    return None if m is None else m.end()
+def _converted_into(question: str) -> tuple[int, ...]:
+    """Where in ``question`` what it converts into may start: after "how many" ("cups" of "How many
+    cups are in 2 litres?"), and after the last "in", "into" or "to" that follows a quantity
+    ("kilometres" of "Express 5 miles in kilometres"; the last, since "3 pm in London" is where,
+    and "what time is it in Tokyo" what into)."""
+    text = question[:MAX_SAID_CHARS]
+    out = [m.end() for m in _HOW_MANY.finditer(text)][:1]
+    quantity = _QUANTITY.search(text)
+    if quantity is not None:
+        targets = [m.end() for m in _INTO_WORD.finditer(text, quantity.start())]
+        out += targets[-1:]
+    return tuple(out)
 
 
 def _after_colon(unquoted: str) -> str | None:
     """What follows the first colon of ``unquoted`` (a text whose quotes are cut out, as ``|``), up
     to the first of them: "Count the words in: ..." gives the text counted; None without a colon."""
-    if ":" not in unquoted:
+    colon = _COLON.search(unquoted)
+    if colon is None:
         return None
-    return unquoted.split(":", 1)[1].split("|")[0].strip().rstrip("?!.")
+    return unquoted[colon.end():].split("|")[0].strip().rstrip("?!.")
 
 
 def _offered_numbers(text: str) -> list[float]:
@@ -328,13 +456,14 @@ def said_values(question: str, results: Sequence[str]) -> Said:
     """The spans and numbers of the question and of the earlier tool ``results`` (each cut at
     :data:`RESULT_CHARS`), the question's first, each once; the whole question apart."""
     whole = question.strip().rstrip("?!. ")
-    texts: list[str] = _spans(question)
-    for result in results:
-        texts += _spans(result[:RESULT_CHARS])
-    offered = [t for t in dict.fromkeys(texts) if t and t != whole and (_LETTERS.search(t) or _NUMBER.fullmatch(t))]
-    numbers = _offered_numbers(" ".join([question, *(r[:RESULT_CHARS] for r in results)]))
+    dialog = [question, *(r[:RESULT_CHARS] for r in results)]
+    texts = [t for text in dialog for t in _spans(text)]
+    expressions = frozenset(e for text in dialog for e in expressions_in(text))
+    offered = [t for t in dict.fromkeys(texts) if t and t != whole
+               and (_LETTERS.search(t) or _NUMBER.fullmatch(t) or t in expressions)]
+    numbers = _offered_numbers(" ".join(dialog))
     quoted = {m.group(2).strip() for m in _QUOTED.finditer(question)}
-    return Said(offered[:MAX_SPANS], numbers, frozenset(quoted), whole)
+    return Said(offered[:MAX_SPANS], numbers, frozenset(quoted), whole, expressions, tuple(dialog))
 
 
 _DIGIT = re.compile(r"\d")
@@ -399,7 +528,9 @@ def _by_quantity(prop: dict[str, Any], name: str, units: set[str], declared_enum
     start of one ("F" for "Fahrenheit", "mi" rather than "m" for "miles").  Spans are not
     narrowed to the unit (a number's next word may be "pm" of a time, not what a city argument
     converts out of), except that a span converted out of is not what the question asks how many
-    of ("How many cups are in 2 litres?" converts into cups: the 135M model wrote cups for both),
+    of ("How many cups are in 2 litres?" converts into cups: the 135M model wrote cups for both)
+    nor what follows the quantity's last "in", "into" or "to" ("Express 5 miles in kilometres":
+    the 135M model wrote kilometres for both; :func:`_converted_into`),
     and a span converted into is no proper adjective without its noun (:func:`_noun_after`: the
     135M model wrote "Swiss" of "how many Swiss francs" and "Canadian" of "how many Canadian
     dollars", greedy decoding closing the shorter value, which the converter refused).  Nothing
@@ -424,9 +555,10 @@ def _by_quantity(prop: dict[str, Any], name: str, units: set[str], declared_enum
             kept = [v for v in kept if not (isinstance(v, str) and said.with_noun(v) in whole)] or kept
     elif declared_enum:
         kept = [values[i] for i in unit]
-    elif said.counted is not None:
-        # What the question asks how many of is what it converts into, never out of.
-        kept = [v for v in values if not (isinstance(v, str) and said.question.startswith(v, said.counted))]
+    elif said.into:
+        # What the question asks how many of, or converts "in"/"to", is converted into, never out of.
+        kept = [v for v in values if not (isinstance(v, str) and any(said.question.startswith(v, at)
+                                                                      for at in said.into))]
     else:
         return prop
     return {**prop, "enum": kept} if kept and kept != values else prop
@@ -448,14 +580,20 @@ def _by_topic(prop: dict[str, Any], argument: Any, question: str) -> dict[str, A
     "topic", "subject" or "theme"), narrowed to the parts of the question after the word that
     says what it is about, when it has one: "My father loves corny puns; share one about
     lawnmowers" is about lawnmowers, not "father" (the 135M model's pick, and "witty" for "Say
-    something witty about the ocean").  A question without such a word keeps every part."""
+    something witty about the ocean").  The parts in that word's own clause come first: "A really
+    lame pun about cheese, the kind my father tells" is about cheese, not "tells" (the 135M
+    model's pick).  A question without such a word keeps every part."""
     values = prop.get("enum")
     if not isinstance(values, list) or not question or not _says(argument, _TOPIC_WORDS):
         return prop
     marker = _ABOUT.search(question)
     if marker is None:
         return prop
-    kept = [v for v in values if isinstance(v, str) and v and question.find(v, marker.end()) >= 0]
+    after = [(v, question.find(v, marker.end())) for v in values if isinstance(v, str) and v]
+    after = [(v, at) for v, at in after if at >= 0]
+    clause_end = _CLAUSE_END.search(question, marker.end())
+    end = len(question) if clause_end is None else clause_end.start()
+    kept = [v for v, at in after if at < end] or [v for v, _ in after]
     return {**prop, "enum": kept} if kept and kept != values else prop
 
 
@@ -498,6 +636,10 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
         # The numbers said go to the tool's number argument: its text arguments get no run with a
         # number in it ("40" or "15 American" as the currency converted to), unless quoted.
         texts = [t for t in texts if t in said.kept or not _DIGIT.search(t)] or texts
+    elif said.expressions:
+        # A tool that takes no number gets an expression whole, never the start of one: the 135M model
+        # gave a calculator "17" of "What's 17 times 23?", greedy decoding closing the shorter value.
+        texts = [t for t in texts if not any(e != t and e.startswith(t) for e in said.expressions)] or texts
     # What the question's numbers count, for a tool that takes a number: its conversion's units.
     units = said.units if _takes_number(properties, arguments) else set()
     out = {}
@@ -508,6 +650,16 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
             out[name] = prop
         elif "enum" in prop:
             out[name] = _by_quantity(prop, name, units, True, said)
+        elif kind == "string" and (address := address_kind(declared)) is not None:
+            # An address argument takes the dialog's addresses of its kind; with none said it is left
+            # to the model, and the check asks back (a greeting's "Hi" is no recipient).
+            addresses = [t for t in said.texts if address.fullmatch(t)]
+            out[name] = {**prop, "enum": addresses} if addresses else prop
+        elif kind == "string" and (moment := _moment_kind(declared)) is not None:
+            # A day or a time of day: the ones the dialog says ("tomorrow" is no span: it is no
+            # city); with none said it is left to the model, and the check asks back for a made-up one.
+            moments = list(dict.fromkeys(m.group(0) for text in said.dialog for m in moment.finditer(text)))
+            out[name] = {**prop, "enum": moments} if moments else prop
         elif kind == "string" and (texts or said.question):
             whole = [said.question] if said.question and (asks_whole(declared) or not texts) else []
             offered = _by_quantity({**prop, "enum": list(dict.fromkeys(whole + texts))}, name, units, False, said)
