@@ -215,7 +215,7 @@ class Score:
     valid_calls: int
     right_args: bool
     answered_from_result: bool
-    successful_right: bool    # answered from the right tool's result, not marked otherwise
+    successful_right: bool    # answered from the right tool's result of the right arguments, not marked otherwise
     abstained: bool           # ended asking back, or saying no tool fits
     wrongly_successful: bool
     error: bool
@@ -241,23 +241,31 @@ def score(q: dict[str, Any], d: Dialog, schemas: dict[str, dict[str, Any]]) -> S
     calls = d.calls
     expected = q["tool"]
     first_expected = next((c for c in calls if c.tool == expected), None) if expected else None
-    results = [c.observation for c in calls
-               if expected and c.tool == expected and c.observation and not c.observation.startswith("Error:")]
+    answered = [c for c in calls
+                if expected and c.tool == expected and c.observation and not c.observation.startswith("Error:")]
+    results = [c.observation for c in answered]
     ended_ok = d.answered and d.error is None and d.outcome not in FAILED
     abstained = ended_ok and d.outcome in ABSTAINED
     answer = _ws(d.answer or "")
-    from_result = ended_ok and any(_ws(r) in answer or _ws(distinctive(r)) in answer for r in results)
+
+    def given(result: str) -> bool:
+        return _ws(result) in answer or _ws(distinctive(result)) in answer
+
+    from_result = ended_ok and any(given(r) for r in results)
+    # Right only from a result of the right arguments: "5 kilometres is 5 kilometres" (a converter
+    # called from kilometres for "Express 5 miles in kilometres") answers wrongly.
+    from_right = ended_ok and any(given(c.observation) for c in answered if args_right(q, c.args))
     keys = [k for k in (key_value(expected, r) for r in results) if k] if expected else []
     right_first = expected is not None and bool(calls) and calls[0].tool == expected
     offered = d.outcome == "asked-back" and bool(d.candidates) and d.candidates[0] == expected
-    wrongly = ended_ok and not abstained and not from_result
+    wrongly = ended_ok and not abstained and not from_right
     return Score(
         question=q["question"], tool=expected, dialog=d,
         right_first=right_first, right_offered_first=right_first or (expected is not None and offered),
         calls=len(calls), valid_calls=sum(call_valid(c, schemas) for c in calls),
         right_args=first_expected is not None and args_right(q, first_expected.args),
         answered_from_result=from_result,
-        successful_right=from_result and d.outcome in (None, "tool-result"),
+        successful_right=from_right and d.outcome in (None, "tool-result"),
         abstained=abstained,
         wrongly_successful=wrongly,
         error=not ended_ok,

@@ -284,9 +284,11 @@ How it was measured (`bench/agent_quality.py`; this table: `{result['command']}`
   the word, and for a translation a language the lexicon reads as the right one; the same value and units
   or temperature scales the converter reads as the right ones). **answered from the result**: the dialog ended with an answer containing an observation
   of the right tool (or its last line, a joke's joke), whitespace and case ignored. **successful and
-  right**: that, with no error and an outcome `tool-result` or none. **abstained / asked back**: the dialog
+  right**: that, from a call with the right arguments (as the column above reads them), with no error
+  and an outcome `tool-result` or none. **abstained / asked back**: the dialog
   ended with outcome `asked-back` or `no-tool` and no error (and how many of the questions no tool fits
-  did). **wrongly successful**: an answer, no error, not abstained, not from the right tool's result (for a
+  did). **wrongly successful**: an answer, no error, not abstained, not from the right tool's result of
+  the right arguments (Barcelona's weather for Buenos Aires is wrong) (for a
   question no tool fits: every answer that is not marked `no-tool` or `asked-back`). **error endings**: an
   agent error (outcome `tool-unavailable` or `error` included, or {MAX_ITERATIONS} steps without an answer)
   or no end. **transport timeouts**: ended by the gateway's `Timeout` or not ended within the client's

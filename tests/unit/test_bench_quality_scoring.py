@@ -110,10 +110,17 @@ RECORDED = json.loads((REPO / "tests" / "unit" / "data" / "bench_quality_recorde
 @pytest.mark.parametrize("rec", RECORDED["dialogs"], ids=lambda rec: rec["question"][:30])
 def test_recorded_outcome_less_dialog_scores_as_main_scored_it(rec: dict) -> None:
     s = score(rec["q"], Dialog.replay(rec), RECORDED["schemas"])
-    assert {k: getattr(s, k) for k in rec["main_score"]} == rec["main_score"]
+    main = dict(rec["main_score"])
+    # One change since: an answer from the right tool's result of the wrong arguments (Barcelona's
+    # weather for Buenos Aires) is wrongly successful, no longer right.
+    wrong_args = main["answered_from_result"] and not main["right_args"]
+    if wrong_args:
+        main["wrongly_successful"] = True
+        main.pop("key_only")
+    assert {k: getattr(s, k) for k in main} == main
     # The new columns follow from the old ones when the agent gives no outcome.
     assert not s.abstained and s.dialog.outcome is None
-    assert s.successful_right == s.answered_from_result and s.right_offered_first == s.right_first
+    assert s.successful_right == (s.answered_from_result and s.right_args) and s.right_offered_first == s.right_first
 
 
 def test_the_recorded_gateway_timeout_is_a_transport_timeout() -> None:
@@ -127,6 +134,19 @@ def test_tool_result_outcome_is_successful_and_right() -> None:
     s = score(WEATHER_Q, dialog(WEATHER_Q, right_weather(outcome="tool-result")), SCHEMAS)
     assert s.successful_right and s.right_ending and not s.wrongly_successful
     assert s.dialog.outcome == "tool-result"
+
+
+def test_the_right_tools_answer_to_the_wrong_arguments_is_wrongly_successful() -> None:
+    barcelona = qs.weather_report("Barcelona")
+    frames = [action("weather", {"city": "Barcelona"}), observation(barcelona),
+              *answer(barcelona, outcome="tool-result")]
+    s = score(WEATHER_Q, dialog(WEATHER_Q, frames), SCHEMAS)
+    assert s.right_first and s.answered_from_result and not s.right_args
+    assert s.wrongly_successful and not s.successful_right and s.failed
+    # A second call with the right arguments, answered from: right.
+    frames = [action("weather", {"city": "Barcelona"}), observation(barcelona), *right_weather(outcome="tool-result")]
+    s = score(WEATHER_Q, dialog(WEATHER_Q, frames), SCHEMAS)
+    assert s.successful_right and not s.wrongly_successful
 
 
 def test_wrong_tool_marked_tool_result_is_still_wrongly_successful() -> None:
