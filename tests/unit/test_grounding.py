@@ -449,6 +449,10 @@ def test_an_argument_named_a_day_or_a_time_takes_the_days_and_times_the_dialog_s
     assert offered("Put the dentist on May 3rd, 2027 at noon")[:2] == [["May 3rd, 2027"], ["noon"]]
     # None said: left to the model (a made-up one asks back); "may" alone is no month.
     assert offered("You may book lunch with Ann")[:2] == [None, None]
+    # A name whose last part says so: a "dueDate" is a day, a "time_zone" no time.
+    named = [ToolArgument(name="dueDate", type="string"), ToolArgument(name="time_zone", type="string")]
+    got = grounded(schema_of(*named), named, said_values("Due tomorrow at 3pm in Tokyo", []))["properties"]
+    assert got["dueDate"]["enum"] == ["tomorrow"] and "Tokyo" in got["time_zone"]["enum"]
     # A description that speaks of time does not make a city a time.
     city = [ToolArgument(name="city", type="string", description="The city whose local time to give")]
     got = grounded(schema_of(*city), city, said_values("What time is it in Oslo at 3pm?", []))["properties"]

@@ -324,17 +324,19 @@ _DATE = re.compile(rf"\b(?:today|tonight|tomorrow|yesterday|(?:next|this|last)\s
 #: A time of day: "3pm", "10:30 am", "15:30", "noon", "midnight".
 _TIME = re.compile(r"\b(?:\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)|\d{1,2}:\d{2}|noon|midnight)(?!\w)",
                    re.IGNORECASE)
-#: The parts of an argument's name that say its value is a day, or a time of day ("date",
-#: "start_date", "when"; "time", "meeting_time"): its name only, since a description speaks of a
-#: time as often when the value is a city ("The city whose local time to give").
+#: The last part of an argument's name that says its value is a day, or a time of day ("date",
+#: "start_date", "dueDate", "when"; "time", "meeting_time"): its name only, since a description
+#: speaks of a time as often when the value is a city ("The city whose local time to give").
 _DAY_NAMES = frozenset({"date", "day", "when", "deadline"})
 _TIME_NAMES = frozenset({"time", "hour", "clock"})
 
 
 def _moment_kind(argument: Any) -> re.Pattern[str] | None:
     """``_DATE`` or ``_TIME`` when a declared argument's name says its value is one, else None."""
-    parts = set(re.split(r"[\W_]+", str(getattr(argument, "name", "") or "").lower()))
-    return _DATE if parts & _DAY_NAMES else _TIME if parts & _TIME_NAMES else None
+    # The name's last part: a "due_date" is a day, a "time_zone" or a "date_format" is not.
+    parts = [p for p in re.split(r"[\W_]+|(?<=[a-z])(?=[A-Z])", str(getattr(argument, "name", "") or "")) if p]
+    last = parts[-1].lower() if parts else ""
+    return _DATE if last in _DAY_NAMES else _TIME if last in _TIME_NAMES else None
 
 
 def address_kind(argument: Any) -> re.Pattern[str] | None:
