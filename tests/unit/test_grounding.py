@@ -461,3 +461,14 @@ def test_an_argument_named_a_day_or_a_time_takes_the_days_and_times_the_dialog_s
     text = [ToolArgument(name="text", type="string", description="The text whose words to count")]
     got = grounded(schema_of(*text), text, said_values("How many words are in the 10:30 news headline", []))
     assert "news headline" in got["properties"]["text"]["enum"]
+
+
+def test_only_the_start_of_a_huge_question_is_read_for_values():
+    # A 1 MB question once kept the agent busy for minutes (an address pattern that was quadratic
+    # in a run of word characters); what is offered comes from its first MAX_SAID_CHARS.
+    from trustgraph.agent.react.grounding import MAX_SAID_CHARS
+    head = "Mail bob@example.com please "
+    question = head + "x" * (MAX_SAID_CHARS - len(head)) + " and carol@example.com " + "y" * 1_000_000
+    said = said_values(question, [])
+    assert "bob@example.com" in said.texts and "carol@example.com" not in said.texts
+    assert len(said.dialog[0]) == MAX_SAID_CHARS

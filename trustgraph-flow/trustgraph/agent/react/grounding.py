@@ -195,7 +195,7 @@ _REQUEST_VERBS = frozenset("""say tell give let get put make express explain def
 exchange tally calculate compute find look share suggest recommend amuse hit crack turn help""".split())
 _QUOTED = re.compile(r"(?:(?<=\s)|(?<=^)|(?<=:))([\"'“‘])(.+?)([\"'”’])(?=[\s?.!,;:)]|$)")
 #: An email address, and a web address (with its scheme, from "www.", or a lower-case domain).
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")   # starts a word: linear in the text
 _WEB = re.compile(r"(?:\bhttps?://|\bwww\.)[^\s\"'<>]+|(?<![@\w.-])(?:[a-z0-9-]+\.)+[a-z]{2,6}\b(?:/[^\s\"'<>]*)?")
 #: An address is offered whole and never in parts (its dots and colon end no clause, its "@"
 #: splits no word); an argument that says it is one takes only an address of its kind.
@@ -458,7 +458,7 @@ def said_values(question: str, results: Sequence[str]) -> Said:
     """The spans and numbers of the question and of the earlier tool ``results`` (each cut at
     :data:`RESULT_CHARS`), the question's first, each once; the whole question apart."""
     whole = question.strip().rstrip("?!. ")
-    dialog = [question, *(r[:RESULT_CHARS] for r in results)]
+    dialog = [question[:MAX_SAID_CHARS], *(r[:RESULT_CHARS] for r in results)]
     texts = [t for text in dialog for t in _spans(text)]
     expressions = frozenset(e for text in dialog for e in expressions_in(text))
     offered = [t for t in dict.fromkeys(texts) if t and t != whole
