@@ -255,7 +255,9 @@ def score(q: dict[str, Any], d: Dialog, schemas: dict[str, dict[str, Any]]) -> S
     # Right only from a result of the right arguments: "5 kilometres is 5 kilometres" (a converter
     # called from kilometres for "Express 5 miles in kilometres") answers wrongly.
     from_right = ended_ok and any(given(c.observation) for c in answered if args_right(q, c.args))
-    keys = [k for k in (key_value(expected, r) for r in results) if k] if expected else []
+    # A shortened answer carries the key value of a result of the right arguments.
+    keys = [k for k in (key_value(expected, c.observation) for c in answered if args_right(q, c.args)) if k] \
+        if expected else []
     right_first = expected is not None and bool(calls) and calls[0].tool == expected
     offered = d.outcome == "asked-back" and bool(d.candidates) and d.candidates[0] == expected
     wrongly = ended_ok and not abstained and not from_right

@@ -116,7 +116,6 @@ def test_recorded_outcome_less_dialog_scores_as_main_scored_it(rec: dict) -> Non
     wrong_args = main["answered_from_result"] and not main["right_args"]
     if wrong_args:
         main["wrongly_successful"] = True
-        main.pop("key_only")
     assert {k: getattr(s, k) for k in main} == main
     # The new columns follow from the old ones when the agent gives no outcome.
     assert not s.abstained and s.dialog.outcome is None
@@ -143,6 +142,7 @@ def test_the_right_tools_answer_to_the_wrong_arguments_is_wrongly_successful() -
     s = score(WEATHER_Q, dialog(WEATHER_Q, frames), SCHEMAS)
     assert s.right_first and s.answered_from_result and not s.right_args
     assert s.wrongly_successful and not s.successful_right and s.failed
+    assert not s.key_only   # not a shortened right answer: an answer to the wrong question
     # A second call with the right arguments, answered from: right.
     frames = [action("weather", {"city": "Barcelona"}), observation(barcelona), *right_weather(outcome="tool-result")]
     s = score(WEATHER_Q, dialog(WEATHER_Q, frames), SCHEMAS)
