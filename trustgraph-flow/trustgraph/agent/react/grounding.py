@@ -296,20 +296,9 @@ def asks_whole(argument: Any) -> bool:
     return bool(words & _WHOLE)
 
 
-def _unquoted(text: str) -> str:
-    """``text`` with its quoted parts and addresses cut out (each a ``|``): what is left is read
-    word by word."""
-    return _ADDRESS.sub(" | ", _QUOTED.sub(" | ", text))
-
-
 def _pieces(unquoted: str) -> list[str]:
     """The clauses of ``unquoted``, split again where a quoted part or an address was cut out."""
     return [piece for part in _CLAUSE_END.split(unquoted) for piece in part.split("|")]
-
-
-def expressions_in(text: str) -> list[str]:
-    """The arithmetic expressions of ``text`` (:func:`_expressions`), clause by clause."""
-    return [e for piece in _pieces(_unquoted(text)) for e in _expressions(piece)]
 
 
 _WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
@@ -379,8 +368,10 @@ def _expressions(piece: str) -> list[str]:
     return out
 
 
-def _spans(text: str) -> list[str]:
-    """What of ``text`` a value may be: its quoted parts, what follows a colon, and every run of up
+def _spans(text: str) -> tuple[list[str], list[str]]:
+    """What of ``text`` a value may be, and its arithmetic expressions (:func:`_expressions`, which
+    are among the first), read in one pass: its quoted parts, its addresses, what follows a colon,
+    and every run of up
     to :data:`MAX_SPAN_WORDS` content words (no filler word inside: a value rarely spans "about"
     or "in") that neither starts nor ends inside a name (a run of capitalised words: not
     ``Buenos`` nor ``Aires`` of ``Buenos Aires``).
@@ -391,12 +382,17 @@ def _spans(text: str) -> list[str]:
     the 135M model's topic of a joke) unless it follows a colon ("Count the words in: ...").  Nor
     does a value start with a verb a request starts with (:data:`_REQUEST_VERBS`)."""
     out = [m.group(2).strip() for m in _QUOTED.finditer(text)]
-    out += [a for a in _addresses(_QUOTED.sub(" | ", text)) if a]
-    unquoted = _unquoted(text)
+    # Quoted parts and addresses are cut out (each a ``|``): what is left is read word by word.
+    without_quotes = _QUOTED.sub(" | ", text)
+    out += [a for a in _addresses(without_quotes) if a]
+    unquoted = _ADDRESS.sub(" | ", without_quotes)
     if (colon := _after_colon(unquoted)) is not None:
         out.append(colon)
+    expressions: list[str] = []
     for piece in _pieces(unquoted):
-        out += _expressions(piece)
+        found = _expressions(piece)
+        expressions += found
+        out += found
         tokens = [t.group(0) for t in _TOKEN.finditer(piece)]
         spans = list(_TOKEN.finditer(piece))
         content = [t.lower() not in _EDGE_WORDS for t in tokens]
@@ -412,7 +408,7 @@ def _spans(text: str) -> list[str]:
                     break
                 if ends[j]:
                     out.append(piece[spans[i].start():spans[j].end()])
-    return out
+    return out, expressions
 
 
 #: What a question asks the count of starts after these words: "How many cups are in 2 litres?".
@@ -459,8 +455,9 @@ def said_values(question: str, results: Sequence[str]) -> Said:
     :data:`RESULT_CHARS`), the question's first, each once; the whole question apart."""
     whole = question.strip().rstrip("?!. ")
     dialog = [question[:MAX_SAID_CHARS], *(r[:RESULT_CHARS] for r in results)]
-    texts = [t for text in dialog for t in _spans(text)]
-    expressions = frozenset(e for text in dialog for e in expressions_in(text))
+    read = [_spans(text) for text in dialog]
+    texts = [t for spans, _ in read for t in spans]
+    expressions = frozenset(e for _, found in read for e in found)
     offered = [t for t in dict.fromkeys(texts) if t and t != whole
                and (_LETTERS.search(t) or _NUMBER.fullmatch(t) or t in expressions)]
     numbers = _offered_numbers(" ".join(dialog))
