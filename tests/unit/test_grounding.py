@@ -422,10 +422,20 @@ def test_an_arithmetic_expression_is_offered_whole_to_a_tool_that_takes_no_numbe
 
     for question, expression in [("What's 17 times 23?", "17 times 23"),
                                  ("Can you work out 1024 divided by 8?", "1024 divided by 8"),
-                                 ("What's 2+2?", "2+2"), ("What is 15% of 200?", "15% of 200")]:
+                                 ("What's 2+2?", "2+2"), ("What is 15% of 200?", "15% of 200"),
+                                 ("What is (3 + 4) * 12?", "(3 + 4) * 12"),
+                                 ("Work out 2 * (3 + 4) please", "2 * (3 + 4)"),
+                                 ("Compute ((1+2)*3)-4", "((1+2)*3)-4")]:
         got = offered(question)
         assert expression in got, question
         assert not [t for t in got if t != expression and expression.startswith(t)], (question, got)
+    # A parenthesis only joins arithmetic it balances: "3 + 4" was the probe's calculator value for
+    # "(3 + 4) * 12", cut at the parenthesis as a clause is; an aside in words is still apart.
+    assert "3 + 4" not in offered("What is (3 + 4) * 12?")
+    assert not [t for t in offered("Convert 5 miles (about 8 km) to feet") if "(" in t or ")" in t]
+    # Each expression comes before the spans of its clause, as the model reads them in order.
+    got = offered("My cat is called Tom. What is 17 times 23?")
+    assert got.index("17 times 23") > got.index("Tom") and got.index("17 times 23") < got.index("23")
     # A lone number is no expression, and keeps its spans; so do a tool's number arguments.
     assert {"record 42", "42"} <= set(offered("Show record 42 of the stock"))
     adder = [ToolArgument(name="a", type="number"), ToolArgument(name="b", type="number")]

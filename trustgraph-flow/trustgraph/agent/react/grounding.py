@@ -203,8 +203,11 @@ _ADDRESS = re.compile(f"{_EMAIL.pattern}|{_WEB.pattern}")
 #: What an argument's name or description says when its value is an address of that kind.
 _ADDRESS_KINDS = ((_EMAIL, frozenset({"email", "emails"})),
                   (_WEB, frozenset({"url", "urls", "uri", "link", "website", "webpage", "homepage"})))
-#: What an arithmetic expression is made of: numbers, words and operators.
-_EXPRESSION_PART = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+|[-+*/×÷^%=]")
+#: What an arithmetic expression is made of: numbers, words, operators and parentheses.
+_EXPRESSION_PART = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+|[-+*/×÷^%=()]")
+#: Where an expression ends: where a clause does (:data:`_CLAUSE_END`), but not at a parenthesis,
+#: which groups arithmetic as often ("(3 + 4) * 12").
+_EXPRESSION_END = re.compile(r"(?<!\d)[.,:]|[.,:](?!\d)|[;!?\[\]\n\"“”]")
 #: At most this many words or operators between two numbers of one expression ("divided by").
 EXPRESSION_GAP = 3
 
@@ -296,9 +299,20 @@ def asks_whole(argument: Any) -> bool:
     return bool(words & _WHOLE)
 
 
-def _pieces(unquoted: str) -> list[str]:
-    """The clauses of ``unquoted``, split again where a quoted part or an address was cut out."""
-    return [piece for part in _CLAUSE_END.split(unquoted) for piece in part.split("|")]
+#: Where ``unquoted`` text (:func:`_spans`) splits into clauses: where a clause ends, and where a
+#: quoted part or an address was cut out (a ``|``); and where it splits for expressions.
+_PIECE_END = re.compile(rf"{_CLAUSE_END.pattern}|\|")
+_EXPRESSION_PIECE_END = re.compile(rf"{_EXPRESSION_END.pattern}|\|")
+
+
+def _pieces(text: str, ends: re.Pattern[str] = _PIECE_END) -> list[tuple[int, str]]:
+    """The pieces of ``text`` between the matches of ``ends``, each with where it starts."""
+    out, start = [], 0
+    for m in ends.finditer(text):
+        out.append((start, text[start:m.start()]))
+        start = m.end()
+    out.append((start, text[start:]))
+    return out
 
 
 _WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
@@ -342,29 +356,43 @@ def _addresses(text: str) -> list[str]:
     return [m.group(0).rstrip(".,;:!?)") for m in _ADDRESS.finditer(text)]
 
 
-def _expressions(piece: str) -> list[str]:
-    """The arithmetic expressions of one clause ``piece``: runs from a number to a later one with at
-    most :data:`EXPRESSION_GAP` words or operators between each two ("17 times 23", "1024 divided by
-    8", "2+2").  A calculator's expression is all of one, never its first number alone
+def _expressions(piece: str) -> list[tuple[int, str]]:
+    """The arithmetic expressions of one ``piece`` of text (cut at :data:`_EXPRESSION_END`): runs
+    from a number to a later one with at most :data:`EXPRESSION_GAP` words or operators between
+    each two ("17 times 23", "1024 divided by 8", "2+2"), with the parentheses that balance them
+    ("(3 + 4) * 12"; where none can, a parenthesis ends the run as it ends a clause), each with
+    where it starts.  A calculator's expression is all of one, never its first number alone
     (:meth:`Said.for_tool`)."""
     parts = list(_EXPRESSION_PART.finditer(piece))
+    words = [p.group(0) for p in parts]
     out = []
     i = 0
     while i < len(parts):
-        if not parts[i].group(0)[0].isdigit():
+        if not words[i][0].isdigit():
             i += 1
             continue
         last, gap = i, 0
         for j in range(i + 1, len(parts)):
-            if parts[j].group(0)[0].isdigit():
+            if words[j][0].isdigit():
                 last, gap = j, 0
-            else:
+            elif words[j] not in "()":
                 gap += 1
                 if gap > EXPRESSION_GAP:
                     break
-        if last > i:
-            out.append(piece[parts[i].start():parts[last].end()])
-        i = last + 1
+        first, depth = i, words[i:last + 1].count("(") - words[i:last + 1].count(")")
+        while depth < 0 and first > 0 and words[first - 1] == "(":
+            first, depth = first - 1, depth + 1
+        end = last
+        while depth > 0 and end + 1 < len(parts) and words[end + 1] == ")":
+            end, depth = end + 1, depth - 1
+        start = parts[first].start()
+        run = piece[start:parts[end].end()]
+        if depth:
+            out += [(start + m.start() + at, e) for m in re.finditer(r"[^()]+", run)
+                    for at, e in _expressions(m.group(0))]
+        elif last > i:
+            out.append((start, run))
+        i = end + 1
     return out
 
 
@@ -388,11 +416,13 @@ def _spans(text: str) -> tuple[list[str], list[str]]:
     unquoted = _ADDRESS.sub(" | ", without_quotes)
     if (colon := _after_colon(unquoted)) is not None:
         out.append(colon)
-    expressions: list[str] = []
-    for piece in _pieces(unquoted):
-        found = _expressions(piece)
-        expressions += found
-        out += found
+    # Each expression is offered before the spans of the clause it starts in.
+    found = [(at + start, e) for at, piece in _pieces(unquoted, _EXPRESSION_PIECE_END)
+             for start, e in _expressions(piece)]
+    expressions = [e for _, e in found]
+    for at, piece in _pieces(unquoted):
+        out += [e for start, e in found if start <= at + len(piece)]
+        found = [(start, e) for start, e in found if start > at + len(piece)]
         tokens = [t.group(0) for t in _TOKEN.finditer(piece)]
         spans = list(_TOKEN.finditer(piece))
         content = [t.lower() not in _EDGE_WORDS for t in tokens]
