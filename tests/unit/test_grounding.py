@@ -123,6 +123,9 @@ def offered(question, tool_text="", results=()):
     ("Exchange 15 American bucks for British pounds", "convert-currency Convert an amount of US dollars",
      "British pounds", ["Exchange", "Exchange 15 American"]),
     ("Tell me a joke about the stock exchange", "tell-joke Tell a joke on a given topic", "stock exchange", []),
+    # A title's point ends no clause: the name is whole, never its last word alone.
+    ("What's the weather in St. Louis?", "weather Current weather in a city", "St. Louis", ["Louis", "St"]),
+    ("Send a note to Dr. Smith", "send-note Send a note to a person", "Dr. Smith", ["Smith"]),
 ])
 def test_a_string_argument_is_offered_the_questions_spans_and_not_the_tools_own_words(
         question, tool_text, wanted, not_offered):

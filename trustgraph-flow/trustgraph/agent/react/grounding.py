@@ -176,8 +176,14 @@ MAX_SPANS = 200
 #: The characters of each earlier tool result whose parts are offered too.
 RESULT_CHARS = 400
 _TOKEN = re.compile(r"\w+(?:[.,'’-]\w+)*")
+#: A point that ends a clause: not one inside a number (12.5), nor one after a title that starts a
+#: name ("Dr. Smith", "St. Louis", "Mt. Everest" are names whole, not "Smith" or "Louis").
+_POINT = (r"(?<!\b(?:Dr|Mr|Ms|St|Mt|Ft|Jr|Sr))(?<!\b(?:Mrs|Rev|Gen|Col|Sgt))(?<!\bProf)(?<!\bCapt)"
+          r"(?:(?<!\d)\.|\.(?!\d))")
+#: Punctuation that ends a clause, parentheses aside (:data:`_CLAUSE_END`, :data:`_EXPRESSION_END`).
+_ENDS = rf"{_POINT}|(?<!\d)[,:]|[,:](?!\d)|[;!?\[\]\n\"“”]"
 #: Where a clause ends: punctuation, but not the point or comma inside a number (12.5, 1,000).
-_CLAUSE_END = re.compile(r"(?<!\d)[.,:]|[.,:](?!\d)|[;!?()\[\]\n\"“”]")
+_CLAUSE_END = re.compile(rf"{_ENDS}|[()]")
 #: A colon that sets apart what follows it: not one inside a time of day ("15:30").
 _COLON = re.compile(r"(?<!\d):|:(?!\d)")
 _OFFERED_NUMBER = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?(?![\w])")
@@ -207,7 +213,7 @@ _ADDRESS_KINDS = ((_EMAIL, frozenset({"email", "emails"})),
 _EXPRESSION_PART = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+|[-+*/×÷^%=()]")
 #: Where an expression ends: where a clause does (:data:`_CLAUSE_END`), but not at a parenthesis,
 #: which groups arithmetic as often ("(3 + 4) * 12").
-_EXPRESSION_END = re.compile(r"(?<!\d)[.,:]|[.,:](?!\d)|[;!?\[\]\n\"“”]")
+_EXPRESSION_END = re.compile(_ENDS)
 #: At most this many words or operators between two numbers of one expression ("divided by").
 EXPRESSION_GAP = 3
 
