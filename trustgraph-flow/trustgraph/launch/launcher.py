@@ -399,9 +399,8 @@ class Launcher:
             self.say("broker", f"{pulsar_url} (external)")
         else:
             port = args.broker_port
-            broker_local = local_address(args.broker_host)
             if port_taken(args.broker_host, port):
-                port = free_port(broker_local)  # 6650 is taken: pick any free port
+                port = None  # 6650 is taken: the broker picks any free port (and another if that goes)
             self.broker = EmbeddedBroker(self.data_dir / "broker", port=port, host=args.broker_host,
                                          log_path=self.data_dir / "logs" / "broker.log")
             self._say_exposure(self.broker.port, self.broker.metrics_port)

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from trustgraph.base.launching.broker import EmbeddedBroker
+from trustgraph.base.launching.broker import PORT_ATTEMPTS, EmbeddedBroker, PortTaken
 from trustgraph.base.messaging.lost_calls import RESTARTED_ENV
 
 from .components import Component
@@ -196,22 +196,31 @@ class BrokerProcess:
     def __init__(self, broker: EmbeddedBroker) -> None:
         self.broker = broker
         self.log_path = broker.log_path
-        self.where = f"{broker.url} (pulsar-lite, data {broker.data_dir})"
+
+    @property
+    def where(self) -> str:
+        return f"{self.broker.url} (pulsar-lite, data {self.broker.data_dir})"
 
     async def come_up(self) -> None:
         # Started from the loop's thread, so that it dies with tg-launch (die_with_parent);
         # the wait for its port blocks, so it runs in a thread, which a cancellation cannot
         # interrupt: if a shutdown cancels us meanwhile, let the wait finish and undo the
-        # start, or the broker would outlive tg-launch.
-        self.broker.spawn(preexec_fn=die_with_parent())
-        start = asyncio.ensure_future(asyncio.to_thread(self.broker.wait_started))
-        try:
-            await asyncio.shield(start)
-        except asyncio.CancelledError:
-            with contextlib.suppress(Exception):
-                await start
-            await asyncio.to_thread(self.broker.stop)
-            raise
+        # start, or the broker would outlive tg-launch.  Ports chosen for it and taken by
+        # another process before it bound them are chosen again (EmbeddedBroker.start).
+        for attempt in range(1, PORT_ATTEMPTS + 1):
+            self.broker.spawn(preexec_fn=die_with_parent())
+            start = asyncio.ensure_future(asyncio.to_thread(self.broker.wait_started))
+            try:
+                await asyncio.shield(start)
+                return
+            except PortTaken:
+                if attempt == PORT_ATTEMPTS or not self.broker.choose_ports_again():
+                    raise
+            except asyncio.CancelledError:
+                with contextlib.suppress(Exception):
+                    await start
+                await asyncio.to_thread(self.broker.stop)
+                raise
 
     async def wait_exit(self) -> int:
         # A Popen has no awaitable exit; a thread blocked in waitpid also reaps

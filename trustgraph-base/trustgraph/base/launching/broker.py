@@ -43,6 +43,20 @@ class BrokerError(RuntimeError):
     """The embedded broker could not be found or did not start."""
 
 
+class PortTaken(BrokerError):
+    """The broker could not listen: another process took its port (or its metrics port) first.
+
+    A port :func:`free_port` chose is free only when it is chosen: any process's next outgoing
+    connection may be given it before the broker binds it (CI saw it, with a suite's hundreds
+    of connections).  A broker whose ports were chosen for it tries others
+    (:meth:`EmbeddedBroker.choose_ports_again`); one given its port says so."""
+
+
+#: How often a broker whose ports were chosen for it tries new ones when they are taken first.
+PORT_ATTEMPTS = 5
+_IN_USE = (b"AddrInUse", b"Address already in use")
+
+
 def find_broker_binary() -> str:
     """Path of the ``pulsar-lite`` binary inside the installed wheel."""
     override = os.environ.get("PULSAR_LITE_BINARY")
@@ -95,8 +109,12 @@ class EmbeddedBroker:
         self.connect_host = local_address(host)
         self.port = port or free_port(self.connect_host)
         self.metrics_port = metrics_port or free_port(self.connect_host)
+        # Which ports this object chose (and may choose again until the broker first listens).
+        self._chosen = (not port, not metrics_port)
+        self._listened = False
         self.log_path = Path(log_path) if log_path else self.data_dir / "broker.log"
         self.proc: subprocess.Popen | None = None
+        self._log_start = 0
 
     @property
     def url(self) -> str:
@@ -115,9 +133,31 @@ class EmbeddedBroker:
         return path
 
     def start(self, timeout: float = 20.0) -> None:
-        """Start it and wait until it listens (:meth:`spawn`, then :meth:`wait_started`)."""
-        self.spawn()
-        self.wait_started(timeout)
+        """Start it and wait until it listens (:meth:`spawn`, then :meth:`wait_started`), on
+        other ports when the ones chosen for it were taken first (:class:`PortTaken`)."""
+        for attempt in range(1, PORT_ATTEMPTS + 1):
+            self.spawn()
+            try:
+                self.wait_started(timeout)
+                return
+            except PortTaken:
+                if attempt == PORT_ATTEMPTS or not self.choose_ports_again():
+                    raise
+
+    def choose_ports_again(self) -> bool:
+        """Choose new ports for those this object chose, after :class:`PortTaken`; False (and
+        nothing changed) when it chose none, or once the broker has listened: its clients know its
+        URL from then on, so a restart keeps it."""
+        if self._listened or not any(self._chosen):
+            return False
+        old = (self.port, self.metrics_port)
+        if self._chosen[0]:
+            self.port = free_port(self.connect_host)
+        if self._chosen[1]:
+            self.metrics_port = free_port(self.connect_host)
+        logger.info("Embedded broker's port %s or metrics port %s was taken before it bound them: "
+                    "trying %s and %s", *old, self.port, self.metrics_port)
+        return True
 
     def spawn(self, preexec_fn: Callable[[], None] | None = None, held_for: float = 3.0) -> None:
         """Start the process, without waiting for it to listen.
@@ -144,6 +184,7 @@ class EmbeddedBroker:
                 f"by an earlier start; {stop} and start again")
         binary = find_broker_binary()
         config = self._write_config()
+        self._log_start = self.log_path.stat().st_size if self.log_path.exists() else 0
         log = open(self.log_path, "ab")
         try:
             self.proc = subprocess.Popen(
@@ -159,12 +200,42 @@ class EmbeddedBroker:
 
     def wait_started(self, timeout: float = 20.0) -> None:
         """Block until the spawned broker listens, or stop it and raise :class:`BrokerError`."""
+        deadline = time.monotonic() + timeout
         try:
             wait_for_port(self.connect_host, self.port, timeout, self.proc)
+            self._wait_metrics(deadline)
         except BrokerError as e:
             self.stop()
-            raise BrokerError(f"embedded broker failed to start ({e}); see {self.log_path}") from e
+            kind = PortTaken if self._said_in_use() else BrokerError
+            raise kind(f"embedded broker failed to start ({e}); see {self.log_path}") from e
+        self._listened = True
         logger.info("Embedded broker listening on %s (data %s)", self.url, self.data_dir)
+
+    def _wait_metrics(self, deadline: float) -> None:
+        """Block until the broker's metrics server listens too: pulsar-lite goes on without it when
+        its port is taken, and callers fail fast on a request nobody consumes only by the consumer
+        counts it serves."""
+        while True:
+            try:
+                with socket.create_connection((self.connect_host, self.metrics_port), timeout=0.25):
+                    return
+            except OSError:
+                pass
+            if self._said_in_use() or (self.proc is not None and self.proc.poll() is not None):
+                raise BrokerError(f"its metrics server could not listen on port {self.metrics_port}")
+            if time.monotonic() > deadline:
+                raise BrokerError(f"its metrics server not listening on port {self.metrics_port} in time")
+            time.sleep(0.05)
+
+    def _said_in_use(self) -> bool:
+        """Whether the broker's log since its last spawn says an address it binds is in use."""
+        try:
+            with open(self.log_path, "rb") as log:
+                log.seek(self._log_start)
+                said = log.read(64 * 1024)
+        except OSError:
+            return False
+        return any(words in said for words in _IN_USE)
 
     def holder(self) -> tuple[int, str] | None:
         """The process (pid, command) that holds this data directory's store locked, or None."""
