@@ -81,8 +81,10 @@ def free_port(host: str = "127.0.0.1") -> int:
         return s.getsockname()[1]
 
 
-def wait_for_port(host: str, port: int, timeout: float, proc: subprocess.Popen | None = None) -> None:
-    """Block until ``host:port`` accepts TCP connections, or raise BrokerError."""
+def wait_for_port(host: str, port: int, timeout: float, proc: subprocess.Popen | None = None,
+                  gave_up: Callable[[], bool] | None = None) -> None:
+    """Block until ``host:port`` accepts TCP connections, or raise BrokerError: when ``proc``
+    exits, when ``gave_up()`` says the process will not listen there, or after ``timeout``."""
     deadline = time.monotonic() + timeout
     while True:
         if proc is not None and proc.poll() is not None:
@@ -91,6 +93,8 @@ def wait_for_port(host: str, port: int, timeout: float, proc: subprocess.Popen |
             with socket.create_connection((host, port), timeout=0.25):
                 return
         except OSError:
+            if gave_up is not None and gave_up():
+                raise BrokerError(f"it could not listen on port {port}") from None
             if time.monotonic() > deadline:
                 raise BrokerError(f"nothing listening on {host}:{port} after {timeout:.0f}s") from None
             time.sleep(0.05)
@@ -203,29 +207,17 @@ class EmbeddedBroker:
         deadline = time.monotonic() + timeout
         try:
             wait_for_port(self.connect_host, self.port, timeout, self.proc)
-            self._wait_metrics(deadline)
+            # Its metrics server listens too: pulsar-lite goes on without it when its port is
+            # taken, and callers fail fast on a request nobody consumes only by the consumer
+            # counts it serves.
+            wait_for_port(self.connect_host, self.metrics_port, max(0.0, deadline - time.monotonic()),
+                          self.proc, self._said_in_use)
         except BrokerError as e:
             self.stop()
             kind = PortTaken if self._said_in_use() else BrokerError
             raise kind(f"embedded broker failed to start ({e}); see {self.log_path}") from e
         self._listened = True
         logger.info("Embedded broker listening on %s (data %s)", self.url, self.data_dir)
-
-    def _wait_metrics(self, deadline: float) -> None:
-        """Block until the broker's metrics server listens too: pulsar-lite goes on without it when
-        its port is taken, and callers fail fast on a request nobody consumes only by the consumer
-        counts it serves."""
-        while True:
-            try:
-                with socket.create_connection((self.connect_host, self.metrics_port), timeout=0.25):
-                    return
-            except OSError:
-                pass
-            if self._said_in_use() or (self.proc is not None and self.proc.poll() is not None):
-                raise BrokerError(f"its metrics server could not listen on port {self.metrics_port}")
-            if time.monotonic() > deadline:
-                raise BrokerError(f"its metrics server not listening on port {self.metrics_port} in time")
-            time.sleep(0.05)
 
     def _said_in_use(self) -> bool:
         """Whether the broker's log since its last spawn says an address it binds is in use."""
