@@ -426,9 +426,11 @@ def _spans(text: str) -> tuple[list[str], list[str]]:
     found = [(at + start, e) for at, piece in _pieces(unquoted, _EXPRESSION_PIECE_END)
              for start, e in _expressions(piece)]
     expressions = [e for _, e in found]
+    told = 0   # how many of ``found`` (in the order they start) are offered so far
     for at, piece in _pieces(unquoted):
-        out += [e for start, e in found if start <= at + len(piece)]
-        found = [(start, e) for start, e in found if start > at + len(piece)]
+        while told < len(found) and found[told][0] <= at + len(piece):
+            out.append(found[told][1])
+            told += 1
         tokens = [t.group(0) for t in _TOKEN.finditer(piece)]
         spans = list(_TOKEN.finditer(piece))
         content = [t.lower() not in _EDGE_WORDS for t in tokens]
