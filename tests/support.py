@@ -315,19 +315,28 @@ async def wait_for_async(what: str, probe: Callable[[], T | Awaitable[T]], timeo
 
 
 
-async def answers_again(client: Any, what: str, timeout: float = 90.0) -> str:
+async def answers_again(client: Any, what: str, timeout: float = 90.0,
+                        detail: Callable[[], str] | None = None) -> str:
     """The response of the first call of ``client`` (a tool-service request/response client) that
     is answered, a fresh call (user ``after``, 5 s each) every half second for up to ``timeout``: a
-    caller that must be answered again after its broker went and came back, or moved nodes."""
+    caller that must be answered again after its broker went and came back, or moved nodes.  On a
+    miss the message says how the last call ended, then ``detail()``."""
     from trustgraph.schema import ToolServiceRequest
+
+    last: list[str] = ["no call ended"]
 
     async def answered() -> str | None:
         try:
             return (await client.request(ToolServiceRequest(user="after"), timeout=5)).response
-        except Exception:
+        except Exception as e:
+            last[0] = f"{type(e).__name__}: {e}"
             return None
 
-    return await wait_for_async(what, answered, timeout, every=0.5)
+    def said() -> str:
+        return f"the last call: {last[0]}" + (f"\n{detail()}" if detail else "")
+
+    return await wait_for_async(what, answered, timeout, detail=said, every=0.5)
+
 
 def bootstrap_prompts() -> Any:
     """The prompt config tg-launch loads from config-examples/bootstrap.json, as a ``PromptSet``."""
