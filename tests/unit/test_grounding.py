@@ -485,3 +485,28 @@ def test_only_the_start_of_a_huge_question_is_read_for_values():
     said = said_values(question, [])
     assert "bob@example.com" in said.texts and "carol@example.com" not in said.texts
     assert len(said.dialog[0]) == MAX_SAID_CHARS
+
+
+def test_a_message_takes_the_words_a_request_says_it_carries():
+    # A probe's "say thank you very much" sent the message "thank": every run of the question's
+    # words was offered, none spans "you" or "very" (filler words), and greedy decoding closes the
+    # string at the shortest value the grammar allows.
+    mail = [ToolArgument(name="to", type="string", description="The recipient's email address"),
+            ToolArgument(name="message", type="string", description="What to tell them")]
+    for question, words in [("Send a note to ann@example.org saying thank you very much", "thank you very much"),
+                            ("Email ann@example.org a line saying hi, see you at six. Thanks!", "hi, see you at six"),
+                            ("Mail ann@example.org a card that reads happy birthday", "happy birthday")]:
+        got = grounded(schema_of(*mail), mail, said_values(question, []))["properties"]
+        assert got["message"]["enum"] == [words], question
+        assert got["to"]["enum"] == ["ann@example.org"], question
+    # Quoted words, or a colon, set the message apart as before; "saying" then sets nothing apart.
+    for question, words in [("Send ann@example.org a note saying 'lunch is ready'", "lunch is ready"),
+                            ("Send ann@example.org this, saying it twice: lunch is ready", "lunch is ready")]:
+        got = grounded(schema_of(*mail), mail, said_values(question, []))["properties"]
+        assert got["message"]["enum"] == [words], question
+    # An argument that is no text keeps every part; a question without "saying" offers no clause.
+    place = [ToolArgument(name="city", type="string", description="The city")]
+    got = grounded(schema_of(*place), place, said_values("Wire the office in Oslo saying we land at noon",
+                                                         []))["properties"]
+    assert {"Oslo", "we land at noon"} <= set(got["city"]["enum"])
+    assert "lunch is ready" not in said_values("Send ann@example.org a note that lunch is ready", []).texts

@@ -18,8 +18,8 @@ it asks how many of, or names after the quantity's last "in" or "to", is
 converted into; a proper adjective with its noun:
 :func:`_by_quantity`); an argument that is a request's topic takes a part of the question after
 "about" when it has one (:func:`_by_topic`); one that is a text the tool
-works on takes the quoted text, or what follows the colon
-(:func:`_by_text`).  Addresses (email, web) and, for a tool that takes no
+works on or a message it carries takes the quoted text, or what follows the
+colon, or what follows "saying" (:func:`_by_text`).  Addresses (email, web) and, for a tool that takes no
 number, arithmetic expressions are offered whole, never in parts (greedy
 decoding closes the string at the shortest value the grammar allows:
 "17" of "17 times 23"); an argument that says it is an address takes only
@@ -237,7 +237,7 @@ class Said:
     argument that is a question (:func:`asks_whole`).  Read off the question once per step, for
     every tool's schema: ``units`` (:func:`quantity_units`), ``into`` (where what it converts
     into may start: :func:`_converted_into`), ``words`` (its words, lower case) and ``apart`` (the texts it sets apart: its
-    quoted ones, else what follows its colon)."""
+    quoted ones, else what follows its colon, else the words it says a message carries: :func:`_message_words`)."""
 
     def __init__(self, texts: list[str], numbers: list[float], kept: frozenset[str] = frozenset(),
                  question: str = "", expressions: frozenset[str] = frozenset(),
@@ -252,7 +252,8 @@ class Said:
         self.into = _converted_into(question)
         self.words = _words(question)
         colon = None if kept else _after_colon(question)
-        self.apart = kept if colon is None else frozenset({colon})
+        message = None if kept or colon is not None else _message_words(_ADDRESS.sub(" | ", question))
+        self.apart = kept if colon is None and message is None else frozenset({colon or message})
         self._with_noun: dict[str, str | None] = {}
 
     def with_noun(self, value: str) -> str | None:
@@ -404,7 +405,8 @@ def _expressions(piece: str) -> list[tuple[int, str]]:
 
 def _spans(text: str) -> tuple[list[str], list[str]]:
     """What of ``text`` a value may be, and its arithmetic expressions (:func:`_expressions`, which
-    are among the first), read in one pass: its quoted parts, its addresses, what follows a colon,
+    are among the first), read in one pass: its quoted parts, its addresses, what follows a colon
+    (else, with nothing quoted, the words it says a message carries: :func:`_message_words`),
     and every run of up
     to :data:`MAX_SPAN_WORDS` content words (no filler word inside: a value rarely spans "about"
     or "in") that neither starts nor ends inside a name (a run of capitalised words: not
@@ -413,15 +415,19 @@ def _spans(text: str) -> tuple[list[str], list[str]]:
     That last rule is for greedy decoding: a model that has written ``Buenos`` may close the
     string there when the grammar lets it (the 135M model did, for "Buenos Aires"); a name is
     written whole or not at all.  A whole clause is no value ("My father loves corny puns" was
-    the 135M model's topic of a joke) unless it follows a colon ("Count the words in: ...").  Nor
+    the 135M model's topic of a joke) unless it follows a colon ("Count the words in: ...") or
+    "saying".  Nor
     does a value start with a verb a request starts with (:data:`_REQUEST_VERBS`)."""
     out = [m.group(2).strip() for m in _QUOTED.finditer(text)]
+    quoted = bool(out)
     # Quoted parts and addresses are cut out (each a ``|``): what is left is read word by word.
     without_quotes = _QUOTED.sub(" | ", text)
     out += [a for a in _addresses(without_quotes) if a]
     unquoted = _ADDRESS.sub(" | ", without_quotes)
     if (colon := _after_colon(unquoted)) is not None:
         out.append(colon)
+    elif not quoted and (message := _message_words(unquoted)) is not None:
+        out.append(message)   # nothing quoted, no colon: the words "saying" sets apart
     # Each expression is offered before the spans of the clause it starts in.
     found = [(at + start, e) for at, piece in _pieces(unquoted, _EXPRESSION_PIECE_END)
              for start, e in _expressions(piece)]
@@ -476,6 +482,28 @@ def _after_colon(unquoted: str) -> str | None:
     if colon is None:
         return None
     return unquoted[colon.end():].split("|")[0].strip().rstrip("?!.")
+
+
+#: Where a request says, unquoted, the words a message is to carry: "Send a note to Ann saying
+#: see you at six", "a card that reads happy birthday".
+_SAYING = re.compile(r"\b(?:saying|that says|which says|that reads|to say)\s+(?=\w)", re.IGNORECASE)
+#: Where those words end: the sentence's end, not a comma ("saying hi, see you soon" is one message).
+_SENTENCE_END = re.compile(rf"{_POINT}|[;!?\n\"“”]")
+
+
+def _message_words(unquoted: str) -> str | None:
+    """The words ``unquoted`` (a text whose quotes and addresses are cut out, as ``|``) says a
+    message is to carry: what follows its first "saying" ("that says", "to say"...) to the end of
+    that sentence or the first cut; None without one.  Greedy decoding closes a string at the
+    shortest value the grammar allows, so a message argument offered every run of the question's
+    words took "thank" of "saying thank you very much" (the 135M model)."""
+    marker = _SAYING.search(unquoted)
+    if marker is None:
+        return None
+    rest = unquoted[marker.end():].split("|")[0]
+    end = _SENTENCE_END.search(rest)
+    words = (rest if end is None else rest[:end.start()]).strip().rstrip(",")
+    return words or None
 
 
 def _offered_numbers(text: str) -> list[float]:
@@ -634,16 +662,17 @@ def _by_topic(prop: dict[str, Any], argument: Any, question: str) -> dict[str, A
     return {**prop, "enum": kept} if kept and kept != values else prop
 
 
-#: An argument is a text the tool works on when its name or description says so.
-_TEXT_WORDS = frozenset({"text", "sentence", "phrase", "passage"})
+#: An argument is a text the tool works on, or carries, when its name or description says so.
+_TEXT_WORDS = frozenset({"text", "sentence", "phrase", "passage", "message", "body"})
 
 
 def _by_text(prop: dict[str, Any], argument: Any, apart: frozenset[str]) -> dict[str, Any]:
-    """``prop`` of an argument that is a text the tool works on (its name or description says
-    "text", "sentence", "phrase" or "passage"), narrowed to what the question sets apart as one
-    (``apart``, ``Said.apart``: its quoted texts, else what follows its colon; "Count the words
-    in: the quick brown fox jumps over the lazy dog" counts all of it, where the 135M model
-    picked "quick brown fox jumps").  A question that sets nothing apart keeps every part, and so does an argument that is a
+    """``prop`` of an argument that is a text the tool works on or carries (its name or description
+    says "text", "sentence", "phrase", "passage", "message" or "body"), narrowed to what the
+    question sets apart as one (``apart``, ``Said.apart``: its quoted texts, else what follows its
+    colon, else what it says a message carries; "Count the words in: the quick brown fox jumps over
+    the lazy dog" counts all of it, where the 135M model picked "quick brown fox jumps"; "Send a
+    note to ann@example.org saying thank you very much" sends all of that, not "thank").  A question that sets nothing apart keeps every part, and so does an argument that is a
     question (:func:`asks_whole`: "the question text" to a search takes the whole question)."""
     values = prop.get("enum")
     if not isinstance(values, list) or not apart or not _says(argument, _TEXT_WORDS) or asks_whole(argument):
