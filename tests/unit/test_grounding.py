@@ -492,7 +492,7 @@ def test_a_message_takes_the_words_a_request_says_it_carries():
     # words was offered, none spans "you" or "very" (filler words), and greedy decoding closes the
     # string at the shortest value the grammar allows.
     mail = [ToolArgument(name="to", type="string", description="The recipient's email address"),
-            ToolArgument(name="message", type="string", description="What to tell them")]
+            ToolArgument(name="message", type="string", description="What the email says")]
     for question, words in [("Send a note to ann@example.org saying thank you very much", "thank you very much"),
                             ("Email ann@example.org a line saying hi, see you at six. Thanks!", "hi, see you at six"),
                             ("Mail ann@example.org a card that reads happy birthday", "happy birthday")]:
@@ -510,3 +510,14 @@ def test_a_message_takes_the_words_a_request_says_it_carries():
                                                          []))["properties"]
     assert {"Oslo", "we land at noon"} <= set(got["city"]["enum"])
     assert "lunch is ready" not in said_values("Send ann@example.org a note that lunch is ready", []).texts
+
+
+def test_a_text_or_a_title_that_speaks_of_an_email_is_no_address():
+    # The probe's message argument, "What the email says", took only the question's addresses.
+    for name, description in [("message", "What the email says"), ("subject", "The email's subject line"),
+                              ("body", "The e-mail body"), ("link_text", "The text of the link"),
+                              ("title", "The title of the web page at the URL")]:
+        assert address_kind(ToolArgument(name=name, type="string", description=description)) is None, name
+    for name, description in [("to", "The recipient's email address"), ("recipient", "Email of the recipient"),
+                              ("page", "The URL of the page"), ("email", "")]:
+        assert address_kind(ToolArgument(name=name, type="string", description=description)) is not None, name

@@ -351,8 +351,12 @@ def _moment_kind(argument: Any) -> re.Pattern[str] | None:
 
 def address_kind(argument: Any) -> re.Pattern[str] | None:
     """The pattern of the address a declared argument is (its name or description says "email",
-    or "url", "link", "website"...), or None when it is no address."""
+    or "url", "link", "website"...), or None when it is no address: also when it says it is a text
+    the tool carries or what the text is about (a ``message`` "What the email says", a ``subject``
+    "The email's subject line", a ``link_text``: the probe's message took only addresses)."""
     words = _words(f"{getattr(argument, 'name', '')} {getattr(argument, 'description', '') or ''}")
+    if words & _NOT_ADDRESS:
+        return None
     if {"e", "mail"} <= words:
         words = words | {"email"}
     return next((pattern for pattern, says in _ADDRESS_KINDS if words & says), None)
@@ -664,6 +668,10 @@ def _by_topic(prop: dict[str, Any], argument: Any, question: str) -> dict[str, A
 
 #: An argument is a text the tool works on, or carries, when its name or description says so.
 _TEXT_WORDS = frozenset({"text", "sentence", "phrase", "passage", "message", "body"})
+
+
+#: What an argument says when it is a text or a title, never an address, whatever else it says.
+_NOT_ADDRESS = _TEXT_WORDS | _TOPIC_WORDS | frozenset({"title", "content", "contents"})
 
 
 def _by_text(prop: dict[str, Any], argument: Any, apart: frozenset[str]) -> dict[str, Any]:
