@@ -99,7 +99,7 @@ def test_asking_back_for_a_made_up_value_says_what_is_missing():
 
 # -- values by construction: what the decision schema lets an argument be ------------------------
 
-from trustgraph.agent.react.grounding import grounded, said_values  # noqa: E402
+from trustgraph.agent.react.grounding import grounded, own_words, said_values  # noqa: E402
 from trustgraph.catalog.relevance import content_words  # noqa: E402
 
 
@@ -495,7 +495,9 @@ def test_a_message_takes_the_words_a_request_says_it_carries():
             ToolArgument(name="message", type="string", description="What the email says")]
     for question, words in [("Send a note to ann@example.org saying thank you very much", "thank you very much"),
                             ("Email ann@example.org a line saying hi, see you at six. Thanks!", "hi, see you at six"),
-                            ("Mail ann@example.org a card that reads happy birthday", "happy birthday")]:
+                            ("Mail ann@example.org a card that reads happy birthday", "happy birthday"),
+                            ("Mail ann@example.org that the meeting moved to 3pm.", "the meeting moved to 3pm"),
+                            ("Tell Ann at ann@example.org that lunch is ready", "lunch is ready")]:
         got = grounded(schema_of(*mail), mail, said_values(question, []))["properties"]
         assert got["message"]["enum"] == [words], question
         assert got["to"]["enum"] == ["ann@example.org"], question
@@ -509,7 +511,9 @@ def test_a_message_takes_the_words_a_request_says_it_carries():
     got = grounded(schema_of(*place), place, said_values("Wire the office in Oslo saying we land at noon",
                                                          []))["properties"]
     assert {"Oslo", "we land at noon"} <= set(got["city"]["enum"])
-    assert "lunch is ready" not in said_values("Send ann@example.org a note that lunch is ready", []).texts
+    for question in ["Send ann@example.org a note that lunch is ready", "Tell me a joke that makes me laugh"]:
+        texts = said_values(question, []).texts
+        assert not [t for t in texts if " " in t and t.endswith(("ready", "laugh"))], (question, texts)
 
 
 def test_a_text_or_a_title_that_speaks_of_an_email_is_no_address():
@@ -521,3 +525,20 @@ def test_a_text_or_a_title_that_speaks_of_an_email_is_no_address():
     for name, description in [("to", "The recipient's email address"), ("recipient", "Email of the recipient"),
                               ("page", "The URL of the page"), ("email", "")]:
         assert address_kind(ToolArgument(name=name, type="string", description=description)) is not None, name
+
+
+def test_a_message_is_never_its_recipients_address_nor_the_whole_request():
+    # "Email ann@example.org" sent the message "ann@example.org" (the one span the dialog held).
+    mail = [ToolArgument(name="to", type="string", description="The recipient's email address"),
+            ToolArgument(name="message", type="string", description="What the email says")]
+    words = own_words("send-email", "Send an email to someone")
+    got = grounded(schema_of(*mail), mail, said_values("Email ann@example.org", []), words)["properties"]
+    assert got["to"]["enum"] == ["ann@example.org"]
+    assert "enum" not in got["message"]   # nothing of its own said: left to the model, checked below
+    said = ["Email ann@example.org"]
+    assert unsaid_arguments({"to": "ann@example.org", "message": "ann@example.org"}, mail, said) == ["message"]
+    assert unsaid_arguments({"to": "ann@example.org", "message": "Email ann@example.org"}, mail, said) == []
+    # A tool with no address argument is offered addresses as before (a page counted, a link shortened).
+    text = [ToolArgument(name="text", type="string", description="The text")]
+    got = grounded(schema_of(*text), text, said_values("Count the letters of ann@example.org", []))["properties"]
+    assert "ann@example.org" in got["text"]["enum"]

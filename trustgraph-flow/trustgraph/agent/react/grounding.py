@@ -141,6 +141,7 @@ def unsaid_arguments(values: Mapping[str, Any], arguments: Sequence[Any], said: 
     said = list(said)
     heard = _Said(said)
     dialog = " ".join(said)[:MAX_SAID_CHARS].lower()
+    taken = _taken_addresses(arguments)
     out = []
     for name, value in values.items():
         declared = _argument(arguments, name)
@@ -151,6 +152,9 @@ def unsaid_arguments(values: Mapping[str, Any], arguments: Sequence[Any], said: 
             # An address is said whole, as an address, or not at all ("Hi" is no email address).
             if not (kind.fullmatch(value.strip()) and value.strip().lower() in dialog):
                 out.append(name)
+            continue
+        if declared is not None and isinstance(value, str) and any(k.fullmatch(value.strip()) for k in taken):
+            out.append(name)   # the recipient's address as the message: its words were never said
             continue
         if isinstance(value, bool) or value is None:
             continue
@@ -362,6 +366,12 @@ def address_kind(argument: Any) -> re.Pattern[str] | None:
     return next((pattern for pattern, says in _ADDRESS_KINDS if words & says), None)
 
 
+def _taken_addresses(arguments: Sequence[Any]) -> list[re.Pattern[str]]:
+    """The kinds of address a tool's arguments take (:func:`address_kind`): an address of one of
+    them is that argument's value, never another's (a message is not its recipient)."""
+    return [k for k in map(address_kind, arguments) if k is not None]
+
+
 def _addresses(text: str) -> list[str]:
     """The web and email addresses in ``text``, without the punctuation that ends a sentence."""
     return [m.group(0).rstrip(".,;:!?)") for m in _ADDRESS.finditer(text)]
@@ -489,8 +499,11 @@ def _after_colon(unquoted: str) -> str | None:
 
 
 #: Where a request says, unquoted, the words a message is to carry: "Send a note to Ann saying
-#: see you at six", "a card that reads happy birthday".
-_SAYING = re.compile(r"\b(?:saying|that says|which says|that reads|to say)\s+(?=\w)", re.IGNORECASE)
+#: see you at six", "a card that reads happy birthday", "Mail bob@example.com that the meeting
+#: moved" (an address, cut out as ``|``, then "that"), "Tell Bob that lunch is ready" (a verb of
+#: telling, a name, "that": "Tell me a joke that ..." is no message).
+_SAYING = re.compile(r"(?i:\b(?:saying|that says|which says|that reads|to say))\s+(?=\w)"
+                     r"|(?:\|\s*|(?i:\b(?:tell|remind|inform|ask))\s+[A-Z]\w*\s+)(?i:that)\s+(?=\w)")
 #: Where those words end: the sentence's end, not a comma ("saying hi, see you soon" is one message).
 _SENTENCE_END = re.compile(rf"{_POINT}|[;!?\n\"“”]")
 
@@ -670,6 +683,8 @@ def _by_topic(prop: dict[str, Any], argument: Any, question: str) -> dict[str, A
 _TEXT_WORDS = frozenset({"text", "sentence", "phrase", "passage", "message", "body"})
 
 
+#: What an argument says when it is a text the tool carries to someone (never the whole request).
+_CARRIED = frozenset({"message", "body"})
 #: What an argument says when it is a text or a title, never an address, whatever else it says.
 _NOT_ADDRESS = _TEXT_WORDS | _TOPIC_WORDS | frozenset({"title", "content", "contents"})
 
@@ -716,6 +731,10 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
         texts = [t for t in texts if not any(e != t and e.startswith(t) for e in said.expressions)] or texts
     # What the question's numbers count, for a tool that takes a number: its conversion's units.
     units = said.units if _takes_number(properties, arguments) else set()
+    taken = _taken_addresses(arguments)
+    if taken:
+        # An address the tool takes is its address argument's; what else the dialog says is the rest's.
+        texts = [t for t in texts if not any(k.fullmatch(t) for k in taken)]
     out = {}
     for name, prop in properties.items():
         declared = _argument(arguments, name)
@@ -734,7 +753,9 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
             # city); with none said it is left to the model, and the check asks back for a made-up one.
             moments = list(dict.fromkeys(m.group(0) for text in said.dialog for m in moment.finditer(text)))
             out[name] = {**prop, "enum": moments} if moments else prop
-        elif kind == "string" and (texts or said.question):
+        elif kind == "string" and (texts or said.question and not _says(declared, _CARRIED)):
+            # The whole question is the request, never the message it asks to send: a message with
+            # nothing of its own said is left to the model, and the check asks back for a made-up one.
             whole = [said.question] if said.question and (asks_whole(declared) or not texts) else []
             offered = _by_quantity({**prop, "enum": list(dict.fromkeys(whole + texts))}, name, units, False, said)
             out[name] = _by_text(_by_topic(offered, declared, said.question), declared, said.apart)
