@@ -23,7 +23,8 @@ colon, or what follows "saying" (:func:`_by_text`).  Addresses (email, web) and,
 number, arithmetic expressions are offered whole, never in parts (greedy
 decoding closes the string at the shortest value the grammar allows:
 "17" of "17 times 23"); an argument that says it is an address takes only
-addresses of its kind (:func:`address_kind`), and one named a day or a
+addresses of its kind (:func:`address_kind`), and no other argument of its
+tool takes those (a message is not its recipient), and one named a day or a
 time of day only the days or times said (``_moment_kind``); with none
 said such an argument is left to the model, and the check asks back.
 Then the check below, for what still gets through (a model whose service
