@@ -542,3 +542,38 @@ def test_a_message_is_never_its_recipients_address_nor_the_whole_request():
     text = [ToolArgument(name="text", type="string", description="The text")]
     got = grounded(schema_of(*text), text, said_values("Count the letters of ann@example.org", []))["properties"]
     assert "ann@example.org" in got["text"]["enum"]
+
+
+def test_a_time_the_tool_takes_is_no_other_arguments_value():
+    # "Remind me to call mom at 5pm" created a reminder of "5pm" at 5pm.
+    reminder = [ToolArgument(name="text", type="string", description="What to be reminded of"),
+                ToolArgument(name="time", type="string", description="When, e.g. 5pm")]
+    got = grounded(schema_of(*reminder), reminder, said_values("Remind me to call mom at 5pm", []),
+                   own_words("create-reminder", "Create a reminder"))["properties"]
+    assert got["time"]["enum"] == ["5pm"]
+    assert got["text"]["enum"] == ["call mom at 5pm"]   # what the reminder says follows its "to"
+    got = grounded(schema_of(*reminder), reminder, said_values("Remind me at 5pm", []),
+                   own_words("create-reminder", "Create a reminder"))["properties"]
+    assert "Remind" not in got["text"].get("enum", []) and "5pm" not in got["text"].get("enum", [])
+    got = grounded(schema_of(*reminder), reminder, said_values("Set a reminder for 9:30 to take my pills", []),
+                   own_words("create-reminder", "Create a reminder"))["properties"]
+    assert got["time"]["enum"] == ["9:30"] and got["text"]["enum"] == ["take my pills"]
+    said = ["Remind me to call mom at 5pm"]
+    assert unsaid_arguments({"text": "5pm", "time": "5pm"}, reminder, said) == ["text"]
+    assert unsaid_arguments({"text": "call mom", "time": "5pm"}, reminder, said) == []
+
+
+def test_a_query_is_the_question_or_what_it_says_to_look_for():
+    # "Search the web for cheap flights to Rome" searched "Rome": among the question's words greedy
+    # decoding takes the shortest value.
+    query = [ToolArgument(name="query", type="string", description="What to search the web for")]
+    words = own_words("web-search", "Search the web")
+    for question, values in [
+            ("Search the web for cheap flights to Rome",
+             ["cheap flights to Rome", "Search the web for cheap flights to Rome"]),
+            ("Look up the history of the Eiffel Tower online. Thanks",
+             ["the history of the Eiffel Tower online", "Look up the history of the Eiffel Tower online. Thanks"]),
+            ("Who was Ada Lovelace?", ["Who was Ada Lovelace"]),
+            ("Find 'tiny house plans' for me", ["Find 'tiny house plans' for me", "tiny house plans"])]:
+        got = grounded(schema_of(*query), query, said_values(question, []), words)["properties"]["query"]["enum"]
+        assert got == values, (question, got)

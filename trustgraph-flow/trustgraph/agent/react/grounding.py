@@ -142,7 +142,7 @@ def unsaid_arguments(values: Mapping[str, Any], arguments: Sequence[Any], said: 
     said = list(said)
     heard = _Said(said)
     dialog = " ".join(said)[:MAX_SAID_CHARS].lower()
-    taken = _taken_addresses(arguments)
+    taken = _taken_kinds(arguments)
     out = []
     for name, value in values.items():
         declared = _argument(arguments, name)
@@ -154,8 +154,10 @@ def unsaid_arguments(values: Mapping[str, Any], arguments: Sequence[Any], said: 
             if not (kind.fullmatch(value.strip()) and value.strip().lower() in dialog):
                 out.append(name)
             continue
-        if declared is not None and isinstance(value, str) and any(k.fullmatch(value.strip()) for k in taken):
-            out.append(name)   # the recipient's address as the message: its words were never said
+        own = declared is not None and _moment_kind(declared)
+        if declared is not None and isinstance(value, str) and any(k.fullmatch(value.strip()) for k in taken
+                                                                   if k is not own):
+            out.append(name)   # the recipient's address as the message, the time as the text: a guess
             continue
         if isinstance(value, bool) or value is None:
             continue
@@ -203,7 +205,7 @@ itself myself yourself themselves ourselves someone anyone everyone people""".sp
 #: pounds"): a value does not start with one (the 135M model took "Say" for the joke's topic and
 #: "Exchange" for the currency), though one may end with it ("stock exchange").
 _REQUEST_VERBS = frozenset("""say tell give let get put make express explain define spell translate convert
-exchange tally calculate compute find look share suggest recommend amuse hit crack turn help""".split())
+exchange tally calculate compute find look share suggest recommend amuse hit crack turn help remind""".split())
 _QUOTED = re.compile(r"(?:(?<=\s)|(?<=^)|(?<=:))([\"'“‘])(.+?)([\"'”’])(?=[\s?.!,;:)]|$)")
 #: An email address, and a web address (with its scheme, from "www.", or a lower-case domain).
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")   # starts a word: linear in the text
@@ -367,10 +369,13 @@ def address_kind(argument: Any) -> re.Pattern[str] | None:
     return next((pattern for pattern, says in _ADDRESS_KINDS if words & says), None)
 
 
-def _taken_addresses(arguments: Sequence[Any]) -> list[re.Pattern[str]]:
-    """The kinds of address a tool's arguments take (:func:`address_kind`): an address of one of
-    them is that argument's value, never another's (a message is not its recipient)."""
-    return [k for k in map(address_kind, arguments) if k is not None]
+def _taken_kinds(arguments: Sequence[Any]) -> list[re.Pattern[str]]:
+    """The kinds of value a tool's arguments take by kind: addresses (:func:`address_kind`), days
+    and times of day (:func:`_moment_kind`).  A value of one of them is that argument's, never
+    another's: a message is not its recipient, and a reminder's text is not its time ("Remind me
+    to call mom at 5pm" reminded of "5pm")."""
+    strings = [a for a in arguments if getattr(a, "type", None) in (None, "string")]   # an "hour" may be a number
+    return [k for k in (address_kind(a) or _moment_kind(a) for a in strings) if k is not None]
 
 
 def _addresses(text: str) -> list[str]:
@@ -502,9 +507,11 @@ def _after_colon(unquoted: str) -> str | None:
 #: Where a request says, unquoted, the words a message is to carry: "Send a note to Ann saying
 #: see you at six", "a card that reads happy birthday", "Mail bob@example.com that the meeting
 #: moved" (an address, cut out as ``|``, then "that"), "Tell Bob that lunch is ready" (a verb of
-#: telling, a name, "that": "Tell me a joke that ..." is no message).
+#: telling, a name, "that": "Tell me a joke that ..." is no message), "Remind me tomorrow to water
+#: the plants" (what a reminder is to say follows its "to").
 _SAYING = re.compile(r"(?i:\b(?:saying|that says|which says|that reads|to say))\s+(?=\w)"
-                     r"|(?:\|\s*|(?i:\b(?:tell|remind|inform|ask))\s+[A-Z]\w*\s+)(?i:that)\s+(?=\w)")
+                     r"|(?:\|\s*|(?i:\b(?:tell|remind|inform|ask))\s+[A-Z]\w*\s+)(?i:that)\s+(?=\w)"
+                     r"|(?i:\bremind(?:er)?\b[^.;!?|\n]*?\bto)\s+(?=\w)")
 #: Where those words end: the sentence's end, not a comma ("saying hi, see you soon" is one message).
 _SENTENCE_END = re.compile(rf"{_POINT}|[;!?\n\"“”]")
 
@@ -680,6 +687,33 @@ def _by_topic(prop: dict[str, Any], argument: Any, question: str) -> dict[str, A
     return {**prop, "enum": kept} if kept and kept != values else prop
 
 
+#: Where a request says what to look for: "Search the web for cheap flights to Rome", "Look up the
+#: history of the Eiffel Tower", "facts about Ada Lovelace", "news on the election".
+_LOOK_FOR = re.compile(r"\b(?:for|about|up|on|regarding)\s+(?=\w)", re.IGNORECASE)
+
+
+def _by_query(prop: dict[str, Any], argument: Any, said: Said) -> dict[str, Any]:
+    """``prop`` of an argument that is a question or a query (:func:`asks_whole`), narrowed to the
+    whole question, what it says to look for (what follows its first "for", "about", "up", "on"
+    or "regarding" that a content word follows, to the sentence's end) and its quoted texts: a search is asked in the user's
+    words, and among single words greedy decoding takes the shortest ("Search the web for cheap
+    flights to Rome" searched "Rome").  Nothing is narrowed to nothing."""
+    values = prop.get("enum")
+    if not isinstance(values, list) or not said.question or not asks_whole(argument):
+        return prop
+    sought = None
+    for marker in _LOOK_FOR.finditer(said.question):
+        rest = said.question[marker.end():]
+        end = _SENTENCE_END.search(rest)
+        sought = (rest if end is None else rest[:end.start()]).strip().rstrip(",")
+        if any(t.lower() not in _EDGE_WORDS for t in _TOKEN.findall(sought)):
+            break   # not "for me"
+        sought = None
+    kept = list(dict.fromkeys([*([sought] if sought else []),
+                               *(v for v in values if v == said.question or v in said.kept)]))
+    return {**prop, "enum": kept} if kept and kept != values else prop
+
+
 #: An argument is a text the tool works on, or carries, when its name or description says so.
 _TEXT_WORDS = frozenset({"text", "sentence", "phrase", "passage", "message", "body"})
 
@@ -732,10 +766,12 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
         texts = [t for t in texts if not any(e != t and e.startswith(t) for e in said.expressions)] or texts
     # What the question's numbers count, for a tool that takes a number: its conversion's units.
     units = said.units if _takes_number(properties, arguments) else set()
-    taken = _taken_addresses(arguments)
+    taken = _taken_kinds(arguments)
     if taken:
-        # An address the tool takes is its address argument's; what else the dialog says is the rest's.
-        texts = [t for t in texts if not any(k.fullmatch(t) for k in taken)]
+        # An address or a time the tool takes is that argument's, and so is each part of it ("30" of
+        # "9:30"); what else the dialog says is the rest's.
+        values = [m.group(0) for k in taken for text in said.dialog for m in k.finditer(text)]
+        texts = [t for t in texts if not any(k.fullmatch(t) for k in taken) and not any(t in v for v in values)]
     out = {}
     for name, prop in properties.items():
         declared = _argument(arguments, name)
@@ -759,7 +795,8 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
             # nothing of its own said is left to the model, and the check asks back for a made-up one.
             whole = [said.question] if said.question and (asks_whole(declared) or not texts) else []
             offered = _by_quantity({**prop, "enum": list(dict.fromkeys(whole + texts))}, name, units, False, said)
-            out[name] = _by_text(_by_topic(offered, declared, said.question), declared, said.apart)
+            out[name] = _by_query(_by_text(_by_topic(offered, declared, said.question), declared, said.apart),
+                                  declared, said)
         elif kind == "number" and said.numbers:
             out[name] = {**prop, "enum": [int(n) if n.is_integer() else n for n in said.numbers]}
         elif kind == "integer" and (integers := [int(n) for n in said.numbers if n.is_integer()]):
