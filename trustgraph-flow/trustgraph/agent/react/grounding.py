@@ -19,7 +19,8 @@ converted into; a proper adjective with its noun:
 :func:`_by_quantity`); an argument that is a request's topic takes a part of the question after
 "about" when it has one (:func:`_by_topic`); one that is a text the tool
 works on or a message it carries takes the quoted text, or what follows the
-colon, or what follows "saying" (:func:`_by_text`).  Addresses (email, web) and, for a tool that takes no
+colon, or what follows "saying" (:func:`_by_text`); one that is a query takes
+the whole question, or what it says to look for (:func:`_by_query`).  Addresses (email, web) and, for a tool that takes no
 number, arithmetic expressions are offered whole, never in parts (greedy
 decoding closes the string at the shortest value the grammar allows:
 "17" of "17 times 23"); an argument that says it is an address takes only
