@@ -577,3 +577,11 @@ def test_a_query_is_the_question_or_what_it_says_to_look_for():
             ("Find 'tiny house plans' for me", ["Find 'tiny house plans' for me", "tiny house plans"])]:
         got = grounded(schema_of(*query), query, said_values(question, []), words)["properties"]["query"]["enum"]
         assert got == values, (question, got)
+
+
+def test_a_word_inside_an_address_the_tool_takes_is_still_offered_where_the_question_says_it_apart():
+    fetch = [ToolArgument(name="page", type="string", description="The URL of the page"),
+             ToolArgument(name="topic", type="string", description="What to look for on it")]
+    got = grounded(schema_of(*fetch), fetch, said_values("Find the weather on https://example.com/weather", []),
+                   own_words("fetch-page", "Read a web page"))["properties"]
+    assert got["page"]["enum"] == ["https://example.com/weather"] and "weather" in got["topic"]["enum"]

@@ -62,6 +62,7 @@ turns the check off.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -696,9 +697,9 @@ _LOOK_FOR = re.compile(r"\b(?:for|about|up|on|regarding)\s+(?=\w)", re.IGNORECAS
 def _by_query(prop: dict[str, Any], argument: Any, said: Said) -> dict[str, Any]:
     """``prop`` of an argument that is a question or a query (:func:`asks_whole`), narrowed to the
     whole question, what it says to look for (what follows its first "for", "about", "up", "on"
-    or "regarding" that a content word follows, to the sentence's end) and its quoted texts: a search is asked in the user's
-    words, and among single words greedy decoding takes the shortest ("Search the web for cheap
-    flights to Rome" searched "Rome").  Nothing is narrowed to nothing."""
+    or "regarding" that a content word follows, to the sentence's end) and its quoted texts: a
+    search is asked in the user's words, and among single words greedy decoding takes the shortest
+    ("Search the web for cheap flights to Rome" searched "Rome").  Nothing is narrowed to nothing."""
     values = prop.get("enum")
     if not isinstance(values, list) or not said.question or not asks_whole(argument):
         return prop
@@ -731,8 +732,9 @@ def _by_text(prop: dict[str, Any], argument: Any, apart: frozenset[str]) -> dict
     question sets apart as one (``apart``, ``Said.apart``: its quoted texts, else what follows its
     colon, else what it says a message carries; "Count the words in: the quick brown fox jumps over
     the lazy dog" counts all of it, where the 135M model picked "quick brown fox jumps"; "Send a
-    note to ann@example.org saying thank you very much" sends all of that, not "thank").  A question that sets nothing apart keeps every part, and so does an argument that is a
-    question (:func:`asks_whole`: "the question text" to a search takes the whole question)."""
+    note to ann@example.org saying thank you very much" sends all of that, not "thank").  A
+    question that sets nothing apart keeps every part, and so does an argument that is a question
+    (:func:`asks_whole`: "the question text" to a search takes the whole question)."""
     values = prop.get("enum")
     if not isinstance(values, list) or not apart or not _says(argument, _TEXT_WORDS) or asks_whole(argument):
         return prop
@@ -769,10 +771,12 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
     units = said.units if _takes_number(properties, arguments) else set()
     taken = _taken_kinds(arguments)
     if taken:
-        # An address or a time the tool takes is that argument's, and so is each part of it ("30" of
-        # "9:30"); what else the dialog says is the rest's.
+        # An address or a time the tool takes is that argument's, and so is each part of it that the
+        # dialog says nowhere else ("30" of "9:30"); what else the dialog says is the rest's.
         values = [m.group(0) for k in taken for text in said.dialog for m in k.finditer(text)]
-        texts = [t for t in texts if not any(k.fullmatch(t) for k in taken) and not any(t in v for v in values)]
+        rest = [functools.reduce(lambda text, k: k.sub(" | ", text), taken, text) for text in said.dialog]
+        texts = [t for t in texts if not any(k.fullmatch(t) for k in taken)
+                 and (not any(t in v for v in values) or any(t in r for r in rest))]
     out = {}
     for name, prop in properties.items():
         declared = _argument(arguments, name)
