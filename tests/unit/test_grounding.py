@@ -585,3 +585,18 @@ def test_a_word_inside_an_address_the_tool_takes_is_still_offered_where_the_ques
     got = grounded(schema_of(*fetch), fetch, said_values("Find the weather on https://example.com/weather", []),
                    own_words("fetch-page", "Read a web page"))["properties"]
     assert got["page"]["enum"] == ["https://example.com/weather"] and "weather" in got["topic"]["enum"]
+
+
+def test_a_number_said_only_inside_a_time_the_tool_takes_is_no_number_arguments():
+    # "Reserve dinner for two at Nobu on Friday at 8:30" booked a table for 8.
+    booking = [ToolArgument(name="restaurant", type="string", description="The restaurant's name"),
+               ToolArgument(name="people", type="integer", description="How many people"),
+               ToolArgument(name="time", type="string", description="The time of the booking")]
+    question = "Reserve dinner for two at Nobu on Friday at 8:30"
+    got = grounded(schema_of(*booking), booking, said_values(question, []))["properties"]
+    assert got["time"]["enum"] == ["8:30"] and "enum" not in got["people"]
+    assert unsaid_arguments({"restaurant": "Nobu", "people": 8, "time": "8:30"}, booking, [question]) == ["people"]
+    question = "Book a table for 4 at Luigi's at 7pm"
+    got = grounded(schema_of(*booking), booking, said_values(question, []))["properties"]
+    assert got["people"]["enum"] == [4] and got["time"]["enum"] == ["7pm"]
+    assert unsaid_arguments({"restaurant": "Luigi's", "people": 4, "time": "7pm"}, booking, [question]) == []

@@ -145,6 +145,10 @@ def unsaid_arguments(values: Mapping[str, Any], arguments: Sequence[Any], said: 
     heard = _Said(said)
     dialog = " ".join(said)[:MAX_SAID_CHARS].lower()
     taken = _taken_kinds(arguments)
+    # A number said only inside an address or a time the tool takes ("8" of "at 8:30") is that
+    # argument's, never a number argument's.
+    counted = _Said(functools.reduce(lambda text, k: k.sub(" | ", text), taken, text) for text in said) \
+        if taken else heard
     out = []
     for name, value in values.items():
         declared = _argument(arguments, name)
@@ -168,7 +172,7 @@ def unsaid_arguments(values: Mapping[str, Any], arguments: Sequence[Any], said: 
                 number = float(value)
             except OverflowError:   # an integer past any float was not said either
                 number = math.nan
-            if not heard.has_number(number):
+            if not counted.has_number(number):
                 out.append(name)
         elif isinstance(value, str):
             if value.strip() and not _text_said(value, heard):
@@ -770,13 +774,16 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
     # What the question's numbers count, for a tool that takes a number: its conversion's units.
     units = said.units if _takes_number(properties, arguments) else set()
     taken = _taken_kinds(arguments)
+    numbers = said.numbers
     if taken:
         # An address or a time the tool takes is that argument's, and so is each part of it that the
-        # dialog says nowhere else ("30" of "9:30"); what else the dialog says is the rest's.
+        # dialog says nowhere else ("30" of "9:30", and the number 8 of "at 8:30" for a party's
+        # size); what else the dialog says is the rest's.
         values = [m.group(0) for k in taken for text in said.dialog for m in k.finditer(text)]
         rest = [functools.reduce(lambda text, k: k.sub(" | ", text), taken, text) for text in said.dialog]
         texts = [t for t in texts if not any(k.fullmatch(t) for k in taken)
                  and (not any(t in v for v in values) or any(t in r for r in rest))]
+        numbers = _offered_numbers(" ".join(rest))
     out = {}
     for name, prop in properties.items():
         declared = _argument(arguments, name)
@@ -802,9 +809,9 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
             offered = _by_quantity({**prop, "enum": list(dict.fromkeys(whole + texts))}, name, units, False, said)
             out[name] = _by_query(_by_text(_by_topic(offered, declared, said.question), declared, said.apart),
                                   declared, said)
-        elif kind == "number" and said.numbers:
-            out[name] = {**prop, "enum": [int(n) if n.is_integer() else n for n in said.numbers]}
-        elif kind == "integer" and (integers := [int(n) for n in said.numbers if n.is_integer()]):
+        elif kind == "number" and numbers:
+            out[name] = {**prop, "enum": [int(n) if n.is_integer() else n for n in numbers]}
+        elif kind == "integer" and (integers := [int(n) for n in numbers if n.is_integer()]):
             out[name] = {**prop, "enum": integers}
         else:
             out[name] = prop
