@@ -594,9 +594,21 @@ def test_a_number_said_only_inside_a_time_the_tool_takes_is_no_number_arguments(
                ToolArgument(name="time", type="string", description="The time of the booking")]
     question = "Reserve dinner for two at Nobu on Friday at 8:30"
     got = grounded(schema_of(*booking), booking, said_values(question, []))["properties"]
-    assert got["time"]["enum"] == ["8:30"] and "enum" not in got["people"]
+    assert got["time"]["enum"] == ["8:30"] and got["people"]["enum"] == [2]   # "two", not the time's 8
     assert unsaid_arguments({"restaurant": "Nobu", "people": 8, "time": "8:30"}, booking, [question]) == ["people"]
     question = "Book a table for 4 at Luigi's at 7pm"
     got = grounded(schema_of(*booking), booking, said_values(question, []))["properties"]
     assert got["people"]["enum"] == [4] and got["time"]["enum"] == ["7pm"]
     assert unsaid_arguments({"restaurant": "Luigi's", "people": 4, "time": "7pm"}, booking, [question]) == []
+
+
+def test_a_number_written_in_words_is_a_number():
+    # "Convert five miles to km" had no number to offer: the model's own 5 was unsaid, and it asked back.
+    for text, numbers in [("Convert five miles to km", [5]), ("a table for twenty-five", [25]),
+                          ("two hundred and fifty grams, then 3 more", [250, 3]), ("a dozen eggs", [12]),
+                          ("one hundred and one dalmatians", [101]),
+                          ("a funny one", []), ("one c or two?", [2]), ("Count 'a stitch in time saves nine'", [])]:
+        assert said_values(text, []).numbers == numbers, text
+    scales = [ToolArgument(name="value", type="number"), ToolArgument(name="from", type="string"),
+              ToolArgument(name="to", type="string")]
+    assert unsaid_arguments({"value": 5, "from": "miles", "to": "km"}, scales, ["Convert five miles to km"]) == []

@@ -51,7 +51,8 @@ right answer into a question back:
 - a value of three letters or fewer (``EUR``, ``km``) is a code the model is
   expected to translate to, and is not judged;
 - a number needs to appear as a number (``12.5`` for "12.5 dollars", ``1000``
-  for "1,000"; a number written in words, "twenty", is not read);
+  for "1,000"; one written in words counts too, "twenty-five" or "for two",
+  but not a lone "one", a pronoun as often);
 - values from an ``enum``, of an argument declared ``"free-text": true`` (a message's body, a
   summary: the model's own words by design), booleans, arrays and objects are not judged.
 
@@ -88,6 +89,39 @@ def _words(text: str) -> set[str]:
     return {w.lower() for w in _LETTERS.findall(text)}
 
 
+_UNITS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+          "sixteen seventeen eighteen nineteen").split()
+_TENS = {w: 10 * i for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), 2)}
+_WORD_VALUES = {**{w: i for i, w in enumerate(_UNITS)}, **_TENS, "dozen": 12, "hundred": 100, "thousand": 1000}
+#: A number written in words: a run of them, joined by spaces, hyphens or "and" ("twenty-five",
+#: "two hundred and fifty", "a dozen").
+_NUMBER_WORDS = re.compile(rf"\b(?:{'|'.join(_WORD_VALUES)})(?:(?:[\s-]+|\s+and\s+)(?:{'|'.join(_WORD_VALUES)}))*\b",
+                           re.IGNORECASE)
+
+
+def _word_numbers(text: str) -> list[tuple[int, float]]:
+    """The numbers ``text`` writes in words, each with where it starts: "for two" 2, "twenty-five"
+    25, "two hundred and fifty" 250, "a dozen" 12.  A lone "one" or "zero" is left out: "one" is a
+    pronoun as often ("a funny one", "one c or two"); so is a word of a quoted text ("'a stitch in
+    time saves nine'" is a text, not a number)."""
+    out = []
+    for m in _NUMBER_WORDS.finditer(_QUOTED.sub(lambda q: " " * len(q.group(0)), text)):
+        words = [w for w in re.split(r"[\s-]+", m.group(0).lower()) if w != "and"]
+        if len(words) == 1 and words[0] in ("one", "zero"):
+            continue
+        total, part = 0, 0
+        for w in words:
+            value = _WORD_VALUES[w]
+            if value in (100, 1000):
+                part = (part or 1) * value
+                if value == 1000:
+                    total, part = total + part, 0
+            else:
+                part += value
+        out.append((m.start(), float(total + part)))
+    return out
+
+
 def _numbers(text: str) -> set[float]:
     # "1,000" and "1.000" may be a thousand or one; "3,5" three and a half: every reading counts.
     out = set()
@@ -106,7 +140,9 @@ class _Said:
     def __init__(self, texts: Iterable[str]) -> None:
         text = " ".join(texts)[:MAX_SAID_CHARS]
         self.words = _words(text)
-        self.numbers = _numbers(text)
+        # Numbers in words too ("for two"), for a number argument's value; a text value's own
+        # numbers are read in digits only (:func:`_text_said`: "saves nine" is words).
+        self.numbers = _numbers(text) | {n for _, n in _word_numbers(text)}
         self._stems = sorted(w for w in self.words if len(w) >= STEM_LENGTH)
 
     def has_word(self, word: str) -> bool:
@@ -538,10 +574,11 @@ def _message_words(unquoted: str) -> str | None:
 
 
 def _offered_numbers(text: str) -> list[float]:
-    """The numbers as written (``1,000`` is a thousand, ``12.5`` twelve and a half), each once."""
-    out = []
-    for m in _OFFERED_NUMBER.finditer(text):
-        value = float(m.group(0).replace(",", ""))
+    """The numbers as written (``1,000`` is a thousand, ``12.5`` twelve and a half; in words, "two"
+    is 2: :func:`_word_numbers`), each once, in the order ``text`` says them."""
+    found = [(m.start(), float(m.group(0).replace(",", ""))) for m in _OFFERED_NUMBER.finditer(text)]
+    out: list[float] = []
+    for _, value in sorted(found + _word_numbers(text), key=lambda at: at[0]):
         if math.isfinite(value) and value not in out:
             out.append(value)
     return out
