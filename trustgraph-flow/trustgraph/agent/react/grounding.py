@@ -112,7 +112,7 @@ def _word_numbers(text: str) -> list[tuple[int, float]]:
         total, part = 0, 0
         for w in words:
             value = _WORD_VALUES[w]
-            if value in (100, 1000):
+            if w in ("dozen", "hundred", "thousand"):   # "two dozen" is 24, "a hundred" 100
                 part = (part or 1) * value
                 if value == 1000:
                     total, part = total + part, 0
