@@ -605,7 +605,7 @@ def test_a_number_said_only_inside_a_time_the_tool_takes_is_no_number_arguments(
 def test_a_number_written_in_words_is_a_number():
     # "Convert five miles to km" had no number to offer: the model's own 5 was unsaid, and it asked back.
     for text, numbers in [("Convert five miles to km", [5]), ("a table for twenty-five", [25]),
-                          ("two hundred and fifty grams, then 3 more", [250, 3]), ("a dozen eggs", [12]), ("two dozen roses and seventeen tulips", [24, 17]),
+                          ("two hundred and fifty grams, then 3 more", [250, 3]), ("a dozen eggs", [12]), ("two dozen roses and seventeen tulips", [24, 17]), ("five and six", [5, 6]),
                           ("one hundred and one dalmatians", [101]),
                           ("a funny one", []), ("one c or two?", [2]), ("Count 'a stitch in time saves nine'", [])]:
         assert said_values(text, []).numbers == numbers, text

@@ -93,10 +93,10 @@ _UNITS = ("zero one two three four five six seven eight nine ten eleven twelve t
           "sixteen seventeen eighteen nineteen").split()
 _TENS = {w: 10 * i for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), 2)}
 _WORD_VALUES = {**{w: i for i, w in enumerate(_UNITS)}, **_TENS, "dozen": 12, "hundred": 100, "thousand": 1000}
-#: A number written in words: a run of them, joined by spaces, hyphens or "and" ("twenty-five",
-#: "two hundred and fifty", "a dozen").
-_NUMBER_WORDS = re.compile(rf"\b(?:{'|'.join(_WORD_VALUES)})(?:(?:[\s-]+|\s+and\s+)(?:{'|'.join(_WORD_VALUES)}))*\b",
-                           re.IGNORECASE)
+#: A number written in words: a run of them, joined by spaces or hyphens, or by "and" after a
+#: hundred or a thousand ("twenty-five", "two hundred and fifty", "a dozen"; "five and six" is two).
+_NUMBER_WORDS = re.compile(rf"\b(?:{'|'.join(_WORD_VALUES)})(?:(?:[\s-]+|(?<=hundred)\s+and\s+|(?<=thousand)\s+and\s+)"
+                           rf"(?:{'|'.join(_WORD_VALUES)}))*\b", re.IGNORECASE)
 
 
 def _word_numbers(text: str) -> list[tuple[int, float]]:
