@@ -63,11 +63,10 @@ turns the check off.
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from trustgraph.catalog.relevance import COMMON_WORDS, content_words
 
@@ -183,8 +182,7 @@ def unsaid_arguments(values: Mapping[str, Any], arguments: Sequence[Any], said: 
     taken = _taken_kinds(arguments)
     # A number said only inside an address or a time the tool takes ("8" of "at 8:30") is that
     # argument's, never a number argument's.
-    counted = _Said(functools.reduce(lambda text, k: k.sub(" | ", text), taken, text) for text in said) \
-        if taken else heard
+    counted = _Said(_cut(text, taken) for text in said) if taken else heard
     out = []
     for name, value in values.items():
         declared = _argument(arguments, name)
@@ -279,6 +277,14 @@ def own_words(name: str, description: str) -> set[str]:
     return content_words(f"{name} {_EXAMPLES.sub(' ', description or '')}")
 
 
+class _Taken(NamedTuple):
+    """What a dialog says of the kinds of value a tool's arguments take (:meth:`Said.taken`)."""
+
+    values: tuple[str, ...]     # each address or time said
+    rest: tuple[str, ...]       # the dialog's texts with those cut out
+    numbers: list[float]        # the numbers the rest says
+
+
 class Said:
     """What the dialog offers a call's arguments: texts (spans) and numbers; ``kept`` the texts
     offered whatever the tool (quoted texts); ``expressions`` its arithmetic ones (:func:`_expressions`);
@@ -301,9 +307,10 @@ class Said:
         self.into = _converted_into(question)
         self.words = _words(question)
         colon = None if kept else _after_colon(question)
-        message = None if kept or colon is not None else _message_words(_ADDRESS.sub(" | ", question))
+        message = None if kept or colon is not None else _message_words(_cut(question, (_ADDRESS,)))
         self.apart = kept if colon is None and message is None else frozenset({colon or message})
         self._with_noun: dict[str, str | None] = {}
+        self._taken: dict[tuple[re.Pattern[str], ...], _Taken] = {}
 
     def with_noun(self, value: str) -> str | None:
         """``value`` with its noun when it is a proper adjective without it (:func:`_noun_after`):
@@ -311,6 +318,16 @@ class Said:
         if value not in self._with_noun:
             self._with_noun[value] = _noun_after(value, self.question)
         return self._with_noun[value]
+
+    def taken(self, kinds: tuple[re.Pattern[str], ...]) -> _Taken:
+        """What the dialog says of ``kinds`` (the addresses and times a tool's arguments take:
+        :func:`_taken_kinds`) and what it says apart from them: read once per step, however many
+        tools take the same kinds."""
+        if kinds not in self._taken:
+            values = tuple(m.group(0) for k in kinds for text in self.dialog for m in k.finditer(text))
+            rest = tuple(_cut(text, kinds) for text in self.dialog)
+            self._taken[kinds] = _Taken(values, rest, _offered_numbers(" ".join(rest)))
+        return self._taken[kinds]
 
     def for_tool(self, tool_words: set[str]) -> list[str]:
         """The texts a value of a tool's argument may be: not a run that starts with one of the
@@ -418,6 +435,13 @@ def _taken_kinds(arguments: Sequence[Any]) -> list[re.Pattern[str]]:
     to call mom at 5pm" reminded of "5pm")."""
     strings = [a for a in arguments if getattr(a, "type", None) in (None, "string")]   # an "hour" may be a number
     return [k for k in (address_kind(a) or _moment_kind(a) for a in strings) if k is not None]
+
+
+def _cut(text: str, kinds: Iterable[re.Pattern[str]]) -> str:
+    """``text`` with each match of ``kinds`` cut out, as a ``|`` (what is left is read apart)."""
+    for kind in kinds:
+        text = kind.sub(" | ", text)
+    return text
 
 
 def _addresses(text: str) -> list[str]:
@@ -558,6 +582,12 @@ _SAYING = re.compile(r"(?i:\b(?:saying|that says|which says|that reads|to say))\
 _SENTENCE_END = re.compile(rf"{_POINT}|[;!?\n\"“”]")
 
 
+def _to_sentence_end(rest: str) -> str:
+    """``rest`` up to the end of its sentence (:data:`_SENTENCE_END`), without a comma at its end."""
+    end = _SENTENCE_END.search(rest)
+    return (rest if end is None else rest[:end.start()]).strip().rstrip(",")
+
+
 def _message_words(unquoted: str) -> str | None:
     """The words ``unquoted`` (a text whose quotes and addresses are cut out, as ``|``) says a
     message is to carry: what follows its first "saying" ("that says", "to say"...) to the end of
@@ -567,10 +597,7 @@ def _message_words(unquoted: str) -> str | None:
     marker = _SAYING.search(unquoted)
     if marker is None:
         return None
-    rest = unquoted[marker.end():].split("|")[0]
-    end = _SENTENCE_END.search(rest)
-    words = (rest if end is None else rest[:end.start()]).strip().rstrip(",")
-    return words or None
+    return _to_sentence_end(unquoted[marker.end():].split("|")[0]) or None
 
 
 def _offered_numbers(text: str) -> list[float]:
@@ -746,9 +773,7 @@ def _by_query(prop: dict[str, Any], argument: Any, said: Said) -> dict[str, Any]
         return prop
     sought = None
     for marker in _LOOK_FOR.finditer(said.question):
-        rest = said.question[marker.end():]
-        end = _SENTENCE_END.search(rest)
-        sought = (rest if end is None else rest[:end.start()]).strip().rstrip(",")
+        sought = _to_sentence_end(said.question[marker.end():])
         if any(t.lower() not in _EDGE_WORDS for t in _TOKEN.findall(sought)):
             break   # not "for me"
         sought = None
@@ -810,17 +835,15 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
         texts = [t for t in texts if not any(e != t and e.startswith(t) for e in said.expressions)] or texts
     # What the question's numbers count, for a tool that takes a number: its conversion's units.
     units = said.units if _takes_number(properties, arguments) else set()
-    taken = _taken_kinds(arguments)
+    taken = tuple(_taken_kinds(arguments))
     numbers = said.numbers
     if taken:
         # An address or a time the tool takes is that argument's, and so is each part of it that the
         # dialog says nowhere else ("30" of "9:30", and the number 8 of "at 8:30" for a party's
         # size); what else the dialog says is the rest's.
-        values = [m.group(0) for k in taken for text in said.dialog for m in k.finditer(text)]
-        rest = [functools.reduce(lambda text, k: k.sub(" | ", text), taken, text) for text in said.dialog]
+        values, rest, numbers = said.taken(taken)
         texts = [t for t in texts if not any(k.fullmatch(t) for k in taken)
                  and (not any(t in v for v in values) or any(t in r for r in rest))]
-        numbers = _offered_numbers(" ".join(rest))
     out = {}
     for name, prop in properties.items():
         declared = _argument(arguments, name)
