@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from trustgraph.base.launching.broker import PORT_ATTEMPTS, EmbeddedBroker, PortTaken
+from trustgraph.base.launching.broker import EmbeddedBroker, PortTaken
 from trustgraph.base.messaging.lost_calls import RESTARTED_ENV
 
 from .components import Component
@@ -207,14 +207,14 @@ class BrokerProcess:
         # interrupt: if a shutdown cancels us meanwhile, let the wait finish and undo the
         # start, or the broker would outlive tg-launch.  Ports chosen for it and taken by
         # another process before it bound them are chosen again (EmbeddedBroker.start).
-        for attempt in range(1, PORT_ATTEMPTS + 1):
+        while True:
             self.broker.spawn(preexec_fn=die_with_parent())
             start = asyncio.ensure_future(asyncio.to_thread(self.broker.wait_started))
             try:
                 await asyncio.shield(start)
                 return
             except PortTaken:
-                if attempt == PORT_ATTEMPTS or not self.broker.choose_ports_again():
+                if not self.broker.choose_ports_again():
                     raise
             except asyncio.CancelledError:
                 with contextlib.suppress(Exception):

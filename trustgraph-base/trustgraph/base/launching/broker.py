@@ -52,7 +52,7 @@ class PortTaken(BrokerError):
     (:meth:`EmbeddedBroker.choose_ports_again`); one given its port says so."""
 
 
-#: How often a broker whose ports were chosen for it tries new ones when they are taken first.
+#: How many starts a broker whose ports were chosen for it makes when they are taken first.
 PORT_ATTEMPTS = 5
 _IN_USE = (b"AddrInUse", b"Address already in use")
 
@@ -116,6 +116,7 @@ class EmbeddedBroker:
         # Which ports this object chose (and may choose again until the broker first listens).
         self._chosen = (not port, not metrics_port)
         self._listened = False
+        self._chosen_again = 0
         self.log_path = Path(log_path) if log_path else self.data_dir / "broker.log"
         self.proc: subprocess.Popen | None = None
         self._log_start = 0
@@ -139,21 +140,23 @@ class EmbeddedBroker:
     def start(self, timeout: float = 20.0) -> None:
         """Start it and wait until it listens (:meth:`spawn`, then :meth:`wait_started`), on
         other ports when the ones chosen for it were taken first (:class:`PortTaken`)."""
-        for attempt in range(1, PORT_ATTEMPTS + 1):
+        while True:
             self.spawn()
             try:
                 self.wait_started(timeout)
                 return
             except PortTaken:
-                if attempt == PORT_ATTEMPTS or not self.choose_ports_again():
+                if not self.choose_ports_again():
                     raise
 
     def choose_ports_again(self) -> bool:
         """Choose new ports for those this object chose, after :class:`PortTaken`; False (and
-        nothing changed) when it chose none, or once the broker has listened: its clients know its
-        URL from then on, so a restart keeps it."""
-        if self._listened or not any(self._chosen):
+        nothing changed) when it chose none, when it has chosen again :data:`PORT_ATTEMPTS` - 1
+        times, or once the broker has listened: its clients know its URL from then on, so a
+        restart keeps it.  The one policy of :meth:`start` and of tg-launch's own start."""
+        if self._listened or not any(self._chosen) or self._chosen_again >= PORT_ATTEMPTS - 1:
             return False
+        self._chosen_again += 1
         old = (self.port, self.metrics_port)
         if self._chosen[0]:
             self.port = free_port(self.connect_host)
