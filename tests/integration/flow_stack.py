@@ -3,11 +3,13 @@
 Each test runs its own config-svc on topics of its own (the session broker is
 shared), starts the services under test with unique ids, and gives them flows
 by putting ``active-flow/<id>`` through that config-svc, as start-flow would.
-Used by the LLM service tests (``test_llm_services``, ``test_compat_llm_broker``).
+Used by the LLM service tests (``test_llm_services``, ``test_compat_llm_broker``) and the MCP SDK
+revisions (``test_mcp_sdk_revisions``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -16,6 +18,7 @@ from typing import Any
 from support import wait_for_async
 from trustgraph.base import PubSub, RequestResponseClient
 from trustgraph.schema import ConfigRequest, ConfigResponse, ConfigValue
+from trustgraph.topics import to_pulsar
 
 
 def uid() -> str:
@@ -42,6 +45,7 @@ class Stack:
             "--config-push-queue", self.push, broker=broker, wait=False)]
         self.pubsub = PubSub(broker.url, processor="test")
         self.clients: list[RequestResponseClient] = []
+        self._served: dict[str, asyncio.Future[None]] = {}
 
     def start(self, command: str, ident: str, *args: str, env: dict[str, str] | None = None,
               lead: tuple[str, ...] = ()) -> Any:
@@ -67,6 +71,19 @@ class Stack:
         r = await c.request(ConfigRequest(operation="put", values=[
             ConfigValue(type=t, key=k, value=v) for (t, k), v in values.items()]), timeout=10)
         assert r.error is None, r.error
+
+    def served(self, topic: str) -> asyncio.Future[None]:
+        """Done once a processor of ours says it serves ``topic`` (its ``ServingStarted`` notice, or
+        its answer to who serves what): a request sent before it would be dropped by a topic
+        nobody consumes and wait its whole deadline.  Ask before the flow is put."""
+        if not self._served:
+            self.pubsub.calls.on_serving(self._heard)
+        return self._served.setdefault(to_pulsar(topic), asyncio.get_running_loop().create_future())
+
+    def _heard(self, topic: str) -> None:
+        heard = self._served.get(topic)
+        if heard is not None and not heard.done():
+            heard.set_result(None)
 
     def client(self, topics: tuple[str, str], req: type, resp: type) -> RequestResponseClient:
         c = RequestResponseClient(self.pubsub, request_topic=topics[0], response_topic=topics[1],

@@ -77,9 +77,16 @@ async def llm_flow(stack: Stack, command: str, *args: str,
     ident, topics = f"tc-{uid()}", pair(f"text-completion-{uid()}")
     proc = stack.start(command, ident, *args, env=env)
     stack.ready()
+    served = stack.served(topics[0])
     flow = {"request": topics[0], "response": topics[1], **(params or {})}
     await stack.put({("active-flow", ident): json.dumps({f"f-{uid()}": flow})})
     llm = Llm(stack.client(topics, TextCompletionRequest, TextCompletionResponse))
+    # A probe sent before the flow's consumer is there is dropped and waits its whole deadline:
+    # sent once the service says it serves the flow, it is answered.
+    try:
+        await asyncio.wait_for(served, 120.0)
+    except TimeoutError:
+        pytest.fail(f"{command} did not say within 120 s that it serves its flow's {topics[0]}")
     # The embedded model serves one request at a time, so a probe that gave up
     # still occupies it: probe with a deadline it can meet on a loaded machine (a
     # 24-token answer has taken over 5 s on two busy cores).

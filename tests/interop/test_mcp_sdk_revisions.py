@@ -159,9 +159,11 @@ async def test_our_mcp_tool_and_tg_import_mcp_tools_use_the_sdks_servers_of_each
         for n, url in enumerate(servers.urls.values()):
             entries[("mcp", f"shout-{n}")] = json.dumps({"url": url, "remote-name": "shout"})
             entries[("mcp", f"lookup-{n}")] = json.dumps({"url": url, "remote-name": "lookup"})
+        served = stack.served(topics[0])
         await stack.put({("active-flow", ident): json.dumps({"f": {"request": topics[0], "response": topics[1]}}),
                          **entries})
         tool = stack.client(topics, ToolRequest, ToolResponse)
+        await asyncio.wait_for(served, 90)   # a request sent before would be dropped and wait its deadline
         for n, (name, url) in enumerate(servers.urls.items()):
             await mcp_tool_row(row, name, tool, n)
             await import_row(row, name, url)
