@@ -86,6 +86,37 @@ def test_prepare_ranks_the_requests_tools_by_meaning_and_keeps_what_the_dialog_s
 # -- judge ------------------------------------------------------------------------------------
 
 
+def test_a_tool_that_takes_the_kind_of_value_the_question_says_comes_first_and_leads():
+    # "Show me what's in /etc/hosts": the encoder put the contact lookup first ("hosts" near
+    # "contacts"), and the 135M model looked up the contact "/etc/hosts".
+    from trustgraph.catalog import embedding
+    from trustgraph.catalog.ranking import rank
+    files = build_registry({"tool": {
+        "lookup-contact": tool("lookup-contact", "A person's phone number and email from the address book", "name"),
+        "read-file": tool("read-file", "Show the contents of a file", "path"),
+        "send-email": json.dumps({"type": "tool-service", "name": "send-email", "description": "Send an email",
+                                  "service": "svc", "arguments": [
+                                      {"name": "to", "type": "string", "description": "The recipient's email address"},
+                                      {"name": "message", "type": "string", "description": "What the email says"}]}),
+        "weather": tool("weather", "Current weather in a city")},
+        "tool-service": {"svc": json.dumps(SERVICE)}}, ToolServiceClients(None))
+    calibration = embedding.calibration() or embedding.WORDLLAMA_CALIBRATION
+    for question, first in [("Show me what's in /etc/hosts", "read-file"), ("Open notes/todo.txt", "read-file"),
+                            ("What's inside ~/.bashrc?", "read-file"),
+                            ("Let ann@example.org know about the weather in Oslo", "send-email")]:
+        step = prepare(request(question), files, {})
+        assert step.tools[0].name == first, (question, [t.name for t in step.tools])
+        nearest_other = max(v for k, v in step.meaning.items() if k != first)
+        assert step.meaning[first] - nearest_other >= calibration.lead, step.meaning
+        assert step.meaning[first] >= calibration.clear, step.meaning
+        assert plainly_asked(step, Confidence()) == first   # called even if the model would answer alone
+    # A question that says no such value keeps the ranker's order and similarities.
+    step = prepare(request("Is it going to be chilly in Oslo?"), files, {})
+    ranked = rank("Is it going to be chilly in Oslo?", list(files.tools.values()))
+    assert [t.name for t in step.tools] == [r.tool.name for r in ranked]
+    assert step.meaning == {r.tool.name: r.meaning for r in ranked}
+
+
 def test_judge_answer_tells_a_tools_result_from_the_models_own_and_refuses_no_answer():
     done = AgentStep(action="weather", arguments={"city": "Oslo"}, observation="It is 3°C in Oslo.")
     step = prepare(request("Weather in Oslo?", [done]), REGISTRY, {})

@@ -189,9 +189,9 @@ def test_a_tool_with_a_number_argument_gets_no_number_in_its_text_arguments():
     assert "British pounds" in got["to"]["enum"] and "15 A" in got["to"]["enum"]       # quoted: kept
     assert not [t for t in got["to"]["enum"] if "15" in t and t != "15 A"]
     # Without a number argument, a run with a number is a value like any (a record's id).
-    lookup = [ToolArgument(name="record", type="string")]
+    lookup = [ToolArgument(name="entry", type="string")]
     got = grounded(schema_of(*lookup), lookup, said_values("Show record 42 of the stock", []))["properties"]
-    assert "record 42" in got["record"]["enum"]
+    assert "record 42" in got["entry"]["enum"]
 
 
 def test_free_text_enum_and_unsaid_kinds_are_left_to_the_model():
@@ -612,3 +612,114 @@ def test_a_number_written_in_words_is_a_number():
     scales = [ToolArgument(name="value", type="number"), ToolArgument(name="from", type="string"),
               ToolArgument(name="to", type="string")]
     assert unsaid_arguments({"value": 5, "from": "miles", "to": "km"}, scales, ["Convert five miles to km"]) == []
+
+
+def test_a_files_path_is_offered_whole():
+    # "Open the file notes/todo.txt" read the file "notes": the slash ended the value.
+    read = [ToolArgument(name="path", type="string", description="The file's path")]
+    words = own_words("read-file", "Show the contents of a file")
+    for question, path in [("Open the file notes/todo.txt", "notes/todo.txt"),
+                           ("Show me what's in /etc/hosts.", "/etc/hosts"),
+                           ("cat ~/notes and ./run.sh", "~/notes"), ("Display the contents of config.yaml", "config.yaml")]:
+        got = grounded(schema_of(*read), read, said_values(question, []), words)["properties"]["path"]["enum"]
+        assert path in got and "notes" not in got and "etc" not in got, (question, got)
+    # Not a fraction, a date or a unit.
+    assert not [t for t in said_values("Convert 3/5 of 24/7 km/h and/or 2/3/2027", []).texts if "/" in t
+                and not t[0].isdigit() and t not in ("km/h", "and/or")]
+    assert "and/or" not in said_values("this and/or that", []).texts
+
+
+def test_a_value_ends_at_its_owner():
+    # "What's Jane Doe's phone number?" looked up the contact "Jane Doe's phone number".
+    assert said_values("What's Jane Doe's phone number?", []).texts[0] == "Jane Doe"
+    assert "Jane Doe's phone number" not in said_values("What's Jane Doe's phone number?", []).texts
+    assert said_values("What's Apple’s stock price?", []).texts[:2] == ["Apple", "stock"]
+    # A place named so, with nothing it owns said next, keeps its name; "How's" is no one's.
+    assert "Luigi's" in said_values("Book a table at Luigi's tomorrow", []).texts
+    assert said_values("How's the sky looking over Reykjavik?", []).texts[0] == "sky"
+
+
+def test_a_requests_verb_starts_no_value_and_is_no_part_of_a_name():
+    texts = said_values("Play Bohemian Rhapsody by Queen", []).texts
+    assert "Bohemian Rhapsody" in texts and "Queen" in texts and not [t for t in texts if "Play" in t]
+    texts = said_values("Can you check whether LH 400 is delayed?", []).texts
+    assert "LH 400" in texts and not [t for t in texts if "check" in t or "whether" in t]
+    assert "Why" not in said_values("Why is the sky blue?", []).texts
+
+
+def test_the_value_said_beside_an_arguments_name_is_that_arguments():
+    # "Add milk to my shopping list" added milk to the list "milk".
+    lists = [ToolArgument(name="list", type="string", description="Which list, e.g. groceries"),
+             ToolArgument(name="item", type="string", description="What to add to it")]
+    words = own_words("add-to-list", "Add an item to one of the user's lists")
+    for question, name, item in [("Add milk to my shopping list", "shopping", "milk"),
+                                 ("Remember to buy batteries: add them to my hardware list", "hardware", "batteries"),
+                                 ("Put eggs on the groceries lists", "groceries", "eggs")]:
+        got = grounded(schema_of(*lists), lists, said_values(question, []), words)["properties"]
+        assert got["list"]["enum"] == [name], (question, got["list"])
+        # The list's value, alone or with its name, is no item ("Add 'call the plumber' to my todo
+        # list" had added the item "todo").
+        assert item in got["item"]["enum"] and not [v for v in got["item"]["enum"] if name in v], got["item"]
+    song = [ToolArgument(name="song", type="string")]
+    got = grounded(schema_of(*song), song, said_values("Play the song Imagine by John Lennon", []))["properties"]
+    assert got["song"]["enum"] == ["Imagine"]
+    # A plain word after the name is no value of it ("the word count"); a quoted text stays.
+    word = [ToolArgument(name="word", type="string", description="The word to define")]
+    for question, kept in [("What is the word count of 'hello world'?", ["hello world", "count"]),
+                           ("Give me another word for 'big'", ["big"])]:
+        got = grounded(schema_of(*word), word, said_values(question, []), own_words("define", "Define a word"))
+        assert got["properties"]["word"]["enum"] == kept, question
+    # A name of filler words says nothing.
+    to = [ToolArgument(name="to", type="string")]
+    got = grounded(schema_of(*to), to, said_values("Send the Paris report to Ann", []))["properties"]
+    assert set(got["to"]["enum"]) >= {"Paris", "Ann"}
+
+
+def test_an_identifier_with_digits_takes_a_value_with_digits_or_asks_back():
+    # "Why is the sky blue?" checked the status of the flight "blue", and answered.
+    flight = [ToolArgument(name="flight", type="string", description="The flight number, e.g. BA117")]
+    got = grounded(schema_of(*flight), flight, said_values("Is flight BA117 on time?", []),
+                   own_words("flight-status", "Whether a flight is on time"))["properties"]
+    assert got["flight"]["enum"] == ["BA117"]
+    got = grounded(schema_of(*flight), flight, said_values("Can you check whether LH 400 is delayed?", []))
+    assert "LH 400" in got["properties"]["flight"]["enum"]
+    got = grounded(schema_of(*flight), flight, said_values("Why is the sky blue?", []))["properties"]
+    assert "enum" not in got["flight"]   # nothing with digits said: the model's, and the check asks back
+    assert unsaid_arguments({"flight": "blue"}, flight, ["Why is the sky blue?"]) == ["flight"]
+    assert unsaid_arguments({"flight": "BA117"}, flight, ["Why is the sky blue?"]) == ["flight"]
+    assert unsaid_arguments({"flight": "BA117"}, flight, ["Is BA117 late?"]) == []
+    # A name that ends in "number" says so too; an example that is no identifier does not.
+    parcel = [ToolArgument(name="tracking_number", type="string"), ToolArgument(name="amount", type="number")]
+    got = grounded(schema_of(*parcel), parcel, said_values("Where is parcel 1Z999AA1 of 3?", []))["properties"]
+    assert "1Z999AA1" in got["tracking_number"]["enum"] and got["amount"]["enum"] == [3]
+    assert all(any(c.isdigit() for c in v) for v in got["tracking_number"]["enum"])
+    calculator = [ToolArgument(name="expression", type="string", description="The expression, e.g. 2 * (3 + 4)")]
+    assert unsaid_arguments({"expression": "pi"}, calculator, ["What is pi?"]) == []
+    ticker = [ToolArgument(name="ticker", type="string", description="The ticker, e.g. AAPL")]
+    assert unsaid_arguments({"ticker": "Apple"}, ticker, ["What's Apple's stock price?"]) == []
+
+
+def test_a_quoted_text_is_the_value_beside_a_name_only_where_it_is_said():
+    # "Add 'call the plumber' to my todo list" added to the list "call the plumber".
+    lists = [ToolArgument(name="list", type="string", description="Which list, e.g. groceries"),
+             ToolArgument(name="item", type="string", description="What to add to it")]
+    got = grounded(schema_of(*lists), lists, said_values("Add 'call the plumber' to my todo list", []),
+                   own_words("add-to-list", "Add an item to a list"))["properties"]
+    assert got["list"]["enum"] == ["todo"] and got["item"]["enum"] == ["call the plumber"]
+    word = [ToolArgument(name="word", type="string", description="The word to define")]
+    got = grounded(schema_of(*word), word, said_values("Is the word 'big' bigger than 'large'?", []))
+    assert got["properties"]["word"]["enum"] == ["big"]
+
+
+def test_a_name_joined_by_of_or_the_is_offered_whole():
+    # "Put on Kind of Blue by Miles Davis" played "Blue".
+    for question, name, parts in [("Put on Kind of Blue by Miles Davis", "Kind of Blue", ["Blue", "Kind"]),
+                                  ("Show the Lord of the Rings trailer", "Lord of the Rings", ["Rings", "Lord"]),
+                                  ("How tall is the Statue of Liberty?", "Statue of Liberty", ["Liberty"])]:
+        texts = said_values(question, []).texts
+        assert name in texts and not set(parts) & set(texts), (question, texts)
+    # Not "and", nor after a clause's first word.
+    assert {"Paris", "London"} <= set(said_values("Time difference between Paris and London", []).texts)
+    assert "Rome" in said_values("Map of Rome please", []).texts
+    # A file's name is whole too: "Print README.md" printed "md".
+    assert said_values("Print README.md", []).texts[0] == "README.md"

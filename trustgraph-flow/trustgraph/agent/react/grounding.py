@@ -8,8 +8,10 @@ dialog holds, so "Tell me a joke about cats" can only call ``tell-joke``
 with a topic the question said, and the model's part is to pick the span
 (the grammar of the LLM service enforces it).  An argument that declares
 ``"free-text": true``, or has an ``enum``, is left to the model; so is one
-when the dialog holds nothing of its kind (no number said).  Three rules of
-how a request is said narrow the values further, never to none: the unit
+when the dialog holds nothing of its kind (no number said).  Rules of
+how a request is said narrow the values further, never to none: an argument
+whose name the question says takes the value beside it (:func:`_by_name`:
+"my shopping list", "flight BA117"); the unit
 written with a number is the unit that number is in, so a conversion's
 argument named ``from`` (``source``...) takes it among its declared values
 and one named ``to`` (``target``...) never takes it (:func:`quantity_units`;
@@ -20,14 +22,17 @@ converted into; a proper adjective with its noun:
 "about" when it has one (:func:`_by_topic`); one that is a text the tool
 works on or a message it carries takes the quoted text, or what follows the
 colon, or what follows "saying" (:func:`_by_text`); one that is a query takes
-the whole question, or what it says to look for (:func:`_by_query`).  Addresses (email, web) and, for a tool that takes no
+the whole question, or what it says to look for (:func:`_by_query`).  Addresses (email, web),
+files' paths and, for a tool that takes no
 number, arithmetic expressions are offered whole, never in parts (greedy
 decoding closes the string at the shortest value the grammar allows:
 "17" of "17 times 23"); an argument that says it is an address takes only
 addresses of its kind (:func:`address_kind`), and no other argument of its
 tool takes those (a message is not its recipient), and one named a day or a
-time of day only the days or times said (``_moment_kind``); with none
-said such an argument is left to the model, and the check asks back.
+time of day only the days or times said (``_moment_kind``), and an identifier
+written with digits (a flight's or a parcel's number: :func:`_numbered`) only
+a value with digits; with none said such an argument is left to the model,
+and the check asks back.
 Then the check below, for what still gets through (a model whose service
 ignores the schema, a text-mode template).
 
@@ -53,6 +58,7 @@ right answer into a question back:
 - a number needs to appear as a number (``12.5`` for "12.5 dollars", ``1000``
   for "1,000"; one written in words counts too, "twenty-five" or "for two",
   but not a lone "one", a pronoun as often);
+- an identifier written with digits (:func:`_numbered`) needs a digit: "blue" is no flight;
 - values from an ``enum``, of an argument declared ``"free-text": true`` (a message's body, a
   summary: the model's own words by design), booleans, arrays and objects are not judged.
 
@@ -70,7 +76,8 @@ from typing import Any, NamedTuple
 
 from trustgraph.catalog.relevance import COMMON_WORDS, content_words
 
-__all__ = ["Said", "address_kind", "grounded", "own_words", "quantity_units", "said_values", "unsaid_arguments"]
+__all__ = ["Said", "address_kind", "grounded", "own_words", "quantity_units", "said_values", "says_its_kind",
+           "unsaid_arguments"]
 
 _LETTERS = re.compile(r"[^\W\d_]+")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
@@ -194,6 +201,9 @@ def unsaid_arguments(values: Mapping[str, Any], arguments: Sequence[Any], said: 
             if not (kind.fullmatch(value.strip()) and value.strip().lower() in dialog):
                 out.append(name)
             continue
+        if declared is not None and isinstance(value, str) and _numbered(declared) and not _DIGIT.search(value):
+            out.append(name)   # a flight's number is said with its digits: "blue" is none
+            continue
         own = declared is not None and _moment_kind(declared)
         if declared is not None and isinstance(value, str) and any(k.fullmatch(value.strip()) for k in taken
                                                                    if k is not own):
@@ -240,19 +250,29 @@ into is it's its just know like many more most much need no not now our out over
 them then there they too us very was want we were what's whats will would yes
 today tonight tomorrow yesterday currently moment right thanks if one ones something anything thing kind sort
 their theirs yours mine ours hers you'd i'd i'm i've you're we're they're these those whose whom
-itself myself yourself themselves ourselves someone anyone everyone people""".split())
+itself myself yourself themselves ourselves someone anyone everyone people whether another
+why how's who's where's when's why's that's there's here's he's she's let's""".split())
 #: Verbs a request starts with ("Say something witty about the ocean", "Exchange 15 bucks for
 #: pounds"): a value does not start with one (the 135M model took "Say" for the joke's topic and
 #: "Exchange" for the currency), though one may end with it ("stock exchange").
 _REQUEST_VERBS = frozenset("""say tell give let get put make express explain define spell translate convert
-exchange tally calculate compute find look share suggest recommend amuse hit crack turn help remind""".split())
+exchange tally calculate compute find look share suggest recommend amuse hit crack turn help remind
+show display open play check""".split())
 _QUOTED = re.compile(r"(?:(?<=\s)|(?<=^)|(?<=:))([\"'“‘])(.+?)([\"'”’])(?=[\s?.!,;:)]|$)")
 #: An email address, and a web address (with its scheme, from "www.", or a lower-case domain).
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")   # starts a word: linear in the text
 _WEB = re.compile(r"(?:\bhttps?://|\bwww\.)[^\s\"'<>]+|(?<![@\w.-])(?:[a-z0-9-]+\.)+[a-z]{2,6}\b(?:/[^\s\"'<>]*)?")
-#: An address is offered whole and never in parts (its dots and colon end no clause, its "@"
-#: splits no word); an argument that says it is one takes only an address of its kind.
-_ADDRESS = re.compile(f"{_EMAIL.pattern}|{_WEB.pattern}")
+#: A file's path: one that starts at the root, the home or the current folder ("/etc/hosts",
+#: "~/notes", "./run.sh"), or folders and a file with its extension ("notes/todo.txt"); not a
+#: fraction, a date or a unit ("3/5", "km/h", "and/or").
+_PATH = re.compile(r"(?<![\w./~-])(?:(?:~|\.{1,2})?/[\w.~-]*\w(?:/[\w.~-]*\w)*/?"
+                   r"|[\w.-]+(?:/[\w.-]+)*/[\w-]+\.[^\W\d_]\w{0,5})(?![\w/])")
+#: A file: its path (:data:`_PATH`), or its name with its extension ("README.md", "config.yaml").
+_FILE = re.compile(rf"{_PATH.pattern}|(?<![\w./@-])[\w-]+\.[^\W\d_][^\W_]{{0,4}}(?![\w/@.-])")
+#: An address is offered whole and never in parts (its dots, slashes and colon end no clause, its
+#: "@" splits no word: "notes/todo.txt" is no "notes", "README.md" no "md"); an argument that says
+#: it is an email or a web address takes only an address of its kind.
+_ADDRESS = re.compile(f"{_EMAIL.pattern}|{_WEB.pattern}|{_FILE.pattern}")
 #: What an argument's name or description says when its value is an address of that kind.
 _ADDRESS_KINDS = ((_EMAIL, frozenset({"email", "emails"})),
                   (_WEB, frozenset({"url", "urls", "uri", "link", "website", "webpage", "homepage"})))
@@ -267,7 +287,8 @@ EXPRESSION_GAP = 3
 
 #: Where a description names example values, not what the tool does: "e.g. kilometres to miles",
 #: "such as EUR": to the end of the clause ("like" is left alone: it is a verb as often).
-_EXAMPLES = re.compile(r"\b(?:e\.\s?g\.|(?:eg|for example|for instance|such as)\b)[^.;:()]*", re.IGNORECASE)
+_EXAMPLE_LEAD = re.compile(r"e\.\s?g\.|(?:eg|for example|for instance|such as)\b", re.IGNORECASE)
+_EXAMPLES = re.compile(rf"\b(?:{_EXAMPLE_LEAD.pattern})[^.;:()]*", re.IGNORECASE)
 
 
 def own_words(name: str, description: str) -> set[str]:
@@ -410,9 +431,27 @@ _TIME_NAMES = frozenset({"time", "hour", "clock"})
 def _moment_kind(argument: Any) -> re.Pattern[str] | None:
     """``_DATE`` or ``_TIME`` when a declared argument's name says its value is one, else None."""
     # The name's last part: a "due_date" is a day, a "time_zone" or a "date_format" is not.
-    parts = [p for p in re.split(r"[\W_]+|(?<=[a-z])(?=[A-Z])", str(getattr(argument, "name", "") or "")) if p]
-    last = parts[-1].lower() if parts else ""
+    last = (_name_words(argument).split() or [""])[-1]
     return _DATE if last in _DAY_NAMES else _TIME if last in _TIME_NAMES else None
+
+
+#: The last part of a string argument's name that says its value is written with digits.
+_NUMBER_NAMES = frozenset({"number", "num", "no", "nr"})
+#: An example that is one identifier of letters and digits ("BA117", "1Z999AA1", "A-12"), then
+#: the example's end, a comma or an "or".
+_NUMBERED_EXAMPLE = re.compile(r"\s*(?=[\w-]*\d)(?=[\w-]*[^\W\d_])[\w-]+\s*(?:$|,|or\b)")
+
+
+def _numbered(argument: Any) -> bool:
+    """Whether a declared string argument is an identifier written with digits: its name ends in
+    "number" ("flight_number", "tracking_number", "phone_number"), or the example its description
+    gives is one token of letters and digits ("The flight, e.g. BA117"; not "e.g. 2 * (3 + 4)")."""
+    if getattr(argument, "type", None) not in (None, "string"):
+        return False
+    if (_name_words(argument).split() or [""])[-1] in _NUMBER_NAMES:
+        return True
+    examples = _EXAMPLES.finditer(str(getattr(argument, "description", "") or ""))
+    return any(_NUMBERED_EXAMPLE.match(m.group(0), _EXAMPLE_LEAD.match(m.group(0)).end()) for m in examples)
 
 
 def address_kind(argument: Any) -> re.Pattern[str] | None:
@@ -426,6 +465,26 @@ def address_kind(argument: Any) -> re.Pattern[str] | None:
     if {"e", "mail"} <= words:
         words = words | {"email"}
     return next((pattern for pattern, says in _ADDRESS_KINDS if words & says), None)
+
+
+#: What an argument's name or description says when its value is a file's (or a folder's) path.
+_PATH_WORDS = frozenset({"path", "paths", "file", "files", "filename", "folder", "directory", "dir"})
+
+
+def says_its_kind(arguments: Sequence[Any], question: str) -> bool:
+    """Whether ``question`` says a value of the kind one of a tool's ``arguments`` takes that
+    hardly any other tool would: an email or a web address (:func:`address_kind`), or a file
+    (its path or its name, for an argument that says "path", "file", "folder"...).  Evidence of
+    the tool beside its meaning: the 22M encoder put a contact lookup first for "Show me what's
+    in /etc/hosts" ("hosts" near "contacts"), and the 135M model took it (``steps.prepare``)."""
+    text = question[:MAX_SAID_CHARS]
+    for argument in arguments:
+        kind = address_kind(argument)
+        if kind is None and _says(argument, _PATH_WORDS) and not _says(argument, _NOT_ADDRESS):
+            kind = _FILE
+        if kind is not None and kind.search(text):
+            return True
+    return False
 
 
 def _taken_kinds(arguments: Sequence[Any]) -> list[re.Pattern[str]]:
@@ -489,6 +548,38 @@ def _expressions(piece: str) -> list[tuple[int, str]]:
     return out
 
 
+#: The marks a quoted text opens with (:data:`_QUOTED`).
+_QUOTES = "\"'“‘"
+#: A possessive's ending ("Jane Doe's", "Apple’s"): a value ends at its owner, without the ending,
+#: when what it owns is said next.
+_POSSESSIVE = re.compile(r"(?<=\w)['’]s$", re.IGNORECASE)
+
+
+#: Small words that join the capitalised words of one name ("Kind of Blue", "Lord of the Rings",
+#: "Leonardo da Vinci"); not "and" ("Paris and London" are two).
+_JOINS = frozenset({"of", "the", "de", "del", "da", "di", "du", "la", "le", "van", "von", "y"})
+
+
+def _name_joins(tokens: list[str], named: list[bool]) -> list[int]:
+    """Where in ``tokens`` a run of at most two of :data:`_JOINS` joins two capitalised words into
+    one name (the joins and the words beside them): the greedy 135M model played "Blue" of "Put on Kind of Blue", the title cut at "of".
+    Not after a clause's first word, capitalised as a sentence starts ("Map of Rome" offers
+    "Rome")."""
+    def capital(i: int) -> bool:   # a word of a title may be a filler's ("Kind of Blue")
+        return named[i] or len(tokens[i]) > 1 and tokens[i][:1].isupper() and tokens[i].lower() not in _REQUEST_VERBS
+
+    out = []
+    k = 0
+    while k < len(tokens):
+        j = k
+        while j < len(tokens) and j - k < 2 and tokens[j].lower() in _JOINS:
+            j += 1
+        if j > k and k > 1 and capital(k - 1) and j < len(tokens) and capital(j):
+            out += range(k - 1, j + 1)
+        k = max(j, k + 1)
+    return out
+
+
 def _spans(text: str) -> tuple[list[str], list[str]]:
     """What of ``text`` a value may be, and its arithmetic expressions (:func:`_expressions`, which
     are among the first), read in one pass: its quoted parts, its addresses, what follows a colon
@@ -503,7 +594,9 @@ def _spans(text: str) -> tuple[list[str], list[str]]:
     written whole or not at all.  A whole clause is no value ("My father loves corny puns" was
     the 135M model's topic of a joke) unless it follows a colon ("Count the words in: ...") or
     "saying".  Nor
-    does a value start with a verb a request starts with (:data:`_REQUEST_VERBS`)."""
+    does a value start with a verb a request starts with (:data:`_REQUEST_VERBS`), nor go on
+    past a possessive (:data:`_POSSESSIVE`: the 135M model took "Jane Doe's phone number" for a
+    contact's name; "Jane Doe" is offered)."""
     out = [m.group(2).strip() for m in _QUOTED.finditer(text)]
     quoted = bool(out)
     # Quoted parts and addresses are cut out (each a ``|``): what is left is read word by word.
@@ -526,15 +619,26 @@ def _spans(text: str) -> tuple[list[str], list[str]]:
         tokens = [t.group(0) for t in _TOKEN.finditer(piece)]
         spans = list(_TOKEN.finditer(piece))
         content = [t.lower() not in _EDGE_WORDS for t in tokens]
-        named = [t[:1].isupper() and content[i] for i, t in enumerate(tokens)]
-        starts = [c and not (named[i] and i > 0 and named[i - 1]) and tokens[i].lower() not in _REQUEST_VERBS
-                  for i, c in enumerate(content)]
-        ends = [c and not (named[j] and j + 1 < len(tokens) and named[j + 1]) for j, c in enumerate(content)]
+        # A request's verb is no part of a name, capitalised as a sentence starts ("Play Bohemian Rhapsody").
+        named = [t[:1].isupper() and content[i] and t.lower() not in _REQUEST_VERBS for i, t in enumerate(tokens)]
+        for k in _name_joins(tokens, named):   # "Kind of Blue", "Bank of America": one name
+            content[k] = named[k] = True
+        # An owner with what it owns said next ("Jane Doe's phone"), not a place named so ("at Luigi's").
+        owner = [c and _POSSESSIVE.search(tokens[i]) is not None and i + 1 < len(tokens) and content[i + 1]
+                 for i, c in enumerate(content)]
+        starts = [c and not (named[i] and i > 0 and named[i - 1] and not owner[i - 1])
+                  and tokens[i].lower() not in _REQUEST_VERBS for i, c in enumerate(content)]
+        ends = [c and (owner[j] or not (named[j] and j + 1 < len(tokens) and named[j + 1]))
+                for j, c in enumerate(content)]
         for i in range(len(tokens)):
             if not starts[i]:
                 continue
             for j in range(i, min(i + MAX_SPAN_WORDS, len(tokens))):
                 if not content[j]:
+                    break
+                if owner[j]:
+                    # "Jane Doe's phone number": the owner is one value and what it owns another.
+                    out.append(piece[spans[i].start():spans[j].end() - len(_POSSESSIVE.search(tokens[j])[0])])
                     break
                 if ends[j]:
                     out.append(piece[spans[i].start():spans[j].end()])
@@ -757,6 +861,44 @@ def _by_topic(prop: dict[str, Any], argument: Any, question: str) -> dict[str, A
     return {**prop, "enum": kept} if kept and kept != values else prop
 
 
+def _name_words(argument: Any) -> str:
+    """A declared argument's name as a request would say it: its parts, lower case, spaced
+    ("tracking_number", "trackingNumber" -> "tracking number")."""
+    parts = re.split(r"[\W_]+|(?<=[a-z])(?=[A-Z])", str(getattr(argument, "name", "") or ""))
+    return " ".join(p.lower() for p in parts if p)
+
+
+def _by_name(prop: dict[str, Any], argument: Any, said: Said) -> dict[str, Any]:
+    """``prop`` of an argument whose name the question says, narrowed to the values said right
+    before that name, or right after it when that value is a name, an identifier or an address:
+    "Add milk to my shopping list" names the list ``shopping``, "Is flight BA117 on time?" the
+    flight ``BA117``, "Play the song Yesterday" the song (the 135M model, offered every run of the
+    question's words, gave the list "milk" and "batteries", the first it was offered).  Not a
+    plain word after it: "the word count of ..." is no word "count".  Quoted texts are kept; a
+    name made of filler words only ("to", "from") says nothing; a question that says the name
+    with no value beside it keeps every value."""
+    values = prop.get("enum")
+    name = _name_words(argument)
+    if not isinstance(values, list) or not said.question or not name or set(name.split()) <= _EDGE_WORDS:
+        return prop
+    text = said.question
+    kept = []
+    for m in re.finditer(rf"\b{re.escape(name)}(?:e?s)?\b", text, re.IGNORECASE):
+        before, after = text[:m.start()], text[m.end():]
+        b, a = before.rstrip(" \t"), after.lstrip(" \t")   # a value beside it, a space between
+        if len(a) == len(after):
+            a = ""
+        elif a[:1] in _QUOTES:
+            a = a[1:]   # "the word 'big'": a quoted text is beside it too
+        elif not (a[:1].isupper() or _DIGIT.match(a) or _ADDRESS.match(a)):
+            a = ""      # "the word count of ...": a plain word after the name is no value of it
+        kept += [v for v in values if isinstance(v, str) and v and (
+            len(b) < len(before) and b.endswith(v) and not b[:len(b) - len(v)][-1:].isalnum()
+            or a.startswith(v) and not a[len(v):len(v) + 1].isalnum())]
+    kept = list(dict.fromkeys(kept))
+    return {**prop, "enum": kept} if kept and kept != values else prop
+
+
 #: Where a request says what to look for: "Search the web for cheap flights to Rome", "Look up the
 #: history of the Eiffel Tower", "facts about Ada Lovelace", "news on the election".
 _LOOK_FOR = re.compile(r"\b(?:for|about|up|on|regarding)\s+(?=\w)", re.IGNORECASE)
@@ -808,6 +950,29 @@ def _by_text(prop: dict[str, Any], argument: Any, apart: frozenset[str]) -> dict
     return {**prop, "enum": kept} if kept and kept != values else prop
 
 
+def _claims(properties: Mapping[str, Any], arguments: Sequence[Any], texts: list[str],
+            said: Said) -> dict[str, tuple[list[str], str]]:
+    """Each string argument's values said beside its name (:func:`_by_name`), with that name as a
+    request says it, for the arguments whose name the question says with a value beside it."""
+    out = {}
+    for name, prop in properties.items():
+        declared = _argument(arguments, name)
+        if declared is None or getattr(declared, "free_text", None) or not isinstance(prop, dict) \
+                or prop.get("type") != "string" or "enum" in prop:
+            continue
+        named = _by_name({"enum": texts}, declared, said)["enum"]
+        if named != texts:
+            out[name] = (named, _name_words(declared))
+    return out
+
+
+def _claimed(text: str, values: list[str], name: str) -> bool:
+    """Whether ``text`` is another argument's value said beside its ``name`` (:func:`_claims`), or
+    that value with the name ("shopping list" of the list ``shopping``): "Add 'call the plumber'
+    to my todo list" gave the item "todo", the list's, which is no item."""
+    return text in values or name in text.lower() and any(v in text for v in values)
+
+
 def _takes_number(properties: Mapping[str, Any], arguments: Sequence[Any]) -> bool:
     """Whether a tool has a number argument the dialog's numbers are offered to."""
     return any(isinstance(prop, dict) and prop.get("type") in ("number", "integer") and "enum" not in prop
@@ -825,6 +990,8 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
     if not isinstance(properties, dict):
         return schema
     texts = said.for_tool(set(tool_words))
+    # An identifier written with digits takes a text with one, the tool's number or not (:func:`_numbered`).
+    numbered = [t for t in texts if _DIGIT.search(t)]
     if said.numbers and _takes_number(properties, arguments):
         # The numbers said go to the tool's number argument: its text arguments get no run with a
         # number in it ("40" or "15 American" as the currency converted to), unless quoted.
@@ -842,8 +1009,10 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
         # dialog says nowhere else ("30" of "9:30", and the number 8 of "at 8:30" for a party's
         # size); what else the dialog says is the rest's.
         values, rest, numbers = said.taken(taken)
-        texts = [t for t in texts if not any(k.fullmatch(t) for k in taken)
-                 and (not any(t in v for v in values) or any(t in r for r in rest))]
+        texts, numbered = ([t for t in offered if not any(k.fullmatch(t) for k in taken)
+                            and (not any(t in v for v in values) or any(t in r for r in rest))]
+                           for offered in (texts, numbered))
+    claims = _claims(properties, arguments, texts, said)
     out = {}
     for name, prop in properties.items():
         declared = _argument(arguments, name)
@@ -862,12 +1031,19 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
             # city); with none said it is left to the model, and the check asks back for a made-up one.
             moments = list(dict.fromkeys(m.group(0) for text in said.dialog for m in moment.finditer(text)))
             out[name] = {**prop, "enum": moments} if moments else prop
+        elif kind == "string" and _numbered(declared):
+            # A flight's or a parcel's number is said with its digits: with none said it is left to
+            # the model, and the check asks back ("Why is the sky blue?" is no flight "blue").
+            out[name] = _by_name({**prop, "enum": numbered}, declared, said) if numbered else prop
         elif kind == "string" and (texts or said.question and not _says(declared, _CARRIED)):
             # The whole question is the request, never the message it asks to send: a message with
             # nothing of its own said is left to the model, and the check asks back for a made-up one.
             whole = [said.question] if said.question and (asks_whole(declared) or not texts) else []
-            offered = _by_quantity({**prop, "enum": list(dict.fromkeys(whole + texts))}, name, units, False, said)
-            out[name] = _by_query(_by_text(_by_topic(offered, declared, said.question), declared, said.apart),
+            mine = [t for t in texts if not any(_claimed(t, *claim) for other, claim in claims.items()
+                                                if other != name)] or texts
+            offered = _by_quantity({**prop, "enum": list(dict.fromkeys(whole + mine))}, name, units, False, said)
+            named = _by_name(offered, declared, said)
+            out[name] = _by_query(_by_text(_by_topic(named, declared, said.question), declared, said.apart),
                                   declared, said)
         elif kind == "number" and numbers:
             out[name] = {**prop, "enum": [int(n) if n.is_integer() else n for n in numbers]}

@@ -35,7 +35,7 @@ from typing import Any
 
 from trustgraph.catalog import embedding
 from trustgraph.catalog.policy import APPROVAL_DEFAULT, ApprovalPolicy
-from trustgraph.catalog.ranking import fit, rank
+from trustgraph.catalog.ranking import Ranked, fit, rank
 from trustgraph.schema import AgentRequest, AgentStep
 from trustgraph.schema.services.agent import (
     OUTCOME_ANSWER,
@@ -55,7 +55,7 @@ from .decisions import (
     judge,
     own_answer_prefix,
 )
-from .grounding import Said, said_values, unsaid_arguments
+from .grounding import Said, said_values, says_its_kind, unsaid_arguments
 from .registry import Registry, Tool, filter_tools
 from .vocabulary import Action, Failed, Final
 
@@ -145,14 +145,41 @@ class Step:
 
 
 def prepare(request: AgentRequest, registry: Registry, failures: Mapping[int, str]) -> Step:
-    """The request's tools (group and state) ranked by the ranker, as many as a prompt holds."""
-    ranked = fit(rank(request.question, filter_tools(registry.tools.values(), request.group, request.state)))
+    """The request's tools (group and state) ranked by the ranker, and by the kinds of value the
+    question says (:func:`by_kind`), as many as a prompt holds."""
+    ranked = fit(by_kind(rank(request.question, filter_tools(registry.tools.values(), request.group, request.state)),
+                         request.question))
     history = list(request.history or [])
     results = [(h.action, h.observation or "") for i, h in enumerate(history) if h.action and i not in failures]
     return Step(request=request, tools=[r.tool for r in ranked],
                 meaning={r.tool.name: r.meaning for r in ranked if r.meaning is not None},
                 failures=dict(failures), said=said_values(request.question, [r for _, r in results]),
                 context=registry.context, results=results, approval=registry.catalog.approval)
+
+
+def by_kind(ranked: list[Ranked], question: str) -> list[Ranked]:
+    """``ranked`` with the tools whose arguments take a kind of value the question says (an email or
+    web address, a file: ``grounding.says_its_kind``) first, in the ranker's order, and their
+    similarities raised alike until the first of them is plainly what the question asks: at least
+    the embedding model's ``clear``, and nearer than every other tool by half as much again as its
+    ``lead`` (a margin no rounding undoes).  A question that names a file is about a tool that
+    reads files however near a contact lookup's words are: "Show me what's in /etc/hosts" had
+    looked up the contact "/etc/hosts", and "What's inside ~/.bashrc?" (the file tool first, but
+    under ``unrelated``) was answered by the model alone.  Unchanged when no tool, or every tool,
+    has such evidence: among the tools that have it, meaning decides."""
+    evidenced = [says_its_kind(getattr(r.tool, "arguments", None) or (), question) for r in ranked]
+    if not any(evidenced) or all(evidenced):
+        return ranked
+    first = [r for r, e in zip(ranked, evidenced, strict=True) if e]
+    rest = [r for r, e in zip(ranked, evidenced, strict=True) if not e]
+    best = max((r.meaning for r in first if r.meaning is not None), default=None)
+    others = max((r.meaning for r in rest if r.meaning is not None), default=None)
+    if best is not None and others is not None:
+        calibration = embedding.calibration() or embedding.WORDLLAMA_CALIBRATION
+        raise_by = max(0.0, others + 1.5 * calibration.lead - best, calibration.clear - best)
+        first = [r._replace(meaning=r.meaning + raise_by, score=r.score + raise_by) if r.meaning is not None else r
+                 for r in first]
+    return first + rest
 
 
 def gone_nearer(step: Step, stopped: Sequence[tuple[str, Mapping[str, Any]]]) -> Failed | None:
