@@ -497,10 +497,15 @@ def test_a_message_takes_the_words_a_request_says_it_carries():
                             ("Email ann@example.org a line saying hi, see you at six. Thanks!", "hi, see you at six"),
                             ("Mail ann@example.org a card that reads happy birthday", "happy birthday"),
                             ("Mail ann@example.org that the meeting moved to 3pm.", "the meeting moved to 3pm"),
-                            ("Tell Ann at ann@example.org that lunch is ready", "lunch is ready")]:
+                            ("Tell Ann at ann@example.org that lunch is ready", "lunch is ready"),
+                            # A request that starts by mailing someone says what next ("green" had been sent).
+                            ("Email ann@example.org the build is green", "the build is green"),
+                            ("text ann@example.org: running late", "running late")]:
         got = grounded(schema_of(*mail), mail, said_values(question, []))["properties"]
         assert got["message"]["enum"] == [words], question
         assert got["to"]["enum"] == ["ann@example.org"], question
+    assert said_values("Email Ann the build is green", []).apart == {"the build is green"}
+    assert not said_values("Email Ann about the build", []).apart   # what it is about, not what it says
     # Quoted words, or a colon, set the message apart as before; "saying" then sets nothing apart.
     for question, words in [("Send ann@example.org a note saying 'lunch is ready'", "lunch is ready"),
                             ("Send ann@example.org this, saying it twice: lunch is ready", "lunch is ready")]:

@@ -682,6 +682,9 @@ def _after_colon(unquoted: str) -> str | None:
 _SAYING = re.compile(r"(?i:\b(?:saying|that says|which says|that reads|to say))\s+(?=\w)"
                      r"|(?:\|\s*|(?i:\b(?:tell|remind|inform|ask))\s+[A-Z]\w*\s+)(?i:that)\s+(?=\w)"
                      r"|(?i:\bremind(?:er)?\b[^.;!?|\n]*?\bto)\s+(?=\w)")
+#: Without those words, a request that starts by mailing someone (an address, cut out, or a name)
+#: says what next: "Email ann@example.org the build is green" (not "about ...": what it is about).
+_MAILED = re.compile(r"\s*(?i:e-?mail|mail|text|message)\s+(?:\|\s*|[A-Z]\w*\s+)(?!(?i:that|about)\b)(?=\w)")
 #: Where those words end: the sentence's end, not a comma ("saying hi, see you soon" is one message).
 _SENTENCE_END = re.compile(rf"{_POINT}|[;!?\n\"“”]")
 
@@ -694,11 +697,12 @@ def _to_sentence_end(rest: str) -> str:
 
 def _message_words(unquoted: str) -> str | None:
     """The words ``unquoted`` (a text whose quotes and addresses are cut out, as ``|``) says a
-    message is to carry: what follows its first "saying" ("that says", "to say"...) to the end of
+    message is to carry: what follows its first "saying" ("that says", "to say"...), or else, in a
+    request that starts by mailing someone, what follows them (:data:`_MAILED`), to the end of
     that sentence or the first cut; None without one.  Greedy decoding closes a string at the
     shortest value the grammar allows, so a message argument offered every run of the question's
     words took "thank" of "saying thank you very much" (the 135M model)."""
-    marker = _SAYING.search(unquoted)
+    marker = _SAYING.search(unquoted) or _MAILED.match(unquoted)
     if marker is None:
         return None
     return _to_sentence_end(unquoted[marker.end():].split("|")[0]) or None
