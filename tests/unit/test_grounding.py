@@ -369,13 +369,17 @@ def test_what_a_question_asks_how_many_of_is_never_converted_out_of():
     units = [ToolArgument(name="value", type="number"), ToolArgument(name="from", type="string"),
              ToolArgument(name="to", type="string")]
     for question, counted, source in [("How many cups are in 2 litres?", "cups", "litres"),
-                                      ("How many ounces make 3 pounds?", "ounces", "pounds")]:
+                                      ("How many ounces make 3 pounds?", "ounces", "pounds"),
+                                      # a number in words is a quantity too: "two feet" had
+                                      # been converted out of inches
+                                      ("How many inches are in two feet?", "inches", "feet")]:
         got = grounded(schema_of(*units), units, said_values(question, []))["properties"]
         assert counted not in got["from"]["enum"] and source in got["from"]["enum"], question
         assert counted in got["to"]["enum"], question
     # Without "how many", what follows the quantity's "in" is what it converts into.
-    got = grounded(schema_of(*units), units, said_values("What is 2 litres in cups?", []))["properties"]
-    assert "litres" in got["from"]["enum"] and "cups" not in got["from"]["enum"]
+    for question in ["What is 2 litres in cups?", "What is two litres in cups?"]:
+        got = grounded(schema_of(*units), units, said_values(question, []))["properties"]
+        assert "litres" in got["from"]["enum"] and "cups" not in got["from"]["enum"], question
     # Neither said: the side converted out of keeps every span (a time's "pm" is no city's unit).
     got = grounded(schema_of(*units), units, said_values("Is 2 litres of water enough for cups of tea?",
                                                          []))["properties"]
@@ -438,7 +442,9 @@ def test_an_arithmetic_expression_is_offered_whole_to_a_tool_that_takes_no_numbe
     assert not [t for t in offered("Convert 5 miles (about 8 km) to feet") if "(" in t or ")" in t]
     # Each expression comes before the spans of its clause, as the model reads them in order.
     got = offered("My cat is called Tom. What is 17 times 23?")
-    assert got.index("17 times 23") > got.index("Tom") and got.index("17 times 23") < got.index("23")
+    assert got.index("17 times 23") > got.index("Tom")
+    # Nor is a number from inside one offered alone: "Please compute (12 + 8) / 4" computed "12".
+    assert "23" not in got and not {"12", "8", "4"} & set(offered("Please compute (12 + 8) / 4"))
     # A lone number is no expression, and keeps its spans; so do a tool's number arguments.
     assert {"record 42", "42"} <= set(offered("Show record 42 of the stock"))
     adder = [ToolArgument(name="a", type="number"), ToolArgument(name="b", type="number")]
@@ -728,3 +734,18 @@ def test_a_name_joined_by_of_or_the_is_offered_whole():
     assert "Rome" in said_values("Map of Rome please", []).texts
     # A file's name is whole too: "Print README.md" printed "md".
     assert said_values("Print README.md", []).texts[0] == "README.md"
+
+
+def test_a_value_after_an_arguments_name_is_the_one_it_names_and_what_comes_before_describes_it():
+    # "What is the German word for 'apple'?" defined the word "German".
+    word = [ToolArgument(name="word", type="string", description="The word to define")]
+    got = grounded(schema_of(*word), word, said_values("What is the German word for 'apple'?", []),
+                   own_words("define-word", "The dictionary definition of a word"))["properties"]
+    assert got["word"]["enum"] == ["apple"]
+    lists = [ToolArgument(name="list", type="string"), ToolArgument(name="item", type="string")]
+    got = grounded(schema_of(*lists), lists, said_values("Make a list called Weekend and add milk", []))
+    assert got["properties"]["list"]["enum"] == ["Weekend"]
+    assert "milk" in got["properties"]["item"]["enum"] and "Weekend" not in got["properties"]["item"]["enum"]
+    # "for" before a plain name is no naming: "my shopping list for Saturday" is the list shopping.
+    got = grounded(schema_of(*lists), lists, said_values("Add milk to my shopping list for Saturday", []))
+    assert got["properties"]["list"]["enum"] == ["shopping"]

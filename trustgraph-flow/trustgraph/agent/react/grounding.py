@@ -105,8 +105,8 @@ _NUMBER_WORDS = re.compile(rf"\b(?:{'|'.join(_WORD_VALUES)})(?:(?:[\s-]+|(?<=hun
                            rf"(?:{'|'.join(_WORD_VALUES)}))*\b", re.IGNORECASE)
 
 
-def _word_numbers(text: str) -> list[tuple[int, float]]:
-    """The numbers ``text`` writes in words, each with where it starts: "for two" 2, "twenty-five"
+def _word_numbers(text: str) -> list[tuple[int, float, int]]:
+    """The numbers ``text`` writes in words, each with where it starts and ends: "for two" 2, "twenty-five"
     25, "two hundred and fifty" 250, "a dozen" 12.  A lone "one" or "zero" is left out: "one" is a
     pronoun as often ("a funny one", "one c or two"); so is a word of a quoted text ("'a stitch in
     time saves nine'" is a text, not a number)."""
@@ -124,7 +124,7 @@ def _word_numbers(text: str) -> list[tuple[int, float]]:
                     total, part = total + part, 0
             else:
                 part += value
-        out.append((m.start(), float(total + part)))
+        out.append((m.start(), float(total + part), m.end()))
     return out
 
 
@@ -148,7 +148,7 @@ class _Said:
         self.words = _words(text)
         # Numbers in words too ("for two"), for a number argument's value; a text value's own
         # numbers are read in digits only (:func:`_text_said`: "saves nine" is words).
-        self.numbers = _numbers(text) | {n for _, n in _word_numbers(text)}
+        self.numbers = _numbers(text) | {n for _, n, _ in _word_numbers(text)}
         self._stems = sorted(w for w in self.words if len(w) >= STEM_LENGTH)
 
     def has_word(self, word: str) -> bool:
@@ -251,7 +251,7 @@ them then there they too us very was want we were what's whats will would yes
 today tonight tomorrow yesterday currently moment right thanks if one ones something anything thing kind sort
 their theirs yours mine ours hers you'd i'd i'm i've you're we're they're these those whose whom
 itself myself yourself themselves ourselves someone anyone everyone people whether another
-why how's who's where's when's why's that's there's here's he's she's let's""".split())
+called named titled why how's who's where's when's why's that's there's here's he's she's let's""".split())
 #: Verbs a request starts with ("Say something witty about the ocean", "Exchange 15 bucks for
 #: pounds"): a value does not start with one (the 135M model took "Say" for the joke's topic and
 #: "Exchange" for the currency), though one may end with it ("stock exchange").
@@ -658,9 +658,9 @@ def _converted_into(question: str) -> tuple[int, ...]:
     and "what time is it in Tokyo" what into)."""
     text = question[:MAX_SAID_CHARS]
     out = [m.end() for m in _HOW_MANY.finditer(text)][:1]
-    quantity = _QUANTITY.search(text)
-    if quantity is not None:
-        targets = [m.end() for m in _INTO_WORD.finditer(text, quantity.start())]
+    quantities = _quantities(text)
+    if quantities:
+        targets = [m.end() for m in _INTO_WORD.finditer(text, quantities[0][0])]
         out += targets[-1:]
     return tuple(out)
 
@@ -712,8 +712,9 @@ def _offered_numbers(text: str) -> list[float]:
     """The numbers as written (``1,000`` is a thousand, ``12.5`` twelve and a half; in words, "two"
     is 2: :func:`_word_numbers`), each once, in the order ``text`` says them."""
     found = [(m.start(), float(m.group(0).replace(",", ""))) for m in _OFFERED_NUMBER.finditer(text)]
+    found += [(start, value) for start, value, _ in _word_numbers(text)]
     out: list[float] = []
-    for _, value in sorted(found + _word_numbers(text), key=lambda at: at[0]):
+    for _, value in sorted(found, key=lambda at: at[0]):
         if math.isfinite(value) and value not in out:
             out.append(value)
     return out
@@ -740,10 +741,24 @@ _DIGIT = re.compile(r"\d")
 #: parts (``to``, ``to_unit``, ``target_currency``; ``from``, ``source``, ``base``).
 _INTO = frozenset({"to", "into", "target", "destination", "dest"})
 _OUT_OF = frozenset({"from", "source", "src", "base"})
-#: A number and the one or two words written right after it ("23 kg", "101 °F", "300 US dollars").
-_QUANTITY = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?[ \t]*°?[ \t]*([^\W\d_]+)(?:[ \t]+([^\W\d_]+))?")
+#: The one or two words written right after a number ("23 kg", "101 °F", "300 US dollars").
+_UNIT_AFTER = re.compile(r"[ \t]*°?[ \t]*([^\W\d_]+)(?:[ \t]+([^\W\d_]+))?")
+#: A number in digits and the words after it.
+_QUANTITY = re.compile(rf"(?<![\w.])\d+(?:,\d{{3}})*(?:\.\d+)?{_UNIT_AFTER.pattern}")
 #: Letters after a number that are no unit: ordinals and decades ("3rd", "1990s").
 _NOT_UNITS = frozenset({"st", "nd", "rd", "th", "s"})
+
+
+def _quantities(text: str) -> list[tuple[int, tuple[str | None, ...]]]:
+    """Each number ``text`` says, in digits or in words (:func:`_word_numbers`: "two feet"; the
+    135M model converted "How many inches are in two feet?" out of inches), where it starts and
+    the words written right after it, in the order said."""
+    found = [(m.start(), m.groups()) for m in _QUANTITY.finditer(text)]
+    for start, _, end in _word_numbers(text):
+        unit = _UNIT_AFTER.match(text, end)
+        if unit is not None:
+            found.append((start, unit.groups()))
+    return sorted(found, key=lambda at: at[0])
 
 
 def quantity_units(question: str) -> set[str]:
@@ -751,8 +766,8 @@ def quantity_units(question: str) -> set[str]:
     after a number ("23 kg" -> kg, "101 °F" -> f, "300 US dollars" -> us, dollars), filler words
     ("50 in yen") aside."""
     out: set[str] = set()
-    for m in _QUANTITY.finditer(question[:MAX_SAID_CHARS]):
-        for written in m.groups():
+    for _, groups in _quantities(question[:MAX_SAID_CHARS]):
+        for written in groups:
             word = (written or "").lower()
             # An abbreviation in capitals is a unit even when its letters spell a filler ("US").
             if not word or word in _NOT_UNITS or word in _EDGE_WORDS and not (len(written) > 1 and written.isupper()):
@@ -872,13 +887,20 @@ def _name_words(argument: Any) -> str:
     return " ".join(p.lower() for p in parts if p)
 
 
+#: What may stand between an argument's name and its value: "for" or "of" before a quoted text
+#: ("the word for 'apple'"), "called", "named" or "titled" before a name too (group 1).
+_CALLED = re.compile(r"(?:(called|named|titled)|for|of)\s+", re.IGNORECASE)
+
+
 def _by_name(prop: dict[str, Any], argument: Any, said: Said) -> dict[str, Any]:
     """``prop`` of an argument whose name the question says, narrowed to the values said right
-    before that name, or right after it when that value is a name, an identifier or an address:
-    "Add milk to my shopping list" names the list ``shopping``, "Is flight BA117 on time?" the
-    flight ``BA117``, "Play the song Yesterday" the song (the 135M model, offered every run of the
-    question's words, gave the list "milk" and "batteries", the first it was offered).  Not a
-    plain word after it: "the word count of ..." is no word "count".  Quoted texts are kept; a
+    after that name when one is a name, an identifier, an address or a quoted text (also after
+    "for" or "of", for a quoted text, and after "called", "named" or "titled"), else to those said
+    right before it: "Is flight BA117 on time?" names the flight ``BA117``, "Play the song
+    Imagine" the song, "the German word for 'apple'" the word ``apple`` (not ``German``, which
+    only describes it), "Add milk to my shopping list" the list ``shopping`` (the 135M model,
+    offered every run of the question's words, gave the list "milk" and "batteries", the first
+    it was offered).  Not a plain word after it: "the word count of ..." is no word ``count``.  A
     name made of filler words only ("to", "from") says nothing; a question that says the name
     with no value beside it keeps every value."""
     values = prop.get("enum")
@@ -892,13 +914,20 @@ def _by_name(prop: dict[str, Any], argument: Any, said: Said) -> dict[str, Any]:
         b, a = before.rstrip(" \t"), after.lstrip(" \t")   # a value beside it, a space between
         if len(a) == len(after):
             a = ""
-        elif a[:1] in _QUOTES:
+        elif (called := _CALLED.match(a)) is not None:
+            a = a[called.end():]   # "the word for 'apple'", "a list called Weekend"
+            if a[:1] not in _QUOTES and not (called.group(1) and a[:1].isupper()):
+                a = ""
+        if a[:1] in _QUOTES:
             a = a[1:]   # "the word 'big'": a quoted text is beside it too
         elif not (a[:1].isupper() or _DIGIT.match(a) or _ADDRESS.match(a)):
             a = ""      # "the word count of ...": a plain word after the name is no value of it
-        kept += [v for v in values if isinstance(v, str) and v and (
-            len(b) < len(before) and b.endswith(v) and not b[:len(b) - len(v)][-1:].isalnum()
-            or a.startswith(v) and not a[len(v):len(v) + 1].isalnum())]
+        after_values = [v for v in values if isinstance(v, str) and v and a.startswith(v)
+                        and not a[len(v):len(v) + 1].isalnum()]
+        # A value after the name is the one it names: what comes before only describes it then
+        # ("the German word for 'apple'" is no word "German").
+        kept += after_values or [v for v in values if isinstance(v, str) and v and len(b) < len(before)
+                                 and b.endswith(v) and not b[:len(b) - len(v)][-1:].isalnum()]
     kept = list(dict.fromkeys(kept))
     return {**prop, "enum": kept} if kept and kept != values else prop
 
@@ -977,6 +1006,12 @@ def _claimed(text: str, values: list[str], name: str) -> bool:
     return text in values or name in text.lower() and any(v in text for v in values)
 
 
+def _inside(text: str, expression: str) -> bool:
+    """Whether ``text`` is one of the numbers of an arithmetic ``expression``."""
+    return bool(_NUMBER.fullmatch(text)) and re.search(rf"(?<![\d.,]){re.escape(text)}(?![\d.,])",
+                                                        expression) is not None
+
+
 def _takes_number(properties: Mapping[str, Any], arguments: Sequence[Any]) -> bool:
     """Whether a tool has a number argument the dialog's numbers are offered to."""
     return any(isinstance(prop, dict) and prop.get("type") in ("number", "integer") and "enum" not in prop
@@ -1003,7 +1038,9 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
     elif said.expressions:
         # A tool that takes no number gets an expression whole, never the start of one: the 135M model
         # gave a calculator "17" of "What's 17 times 23?", greedy decoding closing the shorter value.
-        texts = [t for t in texts if not any(e != t and e.startswith(t) for e in said.expressions)] or texts
+        # Nor a number from inside one: "12" of "(12 + 8) / 4", which starts with its parenthesis.
+        texts = [t for t in texts if not any(e != t and (e.startswith(t) or _inside(t, e))
+                                             for e in said.expressions)] or texts
     # What the question's numbers count, for a tool that takes a number: its conversion's units.
     units = said.units if _takes_number(properties, arguments) else set()
     taken = tuple(_taken_kinds(arguments))
