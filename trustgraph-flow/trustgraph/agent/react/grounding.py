@@ -69,6 +69,7 @@ turns the check off.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -76,8 +77,8 @@ from typing import Any, NamedTuple
 
 from trustgraph.catalog.relevance import COMMON_WORDS, content_words
 
-__all__ = ["Said", "address_kind", "grounded", "own_words", "quantity_units", "said_values", "says_its_kind",
-           "unsaid_arguments"]
+__all__ = ["Said", "address_kind", "grounded", "own_words", "quantity_units", "said_kinds", "said_values",
+           "takes_kind", "unsaid_arguments"]
 
 _LETTERS = re.compile(r"[^\W\d_]+")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
@@ -267,8 +268,9 @@ _WEB = re.compile(r"(?:\bhttps?://|\bwww\.)[^\s\"'<>]+|(?<![@\w.-])(?:[a-z0-9-]+
 #: fraction, a date or a unit ("3/5", "km/h", "and/or").
 _PATH = re.compile(r"(?<![\w./~-])(?:(?:~|\.{1,2})?/[\w.~-]*\w(?:/[\w.~-]*\w)*/?"
                    r"|[\w.-]+(?:/[\w.-]+)*/[\w-]+\.[^\W\d_]\w{0,5})(?![\w/])")
-#: A file: its path (:data:`_PATH`), or its name with its extension ("README.md", "config.yaml").
-_FILE = re.compile(rf"{_PATH.pattern}|(?<![\w./@-])[\w-]+\.[^\W\d_][^\W_]{{0,4}}(?![\w/@.-])")
+#: A file: its path (:data:`_PATH`), or its name with its extension ("README.md", "config.yaml"; not
+#: "St.Louis": an extension is in one case).
+_FILE = re.compile(rf"{_PATH.pattern}|(?<![\w./@-])[\w-]+\.(?:[a-z][a-z0-9]{{0,4}}|[A-Z][A-Z0-9]{{0,4}})(?![\w/@.-])")
 #: An address is offered whole and never in parts (its dots, slashes and colon end no clause, its
 #: "@" splits no word: "notes/todo.txt" is no "notes", "README.md" no "md"); an argument that says
 #: it is an email or a web address takes only an address of its kind.
@@ -471,20 +473,41 @@ def address_kind(argument: Any) -> re.Pattern[str] | None:
 _PATH_WORDS = frozenset({"path", "paths", "file", "files", "filename", "folder", "directory", "dir"})
 
 
-def says_its_kind(arguments: Sequence[Any], question: str) -> bool:
-    """Whether ``question`` says a value of the kind one of a tool's ``arguments`` takes that
-    hardly any other tool would: an email or a web address (:func:`address_kind`), or a file
-    (its path or its name, for an argument that says "path", "file", "folder"...).  Evidence of
-    the tool beside its meaning: the 22M encoder put a contact lookup first for "Show me what's
-    in /etc/hosts" ("hosts" near "contacts"), and the 135M model took it (``steps.prepare``)."""
+def said_kinds(question: str) -> tuple[re.Pattern[str], ...]:
+    """The kinds of value that hardly any tool but one taking them would be asked with, that
+    ``question`` says: an email address, a web address, a file (its path or its name).  Read once
+    per step, before any tool's arguments (most questions say none, and then none are read:
+    :func:`takes_kind`)."""
     text = question[:MAX_SAID_CHARS]
-    for argument in arguments:
-        kind = address_kind(argument)
-        if kind is None and _says(argument, _PATH_WORDS) and not _says(argument, _NOT_ADDRESS):
-            kind = _FILE
-        if kind is not None and kind.search(text):
-            return True
-    return False
+    return tuple(kind for kind in (_EMAIL, _WEB, _FILE) if kind.search(text))
+
+
+def takes_kind(arguments: Sequence[Any], kinds: tuple[re.Pattern[str], ...]) -> bool:
+    """Whether one of a tool's ``arguments`` takes a value of one of ``kinds`` (:func:`said_kinds`):
+    an address (:func:`address_kind`), or a file for an argument that says "path", "file",
+    "folder"...  Evidence of the tool beside its meaning: the 22M encoder put a contact lookup
+    first for "Show me what's in /etc/hosts" ("hosts" near "contacts"), and the 135M model took
+    it (``steps.by_kind``)."""
+    return any(_kind_taken(str(getattr(a, "name", "") or ""), str(getattr(a, "description", "") or "")) in kinds
+               for a in arguments)
+
+
+class _Named(NamedTuple):
+    """An argument's name and description, as :func:`address_kind` and :func:`_says` read them."""
+
+    name: str
+    description: str
+
+
+@functools.lru_cache(maxsize=4096)
+def _kind_taken(name: str, description: str) -> re.Pattern[str] | None:
+    """The kind of value (:func:`said_kinds`) an argument of this name and description takes, if
+    any: read once per argument, not once per step for each of a thousand tools."""
+    argument = _Named(name, description)
+    kind = address_kind(argument)
+    if kind is None and _says(argument, _PATH_WORDS) and not _says(argument, _NOT_ADDRESS):
+        kind = _FILE
+    return kind
 
 
 def _taken_kinds(arguments: Sequence[Any]) -> list[re.Pattern[str]]:

@@ -55,7 +55,7 @@ from .decisions import (
     judge,
     own_answer_prefix,
 )
-from .grounding import Said, said_values, says_its_kind, unsaid_arguments
+from .grounding import Said, said_kinds, said_values, takes_kind, unsaid_arguments
 from .registry import Registry, Tool, filter_tools
 from .vocabulary import Action, Failed, Final
 
@@ -159,7 +159,7 @@ def prepare(request: AgentRequest, registry: Registry, failures: Mapping[int, st
 
 def by_kind(ranked: list[Ranked], question: str) -> list[Ranked]:
     """``ranked`` with the tools whose arguments take a kind of value the question says (an email or
-    web address, a file: ``grounding.says_its_kind``) first, in the ranker's order, and their
+    web address, a file: ``grounding.said_kinds``, ``grounding.takes_kind``) first, in the ranker's order, and their
     similarities raised alike until the first of them is plainly what the question asks: at least
     the embedding model's ``clear``, and nearer than every other tool by half as much again as its
     ``lead`` (a margin no rounding undoes).  A question that names a file is about a tool that
@@ -167,7 +167,10 @@ def by_kind(ranked: list[Ranked], question: str) -> list[Ranked]:
     looked up the contact "/etc/hosts", and "What's inside ~/.bashrc?" (the file tool first, but
     under ``unrelated``) was answered by the model alone.  Unchanged when no tool, or every tool,
     has such evidence: among the tools that have it, meaning decides."""
-    evidenced = [says_its_kind(getattr(r.tool, "arguments", None) or (), question) for r in ranked]
+    kinds = said_kinds(question)
+    if not kinds:
+        return ranked
+    evidenced = [takes_kind(getattr(r.tool, "arguments", None) or (), kinds) for r in ranked]
     if not any(evidenced) or all(evidenced):
         return ranked
     first = [r for r, e in zip(ranked, evidenced, strict=True) if e]
