@@ -585,9 +585,10 @@ _JOINS = frozenset({"of", "the", "de", "del", "da", "di", "du", "la", "le", "van
 
 def _name_joins(tokens: list[str], named: list[bool]) -> list[int]:
     """Where in ``tokens`` a run of at most two of :data:`_JOINS` joins two capitalised words into
-    one name (the joins and the words beside them): the greedy 135M model played "Blue" of "Put on Kind of Blue", the title cut at "of".
-    Not after a clause's first word, capitalised as a sentence starts ("Map of Rome" offers
-    "Rome")."""
+    one name (the joins and the words beside them): the greedy 135M model played "Blue" of "Put
+    on Kind of Blue", the title cut at "of".  Not after a clause's first word, capitalised as a
+    sentence starts ("Map of Rome" offers "Rome")."""
+
     def capital(i: int) -> bool:   # a word of a title may be a filler's ("Kind of Blue")
         return named[i] or len(tokens[i]) > 1 and tokens[i][:1].isupper() and tokens[i].lower() not in _REQUEST_VERBS
 
