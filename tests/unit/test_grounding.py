@@ -749,3 +749,32 @@ def test_a_value_after_an_arguments_name_is_the_one_it_names_and_what_comes_befo
     # "for" before a plain name is no naming: "my shopping list for Saturday" is the list shopping.
     got = grounded(schema_of(*lists), lists, said_values("Add milk to my shopping list for Saturday", []))
     assert got["properties"]["list"]["enum"] == ["shopping"]
+
+
+def test_a_declared_value_the_question_says_is_taken():
+    # "Turn off the lights in the kitchen" turned them on: the model took the first declared value.
+    lights = [ToolArgument(name="room", type="string"), ToolArgument(name="state", type="string", enum=("on", "off"))]
+    got = grounded(schema_of(*lights), lights, said_values("Turn off the lights in the kitchen", []))["properties"]
+    assert got["state"]["enum"] == ["off"]
+    got = grounded(schema_of(*lights), lights, said_values("Are the kitchen lights working?", []))["properties"]
+    assert got["state"]["enum"] == ["on", "off"]   # none said: every value, the model's to choose
+
+
+def test_a_percentage_goes_to_the_argument_that_is_one():
+    # "How much should I tip on $80 at 15%?" gave the amount 15.
+    tip = [ToolArgument(name="amount", type="number", description="The bill"),
+           ToolArgument(name="percent", type="number", description="The tip's percentage")]
+    for question in ["How much should I tip on $80 at 15%?", "What's a 15 percent tip on 80 dollars?"]:
+        got = grounded(schema_of(*tip), tip, said_values(question, []))["properties"]
+        assert got["amount"]["enum"] == [80] and got["percent"]["enum"] == [15], question
+    # Without a percentage said, both take every number.
+    got = grounded(schema_of(*tip), tip, said_values("Tip 15 on 80", []))["properties"]
+    assert got["amount"]["enum"] == [15, 80] == got["percent"]["enum"]
+
+
+def test_a_number_said_once_is_no_two_arguments_values():
+    # "What's the square root of 81?" called a tip calculator with the amount and the percent 81.
+    tip = [ToolArgument(name="amount", type="number"), ToolArgument(name="percent", type="number")]
+    assert unsaid_arguments({"amount": 81, "percent": 81}, tip, ["What's the square root of 81?"]) == ["percent"]
+    assert unsaid_arguments({"amount": 10, "percent": 10}, tip, ["A 10 percent tip on 10 dollars"]) == []
+    assert unsaid_arguments({"amount": 2, "percent": 2}, tip, ["Two and 2"]) == []   # in words too

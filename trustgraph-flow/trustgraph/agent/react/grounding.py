@@ -176,6 +176,13 @@ def _text_said(value: str, said: _Said) -> bool:
     return sum(said.has_word(w) for w in content) >= max(1.0, SAID_SHARE * len(content))
 
 
+def _times_said(number: float, texts: Sequence[str]) -> int:
+    """How many times ``texts`` say ``number``, in digits or in words."""
+    text = " ".join(texts)[:MAX_SAID_CHARS]
+    digits = sum(1 for n in _NUMBER.findall(text) if number in _numbers(n))
+    return digits + sum(1 for _, n, _ in _word_numbers(text) if n == number)
+
+
 def _argument(arguments: Sequence[Any], name: str) -> Any:
     return next((a for a in arguments if getattr(a, "name", None) == name), None)
 
@@ -190,8 +197,10 @@ def unsaid_arguments(values: Mapping[str, Any], arguments: Sequence[Any], said: 
     taken = _taken_kinds(arguments)
     # A number said only inside an address or a time the tool takes ("8" of "at 8:30") is that
     # argument's, never a number argument's.
-    counted = _Said(_cut(text, taken) for text in said) if taken else heard
+    texts = [_cut(text, taken) for text in said] if taken else said
+    counted = _Said(texts) if taken else heard
     out = []
+    used: dict[float, int] = {}   # how many number arguments took each number so far
     for name, value in values.items():
         declared = _argument(arguments, name)
         if declared is not None and (getattr(declared, "enum", None) is not None
@@ -217,7 +226,10 @@ def unsaid_arguments(values: Mapping[str, Any], arguments: Sequence[Any], said: 
                 number = float(value)
             except OverflowError:   # an integer past any float was not said either
                 number = math.nan
-            if not counted.has_number(number):
+            used[number] = used.get(number, 0) + 1
+            if not counted.has_number(number) or used[number] > _times_said(number, texts):
+                # Also a number said once and given to two arguments: "What's the square root of
+                # 81?" gave a tip's amount and its percent 81, and one of them is a guess.
                 out.append(name)
         elif isinstance(value, str):
             if value.strip() and not _text_said(value, heard):
@@ -329,6 +341,7 @@ class Said:
         self.units = quantity_units(question)
         self.into = _converted_into(question)
         self.words = _words(question)
+        self.percents = _percents(question)
         colon = None if kept else _after_colon(question)
         message = None if kept or colon is not None else _message_words(_cut(question, (_ADDRESS,)))
         self.apart = kept if colon is None and message is None else frozenset({colon or message})
@@ -732,6 +745,14 @@ def _message_words(unquoted: str) -> str | None:
     return _to_sentence_end(unquoted[marker.end():].split("|")[0]) or None
 
 
+def _percents(question: str) -> frozenset[float]:
+    """The numbers ``question`` says as percentages ("15%", "twenty percent")."""
+    text = question[:MAX_SAID_CHARS]
+    digits = [(m.end(), float(m.group(0).replace(",", ""))) for m in _OFFERED_NUMBER.finditer(text)]
+    words = [(end, value) for _, value, end in _word_numbers(text)]
+    return frozenset(value for end, value in digits + words if _PERCENT.match(text, end))
+
+
 def _offered_numbers(text: str) -> list[float]:
     """The numbers as written (``1,000`` is a thousand, ``12.5`` twelve and a half; in words, "two"
     is 2: :func:`_word_numbers`), each once, in the order ``text`` says them."""
@@ -1007,6 +1028,35 @@ def _by_text(prop: dict[str, Any], argument: Any, apart: frozenset[str]) -> dict
     return {**prop, "enum": kept} if kept and kept != values else prop
 
 
+def _by_said(prop: dict[str, Any], said: Said) -> dict[str, Any]:
+    """``prop`` of an argument with declared values, narrowed to those the question says when it
+    says any: "Turn off the lights in the kitchen" is ``off`` (the 135M model chose ``on``, the
+    first declared), "a small pizza" ``small``.  Nothing is narrowed to nothing."""
+    values = prop.get("enum")
+    if not isinstance(values, list):
+        return prop
+    kept = [v for v in values if isinstance(v, str) and _words(v) and _words(v) <= said.words]
+    return {**prop, "enum": kept} if kept and kept != values else prop
+
+
+#: A number said as a percentage: "15%", "20 percent", "twenty per cent".
+_PERCENT = re.compile(r"\s*(?:%|percent\b|per\s+cent\b)", re.IGNORECASE)
+#: What an argument says when its value is a percentage.
+_PERCENT_WORDS = frozenset({"percent", "percentage", "pct", "rate"})
+
+
+def _by_percent(numbers: list[float], argument: Any, said: Said) -> list[float]:
+    """The numbers an argument takes: for one that says it is a percentage, those said as one
+    ("15%", "20 percent"), when any is; for any other, not those said only as one: "How much should
+    I tip on $80 at 15%?" is a tip of 15 percent on 80 (the 135M model gave the amount 15).
+    Nothing is narrowed to nothing."""
+    if not said.percents:
+        return numbers
+    if _says(argument, _PERCENT_WORDS) or "%" in str(getattr(argument, "description", "") or ""):
+        return [n for n in numbers if n in said.percents] or numbers
+    return [n for n in numbers if n not in said.percents or _times_said(n, [said.question]) > 1] or numbers
+
+
 def _claims(properties: Mapping[str, Any], arguments: Sequence[Any], texts: list[str],
             said: Said) -> dict[str, tuple[list[str], str]]:
     """Each string argument's values said beside its name (:func:`_by_name`), with that name as a
@@ -1085,7 +1135,7 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
         if declared is None or getattr(declared, "free_text", None):
             out[name] = prop
         elif "enum" in prop:
-            out[name] = _by_quantity(prop, name, units, True, said)
+            out[name] = _by_said(_by_quantity(prop, name, units, True, said), said)
         elif kind == "string" and (address := address_kind(declared)) is not None:
             # An address argument takes the dialog's addresses of its kind; with none said it is left
             # to the model, and the check asks back (a greeting's "Hi" is no recipient).
@@ -1110,9 +1160,10 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
             named = _by_name(offered, declared, said)
             out[name] = _by_query(_by_text(_by_topic(named, declared, said.question), declared, said.apart),
                                   declared, said)
-        elif kind == "number" and numbers:
-            out[name] = {**prop, "enum": [int(n) if n.is_integer() else n for n in numbers]}
-        elif kind == "integer" and (integers := [int(n) for n in numbers if n.is_integer()]):
+        elif kind == "number" and (mine := _by_percent(numbers, declared, said)):
+            out[name] = {**prop, "enum": [int(n) if n.is_integer() else n for n in mine]}
+        elif kind == "integer" and (integers := [int(n) for n in _by_percent(numbers, declared, said)
+                                                 if n.is_integer()]):
             out[name] = {**prop, "enum": integers}
         else:
             out[name] = prop
