@@ -446,7 +446,7 @@ _TIME_NAMES = frozenset({"time", "hour", "clock"})
 def _moment_kind(argument: Any) -> re.Pattern[str] | None:
     """``_DATE`` or ``_TIME`` when a declared argument's name says its value is one, else None."""
     # The name's last part: a "due_date" is a day, a "time_zone" or a "date_format" is not.
-    last = (_name_words(argument).split() or [""])[-1]
+    last = _last_name_word(argument)
     return _DATE if last in _DAY_NAMES else _TIME if last in _TIME_NAMES else None
 
 
@@ -463,7 +463,7 @@ def _numbered(argument: Any) -> bool:
     gives is one token of letters and digits ("The flight, e.g. BA117"; not "e.g. 2 * (3 + 4)")."""
     if getattr(argument, "type", None) not in (None, "string"):
         return False
-    if (_name_words(argument).split() or [""])[-1] in _NUMBER_NAMES:
+    if _last_name_word(argument) in _NUMBER_NAMES:
         return True
     examples = _EXAMPLES.finditer(str(getattr(argument, "description", "") or ""))
     return any(_NUMBERED_EXAMPLE.match(m.group(0), _EXAMPLE_LEAD.match(m.group(0)).end()) for m in examples)
@@ -745,21 +745,23 @@ def _message_words(unquoted: str) -> str | None:
     return _to_sentence_end(unquoted[marker.end():].split("|")[0]) or None
 
 
+def _written_numbers(text: str) -> list[tuple[int, float, int]]:
+    """The numbers ``text`` says as written (``1,000`` is a thousand, ``12.5`` twelve and a half; in
+    words, "two" is 2: :func:`_word_numbers`), each with where it starts and ends, in order."""
+    found = [(m.start(), float(m.group(0).replace(",", "")), m.end()) for m in _OFFERED_NUMBER.finditer(text)]
+    return sorted(found + _word_numbers(text), key=lambda at: at[0])
+
+
 def _percents(question: str) -> frozenset[float]:
     """The numbers ``question`` says as percentages ("15%", "twenty percent")."""
     text = question[:MAX_SAID_CHARS]
-    digits = [(m.end(), float(m.group(0).replace(",", ""))) for m in _OFFERED_NUMBER.finditer(text)]
-    words = [(end, value) for _, value, end in _word_numbers(text)]
-    return frozenset(value for end, value in digits + words if _PERCENT.match(text, end))
+    return frozenset(value for _, value, end in _written_numbers(text) if _PERCENT.match(text, end))
 
 
 def _offered_numbers(text: str) -> list[float]:
-    """The numbers as written (``1,000`` is a thousand, ``12.5`` twelve and a half; in words, "two"
-    is 2: :func:`_word_numbers`), each once, in the order ``text`` says them."""
-    found = [(m.start(), float(m.group(0).replace(",", ""))) for m in _OFFERED_NUMBER.finditer(text)]
-    found += [(start, value) for start, value, _ in _word_numbers(text)]
+    """The numbers ``text`` says as written (:func:`_written_numbers`), each once, in order."""
     out: list[float] = []
-    for _, value in sorted(found, key=lambda at: at[0]):
+    for _, value, _ in _written_numbers(text):
         if math.isfinite(value) and value not in out:
             out.append(value)
     return out
@@ -930,6 +932,11 @@ def _name_words(argument: Any) -> str:
     ("tracking_number", "trackingNumber" -> "tracking number")."""
     parts = re.split(r"[\W_]+|(?<=[a-z])(?=[A-Z])", str(getattr(argument, "name", "") or ""))
     return " ".join(p.lower() for p in parts if p)
+
+
+def _last_name_word(argument: Any) -> str:
+    """The last part of a declared argument's name, lower case ("due_date" -> "date"), or ""."""
+    return (_name_words(argument).split() or [""])[-1]
 
 
 #: What may stand between an argument's name and its value: "for" or "of" before a quoted text
@@ -1160,8 +1167,8 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
             named = _by_name(offered, declared, said)
             out[name] = _by_query(_by_text(_by_topic(named, declared, said.question), declared, said.apart),
                                   declared, said)
-        elif kind == "number" and (mine := _by_percent(numbers, declared, said)):
-            out[name] = {**prop, "enum": [int(n) if n.is_integer() else n for n in mine]}
+        elif kind == "number" and (taken_numbers := _by_percent(numbers, declared, said)):
+            out[name] = {**prop, "enum": [int(n) if n.is_integer() else n for n in taken_numbers]}
         elif kind == "integer" and (integers := [int(n) for n in _by_percent(numbers, declared, said)
                                                  if n.is_integer()]):
             out[name] = {**prop, "enum": integers}
