@@ -211,7 +211,7 @@ def test_only_a_loopback_broker_gets_its_consumer_ids_spread(monkeypatch, url, s
     from trustgraph.base.messaging import pulsar_transport
     made, spreads = [], []
     monkeypatch.setattr(pulsar_transport.pulsar, "Client", lambda *a, **k: made.append(a) or object())
-    monkeypatch.setattr(pulsar_transport, "spread_consumer_ids", lambda client, n: spreads.append(n))
+    monkeypatch.setattr(pulsar_transport, "spread_consumer_ids", lambda client, n, stopping: spreads.append(n))
     transport = PulsarTransport(url)
     transport.lane_client("default")
     transport.lane_client("default")   # a lane's client is made once
@@ -230,3 +230,19 @@ def test_the_spread_ends_at_the_first_reader_the_broker_refuses():
             raise pulsar.Timeout("no")
 
     assert spread_consumer_ids(Refusing(), 40) == 0 and len(opened) == 1
+
+
+def test_the_spread_stops_when_its_client_is_about_to_close():
+    from trustgraph.base.messaging.pulsar_transport import spread_consumer_ids
+    opened = []
+
+    class Reader:
+        def close(self):
+            pass
+
+    class Accepting:
+        def create_reader(self, topic, start):
+            opened.append(topic)
+            return Reader()
+
+    assert spread_consumer_ids(Accepting(), 40, lambda: len(opened) >= 3) == 3 and len(opened) == 3

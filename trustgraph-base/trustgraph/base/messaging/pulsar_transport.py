@@ -18,7 +18,9 @@ from __future__ import annotations
 import logging
 import os
 import secrets
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import pulsar
@@ -59,15 +61,20 @@ CONSUMER_ID_SPREAD = 64
 #: The topic whose short-lived readers take those ids (tg/config exists wherever TrustGraph runs).
 CONSUMER_ID_TOPIC = "non-persistent://tg/config/consumer-ids"
 
+#: How long :meth:`PulsarTransport.close` waits for opens in flight on other threads (each is
+#: bounded by the clients' 3 s operation and connection timeouts) before it closes the clients.
+CLOSE_PATIENCE = 10.0
+
 
 def _loopback(host: str) -> bool:
     host = host.strip("[]").lower()
     return host == "localhost" or host == "::1" or host.startswith("127.")
 
 
-def spread_consumer_ids(client: pulsar.Client, count: int) -> int:
+def spread_consumer_ids(client: pulsar.Client, count: int, stopping: Callable[[], bool] = lambda: False) -> int:
     """Let a new ``client``'s consumer ids start ``count`` further on (a reader opened and closed
-    takes one id): how many it skipped, fewer when the broker refused a reader (never raises).
+    takes one id): how many it skipped, fewer when the broker refused a reader or ``stopping()``
+    said the client is about to close (never raises).
 
     pulsar-lite 0.2 keys the consumers of a non-persistent subscription by the id the client chose,
     which Pulsar's protocol makes unique per connection only: pulsar-client numbers each client's
@@ -79,6 +86,8 @@ def spread_consumer_ids(client: pulsar.Client, count: int) -> int:
     consumers per connection and needs none of this: only a loopback broker (the embedded one) is
     spread, at about a millisecond an id."""
     for done in range(count):
+        if stopping():
+            return done
         try:
             client.create_reader(CONSUMER_ID_TOPIC, pulsar.MessageId.latest).close()
         except Exception as e:   # best effort: a broker refusing readers there costs one refusal, no more
@@ -232,6 +241,14 @@ class PulsarTransport:
         self._listener = listener
         self.admin_url = admin_url or None
         self._lanes: dict[str, pulsar.Client] = {}
+        # Opens in flight, and whether close() has begun: pulsar-client closed while another thread
+        # is inside subscribe/create_reader leaves that thread blocked for good (measured: 5 of 60
+        # closes during a consumer-id spread), and an asyncio executor thread blocked so stops its
+        # loop from closing.  So close() waits for the opens in flight, and none starts after it.
+        self._state = threading.Condition()
+        self._busy = 0
+        self._closing = False
+        self._making = threading.Lock()   # one client per lane, even when two threads ask at once
         self.open_advice: str | None = HTTP_ADVICE if self._broker.http else None
         self.capabilities = Capabilities(name="pulsar", consumer_counts=self.admin_url is not None,
                                          subscribe_settle=SUBSCRIBE_SETTLE)
@@ -245,18 +262,47 @@ class PulsarTransport:
     # (Apache Pulsar keys consumers per connection and never hits this.)
     def lane_client(self, lane: str) -> pulsar.Client:
         """The pulsar-client, so the TCP connection, that carries ``lane`` (see
-        :data:`~.transport.CONFIG_LANE`: a connection of its own for big messages)."""
+        :data:`~.transport.CONFIG_LANE`: a connection of its own for big messages).
+        Raises :class:`~.transport.TransportError` once :meth:`close` has begun."""
+        with self._in_use():
+            return self._lane(lane)
+
+    @contextmanager
+    def _in_use(self) -> Iterator[None]:
+        """Count an operation on the clients as in flight, so :meth:`close` waits for it."""
+        with self._state:
+            if self._closing:
+                raise self._closed()
+            self._busy += 1
+        try:
+            yield
+        finally:
+            with self._state:
+                self._busy -= 1
+                if not self._busy:
+                    self._state.notify_all()
+
+    def _lane(self, lane: str) -> pulsar.Client:
         client = self._lanes.get(lane)
-        if client is None:
-            auth = pulsar.AuthenticationToken(self._api_key) if self._api_key else None
-            client = self._lanes[lane] = pulsar.Client(
-                self.url, authentication=auth, listener_name=self._listener,
-                operation_timeout_seconds=3, connection_timeout_ms=3000,
-                io_threads=1, message_listener_threads=1, logger=_client_logger(),
-            )
-            if all(_loopback(host) for host, _ in self._broker.hosts):
-                spread_consumer_ids(client, secrets.randbelow(CONSUMER_ID_SPREAD))
+        if client is not None:
+            return client
+        with self._making:
+            client = self._lanes.get(lane)
+            if client is None:
+                auth = pulsar.AuthenticationToken(self._api_key) if self._api_key else None
+                client = self._lanes[lane] = pulsar.Client(
+                    self.url, authentication=auth, listener_name=self._listener,
+                    operation_timeout_seconds=3, connection_timeout_ms=3000,
+                    io_threads=1, message_listener_threads=1, logger=_client_logger(),
+                )
+                if all(_loopback(host) for host, _ in self._broker.hosts):
+                    spread_consumer_ids(client, secrets.randbelow(CONSUMER_ID_SPREAD), lambda: self._closing)
+        if self._closing:   # close() began during the spread: open nothing on a client about to close
+            raise self._closed()
         return client
+
+    def _closed(self) -> TransportError:
+        return TransportError(f"the connection to {self.url} is closed: this process is stopping")
 
     @property
     def client(self) -> pulsar.Client:
@@ -264,21 +310,23 @@ class PulsarTransport:
         return self.lane_client(DEFAULT_LANE)
 
     def open_producer(self, topic: str, *, lane: str = DEFAULT_LANE) -> PulsarProducer:
-        return PulsarProducer(self.lane_client(lane).create_producer(
-            to_pulsar(topic), chunking_enabled=True, batching_enabled=False,
-            block_if_queue_full=False, max_pending_messages=10000,
-        ))
+        with self._in_use():
+            return PulsarProducer(self._lane(lane).create_producer(
+                to_pulsar(topic), chunking_enabled=True, batching_enabled=False,
+                block_if_queue_full=False, max_pending_messages=10000,
+            ))
 
     def open_consumer(self, topic: str, subscription: str, *, listener: Listener, position: Position = "latest",
                       own: bool = False, lane: str = DEFAULT_LANE) -> PulsarConsumer:
         # ``own`` changes nothing here: a Shared subscription of one consumer is the caller's alone.
         url = to_pulsar(topic)
         consumer = PulsarConsumer(listener)
-        consumer.attach(self.lane_client(lane).subscribe(
-            url, subscription, consumer_type=pulsar.ConsumerType.Shared,
-            initial_position=_POSITIONS[position], receiver_queue_size=receive_queue_size(url),
-            negative_ack_redelivery_delay_ms=NACK_REDELIVERY_MS, message_listener=consumer.deliver,
-        ))
+        with self._in_use():
+            consumer.attach(self._lane(lane).subscribe(
+                url, subscription, consumer_type=pulsar.ConsumerType.Shared,
+                initial_position=_POSITIONS[position], receiver_queue_size=receive_queue_size(url),
+                negative_ack_redelivery_delay_ms=NACK_REDELIVERY_MS, message_listener=consumer.deliver,
+            ))
         return consumer
 
     async def problem(self) -> str | None:
@@ -297,8 +345,15 @@ class PulsarTransport:
             return await fetch_consumer_counts(session, self.admin_url, timeout=timeout)
 
     def close(self) -> None:
-        clients = list(self._lanes.values())
-        self._lanes.clear()
+        """Close every lane's client once the opens in flight have ended (at most
+        :data:`CLOSE_PATIENCE` s); no open starts after this has begun."""
+        with self._state:
+            self._closing = True
+            if not self._state.wait_for(lambda: not self._busy, CLOSE_PATIENCE):
+                logger.warning("Closing the connection to %s with %d open%s still in flight after %gs",
+                               self.url, self._busy, "" if self._busy == 1 else "s", CLOSE_PATIENCE)
+            clients = list(self._lanes.values())
+            self._lanes.clear()
         for client in clients:
             try:
                 client.close()
