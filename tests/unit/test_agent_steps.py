@@ -28,6 +28,7 @@ from trustgraph.agent.react.steps import (
     judge_call,
     plainly_asked,
     prepare,
+    settle,
 )
 from trustgraph.agent.react.vocabulary import Action, Failed, Final
 from trustgraph.base.tool_services.tool_service_client import ToolServiceClients
@@ -139,6 +140,39 @@ def test_judge_call_never_offers_a_tool_that_cannot_be_used_now():
     assert only.candidates == ("local-time",)
     none = judge_call(step, Action("", "local-time", {"city": "Oslo"}), unsure, Confidence(), usable=lambda n: False)
     assert none.outcome == OUTCOME_NO_TOOL
+
+
+def test_settle_leaves_out_an_optional_arguments_guess_and_keeps_what_was_said():
+    films = json.dumps({"type": "tool-service", "name": "showtimes", "description": "When a film is on",
+                        "service": "svc", "arguments": [
+                            {"name": "movie", "type": "string", "description": "The film"},
+                            {"name": "city", "type": "string", "description": "Where", "required": False}]})
+    registry = build_registry({"tool": {"showtimes": films}, "tool-service": {"svc": json.dumps(SERVICE)}},
+                              ToolServiceClients(None))
+    step = prepare(request("Showtimes for Oppenheimer"), registry, {})
+    guessed = Action("t", "showtimes", {"movie": "Oppenheimer", "city": "Oppenheimer"})
+    assert settle(step, guessed, Confidence()) == Action("t", "showtimes", {"movie": "Oppenheimer"})
+    assert judge_call(step, settle(step, guessed, Confidence()), {"showtimes": 1.0}, Confidence()) is None
+    said = Action("t", "showtimes", {"movie": "Oppenheimer", "city": "Boston"})
+    step = prepare(request("Showtimes for Oppenheimer in Boston"), registry, {})
+    assert settle(step, said, Confidence()) is said
+    # With the argument check off, the model's values are taken as they are.
+    assert settle(step, guessed, Confidence(check_arguments=False)) is guessed
+
+
+def test_settle_says_a_looping_free_text_once_unless_the_question_says_it_so():
+    sms = json.dumps({"type": "tool-service", "name": "sms", "description": "Send a text message",
+                      "service": "svc", "arguments": [
+                          {"name": "phone", "type": "string", "description": "The phone number"},
+                          {"name": "message", "type": "string", "description": "What to say", "free-text": True}]})
+    registry = build_registry({"tool": {"sms": sms}, "tool-service": {"svc": json.dumps(SERVICE)}},
+                              ToolServiceClients(None))
+    step = prepare(request("Text 555-0199 that I'm running late"), registry, {})
+    looped = Action("", "sms", {"phone": "555-0199", "message": "I'm late, I'm late, I'm late, I'm late"})
+    assert settle(step, looped, Confidence()).arguments == {"phone": "555-0199", "message": "I'm late"}
+    step = prepare(request("Text 555-0199: 'Go! Go! Go!'"), registry, {})
+    cheer = Action("", "sms", {"phone": "555-0199", "message": "Go! Go! Go!"})
+    assert settle(step, cheer, Confidence()) is cheer
 
 
 def test_judge_call_switches_to_the_rankers_clear_first_tool():

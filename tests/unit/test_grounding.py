@@ -778,3 +778,137 @@ def test_a_number_said_once_is_no_two_arguments_values():
     assert unsaid_arguments({"amount": 81, "percent": 81}, tip, ["What's the square root of 81?"]) == ["percent"]
     assert unsaid_arguments({"amount": 10, "percent": 10}, tip, ["A 10 percent tip on 10 dollars"]) == []
     assert unsaid_arguments({"amount": 2, "percent": 2}, tip, ["Two and 2"]) == []   # in words too
+
+
+def optional_schema(*arguments):
+    return {"type": "object", "properties": {a.name: a.json_schema() for a in arguments},
+            "required": [a.name for a in arguments if a.required], "additionalProperties": False}
+
+
+def test_an_optional_argument_the_question_says_nothing_for_is_left_out():
+    # "Wake me up at 6:30" labelled the alarm "Wake"; "Book a hotel in Lisbon for 3 nights" arrived
+    # on "Lisbon": offered every span, the 135M model filled an optional argument with any word.
+    alarm = [ToolArgument(name="time", type="string", description="When the alarm rings"),
+             ToolArgument(name="label", type="string", description="A name for the alarm", required=False)]
+    got = grounded(optional_schema(*alarm), alarm, said_values("Wake me up at 6:30", []))
+    assert set(got["properties"]) == {"time"} and got["required"] == ["time"]
+    got = grounded(optional_schema(*alarm), alarm, said_values("Set an alarm for 7 am called gym", []))
+    assert got["properties"]["label"]["enum"] == ["gym"]          # a name said after "called"
+    hotel = [ToolArgument(name="city", type="string"), ToolArgument(name="nights", type="integer"),
+             ToolArgument(name="check_in_date", type="string", required=False),
+             ToolArgument(name="guests", type="integer", required=False),
+             ToolArgument(name="breakfast", type="boolean", required=False),
+             ToolArgument(name="board", type="string", enum=("room only", "half board"), required=False)]
+    got = grounded(optional_schema(*hotel), hotel, said_values("Book a hotel in Lisbon for 3 nights", []))
+    assert set(got["properties"]) == {"city", "nights", "breakfast"}   # a boolean is not judged
+    got = grounded(optional_schema(*hotel), hotel,
+                   said_values("Book Lisbon for 3 nights from Friday for 2 guests, half board", []))["properties"]
+    assert got["check_in_date"]["enum"] == ["Friday"] and got["board"]["enum"] == ["half board"]
+    assert got["guests"]["enum"] == [3, 2]                          # more numbers said than required ones
+    # A place is a name said after "in", "at" or "near"; a plain word there is none.
+    films = [ToolArgument(name="movie", type="string"),
+             ToolArgument(name="city", type="string", description="Where", required=False)]
+    got = grounded(optional_schema(*films), films, said_values("When is Dune playing in Boston?", []))
+    assert got["properties"]["city"]["enum"] == ["Boston"]
+    got = grounded(optional_schema(*films), films, said_values("Is Dune playing in cinemas?", []))
+    assert set(got["properties"]) == {"movie"}
+
+
+def test_a_tool_whose_arguments_are_all_optional_keeps_them():
+    # Many MCP tools' schemas list no argument as required: nothing is left out for that.
+    search = [ToolArgument(name="query", type="string", required=False)]
+    got = grounded(optional_schema(*search), search, said_values("Search for cats", []))
+    assert "cats" in got["properties"]["query"]["enum"]
+
+
+def test_an_optional_arguments_guess_is_left_out_of_the_call_not_asked_back_for():
+    from trustgraph.agent.react.grounding import optional_guesses
+    films = [ToolArgument(name="movie", type="string"),
+             ToolArgument(name="city", type="string", required=False)]
+    # "Showtimes for Oppenheimer" gave the film and its city "Oppenheimer".
+    assert optional_guesses({"movie": "Oppenheimer", "city": "Oppenheimer"}, films,
+                            ["Showtimes for Oppenheimer"]) == ["city"]
+    assert optional_guesses({"movie": "Dune", "city": "Paris"}, films, ["When is Dune on in Boston?"]) == ["city"]
+    assert optional_guesses({"movie": "Dune", "city": "Boston"}, films, ["When is Dune on in Boston?"]) == []
+    # A required argument's guess is the check's to ask back for, not this one's to drop.
+    assert optional_guesses({"movie": "Alien"}, films, ["When is Dune on?"]) == []
+
+
+def test_a_currency_sign_written_with_an_amount_is_what_it_is_converted_out_of():
+    # "Convert €50 to dollars" converted out of dollars, "How many yen is $20?" out of yen: the
+    # sign was no value the model could take.  It is offered as its code.
+    from trustgraph.agent.react.grounding import currency_codes, quantity_units
+    assert currency_codes("Convert €50 to dollars") == ("EUR",)
+    assert currency_codes("Is 50 € more than £40 or $45 or C$ 60?") == ("EUR", "GBP", "USD", "CAD")
+    assert currency_codes("The $PATH variable, and 5 $") == ("USD",)        # only with an amount
+    assert quantity_units("What is 50€ in pounds?") == {"eur"}
+    fx = [ToolArgument(name="amount", type="number"), ToolArgument(name="from_currency", type="string"),
+          ToolArgument(name="to_currency", type="string")]
+    for question, source, target in [("Convert €50 to dollars", "EUR", "dollars"),
+                                     ("How many yen is $20?", "USD", "yen"),
+                                     ("Change C$ 40 to pounds", "CAD", "pounds")]:
+        got = grounded(schema_of(*fx), fx, said_values(question, []))["properties"]
+        assert got["from_currency"]["enum"] == [source], question
+        assert target in got["to_currency"]["enum"] and source not in got["to_currency"]["enum"], question
+        assert not [v for v in got["to_currency"]["enum"] if v.endswith(" C")], question   # "C$" is no span
+    codes = [ToolArgument(name="amount", type="number"), ToolArgument(name="from", type="string", enum=("USD", "EUR")),
+             ToolArgument(name="to", type="string", enum=("USD", "EUR"))]
+    got = grounded(schema_of(*codes), codes, said_values("Convert €50 to dollars", []))["properties"]
+    assert got["from"]["enum"] == ["EUR"] and got["to"]["enum"] == ["USD"]
+    assert unsaid_arguments({"amount": 50, "from_currency": "EUR", "to_currency": "dollars"}, fx,
+                            ["Convert €50 to dollars"]) == []
+
+
+def test_a_list_of_texts_takes_the_list_the_question_says():
+    # "Find me a recipe with chicken and rice" listed only chicken; "eggs, spinach and cheese"
+    # gave "spinnad", a list's members being the model's own words.
+    recipes = [ToolArgument.model_validate({"name": "ingredients", "type": "array", "items": {"type": "string"}}),
+               ToolArgument(name="diet", type="string", enum=("vegetarian", "vegan", "any"), required=False)]
+    got = grounded(optional_schema(*recipes), recipes, said_values("Find me a recipe with chicken and rice", []))
+    assert got["properties"]["ingredients"]["items"]["enum"] == ["chicken", "rice"]
+    assert got["properties"]["ingredients"]["minItems"] == 2 and "diet" not in got["properties"]
+    got = grounded(optional_schema(*recipes), recipes,
+                   said_values("What can I cook with eggs, spinach and cheese? Vegetarian please", []))["properties"]
+    assert got["ingredients"]["items"]["enum"] == ["eggs", "spinach", "cheese"] and got["ingredients"]["minItems"] == 3
+    assert got["diet"]["enum"] == ["vegetarian"]
+    # No list said: every text, none the diet's declared value, and no least count.
+    got = grounded(optional_schema(*recipes), recipes, said_values("Something vegan with tofu", []))["properties"]
+    assert got["ingredients"]["items"]["enum"] == ["tofu"] and "minItems" not in got["ingredients"]
+    assert unsaid_arguments({"ingredients": ["eggs", "spinnad"]}, recipes, ["eggs, spinach and cheese"]) == \
+        ["ingredients"]
+    assert unsaid_arguments({"ingredients": ["eggs", "spinach"]}, recipes, ["eggs, spinach and cheese"]) == []
+
+
+def test_a_phone_number_is_offered_whole_with_its_plus():
+    # "Send an SMS to +44 7700 900123 ..." texted "44 7700 900123".
+    sms = [ToolArgument(name="phone_number", type="string", description="The phone number"),
+           ToolArgument.model_validate({"name": "message", "type": "string", "free-text": True})]
+    for question, phone in [("Send an SMS to +44 7700 900123 saying the meeting moved", "+44 7700 900123"),
+                            ("Text (212) 555-0100: on my way", "(212) 555-0100"),
+                            ("Text 555-0199 that I'm running late", "555-0199")]:
+        assert grounded(schema_of(*sms), sms, said_values(question, []))["properties"]["phone_number"]["enum"] \
+            == [phone], question
+
+
+def test_a_phrase_said_over_and_over_is_said_once():
+    from trustgraph.agent.react.grounding import said_once
+    assert said_once("I'm running late, I'm running late, I'm running late, I'm running late") == "I'm running late"
+    assert said_once("Yes! Yes! Yes!") == "Yes"
+    for kept in ["Happy birthday! Happy birthday!", "go go go team", "ha ha ha", "The meeting moved", "x" * 3000]:
+        assert said_once(kept) == kept
+
+
+def test_a_number_said_with_a_unit_goes_to_the_argument_of_its_kind():
+    # "BMI for 82 kilos and 180 cm" gave the height 82, and the check asked back.
+    bmi = [ToolArgument(name="weight_kg", type="number", description="Weight in kilograms"),
+           ToolArgument(name="height_cm", type="number", description="Height in centimetres")]
+    got = grounded(schema_of(*bmi), bmi, said_values("BMI for 82 kilos and 180 cm", []))["properties"]
+    assert got["weight_kg"]["enum"] == [82] and got["height_cm"]["enum"] == [180]
+    travel = [ToolArgument(name="distance", type="number", description="The distance in kilometres"),
+              ToolArgument(name="speed", type="number", description="The speed in km/h")]
+    for question in ["How long to drive 300 km at 100 km/h?", "At 100 kilometres per hour, how long for 300 km?"]:
+        got = grounded(schema_of(*travel), travel, said_values(question, []))["properties"]
+        assert got["distance"]["enum"] == [300] and got["speed"]["enum"] == [100], question
+    # Numbers without units, or of no kind the argument says, are every argument's.
+    got = grounded(schema_of(*bmi), bmi, said_values("BMI for 82 and 180", []))["properties"]
+    assert got["weight_kg"]["enum"] == [82, 180] == got["height_cm"]["enum"]

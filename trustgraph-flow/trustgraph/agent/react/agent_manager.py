@@ -91,6 +91,7 @@ from .steps import (
     plainly_asked,
     prepare,
     refused_before,
+    settle,
 )
 from .vocabulary import Act, Action, Answer, Continue, Event, Failed, Final, Observation, ReactParseError
 
@@ -238,6 +239,7 @@ class AgentManager:
         """Judge the model's call, then make it and record it (or end the dialog instead).
         ``narrowable``: the model may be asked for another tool's arguments (its decision was JSON)."""
         usable = self._usable_name(step)
+        action = settle(step, action, self.confidence)
         abstain = judge_call(step, action, scores, self.confidence, usable)
         logger.debug("Decision %s", json.dumps({
             "question": step.request.question[:200], "step": len(step.history) + 1, "tool": action.name,
@@ -253,7 +255,7 @@ class AgentManager:
                     Abstain(OUTCOME_NO_TOOL, (), abstain.share)
             else:
                 logger.debug("The ranker's %s taken for the model's %s", switched.name, action.name)
-                action = switched
+                action = settle(step, switched, self.confidence)
                 abstain = judge_call(step, action, None, self.confidence, usable)   # its arguments
         if abstain is not None:
             logger.info("Model's choice of %s is a guess (share %.2f%s): %s", action.name, abstain.share,

@@ -59,8 +59,9 @@ right answer into a question back:
   for "1,000"; one written in words counts too, "twenty-five" or "for two",
   but not a lone "one", a pronoun as often);
 - an identifier written with digits (:func:`_numbered`) needs a digit: "blue" is no flight;
-- values from an ``enum``, of an argument declared ``"free-text": true`` (a message's body, a
-  summary: the model's own words by design), booleans, arrays and objects are not judged.
+- a list's texts each count as a text value; its numbers, values from an ``enum``, of an
+  argument declared ``"free-text": true`` (a message's body, a summary: the model's own words by
+  design), booleans and objects are not judged.
 
 A bigger model that infers a value ("the city with the Eiffel Tower" ->
 ``Paris``) would be asked back here: the agent's ``--no-argument-check``
@@ -77,8 +78,8 @@ from typing import Any, NamedTuple
 
 from trustgraph.catalog.relevance import COMMON_WORDS, content_words
 
-__all__ = ["Said", "address_kind", "grounded", "own_words", "quantity_units", "said_kinds", "said_values",
-           "takes_kind", "unsaid_arguments"]
+__all__ = ["Said", "address_kind", "grounded", "optional_guesses", "own_words", "quantity_units", "said_kinds",
+           "said_once", "said_values", "takes_kind", "unsaid_arguments"]
 
 _LETTERS = re.compile(r"[^\W\d_]+")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
@@ -234,7 +235,46 @@ def unsaid_arguments(values: Mapping[str, Any], arguments: Sequence[Any], said: 
         elif isinstance(value, str):
             if value.strip() and not _text_said(value, heard):
                 out.append(name)
+        elif isinstance(value, list) and any(isinstance(m, str) and m.strip() and not _text_said(m, heard)
+                                             for m in value):
+            out.append(name)   # a list of texts: each member said ("spinnad" of "spinach" was not)
     return out
+
+
+def optional_guesses(values: Mapping[str, Any], arguments: Sequence[Any], said: Iterable[str]) -> list[str]:
+    """The names of the call's optional arguments that are guesses: a value nobody said
+    (:func:`unsaid_arguments`), or a text another argument of the call has too ("Showtimes for
+    Oppenheimer" gave the film and its city ``Oppenheimer``).  Left out of the call rather than
+    asked back for: the tool declared it could do without them."""
+    optional = {a.name for a in arguments if getattr(a, "required", True) is False} & values.keys()
+    if not optional:
+        return []
+    unsaid = set(unsaid_arguments(values, arguments, said))
+
+    def repeats(name: str) -> bool:
+        value = values[name]
+        mine = _words(value) if isinstance(value, str) else set()
+        return bool(mine) and any(isinstance(other, str) and mine <= _words(other)
+                                  for n, other in values.items() if n != name)
+
+    return [name for name in values if name in optional and (name in unsaid or repeats(name))]
+
+
+#: A text that is one phrase said three times or more, with only punctuation or spaces between
+#: ("Happy birthday! Happy birthday!" may be meant; a phrase said five times over is a loop).
+_REPEATED = re.compile(r"\s*(.{3,}?)(?:[\s,;.!]+\1){2,}[\s,;.!]*", re.DOTALL)
+#: The longest free text looked at for a repeated phrase (the pattern is quadratic in it).
+MAX_REPEATED_CHARS = 2000
+
+
+def said_once(text: str) -> str:
+    """``text`` with a phrase the model wrote again and again kept once: greedy decoding of a
+    free-text message can loop ("I'm running late, I'm running late, ..." five times over, the
+    135M model's text message of "Text 555-0199 that I'm running late")."""
+    if len(text) > MAX_REPEATED_CHARS:
+        return text
+    m = _REPEATED.fullmatch(text)
+    return m.group(1) if m else text
 
 
 # -- values by construction ---------------------------------------------------------------
@@ -270,7 +310,7 @@ called named titled why how's who's where's when's why's that's there's here's h
 #: "Exchange" for the currency), though one may end with it ("stock exchange").
 _REQUEST_VERBS = frozenset("""say tell give let get put make express explain define spell translate convert
 exchange tally calculate compute find look share suggest recommend amuse hit crack turn help remind
-show display open play check""".split())
+show display open play check add change send""".split())
 _QUOTED = re.compile(r"(?:(?<=\s)|(?<=^)|(?<=:))([\"'“‘])(.+?)([\"'”’])(?=[\s?.!,;:)]|$)")
 #: An email address, and a web address (with its scheme, from "www.", or a lower-case domain).
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")   # starts a word: linear in the text
@@ -339,9 +379,12 @@ class Said:
         self.kept = kept
         self.question = question
         self.units = quantity_units(question)
+        self.signs = frozenset(currency_codes(question))
+        self.lists = _lists(question, set(texts))
         self.into = _converted_into(question)
         self.words = _words(question)
         self.percents = _percents(question)
+        self.number_kinds = _number_kinds(question)
         colon = None if kept else _after_colon(question)
         message = None if kept or colon is not None else _message_words(_cut(question, (_ADDRESS,)))
         self.apart = kept if colon is None and message is None else frozenset({colon or message})
@@ -455,6 +498,12 @@ _NUMBER_NAMES = frozenset({"number", "num", "no", "nr"})
 #: An example that is one identifier of letters and digits ("BA117", "1Z999AA1", "A-12"), then
 #: the example's end, a comma or an "or".
 _NUMBERED_EXAMPLE = re.compile(r"\s*(?=[\w-]*\d)(?=[\w-]*[^\W\d_])[\w-]+\s*(?:$|,|or\b)")
+
+
+#: What an identifier's name or description says when it is a phone number, and a phone number
+#: as written: digits with spaces, dots, dashes or parentheses between them, a "+" before.
+_PHONE_WORDS = frozenset({"phone", "telephone", "mobile", "cell", "tel", "sms"})
+_PHONE = re.compile(r"(?<![\w+])\+?\(?\d[\d \t().-]{4,}\d(?![\w.,]\d)")
 
 
 def _numbered(argument: Any) -> bool:
@@ -745,6 +794,45 @@ def _message_words(unquoted: str) -> str | None:
     return _to_sentence_end(unquoted[marker.end():].split("|")[0]) or None
 
 
+#: What joins the members of a list a request says: "eggs, spinach and cheese", "tea or coffee".
+_AND = re.compile(r"[ \t]*,[ \t]*(?:(?:and|or)[ \t]+)?|[ \t]+(?:and|or|&)[ \t]+", re.IGNORECASE)
+
+
+def _edge_span(part: str, spans: set[str], at_end: bool) -> str | None:
+    """The longest of ``spans`` that ends ``part`` (``at_end``) or starts it, a word whole."""
+    def edge(span: str) -> bool:
+        if len(span) > len(part) or not span:
+            return False
+        if at_end:
+            return part.endswith(span) and (len(span) == len(part) or not part[-len(span) - 1].isalnum())
+        return part.startswith(span) and (len(span) == len(part) or not part[len(span)].isalnum())
+
+    fits = [span for span in spans if edge(span)]
+    return max(fits, key=len, default=None)
+
+
+def _lists(question: str, spans: set[str]) -> list[list[str]]:
+    """The lists ``question`` says, each of two or more of ``spans`` joined by commas, "and" or
+    "or" within a sentence: "Find me a recipe with chicken and rice" says chicken and rice (the
+    135M model, asked for a list of ingredients, wrote only the first)."""
+    out = []
+    for sentence in _SENTENCE_END.split(question[:MAX_SAID_CHARS]):
+        run: list[str] = []
+        for part in (p.strip() for p in _AND.split(sentence or "")):
+            if run and part in spans:
+                run.append(part)   # a whole member: the list goes on
+                continue
+            if run and (first := _edge_span(part, spans, at_end=False)) is not None:
+                run.append(first)  # the last member starts this part
+            if len(run) > 1:
+                out.append(run)
+            last = _edge_span(part, spans, at_end=True)
+            run = [last] if last is not None else []
+        if len(run) > 1:
+            out.append(run)
+    return out
+
+
 def _written_numbers(text: str) -> list[tuple[int, float, int]]:
     """The numbers ``text`` says as written (``1,000`` is a thousand, ``12.5`` twelve and a half; in
     words, "two" is 2: :func:`_word_numbers`), each with where it starts and ends, in order."""
@@ -772,13 +860,15 @@ def said_values(question: str, results: Sequence[str]) -> Said:
     :data:`RESULT_CHARS`), the question's first, each once; the whole question apart."""
     whole = question.strip().rstrip("?!. ")
     dialog = [question[:MAX_SAID_CHARS], *(r[:RESULT_CHARS] for r in results)]
-    read = [_spans(text) for text in dialog]
+    read = [_spans(_unsigned(text)) for text in dialog]
     texts = [t for spans, _ in read for t in spans]
     expressions = frozenset(e for _, found in read for e in found)
     offered = [t for t in dict.fromkeys(texts) if t and t != whole
                and (_LETTERS.search(t) or _NUMBER.fullmatch(t) or t in expressions)]
     numbers = _offered_numbers(" ".join(dialog))
     quoted = {m.group(2).strip() for m in _QUOTED.finditer(question)}
+    # A currency written as its sign is offered as its code, after what the question writes.
+    offered = offered[:MAX_SPANS - 2] + [c for c in currency_codes(question) if c not in offered][:2]
     return Said(offered[:MAX_SPANS], numbers, frozenset(quoted), whole, expressions, tuple(dialog))
 
 
@@ -808,10 +898,38 @@ def _quantities(text: str) -> list[tuple[int, tuple[str | None, ...]]]:
     return sorted(found, key=lambda at: at[0])
 
 
+#: A currency's sign and its ISO 4217 code: a sign written with an amount ("€50", "$20", "50 €")
+#: is the currency that amount is in.  A bare "$" is the US dollar, as most requests mean it.
+_SIGNS = {"$": "USD", "US$": "USD", "C$": "CAD", "CA$": "CAD", "A$": "AUD", "AU$": "AUD", "NZ$": "NZD",
+          "HK$": "HKD", "S$": "SGD", "R$": "BRL", "€": "EUR", "£": "GBP", "¥": "JPY", "₹": "INR", "₩": "KRW",
+          "₽": "RUB", "₺": "TRY", "₪": "ILS", "₫": "VND", "฿": "THB", "₴": "UAH", "₦": "NGN", "₱": "PHP"}
+_SIGN = "|".join(re.escape(sign) for sign in sorted(_SIGNS, key=len, reverse=True))
+_SIGNED = re.compile(rf"(?<![\w$])({_SIGN})[ \t]?\d|(?<=\d)[ \t]?({_SIGN})(?![\w$])")
+
+
+def currency_codes(question: str) -> tuple[str, ...]:
+    """The codes of the currencies whose sign ``question`` writes with an amount, in order, each
+    once: "Convert €50 to dollars" is ``EUR``, "How many yen is $20?" ``USD`` (the 135M model,
+    offered no value for a sign, converted out of "dollars" and out of "yen")."""
+    found = (m.group(1) or m.group(2) for m in _SIGNED.finditer(question[:MAX_SAID_CHARS]))
+    return tuple(dict.fromkeys(_SIGNS[sign] for sign in found))
+
+
+def _unsigned(text: str) -> str:
+    """``text`` with each currency sign written with an amount blanked: the letters of "C$ 40"
+    are no span ("Change C"); the sign is offered as its code (:func:`currency_codes`)."""
+    def blank(m: re.Match[str]) -> str:
+        group = 1 if m.group(1) else 2
+        start, end = m.start(group) - m.start(), m.end(group) - m.start()
+        whole = m.group(0)
+        return whole[:start] + " " * (end - start) + whole[end:]
+    return _SIGNED.sub(blank, text) if "$" in text or not text.isascii() else text
+
+
 def quantity_units(question: str) -> set[str]:
     """The words of what ``question``'s numbers count, lower case: the word (or two) written right
     after a number ("23 kg" -> kg, "101 °F" -> f, "300 US dollars" -> us, dollars), filler words
-    ("50 in yen") aside."""
+    ("50 in yen") aside, and the code of a currency sign written with one ("€50" -> eur)."""
     out: set[str] = set()
     for _, groups in _quantities(question[:MAX_SAID_CHARS]):
         for written in groups:
@@ -820,7 +938,7 @@ def quantity_units(question: str) -> set[str]:
             if not word or word in _NOT_UNITS or word in _EDGE_WORDS and not (len(written) > 1 and written.isupper()):
                 break
             out.add(word)
-    return out
+    return out | {code.lower() for code in currency_codes(question)}
 
 
 def _direction(name: str) -> str | None:
@@ -885,6 +1003,8 @@ def _by_quantity(prop: dict[str, Any], name: str, units: set[str], declared_enum
             kept = [v for v in kept if not (isinstance(v, str) and said.with_noun(v) in whole)] or kept
     elif declared_enum:
         kept = [values[i] for i in unit]
+    elif signed := [v for v in values if v in said.signs]:
+        kept = signed   # the currency whose sign is written with the amount ("€50") is converted out of
     elif said.into:
         # What the question asks how many of, or converts "in"/"to", is converted into, never out of.
         kept = [v for v in values if not (isinstance(v, str) and any(said.question.startswith(v, at)
@@ -1052,6 +1172,64 @@ _PERCENT = re.compile(r"\s*(?:%|percent\b|per\s+cent\b)", re.IGNORECASE)
 _PERCENT_WORDS = frozenset({"percent", "percentage", "pct", "rate"})
 
 
+#: Kinds of quantity, each with the units and the nouns that say it: a number said with a unit
+#: ("82 kilos", "100 km/h") goes to an argument that says that kind ("weight_kg", "speed_kmh").
+_QUANTITY_KINDS = {kind: frozenset(words.split()) for kind, words in {
+    "mass": "kg kgs kilo kilos kilogram kilograms kilogramme kilogrammes g gram grams gramme grammes lb lbs "
+            "oz ounce ounces weight mass",
+    "length": "mm millimetre millimetres millimeter millimeters cm centimetre centimetres centimeter centimeters "
+              "m metre metres meter meters km kilometre kilometres kilometer kilometers mi mile miles ft foot "
+              "feet inch inches yd yard yards height length distance width depth",
+    "speed": "km/h kmh kph mph m/s speed velocity",
+    "duration": "sec secs second seconds min mins minute minutes hr hrs hour hours duration",
+}.items()}
+_KIND_OF = {word: kind for kind, words in _QUANTITY_KINDS.items() for word in words}
+#: A unit written after a number: a word, or two joined by "/" ("km/h"), or a word "per" a time.
+_UNIT_WORD = re.compile(r"[ \t]*([^\W\d_]+(?:/[^\W\d_]+)?)(?:[ \t]+per[ \t]+(hour|second|minute)\b)?",
+                        re.IGNORECASE)
+_UNIT_TOKEN = re.compile(r"[^\W\d_]+/[^\W\d_]+|[^\W\d_]+")
+
+
+def _number_kinds(question: str) -> dict[float, str]:
+    """The kind of quantity of each number ``question`` says with a unit (:data:`_QUANTITY_KINDS`):
+    "82 kilos and 180 cm" is 82 a mass and 180 a length; a number said with two kinds has none."""
+    text = question[:MAX_SAID_CHARS]
+    out: dict[float, str | None] = {}
+    for _, value, end in _written_numbers(text):
+        m = _UNIT_WORD.match(text, end)
+        kind = None if m is None else "speed" if m.group(2) else _KIND_OF.get(m.group(1).lower())
+        if kind is not None:
+            out[value] = kind if out.get(value, kind) == kind else None
+    return {value: kind for value, kind in out.items() if kind is not None}
+
+
+@functools.lru_cache(maxsize=4096)
+def _argument_kind(name: str, description: str) -> str | None:
+    """The one kind of quantity a number argument's name says ("weight_kg", "speed_kmh"), else its
+    description ("The distance in kilometres"), else None."""
+    for text in (" ".join(re.split(r"[\W_]+|(?<=[a-z])(?=[A-Z])", name)), description):
+        kinds = {_KIND_OF[w] for w in (t.lower() for t in _UNIT_TOKEN.findall(text)) if w in _KIND_OF}
+        if "speed" in kinds:   # "The speed in km/h" also says a length and a duration
+            kinds = {"speed"}
+        if len(kinds) == 1:
+            return next(iter(kinds))
+    return None
+
+
+def _by_unit(numbers: list[float], argument: Any, said: Said) -> list[float]:
+    """The numbers a number argument of a kind of quantity takes: those said with a unit of its
+    kind, when any is, else not those said with a unit of another kind ("BMI for 82 kilos and
+    180 cm": the 135M model gave the height 82, and the check asked back).  Nothing is narrowed to
+    nothing."""
+    if not said.number_kinds:
+        return numbers
+    kind = _argument_kind(str(getattr(argument, "name", "") or ""), str(getattr(argument, "description", "") or ""))
+    if kind is None:
+        return numbers
+    mine = [n for n in numbers if said.number_kinds.get(n) == kind]
+    return mine or [n for n in numbers if said.number_kinds.get(n, kind) == kind] or numbers
+
+
 def _by_percent(numbers: list[float], argument: Any, said: Said) -> list[float]:
     """The numbers an argument takes: for one that says it is a percentage, those said as one
     ("15%", "20 percent"), when any is; for any other, not those said only as one: "How much should
@@ -1091,6 +1269,43 @@ def _inside(text: str, expression: str) -> bool:
     """Whether ``text`` is one of the numbers of an arithmetic ``expression``."""
     return bool(_NUMBER.fullmatch(text)) and re.search(rf"(?<![\d.,]){re.escape(text)}(?![\d.,])",
                                                         expression) is not None
+
+
+#: An optional argument whose name or description says it is a name takes what the request says
+#: after "called", "named" or "titled" ("Set an alarm for 7 am called gym").
+_LABEL_WORDS = frozenset({"name", "label", "title", "tag", "nickname"})
+#: One that says it is a place takes a name the request says after "in", "at" or "near".
+_PLACE_WORDS = frozenset({"city", "town", "place", "location", "where", "country", "region", "area"})
+_AFTER_CALLED = re.compile(r"\b(?:called|named|titled)\s+", re.IGNORECASE)
+_AFTER_PLACE = re.compile(r"\b(?:in|at|near)\s+(?=[^\W\d_])")
+
+
+def _pointed(prop: dict[str, Any], argument: Any, said: Said) -> dict[str, Any] | None:
+    """``prop`` of an optional string argument of a tool that has required ones, narrowed to the
+    values the question points at for it: said beside its name (:func:`_by_name`), or, for a name
+    or a label, after "called"; for a place, a capitalised name after "in", "at" or "near".  None
+    when it points at none: the argument is then left out of the call.  Offered every span, the
+    135M model filled such an argument with any word ("Wake me up at 6:30" labelled the alarm
+    ``Wake``; "Book a hotel in Lisbon for 3 nights" arrived on ``Lisbon``), and a tool that
+    declares an argument optional does without it."""
+    values = prop.get("enum")
+    if not isinstance(values, list):
+        return None
+    named = _by_name(prop, argument, said)
+    if named.get("enum") != values:
+        return named
+    question = said.question
+    called = {m.end() for m in _AFTER_CALLED.finditer(question)} if _says(argument, _LABEL_WORDS) else set()
+    places = {m.end() for m in _AFTER_PLACE.finditer(question)} if _says(argument, _PLACE_WORDS) else set()
+    kept = [v for v in values if isinstance(v, str) and (any(question.startswith(v, at) for at in called)
+                                                          or v[:1].isupper() and any(question.startswith(v, at)
+                                                                                     for at in places))]
+    return {**prop, "enum": kept} if kept else None
+
+
+def _any_said(prop: dict[str, Any], said: Said) -> bool:
+    """Whether the question says one of an enum's declared values (:func:`_by_said`)."""
+    return any(isinstance(v, str) and _words(v) and _words(v) <= said.words for v in prop.get("enum") or ())
 
 
 def _takes_number(properties: Mapping[str, Any], arguments: Sequence[Any]) -> bool:
@@ -1134,6 +1349,12 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
         texts, numbered = ([t for t in offered if not any(k.fullmatch(t) for k in taken)
                             and (not any(t in v for v in values) or any(t in r for r in rest))]
                            for offered in (texts, numbered))
+    # A declared value of one argument said in the question is that argument's: "Something vegan
+    # with tofu" is the diet vegan and the ingredient tofu.
+    declared_values = {v.lower() for prop in properties.values() if isinstance(prop, dict)
+                       for v in prop.get("enum") or () if isinstance(v, str)}
+    if declared_values:
+        texts = [t for t in texts if t.lower() not in declared_values] or texts
     claims = _claims(properties, arguments, texts, said)
     out = {}
     for name, prop in properties.items():
@@ -1156,6 +1377,10 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
         elif kind == "string" and _numbered(declared):
             # A flight's or a parcel's number is said with its digits: with none said it is left to
             # the model, and the check asks back ("Why is the sky blue?" is no flight "blue").
+            if _says(declared, _PHONE_WORDS):
+                # A phone number whole, with its "+" and its spaces ("+44 7700 900123"): the words
+                # of a span drop the "+" (the probe texted "44 7700 900123").
+                numbered = list(dict.fromkeys(m.group(0) for m in _PHONE.finditer(said.question))) or numbered
             out[name] = _by_name({**prop, "enum": numbered}, declared, said) if numbered else prop
         elif kind == "string" and (texts or said.question and not _says(declared, _CARRIED)):
             # The whole question is the request, never the message it asks to send: a message with
@@ -1167,11 +1392,58 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
             named = _by_name(offered, declared, said)
             out[name] = _by_query(_by_text(_by_topic(named, declared, said.question), declared, said.apart),
                                   declared, said)
-        elif kind == "number" and (taken_numbers := _by_percent(numbers, declared, said)):
+        elif kind == "array" and texts and isinstance(items := prop.get("items"), dict) \
+                and items.get("type") == "string" and "enum" not in items:
+            # A list of texts: each member one the dialog says; when the question says a list of
+            # them, its members, at least as many as the longest ("chicken and rice": two
+            # ingredients, not "chicken", nor "recipe" of "a recipe with").
+            said_lists = [found for found in said.lists if set(found) <= set(texts)]
+            members = list(dict.fromkeys(m for found in said_lists for m in found)) or texts
+            longest = max(map(len, said_lists), default=0)
+            least = {"minItems": longest} if longest > 1 and "minItems" not in prop else {}
+            out[name] = {**prop, "items": {**items, "enum": members}, **least}
+        elif kind == "number" and (taken_numbers := _by_unit(_by_percent(numbers, declared, said), declared, said)):
             out[name] = {**prop, "enum": [int(n) if n.is_integer() else n for n in taken_numbers]}
-        elif kind == "integer" and (integers := [int(n) for n in _by_percent(numbers, declared, said)
-                                                 if n.is_integer()]):
+        elif kind == "integer" and (integers := [int(n) for n in _by_unit(_by_percent(numbers, declared, said),
+                                                                          declared, said) if n.is_integer()]):
             out[name] = {**prop, "enum": integers}
         else:
             out[name] = prop
+    required = schema.get("required")
+    if isinstance(required, list) and required:
+        _optional(out, properties, arguments, said, required)
     return {**schema, "properties": out}
+
+
+def _optional(out: dict[str, Any], properties: Mapping[str, Any], arguments: Sequence[Any], said: Said,
+              required: list[Any]) -> None:
+    """Leave out of ``out`` (a tool's grounded properties) each optional argument the question
+    says nothing for, and narrow a string one to what it points at (:func:`_pointed`), for a tool
+    that has required arguments (they carry what it is asked; an optional one qualifies it, and
+    the tool does without it).  An argument of a kind (a day, an address, an identifier with
+    digits) keeps the values of its kind said, an enum the declared values said, a number the
+    numbers said beyond what the required numbers take.  A tool whose arguments are all optional
+    is left as it is: many MCP tools' schemas list none as required."""
+    numbered = sum(1 for n in required if isinstance(properties.get(n), dict)
+                   and properties[n].get("type") in ("number", "integer"))
+    for name in [n for n in out if n not in required]:
+        declared, prop, kind = _argument(arguments, name), properties[name], None
+        if isinstance(prop, dict):
+            kind = prop.get("type")
+        if declared is None or getattr(declared, "free_text", None) or not isinstance(prop, dict):
+            continue
+        if "enum" in prop:
+            keep = _any_said(prop, said)
+        elif kind == "string" and (address_kind(declared) or _moment_kind(declared) or _numbered(declared)):
+            keep = "enum" in out[name]   # the values of its kind said, if any
+        elif kind == "string":
+            pointed = _pointed(out[name], declared, said)
+            keep = pointed is not None
+            if keep:
+                out[name] = pointed
+        elif kind in ("number", "integer"):
+            keep = "enum" in out[name] and len(said.numbers) > numbered
+        else:
+            keep = True   # a boolean, a list, an object: kept (the check reads a list's texts)
+        if not keep:
+            del out[name]

@@ -8,7 +8,9 @@ One iteration of a dialog (``AgentManager.react``) is a pipeline:
 3. decide: the model's next step (``prompting.decide``: a final answer, a tool call, or an
    unreadable reply), with its choice scores;
 4. judge: :func:`judge_answer` (a final answer that is no answer is refused back to the model),
-   or :func:`judge_call` (a call the model is not sure of, or whose values it made up, ends by
+   or :func:`settle` (a call's optional arguments that are guesses are left out, a looping free
+   text said once) then
+   :func:`judge_call` (a call the model is not sure of, or whose values it made up, ends by
    asking back or saying no tool fits);
 5. approve: :func:`needs_approval`, whether the judged call waits for a person
    (``tool-policy/approval``: the dialog ends ``approval-required``, its token the paused
@@ -28,6 +30,7 @@ observation as a failed call.
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -55,9 +58,19 @@ from .decisions import (
     judge,
     own_answer_prefix,
 )
-from .grounding import Said, said_kinds, said_values, takes_kind, unsaid_arguments
+from .grounding import (
+    Said,
+    optional_guesses,
+    said_kinds,
+    said_once,
+    said_values,
+    takes_kind,
+    unsaid_arguments,
+)
 from .registry import Registry, Tool, filter_tools
 from .vocabulary import Action, Failed, Final
+
+logger = logging.getLogger(__name__)
 
 #: The message property carrying the failure kind of each failed step of the history so far:
 #: ``{"<step index>": "<kind>"}`` (ours; upstream's agents neither set nor read it).
@@ -249,6 +262,32 @@ def judge_answer(step: Step, final: Final, judged: bool = False) -> Accepted | s
     if source is not None:
         return Accepted(OUTCOME_TOOL, (step.results[source][0],))
     return Accepted(OUTCOME_NO_TOOL if step.own else OUTCOME_ANSWER)
+
+
+def settle(step: Step, action: Action, policy: Confidence) -> Action:
+    """The model's call as it is made: without the optional arguments it guessed
+    (``grounding.optional_guesses``: a value nobody said, or another argument's text), so a guess
+    at what the tool can do without neither reaches the tool nor turns the call into a question
+    back; and a free-text value that repeats one phrase over and over said once
+    (``grounding.said_once``), unless the dialog says it so.  The guesses stay with the argument check off
+    (``--no-argument-check``: the model's values are taken as they are)."""
+    chosen = step.tool(action.name)
+    if chosen is None:
+        return action
+    values = dict(action.arguments)
+    heard = [step.request.question, *(result for _, result in step.results)]
+    for argument in chosen.arguments:
+        value = values.get(argument.name)
+        if getattr(argument, "free_text", None) and isinstance(value, str) and (once := said_once(value)) != value \
+                and not any(value.lower() in text.lower() for text in heard):   # not as the dialog said it
+            logger.debug("The free text %s of %s said once (the model repeated it)", argument.name, action.name)
+            values[argument.name] = once
+    if policy.check_arguments:
+        guessed = optional_guesses(values, chosen.arguments, heard)
+        if guessed:
+            logger.debug("Optional arguments of %s left out as guesses: %s", action.name, ", ".join(guessed))
+            values = {k: v for k, v in values.items() if k not in guessed}
+    return action if values == action.arguments else Action(action.thought, action.name, values)
 
 
 def judge_call(step: Step, action: Action, scores: Mapping[str, float] | None, policy: Confidence,
