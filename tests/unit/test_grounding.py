@@ -912,3 +912,14 @@ def test_a_number_said_with_a_unit_goes_to_the_argument_of_its_kind():
     # Numbers without units, or of no kind the argument says, are every argument's.
     got = grounded(schema_of(*bmi), bmi, said_values("BMI for 82 and 180", []))["properties"]
     assert got["weight_kg"]["enum"] == [82, 180] == got["height_cm"]["enum"]
+
+
+def test_a_text_said_once_is_no_two_arguments_values():
+    # "Play some jazz" played the song "jazz" by the artist "jazz": one of them is a guess.
+    music = [ToolArgument(name="song", type="string"), ToolArgument(name="artist", type="string")]
+    assert unsaid_arguments({"song": "jazz", "artist": "jazz"}, music, ["Play some jazz"]) == ["artist"]
+    assert unsaid_arguments({"song": "Hey Jude", "artist": "hey jude"}, music, ["Play Hey Jude"]) == ["artist"]
+    assert unsaid_arguments({"song": "Jazz", "artist": "Jazz"}, music, ["Play Jazz by Jazz"]) == []   # said twice
+    assert unsaid_arguments({"song": "Imagine", "artist": "John Lennon"}, music, ["Play Imagine by John Lennon"]) == []
+    codes = [ToolArgument(name="from", type="string"), ToolArgument(name="to", type="string")]
+    assert unsaid_arguments({"from": "EUR", "to": "EUR"}, codes, ["euros to euros?"]) == []   # codes not judged

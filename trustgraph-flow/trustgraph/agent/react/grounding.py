@@ -184,6 +184,13 @@ def _times_said(number: float, texts: Sequence[str]) -> int:
     return digits + sum(1 for _, n, _ in _word_numbers(text) if n == number)
 
 
+def _times_text_said(words: str, dialog: str) -> int:
+    """How many times ``dialog`` (lower case) says the text of ``words`` (lower case, one space
+    between), each word whole."""
+    pattern = r"[\W_]+".join(re.escape(w) for w in words.split())
+    return len(re.findall(rf"(?<!\w){pattern}(?!\w)", dialog)) if pattern else 0
+
+
 def _argument(arguments: Sequence[Any], name: str) -> Any:
     return next((a for a in arguments if getattr(a, "name", None) == name), None)
 
@@ -202,6 +209,7 @@ def unsaid_arguments(values: Mapping[str, Any], arguments: Sequence[Any], said: 
     counted = _Said(texts) if taken else heard
     out = []
     used: dict[float, int] = {}   # how many number arguments took each number so far
+    texts_used: dict[str, int] = {}   # and text arguments each text (its words, lower case)
     for name, value in values.items():
         declared = _argument(arguments, name)
         if declared is not None and (getattr(declared, "enum", None) is not None
@@ -233,7 +241,13 @@ def unsaid_arguments(values: Mapping[str, Any], arguments: Sequence[Any], said: 
                 # 81?" gave a tip's amount and its percent 81, and one of them is a guess.
                 out.append(name)
         elif isinstance(value, str):
+            key = " ".join(_TOKEN.findall(value.lower()))
+            texts_used[key] = texts_used.get(key, 0) + 1
             if value.strip() and not _text_said(value, heard):
+                out.append(name)
+            elif texts_used[key] > 1 and len(key) > CODE_LENGTH and texts_used[key] > _times_text_said(key, dialog):
+                # A text said once and given to two arguments: "Play some jazz" gave the song and
+                # its artist "jazz", and one of them is a guess.
                 out.append(name)
         elif isinstance(value, list) and any(isinstance(m, str) and m.strip() and not _text_said(m, heard)
                                              for m in value):
@@ -1277,7 +1291,7 @@ _LABEL_WORDS = frozenset({"name", "label", "title", "tag", "nickname"})
 #: One that says it is a place takes a name the request says after "in", "at" or "near".
 _PLACE_WORDS = frozenset({"city", "town", "place", "location", "where", "country", "region", "area"})
 _AFTER_CALLED = re.compile(r"\b(?:called|named|titled)\s+", re.IGNORECASE)
-_AFTER_PLACE = re.compile(r"\b(?:in|at|near)\s+(?=[^\W\d_])")
+_AFTER_PLACE = re.compile(r"\b(?:in|at|near)\s+(?=[^\W\d_])", re.IGNORECASE)
 
 
 def _pointed(prop: dict[str, Any], argument: Any, said: Said) -> dict[str, Any] | None:
