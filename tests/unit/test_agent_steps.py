@@ -175,6 +175,35 @@ def test_settle_says_a_looping_free_text_once_unless_the_question_says_it_so():
     assert settle(step, cheer, Confidence()) is cheer
 
 
+def test_the_models_call_stands_against_the_rankers_first_when_the_question_names_its_argument():
+    # "Remember to buy batteries: add them to my hardware list": the encoder put a lights switch
+    # first (0.42, add-to-list 0.32), and its lead took the model's right call over.
+    lists = json.dumps({"type": "tool-service", "name": "add-to-list", "description": "Add an item to a list",
+                        "service": "svc", "arguments": [{"name": "list", "type": "string", "description": "Which list"},
+                                                        {"name": "item", "type": "string", "description": "What"}]})
+    lights = json.dumps({"type": "tool-service", "name": "lights", "description": "Turn the lights on or off",
+                         "service": "svc", "arguments": [
+                             {"name": "room", "type": "string", "description": "The room"},
+                             {"name": "state", "type": "string", "enum": ["on", "off"], "description": "On or off"}]})
+    registry = build_registry({"tool": {"add-to-list": lists, "lights": lights},
+                               "tool-service": {"svc": json.dumps(SERVICE)}}, ToolServiceClients(None))
+    ranked = prepare(request("Remember to buy batteries: add them to my hardware list"), registry, {})
+    step = Step(ranked.request, ranked.tools, {"lights": 0.42, "add-to-list": 0.32}, {}, ranked.said)
+    unsure = {"add-to-list": 0.5, "lights": 0.5}
+    call = Action("", "add-to-list", {"list": "hardware", "item": "batteries"})
+    assert judge_call(step, call, unsure, Confidence()) is None
+    guessed = Action("", "add-to-list", {"list": "hardware", "item": "glue"})
+    asked = judge_call(step, guessed, unsure, Confidence())
+    assert asked.outcome == OUTCOME_ASKED and asked.unsaid == ("item",) and asked.candidates == ("add-to-list", "lights")
+    # Nothing named, or the model's choice far from the question: the ranker's lead decides.
+    plain = prepare(request("Remember to buy batteries"), registry, {})
+    step = Step(plain.request, plain.tools, {"lights": 0.42, "add-to-list": 0.32}, {}, plain.said)
+    assert judge_call(step, Action("", "add-to-list", {"list": "batteries", "item": "batteries"}), unsure,
+                      Confidence()) == Switch("lights", 0.5)
+    step = Step(ranked.request, ranked.tools, {"lights": 0.42, "add-to-list": 0.1}, {}, ranked.said)
+    assert judge_call(step, call, unsure, Confidence()) == Switch("lights", 0.5)
+
+
 def test_judge_call_switches_to_the_rankers_clear_first_tool():
     ranked = prepare(request("Is it going to be chilly in Oslo?"), REGISTRY, {})
     step = Step(ranked.request, ranked.tools, {"weather": 0.4, "local-time": 0.2}, {}, ranked.said)

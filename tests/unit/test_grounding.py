@@ -923,3 +923,25 @@ def test_a_text_said_once_is_no_two_arguments_values():
     assert unsaid_arguments({"song": "Imagine", "artist": "John Lennon"}, music, ["Play Imagine by John Lennon"]) == []
     codes = [ToolArgument(name="from", type="string"), ToolArgument(name="to", type="string")]
     assert unsaid_arguments({"from": "EUR", "to": "EUR"}, codes, ["euros to euros?"]) == []   # codes not judged
+
+
+def test_a_free_text_message_the_question_sets_apart_is_that_text():
+    # "Send a text to 07700 900456 saying see you soon": the 135M model wrote a paragraph of its own.
+    sms = [ToolArgument(name="phone_number", type="string", description="The phone number"),
+           ToolArgument.model_validate({"name": "message", "type": "string", "description": "What to say",
+                                        "free-text": True})]
+    for question, message in [("Send a text to 07700 900456 saying see you soon", "see you soon"),
+                              ("Text 555-0199 that I'm running late", "I'm running late"),
+                              ("Text Bob that dinner is ready", "dinner is ready"),
+                              ("Text +1 212 555 0100 the door code is 4321", "the door code is 4321")]:
+        got = grounded(schema_of(*sms), sms, said_values(question, []))["properties"]
+        assert got["message"]["enum"] == [message], question
+    # Nothing set apart: the model's own words.
+    assert "enum" not in grounded(schema_of(*sms), sms, said_values("Text mum", []))["properties"]["message"]
+    summary = [ToolArgument.model_validate({"name": "summary", "type": "string", "free-text": True})]
+    got = grounded(schema_of(*summary), summary, said_values("Log a call saying the client is happy", []))
+    assert "enum" not in got["properties"]["summary"]   # a text of its own, not a message it carries
+    alarm = [ToolArgument(name="time", type="string"),
+             ToolArgument(name="label", type="string", description="A name for the alarm", required=False)]
+    got = grounded(optional_schema(*alarm), alarm, said_values("Set an alarm for 8:15 labelled meds", []))
+    assert got["properties"]["label"]["enum"] == ["meds"]

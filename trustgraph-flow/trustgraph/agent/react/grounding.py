@@ -78,8 +78,8 @@ from typing import Any, NamedTuple
 
 from trustgraph.catalog.relevance import COMMON_WORDS, content_words
 
-__all__ = ["Said", "address_kind", "grounded", "optional_guesses", "own_words", "quantity_units", "said_kinds",
-           "said_once", "said_values", "takes_kind", "unsaid_arguments"]
+__all__ = ["Said", "address_kind", "grounded", "named_arguments", "optional_guesses", "own_words", "quantity_units",
+           "said_kinds", "said_once", "said_values", "takes_kind", "unsaid_arguments"]
 
 _LETTERS = re.compile(r"[^\W\d_]+")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
@@ -779,12 +779,14 @@ def _after_colon(unquoted: str) -> str | None:
 #: moved" (an address, cut out as ``|``, then "that"), "Tell Bob that lunch is ready" (a verb of
 #: telling, a name, "that": "Tell me a joke that ..." is no message), "Remind me tomorrow to water
 #: the plants" (what a reminder is to say follows its "to").
+#: Whom a message goes to, as a request says it: an address (cut out, ``|``), a name, a phone number.
+_TO_WHOM = r"(?:\|\s*|[A-Z]\w*\s+|\+?\(?\d[\d ().-]*\d\s+)"
 _SAYING = re.compile(r"(?i:\b(?:saying|that says|which says|that reads|to say))\s+(?=\w)"
-                     r"|(?:\|\s*|(?i:\b(?:tell|remind|inform|ask))\s+[A-Z]\w*\s+)(?i:that)\s+(?=\w)"
+                     rf"|(?:\|\s*|(?i:\b(?:tell|remind|inform|ask|text|message))\s+{_TO_WHOM})(?i:that)\s+(?=\w)"
                      r"|(?i:\bremind(?:er)?\b[^.;!?|\n]*?\bto)\s+(?=\w)")
 #: Without those words, a request that starts by mailing someone (an address, cut out, or a name)
 #: says what next: "Email ann@example.org the build is green" (not "about ...": what it is about).
-_MAILED = re.compile(r"\s*(?i:e-?mail|mail|text|message)\s+(?:\|\s*|[A-Z]\w*\s+)(?!(?i:that|about)\b)(?=\w)")
+_MAILED = re.compile(rf"\s*(?i:e-?mail|mail|text|message)\s+{_TO_WHOM}(?!(?i:that|about)\b)(?=\w)")
 #: Where those words end: the sentence's end, not a comma ("saying hi, see you soon" is one message).
 _SENTENCE_END = re.compile(rf"{_POINT}|[;!?\n\"“”]")
 
@@ -1286,11 +1288,11 @@ def _inside(text: str, expression: str) -> bool:
 
 
 #: An optional argument whose name or description says it is a name takes what the request says
-#: after "called", "named" or "titled" ("Set an alarm for 7 am called gym").
+#: after "called", "named", "titled" or "labelled" ("Set an alarm for 7 am called gym").
 _LABEL_WORDS = frozenset({"name", "label", "title", "tag", "nickname"})
 #: One that says it is a place takes a name the request says after "in", "at" or "near".
 _PLACE_WORDS = frozenset({"city", "town", "place", "location", "where", "country", "region", "area"})
-_AFTER_CALLED = re.compile(r"\b(?:called|named|titled)\s+", re.IGNORECASE)
+_AFTER_CALLED = re.compile(r"\b(?:called|named|titled|label(?:l?ed)?)\s+", re.IGNORECASE)
 _AFTER_PLACE = re.compile(r"\b(?:in|at|near)\s+(?=[^\W\d_])", re.IGNORECASE)
 
 
@@ -1315,6 +1317,26 @@ def _pointed(prop: dict[str, Any], argument: Any, said: Said) -> dict[str, Any] 
                                                           or v[:1].isupper() and any(question.startswith(v, at)
                                                                                      for at in places))]
     return {**prop, "enum": kept} if kept else None
+
+
+def named_arguments(arguments: Sequence[Any], said: Said) -> list[str]:
+    """The names of a tool's string arguments that the question says with a value beside them
+    (:func:`_by_name`: "add them to my hardware list" names an ``add-to-list``'s list): evidence
+    that the question is about that tool, whatever the ranker's similarities."""
+    offered = {"enum": said.texts}
+
+    def named(argument: Any) -> bool:
+        if getattr(argument, "type", None) not in (None, "string") or getattr(argument, "enum", None) \
+                or getattr(argument, "free_text", None) or _moment_kind(argument) is not None:
+            return False   # a day's or a time's name is said of anything ("7 times 8")
+        name = _name_words(argument)
+        # Not as the request's first word, its verb as often ("Text 555-0199 that ...").
+        if not name or not any(m.start() > 0 for m in re.finditer(rf"\b{re.escape(name)}(?:e?s)?\b",
+                                                                   said.question, re.IGNORECASE)):
+            return False
+        return _by_name(offered, argument, said)["enum"] != said.texts
+
+    return [a.name for a in arguments if named(a)]
 
 
 def _any_said(prop: dict[str, Any], said: Said) -> bool:
@@ -1374,8 +1396,13 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
     for name, prop in properties.items():
         declared = _argument(arguments, name)
         kind = prop.get("type") if isinstance(prop, dict) else None
-        if declared is None or getattr(declared, "free_text", None):
+        if declared is None:
             out[name] = prop
+        elif getattr(declared, "free_text", None):
+            # The model's own words, unless the question sets apart the message it carries ("Send a
+            # text to 07700 900456 saying see you soon": the 135M model wrote a paragraph of its own).
+            carried = kind == "string" and said.apart and _says(declared, _CARRIED) and not asks_whole(declared)
+            out[name] = {**prop, "enum": sorted(said.apart)} if carried else prop
         elif "enum" in prop:
             out[name] = _by_said(_by_quantity(prop, name, units, True, said), said)
         elif kind == "string" and (address := address_kind(declared)) is not None:

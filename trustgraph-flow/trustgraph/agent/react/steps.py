@@ -11,7 +11,8 @@ One iteration of a dialog (``AgentManager.react``) is a pipeline:
    or :func:`settle` (a call's optional arguments that are guesses are left out, a looping free
    text said once) then
    :func:`judge_call` (a call the model is not sure of, or whose values it made up, ends by
-   asking back or saying no tool fits);
+   asking back or saying no tool fits; the ranker's clear first tool is called instead, unless
+   the question names an argument of the model's tool and none of the ranker's: :func:`named_over`);
 5. approve: :func:`needs_approval`, whether the judged call waits for a person
    (``tool-policy/approval``: the dialog ends ``approval-required``, its token the paused
    dialog, ``approval.py``), and :func:`refused_before` (the same call the user refused);
@@ -42,6 +43,7 @@ from trustgraph.catalog.ranking import Ranked, fit, rank
 from trustgraph.schema import AgentRequest, AgentStep
 from trustgraph.schema.services.agent import (
     OUTCOME_ANSWER,
+    OUTCOME_ASKED,
     OUTCOME_NO_TOOL,
     OUTCOME_TOOL,
     OUTCOME_UNAVAILABLE,
@@ -60,6 +62,7 @@ from .decisions import (
 )
 from .grounding import (
     Said,
+    named_arguments,
     optional_guesses,
     said_kinds,
     said_once,
@@ -290,6 +293,19 @@ def settle(step: Step, action: Action, policy: Confidence) -> Action:
     return action if values == action.arguments else Action(action.thought, action.name, values)
 
 
+def named_over(step: Step, chosen: Tool, first: str, policy: Confidence) -> bool:
+    """Whether the model's choice ``chosen`` stands against the ranker's ``first`` tool, which
+    leads it: the question names one of ``chosen``'s arguments with a value beside it
+    (``grounding.named_arguments``: "add them to my hardware list" names an ``add-to-list``'s list)
+    and none of ``first``'s, and ``chosen`` is near the question.  The encoder had put a lights
+    switch first for "Remember to buy batteries: add them to my hardware list" (0.42 against
+    add-to-list's 0.32), over the model's right call."""
+    other = step.tool(first)
+    near = policy.calibrated(embedding.calibration()).near
+    return (other is not None and near is not None and step.meaning.get(chosen.name, -1.0) >= near
+            and bool(named_arguments(chosen.arguments, step.said)) and not named_arguments(other.arguments, step.said))
+
+
 def judge_call(step: Step, action: Action, scores: Mapping[str, float] | None, policy: Confidence,
                usable: Callable[[str], bool] = lambda name: True) -> Abstain | Switch | None:
     """None when the call is made, a :class:`~.decisions.Switch` when the ranker's tool is
@@ -301,6 +317,11 @@ def judge_call(step: Step, action: Action, scores: Mapping[str, float] | None, p
     unsaid = unsaid_arguments(action.arguments, chosen.arguments if chosen else (), heard) \
         if policy.check_arguments else []
     abstain = judge(action.name, scores, [t.name for t in step.tools], policy, unsaid, step.meaning)
+    if isinstance(abstain, Switch) and chosen is not None and named_over(step, chosen, abstain.tool, policy):
+        logger.debug("The model's %s kept over the ranker's %s: the question names its %s", action.name,
+                     abstain.tool, ", ".join(named_arguments(chosen.arguments, step.said)))
+        abstain = Abstain(OUTCOME_ASKED, (action.name, abstain.tool), abstain.share, tool=action.name,
+                          unsaid=tuple(unsaid)) if unsaid else None
     if not isinstance(abstain, Abstain) or not abstain.candidates:
         return abstain
     offered = tuple(name for name in abstain.candidates if usable(name))
