@@ -161,6 +161,20 @@ async def test_no_tool_fits_answers_from_the_model_alone_marked(agent, shout):
     assert second["anyOf"][0]["properties"]["answer"]["maxLength"] == 400
 
 
+@pytest.mark.parametrize("streaming", [False, True])
+async def test_an_answer_that_runs_on_until_it_is_cut_off_ends_at_once(agent, shout, streaming):
+    # "How tall is Mount Everest?": the 135M model wrote "8,976,231,836,...,000,000,..." until its
+    # tokens ran out, was told the reply was no JSON, did it again, and the dialog ran out of time.
+    a = await agent()
+    a.model.replies = ['{"action": "final-answer", "answer": "Mount Everest is 8,976,231,' + "000," * 150]
+    a.model.scores = [{"shout": 0.0001, "whisper": 0.0002, "final-answer": 0.9}]
+    await a.configure(tools=tools_of(shout, "shout", "whisper"), services={shout: service_descriptor(shout)})
+    got = await a.ask("How tall is Mount Everest?", streaming=streaming)
+    assert got[-1].outcome == OUTCOME_NO_TOOL and len(a.model.calls) == 1
+    text = "".join(r.content for r in got if r.chunk_type == "answer") if streaming else got[-1].answer
+    assert text == "No tool fits this question, and the model has no answer of its own."
+
+
 async def test_the_same_failing_call_twice_ends_the_dialog_with_the_models_own_answer_saying_why(agent, shout):
     a = await agent()
     # The model repeats the call; asked for its own answer then (the same step), it gives one.

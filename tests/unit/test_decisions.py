@@ -43,6 +43,23 @@ def test_every_free_string_is_bounded_so_a_constrained_generation_ends():
     assert city["maxLength"] == ds.STRING_LIMIT
     assert schema["anyOf"][-1]["properties"]["answer"]["maxLength"] == ds.ANSWER_LIMIT
     assert "maxLength" not in WEATHER[1]["properties"]["city"]  # the catalog's own schema is untouched
+    # A list too: greedy decoding repeated one member until the token limit cut the reply.
+    cart = ("add-to-cart", {"type": "object", "properties": {"products": {"type": "array", "items": {"type": "string"}}}})
+    products = ds.decision_schema([cart])["anyOf"][0]["properties"]["args"]["properties"]["products"]
+    assert products["maxItems"] == ds.ITEMS_LIMIT and products["items"]["maxLength"] == ds.STRING_LIMIT
+
+
+def test_a_final_answer_cut_off_while_it_repeated_itself_runs_on():
+    from trustgraph.agent.react.prompting import parse_reply, runs_on
+    from trustgraph.agent.react.vocabulary import RunawayAnswer
+    looped = '{\n  "action": "final-answer",\n  "answer": "Mount Everest is 8,976,231,' + "000," * 120
+    assert runs_on(looped) and isinstance(parse_reply(looped), RunawayAnswer)
+    assert runs_on("I'm late. " * 7) and not runs_on("ha ha ha") and not runs_on("a" * 59)
+    # Cut off without repeating itself, or a call: told why, as before.
+    cut = '{"action": "final-answer", "answer": "Everest is the highest mountain on Earth, in the Himalaya'
+    assert type(parse_reply(cut)) is ReactParseError
+    call = '{"action": "add-to-cart", "args": {"products": [' + '"020 7946 0000", ' * 30
+    assert type(parse_reply(call)) is ReactParseError
 
 
 def test_narrowing_keeps_calls_or_answer_and_never_leaves_nothing():

@@ -867,6 +867,7 @@ def test_a_list_of_texts_takes_the_list_the_question_says():
     got = grounded(optional_schema(*recipes), recipes, said_values("Find me a recipe with chicken and rice", []))
     assert got["properties"]["ingredients"]["items"]["enum"] == ["chicken", "rice"]
     assert got["properties"]["ingredients"]["minItems"] == 2 and "diet" not in got["properties"]
+    assert got["properties"]["ingredients"]["maxItems"] == 2   # no member repeated until the reply is cut
     got = grounded(optional_schema(*recipes), recipes,
                    said_values("What can I cook with eggs, spinach and cheese? Vegetarian please", []))["properties"]
     assert got["ingredients"]["items"]["enum"] == ["eggs", "spinach", "cheese"] and got["ingredients"]["minItems"] == 3
@@ -874,6 +875,7 @@ def test_a_list_of_texts_takes_the_list_the_question_says():
     # No list said: every text, none the diet's declared value, and no least count.
     got = grounded(optional_schema(*recipes), recipes, said_values("Something vegan with tofu", []))["properties"]
     assert got["ingredients"]["items"]["enum"] == ["tofu"] and "minItems" not in got["ingredients"]
+    assert got["ingredients"]["maxItems"] == 1
     assert unsaid_arguments({"ingredients": ["eggs", "spinnad"]}, recipes, ["eggs, spinach and cheese"]) == \
         ["ingredients"]
     assert unsaid_arguments({"ingredients": ["eggs", "spinach"]}, recipes, ["eggs, spinach and cheese"]) == []

@@ -41,13 +41,16 @@ SCORES_PROPERTY = "choice-scores"
 # model that loops inside a string would otherwise run into its token limit.
 STRING_LIMIT = 300
 ANSWER_LIMIT = 2000
+ITEMS_LIMIT = 20
 
 
 def _bounded(schema: dict[str, Any]) -> dict[str, Any]:
-    """``schema`` with a length limit on every string that has none (a copy)."""
+    """``schema`` with a length limit on every string and every list that has none (a copy)."""
     out = dict(schema)
     if out.get("type") == "string" and "maxLength" not in out and "enum" not in out:
         out["maxLength"] = STRING_LIMIT
+    if out.get("type") == "array" and "maxItems" not in out:
+        out["maxItems"] = ITEMS_LIMIT
     if isinstance(out.get("properties"), dict):
         out["properties"] = {k: _bounded(v) if isinstance(v, dict) else v for k, v in out["properties"].items()}
     if isinstance(out.get("items"), dict):

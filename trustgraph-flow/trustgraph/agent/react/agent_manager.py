@@ -93,11 +93,24 @@ from .steps import (
     refused_before,
     settle,
 )
-from .vocabulary import Act, Action, Answer, Continue, Event, Failed, Final, Observation, ReactParseError
+from .vocabulary import (
+    Act,
+    Action,
+    Answer,
+    Continue,
+    Event,
+    Failed,
+    Final,
+    Observation,
+    ReactParseError,
+    RunawayAnswer,
+)
 
 logger = logging.getLogger(__name__)
 
 MAX_SCHEMA_CHARS = 256 * 1024
+#: How an ending says the model has no answer of its own either.
+NO_OWN_ANSWER = ", and the model has no answer of its own."
 
 
 def approval_text(tool: str, arguments: Mapping[str, Any]) -> str:
@@ -209,6 +222,11 @@ class AgentManager:
                 return
             logger.debug("Final answer refused: %s", judged)
             refused = AgentStep(thought=result.thought, observation=f"Error: {judged}.")
+        elif isinstance(result, RunawayAnswer):
+            logger.info("The model's answer ran on until it was cut off: the dialog ends without one")
+            for event in _ending(step.request, NO_TOOL_LEAD + NO_OWN_ANSWER, OUTCOME_NO_TOOL, ()):
+                yield event
+            return
         elif isinstance(result, ReactParseError):
             logger.debug("Unparseable reply: %s", result.reason)
             hint = "" if "Reply with" in result.reason else f" {FORMAT_HINT}"
@@ -441,7 +459,7 @@ class AgentManager:
         elif why == OUT_OF_TIME:
             text = lead + ", and the dialog ran out of time before the model could answer it itself."
         else:
-            text = lead + ", and the model has no answer of its own."
+            text = lead + NO_OWN_ANSWER
         for event in _ending(step.request, text, OUTCOME_NO_TOOL, ()):
             yield event
 

@@ -1442,7 +1442,10 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
             members = list(dict.fromkeys(m for found in said_lists for m in found)) or texts
             longest = max(map(len, said_lists), default=0)
             least = {"minItems": longest} if longest > 1 and "minItems" not in prop else {}
-            out[name] = {**prop, "items": {**items, "enum": members}, **least}
+            # And no more members than it says: greedy decoding repeats one member until the reply
+            # is cut off ("Ring 020 7946 0000" filled a cart with that number, 30 times over).
+            most = {} if "maxItems" in prop else {"maxItems": max(len(members) if said_lists else 1, longest)}
+            out[name] = {**prop, "items": {**items, "enum": members}, **least, **most}
         elif kind == "number" and (taken_numbers := _by_unit(_by_percent(numbers, declared, said), declared, said)):
             out[name] = {**prop, "enum": [int(n) if n.is_integer() else n for n in taken_numbers]}
         elif kind == "integer" and (integers := [int(n) for n in _by_unit(_by_percent(numbers, declared, said),

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
 
-from trustgraph.base.formats.decision_schema import SCORES_PROPERTY, parse_scores
+from trustgraph.base.formats.decision_schema import FINAL_ACTION, SCORES_PROPERTY, parse_scores
 from trustgraph.base.formats.text import strip_fences
 from trustgraph.base.messaging import tracing
 from trustgraph.base.messaging.pubsub import PubSubError
@@ -28,7 +29,7 @@ from trustgraph.schema import AgentRequest, PromptRequest
 from .decisions import parse_decision
 from .parser import StreamParser, parse_react
 from .registry import Tool
-from .vocabulary import Action, Answer, Event, Final, ReactParseError, Thought
+from .vocabulary import Action, Answer, Event, Final, ReactParseError, RunawayAnswer, Thought
 
 logger = logging.getLogger(__name__)
 
@@ -237,9 +238,37 @@ def is_json(start: str) -> bool | None:
 
 
 def parse_reply(text: str) -> Action | Final | ReactParseError:
-    """A whole reply: a structured JSON decision, else ReAct text; a mistake is returned, not raised."""
+    """A whole reply: a structured JSON decision, else ReAct text; a mistake is returned, not raised
+    (a JSON final answer cut off while it repeated itself: :class:`~.vocabulary.RunawayAnswer`)."""
     try:
         decided = parse_decision(text)
         return decided if decided is not None else parse_react(text)
     except ReactParseError as e:
+        if is_json(text) and _FINAL_START.search(text[:200]) and runs_on(text):
+            return RunawayAnswer(f"the answer ran on, repeating itself, until it was cut off ({e.reason})")
         return e
+
+
+#: A JSON decision that starts as a final answer.
+_FINAL_START = re.compile(rf'"action"\s*:\s*"{re.escape(FINAL_ACTION)}"')
+#: A reply whose last this-many characters (or more) repeat one stretch of at most
+#: :data:`RUN_PERIOD` characters at least :data:`RUN_TIMES` times runs on.
+RUN_CHARS = 60
+RUN_PERIOD = 40
+RUN_TIMES = 5
+
+
+def runs_on(text: str) -> bool:
+    """Whether ``text`` ends repeating itself: the last stretch of some length up to
+    :data:`RUN_PERIOD` said at least :data:`RUN_TIMES` times in a row over at least
+    :data:`RUN_CHARS` characters ("8,976,231,836,789,600,000,000,000,..." of "How tall is Mount
+    Everest?", the 135M model's answer until its 512 tokens ran out, twice, then the deadline)."""
+    text = text.rstrip()
+    for period in range(1, min(RUN_PERIOD, len(text) // RUN_TIMES) + 1):
+        last, end = text[-period:], len(text)
+        while end >= period and text[end - period:end] == last:
+            end -= period
+        repeated = len(text) - end
+        if repeated >= RUN_CHARS and repeated >= RUN_TIMES * period:
+            return True
+    return False

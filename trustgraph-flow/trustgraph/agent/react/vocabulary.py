@@ -47,6 +47,12 @@ class ReactParseError(ValueError):
         self.thought = thought
 
 
+class RunawayAnswer(ReactParseError):
+    """The model's final answer ran on, repeating itself, until the token limit cut the reply
+    (``prompting.parse_reply``): told so, a greedy model repeats itself again, so the dialog
+    ends as one the model has no answer of its own for (``agent_manager``)."""
+
+
 # -- what one iteration emits --------------------------------------------------
 
 
