@@ -947,3 +947,22 @@ def test_a_free_text_message_the_question_sets_apart_is_that_text():
              ToolArgument(name="label", type="string", description="A name for the alarm", required=False)]
     got = grounded(optional_schema(*alarm), alarm, said_values("Set an alarm for 8:15 labelled meds", []))
     assert got["properties"]["label"]["enum"] == ["meds"]
+
+
+def test_an_optional_argument_the_question_plainly_gives_is_required_and_runs_take_no_sibling_value():
+    # "Two small espressos please" ordered the drink "small espressos", leaving out the size.
+    coffee = [ToolArgument(name="drink", type="string"),
+              ToolArgument(name="size", type="string", enum=("small", "large"), required=False),
+              ToolArgument(name="quantity", type="integer", required=False)]
+    got = grounded(optional_schema(*coffee), coffee, said_values("Two small espressos please", []))
+    assert got["properties"]["drink"]["enum"] == ["espressos"]         # not "Two", not "small espressos"
+    assert got["properties"]["size"]["enum"] == ["small"] and got["required"] == ["drink", "size"]
+    assert got["properties"]["quantity"]["enum"] == [2]                # a number is not plain: optional
+    # A unit of measure after a number is that number's; what a number counts may be a value.
+    plant = [ToolArgument(name="plant", type="string"),
+             ToolArgument(name="amount_ml", type="number", required=False)]
+    got = grounded(optional_schema(*plant), plant, said_values("Give the fern 200 ml of water", []))
+    assert "fern" in got["properties"]["plant"]["enum"] and "ml" not in got["properties"]["plant"]["enum"]
+    stock = [ToolArgument(name="item", type="string"), ToolArgument(name="count", type="integer")]
+    got = grounded(schema_of(*stock), stock, said_values("Order 3 apples", []))
+    assert "apples" in got["properties"]["item"]["enum"]

@@ -893,6 +893,8 @@ _DIGIT = re.compile(r"\d")
 #: How an argument is named when it is what a quantity is converted into, or out of: its name's
 #: parts (``to``, ``to_unit``, ``target_currency``; ``from``, ``source``, ``base``).
 _INTO = frozenset({"to", "into", "target", "destination", "dest"})
+#: What an argument says when its value is a unit (a quantity's, a currency): it may take one.
+_UNIT_NAMES = frozenset({"unit", "units", "currency", "currencies", "measure", "scale"})
 _OUT_OF = frozenset({"from", "source", "src", "base"})
 #: The one or two words written right after a number ("23 kg", "101 °F", "300 US dollars").
 _UNIT_AFTER = re.compile(r"[ \t]*°?[ \t]*([^\W\d_]+)(?:[ \t]+([^\W\d_]+))?")
@@ -1198,6 +1200,8 @@ _QUANTITY_KINDS = {kind: frozenset(words.split()) for kind, words in {
               "feet inch inches yd yard yards height length distance width depth",
     "speed": "km/h kmh kph mph m/s speed velocity",
     "duration": "sec secs second seconds min mins minute minutes hr hrs hour hours duration",
+    "volume": "ml millilitre millilitres milliliter milliliters l litre litres liter liters cl dl gallon gallons "
+              "volume",
 }.items()}
 _KIND_OF = {word: kind for kind, words in _QUANTITY_KINDS.items() for word in words}
 #: A unit written after a number: a word, or two joined by "/" ("km/h"), or a word "per" a time.
@@ -1365,8 +1369,9 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
     numbered = [t for t in texts if _DIGIT.search(t)]
     if said.numbers and _takes_number(properties, arguments):
         # The numbers said go to the tool's number argument: its text arguments get no run with a
-        # number in it ("40" or "15 American" as the currency converted to), unless quoted.
-        texts = [t for t in texts if t in said.kept or not _DIGIT.search(t)] or texts
+        # number in it ("40" or "15 American" as the currency converted to; "Two" of "Two small
+        # espressos" as the drink), unless quoted.
+        texts = [t for t in texts if t in said.kept or not (_DIGIT.search(t) or _word_numbers(t))] or texts
     elif said.expressions:
         # A tool that takes no number gets an expression whole, never the start of one: the 135M model
         # gave a calculator "17" of "What's 17 times 23?", greedy decoding closing the shorter value.
@@ -1390,7 +1395,13 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
     declared_values = {v.lower() for prop in properties.values() if isinstance(prop, dict)
                        for v in prop.get("enum") or () if isinstance(v, str)}
     if declared_values:
-        texts = [t for t in texts if t.lower() not in declared_values] or texts
+        # Nor a run that starts or ends with one: "Two small espressos" is the size small and the
+        # drink espressos (the 135M model ordered the drink "small espressos").
+        def edged(text: str) -> bool:
+            tokens = _TOKEN.findall(text.lower())
+            return text.lower() in declared_values or bool(tokens) and (tokens[0] in declared_values
+                                                                        or tokens[-1] in declared_values)
+        texts = [t for t in texts if not edged(t)] or texts
     claims = _claims(properties, arguments, texts, said)
     out = {}
     for name, prop in properties.items():
@@ -1429,6 +1440,12 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
             whole = [said.question] if said.question and (asks_whole(declared) or not texts) else []
             mine = [t for t in texts if not any(_claimed(t, *claim) for other, claim in claims.items()
                                                 if other != name)] or texts
+            if measures := {u for u in units if u in _KIND_OF}:
+                if _direction(name) is None and not _says(declared, _UNIT_NAMES):
+                    # A unit of measure written after a number is that number's, no other
+                    # argument's: "Give the fern 200 ml of water" waters no plant "ml" (the 135M
+                    # model's pick).  What a number counts may be a value ("3 apples").
+                    mine = [t for t in mine if not (_words(t) and _words(t) <= measures)] or mine
             offered = _by_quantity({**prop, "enum": list(dict.fromkeys(whole + mine))}, name, units, False, said)
             named = _by_name(offered, declared, said)
             out[name] = _by_query(_by_text(_by_topic(named, declared, said.question), declared, said.apart),
@@ -1455,34 +1472,41 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
             out[name] = prop
     required = schema.get("required")
     if isinstance(required, list) and required:
-        _optional(out, properties, arguments, said, required)
+        if plain := _optional(out, properties, arguments, said, required):
+            return {**schema, "properties": out, "required": [*required, *plain]}
     return {**schema, "properties": out}
 
 
 def _optional(out: dict[str, Any], properties: Mapping[str, Any], arguments: Sequence[Any], said: Said,
-              required: list[Any]) -> None:
+              required: list[Any]) -> list[str]:
     """Leave out of ``out`` (a tool's grounded properties) each optional argument the question
     says nothing for, and narrow a string one to what it points at (:func:`_pointed`), for a tool
     that has required arguments (they carry what it is asked; an optional one qualifies it, and
     the tool does without it).  An argument of a kind (a day, an address, an identifier with
     digits) keeps the values of its kind said, an enum the declared values said, a number the
     numbers said beyond what the required numbers take.  A tool whose arguments are all optional
-    is left as it is: many MCP tools' schemas list none as required."""
+    is left as it is: many MCP tools' schemas list none as required.
+
+    Returns the optional arguments the question plainly gives a value (a declared value said, one
+    of its kind, one it points at; a number is not plain): the step requires them, since the 135M
+    model left out the size of "Two small espressos" when it could."""
     numbered = sum(1 for n in required if isinstance(properties.get(n), dict)
                    and properties[n].get("type") in ("number", "integer"))
+    plain = []
     for name in [n for n in out if n not in required]:
         declared, prop, kind = _argument(arguments, name), properties[name], None
         if isinstance(prop, dict):
             kind = prop.get("type")
         if declared is None or getattr(declared, "free_text", None) or not isinstance(prop, dict):
             continue
+        sure = False
         if "enum" in prop:
-            keep = _any_said(prop, said)
+            keep = sure = _any_said(prop, said)
         elif kind == "string" and (address_kind(declared) or _moment_kind(declared) or _numbered(declared)):
-            keep = "enum" in out[name]   # the values of its kind said, if any
+            keep = sure = "enum" in out[name]   # the values of its kind said, if any
         elif kind == "string":
             pointed = _pointed(out[name], declared, said)
-            keep = pointed is not None
+            keep = sure = pointed is not None
             if keep:
                 out[name] = pointed
         elif kind in ("number", "integer"):
@@ -1491,3 +1515,6 @@ def _optional(out: dict[str, Any], properties: Mapping[str, Any], arguments: Seq
             keep = True   # a boolean, a list, an object: kept (the check reads a list's texts)
         if not keep:
             del out[name]
+        elif sure:
+            plain.append(name)
+    return plain
