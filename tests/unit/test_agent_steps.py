@@ -204,6 +204,26 @@ def test_the_models_call_stands_against_the_rankers_first_when_the_question_name
     assert judge_call(step, call, unsure, Confidence()) == Switch("lights", 0.5)
 
 
+def test_where_the_ranker_cannot_tell_a_tool_whose_argument_the_question_names_is_called():
+    # Over 42 tools: call-contact {"name": "call the plumber"} for "Add 'call the plumber' to my todo
+    # list" (call-contact 0.331, add-to-list 0.322), the model's own scores favouring add-to-list.
+    lists = json.dumps({"type": "tool-service", "name": "add-to-list", "description": "Add an item to a list",
+                        "service": "svc", "arguments": [{"name": "list", "type": "string", "description": "Which list"},
+                                                        {"name": "item", "type": "string", "description": "What"}]})
+    calls = json.dumps({"type": "tool-service", "name": "call-contact", "description": "Phone someone",
+                        "service": "svc", "arguments": [{"name": "name", "type": "string", "description": "Who"}]})
+    registry = build_registry({"tool": {"add-to-list": lists, "call-contact": calls},
+                               "tool-service": {"svc": json.dumps(SERVICE)}}, ToolServiceClients(None))
+    ranked = prepare(request("Add 'call the plumber' to my todo list"), registry, {})
+    step = Step(ranked.request, ranked.tools, {"call-contact": 0.331, "add-to-list": 0.322}, {}, ranked.said)
+    call = Action("", "call-contact", {"name": "call the plumber"})
+    assert judge_call(step, call, {"add-to-list": 0.085, "call-contact": 0.001}, Confidence()).tool == "add-to-list"
+    # Not when the model finds its own choice likelier, nor when the ranker tells them apart.
+    assert judge_call(step, call, {"add-to-list": 0.001, "call-contact": 0.5}, Confidence()) is None
+    apart = Step(ranked.request, ranked.tools, {"call-contact": 0.5, "add-to-list": 0.322}, {}, ranked.said)
+    assert judge_call(apart, call, {"add-to-list": 0.085, "call-contact": 0.001}, Confidence()) is None
+
+
 def test_judge_call_switches_to_the_rankers_clear_first_tool():
     ranked = prepare(request("Is it going to be chilly in Oslo?"), REGISTRY, {})
     step = Step(ranked.request, ranked.tools, {"weather": 0.4, "local-time": 0.2}, {}, ranked.said)

@@ -12,7 +12,9 @@ One iteration of a dialog (``AgentManager.react``) is a pipeline:
    text said once) then
    :func:`judge_call` (a call the model is not sure of, or whose values it made up, ends by
    asking back or saying no tool fits; the ranker's clear first tool is called instead, unless
-   the question names an argument of the model's tool and none of the ranker's: :func:`named_over`);
+   the question names an argument of the model's tool and none of the ranker's: :func:`named_over`;
+   where the ranker cannot tell them apart, a tool whose argument the question names is called
+   instead of one whose it does not: :func:`named_instead`);
 5. approve: :func:`needs_approval`, whether the judged call waits for a person
    (``tool-policy/approval``: the dialog ends ``approval-required``, its token the paused
    dialog, ``approval.py``), and :func:`refused_before` (the same call the user refused);
@@ -306,6 +308,24 @@ def named_over(step: Step, chosen: Tool, first: str, policy: Confidence) -> bool
             and bool(named_arguments(chosen.arguments, step.said)) and not named_arguments(other.arguments, step.said))
 
 
+def named_instead(step: Step, chosen: Tool, scores: Mapping[str, float] | None, policy: Confidence) -> str | None:
+    """The tool to call instead of the model's choice ``chosen`` when the ranker cannot tell them
+    apart: the one tool, near the question and within ``lead`` of the ranker's first, whose
+    argument the question names with a value beside it (``grounding.named_arguments``) where it
+    names none of ``chosen``'s, and which the model itself found likelier.  Over 42 tools the 135M
+    model wrote ``call-contact {"name": "call the plumber"}`` for "Add 'call the plumber' to my
+    todo list" (call-contact 0.331, add-to-list 0.322), its own scores favouring add-to-list."""
+    if not scores or named_arguments(chosen.arguments, step.said):
+        return None
+    calibrated = policy.calibrated(embedding.calibration())
+    if not step.meaning or calibrated.lead is None or calibrated.near is None:
+        return None
+    floor = max(calibrated.near, max(step.meaning.values()) - calibrated.lead)
+    rivals = [t.name for t in step.tools if t.name != chosen.name and step.meaning.get(t.name, -1.0) >= floor
+              and scores.get(t.name, 0.0) > scores.get(chosen.name, 0.0) and named_arguments(t.arguments, step.said)]
+    return rivals[0] if len(rivals) == 1 else None
+
+
 def judge_call(step: Step, action: Action, scores: Mapping[str, float] | None, policy: Confidence,
                usable: Callable[[str], bool] = lambda name: True) -> Abstain | Switch | None:
     """None when the call is made, a :class:`~.decisions.Switch` when the ranker's tool is
@@ -322,6 +342,12 @@ def judge_call(step: Step, action: Action, scores: Mapping[str, float] | None, p
                      abstain.tool, ", ".join(named_arguments(chosen.arguments, step.said)))
         abstain = Abstain(OUTCOME_ASKED, (action.name, abstain.tool), abstain.share, tool=action.name,
                           unsaid=tuple(unsaid)) if unsaid else None
+    if chosen is not None and (abstain is None or isinstance(abstain, Abstain) and abstain.outcome == OUTCOME_ASKED) \
+            and (instead := named_instead(step, chosen, scores, policy)) is not None and usable(instead):
+        logger.debug("%s called instead of the model's %s: the question names its %s", instead, action.name,
+                     ", ".join(named_arguments(step.tool(instead).arguments, step.said)))
+        total = sum(scores.get(t.name, 0.0) for t in step.tools) if scores else 0.0
+        return Switch(instead, scores.get(action.name, 0.0) / total if total else 0.0)
     if not isinstance(abstain, Abstain) or not abstain.candidates:
         return abstain
     offered = tuple(name for name in abstain.candidates if usable(name))
