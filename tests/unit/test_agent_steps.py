@@ -44,6 +44,22 @@ def tool(name: str, description: str, arg: str = "city", **extra) -> str:
                        "arguments": [{"name": arg, "type": "string", "description": f"The {arg}"}], **extra})
 
 
+def declared(name: str, description: str, *arguments: dict) -> str:
+    """A tool-service tool of ``svc`` with these ``arguments`` (each ``{name, type, ...}``)."""
+    return json.dumps({"type": "tool-service", "name": name, "description": description, "service": "svc",
+                       "arguments": [{"description": f"The {a['name']}", **a} for a in arguments]})
+
+
+def registry_of(*tools: str):
+    """A registry of ``tools`` (``declared``) on the ``svc`` service."""
+    return build_registry({"tool": {json.loads(t)["name"]: t for t in tools},
+                           "tool-service": {"svc": json.dumps(SERVICE)}}, ToolServiceClients(None))
+
+
+TEXT = {"type": "string"}
+LIST = declared("add-to-list", "Add an item to a list", {"name": "list", **TEXT}, {"name": "item", **TEXT})
+
+
 REGISTRY = build_registry({"tool": {"weather": tool("weather", "Current weather in a city"),
                                     "local-time": tool("local-time", "The current local time in a city"),
                                     "joke": tool("joke", "Tell a joke on a given topic", "topic",
@@ -143,12 +159,8 @@ def test_judge_call_never_offers_a_tool_that_cannot_be_used_now():
 
 
 def test_settle_leaves_out_an_optional_arguments_guess_and_keeps_what_was_said():
-    films = json.dumps({"type": "tool-service", "name": "showtimes", "description": "When a film is on",
-                        "service": "svc", "arguments": [
-                            {"name": "movie", "type": "string", "description": "The film"},
-                            {"name": "city", "type": "string", "description": "Where", "required": False}]})
-    registry = build_registry({"tool": {"showtimes": films}, "tool-service": {"svc": json.dumps(SERVICE)}},
-                              ToolServiceClients(None))
+    registry = registry_of(declared("showtimes", "When a film is on", {"name": "movie", **TEXT},
+                                    {"name": "city", **TEXT, "description": "Where", "required": False}))
     step = prepare(request("Showtimes for Oppenheimer"), registry, {})
     guessed = Action("t", "showtimes", {"movie": "Oppenheimer", "city": "Oppenheimer"})
     assert settle(step, guessed, Confidence()) == Action("t", "showtimes", {"movie": "Oppenheimer"})
@@ -161,12 +173,8 @@ def test_settle_leaves_out_an_optional_arguments_guess_and_keeps_what_was_said()
 
 
 def test_settle_says_a_looping_free_text_once_unless_the_question_says_it_so():
-    sms = json.dumps({"type": "tool-service", "name": "sms", "description": "Send a text message",
-                      "service": "svc", "arguments": [
-                          {"name": "phone", "type": "string", "description": "The phone number"},
-                          {"name": "message", "type": "string", "description": "What to say", "free-text": True}]})
-    registry = build_registry({"tool": {"sms": sms}, "tool-service": {"svc": json.dumps(SERVICE)}},
-                              ToolServiceClients(None))
+    registry = registry_of(declared("sms", "Send a text message", {"name": "phone", **TEXT},
+                                    {"name": "message", **TEXT, "free-text": True}))
     step = prepare(request("Text 555-0199 that I'm running late"), registry, {})
     looped = Action("", "sms", {"phone": "555-0199", "message": "I'm late, I'm late, I'm late, I'm late"})
     assert settle(step, looped, Confidence()).arguments == {"phone": "555-0199", "message": "I'm late"}
@@ -178,15 +186,8 @@ def test_settle_says_a_looping_free_text_once_unless_the_question_says_it_so():
 def test_the_models_call_stands_against_the_rankers_first_when_the_question_names_its_argument():
     # "Remember to buy batteries: add them to my hardware list": the encoder put a lights switch
     # first (0.42, add-to-list 0.32), and its lead took the model's right call over.
-    lists = json.dumps({"type": "tool-service", "name": "add-to-list", "description": "Add an item to a list",
-                        "service": "svc", "arguments": [{"name": "list", "type": "string", "description": "Which list"},
-                                                        {"name": "item", "type": "string", "description": "What"}]})
-    lights = json.dumps({"type": "tool-service", "name": "lights", "description": "Turn the lights on or off",
-                         "service": "svc", "arguments": [
-                             {"name": "room", "type": "string", "description": "The room"},
-                             {"name": "state", "type": "string", "enum": ["on", "off"], "description": "On or off"}]})
-    registry = build_registry({"tool": {"add-to-list": lists, "lights": lights},
-                               "tool-service": {"svc": json.dumps(SERVICE)}}, ToolServiceClients(None))
+    registry = registry_of(LIST, declared("lights", "Turn the lights on or off", {"name": "room", **TEXT},
+                                          {"name": "state", **TEXT, "enum": ["on", "off"]}))
     ranked = prepare(request("Remember to buy batteries: add them to my hardware list"), registry, {})
     step = Step(ranked.request, ranked.tools, {"lights": 0.42, "add-to-list": 0.32}, {}, ranked.said)
     unsure = {"add-to-list": 0.5, "lights": 0.5}
@@ -207,13 +208,7 @@ def test_the_models_call_stands_against_the_rankers_first_when_the_question_name
 def test_where_the_ranker_cannot_tell_a_tool_whose_argument_the_question_names_is_called():
     # Over 42 tools: call-contact {"name": "call the plumber"} for "Add 'call the plumber' to my todo
     # list" (call-contact 0.331, add-to-list 0.322), the model's own scores favouring add-to-list.
-    lists = json.dumps({"type": "tool-service", "name": "add-to-list", "description": "Add an item to a list",
-                        "service": "svc", "arguments": [{"name": "list", "type": "string", "description": "Which list"},
-                                                        {"name": "item", "type": "string", "description": "What"}]})
-    calls = json.dumps({"type": "tool-service", "name": "call-contact", "description": "Phone someone",
-                        "service": "svc", "arguments": [{"name": "name", "type": "string", "description": "Who"}]})
-    registry = build_registry({"tool": {"add-to-list": lists, "call-contact": calls},
-                               "tool-service": {"svc": json.dumps(SERVICE)}}, ToolServiceClients(None))
+    registry = registry_of(LIST, declared("call-contact", "Phone someone", {"name": "name", **TEXT}))
     ranked = prepare(request("Add 'call the plumber' to my todo list"), registry, {})
     step = Step(ranked.request, ranked.tools, {"call-contact": 0.331, "add-to-list": 0.322}, {}, ranked.said)
     call = Action("", "call-contact", {"name": "call the plumber"})
