@@ -215,6 +215,8 @@ def test_where_the_ranker_cannot_tell_a_tool_whose_argument_the_question_names_i
     assert judge_call(step, call, {"add-to-list": 0.085, "call-contact": 0.001}, Confidence()).tool == "add-to-list"
     # Not when the model finds its own choice likelier, nor when the ranker tells them apart.
     assert judge_call(step, call, {"add-to-list": 0.001, "call-contact": 0.5}, Confidence()) is None
+    alone = judge_call(step, call, {"add-to-list": 0.085, "call-contact": 0.001}, Confidence(lead=0))
+    assert alone.outcome == OUTCOME_ASKED   # the ranker's part off: the model's share alone decides
     apart = Step(ranked.request, ranked.tools, {"call-contact": 0.5, "add-to-list": 0.322}, {}, ranked.said)
     assert judge_call(apart, call, {"add-to-list": 0.085, "call-contact": 0.001}, Confidence()) is None
 

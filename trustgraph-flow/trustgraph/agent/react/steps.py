@@ -318,8 +318,8 @@ def named_instead(step: Step, chosen: Tool, scores: Mapping[str, float] | None, 
     if not scores or named_arguments(chosen.arguments, step.said):
         return None
     calibrated = policy.calibrated(embedding.calibration())
-    if not step.meaning or calibrated.lead is None or calibrated.near is None:
-        return None
+    if not step.meaning or not calibrated.lead or calibrated.lead <= 0 or calibrated.near is None:
+        return None   # the ranker's part off (``--ranker-lead 0``): the model's share alone decides
     floor = max(calibrated.near, max(step.meaning.values()) - calibrated.lead)
     rivals = [t.name for t in step.tools if t.name != chosen.name and step.meaning.get(t.name, -1.0) >= floor
               and scores.get(t.name, 0.0) > scores.get(chosen.name, 0.0) and named_arguments(t.arguments, step.said)]
