@@ -73,7 +73,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from trustgraph.catalog.relevance import COMMON_WORDS, content_words
@@ -1082,6 +1082,11 @@ def _last_name_word(argument: Any) -> str:
 _CALLED = re.compile(r"(?:(called|named|titled)|for|of)\s+", re.IGNORECASE)
 
 
+def _mentions(name: str, text: str) -> Iterator[re.Match[str]]:
+    """Where ``text`` says an argument's ``name`` (:func:`_name_words`), singular or plural."""
+    return re.finditer(rf"\b{re.escape(name)}(?:e?s)?\b", text, re.IGNORECASE)
+
+
 def _by_name(prop: dict[str, Any], argument: Any, said: Said) -> dict[str, Any]:
     """``prop`` of an argument whose name the question says, narrowed to the values said right
     after that name when one is a name, an identifier, an address or a quoted text (also after
@@ -1099,7 +1104,7 @@ def _by_name(prop: dict[str, Any], argument: Any, said: Said) -> dict[str, Any]:
         return prop
     text = said.question
     kept = []
-    for m in re.finditer(rf"\b{re.escape(name)}(?:e?s)?\b", text, re.IGNORECASE):
+    for m in _mentions(name, text):
         before, after = text[:m.start()], text[m.end():]
         b, a = before.rstrip(" \t"), after.lstrip(" \t")   # a value beside it, a space between
         if len(a) == len(after):
@@ -1180,8 +1185,13 @@ def _by_said(prop: dict[str, Any], said: Said) -> dict[str, Any]:
     values = prop.get("enum")
     if not isinstance(values, list):
         return prop
-    kept = [v for v in values if isinstance(v, str) and _words(v) and _words(v) <= said.words]
+    kept = _declared_said(values, said)
     return {**prop, "enum": kept} if kept and kept != values else prop
+
+
+def _declared_said(values: Iterable[Any], said: Said) -> list[Any]:
+    """Those of an enum's declared ``values`` the question says (each of its words)."""
+    return [v for v in values if isinstance(v, str) and _words(v) and _words(v) <= said.words]
 
 
 #: A number said as a percentage: "15%", "20 percent", "twenty per cent".
@@ -1227,7 +1237,7 @@ def _number_kinds(question: str) -> dict[float, str]:
 def _argument_kind(name: str, description: str) -> str | None:
     """The one kind of quantity a number argument's name says ("weight_kg", "speed_kmh"), else its
     description ("The distance in kilometres"), else None."""
-    for text in (" ".join(re.split(r"[\W_]+|(?<=[a-z])(?=[A-Z])", name)), description):
+    for text in (_name_words(_Named(name, description)), description):
         kinds = {_KIND_OF[w] for w in (t.lower() for t in _UNIT_TOKEN.findall(text)) if w in _KIND_OF}
         if "speed" in kinds:   # "The speed in km/h" also says a length and a duration
             kinds = {"speed"}
@@ -1335,17 +1345,11 @@ def named_arguments(arguments: Sequence[Any], said: Said) -> list[str]:
             return False   # a day's or a time's name is said of anything ("7 times 8")
         name = _name_words(argument)
         # Not as the request's first word, its verb as often ("Text 555-0199 that ...").
-        if not name or not any(m.start() > 0 for m in re.finditer(rf"\b{re.escape(name)}(?:e?s)?\b",
-                                                                   said.question, re.IGNORECASE)):
+        if not name or not any(m.start() > 0 for m in _mentions(name, said.question)):
             return False
         return _by_name(offered, argument, said)["enum"] != said.texts
 
     return [a.name for a in arguments if named(a)]
-
-
-def _any_said(prop: dict[str, Any], said: Said) -> bool:
-    """Whether the question says one of an enum's declared values (:func:`_by_said`)."""
-    return any(isinstance(v, str) and _words(v) and _words(v) <= said.words for v in prop.get("enum") or ())
 
 
 def _takes_number(properties: Mapping[str, Any], arguments: Sequence[Any]) -> bool:
@@ -1501,7 +1505,7 @@ def _optional(out: dict[str, Any], properties: Mapping[str, Any], arguments: Seq
             continue
         sure = False
         if "enum" in prop:
-            keep = sure = _any_said(prop, said)
+            keep = sure = bool(_declared_said(prop.get("enum") or (), said))
         elif kind == "string" and (address_kind(declared) or _moment_kind(declared) or _numbered(declared)):
             keep = sure = "enum" in out[name]   # the values of its kind said, if any
         elif kind == "string":
