@@ -21,6 +21,7 @@ from trustgraph.agent.react.steps import (
     Step,
     admit,
     after_call,
+    by_coverage,
     carried_failures,
     failures_property,
     gone_nearer,
@@ -101,6 +102,40 @@ def test_prepare_ranks_the_requests_tools_by_meaning_and_keeps_what_the_dialog_s
 
 
 # -- judge ------------------------------------------------------------------------------------
+
+
+def test_among_tools_the_ranker_cannot_tell_apart_the_one_that_takes_what_the_question_says_leads(monkeypatch):
+    # "If it's noon in New York, what hour is it in Paris?" put local-time 0.013 ahead of
+    # time-difference; the 135M model's choice was noise and the dialog asked back.
+    from trustgraph.catalog import embedding
+    from trustgraph.catalog.ranking import Ranked
+    calibration = embedding.MINILM_CALIBRATION
+    monkeypatch.setattr(embedding, "calibration", lambda: calibration)
+    tools = {t.name: t for t in registry_of(
+        declared("local-time", "The current local time in a city", {"name": "city", **TEXT}),
+        declared("time-difference", "The time difference between two cities", {"name": "city", **TEXT},
+                 {"name": "other_city", **TEXT}),
+        declared("weather", "Current weather in a city", {"name": "city", **TEXT})).tools.values()}
+
+    def ranked(**meaning: float) -> list[Ranked]:
+        return [Ranked(tools[name.replace("_", "-")], m, m, 0.0) for name, m in meaning.items()]
+
+    noon = "If it's noon in New York, what hour is it in Paris?"
+    got = by_coverage(ranked(local_time=0.507, time_difference=0.494, weather=0.3), noon)
+    assert [r.tool.name for r in got] == ["time-difference", "local-time", "weather"]
+    assert got[0].meaning - got[1].meaning >= calibration.lead and got[0].score == got[0].meaning
+    # Unchanged: the ranker's first leads; one place said (both take it); no tool near enough to
+    # be about the question (evidence between tools, never for one).
+    for question, meaning in [(noon, {"local_time": 0.6, "time_difference": 0.5, "weather": 0.3}),
+                              ("Is it the middle of the night in Honolulu?", {"local_time": 0.42,
+                                                                               "time_difference": 0.40}),
+                              (noon, {"local_time": 0.19, "time_difference": 0.18, "weather": 0.17})]:
+        before = ranked(**meaning)
+        assert by_coverage(list(before), question) == before
+    # Without the embedding model there is no lead to read it by.
+    monkeypatch.setattr(embedding, "calibration", lambda: None)
+    before = ranked(local_time=0.507, time_difference=0.494)
+    assert by_coverage(list(before), noon) == before
 
 
 def test_a_tool_that_takes_the_kind_of_value_the_question_says_comes_first_and_leads():

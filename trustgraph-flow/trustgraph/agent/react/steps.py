@@ -51,6 +51,7 @@ from trustgraph.schema.services.agent import (
     OUTCOME_UNAVAILABLE,
 )
 
+from . import coverage
 from .calls import FAILURE_FAILED, FAILURE_LOST, FAILURE_REFUSED, FAILURE_UNAVAILABLE, ToolCall
 from .decisions import (
     Abstain,
@@ -165,8 +166,8 @@ class Step:
 def prepare(request: AgentRequest, registry: Registry, failures: Mapping[int, str]) -> Step:
     """The request's tools (group and state) ranked by the ranker, and by the kinds of value the
     question says (:func:`by_kind`), as many as a prompt holds."""
-    ranked = fit(by_kind(rank(request.question, filter_tools(registry.tools.values(), request.group, request.state)),
-                         request.question))
+    ranked = rank(request.question, filter_tools(registry.tools.values(), request.group, request.state))
+    ranked = fit(by_coverage(by_kind(ranked, request.question), request.question))
     history = list(request.history or [])
     results = [(h.action, h.observation or "") for i, h in enumerate(history) if h.action and i not in failures]
     return Step(request=request, tools=[r.tool for r in ranked],
@@ -201,6 +202,37 @@ def by_kind(ranked: list[Ranked], question: str) -> list[Ranked]:
         first = [r._replace(meaning=r.meaning + raise_by, score=r.score + raise_by) if r.meaning is not None else r
                  for r in first]
     return first + rest
+
+
+def by_coverage(ranked: list[Ranked], question: str) -> list[Ranked]:
+    """``ranked`` with the one tool, among those the ranker cannot tell from its first (within its
+    ``lead``), whose arguments surely take more of what the question says than each other one's
+    could (``coverage.most_covered``: two places, a language, a unit of measure, a quoted text...) put first,
+    its similarity raised until it leads the rest by ``lead``.  "If it's noon in New York, what
+    hour is it in Paris?" put local-time 0.013 ahead of time-difference, and the 135M model's
+    choice between such tools is noise: the dialog asked back.
+
+    Evidence between tools that are all about the question, never for one that is not: the tool
+    must be at least the embedding model's ``unrelated`` near.  Unchanged without the embedding
+    model, when the ranker's first leads, and when no tool, or more than one, covers most."""
+    calibration = embedding.calibration()
+    if calibration is None or len(ranked) < 2 or ranked[0].meaning is None:
+        return ranked
+    top = ranked[0].meaning
+    tied = [r for r in ranked if r.meaning is not None and top - r.meaning < calibration.lead]
+    if len(tied) < 2:
+        return ranked
+    found = coverage.most_covered([r.tool for r in tied], question)
+    if found is None:
+        return ranked
+    winner, best = tied[found[0]], found[1]
+    if winner.meaning < calibration.unrelated:
+        return ranked
+    others = max(r.meaning for r in ranked if r is not winner and r.meaning is not None)
+    raise_by = max(0.0, others + 1.25 * calibration.lead - winner.meaning)
+    logger.debug("Coverage: %s takes %d of the question's values, the tools as near fewer", winner.tool.name, best)
+    raised = winner._replace(meaning=winner.meaning + raise_by, score=winner.score + raise_by)
+    return [raised, *(r for r in ranked if r is not winner)]
 
 
 def gone_nearer(step: Step, stopped: Sequence[tuple[str, Mapping[str, Any]]]) -> Failed | None:

@@ -1,0 +1,114 @@
+"""What a question says of closed kinds, and how much of it each tool's arguments take
+(``trustgraph.agent.react.coverage``): evidence between tools the ranker cannot tell apart."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+from trustgraph.agent.react.coverage import argument_kind, covered, most_covered, said
+
+
+def arg(name: str, type: str = "string", description: str = "", required: bool = True) -> SimpleNamespace:
+    return SimpleNamespace(name=name, type=type, description=description, required=required)
+
+
+def tool(name: str, description: str, *arguments: SimpleNamespace) -> SimpleNamespace:
+    return SimpleNamespace(name=name, description=description, arguments=list(arguments))
+
+
+def kinds(question: str) -> dict[str, set[str]]:
+    return {v.text: set(v.kinds) for v in said(question)}
+
+
+LOCAL_TIME = tool("local-time", "The current local time in a city", arg("city"))
+TIME_DIFFERENCE = tool("time-difference", "The time difference between two cities", arg("city"), arg("other_city"))
+CURRENCY = tool("convert-currency", "Convert an amount of US dollars to another currency",
+                arg("amount", "number", "How many US dollars"), arg("to", description="The currency to convert to"))
+UNITS = tool("convert-units", "Convert a quantity between units of measure", arg("value", "number"), arg("from"),
+             arg("to"))
+TRANSLATE = tool("translate-word", "Translate an English word into another language",
+                 arg("word", description="The English word"), arg("language", description="The language"))
+SPELL = tool("spell-word", "Spell a word letter by letter", arg("word"))
+REMINDER = tool("create-reminder", "Remind me of something", arg("text", description="What to be reminded of"))
+LIST = tool("add-to-list", "Add an item to a list", arg("list"), arg("item"))
+
+
+def test_a_question_says_places_languages_currencies_units_quotes_and_numbers_of_a_kind():
+    assert kinds("If it's noon in New York, what hour is it in Paris?") == {"New York": {"place"}, "Paris": {"place"}}
+    assert kinds("How would I ask for 'bread' in Portuguese?") == {"'bread'": {"word"}, "portuguese": {"language"}}
+    got = kinds("My suitcase weighs 23 kg; what is that in pounds?")
+    assert got["kg"] == {"unit"} and got["pounds"] == {"unit", "currency"}
+    assert {"number", "mass"} in got.values()
+    assert {"number", "money"} in kinds("Convert €50 to yen").values()
+    assert {"number", "money"} in kinds("Is 50 € a lot?").values()
+    assert {"number", "money"} in kinds("What do I tip on $80?").values()
+    assert {"number", "money"} in kinds("How much is 40 euros in dollars?").values()
+    # "3 pounds" is a mass or money: neither kind is said of it alone.
+    assert {"number", "measure"} in kinds("How many ounces make 3 pounds?").values()
+    assert kinds("Count the words in 'to be or not to be'") == {"'to be or not to be'": {"text"}}
+    # A month, a language or a currency after "in"/"to" is no place; "I" is no place.
+    assert kinds("What happens in March when I fly to Paris?") == {"Paris": {"place"}}
+    assert kinds("Translate it to Spanish") == {"spanish": {"language"}}
+    # Words of other meanings are no currency ("won", "real"), a lone letter no unit.
+    assert kinds("Who won the real cup? Answer in a word") == {}
+    assert kinds("Make me laugh about trains") == {}
+
+
+def test_an_arguments_kind_comes_from_its_name_its_description_or_its_tools_description():
+    assert argument_kind(arg("city")) == "place"
+    assert argument_kind(arg("target", description="The language to translate into")) == "language"
+    assert argument_kind(arg("amount", "number", "How many US dollars")) == "money"
+    assert argument_kind(arg("weight_kg", "number")) == "mass"
+    assert argument_kind(arg("count", "integer")) == "number"
+    assert argument_kind(arg("text", description="The text whose words to count")) == "text"
+    assert argument_kind(arg("word", description="The word whose letters to count")) == "word"
+    # Said by nothing of its own: its tool's one kind of value, if it says one.
+    assert argument_kind(arg("from"), "Convert a quantity between units of measure") == "unit"
+    assert argument_kind(arg("to"), "Convert an amount to another currency") == "currency"
+    assert argument_kind(arg("to"), "Convert between currencies and units") is None
+    assert argument_kind(arg("topic"), "Tell a joke on a given topic") is None
+    # An argument that describes itself keeps its own word, not its tool's.
+    assert argument_kind(arg("query", description="What to look up"), "Search in any language") is None
+
+
+def test_a_tool_covers_the_values_its_arguments_take_by_kind_one_each():
+    values = said("If it's noon in New York, what hour is it in Paris?")
+    assert covered(TIME_DIFFERENCE.arguments, TIME_DIFFERENCE.description, values) == 2
+    assert covered(LOCAL_TIME.arguments, LOCAL_TIME.description, values) == 1
+    values = said("My suitcase weighs 23 kg; what is that in pounds?")
+    assert covered(UNITS.arguments, UNITS.description, values) == 3
+    # The dollars' amount does not take a mass; "pounds" is a currency too.
+    assert covered(CURRENCY.arguments, CURRENCY.description, values) == 1
+    # An argument of no kind is no evidence, but could hold a quoted text or a place.
+    values = said("Add 'call the plumber' to my todo list")
+    assert covered(LIST.arguments, LIST.description, values) == 0
+    assert covered(LIST.arguments, LIST.description, values, surely=False) == 1
+    assert covered(REMINDER.arguments, REMINDER.description, values) == 1
+
+
+@pytest.mark.parametrize("question, tools, winner", [
+    ("If it's noon in New York, what hour is it in Paris?", [LOCAL_TIME, TIME_DIFFERENCE], "time-difference"),
+    ("My suitcase weighs 23 kg; what is that in pounds?", [CURRENCY, UNITS], "convert-units"),
+    ("How many ounces make 3 pounds?", [CURRENCY, UNITS], "convert-units"),
+    ("How much is 40 euros in dollars?", [UNITS, CURRENCY], "convert-currency"),
+    ("I'm visiting Lisbon: how would I ask for 'bread' in Portuguese?", [SPELL, TRANSLATE], "translate-word"),
+])
+def test_the_tool_that_surely_takes_more_than_any_other_could_is_found(question, tools, winner):
+    found = most_covered(tools, question)
+    assert found is not None and tools[found[0]].name == winner
+
+
+@pytest.mark.parametrize("question, tools", [
+    ("Is it the middle of the night in Honolulu right now?", [LOCAL_TIME, TIME_DIFFERENCE]),   # one place
+    ("Add 'call the plumber' to my todo list", [REMINDER, LIST]),   # the list's item could hold it
+    ("Write me a poem about Lisbon in Portuguese", [SPELL, TRANSLATE]),   # no word to translate
+    ("Make me laugh about trains", [LOCAL_TIME, SPELL]),             # says nothing of a kind
+    ("What rhymes with 'orange'?", [SPELL, TRANSLATE]),              # both take the word alike
+    # The other takes nothing the question says: it may be what is asked, with values not said.
+    ("How long is the flight from Madrid to Berlin?", [tool(
+        "travel-time", "How long a journey takes at a given speed", arg("distance_km", "number", "The distance in km"),
+        arg("speed_kmh", "number", "The speed in km/h")), TIME_DIFFERENCE]),
+])
+def test_no_tool_is_found_where_the_question_does_not_tell_them_apart(question, tools):
+    assert most_covered(tools, question) is None

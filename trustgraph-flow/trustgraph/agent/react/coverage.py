@@ -1,0 +1,217 @@
+"""How much of what a question says a tool's arguments take: evidence between tools the ranker
+cannot tell apart.
+
+A 22M-parameter sentence encoder puts tools that do similar things side by side: "If it's noon in
+New York, what hour is it in Paris?" is as near the local time of one city as the time
+difference between two, and "My suitcase weighs 23 kg; what is that in pounds?" as near a
+currency converter as a converter of units.  The 135M model's choice between them is noise, so
+the agent asked back.  What the question says settles it: it names two places, and only one tool
+takes two; it says a mass and a unit, and the currency converter takes an amount of dollars.
+
+So a question's values of a closed kind are read (a language, a currency, a unit of measure, a
+place after "in"/"at"/"from"/"to", a quoted text, a number and what it counts), each argument's
+kind from its name or description (or, for an argument that says nothing, from its tool's
+description: "Convert a quantity between units of measure" takes units), and each tool scored by
+how many of those values its arguments would take, one value an argument.  A string argument of no
+known kind ("topic", "item") is no evidence for its tool, but may hold a quoted text or a place: a tool
+wins only when its arguments surely take more than any other's could.  ``steps.by_coverage`` uses the score
+only among the tools the ranker puts within its lead of the first.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .grounding import (
+    _KIND_OF,
+    _QUOTED,
+    _SIGNED,
+    _UNIT_AFTER,
+    MAX_SAID_CHARS,
+    _argument_kind,
+    _name_words,
+    _number_kinds,
+    _words,
+    _written_numbers,
+)
+
+#: Languages by their English names (a request says "in Portuguese", "into spanish").
+LANGUAGES = frozenset("""english spanish french german italian portuguese dutch russian chinese mandarin
+cantonese japanese korean arabic hindi bengali urdu turkish greek polish swedish norwegian danish finnish
+czech hungarian romanian ukrainian hebrew thai vietnamese indonesian malay swahili persian farsi latin
+tagalog filipino irish welsh catalan basque croatian serbian bulgarian slovak slovenian estonian latvian
+lithuanian icelandic tamil telugu punjabi gujarati marathi esperanto afrikaans zulu yoruba amharic""".split())
+#: Currencies by name (not "won", "real", "rand", "dong": words of other meanings) and by ISO code.
+CURRENCIES = frozenset("""dollar dollars euro euros yen pound pounds sterling peso pesos rupee rupees franc
+francs yuan renminbi krona kronor krone kroner rouble roubles ruble rubles lira shekel shekels baht naira
+zloty forint koruna ringgit rupiah dirham dirhams riyal riyals bucks""".split())
+CURRENCY_CODES = frozenset("""USD EUR GBP JPY CHF CAD AUD NZD CNY HKD SGD INR KRW RUB TRY ILS BRL MXN SEK NOK
+DKK PLN CZK HUF ZAR THB VND NGN PHP IDR MYR AED SAR""".split())
+#: Units of measure said anywhere: those of mass, length, volume and speed longer than a letter
+#: (not the kinds' nouns, "weight", "distance"; not the durations, "hours" is said of the clock),
+#: temperature scales, and "pound"/"pounds", which are a currency too.
+_NOUNS = frozenset("weight mass height length distance width depth speed velocity volume duration".split())
+UNITS = frozenset(w for w, kind in _KIND_OF.items() if kind != "duration" and len(w) > 1 and w not in _NOUNS) \
+    | frozenset("celsius fahrenheit kelvin centigrade pound pounds".split())
+#: A currency's name that is a unit of mass too.
+_POUND = frozenset({"pound", "pounds"})
+#: Months and weekdays, which are capitalised after "in" and "on" and are no places.
+_CALENDAR = frozenset("""january february march april may june july august september october november
+december monday tuesday wednesday thursday friday saturday sunday""".split())
+#: A place: a capitalised name (of one or more words) after "in", "at", "near", "from", "to" or "between".
+_PLACE = re.compile(r"\b(?:[Ii]n|[Aa]t|[Nn]ear|[Ff]rom|[Tt]o|[Bb]etween)\s+([A-Z][\w'-]*(?:[ \t]+[A-Z][\w'-]*)*)")
+
+LANGUAGE, CURRENCY, UNIT, PLACE, TEXT, WORD, NUMBER = "language", "currency", "unit", "place", "text", "word", "number"
+#: What an argument's name or description says when it takes a value of a kind, in the order read.
+_KIND_WORDS = (
+    (LANGUAGE, frozenset({"language", "languages", "lang", "locale"})),
+    (CURRENCY, frozenset({"currency", "currencies", "money"})),
+    (UNIT, frozenset({"unit", "units", "measure", "scale"})),
+    (PLACE, frozenset({"city", "town", "place", "location", "country", "destination", "origin"})),
+    (TEXT, frozenset({"text", "phrase", "sentence", "passage", "paragraph", "message", "quote"})),
+    (WORD, frozenset({"word", "term", "headword"})),
+)
+#: The kinds an argument that says nothing takes from its tool's description, when it says one.
+_INHERITED = (LANGUAGE, CURRENCY, UNIT)
+#: What a number argument says when it is an amount of money.
+_MONEY_WORDS = frozenset({"currency", "money", "price", "cost"}) | CURRENCIES
+
+
+@dataclass(frozen=True)
+class Value:
+    """One value a question says, and the kinds of argument that may take it (a number's kinds:
+    ``number`` and what it counts, ``money`` or a kind of quantity, if it says)."""
+
+    text: str
+    kinds: frozenset[str]
+
+
+def said(question: str) -> list[Value]:
+    """The values of a closed kind ``question`` says, each once."""
+    text = question[:MAX_SAID_CHARS]
+    out: dict[str, set[str]] = {}
+
+    def add(value: str, kind: str) -> None:
+        out.setdefault(value, set()).add(kind)
+
+    quoted = [m.group(2).strip() for m in _QUOTED.finditer(text)]
+    for q in quoted:
+        add(f"'{q}'", WORD if len(q.split()) == 1 else TEXT)
+    bare = _QUOTED.sub(" ", text)   # a quoted text's words are that text's, not the question's
+    for word in re.findall(r"[^\W\d_]+(?:/[^\W\d_]+)?", bare):
+        low = word.lower()
+        if low in LANGUAGES:
+            add(low, LANGUAGE)
+        if low in CURRENCIES or word in CURRENCY_CODES:
+            add(low, CURRENCY)
+        if low in UNITS:
+            add(low, UNIT)
+    for m in _PLACE.finditer(bare):
+        name = m.group(1)
+        if not _words(name) & (LANGUAGES | CURRENCIES | _CALENDAR) and name not in CURRENCY_CODES and name != "I":
+            add(name, PLACE)
+    quantities = _number_kinds(bare)
+    # Where a number a currency's sign is written with starts ("€50") or ends ("50 €").
+    signs = list(_SIGNED.finditer(bare))
+    signed = {m.end() - 1 for m in signs if m.group(1)} | {m.start() for m in signs if m.group(2)}
+    for start, number, end in _written_numbers(bare):
+        after = _UNIT_AFTER.match(bare, end)
+        words = {w for w in (after.groups() if after else ()) if w}
+        kind = quantities.get(number)
+        if start in signed or end in signed or {w.lower() for w in words} & (CURRENCIES - _POUND) \
+                or words & CURRENCY_CODES:
+            kind = "money"
+        elif kind is None and {w.lower() for w in words} & UNITS:
+            kind = "measure"   # "3 pounds" (a mass or money: neither's argument refuses it)
+        add(f"#{number:g}@{start}", NUMBER)
+        if kind is not None:
+            add(f"#{number:g}@{start}", kind)
+        for w in words:   # a unit said only after a number ("5 m", "2 l", "30 min")
+            if w.lower() in _KIND_OF and w.lower() not in _NOUNS:
+                add(w.lower(), UNIT)
+    return [Value(v, frozenset(k)) for v, k in out.items()]
+
+
+def argument_kind(argument: Any, tool_description: str = "") -> str | None:
+    """The kind of value a declared argument takes (the ``*`` constants; for a number, ``money``,
+    a kind of quantity, or ``number``), or None when its name and description say none."""
+    name = str(getattr(argument, "name", "") or "")
+    description = str(getattr(argument, "description", "") or "")
+    if getattr(argument, "type", None) in ("number", "integer"):
+        if _words(f"{name} {description}") & _MONEY_WORDS:
+            return "money"
+        return _argument_kind(name, description) or NUMBER
+    for text in (_name_words(argument), description):
+        words = _words(text)
+        kind = next((kind for kind, says in _KIND_WORDS if words & says), None)
+        if kind is not None:
+            return kind
+    if description:
+        return None
+    words = _words(tool_description)
+    inherited = [kind for kind, says in _KIND_WORDS if kind in _INHERITED and words & says]
+    return inherited[0] if len(inherited) == 1 else None
+
+
+def _takes(kind: str | None, value: Value) -> bool:
+    if kind is None:
+        # A string argument of no known kind ("item", "topic") may hold a text or a name: a tool
+        # whose reminder "text" takes "'call the plumber'" is no likelier than a list's "item".
+        return bool(value.kinds & {TEXT, WORD, PLACE})
+    if kind == TEXT:
+        return bool(value.kinds & {TEXT, WORD})
+    if kind == NUMBER:
+        return NUMBER in value.kinds
+    if kind == "money" or kind in ("mass", "length", "speed", "duration", "volume"):
+        # A number of this kind, or of none said; "3 pounds" is money or a mass.
+        counts = value.kinds - {NUMBER}
+        return NUMBER in value.kinds and (not counts or kind in counts or
+                                          (counts == {"measure"} and kind in ("money", "mass")))
+    return kind in value.kinds
+
+
+def covered(arguments: Sequence[Any], tool_description: str, values: Sequence[Value],
+            surely: bool = True) -> int:
+    """How many of ``values`` a tool's ``arguments`` take, one value each: those of a known kind
+    (``surely``), or those and its string arguments of none as well (at most: what the tool could
+    take).  The arguments that can take fewest values choose first, so a general one does not
+    take what only a specific one can."""
+    read = [(argument_kind(a, tool_description), getattr(a, "type", None)) for a in arguments]
+    kinds = [kind for kind, type_ in read if kind is not None or not surely and type_ in (None, "string")]
+    takers = sorted(kinds, key=lambda k: sum(_takes(k, v) for v in values))
+    free = list(values)
+    count = 0
+    for kind in takers:
+        taken = next((v for v in free if _takes(kind, v)), None)
+        if taken is not None:
+            free.remove(taken)
+            count += 1
+    return count
+
+
+def most_covered(tools: Sequence[Any], question: str) -> tuple[int, int] | None:
+    """The index in ``tools`` of the one whose arguments surely take more of what ``question``
+    says than any other's could, each other taking some of it (:func:`covered`), and how many;
+    None when no tool does, or that tool's required arguments do not all surely take a value
+    ("Write me a poem about Lisbon in Portuguese" says a language, and no word to translate)."""
+    values = said(question)
+    if not values or len(tools) < 2:
+        return None
+    sure = [covered(getattr(t, "arguments", None) or (), getattr(t, "description", "") or "", values) for t in tools]
+    best = max(sure)
+    if best == 0:
+        return None
+    at = sure.index(best)
+    # The question gives that tool all it needs: each required argument a value of its kind.
+    needed = [a for a in getattr(tools[at], "arguments", None) or () if getattr(a, "required", True)]
+    if covered(needed, getattr(tools[at], "description", "") or "", values) < len(needed):
+        return None
+    could = [covered(getattr(t, "arguments", None) or (), getattr(t, "description", "") or "", values, surely=False)
+             for i, t in enumerate(tools) if i != at]
+    # Each other tool takes something of it too, only less: one that takes nothing may be what the
+    # question is about all the same, asked with values it does not say ("How long is the flight
+    # from Madrid to Berlin?" of a travel time by distance and speed, beside a time difference).
+    return (at, best) if all(0 < c < best for c in could) else None
