@@ -132,6 +132,14 @@ def test_among_tools_the_ranker_cannot_tell_apart_the_one_that_takes_what_the_qu
                               (noon, {"local_time": 0.19, "time_difference": 0.18, "weather": 0.17})]:
         before = ranked(**meaning)
         assert by_coverage(list(before), question) == before
+    # Through the real ranker, as a step sees it.
+    monkeypatch.undo()
+    step = prepare(request(noon), registry_of(*(json.dumps({
+        "type": "tool-service", "name": t.name, "description": t.description, "service": "svc",
+        "arguments": [{"name": a.name, "type": "string", "description": a.description} for a in t.arguments]})
+        for t in tools.values())), {})
+    assert step.tools[0].name == "time-difference", step.meaning
+    assert step.meaning["time-difference"] - step.meaning["local-time"] >= (embedding.calibration() or calibration).lead
     # Without the embedding model there is no lead to read it by.
     monkeypatch.setattr(embedding, "calibration", lambda: None)
     before = ranked(local_time=0.507, time_difference=0.494)
