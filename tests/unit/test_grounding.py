@@ -440,8 +440,11 @@ def test_an_arithmetic_expression_is_offered_whole_to_a_tool_that_takes_no_numbe
     # "(3 + 4) * 12", cut at the parenthesis as a clause is; an aside in words is still apart.
     assert "3 + 4" not in offered("What is (3 + 4) * 12?")
     assert not [t for t in offered("Convert 5 miles (about 8 km) to feet") if "(" in t or ")" in t]
-    # Each expression comes before the spans of its clause, as the model reads them in order.
-    got = offered("My cat is called Tom. What is 17 times 23?")
+    # Each expression comes before the spans of its clause, as the model reads them in order (to an
+    # argument that is no expression, which takes the other spans too).
+    plain = [ToolArgument(name="input", type="string", description="What to work on")]
+    got = grounded(schema_of(*plain), plain, said_values("My cat is called Tom. What is 17 times 23?", [])
+                   )["properties"]["input"]["enum"]
     assert got.index("17 times 23") > got.index("Tom")
     # Nor is a number from inside one offered alone: "Please compute (12 + 8) / 4" computed "12".
     assert "23" not in got and not {"12", "8", "4"} & set(offered("Please compute (12 + 8) / 4"))
@@ -450,6 +453,29 @@ def test_an_arithmetic_expression_is_offered_whole_to_a_tool_that_takes_no_numbe
     adder = [ToolArgument(name="a", type="number"), ToolArgument(name="b", type="number")]
     got = grounded(schema_of(*adder), adder, said_values("What's 17 times 23?", []))["properties"]
     assert got["a"]["enum"] == [17, 23] and got["b"]["enum"] == [17, 23]
+
+
+def test_a_function_of_a_number_is_an_expression_and_an_expression_argument_takes_only_the_ones_said():
+    # The 135M model gave a calculator "square root" of "What's the square root of 81?": the
+    # expression started at the number, and its words were offered as spans beside it.
+    calc = [ToolArgument(name="expression", type="string", description="The expression, e.g. 2 * (3 + 4)")]
+
+    def offered(question):
+        return grounded(schema_of(*calc), calc, said_values(question, []))["properties"]["expression"].get("enum")
+
+    for question, expression in [("What's the square root of 81?", "square root of 81"),
+                                 ("Work out the cube root of 27", "cube root of 27"),
+                                 ("What is 12 squared?", "12 squared"),
+                                 ("Calculate 2 to the power of 10", "2 to the power of 10"),
+                                 ("What's the log of 1000 plus 3?", "log of 1000 plus 3"),
+                                 ("What's 17 times 23?", "17 times 23")]:
+        assert offered(question) == [expression], question
+    # No expression said: the argument keeps the question's spans (a lone number is none).
+    assert {"record 42", "42"} <= set(offered("Show record 42 of the stock"))
+    # An argument that is no expression keeps the other spans beside it.
+    note = [ToolArgument(name="text", type="string", description="What to write down")]
+    got = grounded(schema_of(*note), note, said_values("Note that 12 squared is big", []))["properties"]["text"]["enum"]
+    assert "12 squared" in got and "big" in got
 
 
 def test_an_argument_named_a_day_or_a_time_takes_the_days_and_times_the_dialog_says():

@@ -26,7 +26,9 @@ the whole question, or what it says to look for (:func:`_by_query`).  Addresses 
 files' paths and, for a tool that takes no
 number, arithmetic expressions are offered whole, never in parts (greedy
 decoding closes the string at the shortest value the grammar allows:
-"17" of "17 times 23"); an argument that says it is an address takes only
+"17" of "17 times 23"), a function of a number with it ("square root of 81",
+"12 squared"), and an argument that says it is an expression or a formula
+takes only those; an argument that says it is an address takes only
 addresses of its kind (:func:`address_kind`), and no other argument of its
 tool takes those (a message is not its recipient), and one named a day or a
 time of day only the days or times said (``_moment_kind``), and an identifier
@@ -349,8 +351,17 @@ _EXPRESSION_PART = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+|[-+*/×÷^%=()]")
 #: Where an expression ends: where a clause does (:data:`_CLAUSE_END`), but not at a parenthesis,
 #: which groups arithmetic as often ("(3 + 4) * 12").
 _EXPRESSION_END = re.compile(_ENDS)
-#: At most this many words or operators between two numbers of one expression ("divided by").
+#: At most this many words or operators between two numbers of one expression ("divided by"; an
+#: article is not counted: "2 to the power of 10").
 EXPRESSION_GAP = 3
+_ARTICLES = frozenset({"the", "a", "an"})
+#: What an argument's name or description says when its value is an arithmetic expression.
+_EXPRESSION_WORDS = frozenset({"expression", "expressions", "formula", "equation", "calculation", "arithmetic"})
+#: A function of one number written before it ("the square root of 81", "log of 100") or after it
+#: ("12 squared", "5 factorial"): part of the expression, which a lone number then is too.
+_FUNCTION_BEFORE = re.compile(r"\b(?:(?:square|cube)\s+root|log(?:arithm)?|ln|sine?|cos(?:ine)?|tan(?:gent)?"
+                              r"|factorial|absolute\s+value|square|cube)\s+of\s+$", re.IGNORECASE)
+_FUNCTION_AFTER = re.compile(r"[ \t]+(?:squared|cubed|factorial)\b", re.IGNORECASE)
 
 
 #: Where a description names example values, not what the tool does: "e.g. kilometres to miles",
@@ -626,7 +637,7 @@ def _expressions(piece: str) -> list[tuple[int, str]]:
         for j in range(i + 1, len(parts)):
             if words[j][0].isdigit():
                 last, gap = j, 0
-            elif words[j] not in "()":
+            elif words[j] not in "()" and words[j].lower() not in _ARTICLES:
                 gap += 1
                 if gap > EXPRESSION_GAP:
                     break
@@ -636,12 +647,17 @@ def _expressions(piece: str) -> list[tuple[int, str]]:
         end = last
         while depth > 0 and end + 1 < len(parts) and words[end + 1] == ")":
             end, depth = end + 1, depth - 1
-        start = parts[first].start()
-        run = piece[start:parts[end].end()]
+        start, stop = parts[first].start(), parts[end].end()
+        before = _FUNCTION_BEFORE.search(piece, 0, start)
+        after = _FUNCTION_AFTER.match(piece, stop)
+        if not depth:
+            start = before.start() if before is not None else start
+            stop = after.end() if after is not None else stop
+        run = piece[start:stop]
         if depth:
             out += [(start + m.start() + at, e) for m in re.finditer(r"[^()]+", run)
                     for at, e in _expressions(m.group(0))]
-        elif last > i:
+        elif last > i or before is not None or after is not None:
             out.append((start, run))
         i = end + 1
     return out
@@ -1430,6 +1446,11 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
             # city); with none said it is left to the model, and the check asks back for a made-up one.
             moments = list(dict.fromkeys(m.group(0) for text in said.dialog for m in moment.finditer(text)))
             out[name] = {**prop, "enum": moments} if moments else prop
+        elif kind == "string" and said.expressions and _says(declared, _EXPRESSION_WORDS) \
+                and (expressions := [t for t in texts if t in said.expressions]):
+            # An arithmetic expression is one the question says, whole: the 135M model gave a
+            # calculator "square root" of "What's the square root of 81?".
+            out[name] = {**prop, "enum": expressions}
         elif kind == "string" and _numbered(declared):
             # A flight's or a parcel's number is said with its digits: with none said it is left to
             # the model, and the check asks back ("Why is the sky blue?" is no flight "blue").
