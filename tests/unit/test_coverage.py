@@ -89,6 +89,8 @@ def test_a_tool_covers_the_values_its_arguments_take_by_kind_one_each():
 
 @pytest.mark.parametrize("question, tools, winner", [
     ("If it's noon in New York, what hour is it in Paris?", [LOCAL_TIME, TIME_DIFFERENCE], "time-difference"),
+    # A tool ranked after it that takes nothing of the question is behind it by both counts.
+    ("If it's noon in New York, what hour is it in Paris?", [LOCAL_TIME, TIME_DIFFERENCE, SPELL], "time-difference"),
     ("My suitcase weighs 23 kg; what is that in pounds?", [CURRENCY, UNITS], "convert-units"),
     ("How many ounces make 3 pounds?", [CURRENCY, UNITS], "convert-units"),
     ("How much is 40 euros in dollars?", [UNITS, CURRENCY], "convert-currency"),
@@ -105,7 +107,7 @@ def test_the_tool_that_surely_takes_more_than_any_other_could_is_found(question,
     ("Write me a poem about Lisbon in Portuguese", [SPELL, TRANSLATE]),   # no word to translate
     ("Make me laugh about trains", [LOCAL_TIME, SPELL]),             # says nothing of a kind
     ("What rhymes with 'orange'?", [SPELL, TRANSLATE]),              # both take the word alike
-    # The other takes nothing the question says: it may be what is asked, with values not said.
+    # The tool ranked first takes nothing the question says: it may be what is asked, with values not said.
     ("How long is the flight from Madrid to Berlin?", [tool(
         "travel-time", "How long a journey takes at a given speed", arg("distance_km", "number", "The distance in km"),
         arg("speed_kmh", "number", "The speed in km/h")), TIME_DIFFERENCE]),

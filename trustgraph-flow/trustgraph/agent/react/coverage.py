@@ -193,8 +193,9 @@ def covered(arguments: Sequence[Any], tool_description: str, values: Sequence[Va
 
 
 def most_covered(tools: Sequence[Any], question: str) -> tuple[int, int] | None:
-    """The index in ``tools`` of the one whose arguments surely take more of what ``question``
-    says than any other's could, each other taking some of it (:func:`covered`), and how many;
+    """The index in ``tools`` (in the ranker's order) of the one whose arguments surely take more
+    of what ``question`` says than any other's could, each ranked before it taking some of it
+    (:func:`covered`), and how many;
     None when no tool does, or that tool's required arguments do not all surely take a value
     ("Write me a poem about Lisbon in Portuguese" says a language, and no word to translate)."""
     values = said(question)
@@ -209,9 +210,10 @@ def most_covered(tools: Sequence[Any], question: str) -> tuple[int, int] | None:
     needed = [a for a in getattr(tools[at], "arguments", None) or () if getattr(a, "required", True)]
     if covered(needed, getattr(tools[at], "description", "") or "", values) < len(needed):
         return None
-    could = [covered(getattr(t, "arguments", None) or (), getattr(t, "description", "") or "", values, surely=False)
-             for i, t in enumerate(tools) if i != at]
-    # Each other tool takes something of it too, only less: one that takes nothing may be what the
-    # question is about all the same, asked with values it does not say ("How long is the flight
-    # from Madrid to Berlin?" of a travel time by distance and speed, beside a time difference).
-    return (at, best) if all(0 < c < best for c in could) else None
+    could = {i: covered(getattr(t, "arguments", None) or (), getattr(t, "description", "") or "", values, surely=False)
+             for i, t in enumerate(tools) if i != at}
+    # Each tool ranked before it takes something of it too, only less: one that takes nothing may
+    # be what the question is about all the same, asked with values it does not say ("How long is
+    # the flight from Madrid to Berlin?" of a travel time by distance and speed, before a time
+    # difference).  One ranked after it, and taking less, is behind it by both counts.
+    return (at, best) if all(c < best and (c > 0 or i > at) for i, c in could.items()) else None
