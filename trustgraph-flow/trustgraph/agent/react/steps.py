@@ -216,9 +216,10 @@ def by_coverage(ranked: list[Ranked], question: str) -> list[Ranked]:
     must be at least the embedding model's ``unrelated`` near.  Unchanged without the embedding
     model, when the ranker's first leads, and when no tool, or more than one, covers most."""
     calibration = embedding.calibration()
-    if calibration is None or len(ranked) < 2 or ranked[0].meaning is None:
+    meanings = [r.meaning for r in ranked if r.meaning is not None]
+    if calibration is None or len(meanings) < 2:
         return ranked
-    top = ranked[0].meaning
+    top = max(meanings)   # the ranker's order also weighs shared words: the nearest may be second
     tied = [r for r in ranked if r.meaning is not None and top - r.meaning < calibration.lead]
     if len(tied) < 2:
         return ranked
