@@ -132,6 +132,13 @@ def test_among_tools_the_ranker_cannot_tell_apart_the_one_that_takes_what_the_qu
                               (noon, {"local_time": 0.19, "time_difference": 0.18, "weather": 0.17})]:
         before = ranked(**meaning)
         assert by_coverage(list(before), question) == before
+    # The tie is read among as many tools as a prompt lists (a catalog of near copies ties by the
+    # thousand): a tool that covers most beyond them stays where it is.
+    from trustgraph.catalog.ranking import MAX_PROMPT_TOOLS
+    copies = [Ranked(tools["local-time"], 0.5, 0.5, 0.0) for _ in range(MAX_PROMPT_TOOLS)]
+    before = [*copies, Ranked(tools["time-difference"], 0.49, 0.49, 0.0)]
+    assert by_coverage(list(before), noon) == before
+    assert by_coverage([*copies[:3], before[-1]], noon)[0].tool.name == "time-difference"
     # Through the real ranker, as a step sees it.
     monkeypatch.undo()
     step = prepare(request(noon), registry_of(*(json.dumps({

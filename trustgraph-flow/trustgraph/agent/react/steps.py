@@ -41,7 +41,7 @@ from typing import Any
 
 from trustgraph.catalog import embedding
 from trustgraph.catalog.policy import APPROVAL_DEFAULT, ApprovalPolicy
-from trustgraph.catalog.ranking import Ranked, fit, rank
+from trustgraph.catalog.ranking import MAX_PROMPT_TOOLS, Ranked, fit, rank
 from trustgraph.schema import AgentRequest, AgentStep
 from trustgraph.schema.services.agent import (
     OUTCOME_ANSWER,
@@ -220,7 +220,8 @@ def by_coverage(ranked: list[Ranked], question: str) -> list[Ranked]:
     if calibration is None or len(meanings) < 2:
         return ranked
     top = max(meanings)   # the ranker's order also weighs shared words: the nearest may be second
-    tied = [r for r in ranked if r.meaning is not None and top - r.meaning < calibration.lead]
+    # At most as many as a prompt lists: a catalog of near copies ties by the thousand.
+    tied = [r for r in ranked if r.meaning is not None and top - r.meaning < calibration.lead][:MAX_PROMPT_TOOLS]
     if len(tied) < 2:
         return ranked
     found = coverage.most_covered([r.tool for r in tied], question)
