@@ -60,6 +60,7 @@ def test_an_arguments_kind_comes_from_its_name_its_description_or_its_tools_desc
     assert argument_kind(arg("target", description="The language to translate into")) == "language"
     assert argument_kind(arg("amount", "number", "How many US dollars")) == "money"
     assert argument_kind(arg("weight_kg", "number")) == "mass"
+    assert argument_kind(arg("weight", "number", "The weight in pounds")) == "mass"   # pounds: no money
     assert argument_kind(arg("count", "integer")) == "number"
     assert argument_kind(arg("text", description="The text whose words to count")) == "text"
     assert argument_kind(arg("word", description="The word whose letters to count")) == "word"

@@ -76,8 +76,8 @@ _KIND_WORDS = (
 )
 #: The kinds an argument that says nothing takes from its tool's description, when it says one.
 _INHERITED = (LANGUAGE, CURRENCY, UNIT)
-#: What a number argument says when it is an amount of money.
-_MONEY_WORDS = frozenset({"currency", "money", "price", "cost"}) | CURRENCIES
+#: What a number argument says when it is an amount of money (not "pounds": "The weight in pounds").
+_MONEY_WORDS = frozenset({"currency", "money", "price", "cost"}) | (CURRENCIES - _POUND)
 
 
 @dataclass(frozen=True)
