@@ -208,6 +208,21 @@ def test_judge_call_never_offers_a_tool_that_cannot_be_used_now():
     assert none.outcome == OUTCOME_NO_TOOL
 
 
+def test_judge_call_asks_back_for_an_amount_said_in_another_currency_than_its_argument_takes():
+    registry = registry_of(declared("convert-currency", "Convert an amount of US dollars to another currency",
+                                    {"name": "amount", "type": "number", "description": "How many US dollars"},
+                                    {"name": "to", **TEXT, "description": "The currency to convert to"}))
+    step = prepare(request("How much is 40 euros in dollars?"), registry, {})
+    asked = judge_call(step, Action("", "convert-currency", {"amount": 40, "to": "dollars"}), None, Confidence())
+    assert asked.outcome == OUTCOME_ASKED and asked.unsaid == ("amount",)
+    step = prepare(request("How much is 40 dollars in euros?"), registry, {})
+    assert judge_call(step, Action("", "convert-currency", {"amount": 40, "to": "euros"}), None, Confidence()) is None
+    # With the argument check off, the model's values are taken as they are.
+    step = prepare(request("How much is 40 euros in dollars?"), registry, {})
+    assert judge_call(step, Action("", "convert-currency", {"amount": 40, "to": "dollars"}), None,
+                      Confidence(check_arguments=False)) is None
+
+
 def test_settle_leaves_out_an_optional_arguments_guess_and_keeps_what_was_said():
     registry = registry_of(declared("showtimes", "When a film is on", {"name": "movie", **TEXT},
                                     {"name": "city", **TEXT, "description": "Where", "required": False}))
