@@ -284,9 +284,10 @@ def money_said(question: str) -> dict[float, set[str]]:
 def argument_currency(argument: Any) -> str | None:
     """The one currency a declared number argument says its amount is in ("How many US dollars",
     ``amount_eur``), or None."""
-    if getattr(argument, "type", None) not in ("number", "integer"):
-        return None
-    words = f"{_name_words(argument)} {getattr(argument, 'description', '') or ''}".split()
+    name, description = str(getattr(argument, "name", "") or ""), str(getattr(argument, "description", "") or "")
+    if getattr(argument, "type", None) not in ("number", "integer") or _argument_kind(name, description):
+        return None   # "The weight in pounds" is a mass
+    words = f"{_name_words(argument)} {description}".split()
     words = [w.strip(".,;:()'\"") for w in words]
     found: set[str] = set()
     for i, w in enumerate(words):
@@ -315,7 +316,10 @@ def other_currency(values: dict[str, Any], arguments: Sequence[Any], question: s
         if currency is None:
             continue
         money = money_said(question) if money is None else money
-        said_in = money.get(float(value))
+        try:
+            said_in = money.get(float(value))
+        except OverflowError:   # an integer past any float: no amount said (the check asks back for it)
+            continue
         if said_in and currency not in said_in:
             out.append(name)
     return out
