@@ -7,6 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 from trustgraph.agent.react.coverage import (
+    MAX_VALUES,
     argument_currency,
     argument_kind,
     covered,
@@ -61,6 +62,8 @@ def test_a_question_says_places_languages_currencies_units_quotes_and_numbers_of
     # Words of other meanings are no currency ("won", "real"), a lone letter no unit.
     assert kinds("Who won the real cup? Answer in a word") == {}
     assert kinds("Make me laugh about trains") == {}
+    # A question that says thousands of values (a column of numbers pasted in) is read for the first ones.
+    assert len(said("1 " * 5000)) == MAX_VALUES
 
 
 def test_an_arguments_kind_comes_from_its_name_its_description_or_its_tools_description():
@@ -138,6 +141,7 @@ def test_an_amount_said_in_another_currency_than_its_argument_takes_is_none_of_i
     assert money_said("What are 100 US dollars worth in British pounds?") == {100.0: {"USD"}}
     assert money_said("Exchange 15 American bucks, or €20, or EUR 30") == {15.0: {"USD"}, 20.0: {"EUR"}, 30.0: {"EUR"}}
     assert money_said("How much is 50 in yen?") == {}            # the currency converted into is no amount's
+    assert money_said("What is EUR 40 in dollars?") == {40.0: {"EUR"}} and money_said("Try xEUR 40") == {}
     assert money_said("Convert 50 Fijian dollars to yen") == {}  # an adjective not known: not judged
     for question, amount_given, wrong in [("How much is 40 euros in dollars?", 40, ["amount"]),
                                           ("Convert €50 to yen", 50, ["amount"]),

@@ -85,6 +85,11 @@ _INHERITED = (LANGUAGE, CURRENCY, UNIT)
 _MONEY_WORDS = frozenset({"currency", "money", "price", "cost"}) | (CURRENCIES - _POUND)
 
 
+#: At most this many values are read off a question: one that says more (a column of numbers
+#: pasted in) is settled by no count of them, and each tool's count costs their number.
+MAX_VALUES = 64
+
+
 @dataclass(frozen=True)
 class Value:
     """One value a question says, and the kinds of argument that may take it (a number's kinds:
@@ -95,7 +100,7 @@ class Value:
 
 
 def said(question: str) -> list[Value]:
-    """The values of a closed kind ``question`` says, each once."""
+    """The values of a closed kind ``question`` says, each once, at most :data:`MAX_VALUES`."""
     text = question[:MAX_SAID_CHARS]
     out: dict[str, set[str]] = {}
 
@@ -137,7 +142,7 @@ def said(question: str) -> list[Value]:
         for w in words:   # a unit said only after a number ("5 m", "2 l", "30 min")
             if w.lower() in _KIND_OF and w.lower() not in _NOUNS:
                 add(w.lower(), UNIT)
-    return [Value(v, frozenset(k)) for v, k in out.items()]
+    return [Value(v, frozenset(k)) for v, k in out.items()][:MAX_VALUES]
 
 
 def argument_kind(argument: Any, tool_description: str = "") -> str | None:
@@ -274,7 +279,8 @@ def money_said(question: str) -> dict[float, set[str]]:
             m = _UNIT_AFTER.match(text, end)
             words = [w for w in (m.groups() if m else ()) if w]
             code = _currency(words)
-        if code is None and (m := _CODE_BEFORE.search(text, 0, start)) and m.group(1) in CURRENCY_CODES:
+        if code is None and (m := _CODE_BEFORE.search(text, max(0, start - 8), start)) \
+                and m.group(1) in CURRENCY_CODES:
             code = m.group(1)
         if code is not None:
             out.setdefault(number, set()).add(code)
