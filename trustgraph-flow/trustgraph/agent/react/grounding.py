@@ -362,6 +362,8 @@ _EXPRESSION_WORDS = frozenset({"expression", "expressions", "formula", "equation
 _FUNCTION_BEFORE = re.compile(r"\b(?:(?:square|cube)\s+root|log(?:arithm)?|ln|sine?|cos(?:ine)?|tan(?:gent)?"
                               r"|factorial|absolute\s+value|square|cube)\s+of\s+$", re.IGNORECASE)
 _FUNCTION_AFTER = re.compile(r"[ \t]+(?:squared|cubed|factorial)\b", re.IGNORECASE)
+#: How far before a number such a function is looked for ("absolute value of " is 18 characters).
+FUNCTION_REACH = 40
 
 
 #: Where a description names example values, not what the tool does: "e.g. kilometres to miles",
@@ -648,7 +650,7 @@ def _expressions(piece: str) -> list[tuple[int, str]]:
         while depth > 0 and end + 1 < len(parts) and words[end + 1] == ")":
             end, depth = end + 1, depth - 1
         start, stop = parts[first].start(), parts[end].end()
-        before = _FUNCTION_BEFORE.search(piece, 0, start)
+        before = _FUNCTION_BEFORE.search(piece, max(0, start - FUNCTION_REACH), start)
         after = _FUNCTION_AFTER.match(piece, stop)
         if not depth:
             start = before.start() if before is not None else start
