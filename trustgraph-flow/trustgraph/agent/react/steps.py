@@ -3,14 +3,17 @@
 One iteration of a dialog (``AgentManager.react``) is a pipeline:
 
 1. :func:`admit`: whether the step may run at all (its caller gone, too many steps, no time);
-2. :func:`prepare` (rank): the request's tools nearest the question first, as many as one
-   prompt holds, how near each is, what the dialog has said that arguments may be;
+2. :func:`prepare` (rank): the request's tools nearest the question first (a tool taking the
+   kind of value the question says, :func:`by_kind`; among tools as near, the one that takes
+   more of what it says, :func:`by_coverage`), as many as one prompt holds, how near each is,
+   what the dialog has said that arguments may be;
 3. decide: the model's next step (``prompting.decide``: a final answer, a tool call, or an
    unreadable reply), with its choice scores;
 4. judge: :func:`judge_answer` (a final answer that is no answer is refused back to the model),
    or :func:`settle` (a call's optional arguments that are guesses are left out, a looping free
    text said once) then
-   :func:`judge_call` (a call the model is not sure of, or whose values it made up, ends by
+   :func:`judge_call` (a call the model is not sure of, or whose values it made up, or an amount
+   said in another currency than its argument's, ends by
    asking back or saying no tool fits; the ranker's clear first tool is called instead, unless
    the question names an argument of the model's tool and none of the ranker's: :func:`named_over`;
    where the ranker cannot tell them apart, a tool whose argument the question names is called
@@ -165,7 +168,7 @@ class Step:
 
 def prepare(request: AgentRequest, registry: Registry, failures: Mapping[int, str]) -> Step:
     """The request's tools (group and state) ranked by the ranker, and by the kinds of value the
-    question says (:func:`by_kind`), as many as a prompt holds."""
+    question says (:func:`by_kind`, :func:`by_coverage`), as many as a prompt holds."""
     ranked = rank(request.question, filter_tools(registry.tools.values(), request.group, request.state))
     ranked = fit(by_coverage(by_kind(ranked, request.question), request.question))
     history = list(request.history or [])
