@@ -99,6 +99,14 @@ class Value:
     kinds: frozenset[str]
 
 
+def _signs_at(text: str) -> tuple[dict[int, str], dict[int, str]]:
+    """The currency codes of the signs ``text`` writes with an amount: by where the amount starts
+    ("€50") and by where it ends ("50 €")."""
+    signs = list(_SIGNED.finditer(text))
+    return ({m.end() - 1: _SIGNS[m.group(1)] for m in signs if m.group(1)},
+            {m.start(): _SIGNS[m.group(2)] for m in signs if m.group(2)})
+
+
 def said(question: str) -> list[Value]:
     """The values of a closed kind ``question`` says, each once, at most :data:`MAX_VALUES`."""
     text = question[:MAX_SAID_CHARS]
@@ -124,14 +132,12 @@ def said(question: str) -> list[Value]:
         if not _words(name) & (LANGUAGES | CURRENCIES | _CALENDAR) and name not in CURRENCY_CODES and name != "I":
             add(name, PLACE)
     quantities = _number_kinds(bare)
-    # Where a number a currency's sign is written with starts ("€50") or ends ("50 €").
-    signs = list(_SIGNED.finditer(bare))
-    signed = {m.end() - 1 for m in signs if m.group(1)} | {m.start() for m in signs if m.group(2)}
+    signed_before, signed_after = _signs_at(bare)
     for start, number, end in _written_numbers(bare):
         after = _UNIT_AFTER.match(bare, end)
         words = {w for w in (after.groups() if after else ()) if w}
         kind = quantities.get(number)
-        if start in signed or end in signed or {w.lower() for w in words} & (CURRENCIES - _POUND) \
+        if start in signed_before or end in signed_after or {w.lower() for w in words} & (CURRENCIES - _POUND) \
                 or words & CURRENCY_CODES:
             kind = "money"
         elif kind is None and {w.lower() for w in words} & UNITS:
@@ -269,9 +275,7 @@ def money_said(question: str) -> dict[float, set[str]]:
     """Each number ``question`` says with a currency this module knows, and the codes of the
     currencies it is said in ("Fijian dollars" are none: such an amount is not judged)."""
     text = question[:MAX_SAID_CHARS]
-    signs = list(_SIGNED.finditer(text))
-    before = {m.end() - 1: _SIGNS[m.group(1)] for m in signs if m.group(1)}
-    after = {m.start(): _SIGNS[m.group(2)] for m in signs if m.group(2)}
+    before, after = _signs_at(text)
     out: dict[float, set[str]] = {}
     for start, number, end in _written_numbers(text):
         code = before.get(start) or after.get(end)
