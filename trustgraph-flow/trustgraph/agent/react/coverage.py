@@ -49,10 +49,20 @@ cantonese japanese korean arabic hindi bengali urdu turkish greek polish swedish
 czech hungarian romanian ukrainian hebrew thai vietnamese indonesian malay swahili persian farsi latin
 tagalog filipino irish welsh catalan basque croatian serbian bulgarian slovak slovenian estonian latvian
 lithuanian icelandic tamil telugu punjabi gujarati marathi esperanto afrikaans zulu yoruba amharic""".split())
+#: The ISO code a currency's name says, alone ("euros") or after a country's adjective ("Canadian
+#: dollars"); a name whose adjective is not here says no code.
+_CODE_OF = {**dict.fromkeys("dollar dollars bucks greenback greenbacks".split(), "USD"),
+            **dict.fromkeys("euro euros".split(), "EUR"), **dict.fromkeys("pound pounds sterling".split(), "GBP"),
+            "yen": "JPY", "yuan": "CNY", "renminbi": "CNY", **dict.fromkeys("rupee rupees".split(), "INR"),
+            **dict.fromkeys("franc francs".split(), "CHF"),
+            **dict.fromkeys("rouble roubles ruble rubles".split(), "RUB"), "lira": "TRY",
+            **dict.fromkeys("shekel shekels".split(), "ILS"), "baht": "THB", "naira": "NGN", "zloty": "PLN",
+            "forint": "HUF", "koruna": "CZK", "ringgit": "MYR", "rupiah": "IDR",
+            **dict.fromkeys("dirham dirhams".split(), "AED"), **dict.fromkeys("riyal riyals".split(), "SAR"),
+            **dict.fromkeys("peso pesos".split(), "MXN"), **dict.fromkeys("krona kronor".split(), "SEK"),
+            **dict.fromkeys("krone kroner".split(), "NOK")}
 #: Currencies by name (not "won", "real", "rand", "dong": words of other meanings) and by ISO code.
-CURRENCIES = frozenset("""dollar dollars euro euros yen pound pounds sterling peso pesos rupee rupees franc
-francs yuan renminbi krona kronor krone kroner rouble roubles ruble rubles lira shekel shekels baht naira
-zloty forint koruna ringgit rupiah dirham dirhams riyal riyals bucks greenback greenbacks""".split())
+CURRENCIES = frozenset(_CODE_OF)
 CURRENCY_CODES = frozenset("""USD EUR GBP JPY CHF CAD AUD NZD CNY HKD SGD INR KRW RUB TRY ILS BRL MXN SEK NOK
 DKK PLN CZK HUF ZAR THB VND NGN PHP IDR MYR AED SAR""".split())
 #: Units of measure said anywhere: those of mass, length, volume and speed longer than a letter
@@ -235,18 +245,7 @@ def most_covered(tools: Sequence[Any], question: str) -> tuple[int, int] | None:
     return (at, best) if all(c < best and (c > 0 or i > at) for i, c in could.items()) else None
 
 
-#: The ISO code a currency's name says, alone ("euros") or after a country's adjective ("Canadian
-#: dollars"); a name whose adjective is not here says no code.
-_CODE_OF = {**dict.fromkeys("dollar dollars bucks greenback greenbacks".split(), "USD"),
-            **dict.fromkeys("euro euros".split(), "EUR"), **dict.fromkeys("pound pounds sterling".split(), "GBP"),
-            "yen": "JPY", "yuan": "CNY", "renminbi": "CNY", **dict.fromkeys("rupee rupees".split(), "INR"),
-            **dict.fromkeys("franc francs".split(), "CHF"),
-            **dict.fromkeys("rouble roubles ruble rubles".split(), "RUB"), "lira": "TRY",
-            **dict.fromkeys("shekel shekels".split(), "ILS"), "baht": "THB", "naira": "NGN", "zloty": "PLN",
-            "forint": "HUF", "koruna": "CZK", "ringgit": "MYR", "rupiah": "IDR",
-            **dict.fromkeys("dirham dirhams".split(), "AED"), **dict.fromkeys("riyal riyals".split(), "SAR"),
-            **dict.fromkeys("peso pesos".split(), "MXN"), **dict.fromkeys("krona kronor".split(), "SEK"),
-            **dict.fromkeys("krone kroner".split(), "NOK")}
+#: A currency name's code after a country's adjective ("Canadian dollars"); after one not here, none.
 _ADJECTIVE_CODE = {"us": "USD", "american": "USD", "canadian": "CAD", "australian": "AUD", "singapore": "SGD",
                    "hong": "HKD", "new": "NZD", "british": "GBP", "swiss": "CHF", "mexican": "MXN",
                    "danish": "DKK", "norwegian": "NOK", "swedish": "SEK", "japanese": "JPY", "indian": "INR",
