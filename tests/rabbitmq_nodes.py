@@ -49,6 +49,13 @@ CTL_TIMEOUT = 120.0
 #: a method frame (type 1) on channel 0 holding Connection.Start (class 10, method 10).
 AMQP_HEADER = b"AMQP\x00\x00\x09\x01"
 DEBIAN_PROGRAMS = Path("/usr/lib/rabbitmq/bin")
+#: A node's ports are picked free (``free_port``) well before its VM binds them, from the kernel's
+#: ephemeral range, which any process's outgoing connection may take meanwhile: under load a
+#: cluster's node once exited with ``dist_port_already_used``.  A first start that loses a port
+#: so is made again on new ones, at most this many starts in all (a restart keeps its ports).
+PORT_TRIES = 3
+#: What a node's console says when a port it was given is taken.
+PORT_TAKEN = ("dist_port_already_used", "eaddrinuse")
 
 
 class RabbitUnavailable(RuntimeError):
@@ -248,11 +255,28 @@ class RabbitNode:
                 stderr=subprocess.STDOUT, env=self.environment(), cwd=self.dir, start_new_session=True)
 
     def wait_started(self, timeout: float = START_TIMEOUT) -> None:
-        """Wait until the node answers AMQP clients; fail the test, with its logs, if it exits."""
+        """Wait until the node answers AMQP clients; fail the test, with its logs, if it exits
+        (but for a first start that lost a port: :data:`PORT_TRIES`)."""
+        if self.started_in is None:
+            for _ in range(PORT_TRIES - 1):
+                if not self._lost_a_port(timeout):
+                    break
         wait_for(f"RabbitMQ node {self.name} serving AMQP on port {self.port}",
                  lambda: amqp_ready(self.host, self.port), timeout, detail=self.output,
                  gone=lambda: _exited(self.proc, f"RabbitMQ node {self.name}"), every=0.1)
         self.started_in = time.monotonic() - self._spawned_at
+
+    def _lost_a_port(self, timeout: float) -> bool:
+        """Wait until the node serves or exits; True, and the node spawned again on new ports,
+        when it exited because a port it was given was taken."""
+        wait_for(f"RabbitMQ node {self.name} serving AMQP on port {self.port}, or exiting",
+                 lambda: not self.running() or amqp_ready(self.host, self.port), timeout, detail=self.output,
+                 every=0.1)
+        if self.running() or not any(said in _tail(self.console) for said in PORT_TAKEN):
+            return False
+        self.port, self.dist_port = free_port(), free_port()
+        self.spawn()
+        return True
 
     def start(self, timeout: float = START_TIMEOUT) -> RabbitNode:
         """:meth:`spawn`, then :meth:`wait_started`; returns ``self``."""

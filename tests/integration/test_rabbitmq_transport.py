@@ -11,12 +11,14 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import socket
 import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import pytest
+from rabbitmq_nodes import amqp_ready
 from support import answers_again, wait_for_async
 from trustgraph.base import PubSub, RequestResponseClient
 from trustgraph.base.messaging.errors import PubSubError
@@ -215,6 +217,24 @@ async def test_a_killed_node_is_lost_then_back_and_the_next_call_succeeds(rabbit
                 assert await answers_again(c, "an answer after the restart") == "after"
             assert caplog.text.count("Lost the connection to the broker") == 2   # once per process
     finally:
+        node.stop()
+
+
+def test_a_node_whose_port_was_taken_before_it_started_starts_on_another(rabbitmq_site) -> None:
+    """A node's ports are picked free well before its VM binds them, and any process may take one
+    meanwhile: under load a cluster's node exited with ``dist_port_already_used`` and its test
+    errored.  The first start picks new ports and starts again; a restart keeps its ports."""
+    node = rabbitmq_site.node()
+    taken = node.dist_port
+    holder = socket.create_server(("127.0.0.1", taken))
+    try:
+        node.start()
+        assert node.running() and node.dist_port != taken and node.started_in is not None
+        port = node.port
+        node.restart()
+        assert node.port == port and amqp_ready(node.host, node.port)
+    finally:
+        holder.close()
         node.stop()
 
 
