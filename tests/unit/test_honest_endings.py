@@ -266,12 +266,18 @@ def test_with_the_ranker_a_sure_model_or_a_clear_ranker_decides_and_else_the_age
     close = {"weather": 0.22, "local-time": 0.20, "tell-joke": 0.0}
     got = judge("local-time", {"local-time": 0.45, "weather": 0.4, "tell-joke": 0.15}, TOOLS, Confidence(), meaning=close)
     assert got is not None and got.outcome == OUTCOME_ASKED and got.candidates[:2] == ("weather", "local-time")
-    # The ranker cannot tell the two apart but the model can (the first under 0.8 of its choice):
-    # the model's choice is called.
-    assert judge("local-time", {"local-time": 0.5, "weather": 0.3, "tell-joke": 0.2}, TOOLS, Confidence(),
-                 meaning=close) is None
-    assert judge("local-time", {"local-time": 0.5, "weather": 0.3, "tell-joke": 0.2}, TOOLS, Confidence(tie=0),
-                 meaning=close).outcome == OUTCOME_ASKED
+    # The ranker cannot tell the two apart but the model can (the first under 0.8 of its choice),
+    # and its choice is near the question: the model's choice is called.
+    prefers = {"local-time": 0.5, "weather": 0.3, "tell-joke": 0.2}
+    near = Confidence().calibrated(embedding.calibration()).near
+    close_near = {"weather": near + 0.04, "local-time": near + 0.02, "tell-joke": 0.0}
+    assert judge("local-time", prefers, TOOLS, Confidence(), meaning=close_near) is None
+    assert judge("local-time", prefers, TOOLS, Confidence(tie=0), meaning=close_near).outcome == OUTCOME_ASKED
+    # ... but among tools all far from the question, its preference is no evidence: asked back
+    # ("Write me a poem about Lisbon in Portuguese" had called spell-word, 0.23, translate-word first).
+    close_far = {"weather": near - 0.02, "local-time": near - 0.04, "tell-joke": 0.0}
+    got = judge("local-time", prefers, TOOLS, Confidence(), meaning=close_far)
+    assert got is not None and got.outcome == OUTCOME_ASKED and got.candidates[:2] == ("weather", "local-time")
     # A model that is sure stays its own, whatever the ranker (a scripted or a big model).
     assert judge("local-time", {"local-time": 0.95, "weather": 0.03}, TOOLS, Confidence(), meaning=near_weather) is None
     # lead 0: the model's shares alone, as before (a clear lead of the model's is taken)

@@ -393,10 +393,11 @@ def _with_ranker(chosen: str, share: Mapping[str, float], meaning: Mapping[str, 
                  tool_names: Sequence[str], policy: Confidence) -> Abstain | Switch | None:
     """The model's sure choice, or the ranker's clear first tool, or the model's choice of the
     ranker's first tool when that is near the question or leads, or the model's choice where the
-    ranker cannot tell it from its first (within ``lead``) and the model can (the first has less
+    ranker cannot tell it from its first (within ``lead``), the model can (the first has less
     than ``tie`` times its probability: "How many terms are in the phrase '...'?" put define-word
     0.036 ahead of count-words, which the model preferred 1.6 to 1; replayed on a run's 110 first
-    decisions, 2 more right calls and no more wrong ones), or asking back.
+    decisions, 2 more right calls and no more wrong ones), and it is ``near`` the question, or
+    asking back.
 
     A sure choice of a tool the question is not about at all (under the model's ``far``
     similarity) while another clearly leads is not sure enough: the 135M model was sure of
@@ -424,8 +425,12 @@ def _with_ranker(chosen: str, share: Mapping[str, float], meaning: Mapping[str, 
     if lead >= policy.lead:
         return Switch(first, share[chosen])
     if policy.tie > 0 and meaning[first] - meaning[chosen] < policy.lead and \
-            share[first] < policy.tie * share[chosen]:
-        return None   # the ranker cannot tell the two apart and the model clearly prefers its own
+            share[first] < policy.tie * share[chosen] and (policy.near is None or meaning[chosen] >= policy.near):
+        # The ranker cannot tell the two apart and the model clearly prefers its own, which is
+        # near the question: the bar the model's choice of the first tool meets too.  Among tools
+        # all far from it, the model's preference is no evidence: the 135M model called spell-word
+        # (0.23) for "Write me a poem about Lisbon in Portuguese", with translate-word 0.27 first.
+        return None
     # The model's choice is offered unless the question is not about it at all (under ``far``: the
     # 135M model chose find-synonyms for "What does the clock read in Buenos Aires?"); the ranker's
     # next tool takes its place.
