@@ -8,12 +8,9 @@ from types import SimpleNamespace
 import pytest
 from trustgraph.agent.react.coverage import (
     MAX_VALUES,
-    argument_currency,
     argument_kind,
     covered,
-    money_said,
     most_covered,
-    other_currency,
     said,
 )
 
@@ -126,32 +123,3 @@ def test_the_tool_that_surely_takes_more_than_any_other_could_is_found(question,
 ])
 def test_no_tool_is_found_where_the_question_does_not_tell_them_apart(question, tools):
     assert most_covered(tools, question) is None
-
-
-def test_an_amount_said_in_another_currency_than_its_argument_takes_is_none_of_its():
-    # "How much is 40 euros in dollars?" gave a converter of "How many US dollars" the amount 40,
-    # and the answer converted 40 dollars.
-    amount = arg("amount", "number", "How many US dollars")
-    assert argument_currency(amount) == "USD"
-    assert argument_currency(arg("amount_eur", "number")) == "EUR"
-    assert argument_currency(arg("price", "number", "How many Canadian dollars")) == "CAD"
-    assert argument_currency(arg("amount", "number", "In any currency, e.g. USD or EUR")) is None
-    assert argument_currency(arg("count", "integer", "How many people")) is None
-    assert argument_currency(arg("weight", "number", "The weight in pounds")) is None   # a mass
-    assert money_said("What are 100 US dollars worth in British pounds?") == {100.0: {"USD"}}
-    assert money_said("Exchange 15 American bucks, or €20, or EUR 30") == {15.0: {"USD"}, 20.0: {"EUR"}, 30.0: {"EUR"}}
-    assert money_said("How much is 50 in yen?") == {}            # the currency converted into is no amount's
-    assert money_said("What is EUR 40 in dollars?") == {40.0: {"EUR"}} and money_said("Try xEUR 40") == {}
-    assert money_said("Convert 50 Fijian dollars to yen") == {}  # an adjective not known: not judged
-    for question, amount_given, wrong in [("How much is 40 euros in dollars?", 40, ["amount"]),
-                                          ("Convert €50 to yen", 50, ["amount"]),
-                                          ("How much is 50 dollars in yen?", 50, []),
-                                          ("Convert 20 USD to EUR", 20, []),
-                                          ("Exchange 15 American bucks for British pounds", 15, []),
-                                          ("How much is 50 in yen?", 50, []),
-                                          ("Convert 50 Fijian dollars to yen", 50, [])]:
-        assert other_currency({"amount": amount_given}, [amount], question) == wrong, question
-    # A model's integer past any float is judged elsewhere (the check asks back for an unsaid number).
-    assert other_currency({"amount": 10 ** 400}, [amount], "How much is 40 euros in dollars?") == []
-    # An argument that names no currency takes any.
-    assert other_currency({"total": 40}, [arg("total", "number", "The bill")], "Split 40 euros three ways") == []

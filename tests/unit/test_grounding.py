@@ -8,7 +8,13 @@ from pathlib import Path
 
 import pytest
 from trustgraph.agent.react.decisions import Confidence, ask_back, judge
-from trustgraph.agent.react.grounding import address_kind, unsaid_arguments
+from trustgraph.agent.react.grounding import (
+    address_kind,
+    argument_currency,
+    money_said,
+    other_currency,
+    unsaid_arguments,
+)
 from trustgraph.base.descriptors.arguments import ToolArgument
 from trustgraph.schema.services.agent import OUTCOME_ASKED
 
@@ -992,3 +998,53 @@ def test_an_optional_argument_the_question_plainly_gives_is_required_and_runs_ta
     stock = [ToolArgument(name="item", type="string"), ToolArgument(name="count", type="integer")]
     got = grounded(schema_of(*stock), stock, said_values("Order 3 apples", []))
     assert "apples" in got["properties"]["item"]["enum"]
+
+
+def arg(name: str, type: str = "string", description: str = "", required: bool = True) -> ToolArgument:
+    return ToolArgument(name=name, type=type, description=description, required=required)
+
+
+def test_an_amount_said_in_another_currency_than_its_argument_takes_is_none_of_its():
+    # "How much is 40 euros in dollars?" gave a converter of "How many US dollars" the amount 40,
+    # and the answer converted 40 dollars.
+    amount = arg("amount", "number", "How many US dollars")
+    assert argument_currency(amount) == "USD"
+    assert argument_currency(arg("amount_eur", "number")) == "EUR"
+    assert argument_currency(arg("price", "number", "How many Canadian dollars")) == "CAD"
+    assert argument_currency(arg("amount", "number", "In any currency, e.g. USD or EUR")) is None
+    assert argument_currency(arg("count", "integer", "How many people")) is None
+    assert argument_currency(arg("weight", "number", "The weight in pounds")) is None   # a mass
+    assert money_said("What are 100 US dollars worth in British pounds?") == {100.0: {"USD"}}
+    assert money_said("Exchange 15 American bucks, or €20, or EUR 30") == {15.0: {"USD"}, 20.0: {"EUR"}, 30.0: {"EUR"}}
+    assert money_said("How much is 50 in yen?") == {}            # the currency converted into is no amount's
+    assert money_said("What is EUR 40 in dollars?") == {40.0: {"EUR"}} and money_said("Try xEUR 40") == {}
+    assert money_said("Convert 50 Fijian dollars to yen") == {}  # an adjective not known: not judged
+    for question, amount_given, wrong in [("How much is 40 euros in dollars?", 40, ["amount"]),
+                                          ("Convert €50 to yen", 50, ["amount"]),
+                                          ("How much is 50 dollars in yen?", 50, []),
+                                          ("Convert 20 USD to EUR", 20, []),
+                                          ("Exchange 15 American bucks for British pounds", 15, []),
+                                          ("How much is 50 in yen?", 50, []),
+                                          ("Convert 50 Fijian dollars to yen", 50, [])]:
+        assert other_currency({"amount": amount_given}, [amount], [question]) == wrong, question
+    # A model's integer past any float is judged elsewhere (the check asks back for an unsaid number).
+    assert other_currency({"amount": 10 ** 400}, [amount], ["How much is 40 euros in dollars?"]) == []
+    # An argument that names no currency takes any.
+    assert other_currency({"total": 40}, [arg("total", "number", "The bill")], ["Split 40 euros three ways"]) == []
+    # The argument check itself judges it, and the tool results count as said too.
+    assert unsaid_arguments({"amount": 40}, [amount], ["How much is 40 euros in dollars?"]) == ["amount"]
+    assert unsaid_arguments({"amount": 40}, [amount], ["Convert it to yen", "The fare is 40 dollars"]) == []
+
+
+def test_an_optional_amount_said_in_another_currency_is_left_out_not_asked_back_for():
+    from trustgraph.agent.react.grounding import optional_guesses
+
+    # A transfer's optional tip "in US dollars": "Send 200 euros to Ana, with a 5 euro tip" has no
+    # tip in dollars; the tool does without it rather than the dialog asking back.
+    arguments = [arg("amount", "number", "How much"), arg("name", "string", "Who to pay"),
+                 arg("tip_usd", "number", "A tip in US dollars", required=False)]
+    question = "Send 200 euros to Ana, with a 5 euro tip"
+    assert optional_guesses({"amount": 200, "name": "Ana", "tip_usd": 5}, arguments, [question]) == ["tip_usd"]
+    assert optional_guesses({"amount": 200, "name": "Ana", "tip_usd": 5}, arguments,
+                            ["Send 200 euros to Ana, with a 5 dollar tip"]) == []
+

@@ -17,9 +17,6 @@ known kind ("topic", "item") is no evidence for its tool, but may hold a quoted 
 wins only when its arguments surely take more than any other's could.  ``steps.by_coverage`` uses the score
 only among the tools the ranker puts within its lead of the first.
 
-The currency an amount is said in is read here too (:func:`other_currency`): a number argument
-that declares its currency ("How many US dollars") takes no amount the question says only in
-another ("40 euros"), and the argument check asks back for it (``steps.judge_call``).
 """
 
 from __future__ import annotations
@@ -32,8 +29,6 @@ from typing import Any
 from .grounding import (
     _KIND_OF,
     _QUOTED,
-    _SIGNED,
-    _SIGNS,
     _UNIT_AFTER,
     MAX_SAID_CHARS,
     _argument_kind,
@@ -41,30 +36,10 @@ from .grounding import (
     _number_kinds,
     _words,
     _written_numbers,
+    signs_at,
 )
+from .wordlists import CALENDAR, CURRENCIES, CURRENCY_CODES, LANGUAGES
 
-#: Languages by their English names (a request says "in Portuguese", "into spanish").
-LANGUAGES = frozenset("""english spanish french german italian portuguese dutch russian chinese mandarin
-cantonese japanese korean arabic hindi bengali urdu turkish greek polish swedish norwegian danish finnish
-czech hungarian romanian ukrainian hebrew thai vietnamese indonesian malay swahili persian farsi latin
-tagalog filipino irish welsh catalan basque croatian serbian bulgarian slovak slovenian estonian latvian
-lithuanian icelandic tamil telugu punjabi gujarati marathi esperanto afrikaans zulu yoruba amharic""".split())
-#: The ISO code a currency's name says, alone ("euros") or after a country's adjective ("Canadian
-#: dollars"); a name whose adjective is not here says no code.
-_CODE_OF = {**dict.fromkeys("dollar dollars bucks greenback greenbacks".split(), "USD"),
-            **dict.fromkeys("euro euros".split(), "EUR"), **dict.fromkeys("pound pounds sterling".split(), "GBP"),
-            "yen": "JPY", "yuan": "CNY", "renminbi": "CNY", **dict.fromkeys("rupee rupees".split(), "INR"),
-            **dict.fromkeys("franc francs".split(), "CHF"),
-            **dict.fromkeys("rouble roubles ruble rubles".split(), "RUB"), "lira": "TRY",
-            **dict.fromkeys("shekel shekels".split(), "ILS"), "baht": "THB", "naira": "NGN", "zloty": "PLN",
-            "forint": "HUF", "koruna": "CZK", "ringgit": "MYR", "rupiah": "IDR",
-            **dict.fromkeys("dirham dirhams".split(), "AED"), **dict.fromkeys("riyal riyals".split(), "SAR"),
-            **dict.fromkeys("peso pesos".split(), "MXN"), **dict.fromkeys("krona kronor".split(), "SEK"),
-            **dict.fromkeys("krone kroner".split(), "NOK")}
-#: Currencies by name (not "won", "real", "rand", "dong": words of other meanings) and by ISO code.
-CURRENCIES = frozenset(_CODE_OF)
-CURRENCY_CODES = frozenset("""USD EUR GBP JPY CHF CAD AUD NZD CNY HKD SGD INR KRW RUB TRY ILS BRL MXN SEK NOK
-DKK PLN CZK HUF ZAR THB VND NGN PHP IDR MYR AED SAR""".split())
 #: Units of measure said anywhere: those of mass, length, volume and speed longer than a letter
 #: (not the kinds' nouns, "weight", "distance"; not the durations, "hours" is said of the clock),
 #: temperature scales, and "pound"/"pounds", which are a currency too.
@@ -73,9 +48,6 @@ UNITS = frozenset(w for w, kind in _KIND_OF.items() if kind != "duration" and le
     | frozenset("celsius fahrenheit kelvin centigrade pound pounds".split())
 #: A currency's name that is a unit of mass too.
 _POUND = frozenset({"pound", "pounds"})
-#: Months and weekdays, which are capitalised after "in" and "on" and are no places.
-_CALENDAR = frozenset("""january february march april may june july august september october november
-december monday tuesday wednesday thursday friday saturday sunday""".split())
 #: A place: a capitalised name (of one or more words) after "in", "at", "near", "from", "to" or "between".
 _PLACE = re.compile(r"\b(?:[Ii]n|[Aa]t|[Nn]ear|[Ff]rom|[Tt]o|[Bb]etween)\s+([A-Z][\w'-]*(?:[ \t]+[A-Z][\w'-]*)*)")
 
@@ -109,14 +81,6 @@ class Value:
     kinds: frozenset[str]
 
 
-def _signs_at(text: str) -> tuple[dict[int, str], dict[int, str]]:
-    """The currency codes of the signs ``text`` writes with an amount: by where the amount starts
-    ("€50") and by where it ends ("50 €")."""
-    signs = list(_SIGNED.finditer(text))
-    return ({m.end() - 1: _SIGNS[m.group(1)] for m in signs if m.group(1)},
-            {m.start(): _SIGNS[m.group(2)] for m in signs if m.group(2)})
-
-
 def said(question: str) -> list[Value]:
     """The values of a closed kind ``question`` says, each once, at most :data:`MAX_VALUES`."""
     text = question[:MAX_SAID_CHARS]
@@ -139,10 +103,10 @@ def said(question: str) -> list[Value]:
             add(low, UNIT)
     for m in _PLACE.finditer(bare):
         name = m.group(1)
-        if not _words(name) & (LANGUAGES | CURRENCIES | _CALENDAR) and name not in CURRENCY_CODES and name != "I":
+        if not _words(name) & (LANGUAGES | CURRENCIES | CALENDAR) and name not in CURRENCY_CODES and name != "I":
             add(name, PLACE)
     quantities = _number_kinds(bare)
-    signed_before, signed_after = _signs_at(bare)
+    signed_before, signed_after = signs_at(bare)
     for start, number, end in _written_numbers(bare):
         after = _UNIT_AFTER.match(bare, end)
         words = {w for w in (after.groups() if after else ()) if w}
@@ -243,92 +207,3 @@ def most_covered(tools: Sequence[Any], question: str) -> tuple[int, int] | None:
     # the flight from Madrid to Berlin?" of a travel time by distance and speed, before a time
     # difference).  One ranked after it, and taking less, is behind it by both counts.
     return (at, best) if all(c < best and (c > 0 or i > at) for i, c in could.items()) else None
-
-
-#: A currency name's code after a country's adjective ("Canadian dollars"); after one not here, none.
-_ADJECTIVE_CODE = {"us": "USD", "american": "USD", "canadian": "CAD", "australian": "AUD", "singapore": "SGD",
-                   "hong": "HKD", "new": "NZD", "british": "GBP", "swiss": "CHF", "mexican": "MXN",
-                   "danish": "DKK", "norwegian": "NOK", "swedish": "SEK", "japanese": "JPY", "indian": "INR",
-                   "chinese": "CNY", "european": "EUR"}
-#: A currency's ISO code written right before an amount ("EUR 40").
-_CODE_BEFORE = re.compile(r"\b([A-Z]{3})[ \t]*$")
-
-
-def _currency(words: Sequence[str]) -> str | None:
-    """The currency a number's next words say ("euros", "US dollars", "EUR"), or None (also for a
-    name after an adjective not known here: "Fijian dollars")."""
-    if not words:
-        return None
-    first, low = words[0], words[0].lower()
-    if first in CURRENCY_CODES:
-        return first
-    if low in _CODE_OF:
-        return _CODE_OF[low]
-    if len(words) > 1 and words[1].lower() in _CODE_OF:
-        # A country's adjective before the name: its code when known, else none ("Fijian dollars").
-        return _ADJECTIVE_CODE.get(low)
-    return None
-
-
-def money_said(question: str) -> dict[float, set[str]]:
-    """Each number ``question`` says with a currency this module knows, and the codes of the
-    currencies it is said in ("Fijian dollars" are none: such an amount is not judged)."""
-    text = question[:MAX_SAID_CHARS]
-    before, after = _signs_at(text)
-    out: dict[float, set[str]] = {}
-    for start, number, end in _written_numbers(text):
-        code = before.get(start) or after.get(end)
-        if code is None:
-            m = _UNIT_AFTER.match(text, end)
-            words = [w for w in (m.groups() if m else ()) if w]
-            code = _currency(words)
-        if code is None and (m := _CODE_BEFORE.search(text, max(0, start - 8), start)) \
-                and m.group(1) in CURRENCY_CODES:
-            code = m.group(1)
-        if code is not None:
-            out.setdefault(number, set()).add(code)
-    return out
-
-
-def argument_currency(argument: Any) -> str | None:
-    """The one currency a declared number argument says its amount is in ("How many US dollars",
-    ``amount_eur``), or None."""
-    name, description = str(getattr(argument, "name", "") or ""), str(getattr(argument, "description", "") or "")
-    if getattr(argument, "type", None) not in ("number", "integer") or _argument_kind(name, description):
-        return None   # "The weight in pounds" is a mass
-    words = f"{_name_words(argument)} {description}".split()
-    words = [w.strip(".,;:()'\"") for w in words]
-    found: set[str] = set()
-    for i, w in enumerate(words):
-        low = w.lower()
-        if w.upper() in CURRENCY_CODES and (w.isupper() or w.islower() and i < len(_name_words(argument).split())):
-            found.add(w.upper())
-        elif low in _CODE_OF:
-            adjective = words[i - 1].lower() if i else ""
-            found.add(_ADJECTIVE_CODE.get(adjective, _CODE_OF[low]))
-    return found.pop() if len(found) == 1 else None
-
-
-def other_currency(values: dict[str, Any], arguments: Sequence[Any], question: str) -> list[str]:
-    """The call's number arguments that declare a currency (:func:`argument_currency`) and were
-    given an amount the question says only in other currencies: "How much is 40 euros in
-    dollars?" gave a converter of "How many US dollars" the amount 40, and the answer converted
-    40 dollars.  Such a value is no value of that argument: the check asks back for it."""
-    declared = {getattr(a, "name", None): a for a in arguments}
-    money: dict[float, set[str]] | None = None
-    out = []
-    for name, value in values.items():
-        argument = declared.get(name)
-        if argument is None or isinstance(value, bool) or not isinstance(value, int | float):
-            continue
-        currency = argument_currency(argument)
-        if currency is None:
-            continue
-        money = money_said(question) if money is None else money
-        try:
-            said_in = money.get(float(value))
-        except OverflowError:   # an integer past any float: no amount said (the check asks back for it)
-            continue
-        if said_in and currency not in said_in:
-            out.append(name)
-    return out

@@ -61,6 +61,8 @@ right answer into a question back:
   for "1,000"; one written in words counts too, "twenty-five" or "for two",
   but not a lone "one", a pronoun as often);
 - an identifier written with digits (:func:`_numbered`) needs a digit: "blue" is no flight;
+- an amount for a number argument that declares its currency ("How many US dollars") is not one
+  the dialog says only in another currency ("40 euros": :func:`other_currency`);
 - a list's texts each count as a text value; its numbers, values from an ``enum``, of an
   argument declared ``"free-text": true`` (a message's body, a summary: the model's own words by
   design), booleans and objects are not judged.
@@ -80,8 +82,11 @@ from typing import Any, NamedTuple
 
 from trustgraph.catalog.relevance import COMMON_WORDS, content_words
 
-__all__ = ["Said", "address_kind", "grounded", "named_arguments", "optional_guesses", "own_words", "quantity_units",
-           "said_kinds", "said_once", "said_values", "takes_kind", "unsaid_arguments"]
+from .wordlists import COUNTRY_CODES, CURRENCY_CODES, CURRENCY_NAMES
+
+__all__ = ["Said", "address_kind", "argument_currency", "grounded", "money_said", "named_arguments", "optional_guesses",
+           "other_currency", "own_words", "quantity_units", "said_kinds", "said_once", "said_values", "signs_at", "takes_kind",
+           "unsaid_arguments"]
 
 _LETTERS = re.compile(r"[^\W\d_]+")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
@@ -254,6 +259,8 @@ def unsaid_arguments(values: Mapping[str, Any], arguments: Sequence[Any], said: 
         elif isinstance(value, list) and any(isinstance(m, str) and m.strip() and not _text_said(m, heard)
                                              for m in value):
             out.append(name)   # a list of texts: each member said ("spinnad" of "spinach" was not)
+    # An amount said in another currency than the one its argument takes is none of its.
+    out += [n for n in other_currency(values, arguments, said) if n not in out]
     return out
 
 
@@ -960,6 +967,102 @@ def _unsigned(text: str) -> str:
         whole = m.group(0)
         return whole[:start] + " " * (end - start) + whole[end:]
     return _SIGNED.sub(blank, text) if "$" in text or not text.isascii() else text
+
+
+def signs_at(text: str) -> tuple[dict[int, str], dict[int, str]]:
+    """The currency codes of the signs ``text`` writes with an amount: by where the amount starts
+    ("€50") and by where it ends ("50 €")."""
+    signs = list(_SIGNED.finditer(text))
+    return ({m.end() - 1: _SIGNS[m.group(1)] for m in signs if m.group(1)},
+            {m.start(): _SIGNS[m.group(2)] for m in signs if m.group(2)})
+
+
+#: A currency's ISO code written right before an amount ("EUR 40").
+_CODE_BEFORE = re.compile(r"\b([A-Z]{3})[ \t]*$")
+
+
+def _currency(words: Sequence[str]) -> str | None:
+    """The currency a number's next words say ("euros", "US dollars", "EUR"), or None (also for a
+    name after an adjective not known here: "Fijian dollars")."""
+    if not words:
+        return None
+    first, low = words[0], words[0].lower()
+    if first in CURRENCY_CODES:
+        return first
+    if low in CURRENCY_NAMES:
+        return CURRENCY_NAMES[low]
+    if len(words) > 1 and words[1].lower() in CURRENCY_NAMES:
+        # A country's adjective before the name: its code when known, else none ("Fijian dollars").
+        return COUNTRY_CODES.get(low)
+    return None
+
+
+def money_said(text: str) -> dict[float, set[str]]:
+    """Each number ``text`` says with a currency known here, and the codes of the currencies it is
+    said in ("Fijian dollars" are none: such an amount is not judged)."""
+    text = text[:MAX_SAID_CHARS]
+    before, after = signs_at(text)
+    out: dict[float, set[str]] = {}
+    for start, number, end in _written_numbers(text):
+        code = before.get(start) or after.get(end)
+        if code is None:
+            m = _UNIT_AFTER.match(text, end)
+            words = [w for w in (m.groups() if m else ()) if w]
+            code = _currency(words)
+        if code is None and (m := _CODE_BEFORE.search(text, max(0, start - 8), start)) \
+                and m.group(1) in CURRENCY_CODES:
+            code = m.group(1)
+        if code is not None:
+            out.setdefault(number, set()).add(code)
+    return out
+
+
+def argument_currency(argument: Any) -> str | None:
+    """The one currency a declared number argument says its amount is in ("How many US dollars",
+    ``amount_eur``), or None."""
+    name, description = str(getattr(argument, "name", "") or ""), str(getattr(argument, "description", "") or "")
+    if getattr(argument, "type", None) not in ("number", "integer") or _argument_kind(name, description):
+        return None   # "The weight in pounds" is a mass
+    words = f"{_name_words(argument)} {description}".split()
+    words = [w.strip(".,;:()'\"") for w in words]
+    found: set[str] = set()
+    for i, w in enumerate(words):
+        low = w.lower()
+        if w.upper() in CURRENCY_CODES and (w.isupper() or w.islower() and i < len(_name_words(argument).split())):
+            found.add(w.upper())
+        elif low in CURRENCY_NAMES:
+            adjective = words[i - 1].lower() if i else ""
+            found.add(COUNTRY_CODES.get(adjective, CURRENCY_NAMES[low]))
+    return found.pop() if len(found) == 1 else None
+
+
+def other_currency(values: Mapping[str, Any], arguments: Sequence[Any], said: Iterable[str]) -> list[str]:
+    """The call's number arguments that declare a currency (:func:`argument_currency`) and were
+    given an amount the dialog (``said``) says only in other currencies: "How much is 40 euros in
+    dollars?" gave a converter of "How many US dollars" the amount 40, and the answer converted
+    40 dollars.  Such a value is no value of that argument (:func:`unsaid_arguments`)."""
+    declared = {getattr(a, "name", None): a for a in arguments}
+    money: dict[float, set[str]] | None = None
+    out = []
+    for name, value in values.items():
+        argument = declared.get(name)
+        if argument is None or isinstance(value, bool) or not isinstance(value, int | float):
+            continue
+        currency = argument_currency(argument)
+        if currency is None:
+            continue
+        if money is None:
+            money = {}
+            for text in said:
+                for number, codes in money_said(text).items():
+                    money.setdefault(number, set()).update(codes)
+        try:
+            said_in = money.get(float(value))
+        except OverflowError:   # an integer past any float: no amount said (the check asks back for it)
+            continue
+        if said_in and currency not in said_in:
+            out.append(name)
+    return out
 
 
 def quantity_units(question: str) -> set[str]:

@@ -373,10 +373,6 @@ def judge_call(step: Step, action: Action, scores: Mapping[str, float] | None, p
     heard = [step.request.question, *(result for _, result in step.results)]
     unsaid = unsaid_arguments(action.arguments, chosen.arguments if chosen else (), heard) \
         if policy.check_arguments else []
-    if policy.check_arguments and chosen is not None:
-        # An amount said in another currency than the one its argument takes is none of its.
-        unsaid += [n for n in coverage.other_currency(action.arguments, chosen.arguments, step.request.question)
-                   if n not in unsaid]
     abstain = judge(action.name, scores, [t.name for t in step.tools], policy, unsaid, step.meaning)
     if isinstance(abstain, Switch) and chosen is not None and named_over(step, chosen, abstain.tool, policy):
         logger.debug("The model's %s kept over the ranker's %s: the question names its %s", action.name,

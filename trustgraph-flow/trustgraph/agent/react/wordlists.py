@@ -1,0 +1,43 @@
+"""Closed word lists a request's values are read with: languages, currencies, the calendar.
+
+Kept apart from the readers that use them (``grounding``: whether a call's values were said;
+``coverage``: which tool's arguments take more of a question) so that both read a word the same
+way: "Portuguese" is a language, never a place, and "euros" a currency, for both.
+"""
+
+from __future__ import annotations
+
+#: Languages by their English names (a request says "in Portuguese", "into spanish").
+LANGUAGES = frozenset("""english spanish french german italian portuguese dutch russian chinese mandarin
+cantonese japanese korean arabic hindi bengali urdu turkish greek polish swedish norwegian danish finnish
+czech hungarian romanian ukrainian hebrew thai vietnamese indonesian malay swahili persian farsi latin
+tagalog filipino irish welsh catalan basque croatian serbian bulgarian slovak slovenian estonian latvian
+lithuanian icelandic tamil telugu punjabi gujarati marathi esperanto afrikaans zulu yoruba amharic""".split())
+
+#: The ISO code a currency's name says, alone ("euros") or after a country's adjective ("Canadian
+#: dollars"); a name whose adjective is not in :data:`COUNTRY_CODES` says no code.
+CURRENCY_NAMES = {**dict.fromkeys("dollar dollars bucks greenback greenbacks".split(), "USD"),
+                  **dict.fromkeys("euro euros".split(), "EUR"),
+                  **dict.fromkeys("pound pounds sterling".split(), "GBP"),
+                  "yen": "JPY", "yuan": "CNY", "renminbi": "CNY", **dict.fromkeys("rupee rupees".split(), "INR"),
+                  **dict.fromkeys("franc francs".split(), "CHF"),
+                  **dict.fromkeys("rouble roubles ruble rubles".split(), "RUB"), "lira": "TRY",
+                  **dict.fromkeys("shekel shekels".split(), "ILS"), "baht": "THB", "naira": "NGN", "zloty": "PLN",
+                  "forint": "HUF", "koruna": "CZK", "ringgit": "MYR", "rupiah": "IDR",
+                  **dict.fromkeys("dirham dirhams".split(), "AED"), **dict.fromkeys("riyal riyals".split(), "SAR"),
+                  **dict.fromkeys("peso pesos".split(), "MXN"), **dict.fromkeys("krona kronor".split(), "SEK"),
+                  **dict.fromkeys("krone kroner".split(), "NOK")}
+#: Currencies by name (not "won", "real", "rand", "dong": words of other meanings).
+CURRENCIES = frozenset(CURRENCY_NAMES)
+#: Currencies by ISO 4217 code, as a request writes them (upper case).
+CURRENCY_CODES = frozenset("""USD EUR GBP JPY CHF CAD AUD NZD CNY HKD SGD INR KRW RUB TRY ILS BRL MXN SEK NOK
+DKK PLN CZK HUF ZAR THB VND NGN PHP IDR MYR AED SAR""".split())
+#: A currency name's code after a country's adjective ("Canadian dollars"); after one not here, none.
+COUNTRY_CODES = {"us": "USD", "american": "USD", "canadian": "CAD", "australian": "AUD", "singapore": "SGD",
+                 "hong": "HKD", "new": "NZD", "british": "GBP", "swiss": "CHF", "mexican": "MXN",
+                 "danish": "DKK", "norwegian": "NOK", "swedish": "SEK", "japanese": "JPY", "indian": "INR",
+                 "chinese": "CNY", "european": "EUR"}
+
+#: Months and weekdays, which are capitalised after "in" and "on" and are no places.
+CALENDAR = frozenset("""january february march april may june july august september october november
+december monday tuesday wednesday thursday friday saturday sunday""".split())
