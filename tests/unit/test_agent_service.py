@@ -310,12 +310,12 @@ async def test_a_react_text_reply_overruled_by_the_ranker_asks_back_without_aski
 
 async def test_a_sure_model_is_not_overruled(agent):
     # The ranker puts `joke` first by far, but the question is about the weather's subject too
-    # (rain): the sure model's choice stands.  (Sure of a tool the question is not about at all,
-    # it would not: decisions._with_ranker.)
+    # (rain, in a city): the sure model's choice stands.  (Sure of a tool the question is not about
+    # at all, it would not: decisions._with_ranker.)
     await agent.configure({"tool": {"joke": TOOL, "weather": WEATHER}, "tool-service": {"joke-svc": SERVICE}})
-    agent.prompt.replies = [action("weather", topic="rain"), final_answer(lambda t: t["history"][-1]["observation"])]
+    agent.prompt.replies = [action("weather", topic="Oslo"), final_answer(lambda t: t["history"][-1]["observation"])]
     agent.prompt.scores = [{"weather": 0.97, "joke": 0.01}]
-    got = await agent.ask("Tell me a joke about rain")
+    got = await agent.ask("Tell me a joke about rain in Oslo")
     assert got[-1].outcome == "tool-result" and got[-1].candidates == ["weather"]
 
 

@@ -31,6 +31,8 @@ from .grounding import (
     _QUOTED,
     _UNIT_AFTER,
     MAX_SAID_CHARS,
+    PLACE_LEAD,
+    PLACE_WORDS,
     _argument_kind,
     _name_words,
     _number_kinds,
@@ -49,7 +51,7 @@ UNITS = frozenset(w for w, kind in _KIND_OF.items() if kind != "duration" and le
 #: A currency's name that is a unit of mass too.
 _POUND = frozenset({"pound", "pounds"})
 #: A place: a capitalised name (of one or more words) after "in", "at", "near", "from", "to" or "between".
-_PLACE = re.compile(r"\b(?:[Ii]n|[Aa]t|[Nn]ear|[Ff]rom|[Tt]o|[Bb]etween)\s+([A-Z][\w'-]*(?:[ \t]+[A-Z][\w'-]*)*)")
+_PLACE = re.compile(rf"{PLACE_LEAD}([A-Z][\w'-]*(?:[ \t]+[A-Z][\w'-]*)*)")
 
 LANGUAGE, CURRENCY, UNIT, PLACE, TEXT, WORD, NUMBER = "language", "currency", "unit", "place", "text", "word", "number"
 #: What an argument's name or description says when it takes a value of a kind, in the order read.
@@ -57,7 +59,7 @@ _KIND_WORDS = (
     (LANGUAGE, frozenset({"language", "languages", "lang", "locale"})),
     (CURRENCY, frozenset({"currency", "currencies", "money"})),
     (UNIT, frozenset({"unit", "units", "measure", "scale"})),
-    (PLACE, frozenset({"city", "town", "place", "location", "country", "destination", "origin"})),
+    (PLACE, PLACE_WORDS),
     (TEXT, frozenset({"text", "phrase", "sentence", "passage", "paragraph", "message", "quote"})),
     (WORD, frozenset({"word", "term", "headword"})),
 )

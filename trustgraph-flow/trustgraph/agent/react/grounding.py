@@ -82,7 +82,7 @@ from typing import Any, NamedTuple
 
 from trustgraph.catalog.relevance import COMMON_WORDS, content_words
 
-from .wordlists import COUNTRY_CODES, CURRENCY_CODES, CURRENCY_NAMES
+from .wordlists import CALENDAR, COUNTRY_CODES, CURRENCIES, CURRENCY_CODES, CURRENCY_NAMES, LANGUAGES
 
 __all__ = ["Said", "address_kind", "argument_currency", "grounded", "money_said", "named_arguments", "optional_guesses",
            "other_currency", "own_words", "quantity_units", "said_kinds", "said_once", "said_values", "signs_at", "takes_kind",
@@ -229,6 +229,10 @@ def unsaid_arguments(values: Mapping[str, Any], arguments: Sequence[Any], said: 
             continue
         if declared is not None and isinstance(value, str) and _numbered(declared) and not _DIGIT.search(value):
             out.append(name)   # a flight's number is said with its digits: "blue" is none
+            continue
+        if declared is not None and isinstance(value, str) and value.strip() and takes_place(declared) \
+                and not _named_place(value, said):
+            out.append(name)   # a place is said as one: "blue" of "Why is the sky blue?" is no city
             continue
         own = declared is not None and _moment_kind(declared)
         if declared is not None and isinstance(value, str) and any(k.fullmatch(value.strip()) for k in taken
@@ -424,6 +428,11 @@ class Said:
         self.apart = kept if colon is None and message is None else frozenset({colon or message})
         self._with_noun: dict[str, str | None] = {}
         self._taken: dict[tuple[re.Pattern[str], ...], _Taken] = {}
+
+    @functools.cached_property
+    def places(self) -> frozenset[str]:
+        """The texts the dialog says as places (:func:`_named_place`): read once per step."""
+        return frozenset(t for t in self.texts if _named_place(t, self.dialog or (self.question,)))
 
     def with_noun(self, value: str) -> str | None:
         """``value`` with its noun when it is a proper adjective without it (:func:`_noun_after`):
@@ -1425,10 +1434,63 @@ def _inside(text: str, expression: str) -> bool:
 #: An optional argument whose name or description says it is a name takes what the request says
 #: after "called", "named", "titled" or "labelled" ("Set an alarm for 7 am called gym").
 _LABEL_WORDS = frozenset({"name", "label", "title", "tag", "nickname"})
-#: One that says it is a place takes a name the request says after "in", "at" or "near".
-_PLACE_WORDS = frozenset({"city", "town", "place", "location", "where", "country", "region", "area"})
 _AFTER_CALLED = re.compile(r"\b(?:called|named|titled|label(?:l?ed)?)\s+", re.IGNORECASE)
+
+
+#: What an argument's name or description says when its value is a place.
+PLACE_WORDS = frozenset({"city", "town", "place", "location", "where", "country", "region", "area", "destination"})
+#: The words a request says a place after: where something is ("in", "at", "near"), and where one
+#: goes or comes from ("from", "to", "between"), its first letter either case.
+PLACE_LEAD = r"\b(?:[Ii]n|[Aa]t|[Nn]ear|[Ff]rom|[Tt]o|[Bb]etween)\s+"
+#: Where an optional place is pointed at: after where something is ("Book a hotel in Lisbon").
 _AFTER_PLACE = re.compile(r"\b(?:in|at|near)\s+(?=[^\W\d_])", re.IGNORECASE)
+#: A text ending with a place's lead ("in paris", "from the station"; "to" only with its article,
+#: "to the airport", since "to" starts a verb as often: "need to call"): a place follows.
+_BEFORE_PLACE = re.compile(r"\b(?:(?:[Ii]n|[Aa]t|[Nn]ear|[Ff]rom|[Bb]etween)\s+(?:the\s+)?|[Tt]o\s+the\s+)$")
+#: Words that follow a request's verb, not a place's name ("Set an alarm", "Water the basil").
+_OBJECT_WORDS = frozenset("a an the my your our his her their me us it them some this that these those".split())
+#: Where a sentence starts: a capital there is grammar's, not a name's.
+_SENTENCE_START = re.compile(r"(?:^|[.!?;:\"“(]|\n)\s*$")
+
+
+def takes_place(argument: Any) -> bool:
+    """Whether a declared string argument takes a place: its name or description says one
+    (:data:`PLACE_WORDS`) and no other kind (an address, a day or a time, an identifier with
+    digits, a unit or a currency)."""
+    return (getattr(argument, "type", None) in (None, "string") and not getattr(argument, "enum", None)
+            and _says(argument, PLACE_WORDS) and not _says(argument, _UNIT_NAMES)
+            and address_kind(argument) is None and _moment_kind(argument) is None and not _numbered(argument))
+
+
+def _named_place(value: str, texts: Iterable[str]) -> bool:
+    """Whether ``value`` is said as a place somewhere in ``texts``: as a name (each of its words
+    capitalised where it is said, "of" or "de" aside: not "Moscow ahead"; and not a sentence's first
+    word that is a common or a request's word: "Why", "Show"), or after the words a place is said
+    after ("in paris", "to the airport").  The 135M model gave
+    sunrise-sunset the city "blue" for "Why is the sky blue?"."""
+    value = value.strip()
+    low = value.lower()
+    if len(value) < 2 or low in LANGUAGES | CURRENCIES | CALENDAR | _KIND_OF.keys() or value in CURRENCY_CODES \
+            or _TIME.fullmatch(value) or _DATE.fullmatch(value):
+        return False   # "in Portuguese", "in euros", "on Friday", "at 6pm", "70 F" say no place
+    pattern = re.compile(rf"(?<!\w){re.escape(value)}(?!\w)", re.IGNORECASE)
+    for text in texts:
+        text = text[:MAX_SAID_CHARS]
+        for m in pattern.finditer(text):
+            at, words = m.start(), m.group(0).split()
+            if all(w[:1].isupper() or w.lower() in _JOINS for w in words) and words[0][:1].isupper():
+                first = words[0].lower().strip(".,'’")
+                after = _TOKEN.search(text, m.end())
+                # A sentence's first word is capitalised by grammar: a name unless it is a common
+                # or a request's word, or a verb the request starts with ("Reserve a room", "Water
+                # the basil": a word before an article or a pronoun).
+                if not (_SENTENCE_START.search(text, max(0, at - 8), at)
+                        and (first in _EDGE_WORDS | _REQUEST_VERBS
+                             or len(words) == 1 and after is not None and after.group(0).lower() in _OBJECT_WORDS)):
+                    return True
+            elif m.group(0).islower() and _BEFORE_PLACE.search(text, max(0, at - 16), at):
+                return True   # typed in lower case: "weather in paris" (not "Oslo saying" of "in Oslo saying")
+    return False
 
 
 def _pointed(prop: dict[str, Any], argument: Any, said: Said) -> dict[str, Any] | None:
@@ -1447,7 +1509,7 @@ def _pointed(prop: dict[str, Any], argument: Any, said: Said) -> dict[str, Any] 
         return named
     question = said.question
     called = {m.end() for m in _AFTER_CALLED.finditer(question)} if _says(argument, _LABEL_WORDS) else set()
-    places = {m.end() for m in _AFTER_PLACE.finditer(question)} if _says(argument, _PLACE_WORDS) else set()
+    places = {m.end() for m in _AFTER_PLACE.finditer(question)} if _says(argument, PLACE_WORDS) else set()
     kept = [v for v in values if isinstance(v, str) and (any(question.startswith(v, at) for at in called)
                                                           or v[:1].isupper() and any(question.startswith(v, at)
                                                                                      for at in places))]
@@ -1576,6 +1638,14 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
                     # argument's: "Give the fern 200 ml of water" waters no plant "ml" (the 135M
                     # model's pick).  What a number counts may be a value ("3 apples").
                     mine = [t for t in mine if not (_words(t) and _words(t) <= measures)] or mine
+            if takes_place(declared):
+                # A place is one the dialog says as a place (:func:`_named_place`); with none said
+                # it is left to the model, and the check asks back for a made-up one.
+                mine = [t for t in mine if t in said.places]
+                if not mine:
+                    out[name] = prop
+                    continue
+                whole = []
             offered = _by_quantity({**prop, "enum": list(dict.fromkeys(whole + mine))}, name, units, False, said)
             named = _by_name(offered, declared, said)
             out[name] = _by_query(_by_text(_by_topic(named, declared, said.question), declared, said.apart),
