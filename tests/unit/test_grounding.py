@@ -1088,3 +1088,22 @@ def test_a_place_argument_is_offered_the_places_said_and_none_is_left_to_the_mod
     # No place said: the argument is the model's, and the check asks back for what it makes up.
     got = grounded(schema_of(city), [city], said_values("Why is the sky blue?", []))
     assert "enum" not in got["properties"]["city"]
+
+
+def test_a_declared_word_nobody_said_is_a_guess_but_a_code_or_a_unit_is_not_judged():
+    # The 135M model ordered a "large" pizza for "Reserve a spot for 4 at Luigi's this Friday at
+    # 8pm" and turned the lights "on" for "Explain how a rainbow forms".
+    size = ToolArgument(name="size", description="The size", enum=("small", "medium", "large"))
+    state = ToolArgument(name="state", description="On or off", enum=("on", "off"))
+    assert unsaid_arguments({"size": "large"}, [size], ["Reserve a spot for 4 at Luigi's this Friday at 8pm"]) == ["size"]
+    assert unsaid_arguments({"size": "large"}, [size], ["Get me two large pepperoni pizzas delivered"]) == []
+    assert unsaid_arguments({"state": "on"}, [state], ["Explain how a rainbow forms"]) == ["state"]
+    assert unsaid_arguments({"state": "off"}, [state], ["Switch off the kitchen lights"]) == []
+    # Codes, units, scales and currencies are the model's to translate to ("°F" is F, "km" kilometres).
+    for name, values, value, question in [("scale", ("C", "F", "K"), "F", "My thermometer reads 101 °F"),
+                                          ("to_unit", ("km", "mi"), "km", "How far is 5 miles in kilometres?"),
+                                          ("temp", ("celsius", "fahrenheit"), "fahrenheit", "It is 101 °F"),
+                                          ("to", ("usd", "eur"), "usd", "How much is 40 euros in dollars?"),
+                                          ("kind", ("metric", "imperial"), "metric", "Which units, kg or lb?")]:
+        declared = ToolArgument(name=name, description="The unit" if name == "kind" else "", enum=values)
+        assert unsaid_arguments({name: value}, [declared], [question]) == [], (name, value)

@@ -63,9 +63,10 @@ right answer into a question back:
 - an identifier written with digits (:func:`_numbered`) needs a digit: "blue" is no flight;
 - an amount for a number argument that declares its currency ("How many US dollars") is not one
   the dialog says only in another currency ("40 euros": :func:`other_currency`);
-- a list's texts each count as a text value; its numbers, values from an ``enum``, of an
-  argument declared ``"free-text": true`` (a message's body, a summary: the model's own words by
-  design), booleans and objects are not judged.
+- a declared (``enum``) value that is a word (:func:`_worded`: "large", "on") needs to be said;
+- a list's texts each count as a text value; its numbers, an ``enum``'s codes and units ("C",
+  "km"), values of an argument declared ``"free-text": true`` (a message's body, a summary: the
+  model's own words by design), booleans and objects are not judged.
 
 A bigger model that infers a value ("the city with the Eiffel Tower" ->
 ``Paris``) would be asked back here: the agent's ``--no-argument-check``
@@ -202,6 +203,26 @@ def _argument(arguments: Sequence[Any], name: str) -> Any:
     return next((a for a in arguments if getattr(a, "name", None) == name), None)
 
 
+#: Temperature scales by name, which a request writes as a letter or a sign as often ("°F").
+_SCALES = frozenset("celsius fahrenheit kelvin centigrade".split())
+_WORDED = re.compile(r"[a-z]{2,}(?: [a-z]+)*")
+
+
+def _worded(argument: Any) -> bool:
+    """Whether a declared argument's ``enum`` values are words a request says as they are
+    ("small", "large"; "on", "off"): each in lower case letters, and none a unit of measure, a
+    temperature scale or a currency (said as "km", "°F", "$" as often), of an argument that is no
+    unit or currency.  Such a value nobody said is a guess (:func:`unsaid_arguments`); a code
+    ("C", "EUR") or a unit is the model's to translate to, and not judged."""
+    values = getattr(argument, "enum", None)
+    if not values or _says(argument, _UNIT_NAMES):
+        return False
+    return all(isinstance(v, str) and _WORDED.fullmatch(v)
+               and not any(w in _KIND_OF or w in _SCALES or w in CURRENCIES or w.upper() in CURRENCY_CODES
+                           for w in v.split())
+               for v in values)
+
+
 def unsaid_arguments(values: Mapping[str, Any], arguments: Sequence[Any], said: Iterable[str]) -> list[str]:
     """The names of the call's arguments whose value nobody said in the dialog (``said``: the
     question and the tool results so far); ``arguments`` are the tool's declared ones (with
@@ -219,9 +240,15 @@ def unsaid_arguments(values: Mapping[str, Any], arguments: Sequence[Any], said: 
     texts_used: dict[str, int] = {}   # and text arguments each text (its words, lower case)
     for name, value in values.items():
         declared = _argument(arguments, name)
+        if declared is not None and getattr(declared, "enum", None) is not None and _worded(declared) \
+                and isinstance(value, str) and not all(heard.has_word(w) for w in value.split()):
+            # A declared word nobody said is a guess: the 135M model ordered a "large" pizza for "Reserve
+            # a spot for 4 at Luigi's" and turned the lights "on" for "Explain how a rainbow forms".
+            out.append(name)
+            continue
         if declared is not None and (getattr(declared, "enum", None) is not None
                                      or getattr(declared, "free_text", None)):
-            continue   # a declared value, or one the model writes in its own words
+            continue   # a declared code or unit, or a value the model writes in its own words
         if declared is not None and (kind := address_kind(declared)) is not None and isinstance(value, str):
             # An address is said whole, as an address, or not at all ("Hi" is no email address).
             if not (kind.fullmatch(value.strip()) and value.strip().lower() in dialog):
