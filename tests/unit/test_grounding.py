@@ -474,8 +474,16 @@ def test_a_function_of_a_number_is_an_expression_and_an_expression_argument_take
                                  ("What is 12 squared?", "12 squared"),
                                  ("Calculate 2 to the power of 10", "2 to the power of 10"),
                                  ("What's the log of 1000 plus 3?", "log of 1000 plus 3"),
-                                 ("What's 17 times 23?", "17 times 23")]:
+                                 ("What's 17 times 23?", "17 times 23"),
+                                 # An operation said in words before its numbers is part of it: the
+                                 # probe's calculator had got "48 by 365".
+                                 ("What do you get if you multiply 48 by 365?", "multiply 48 by 365"),
+                                 ("Divide 100 by 4 please", "Divide 100 by 4"),
+                                 ("What's the sum of 3 and 4?", "sum of 3 and 4"),
+                                 ("What is the difference between 10 and 3?", "difference between 10 and 3")]:
         assert offered(question) == [expression], question
+    # An operation with one number is none ("multiply 6" says not by what).
+    assert not said_values("Please multiply 6", []).expressions
     # No expression said: the argument keeps the question's spans (a lone number is none).
     assert {"record 42", "42"} <= set(offered("Show record 42 of the stock"))
     # An argument that is no expression keeps the other spans beside it.

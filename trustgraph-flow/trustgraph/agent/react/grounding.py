@@ -400,6 +400,10 @@ _EXPRESSION_WORDS = frozenset({"expression", "expressions", "formula", "equation
 _FUNCTION_BEFORE = re.compile(r"\b(?:(?:square|cube)\s+root|log(?:arithm)?|ln|sine?|cos(?:ine)?|tan(?:gent)?"
                               r"|factorial|absolute\s+value|square|cube)\s+of\s+$", re.IGNORECASE)
 _FUNCTION_AFTER = re.compile(r"[ \t]+(?:squared|cubed|factorial)\b", re.IGNORECASE)
+#: An operation said in words before two numbers or more ("multiply 48 by 365", "add 5 and 7", "the
+#: sum of 3 and 4"): part of their expression, which "48 by 365" alone would not say.
+_OPERATION_BEFORE = re.compile(r"\b(?:multiply|divide|add|subtract|(?:sum|product|average|mean|quotient)\s+of"
+                               r"|difference\s+between)\s+$", re.IGNORECASE)
 #: How far before a number such a function is looked for ("absolute value of " is 18 characters).
 FUNCTION_REACH = 40
 
@@ -694,6 +698,8 @@ def _expressions(piece: str) -> list[tuple[int, str]]:
             end, depth = end + 1, depth - 1
         start, stop = parts[first].start(), parts[end].end()
         before = _FUNCTION_BEFORE.search(piece, max(0, start - FUNCTION_REACH), start)
+        if before is None and last > i:
+            before = _OPERATION_BEFORE.search(piece, max(0, start - FUNCTION_REACH), start)
         after = _FUNCTION_AFTER.match(piece, stop)
         if not depth:
             start = before.start() if before is not None else start
