@@ -41,7 +41,8 @@ LIST = tool("add-to-list", "Add an item to a list", arg("list"), arg("item"))
 
 
 def test_a_question_says_places_languages_currencies_units_quotes_and_numbers_of_a_kind():
-    assert kinds("If it's noon in New York, what hour is it in Paris?") == {"New York": {"place"}, "Paris": {"place"}}
+    assert kinds("If it's noon in New York, what hour is it in Paris?") == {"New York": {"place"}, "Paris": {"place"},
+                                                                           "noon": {"time"}}
     assert kinds("How would I ask for 'bread' in Portuguese?") == {"'bread'": {"word"}, "portuguese": {"language"}}
     got = kinds("My suitcase weighs 23 kg; what is that in pounds?")
     assert got["kg"] == {"unit"} and got["pounds"] == {"unit", "currency"}
@@ -123,3 +124,33 @@ def test_the_tool_that_surely_takes_more_than_any_other_could_is_found(question,
 ])
 def test_no_tool_is_found_where_the_question_does_not_tell_them_apart(question, tools):
     assert most_covered(tools, question) is None
+
+
+EVENT = tool("create-event", "Put an event in the calendar", arg("title", description="What the event is"),
+             arg("date", description="The day"), arg("start_time", description="When it starts"),
+             arg("location", description="Where", required=False))
+EVENTS = tool("calendar-events", "List calendar events in a range of days", arg("start_date"), arg("end_date"))
+NEWS = tool("news-headlines", "The latest news headlines on a topic", arg("topic"), arg("count", "integer"))
+JOKE = tool("tell-joke", "Tell a joke on a given topic", arg("topic", description="The topic for the joke"))
+
+
+def test_days_and_times_are_values_of_their_kind_and_their_numbers_no_numbers():
+    assert kinds("Add a dentist appointment on March 3 at 2pm to my calendar") == {"March 3": {"day"}, "2pm": {"time"}}
+    # "8" of "at 8pm" is no party's size: the only number is the 4.
+    got = kinds("Reserve a spot for 4 at Luigi's this Friday at 8pm")
+    assert got["this Friday"] == {"day"} and got["8pm"] == {"time"}
+    assert [v for v, k in got.items() if "number" in k] == ["#4@19"]
+    assert [argument_kind(a) for a in EVENT.arguments] == [None, "day", "time", "place"]
+
+
+@pytest.mark.parametrize("question, tools, winner", [
+    # An event's day and time, where a range of days takes one of them (the probe had asked back).
+    ("Add a dentist appointment on March 3 at 2pm to my calendar", [EVENT, EVENTS], "create-event"),
+    ("Add a dentist appointment on March 3 at 2pm to my calendar", [EVENTS, EVENT], "create-event"),
+    # A count said, beside a topic: a joke takes no number (an argument of no kind, "title",
+    # "topic", is no evidence against its tool).
+    ("Show me 5 top stories about climate change", [NEWS, JOKE], "news-headlines"),
+])
+def test_a_tool_whose_kinded_arguments_take_the_days_times_and_counts_said_is_found(question, tools, winner):
+    found = most_covered(tools, question)
+    assert found is not None and tools[found[0]].name == winner

@@ -27,13 +27,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from .grounding import (
+    _DATE,
     _KIND_OF,
     _QUOTED,
+    _TIME,
     _UNIT_AFTER,
     MAX_SAID_CHARS,
     PLACE_LEAD,
     PLACE_WORDS,
     _argument_kind,
+    _moment_kind,
     _name_words,
     _number_kinds,
     _words,
@@ -54,6 +57,7 @@ _POUND = frozenset({"pound", "pounds"})
 _PLACE = re.compile(rf"{PLACE_LEAD}([A-Z][\w'-]*(?:[ \t]+[A-Z][\w'-]*)*)")
 
 LANGUAGE, CURRENCY, UNIT, PLACE, TEXT, WORD, NUMBER = "language", "currency", "unit", "place", "text", "word", "number"
+DAY, TIME = "day", "time"
 #: What an argument's name or description says when it takes a value of a kind, in the order read.
 _KIND_WORDS = (
     (LANGUAGE, frozenset({"language", "languages", "lang", "locale"})),
@@ -107,6 +111,12 @@ def said(question: str) -> list[Value]:
         name = m.group(1)
         if not _words(name) & (LANGUAGES | CURRENCIES | CALENDAR) and name not in CURRENCY_CODES and name != "I":
             add(name, PLACE)
+    for kind, moment in ((DAY, _DATE), (TIME, _TIME)):
+        for m in moment.finditer(bare):
+            add(m.group(0), kind)
+    # A day's or a time's numbers are its own ("8" of "at 8pm" is no party's size): cut out, the
+    # rest where it was.
+    bare = _DATE.sub(lambda m: " " * len(m.group(0)), _TIME.sub(lambda m: " " * len(m.group(0)), bare))
     quantities = _number_kinds(bare)
     signed_before, signed_after = signs_at(bare)
     for start, number, end in _written_numbers(bare):
@@ -136,6 +146,9 @@ def argument_kind(argument: Any, tool_description: str = "") -> str | None:
         if _words(f"{name} {description}") & _MONEY_WORDS:
             return "money"
         return _argument_kind(name, description) or NUMBER
+    moment = _moment_kind(argument)
+    if moment is not None:
+        return DAY if moment is _DATE else TIME
     for text in (_name_words(argument), description):
         words = _words(text)
         kind = next((kind for kind, says in _KIND_WORDS if words & says), None)
@@ -198,9 +211,12 @@ def most_covered(tools: Sequence[Any], question: str) -> tuple[int, int] | None:
     if best == 0:
         return None
     at = sure.index(best)
-    # The question gives that tool all it needs: each required argument a value of its kind.
-    needed = [a for a in getattr(tools[at], "arguments", None) or () if getattr(a, "required", True)]
-    if covered(needed, getattr(tools[at], "description", "") or "", values) < len(needed):
+    # The question gives that tool all it needs: each required argument of a kind a value of it
+    # (one of no kind, an event's "title", may take any words: no evidence either way).
+    description = getattr(tools[at], "description", "") or ""
+    needed = [a for a in getattr(tools[at], "arguments", None) or ()
+              if getattr(a, "required", True) and argument_kind(a, description) is not None]
+    if covered(needed, description, values) < len(needed):
         return None
     could = {i: covered(getattr(t, "arguments", None) or (), getattr(t, "description", "") or "", values, surely=False)
              for i, t in enumerate(tools) if i != at}
