@@ -1506,9 +1506,13 @@ def _named_place(value: str, texts: Iterable[str]) -> bool:
     if len(value) < 2 or low in LANGUAGES | CURRENCIES | CALENDAR | _KIND_OF.keys() or value in CURRENCY_CODES \
             or _TIME.fullmatch(value) or _DATE.fullmatch(value):
         return False   # "in Portuguese", "in euros", "on Friday", "at 6pm", "70 F" say no place
+    texts = [text[:MAX_SAID_CHARS] for text in texts]
+    if low == value.upper():
+        # A script without capitals ("北京"), and often without spaces: a name cannot be told by its
+        # case, nor a word by its edges.
+        return any(value in text for text in texts)
     pattern = re.compile(rf"(?<!\w){re.escape(value)}(?!\w)", re.IGNORECASE)
     for text in texts:
-        text = text[:MAX_SAID_CHARS]
         for m in pattern.finditer(text):
             at, words = m.start(), m.group(0).split()
             if all(w[:1].isupper() or w.lower() in _JOINS for w in words) and words[0][:1].isupper():
