@@ -1063,6 +1063,7 @@ def test_a_place_is_said_as_a_name_or_after_in_at_from():
     # among every span): a place is written as a name, or said after "in", "at", "near", "from".
     city = arg("city", "string", "The city")
     said_as = {"Paris": "What's the weather in Paris?", "paris": "weather in paris please", "北京": "北京的天气怎么样？",
+               "tokyo": "tokyo weather now",
                "Buenos Aires": "Paris weather, then Buenos Aires", "New York": "If it's noon in New York, what hour is it?"}
     for value, question in said_as.items():
         assert unsaid_arguments({"city": value}, [city], [question]) == [], (value, question)

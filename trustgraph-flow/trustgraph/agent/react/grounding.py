@@ -1499,7 +1499,7 @@ def _named_place(value: str, texts: Iterable[str]) -> bool:
     """Whether ``value`` is said as a place somewhere in ``texts``: as a name (each of its words
     capitalised where it is said, "of" or "de" aside: not "Moscow ahead"; and not a sentence's first
     word that is a common or a request's word: "Why", "Show"), or after the words a place is said
-    after ("in paris", "to the airport").  The 135M model gave
+    after ("in paris", "to the airport"); in a text typed without capitals, anywhere.  The 135M model gave
     sunrise-sunset the city "blue" for "Why is the sky blue?"."""
     value = value.strip()
     low = value.lower()
@@ -1513,6 +1513,8 @@ def _named_place(value: str, texts: Iterable[str]) -> bool:
         return any(value in text for text in texts)
     pattern = re.compile(rf"(?<!\w){re.escape(value)}(?!\w)", re.IGNORECASE)
     for text in texts:
+        if text.islower() and pattern.search(text):
+            return True   # typed without capitals ("paris weather"): its case tells nothing
         for m in pattern.finditer(text):
             at, words = m.start(), m.group(0).split()
             if all(w[:1].isupper() or w.lower() in _JOINS for w in words) and words[0][:1].isupper():
