@@ -154,3 +154,23 @@ def test_days_and_times_are_values_of_their_kind_and_their_numbers_no_numbers():
 def test_a_tool_whose_kinded_arguments_take_the_days_times_and_counts_said_is_found(question, tools, winner):
     found = most_covered(tools, question)
     assert found is not None and tools[found[0]].name == winner
+
+
+CALCULATOR = tool("calculator", "Work out an arithmetic expression",
+                  arg("expression", description="The expression, e.g. 2 * (3 + 4)"))
+SPLIT = tool("split-bill", "Split a bill evenly between people", arg("total", "number", "The bill"),
+             arg("people", "integer", "How many people"))
+
+
+def test_an_arithmetic_expression_is_a_value_and_its_numbers_no_numbers():
+    assert kinds("What's 250 divided by 5?") == {"250 divided by 5": {"expression"}}
+    assert kinds("What's the square root of 81?") == {"square root of 81": {"expression"}}
+    # Numbers with no operation between them are no expression: a bill and its people.
+    assert {"number", "money"} in kinds("Split $120 between 4 people").values()
+    assert argument_kind(CALCULATOR.arguments[0]) == "expression"
+    # The calculator takes the division; the bill's total and people take none of it (the probe
+    # had asked back between them: split-bill 0.032 behind).
+    found = most_covered([CALCULATOR, SPLIT], "What's 250 divided by 5?")
+    assert found is not None and found[0] == 0
+    found = most_covered([SPLIT, CALCULATOR], "Split $120 between 4 people")
+    assert found is not None and found[0] == 0

@@ -28,6 +28,7 @@ from typing import Any
 
 from .grounding import (
     _DATE,
+    _EXPRESSION_WORDS,
     _KIND_OF,
     _QUOTED,
     _TIME,
@@ -41,6 +42,7 @@ from .grounding import (
     _number_kinds,
     _words,
     _written_numbers,
+    arithmetic,
     signs_at,
 )
 from .wordlists import CALENDAR, CURRENCIES, CURRENCY_CODES, LANGUAGES
@@ -57,7 +59,7 @@ _POUND = frozenset({"pound", "pounds"})
 _PLACE = re.compile(rf"{PLACE_LEAD}([A-Z][\w'-]*(?:[ \t]+[A-Z][\w'-]*)*)")
 
 LANGUAGE, CURRENCY, UNIT, PLACE, TEXT, WORD, NUMBER = "language", "currency", "unit", "place", "text", "word", "number"
-DAY, TIME = "day", "time"
+DAY, TIME, EXPRESSION = "day", "time", "expression"
 #: What an argument's name or description says when it takes a value of a kind, in the order read.
 _KIND_WORDS = (
     (LANGUAGE, frozenset({"language", "languages", "lang", "locale"})),
@@ -114,9 +116,13 @@ def said(question: str) -> list[Value]:
     for kind, moment in ((DAY, _DATE), (TIME, _TIME)):
         for m in moment.finditer(bare):
             add(m.group(0), kind)
-    # A day's or a time's numbers are its own ("8" of "at 8pm" is no party's size): cut out, the
-    # rest where it was.
+    # A day's or a time's numbers are its own ("8" of "at 8pm" is no party's size), and so are an
+    # arithmetic expression's ("250 divided by 5" is no bill and its people): cut out, the rest
+    # where it was.
     bare = _DATE.sub(lambda m: " " * len(m.group(0)), _TIME.sub(lambda m: " " * len(m.group(0)), bare))
+    for start, expression in arithmetic(bare):
+        add(expression, EXPRESSION)
+        bare = bare[:start] + " " * len(expression) + bare[start + len(expression):]
     quantities = _number_kinds(bare)
     signed_before, signed_after = signs_at(bare)
     for start, number, end in _written_numbers(bare):
@@ -149,6 +155,8 @@ def argument_kind(argument: Any, tool_description: str = "") -> str | None:
     moment = _moment_kind(argument)
     if moment is not None:
         return DAY if moment is _DATE else TIME
+    if _words(f"{_name_words(argument)} {description}") & _EXPRESSION_WORDS:
+        return EXPRESSION
     for text in (_name_words(argument), description):
         words = _words(text)
         kind = next((kind for kind, says in _KIND_WORDS if words & says), None)

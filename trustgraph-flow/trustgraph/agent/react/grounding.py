@@ -85,7 +85,7 @@ from trustgraph.catalog.relevance import COMMON_WORDS, content_words
 
 from .wordlists import CALENDAR, COUNTRY_CODES, CURRENCIES, CURRENCY_CODES, CURRENCY_NAMES, LANGUAGES
 
-__all__ = ["Said", "address_kind", "argument_currency", "grounded", "money_said", "named_arguments", "optional_guesses",
+__all__ = ["Said", "address_kind", "argument_currency", "arithmetic", "grounded", "money_said", "named_arguments", "optional_guesses",
            "other_currency", "own_words", "quantity_units", "said_kinds", "said_once", "said_values", "signs_at", "takes_kind",
            "unsaid_arguments"]
 
@@ -712,6 +712,21 @@ def _expressions(piece: str) -> list[tuple[int, str]]:
             out.append((start, run))
         i = end + 1
     return out
+
+
+#: An arithmetic operation, as a sign or a word: what tells "250 divided by 5" from "120 between 4".
+_OPERATION = re.compile(r"[-+*/×÷^%=]|\b(?:times|plus|minus|divided|multiplied|over|squared|cubed|root|power|"
+                        r"log|factorial|sum|product|difference|average|mean|quotient|multiply|divide|add|"
+                        r"subtract)\b", re.IGNORECASE)
+
+
+def arithmetic(text: str) -> list[tuple[int, str]]:
+    """The arithmetic expressions ``text`` says that name an operation (:data:`_OPERATION`; "17
+    times 23", "square root of 81", "(3 + 4) * 12", not "120 between 4"), each with where it
+    starts."""
+    text = text[:MAX_SAID_CHARS]
+    return [(at + start, e) for at, piece in _pieces(text, _EXPRESSION_PIECE_END)
+            for start, e in _expressions(piece) if _OPERATION.search(e)]
 
 
 #: The marks a quoted text opens with (:data:`_QUOTED`).
