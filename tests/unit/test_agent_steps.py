@@ -382,3 +382,35 @@ def test_a_usable_tool_that_fits_is_used_however_near_a_stopped_one():
                            "tool-service": {"svc": json.dumps(SERVICE)}}, ToolServiceClients(None))
     old = [("old-weather-service", {"name": "weather", "description": "Current weather in a city"})]
     assert gone_nearer(prepare(request("What is the weather in Oslo?"), live, {}), old) is None
+
+
+def test_judge_call_asks_back_before_a_tool_that_acts_for_a_question_that_asks_for_no_action():
+    # "Is coffee bad for your heart?" had ordered a coffee called "bad" (the ranker's clear first
+    # tool, 0.55 near); "Why are taxis yellow in New York?" booked a taxi to New York.
+    registry = registry_of(declared("order-coffee", "Order a coffee from the cafe", {"name": "drink", **TEXT}),
+                           declared("weather", "Current weather in a city", {"name": "city", **TEXT}))
+    step = prepare(request("Is coffee bad for your heart?"), registry, {})
+    asked = judge_call(step, Action("", "order-coffee", {"drink": "bad"}), {"order-coffee": 0.9, "weather": 0.1},
+                       Confidence())
+    assert asked.outcome == OUTCOME_ASKED and asked.candidates == ("order-coffee",)
+    # A request is called; a tool that only reads answers a question; the check off, anything goes.
+    step = prepare(request("Can I get a latte?"), registry, {})
+    assert judge_call(step, Action("", "order-coffee", {"drink": "latte"}), {"order-coffee": 0.9, "weather": 0.1},
+                      Confidence()) is None
+    step = prepare(request("Is it raining in Dublin?"), registry, {})
+    assert judge_call(step, Action("", "weather", {"city": "Dublin"}), {"weather": 0.9, "order-coffee": 0.1},
+                      Confidence()) is None
+    step = prepare(request("Is coffee bad for your heart?"), registry, {})
+    assert judge_call(step, Action("", "order-coffee", {"drink": "coffee"}), {"order-coffee": 0.9, "weather": 0.1},
+                      Confidence(check_arguments=False)) is None
+    # The ranker's tool taken over the model's choice is judged so too, and one that cannot be used
+    # now is not offered.
+    step = prepare(request("Is coffee bad for your heart?"), registry, {})
+    meaning = dict(step.meaning, **{"order-coffee": 0.55, "weather": 0.1})
+    step = Step(step.request, step.tools, meaning, step.failures, step.said)
+    asked = judge_call(step, Action("", "weather", {"city": "heart"}), {"weather": 0.4, "order-coffee": 0.35},
+                       Confidence())
+    assert asked.outcome == OUTCOME_ASKED and asked.candidates == ("order-coffee",)
+    gone = judge_call(step, Action("", "weather", {"city": "heart"}), {"weather": 0.4, "order-coffee": 0.35},
+                      Confidence(), usable=lambda name: name != "order-coffee")
+    assert gone.outcome == OUTCOME_NO_TOOL

@@ -13,7 +13,8 @@ One iteration of a dialog (``AgentManager.react``) is a pipeline:
    or :func:`settle` (a call's optional arguments that are guesses are left out, a looping free
    text said once) then
    :func:`judge_call` (a call the model is not sure of, or whose values it made up, or an amount
-   said in another currency than its argument's, ends by
+   said in another currency than its argument's, or of a tool that acts for a question that
+   asks for no action, ends by
    asking back or saying no tool fits; the ranker's clear first tool is called instead, unless
    the question names an argument of the model's tool and none of the ranker's: :func:`named_over`;
    where the ranker cannot tell them apart, a tool whose argument the question names is called
@@ -54,7 +55,7 @@ from trustgraph.schema.services.agent import (
     OUTCOME_UNAVAILABLE,
 )
 
-from . import coverage
+from . import coverage, intent
 from .calls import FAILURE_FAILED, FAILURE_LOST, FAILURE_REFUSED, FAILURE_UNAVAILABLE, ToolCall
 from .decisions import (
     Abstain,
@@ -367,8 +368,28 @@ def judge_call(step: Step, action: Action, scores: Mapping[str, float] | None, p
                usable: Callable[[str], bool] = lambda name: True) -> Abstain | Switch | None:
     """None when the call is made, a :class:`~.decisions.Switch` when the ranker's tool is
     called instead, else how the dialog ends (``decisions.judge``: the model's scores and the
-    ranker's similarities; ``grounding``: values nobody said).  An ask-back never offers a tool
-    that cannot be used now (``usable``)."""
+    ranker's similarities; ``grounding``: values nobody said; :func:`unasked`: a tool that acts,
+    for a question that asks for no action).  An ask-back never offers a tool that cannot be
+    used now (``usable``)."""
+    verdict = _judge_call(step, action, scores, policy, usable)
+    name = verdict.tool if isinstance(verdict, Switch) else action.name if verdict is None else None
+    if name is not None and policy.check_arguments and unasked(step, name):
+        logger.debug("%s acts, and the question asks for no action: asked back", name)
+        share = verdict.share if isinstance(verdict, Switch) else 1.0
+        return Abstain(OUTCOME_ASKED, (name,), share) if usable(name) else Abstain(OUTCOME_NO_TOOL, (), share)
+    return verdict
+
+
+def unasked(step: Step, name: str) -> bool:
+    """Whether tool ``name`` acts on the world (``intent.acts``: it orders, books, sends, sets...)
+    and the question asks for no action (``intent.asks_for_action``): "Is coffee bad for your
+    heart?" had ordered a coffee called "bad", "Why are taxis yellow in New York?" booked a taxi."""
+    tool = step.tool(name)
+    return tool is not None and intent.acts(tool) and not intent.asks_for_action(step.request.question)
+
+
+def _judge_call(step: Step, action: Action, scores: Mapping[str, float] | None, policy: Confidence,
+                usable: Callable[[str], bool]) -> Abstain | Switch | None:
     chosen = step.tool(action.name)
     heard = [step.request.question, *(result for _, result in step.results)]
     unsaid = unsaid_arguments(action.arguments, chosen.arguments if chosen else (), heard) \

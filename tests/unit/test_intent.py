@@ -1,0 +1,46 @@
+"""Whether a question asks for an action, and whether a tool acts (``trustgraph.agent.react.intent``)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+from trustgraph.agent.react.intent import acts, asks_for_action
+from trustgraph.base.descriptors.annotations import Annotations
+
+
+@pytest.mark.parametrize("question", [
+    "Book a table for 4 at Nobu tonight", "Put on some Fleetwood Mac", "Switch off the kitchen lights",
+    "Please order a pizza", "Hey, turn the lights on", "Can you book me a cab to the airport?",
+    "Could I get a large oat latte?", "I'd like a medium pizza with mushrooms", "I need a cab to the airport at 5am",
+    "We want two tickets", "Let's set an alarm for 7", "Is it raining? Please check", "Pizza for two",
+    "Bestelle eine Pizza", "¿Puedes pedir una pizza?",
+])
+def test_a_request_asks_for_an_action(question):
+    assert asks_for_action(question)
+
+
+@pytest.mark.parametrize("question", [
+    # The probe's questions that had ordered a coffee, booked a taxi, watered a plant, played a song.
+    "Is coffee bad for your heart?", "Why are taxis yellow in New York?", "How often should I water succulents?",
+    "What's a good tip for learning the piano?", "Can dogs eat chocolate?", "Who invented the alarm clock?",
+    "I swam for 45 minutes", "Do I need sunscreen in Sydney today?", "", "   ",
+])
+def test_a_question_that_asks_to_know_asks_for_no_action(question):
+    assert not asks_for_action(question)
+
+
+def tool(description: str, **annotations) -> SimpleNamespace:
+    return SimpleNamespace(description=description, annotations=Annotations(**annotations))
+
+
+def test_a_tool_acts_when_it_says_so_or_its_description_starts_with_an_actions_verb():
+    assert acts(tool("Order pizza for delivery")) and acts(tool("Book a taxi ride"))
+    assert acts(tool("Turn the lights in a room on or off")) and acts(tool("Send an email to someone"))
+    assert not acts(tool("Current weather in a city")) and not acts(tool("Convert a temperature"))
+    assert not acts(tool("Find recipes that use some ingredients")) and not acts(tool(""))
+    # What a tool says of itself decides: a read-only "Send" (a preview), a destructive "Forget".
+    assert not acts(tool("Send a preview of the message, nothing is sent", read_only=True))
+    assert acts(tool("Forget a contact", destructive=True)) and acts(tool("Archive a note", read_only=False))
+    assert not acts(SimpleNamespace(description="Book a taxi ride", annotations=Annotations(read_only=True)))
+    assert acts(SimpleNamespace(description="Book a taxi ride"))   # no annotations at all

@@ -1,0 +1,65 @@
+"""Whether a question asks for something to be done, and whether a tool does something.
+
+The ranker reads what a question is about, not what it asks for: "Is coffee bad for your heart?"
+is 0.55 near a tool that orders coffee, "Why are taxis yellow in New York?" 0.45 near one that
+books a taxi, and the agent (the ranker's clear first tool, the 135M model's choice no evidence)
+ordered a coffee called "bad" and booked a taxi to New York.  A tool that acts on the world is
+called only for a question that asks for an action; a question that asks to know something is
+asked back about it instead (``steps.judge_call``), where a tool that only reads answers it.
+
+What a tool does is what it says (its ``read-only`` and ``destructive`` annotations, MCP's
+hints); a tool that says neither is read by the verb its description starts with ("Order pizza
+for delivery", "Book a taxi ride", "Turn the lights in a room on or off").  A question asks for
+an action when it is said as a request: an imperative ("Book a table for 4", "Put on some jazz";
+also a bare name, "Pizza for two"), a request's opening ("Can you", "Could I get", "I'd like",
+"I need", "Let's"), or "please" anywhere.  "Can dogs eat chocolate?", "How often should I water
+succulents?" and "I swam for 45 minutes" are not requests; the last is asked back, not logged.
+A question in another language than English is read as a request: its form is not read here.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+#: What a question may start with before what it says: "Please", "Hey", "OK so".
+_LEAD = re.compile(r"^\W*(?:(?:please|hey|hi|hello|ok|okay|so|now|and|also|then)\b\W*)*", re.IGNORECASE)
+#: How a request opens when it is not an imperative.
+_REQUEST = re.compile(
+    r"^(?:can|could|would|will|won't)\s+(?:you|u)\b"
+    r"|^(?:can|could|may|might)\s+(?:i|we)\s+(?:get|have|order|book|grab|borrow)\b"
+    r"|^(?:i|we)(?:'d|\s+would)\s+(?:like|love)\b|^(?:i|we)\s+(?:want|need|wanna)\b"
+    r"|^(?:i|we)'ll\s+(?:have|take)\b|^(?:i|we)\s+(?:have\s+to|must)\b|^let'?s\b|^help\s+me\b",
+    re.IGNORECASE)
+_PLEASE = re.compile(r"\bplease\b", re.IGNORECASE)
+#: The first words of a question that asks to know something, or states it (not a request).
+_NOT_IMPERATIVE = frozenset("""what what's whats which who who's whom whose why when when's where where's how how's
+is isn't are aren't was wasn't were weren't do does did don't doesn't didn't can can't could couldn't will won't
+would wouldn't should shouldn't shall may might must have has had am i i'm i've i'd i'll we we're we've my our your
+you you're it it's its there there's this that these those the a an any some if""".split())
+#: The verbs a tool's description starts with when the tool acts on the world (it books, sends,
+#: sets, turns, records...), where it says nothing of its effects.
+ACTION_VERBS = frozenset("""order book send transfer pay buy purchase delete remove cancel create add put set turn switch
+start stop play call phone ring text email message post publish water feed log record schedule reserve submit
+upload move rename write save lock unlock close launch run deploy install reboot restart shut dim""".split())
+_FIRST_WORD = re.compile(r"[\w']+")
+
+
+def asks_for_action(question: str) -> bool:
+    """Whether ``question`` is said as a request (an imperative, a request's opening, "please")."""
+    text = _LEAD.sub("", question.strip(), count=1)
+    if _PLEASE.search(question) or _REQUEST.search(text):
+        return True
+    first = _FIRST_WORD.match(text)
+    return first is not None and first.group(0).lower() not in _NOT_IMPERATIVE
+
+
+def acts(tool: Any) -> bool:
+    """Whether calling ``tool`` does something in the world: it says so (``read-only`` false, or
+    ``destructive`` true), or, saying neither, its description starts with an action's verb."""
+    annotations = getattr(tool, "annotations", None)
+    read_only = getattr(annotations, "read_only", None)
+    if read_only is not None or getattr(annotations, "destructive", None) is True:
+        return read_only is False or getattr(annotations, "destructive", None) is True
+    first = _FIRST_WORD.match(str(getattr(tool, "description", "") or "").strip())
+    return first is not None and first.group(0).lower() in ACTION_VERBS
