@@ -963,6 +963,9 @@ def test_a_text_said_once_is_no_two_arguments_values():
     assert unsaid_arguments({"song": "Hey Jude", "artist": "hey jude"}, music, ["Play Hey Jude"]) == ["artist"]
     assert unsaid_arguments({"song": "Jazz", "artist": "Jazz"}, music, ["Play Jazz by Jazz"]) == []   # said twice
     assert unsaid_arguments({"song": "Imagine", "artist": "John Lennon"}, music, ["Play Imagine by John Lennon"]) == []
+    # A short word too: "What's a good tip for learning the piano?" played the song "tip" by "tip".
+    assert unsaid_arguments({"song": "tip", "artist": "tip"}, music,
+                            ["What's a good tip for learning the piano?"]) == ["artist"]
     codes = [ToolArgument(name="from", type="string"), ToolArgument(name="to", type="string")]
     assert unsaid_arguments({"from": "EUR", "to": "EUR"}, codes, ["euros to euros?"]) == []   # codes not judged
 

@@ -283,9 +283,11 @@ def unsaid_arguments(values: Mapping[str, Any], arguments: Sequence[Any], said: 
             texts_used[key] = texts_used.get(key, 0) + 1
             if value.strip() and not _text_said(value, heard):
                 out.append(name)
-            elif texts_used[key] > 1 and len(key) > CODE_LENGTH and texts_used[key] > _times_text_said(key, dialog):
+            elif texts_used[key] > 1 and (len(key) > CODE_LENGTH or not value.isupper()) \
+                    and texts_used[key] > _times_text_said(key, dialog):
                 # A text said once and given to two arguments: "Play some jazz" gave the song and
-                # its artist "jazz", and one of them is a guess.
+                # its artist "jazz" ("What's a good tip for learning the piano?" both "tip"), and
+                # one of them is a guess.  (A code, "USD", may be the model's own for both.)
                 out.append(name)
         elif isinstance(value, list) and any(isinstance(m, str) and m.strip() and not _text_said(m, heard)
                                              for m in value):
