@@ -357,3 +357,14 @@ def test_an_unsure_choice_of_the_rankers_first_tool_stands_only_when_it_is_near_
     sure = {"weather": 0.02, "local-time": 0.9, "tell-joke": 0.08}
     assert judge("local-time", sure, TOOLS, ranked, meaning=spanish) is None
     assert judge("local-time", None, TOOLS, ranked, meaning=spanish) is None
+
+
+def test_an_ask_back_for_unsaid_arguments_offers_the_tool_it_names_first():
+    # "What's a good tip for learning the piano?": "the likeliest tool, `play-music`, needs its
+    # artist" had gone on "Did you mean `add-to-list`?", the model's likelier tools.
+    near = Confidence().calibrated(embedding.calibration()).near
+    meaning = {"weather": near + 0.2, "local-time": 0.0, "tell-joke": 0.0}   # the ranker's clear first
+    got = judge("weather", {"weather": 0.05, "local-time": 0.5, "tell-joke": 0.45}, TOOLS, Confidence(), ["city"],
+                meaning)
+    assert got is not None and got.outcome == OUTCOME_ASKED and got.tool == "weather"
+    assert got.candidates[0] == "weather" and len(got.candidates) <= Confidence().candidates

@@ -344,8 +344,11 @@ def judge(chosen: str, scores: Mapping[str, float] | None, tool_names: Sequence[
             elif (ending := _by_share(chosen, share, ranked, tool_names, policy)) is not None:
                 return ending
     if unsaid and policy.check_arguments:
-        return Abstain(OUTCOME_ASKED, _offered(ranked, share, policy) if weighed else (chosen,), share[chosen],
-                       tool=chosen, unsaid=tuple(unsaid))
+        # The tool whose arguments were not said is offered first: the ask-back names it ("the
+        # likeliest tool, `play-music`, needs its artist"), then asks whether it was meant.
+        offered = tuple(dict.fromkeys([chosen, *_offered(ranked, share, policy)]))[:max(1, policy.candidates)] \
+            if weighed else (chosen,)
+        return Abstain(OUTCOME_ASKED, offered, share[chosen], tool=chosen, unsaid=tuple(unsaid))
     return None
 
 
