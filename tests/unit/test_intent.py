@@ -15,6 +15,8 @@ from trustgraph.base.descriptors.annotations import Annotations
     "Could I get a large oat latte?", "I'd like a medium pizza with mushrooms", "I need a cab to the airport at 5am",
     "We want two tickets", "Let's set an alarm for 7", "Is it raining? Please check", "Pizza for two",
     "Bestelle eine Pizza", "¿Puedes pedir una pizza?",
+    # A request after a question: each sentence is read.
+    "What's Jane's number? Text her that I'm late", "I swam for 45 minutes. Log it.",
 ])
 def test_a_request_asks_for_an_action(question):
     assert asks_for_action(question)
@@ -25,6 +27,7 @@ def test_a_request_asks_for_an_action(question):
     "Is coffee bad for your heart?", "Why are taxis yellow in New York?", "How often should I water succulents?",
     "What's a good tip for learning the piano?", "Can dogs eat chocolate?", "Who invented the alarm clock?",
     "I swam for 45 minutes", "Do I need sunscreen in Sydney today?", "", "   ",
+    "Why is the sky blue? Is it the light?", "Is coffee bad?\nIs tea?",
 ])
 def test_a_question_that_asks_to_know_asks_for_no_action(question):
     assert not asks_for_action(question)

@@ -10,9 +10,10 @@ asked back about it instead (``steps.judge_call``), where a tool that only reads
 What a tool does is what it says (its ``read-only`` and ``destructive`` annotations, MCP's
 hints); a tool that says neither is read by the verb its description starts with ("Order pizza
 for delivery", "Book a taxi ride", "Turn the lights in a room on or off").  A question asks for
-an action when it is said as a request: an imperative ("Book a table for 4", "Put on some jazz";
-also a bare name, "Pizza for two"), a request's opening ("Can you", "Could I get", "I'd like",
-"I need", "Let's"), or "please" anywhere.  "Can dogs eat chocolate?", "How often should I water
+an action when one of its sentences is said as a request: an imperative ("Book a table for 4",
+"Put on some jazz"; also a bare name, "Pizza for two"; "What's Jane's number? Text her that I'm
+late"), a request's opening ("Can you", "Could I get", "I'd like", "I need", "Let's"), or "please"
+anywhere.  "Can dogs eat chocolate?", "How often should I water
 succulents?" and "I swam for 45 minutes" are not requests; the last is asked back, not logged.
 A question in another language than English is read as a request: its form is not read here.
 """
@@ -45,10 +46,24 @@ upload move rename write save lock unlock close launch run deploy install reboot
 _FIRST_WORD = re.compile(r"[\w']+")
 
 
+#: Where a sentence of a question ends: a request may follow one that asks ("What's Jane's
+#: number? Text her that I'm late").
+_SENTENCES = re.compile(r"(?<=[.!?;])\s+|\n+")
+#: At most this many sentences are read: a request is said early.
+MAX_SENTENCES = 20
+
+
 def asks_for_action(question: str) -> bool:
-    """Whether ``question`` is said as a request (an imperative, a request's opening, "please")."""
-    text = _LEAD.sub("", question.strip(), count=1)
-    if _PLEASE.search(question) or _REQUEST.search(text):
+    """Whether ``question`` is said as a request (an imperative, a request's opening, "please"),
+    in any of its first sentences."""
+    if _PLEASE.search(question[:10_000]):
+        return True
+    return any(_requests(sentence) for sentence in _SENTENCES.split(question.strip()[:10_000])[:MAX_SENTENCES])
+
+
+def _requests(sentence: str) -> bool:
+    text = _LEAD.sub("", sentence, count=1)
+    if _REQUEST.search(text):
         return True
     first = _FIRST_WORD.match(text)
     return first is not None and first.group(0).lower() not in _NOT_IMPERATIVE
