@@ -85,9 +85,9 @@ from trustgraph.catalog.relevance import COMMON_WORDS, content_words
 
 from .wordlists import CALENDAR, COUNTRY_CODES, CURRENCIES, CURRENCY_CODES, CURRENCY_NAMES, LANGUAGES
 
-__all__ = ["Said", "address_kind", "argument_currency", "arithmetic", "grounded", "money_said", "named_arguments", "optional_guesses",
-           "other_currency", "own_words", "quantity_units", "said_kinds", "said_once", "said_values", "signs_at", "takes_kind",
-           "unsaid_arguments"]
+__all__ = ["Said", "address_kind", "argument_currency", "arithmetic", "grounded", "money_said", "named_arguments",
+           "optional_guesses", "other_currency", "own_words", "quantity_units", "said_kinds", "said_once", "said_values",
+           "signs_at", "takes_kind", "takes_place", "unsaid_arguments"]
 
 _LETTERS = re.compile(r"[^\W\d_]+")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
