@@ -17,6 +17,8 @@ from trustgraph.base.descriptors.annotations import Annotations
     "Bestelle eine Pizza", "¿Puedes pedir una pizza?",
     # A request after a question: each sentence is read.
     "What's Jane's number? Text her that I'm late", "I swam for 45 minutes. Log it.",
+    "How about ordering a pizza?", "Shall we book a table at Nobu?", "Would you mind turning the lights off?",
+    "Why don't you call Anna?", "Mind turning the heating up?",
 ])
 def test_a_request_asks_for_an_action(question):
     assert asks_for_action(question)
@@ -27,7 +29,8 @@ def test_a_request_asks_for_an_action(question):
     "Is coffee bad for your heart?", "Why are taxis yellow in New York?", "How often should I water succulents?",
     "What's a good tip for learning the piano?", "Can dogs eat chocolate?", "Who invented the alarm clock?",
     "I swam for 45 minutes", "Do I need sunscreen in Sydney today?", "", "   ",
-    "Why is the sky blue? Is it the light?", "Is coffee bad?\nIs tea?",
+    "Why is the sky blue? Is it the light?", "Is coffee bad?\nIs tea?", "Should I book a hotel in Rome?",
+    "How about the weather?",
 ])
 def test_a_question_that_asks_to_know_asks_for_no_action(question):
     assert not asks_for_action(question)

@@ -12,8 +12,8 @@ hints); a tool that says neither is read by the verb its description starts with
 for delivery", "Book a taxi ride", "Turn the lights in a room on or off").  A question asks for
 an action when one of its sentences is said as a request: an imperative ("Book a table for 4",
 "Put on some jazz"; also a bare name, "Pizza for two"; "What's Jane's number? Text her that I'm
-late"), a request's opening ("Can you", "Could I get", "I'd like", "I need", "Let's"), or "please"
-anywhere.  "Can dogs eat chocolate?", "How often should I water
+late"), a request's opening ("Can you", "Could I get", "I'd like", "I need", "Let's", "How about", "Shall we", "Would you mind"), or
+"please" anywhere.  "Can dogs eat chocolate?", "How often should I water
 succulents?" and "I swam for 45 minutes" are not requests; the last is asked back, not logged.
 A question in another language than English is read as a request: its form is not read here.
 """
@@ -30,7 +30,8 @@ _REQUEST = re.compile(
     r"^(?:can|could|would|will|won't)\s+(?:you|u)\b"
     r"|^(?:can|could|may|might)\s+(?:i|we)\s+(?:get|have|order|book|grab|borrow)\b"
     r"|^(?:i|we)(?:'d|\s+would)\s+(?:like|love)\b|^(?:i|we)\s+(?:want|need|wanna)\b"
-    r"|^(?:i|we)'ll\s+(?:have|take)\b|^(?:i|we)\s+(?:have\s+to|must)\b|^let'?s\b|^help\s+me\b",
+    r"|^(?:i|we)'ll\s+(?:have|take)\b|^(?:i|we)\s+(?:have\s+to|must)\b|^let'?s\b|^help\s+me\b"
+    r"|^why\s+don'?t\s+(?:you|we)\b|^how\s+about\s+\w+ing\b|^shall\s+(?:i|we)\b|^(?:would|do)\s+you\s+mind\b",
     re.IGNORECASE)
 _PLEASE = re.compile(r"\bplease\b", re.IGNORECASE)
 #: The first words of a question that asks to know something, or states it (not a request).
