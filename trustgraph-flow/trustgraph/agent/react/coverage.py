@@ -45,7 +45,7 @@ from .grounding import (
     arithmetic,
     signs_at,
 )
-from .wordlists import CALENDAR, CURRENCIES, CURRENCY_CODES, LANGUAGES
+from .wordlists import CURRENCIES, CURRENCY_CODES, LANGUAGES, NOT_PLACES
 
 #: Units of measure said anywhere: those of mass, length, volume and speed longer than a letter
 #: (not the kinds' nouns, "weight", "distance"; not the durations, "hours" is said of the clock),
@@ -111,7 +111,7 @@ def said(question: str) -> list[Value]:
             add(low, UNIT)
     for m in _PLACE.finditer(bare):
         name = m.group(1)
-        if not _words(name) & (LANGUAGES | CURRENCIES | CALENDAR) and name not in CURRENCY_CODES and name != "I":
+        if not _words(name) & NOT_PLACES and name not in CURRENCY_CODES and name != "I":
             add(name, PLACE)
     for kind, moment in ((DAY, _DATE), (TIME, _TIME)):
         for m in moment.finditer(bare):

@@ -83,7 +83,7 @@ from typing import Any, NamedTuple
 
 from trustgraph.catalog.relevance import COMMON_WORDS, content_words
 
-from .wordlists import CALENDAR, COUNTRY_CODES, CURRENCIES, CURRENCY_CODES, CURRENCY_NAMES, LANGUAGES
+from .wordlists import COUNTRY_CODES, CURRENCIES, CURRENCY_CODES, CURRENCY_NAMES, NOT_PLACES
 
 __all__ = ["Said", "address_kind", "argument_currency", "arithmetic", "grounded", "money_said", "named_arguments",
            "optional_guesses", "other_currency", "own_words", "quantity_units", "said_kinds", "said_once", "said_values",
@@ -240,15 +240,14 @@ def unsaid_arguments(values: Mapping[str, Any], arguments: Sequence[Any], said: 
     texts_used: dict[str, int] = {}   # and text arguments each text (its words, lower case)
     for name, value in values.items():
         declared = _argument(arguments, name)
-        if declared is not None and getattr(declared, "enum", None) is not None and _worded(declared) \
-                and isinstance(value, str) and not all(heard.has_word(w) for w in value.split()):
-            # A declared word nobody said is a guess: the 135M model ordered a "large" pizza for "Reserve
-            # a spot for 4 at Luigi's" and turned the lights "on" for "Explain how a rainbow forms".
-            out.append(name)
-            continue
-        if declared is not None and (getattr(declared, "enum", None) is not None
-                                     or getattr(declared, "free_text", None)):
-            continue   # a declared code or unit, or a value the model writes in its own words
+        if declared is not None and getattr(declared, "enum", None) is not None:
+            if _worded(declared) and isinstance(value, str) and not all(heard.has_word(w) for w in value.split()):
+                # A declared word nobody said is a guess: the 135M model ordered a "large" pizza for
+                # "Reserve a spot for 4 at Luigi's" and turned the lights "on" for "Explain how a rainbow forms".
+                out.append(name)
+            continue   # a declared code or unit is the model's to translate to
+        if declared is not None and getattr(declared, "free_text", None):
+            continue   # a value the model writes in its own words
         if declared is not None and (kind := address_kind(declared)) is not None and isinstance(value, str):
             # An address is said whole, as an address, or not at all ("Hi" is no email address).
             if not (kind.fullmatch(value.strip()) and value.strip().lower() in dialog):
@@ -1520,7 +1519,7 @@ def _named_place(value: str, texts: Iterable[str]) -> bool:
     sunrise-sunset the city "blue" for "Why is the sky blue?"."""
     value = value.strip()
     low = value.lower()
-    if len(value) < 2 or low in LANGUAGES | CURRENCIES | CALENDAR | _KIND_OF.keys() or value in CURRENCY_CODES \
+    if len(value) < 2 or low in NOT_PLACES or low in _KIND_OF or value in CURRENCY_CODES \
             or _TIME.fullmatch(value) or _DATE.fullmatch(value):
         return False   # "in Portuguese", "in euros", "on Friday", "at 6pm", "70 F" say no place
     texts = [text[:MAX_SAID_CHARS] for text in texts]
@@ -1541,7 +1540,7 @@ def _named_place(value: str, texts: Iterable[str]) -> bool:
                 # or a request's word, or a verb the request starts with ("Reserve a room", "Water
                 # the basil": a word before an article or a pronoun).
                 if not (_SENTENCE_START.search(text, max(0, at - 8), at)
-                        and (first in _EDGE_WORDS | _REQUEST_VERBS
+                        and (first in _EDGE_WORDS or first in _REQUEST_VERBS
                              or len(words) == 1 and after is not None and after.group(0).lower() in _OBJECT_WORDS)):
                     return True
             elif m.group(0).islower() and _BEFORE_PLACE.search(text, max(0, at - 16), at):

@@ -50,16 +50,16 @@ _FIRST_WORD = re.compile(r"[\w']+")
 #: Where a sentence of a question ends: a request may follow one that asks ("What's Jane's
 #: number? Text her that I'm late").
 _SENTENCES = re.compile(r"(?<=[.!?;])\s+|\n+")
-#: At most this many sentences are read: a request is said early.
+#: At most this many sentences, of this many characters, are read: a request is said early.
 MAX_SENTENCES = 20
+MAX_READ_CHARS = 10_000
 
 
 def asks_for_action(question: str) -> bool:
     """Whether ``question`` is said as a request (an imperative, a request's opening, "please"),
     in any of its first sentences."""
-    if _PLEASE.search(question[:10_000]):
-        return True
-    return any(_requests(sentence) for sentence in _SENTENCES.split(question.strip()[:10_000])[:MAX_SENTENCES])
+    text = question.strip()[:MAX_READ_CHARS]
+    return bool(_PLEASE.search(text)) or any(_requests(sentence) for sentence in _SENTENCES.split(text)[:MAX_SENTENCES])
 
 
 def _requests(sentence: str) -> bool:
@@ -75,7 +75,9 @@ def acts(tool: Any) -> bool:
     ``destructive`` true), or, saying neither, its description starts with an action's verb."""
     annotations = getattr(tool, "annotations", None)
     read_only = getattr(annotations, "read_only", None)
-    if read_only is not None or getattr(annotations, "destructive", None) is True:
-        return read_only is False or getattr(annotations, "destructive", None) is True
+    if read_only is False or getattr(annotations, "destructive", None) is True:
+        return True
+    if read_only is True:
+        return False
     first = _FIRST_WORD.match(str(getattr(tool, "description", "") or "").strip())
     return first is not None and first.group(0).lower() in ACTION_VERBS

@@ -41,3 +41,6 @@ COUNTRY_CODES = {"us": "USD", "american": "USD", "canadian": "CAD", "australian"
 #: Months and weekdays, which are capitalised after "in" and "on" and are no places.
 CALENDAR = frozenset("""january february march april may june july august september october november
 december monday tuesday wednesday thursday friday saturday sunday""".split())
+#: Words capitalised after "in", "to" or "on" that name no place ("in Portuguese", "in Euros",
+#: "on Friday"): read so by grounding and coverage alike.
+NOT_PLACES = LANGUAGES | CURRENCIES | CALENDAR
