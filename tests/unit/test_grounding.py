@@ -1100,6 +1100,10 @@ def test_a_place_argument_is_offered_the_places_said_and_none_is_left_to_the_mod
     # No place said: the argument is the model's, and the check asks back for what it makes up.
     got = grounded(schema_of(city), [city], said_values("Why is the sky blue?", []))
     assert "enum" not in got["properties"]["city"]
+    # A place the tool's own words started a run with is offered too ("Weather Paris": "Paris").
+    got = grounded(schema_of(city), [city], said_values("Weather Paris tomorrow?", []),
+                   content_words("weather Current weather in a city"))
+    assert got["properties"]["city"]["enum"] == ["Paris"]
 
 
 def test_a_declared_word_nobody_said_is_a_guess_but_a_code_or_a_unit_is_not_judged():

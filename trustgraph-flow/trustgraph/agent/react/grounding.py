@@ -460,11 +460,14 @@ class Said:
         self.apart = kept if colon is None and message is None else frozenset({colon or message})
         self._with_noun: dict[str, str | None] = {}
         self._taken: dict[tuple[re.Pattern[str], ...], _Taken] = {}
+        self._places: dict[str, bool] = {}
 
-    @functools.cached_property
-    def places(self) -> frozenset[str]:
-        """The texts the dialog says as places (:func:`_named_place`): read once per step."""
-        return frozenset(t for t in self.texts if _named_place(t, self.dialog or (self.question,)))
+    def is_place(self, text: str) -> bool:
+        """Whether the dialog says ``text`` as a place (:func:`_named_place`): each text read once
+        per step, however many tools offer it (a tool's own texts too: "Paris" of "Weather Paris")."""
+        if text not in self._places:
+            self._places[text] = _named_place(text, self.dialog or (self.question,))
+        return self._places[text]
 
     def with_noun(self, value: str) -> str | None:
         """``value`` with its noun when it is a proper adjective without it (:func:`_noun_after`):
@@ -1696,7 +1699,7 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
             if takes_place(declared):
                 # A place is one the dialog says as a place (:func:`_named_place`); with none said
                 # it is left to the model, and the check asks back for a made-up one.
-                mine = [t for t in mine if t in said.places]
+                mine = [t for t in mine if said.is_place(t)]
                 if not mine:
                     out[name] = prop
                     continue
