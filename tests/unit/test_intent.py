@@ -19,6 +19,10 @@ from trustgraph.base.descriptors.annotations import Annotations
     "What's Jane's number? Text her that I'm late", "I swam for 45 minutes. Log it.",
     "How about ordering a pizza?", "Shall we book a table at Nobu?", "Would you mind turning the lights off?",
     "Why don't you call Anna?", "Mind turning the heating up?",
+    # A request in a later clause, after what the speaker says of themselves or of the scene.
+    "I swam for 45 minutes this morning, can you note that down?", "I'm freezing, bump the heating up to 22 degrees",
+    "my eggs need 7 minutes, start a timer", "In Paris, book me a taxi", "When I get home - turn on the lights",
+    "Tomorrow at 7, wake me up", "don't let me forget to call mum at 6pm", "Do not let the plants dry out",
 ])
 def test_a_request_asks_for_an_action(question):
     assert asks_for_action(question)
@@ -31,6 +35,11 @@ def test_a_request_asks_for_an_action(question):
     "I swam for 45 minutes", "Do I need sunscreen in Sydney today?", "", "   ",
     "Why is the sky blue? Is it the light?", "Is coffee bad?\nIs tea?", "Should I book a hotel in Rome?",
     "How about the weather?",
+    # A clause that sets the scene, or a later clause that is no action's verb.
+    "In Paris, are taxis yellow?", "If it rains, what should I wear?", "After dinner, what should we watch?",
+    "Is coffee bad for your heart, or is that a myth?", "I swam for 45 minutes, it was hard",
+    "Coffee, tea or juice: which has the most caffeine?", "thanks, that's all for now", "Thank you!",
+    "Don't you think it's cold in here?", "Never mind",
 ])
 def test_a_question_that_asks_to_know_asks_for_no_action(question):
     assert not asks_for_action(question)

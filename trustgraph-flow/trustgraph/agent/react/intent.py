@@ -12,15 +12,19 @@ hints); a tool that says neither is read by the verb its description starts with
 for delivery", "Book a taxi ride", "Turn the lights in a room on or off").  A question asks for
 an action when one of its sentences is said as a request: an imperative ("Book a table for 4",
 "Put on some jazz"; also a bare name, "Pizza for two"; "What's Jane's number? Text her that I'm
-late"), a request's opening ("Can you", "Could I get", "I'd like", "I need", "Let's", "How about", "Shall we", "Would you mind"), or
-"please" anywhere.  "Can dogs eat chocolate?", "How often should I water
-succulents?" and "I swam for 45 minutes" are not requests; the last is asked back, not logged.
+late"), a request's opening ("Can you", "Could I get", "I'd like", "I need", "Let's", "How
+about", "Shall we", "Would you mind", "Don't let me forget"), either of them in a later clause
+("I'm freezing, bump the heating up", "I swam for 45 minutes, can you log it?"; there only an
+action's verb is an imperative), or "please" anywhere.  "Can dogs eat chocolate?", "How often
+should I water succulents?", "In Paris, are taxis yellow?" and "I swam for 45 minutes" are not
+requests; the last is asked back, not logged.
 A question in another language than English is read as a request: its form is not read here.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 #: What a question may start with before what it says: "Please", "Hey", "OK so".
@@ -31,14 +35,20 @@ _REQUEST = re.compile(
     r"|^(?:can|could|may|might)\s+(?:i|we)\s+(?:get|have|order|book|grab|borrow)\b"
     r"|^(?:i|we)(?:'d|\s+would)\s+(?:like|love)\b|^(?:i|we)\s+(?:want|need|wanna)\b"
     r"|^(?:i|we)'ll\s+(?:have|take)\b|^(?:i|we)\s+(?:have\s+to|must)\b|^let'?s\b|^help\s+me\b"
-    r"|^why\s+don'?t\s+(?:you|we)\b|^how\s+about\s+\w+ing\b|^shall\s+(?:i|we)\b|^(?:would|do)\s+you\s+mind\b",
+    r"|^why\s+don'?t\s+(?:you|we)\b|^how\s+about\s+\w+ing\b|^shall\s+(?:i|we)\b|^(?:would|do)\s+you\s+mind\b"
+    r"|^(?:don'?t|do\s+not|never)\s+(?!(?:you|we|i|they|he|she|it|mind)\b)[a-z]",
     re.IGNORECASE)
 _PLEASE = re.compile(r"\bplease\b", re.IGNORECASE)
-#: The first words of a question that asks to know something, or states it (not a request).
+#: The first words of a question that asks to know something, or states it, or of a clause that
+#: sets the scene for what follows ("In Paris, ...", "If it rains, ..."), or a courtesy ("Thanks,
+#: that's all"): not a request.
 _NOT_IMPERATIVE = frozenset("""what what's whats which who who's whom whose why when when's where where's how how's
 is isn't are aren't was wasn't were weren't do does did don't doesn't didn't can can't could couldn't will won't
 would wouldn't should shouldn't shall may might must have has had am i i'm i've i'd i'll we we're we've my our your
-you you're it it's its there there's this that these those the a an any some if""".split())
+you you're it it's its there there's this that these those the a an any some if
+in on at for from after before during since until till by with without about as like than unlike because though
+although while whereas unless once yesterday today tonight tomorrow
+thanks thank cheers bye goodbye great cool nice yes no yeah yep nope sure wow oh never""".split())
 #: The verbs a tool's description starts with when the tool acts on the world (it books, sends,
 #: sets, turns, records...), where it says nothing of its effects.
 ACTION_VERBS = frozenset("""order book send transfer pay buy purchase delete remove cancel create add put set turn switch
@@ -50,6 +60,18 @@ _FIRST_WORD = re.compile(r"[\w']+")
 #: Where a sentence of a question ends: a request may follow one that asks ("What's Jane's
 #: number? Text her that I'm late").
 _SENTENCES = re.compile(r"(?<=[.!?;])\s+|\n+")
+#: Where a clause of a sentence starts after a comma or a dash: a request may follow what the
+#: speaker says of themselves ("I swam for 45 minutes, can you note that down?", "I'm freezing,
+#: bump the heating up").
+_CLAUSES = re.compile(r"\s*(?:[,:]|\s[-\u2013\u2014]{1,2})\s+")
+#: The first words of a clause that asks to know something.
+_ASKS = frozenset("""what what's whats which who who's whom whose why when when's where where's how how's is isn't
+are aren't was were do does did can could will would should""".split())
+#: The verbs a later clause starts with when it is an imperative: an action's verb, or one that
+#: asks for one.  Only these: a clause after a comma may start with any noun ("In Paris, taxis
+#: are yellow"), where a sentence's first word that asks nothing is rare.
+_CLAUSE_VERBS = ACTION_VERBS | frozenset("""bump raise lower increase decrease crank get give make remind note jot
+wake dial grab bring fetch keep tell show find check open help""".split())
 #: At most this many sentences, of this many characters, are read: a request is said early.
 MAX_SENTENCES = 20
 MAX_READ_CHARS = 10_000
@@ -63,11 +85,28 @@ def asks_for_action(question: str) -> bool:
 
 
 def _requests(sentence: str) -> bool:
-    text = _LEAD.sub("", sentence, count=1)
-    if _REQUEST.search(text):
+    first_clause, *clauses = _CLAUSES.split(sentence)
+    clauses = clauses[:MAX_SENTENCES]
+    # A first clause that names something is a request ("Pizza for two") unless a later clause
+    # asks about it ("Coffee, tea or juice: which has the most caffeine?").
+    asked = any(_first_word(clause) in _ASKS for clause in clauses)
+    if _opens_request(first_clause, _CLAUSE_VERBS.__contains__ if asked else lambda word: word not in _NOT_IMPERATIVE):
         return True
-    first = _FIRST_WORD.match(text)
-    return first is not None and first.group(0).lower() not in _NOT_IMPERATIVE
+    return any(_opens_request(clause, _CLAUSE_VERBS.__contains__) for clause in clauses)
+
+
+def _first_word(text: str) -> str:
+    first = _FIRST_WORD.match(_LEAD.sub("", text, count=1))
+    return first.group(0).lower() if first is not None else ""
+
+
+def _opens_request(clause: str, imperative: Callable[[str], bool]) -> bool:
+    """Whether ``clause`` opens as a request does, or as an imperative: its first word (lower
+    case) is one ``imperative`` accepts."""
+    if _REQUEST.search(_LEAD.sub("", clause, count=1)):
+        return True
+    first = _first_word(clause)
+    return bool(first) and imperative(first)
 
 
 def acts(tool: Any) -> bool:
