@@ -1074,13 +1074,21 @@ def test_a_place_is_said_as_a_name_or_after_in_at_from():
                   "Portuguese": "Write me a poem about Lisbon in Portuguese", "euros": "What's £30 in euros?",
                   "Friday": "Book it for Friday", "6pm": "Get me a taxi at 6pm",
                   "call": "I'm in Chicago and need to call a colleague in Berlin",
-                  "Moscow ahead": "Is Moscow ahead of Dubai?", "Reserve": "Reserve a table in Rome"}
+                  "Moscow ahead": "Is Moscow ahead of Dubai?", "Reserve": "Reserve a table in Rome",
+                  # A quoted word is spoken of, in a text typed without capitals too.
+                  "ubiquitous": 'what\'s the meaning of "ubiquitous"?', "Oslo": "How do you spell 'Oslo'?",
+                  # Typed without capitals, a place starts or ends the request, or follows "in"...
+                  "meaning": 'what\'s the meaning of "ubiquitous"?', "weather": "what's the weather like today",
+                  # ... and not every word after "in" is a place.
+                  "characters": "What is the length of the name 'Schwarzenegger' in characters?"}
     for value, question in not_places.items():
         assert unsaid_arguments({"city": value}, [city], [question]) == ["city"], (value, question)
     # A destination said after "to the" (not after a bare "to": "need to call"), and a place an
     # earlier tool result names.
     destination = arg("destination", "string", "Where to go")
     assert unsaid_arguments({"destination": "airport"}, [destination], ["I need a cab to the airport at 5am"]) == []
+    # Quoted after a place's lead, it is a place.
+    assert unsaid_arguments({"city": "paris"}, [city], ["what's the weather in 'paris'?"]) == []
     assert unsaid_arguments({"city": "Helsinki"}, [city], ["And the sunset there?",
                                                            "The local time in Helsinki is 10:00"]) == []
     # An argument that is no place, or a place's kind of something else, is not judged so.
@@ -1104,6 +1112,19 @@ def test_a_place_argument_is_offered_the_places_said_and_none_is_left_to_the_mod
     got = grounded(schema_of(city), [city], said_values("Weather Paris tomorrow?", []),
                    content_words("weather Current weather in a city"))
     assert got["properties"]["city"]["enum"] == ["Paris"]
+
+
+def test_a_question_of_filler_words_only_is_no_value_but_one_run_of_words_is():
+    # "thanks, that's all for now" had phoned a contact of that name: offered whole, as a question
+    # of one run of words is ("Paris" to the weather).
+    name = arg("name", "string", "Who to call", required=False)
+    got = grounded(schema_of(name), [name], said_values("thanks, that's all for now", []))
+    assert "enum" not in got["properties"]["name"]
+    got = grounded(schema_of(name), [name], said_values("Tom", []))
+    assert got["properties"]["name"]["enum"] == ["Tom"]
+    query = arg("query", "string", "What to search the web for")
+    got = grounded(schema_of(query), [query], said_values("thanks, that's all for now", []))
+    assert got["properties"]["query"]["enum"] == ["thanks, that's all for now"]
 
 
 def test_a_declared_word_nobody_said_is_a_guess_but_a_code_or_a_unit_is_not_judged():

@@ -461,6 +461,10 @@ class Said:
         self._with_noun: dict[str, str | None] = {}
         self._taken: dict[tuple[re.Pattern[str], ...], _Taken] = {}
         self._places: dict[str, bool] = {}
+        # A question of one run of words ("Greet Ada", "Paris") is offered whole where nothing else
+        # is; one of filler words only is no value ("thanks, that's all for now" had been the name
+        # of a contact to phone).
+        self.says_something = any(t.lower() not in _EDGE_WORDS for t in _TOKEN.findall(question[:MAX_SAID_CHARS]))
 
     def is_place(self, text: str) -> bool:
         """Whether the dialog says ``text`` as a place (:func:`_named_place`): each text read once
@@ -1514,11 +1518,15 @@ def takes_place(argument: Any) -> bool:
             and address_kind(argument) is None and _moment_kind(argument) is None and not _numbered(argument))
 
 
+_WORD_CHAR = re.compile(r"[^\W_]")
+
+
 def _named_place(value: str, texts: Iterable[str]) -> bool:
     """Whether ``value`` is said as a place somewhere in ``texts``: as a name (each of its words
     capitalised where it is said, "of" or "de" aside: not "Moscow ahead"; and not a sentence's first
     word that is a common or a request's word: "Why", "Show"), or after the words a place is said
-    after ("in paris", "to the airport"); in a text typed without capitals, anywhere.  The 135M model gave
+    after ("in paris", "to the airport"); in a text typed without capitals, at its start or its end too
+    ("paris weather"), and nowhere within quotes unless a place's lead comes before them.  The 135M model gave
     sunrise-sunset the city "blue" for "Why is the sky blue?"."""
     value = value.strip()
     low = value.lower()
@@ -1532,10 +1540,19 @@ def _named_place(value: str, texts: Iterable[str]) -> bool:
         return any(value in text for text in texts)
     pattern = re.compile(rf"(?<!\w){re.escape(value)}(?!\w)", re.IGNORECASE)
     for text in texts:
-        if text.islower() and pattern.search(text):
-            return True   # typed without capitals ("paris weather"): its case tells nothing
+        # A quoted word is one spoken of, no place ("What's the meaning of 'ubiquitous'?" called
+        # local-time for it), unless a place's lead comes before its quotes ("the time in 'Paris'").
+        quoted = [(q.start(2), q.end(2)) for q in _QUOTED.finditer(text)
+                  if not _BEFORE_PLACE.search(text, max(0, q.start() - 16), q.start())]
         for m in pattern.finditer(text):
             at, words = m.start(), m.group(0).split()
+            if any(start <= at and m.end() <= end for start, end in quoted):
+                continue
+            if text.islower() and (not _WORD_CHAR.search(text, 0, at) or not _WORD_CHAR.search(text, m.end())):
+                # Typed without capitals, its case tells nothing: a place starts or ends such a
+                # request ("paris weather", "time in tokyo"; after a place's lead, below), where
+                # any other word is one of its words ("the meaning of" is no city "meaning").
+                return True
             if all(w[:1].isupper() or w.lower() in _JOINS for w in words) and words[0][:1].isupper():
                 first = words[0].lower().strip(".,'’")
                 after = _TOKEN.search(text, m.end())
@@ -1684,10 +1701,12 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
                 # of a span drop the "+" (the probe texted "44 7700 900123").
                 numbered = list(dict.fromkeys(m.group(0) for m in _PHONE.finditer(said.question))) or numbered
             out[name] = _by_name({**prop, "enum": numbered}, declared, said) if numbered else prop
-        elif kind == "string" and (texts or said.question and not _says(declared, _CARRIED)):
+        elif kind == "string" and (texts or said.question and not _says(declared, _CARRIED)
+                                   and (said.says_something or asks_whole(declared))):
             # The whole question is the request, never the message it asks to send: a message with
             # nothing of its own said is left to the model, and the check asks back for a made-up one.
-            whole = [said.question] if said.question and (asks_whole(declared) or not texts) else []
+            whole = [said.question] if said.question and (asks_whole(declared) or not texts and said.says_something) \
+                else []
             mine = [t for t in texts if not any(_claimed(t, *claim) for other, claim in claims.items()
                                                 if other != name)] or texts
             if measures := {u for u in units if u in _KIND_OF}:

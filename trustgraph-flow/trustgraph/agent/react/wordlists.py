@@ -41,6 +41,11 @@ COUNTRY_CODES = {"us": "USD", "american": "USD", "canadian": "CAD", "australian"
 #: Months and weekdays, which are capitalised after "in" and "on" and are no places.
 CALENDAR = frozenset("""january february march april may june july august september october november
 december monday tuesday wednesday thursday friday saturday sunday""".split())
+#: Words said after "in" that are a manner, a measure or a phrase's, no place ("in characters",
+#: "in order", "in total").
+IN_PHRASES = frozenset("""characters letters words syllables digits order total general fact advance time detail
+short particular public private person mind bed love trouble charge stock use turn return theory practice""".split())
 #: Words capitalised after "in", "to" or "on" that name no place ("in Portuguese", "in Euros",
-#: "on Friday"): read so by grounding and coverage alike.
-NOT_PLACES = LANGUAGES | CURRENCIES | CALENDAR
+#: "on Friday"), or said after "in" in lower case ("in characters"): read so by grounding and
+#: coverage alike.
+NOT_PLACES = LANGUAGES | CURRENCIES | CALENDAR | IN_PHRASES
