@@ -237,6 +237,22 @@ def test_settle_leaves_out_an_optional_arguments_guess_and_keeps_what_was_said()
     assert settle(step, guessed, Confidence(check_arguments=False)) is guessed
 
 
+def test_settle_takes_a_list_that_repeats_a_member_as_the_question_says_it():
+    # "add batteries and a phone charger to my cart" filled the cart with two phone chargers: the
+    # grammar asks for two members but cannot ask for them apart.
+    registry = registry_of(declared("add-to-cart", "Add products to the cart",
+                                    {"name": "products", "type": "array", "items": TEXT}))
+    step = prepare(request("add batteries and a phone charger to my cart"), registry, {})
+    repeated = Action("t", "add-to-cart", {"products": ["phone charger", "phone charger"]})
+    assert settle(step, repeated, Confidence()).arguments == {"products": ["batteries", "phone charger"]}
+    # Members apart, or a list the question does not say, are the model's as they are.
+    apart = Action("t", "add-to-cart", {"products": ["phone charger", "batteries"]})
+    assert settle(step, apart, Confidence()) is apart
+    step = prepare(request("add batteries to my cart"), registry, {})
+    twice = Action("t", "add-to-cart", {"products": ["batteries", "batteries"]})
+    assert settle(step, twice, Confidence()) is twice
+
+
 def test_settle_says_a_looping_free_text_once_unless_the_question_says_it_so():
     registry = registry_of(declared("sms", "Send a text message", {"name": "phone", **TEXT},
                                     {"name": "message", **TEXT, "free-text": True}))
@@ -414,3 +430,4 @@ def test_judge_call_asks_back_before_a_tool_that_acts_for_a_question_that_asks_f
     gone = judge_call(step, Action("", "weather", {"city": "heart"}), {"weather": 0.4, "order-coffee": 0.35},
                       Confidence(), usable=lambda name: name != "order-coffee")
     assert gone.outcome == OUTCOME_NO_TOOL
+

@@ -912,6 +912,12 @@ def test_a_list_of_texts_takes_the_list_the_question_says():
                    said_values("What can I cook with eggs, spinach and cheese? Vegetarian please", []))["properties"]
     assert got["ingredients"]["items"]["enum"] == ["eggs", "spinach", "cheese"] and got["ingredients"]["minItems"] == 3
     assert got["diet"]["enum"] == ["vegetarian"]
+    # A member said with its article ("add batteries and a phone charger to my cart" had put
+    # only "phone" in the cart).
+    cart = [ToolArgument.model_validate({"name": "products", "type": "array", "items": {"type": "string"}})]
+    got = grounded(optional_schema(*cart), cart, said_values("add batteries and a phone charger to my cart", []))
+    assert got["properties"]["products"]["minItems"] == 2 and got["properties"]["products"]["maxItems"] == 2
+    assert {"batteries", "phone charger"} <= set(got["properties"]["products"]["items"]["enum"])
     # No list said: every text, none the diet's declared value, and no least count.
     got = grounded(optional_schema(*recipes), recipes, said_values("Something vegan with tofu", []))["properties"]
     assert got["ingredients"]["items"]["enum"] == ["tofu"] and "minItems" not in got["ingredients"]
@@ -1144,3 +1150,25 @@ def test_a_declared_word_nobody_said_is_a_guess_but_a_code_or_a_unit_is_not_judg
                                           ("kind", ("metric", "imperial"), "metric", "Which units, kg or lb?")]:
         declared = ToolArgument(name=name, description="The unit" if name == "kind" else "", enum=values)
         assert unsaid_arguments({name: value}, [declared], [question]) == [], (name, value)
+
+
+def test_one_of_what_a_count_counts_is_said_with_its_article():
+    # "I'm starving, get me a large pepperoni pizza" had asked back for the quantity (How many pizzas).
+    quantity = ToolArgument(name="quantity", type="integer", description="How many pizzas")
+    size = ToolArgument(name="size", description="The size", enum=("small", "medium", "large"))
+    question = "I'm starving, get me a large pepperoni pizza"
+    got = grounded(schema_of(quantity, size), [quantity, size], said_values(question, []))["properties"]
+    assert got["quantity"]["enum"] == [1]
+    assert unsaid_arguments({"quantity": 1, "size": "large"}, [quantity, size], [question]) == []
+    # Said beside another number, one comes first ("a pizza for 4 people": greedy decoding takes the first).
+    got = grounded(schema_of(quantity), [quantity], said_values("order a pizza for 4 people", []))["properties"]
+    assert got["quantity"]["enum"][0] == 1
+    # Not said so: a number of the thing, no article, or an article parted from it by a number or a
+    # preposition ("a timer for fifteen minutes" is no one minute).
+    assert unsaid_arguments({"quantity": 1}, [quantity], ["Order 2 pizzas"]) == ["quantity"]
+    assert unsaid_arguments({"quantity": 1}, [quantity], ["Order pizza"]) == ["quantity"]
+    minutes = ToolArgument(name="duration_minutes", type="number", description="How many minutes")
+    assert unsaid_arguments({"duration_minutes": 1}, [minutes], ["Set a timer for fifteen minutes"]) == \
+        ["duration_minutes"]
+    assert "enum" not in grounded(schema_of(minutes), [minutes],
+                                  said_values("Log a workout for the record", []))["properties"]["duration_minutes"]

@@ -59,7 +59,8 @@ right answer into a question back:
   expected to translate to, and is not judged;
 - a number needs to appear as a number (``12.5`` for "12.5 dollars", ``1000``
   for "1,000"; one written in words counts too, "twenty-five" or "for two",
-  but not a lone "one", a pronoun as often);
+  but not a lone "one", a pronoun as often; and 1 for a count that the dialog says with an
+  article, "a large pizza" of "How many pizzas": :func:`says_one`);
 - an identifier written with digits (:func:`_numbered`) needs a digit: "blue" is no flight;
 - an amount for a number argument that declares its currency ("How many US dollars") is not one
   the dialog says only in another currency ("40 euros": :func:`other_currency`);
@@ -87,7 +88,7 @@ from .wordlists import COUNTRY_CODES, CURRENCIES, CURRENCY_CODES, CURRENCY_NAMES
 
 __all__ = ["Said", "address_kind", "argument_currency", "arithmetic", "grounded", "money_said", "named_arguments",
            "optional_guesses", "other_currency", "own_words", "quantity_units", "said_kinds", "said_once", "said_values",
-           "signs_at", "takes_kind", "takes_place", "unsaid_arguments"]
+           "said_list", "says_one", "signs_at", "takes_kind", "takes_place", "unsaid_arguments"]
 
 _LETTERS = re.compile(r"[^\W\d_]+")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
@@ -273,6 +274,8 @@ def unsaid_arguments(values: Mapping[str, Any], arguments: Sequence[Any], said: 
             except OverflowError:   # an integer past any float was not said either
                 number = math.nan
             used[number] = used.get(number, 0) + 1
+            if number == 1 and says_one(declared, texts):
+                continue   # "a large pizza" is one pizza
             if not counted.has_number(number) or used[number] > _times_said(number, texts):
                 # Also a number said once and given to two arguments: "What's the square root of
                 # 81?" gave a tip's amount and its percent 81, and one of them is a guess.
@@ -904,6 +907,10 @@ def _message_words(unquoted: str) -> str | None:
 _AND = re.compile(r"[ \t]*,[ \t]*(?:(?:and|or)[ \t]+)?|[ \t]+(?:and|or|&)[ \t]+", re.IGNORECASE)
 
 
+#: What a list's member may start with before its words: "batteries and a phone charger".
+_DETERMINER = re.compile(r"^(?:a|an|the|some|another)\s+(?=\w)", re.IGNORECASE)
+
+
 def _edge_span(part: str, spans: set[str], at_end: bool) -> str | None:
     """The longest of ``spans`` that ends ``part`` (``at_end``) or starts it, a word whole."""
     def edge(span: str) -> bool:
@@ -924,7 +931,7 @@ def _lists(question: str, spans: set[str]) -> list[list[str]]:
     out = []
     for sentence in _SENTENCE_END.split(question[:MAX_SAID_CHARS]):
         run: list[str] = []
-        for part in (p.strip() for p in _AND.split(sentence or "")):
+        for part in (_DETERMINER.sub("", p.strip(), count=1) for p in _AND.split(sentence or "")):
             if run and part in spans:
                 run.append(part)   # a whole member: the list goes on
                 continue
@@ -937,6 +944,19 @@ def _lists(question: str, spans: set[str]) -> list[list[str]]:
         if len(run) > 1:
             out.append(run)
     return out
+
+
+def said_list(value: Sequence[Any], lists: Sequence[Sequence[str]]) -> list[str] | None:
+    """The list the question says (one of ``lists``, :attr:`Said.lists`) that a list value which
+    repeats a member stands for: the only one as long as it, holding each of its members; None
+    when the value repeats nothing or no one list is so.  The grammar asks for as many members as
+    the question lists but cannot ask for them apart, and greedy decoding repeats the likeliest
+    ("add batteries and a phone charger to my cart" filled it with two phone chargers)."""
+    members = [m for m in value if isinstance(m, str)]
+    if len(members) != len(value) or len(set(members)) == len(members):
+        return None
+    fits = [list(found) for found in lists if len(found) == len(members) and set(members) <= set(found)]
+    return fits[0] if len(fits) == 1 else None
 
 
 def _written_numbers(text: str) -> list[tuple[int, float, int]]:
@@ -1458,6 +1478,36 @@ def _by_percent(numbers: list[float], argument: Any, said: Said) -> list[float]:
     return [n for n in numbers if n not in said.percents or _times_said(n, [said.question]) > 1] or numbers
 
 
+#: Words that part "a" from what it counts: a number's ("a timer for fifteen minutes" is no
+#: minute), and a preposition's or a conjunction's ("a table for two people").
+_NOT_BETWEEN = (*sorted(_WORD_VALUES), "for", "of", "in", "on", "at", "to", "with", "about", "by", "from", "and", "or")
+#: What a count argument's description says it counts: "How many pizzas".
+_COUNTS = re.compile(r"\bhow\s+many\s+([^\W\d_]{3,})", re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=1024)
+def _one_of(description: str) -> re.Pattern[str] | None:
+    """How a request says one of what a count argument counts (:data:`_COUNTS`): "a" or "an"
+    (or "one") and, at most three words on, the thing itself ("a large pepperoni pizza" for "How
+    many pizzas"); None for an argument that counts nothing it names."""
+    found = _COUNTS.search(description)
+    if found is None:
+        return None
+    noun = found.group(1).lower()
+    forms = {noun, noun[:-1] if noun.endswith("s") else noun, noun[:-2] if noun.endswith("es") else noun}
+    between = rf"(?:(?!(?:{'|'.join(_NOT_BETWEEN)})\b)[^\W\d_]+\s+){{0,3}}?"
+    return re.compile(rf"\b(?:a|an|one)\s+{between}(?:{'|'.join(map(re.escape, sorted(forms)))})\b", re.IGNORECASE)
+
+
+def says_one(argument: Any, texts: Iterable[str]) -> bool:
+    """Whether the dialog says one of what number ``argument`` counts with an article: "get me a
+    large pepperoni pizza" is a quantity of 1 of "How many pizzas" (the probe had asked back for it)."""
+    if getattr(argument, "type", None) not in ("integer", "number"):
+        return False
+    pattern = _one_of(str(getattr(argument, "description", "") or ""))
+    return pattern is not None and any(pattern.search(text[:MAX_SAID_CHARS]) for text in texts)
+
+
 def _claims(properties: Mapping[str, Any], arguments: Sequence[Any], texts: list[str],
             said: Said) -> dict[str, tuple[list[str], str]]:
     """Each string argument's values said beside its name (:func:`_by_name`), with that name as a
@@ -1741,10 +1791,13 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
             most = {} if "maxItems" in prop else {"maxItems": max(len(members) if said_lists else 1, longest)}
             out[name] = {**prop, "items": {**items, "enum": members}, **least, **most}
         elif kind == "number" and (taken_numbers := _by_unit(_by_percent(numbers, declared, said), declared, said)):
-            out[name] = {**prop, "enum": [int(n) if n.is_integer() else n for n in taken_numbers]}
+            out[name] = {**prop, "enum": _with_one([int(n) if n.is_integer() else n for n in taken_numbers],
+                                                   declared, said)}
         elif kind == "integer" and (integers := [int(n) for n in _by_unit(_by_percent(numbers, declared, said),
                                                                           declared, said) if n.is_integer()]):
-            out[name] = {**prop, "enum": integers}
+            out[name] = {**prop, "enum": _with_one(integers, declared, said)}
+        elif kind in ("integer", "number") and says_one(declared, said.dialog or (said.question,)):
+            out[name] = {**prop, "enum": [1]}
         else:
             out[name] = prop
     required = schema.get("required")
@@ -1752,6 +1805,14 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
         if plain := _optional(out, properties, arguments, said, required):
             return {**schema, "properties": out, "required": [*required, *plain]}
     return {**schema, "properties": out}
+
+
+def _with_one(numbers: list[Any], argument: Any, said: Said) -> list[Any]:
+    """``numbers``, with 1 first when the dialog says one of what ``argument`` counts
+    (:func:`says_one`): "a pizza for 4 people" is one pizza, greedy decoding taking the first."""
+    if not says_one(argument, said.dialog or (said.question,)):
+        return numbers
+    return [1, *(n for n in numbers if n != 1)]
 
 
 def _optional(out: dict[str, Any], properties: Mapping[str, Any], arguments: Sequence[Any], said: Said,

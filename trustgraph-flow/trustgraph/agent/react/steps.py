@@ -72,6 +72,7 @@ from .grounding import (
     named_arguments,
     optional_guesses,
     said_kinds,
+    said_list,
     said_once,
     said_values,
     takes_kind,
@@ -312,7 +313,8 @@ def settle(step: Step, action: Action, policy: Confidence) -> Action:
     (``grounding.optional_guesses``: a value nobody said, or another argument's text), so a guess
     at what the tool can do without neither reaches the tool nor turns the call into a question
     back; and a free-text value that repeats one phrase over and over said once
-    (``grounding.said_once``), unless the dialog says it so.  The guesses stay with the argument check off
+    (``grounding.said_once``), unless the dialog says it so, and a list that repeats a member as
+    the list the question says (``grounding.said_list``).  The guesses stay with the argument check off
     (``--no-argument-check``: the model's values are taken as they are)."""
     chosen = step.tool(action.name)
     if chosen is None:
@@ -325,6 +327,10 @@ def settle(step: Step, action: Action, policy: Confidence) -> Action:
                 and not any(value.lower() in text.lower() for text in heard):   # not as the dialog said it
             logger.debug("The free text %s of %s said once (the model repeated it)", argument.name, action.name)
             values[argument.name] = once
+        if isinstance(value, list) and (whole := said_list(value, step.said.lists)) is not None:
+            logger.debug("The list %s of %s as the question says it (the model repeated a member)",
+                         argument.name, action.name)
+            values[argument.name] = whole
     if policy.check_arguments:
         guessed = optional_guesses(values, chosen.arguments, heard)
         if guessed:
