@@ -431,3 +431,21 @@ def test_judge_call_asks_back_before_a_tool_that_acts_for_a_question_that_asks_f
                       Confidence(), usable=lambda name: name != "order-coffee")
     assert gone.outcome == OUTCOME_NO_TOOL
 
+
+def test_an_ask_back_before_a_tool_that_acts_offers_the_tools_near_that_only_read():
+    # "What's my dentist's phone number?" was nearest a tool that phones (0.47), then one that looks
+    # a number up (0.38): the ask-back offered only the first.
+    registry = registry_of(declared("call-contact", "Phone someone", {"name": "name", **TEXT}),
+                           declared("lookup-contact", "A person's phone number and email from the address book",
+                                    {"name": "name", **TEXT}),
+                           declared("weather", "Current weather in a city", {"name": "city", **TEXT}))
+    step = prepare(request("What's my dentist's phone number?"), registry, {})
+    meaning = dict(step.meaning, **{"call-contact": 0.47, "lookup-contact": 0.38, "weather": 0.1})
+    step = Step(step.request, step.tools, meaning, step.failures, step.said)
+    scores = {"call-contact": 0.9, "lookup-contact": 0.05, "weather": 0.05}
+    asked = judge_call(step, Action("", "call-contact", {"name": "dentist"}), scores, Confidence())
+    assert asked.outcome == OUTCOME_ASKED and asked.candidates == ("call-contact", "lookup-contact")
+    # A tool that cannot be used now is not offered, and one far from the question neither.
+    asked = judge_call(step, Action("", "call-contact", {"name": "dentist"}), scores, Confidence(),
+                       usable=lambda name: name != "lookup-contact")
+    assert asked.candidates == ("call-contact",)

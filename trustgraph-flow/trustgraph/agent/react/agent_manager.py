@@ -272,7 +272,8 @@ class AgentManager:
                 abstain = Abstain(OUTCOME_ASKED, offered, abstain.share) if offered else \
                     Abstain(OUTCOME_NO_TOOL, (), abstain.share)
             else:
-                logger.debug("The ranker's %s taken for the model's %s", switched.name, action.name)
+                logger.debug("The ranker's %s taken for the model's %s, with %s", switched.name, action.name,
+                             json.dumps(switched.arguments, default=str))
                 action = settle(step, switched, self.confidence)
                 abstain = judge_call(step, action, None, self.confidence, usable)   # its arguments
         if abstain is not None:

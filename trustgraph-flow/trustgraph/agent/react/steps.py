@@ -382,8 +382,21 @@ def judge_call(step: Step, action: Action, scores: Mapping[str, float] | None, p
     if name is not None and policy.check_arguments and unasked(step, name):
         logger.debug("%s acts, and the question asks for no action: asked back", name)
         share = verdict.share if isinstance(verdict, Switch) else 1.0
-        return Abstain(OUTCOME_ASKED, (name,), share) if usable(name) else Abstain(OUTCOME_NO_TOOL, (), share)
+        offered = tuple(n for n in (name, *_readers_near(step, policy)) if usable(n))[:max(1, policy.candidates)]
+        return Abstain(OUTCOME_ASKED, offered, share) if offered else Abstain(OUTCOME_NO_TOOL, (), share)
     return verdict
+
+
+def _readers_near(step: Step, policy: Confidence) -> list[str]:
+    """The tools near the question (at least the ranker's ``near``) that do not act, nearest
+    first: what a question that asks to know may be about when the tool first for it acts
+    ("What's my dentist's phone number?" is nearest a tool that phones, then one that looks a
+    number up: both are offered)."""
+    near = policy.calibrated(embedding.calibration()).near
+    if near is None:
+        return []
+    return [t.name for t in sorted(step.tools, key=lambda t: -step.meaning.get(t.name, -1.0))
+            if step.meaning.get(t.name, -1.0) >= near and not intent.acts(t)]
 
 
 def unasked(step: Step, name: str) -> bool:
