@@ -261,8 +261,14 @@ def test_the_unit_written_with_a_number_is_what_it_is_converted_out_of():
              ToolArgument(name="target", type="string")]
     got = grounded(schema_of(*units), units, said_values("My suitcase weighs 23 kg; what is that in pounds?", []))
     assert "kg" not in got["properties"]["target"]["enum"] and "pounds" in got["properties"]["target"]["enum"]
-    assert "kg" in got["properties"]["from_unit"]["enum"] and "pounds" not in got["properties"]["from_unit"]["enum"]
-    assert "suitcase" in got["properties"]["from_unit"]["enum"]
+    # An argument that says it is a unit (or a currency) takes the unit written with the number; one
+    # that says nothing of it keeps the other spans ("If it's 3 pm in London": "pm" is no place).
+    assert got["properties"]["from_unit"]["enum"] == ["kg"]
+    fx = [ToolArgument(name="amount", type="number", description="How much money"),
+          ToolArgument(name="from_currency", type="string", description="The currency to convert from"),
+          ToolArgument(name="to_currency", type="string", description="The currency to convert to")]
+    got = grounded(schema_of(*fx), fx, said_values("what's 30 pounds in US dollars?", []))["properties"]
+    assert got["from_currency"]["enum"] == ["pounds"]   # it had converted dollars into dollars
     # What follows the quantity's last "in"/"to" is converted into, never out of (the 135M model wrote
     # kilometres for both of the first); the last, since an earlier "in" may say where.
     plain = [ToolArgument(name="value", type="number"), ToolArgument(name="from", type="string"),
@@ -1172,3 +1178,13 @@ def test_one_of_what_a_count_counts_is_said_with_its_article():
         ["duration_minutes"]
     assert "enum" not in grounded(schema_of(minutes), [minutes],
                                   said_values("Log a workout for the record", []))["properties"]["duration_minutes"]
+
+
+def test_the_verb_after_a_modal_and_its_subject_is_no_value():
+    # "What should I cook tonight?" had searched recipes for the ingredient "cook".
+    assert said_values("What should I cook tonight?", []).texts == []
+    assert said_values("What can I cook with chicken and rice?", []).texts == ["chicken", "rice"]
+    assert "tip" not in said_values("How much should I tip on $80 at 15%?", []).texts
+    assert said_values("Did you see Dune?", []).texts == ["Dune"]
+    # A word after a modal that is no subject's stays ("Can Paris ..."), as does a name after "I".
+    assert "Paris" in said_values("Does Paris have a metro?", []).texts

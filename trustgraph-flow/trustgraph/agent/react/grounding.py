@@ -773,6 +773,17 @@ def _name_joins(tokens: list[str], named: list[bool]) -> list[int]:
     return out
 
 
+#: A modal or an auxiliary and who it is said of: the word after them is a verb ("What should I
+#: cook tonight?", "Can you spell...", "How do I say..."), no value.
+_MODALS = frozenset("can could should would will shall may might must do does did".split())
+_SUBJECTS = frozenset("i we you they he she it u".split())
+
+
+def _after_modal(tokens: list[str], i: int) -> bool:
+    """Whether ``tokens[i]`` follows a modal and its subject ("should I", "can you")."""
+    return i >= 2 and tokens[i - 1].lower() in _SUBJECTS and tokens[i - 2].lower() in _MODALS
+
+
 def _spans(text: str) -> tuple[list[str], list[str]]:
     """What of ``text`` a value may be, and its arithmetic expressions (:func:`_expressions`, which
     are among the first), read in one pass: its quoted parts, its addresses, what follows a colon
@@ -811,7 +822,7 @@ def _spans(text: str) -> tuple[list[str], list[str]]:
             told += 1
         tokens = [t.group(0) for t in _TOKEN.finditer(piece)]
         spans = list(_TOKEN.finditer(piece))
-        content = [t.lower() not in _EDGE_WORDS for t in tokens]
+        content = [t.lower() not in _EDGE_WORDS and not _after_modal(tokens, i) for i, t in enumerate(tokens)]
         # A request's verb is no part of a name, capitalised as a sentence starts ("Play Bohemian Rhapsody").
         named = [t[:1].isupper() and content[i] and t.lower() not in _REQUEST_VERBS for i, t in enumerate(tokens)]
         for k in _name_joins(tokens, named):   # "Kind of Blue", "Bank of America": one name
@@ -1188,7 +1199,8 @@ def _noun_after(value: Any, question: str) -> str | None:
     return None
 
 
-def _by_quantity(prop: dict[str, Any], name: str, units: set[str], declared_enum: bool, said: Said) -> dict[str, Any]:
+def _by_quantity(prop: dict[str, Any], name: str, units: set[str], declared_enum: bool, said: Said,
+                 of_unit: bool = False) -> dict[str, Any]:
     """``prop`` with its values narrowed by what the question's quantity is in (``units``).
 
     The unit written with a number is the unit that number is in: "23 kg in pounds" converts
@@ -1202,7 +1214,9 @@ def _by_quantity(prop: dict[str, Any], name: str, units: set[str], declared_enum
     converts out of), except that a span converted out of is not what the question asks how many
     of ("How many cups are in 2 litres?" converts into cups: the 135M model wrote cups for both)
     nor what follows the quantity's last "in", "into" or "to" ("Express 5 miles in kilometres":
-    the 135M model wrote kilometres for both; :func:`_converted_into`),
+    the 135M model wrote kilometres for both; :func:`_converted_into`), unless the argument says it
+    is a unit or a currency (``of_unit``): then it takes the unit written with the number ("what's
+    30 pounds in US dollars?" had converted dollars into dollars),
     and a span converted into is no proper adjective without its noun (:func:`_noun_after`: the
     135M model wrote "Swiss" of "how many Swiss francs" and "Canadian" of "how many Canadian
     dollars", greedy decoding closing the shorter value, which the converter refused).  Nothing
@@ -1229,6 +1243,8 @@ def _by_quantity(prop: dict[str, Any], name: str, units: set[str], declared_enum
         kept = [values[i] for i in unit]
     elif signed := [v for v in values if v in said.signs]:
         kept = signed   # the currency whose sign is written with the amount ("€50") is converted out of
+    elif of_unit and unit:
+        kept = [values[i] for i in unit]
     elif said.into:
         # What the question asks how many of, or converts "in"/"to", is converted into, never out of.
         kept = [v for v in values if not (isinstance(v, str) and any(said.question.startswith(v, at)
@@ -1773,7 +1789,8 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
                     out[name] = prop
                     continue
                 whole = []
-            offered = _by_quantity({**prop, "enum": list(dict.fromkeys(whole + mine))}, name, units, False, said)
+            offered = _by_quantity({**prop, "enum": list(dict.fromkeys(whole + mine))}, name, units, False, said,
+                                   of_unit=_says(declared, _UNIT_NAMES))
             named = _by_name(offered, declared, said)
             out[name] = _by_query(_by_text(_by_topic(named, declared, said.question), declared, said.apart),
                                   declared, said)
