@@ -23,6 +23,7 @@ from trustgraph.base.descriptors.annotations import Annotations
     "I swam for 45 minutes this morning, can you note that down?", "I'm freezing, bump the heating up to 22 degrees",
     "my eggs need 7 minutes, start a timer", "In Paris, book me a taxi", "When I get home - turn on the lights",
     "Tomorrow at 7, wake me up", "don't let me forget to call mum at 6pm", "Do not let the plants dry out",
+    "OK, pizza for two", "Hey, put on some jazz",
 ])
 def test_a_request_asks_for_an_action(question):
     assert asks_for_action(question)

@@ -85,7 +85,8 @@ def asks_for_action(question: str) -> bool:
 
 
 def _requests(sentence: str) -> bool:
-    first_clause, *clauses = _CLAUSES.split(sentence)
+    # What the sentence starts with before what it says ("Hey, ", "OK so, ") is no clause of its own.
+    first_clause, *clauses = _CLAUSES.split(_LEAD.sub("", sentence, count=1))
     clauses = clauses[:MAX_SENTENCES]
     # A first clause that names something is a request ("Pizza for two") unless a later clause
     # asks about it ("Coffee, tea or juice: which has the most caffeine?").
