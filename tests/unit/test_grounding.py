@@ -1188,3 +1188,18 @@ def test_the_verb_after_a_modal_and_its_subject_is_no_value():
     assert said_values("Did you see Dune?", []).texts == ["Dune"]
     # A word after a modal that is no subject's stays ("Can Paris ..."), as does a name after "I".
     assert "Paris" in said_values("Does Paris have a metro?", []).texts
+
+
+def test_a_number_after_a_minus_is_negative_and_a_subtraction_or_a_code_is_not():
+    # "Convert minus 10 celsius to fahrenheit" converted 10 °C: the sign was never read.
+    value = ToolArgument(name="value", type="number")
+    for question, number in [("Convert minus 10 celsius to fahrenheit", -10), ("What is -40 F in C?", -40),
+                             ("It is -5.5 degrees outside", -5.5), ("What's 3 x -2?", -2)]:
+        assert number in said_values(question, []).numbers, question
+        assert unsaid_arguments({"value": number}, [value], [question]) == [], question
+        assert unsaid_arguments({"value": abs(number)}, [value], [question]) == ["value"], question
+        got = grounded(schema_of(value), [value], said_values(question, []))["properties"]["value"]["enum"]
+        assert number in got and abs(number) not in got, question
+    # A subtraction, a range, a phone number, a date: no number is negative.
+    for question in ["What is 10 - 3?", "ten minus three", "Text 555-0142 now", "on 2027-05-03", "10-20 people"]:
+        assert all(n >= 0 for n in said_values(question, []).numbers), question

@@ -60,7 +60,8 @@ right answer into a question back:
 - a number needs to appear as a number (``12.5`` for "12.5 dollars", ``1000``
   for "1,000"; one written in words counts too, "twenty-five" or "for two",
   but not a lone "one", a pronoun as often; and 1 for a count that the dialog says with an
-  article, "a large pizza" of "How many pizzas": :func:`says_one`);
+  article, "a large pizza" of "How many pizzas": :func:`says_one`); a number after a minus is
+  negative, and only so (:func:`_sign_at`: "-40 F" is no 40);
 - an identifier written with digits (:func:`_numbered`) needs a digit: "blue" is no flight;
 - an amount for a number argument that declares its currency ("How many US dollars") is not one
   the dialog says only in another currency ("40 euros": :func:`other_currency`);
@@ -116,6 +117,23 @@ _NUMBER_WORDS = re.compile(rf"\b(?:{'|'.join(_WORD_VALUES)})(?:(?:[\s-]+|(?<=hun
                            rf"(?:{'|'.join(_WORD_VALUES)}))*\b", re.IGNORECASE)
 
 
+#: A minus sign, or the word, right before a number ("-40 F", "minus 10 celsius"): not a hyphen
+#: inside a code, a range or a date ("555-0142", "10-20", "2027-05-03").
+_MINUS = re.compile(r"(?:(?<![\w.,])[-\u2212]|\b(?:minus|negative)\s+)$", re.IGNORECASE)
+#: A number right before such a sign: then it is a subtraction ("10 - 3", "ten minus three").
+_NUMBER_BEFORE = re.compile(rf"(?:\d|\b(?:{'|'.join(_WORD_VALUES)}))[\s)]*$", re.IGNORECASE)
+
+
+def _sign_at(text: str, start: int) -> int | None:
+    """Where the minus of the number starting at ``start`` in ``text`` starts, when it is negative;
+    None otherwise.  "Convert minus 10 celsius to fahrenheit" had converted 10 °C, and "What is
+    -40 F in C?" 40 °F: the sign was never read."""
+    sign = _MINUS.search(text, max(0, start - 10), start)
+    if sign is None or _NUMBER_BEFORE.search(text, max(0, sign.start() - 24), sign.start()):
+        return None
+    return sign.start()
+
+
 def _word_numbers(text: str) -> list[tuple[int, float, int]]:
     """The numbers ``text`` writes in words, each with where it starts and ends: "for two" 2, "twenty-five"
     25, "two hundred and fifty" 250, "a dozen" 12.  A lone "one" or "zero" is left out: "one" is a
@@ -135,20 +153,29 @@ def _word_numbers(text: str) -> list[tuple[int, float, int]]:
                     total, part = total + part, 0
             else:
                 part += value
-        out.append((m.start(), float(total + part), m.end()))
+        sign = _sign_at(text, m.start())
+        value = float(total + part)
+        out.append((m.start(), value, m.end()) if sign is None else (sign, -value, m.end()))
+    return out
+
+
+def _digit_readings(text: str) -> list[set[float]]:
+    """Each number ``text`` writes in digits, as every value it may be: "1,000" and "1.000" a
+    thousand or one, "3,5" three and a half; negative after a minus (:func:`_sign_at`)."""
+    out = []
+    for m in _NUMBER.finditer(text):
+        n, readings = m.group(0), set()
+        for reading in (n.replace(",", ""), n.replace(",", "."), n.replace(".", "").replace(",", ".")):
+            try:
+                readings.add(float(reading))
+            except ValueError:   # "1.2.3" read with its dots kept
+                continue
+        out.append(readings if _sign_at(text, m.start()) is None else {-r for r in readings})
     return out
 
 
 def _numbers(text: str) -> set[float]:
-    # "1,000" and "1.000" may be a thousand or one; "3,5" three and a half: every reading counts.
-    out = set()
-    for n in _NUMBER.findall(text):
-        for reading in (n.replace(",", ""), n.replace(",", "."), n.replace(".", "").replace(",", ".")):
-            try:
-                out.add(float(reading))
-            except ValueError:   # "1.2.3" read with its dots kept
-                continue
-    return out
+    return set().union(*_digit_readings(text))
 
 
 class _Said:
@@ -189,7 +216,7 @@ def _text_said(value: str, said: _Said) -> bool:
 def _times_said(number: float, texts: Sequence[str]) -> int:
     """How many times ``texts`` say ``number``, in digits or in words."""
     text = " ".join(texts)[:MAX_SAID_CHARS]
-    digits = sum(1 for n in _NUMBER.findall(text) if number in _numbers(n))
+    digits = sum(1 for readings in _digit_readings(text) if number in readings)
     return digits + sum(1 for _, n, _ in _word_numbers(text) if n == number)
 
 
@@ -973,7 +1000,10 @@ def said_list(value: Sequence[Any], lists: Sequence[Sequence[str]]) -> list[str]
 def _written_numbers(text: str) -> list[tuple[int, float, int]]:
     """The numbers ``text`` says as written (``1,000`` is a thousand, ``12.5`` twelve and a half; in
     words, "two" is 2: :func:`_word_numbers`), each with where it starts and ends, in order."""
-    found = [(m.start(), float(m.group(0).replace(",", "")), m.end()) for m in _OFFERED_NUMBER.finditer(text)]
+    found = []
+    for m in _OFFERED_NUMBER.finditer(text):
+        value, sign = float(m.group(0).replace(",", "")), _sign_at(text, m.start())
+        found.append((m.start(), value, m.end()) if sign is None else (sign, -value, m.end()))
     return sorted(found + _word_numbers(text), key=lambda at: at[0])
 
 
