@@ -1203,3 +1203,13 @@ def test_a_number_after_a_minus_is_negative_and_a_subtraction_or_a_code_is_not()
     # A subtraction, a range, a phone number, a date: no number is negative.
     for question in ["What is 10 - 3?", "ten minus three", "Text 555-0142 now", "on 2027-05-03", "10-20 people"]:
         assert all(n >= 0 for n in said_values(question, []).numbers), question
+
+
+def test_a_message_told_to_someone_else_is_what_follows_them():
+    # "Please write to anna@example.org and tell her the report is done" mailed "report".
+    email = [ToolArgument(name="to", description="The recipient's email address"),
+             ToolArgument(name="message", description="What the email says")]
+    got = grounded(schema_of(*email), email,
+                   said_values("Please write to anna@example.org and tell her the report is done", []))["properties"]
+    assert got["message"]["enum"] == ["the report is done"] and got["to"]["enum"] == ["anna@example.org"]
+    assert said_values("Tell me a joke about cats", []).apart == frozenset()

@@ -908,12 +908,14 @@ def _after_colon(unquoted: str) -> str | None:
 #: Where a request says, unquoted, the words a message is to carry: "Send a note to Ann saying
 #: see you at six", "a card that reads happy birthday", "Mail bob@example.com that the meeting
 #: moved" (an address, cut out as ``|``, then "that"), "Tell Bob that lunch is ready" (a verb of
-#: telling, a name, "that": "Tell me a joke that ..." is no message), "Remind me tomorrow to water
+#: telling, a name, "that": "Tell me a joke that ..." is no message), "... and tell her the report
+#: is done" (telling someone else, "that" or not), "Remind me tomorrow to water
 #: the plants" (what a reminder is to say follows its "to").
 #: Whom a message goes to, as a request says it: an address (cut out, ``|``), a name, a phone number.
 _TO_WHOM = r"(?:\|\s*|[A-Z]\w*\s+|\+?\(?\d[\d ().-]*\d\s+)"
 _SAYING = re.compile(r"(?i:\b(?:saying|that says|which says|that reads|to say))\s+(?=\w)"
                      rf"|(?:\|\s*|(?i:\b(?:tell|remind|inform|ask|text|message))\s+{_TO_WHOM})(?i:that)\s+(?=\w)"
+                     r"|(?i:\b(?:tell|inform)\s+(?:her|him|them)\s+(?:that\s+)?)(?=\w)"
                      r"|(?i:\bremind(?:er)?\b[^.;!?|\n]*?\bto)\s+(?=\w)")
 #: Without those words, a request that starts by mailing someone (an address, cut out, or a name)
 #: says what next: "Email ann@example.org the build is green" (not "about ...": what it is about).
