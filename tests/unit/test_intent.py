@@ -41,6 +41,9 @@ def test_a_request_asks_for_an_action(question):
     "Is coffee bad for your heart, or is that a myth?", "I swam for 45 minutes, it was hard",
     "Coffee, tea or juice: which has the most caffeine?", "thanks, that's all for now", "Thank you!",
     "Don't you think it's cold in here?", "Never mind",
+    # A request to be told something ("Can you explain photosynthesis?" had watered a plant of that name).
+    "Can you explain photosynthesis?", "Please explain how vaccines work", "Recommend a movie for tonight",
+    "Could you tell me about Rome, please?",
 ])
 def test_a_question_that_asks_to_know_asks_for_no_action(question):
     assert not asks_for_action(question)

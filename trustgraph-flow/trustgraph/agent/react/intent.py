@@ -15,7 +15,8 @@ an action when one of its sentences is said as a request: an imperative ("Book a
 late"), a request's opening ("Can you", "Could I get", "I'd like", "I need", "Let's", "How
 about", "Shall we", "Would you mind", "Don't let me forget"), either of them in a later clause
 ("I'm freezing, bump the heating up", "I swam for 45 minutes, can you log it?"; there only an
-action's verb is an imperative), or "please" anywhere.  "Can dogs eat chocolate?", "How often
+action's verb is an imperative), or "please" anywhere; but not a request to be told something
+("Can you explain photosynthesis?", "Recommend a movie").  "Can dogs eat chocolate?", "How often
 should I water succulents?", "In Paris, are taxis yellow?" and "I swam for 45 minutes" are not
 requests; the last is asked back, not logged.
 A question in another language than English is read as a request: its form is not read here.
@@ -72,6 +73,10 @@ are aren't was were do does did can could will would should""".split())
 #: are yellow"), where a sentence's first word that asks nothing is rare.
 _CLAUSE_VERBS = ACTION_VERBS | frozenset("""bump raise lower increase decrease crank get give make remind note jot
 wake dial grab bring fetch keep tell show find check open help""".split())
+#: The verbs of a request to tell something, not to do it: "Can you explain photosynthesis?" had
+#: watered a plant called "photosynthesis".
+_TELLING = frozenset("""explain tell describe define teach recommend suggest say clarify summarise summarize compare
+list name""".split())
 #: At most this many sentences, of this many characters, are read: a request is said early.
 MAX_SENTENCES = 20
 MAX_READ_CHARS = 10_000
@@ -81,10 +86,15 @@ def asks_for_action(question: str) -> bool:
     """Whether ``question`` is said as a request (an imperative, a request's opening, "please"),
     in any of its first sentences."""
     text = question.strip()[:MAX_READ_CHARS]
-    return bool(_PLEASE.search(text)) or any(_requests(sentence) for sentence in _SENTENCES.split(text)[:MAX_SENTENCES])
+    return any(_requests(sentence) for sentence in _SENTENCES.split(text)[:MAX_SENTENCES])
 
 
 def _requests(sentence: str) -> bool:
+    if _PLEASE.search(sentence):
+        # "please" asks for something, unless for being told something ("Please explain how vaccines work").
+        opening = _REQUEST.search(_LEAD.sub("", sentence, count=1))
+        rest = _LEAD.sub("", sentence, count=1)[opening.end():] if opening else sentence
+        return _first_word(rest) not in _TELLING
     # What the sentence starts with before what it says ("Hey, ", "OK so, ") is no clause of its own.
     first_clause, *clauses = _CLAUSES.split(_LEAD.sub("", sentence, count=1))
     clauses = clauses[:MAX_SENTENCES]
@@ -103,11 +113,12 @@ def _first_word(text: str) -> str:
 
 def _opens_request(clause: str, imperative: Callable[[str], bool]) -> bool:
     """Whether ``clause`` opens as a request does, or as an imperative: its first word (lower
-    case) is one ``imperative`` accepts."""
-    if _REQUEST.search(_LEAD.sub("", clause, count=1)):
-        return True
+    case) is one ``imperative`` accepts; either way not a request to tell something (:data:`_TELLING`)."""
+    text = _LEAD.sub("", clause, count=1)
+    if (opening := _REQUEST.search(text)) is not None:
+        return _first_word(text[opening.end():]) not in _TELLING
     first = _first_word(clause)
-    return bool(first) and imperative(first)
+    return bool(first) and first not in _TELLING and imperative(first)
 
 
 def acts(tool: Any) -> bool:
