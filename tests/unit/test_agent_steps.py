@@ -177,6 +177,29 @@ def test_a_tool_that_takes_the_kind_of_value_the_question_says_comes_first_and_l
         assert step.meaning[first] - nearest_other >= calibration.lead, step.meaning
         assert step.meaning[first] >= calibration.clear, step.meaning
         assert plainly_asked(step, Confidence()) == first   # called even if the model would answer alone
+    # A phone number is such a kind too ("Text +1 415 555 0199: running 10 minutes late" had started
+    # a 10-minute timer); an account's IBAN, a parcel's number or a date is none.
+    phones = build_registry({"tool": {
+        "set-timer": json.dumps({"type": "tool-service", "name": "set-timer", "description": "Start a countdown timer",
+                                 "service": "svc", "arguments": [{"name": "minutes", "type": "integer",
+                                                                  "description": "How many minutes"}]}),
+        "send-sms": json.dumps({"type": "tool-service", "name": "send-sms", "description": "Send a text message",
+                                "service": "svc", "arguments": [
+                                    {"name": "phone_number", "type": "string", "description": "The phone number"},
+                                    {"name": "message", "type": "string", "description": "What to say"}]}),
+        "transfer-money": json.dumps({"type": "tool-service", "name": "transfer-money",
+                                      "description": "Send money to a bank account", "service": "svc", "arguments": [
+                                          {"name": "amount", "type": "number", "description": "How much"},
+                                          {"name": "account_number", "type": "string",
+                                           "description": "The account to pay"}]})},
+        "tool-service": {"svc": json.dumps(SERVICE)}}, ToolServiceClients(None))
+    step = prepare(request("Text +1 415 555 0199: running 10 minutes late"), phones, {})
+    assert step.tools[0].name == "send-sms" and plainly_asked(step, Confidence()) == "send-sms"
+    for question in ["Send €250 to account DE44 5001 0517 5407 3249 31", "Set a timer for 2027-05-03",
+                     "Where is parcel 9400111899223100012345?"]:
+        step = prepare(request(question), phones, {})
+        ranked = {r.tool.name: r.meaning for r in rank(question, list(phones.tools.values()))}
+        assert step.meaning["send-sms"] == ranked["send-sms"], question   # not raised
     # A question that says no such value keeps the ranker's order and similarities.
     step = prepare(request("Is it going to be chilly in Oslo?"), files, {})
     ranked = rank("Is it going to be chilly in Oslo?", list(files.tools.values()))

@@ -647,13 +647,27 @@ def address_kind(argument: Any) -> re.Pattern[str] | None:
 _PATH_WORDS = frozenset({"path", "paths", "file", "files", "filename", "folder", "directory", "dir"})
 
 
+#: A phone number as a request writes one: digits in groups ("+1 415 555 0199", "07700 900123",
+#: "(212) 555-0100", "555-0142"), seven to fifteen of them (E.164's most), and no date
+#: ("2027-05-03"); a run of digits alone is a parcel's number as often, and an IBAN's groups are
+#: more ("DE44 5001 0517 5407 3249 31").
+_PHONE_SAID = re.compile(r"(?<![\w+.,])(?:\+\d{1,3}[ .-]?)?(?:\(\d{2,4}\)[ .-]?)?\d{2,5}(?:[ .-]\d{2,5}){1,3}(?![\w.,]?\d)")
+MIN_PHONE_DIGITS, MAX_PHONE_DIGITS = 7, 15
+
+
+def _says_phone(text: str) -> bool:
+    return any(MIN_PHONE_DIGITS <= len(_DIGIT.findall(m.group(0))) <= MAX_PHONE_DIGITS
+               and not _DATE.fullmatch(m.group(0)) for m in _PHONE_SAID.finditer(text))
+
+
 def said_kinds(question: str) -> tuple[re.Pattern[str], ...]:
     """The kinds of value that hardly any tool but one taking them would be asked with, that
-    ``question`` says: an email address, a web address, a file (its path or its name).  Read once
-    per step, before any tool's arguments (most questions say none, and then none are read:
-    :func:`takes_kind`)."""
+    ``question`` says: an email address, a web address, a file (its path or its name), a phone
+    number.  Read once per step, before any tool's arguments (most questions say none, and then
+    none are read: :func:`takes_kind`)."""
     text = question[:MAX_SAID_CHARS]
-    return tuple(kind for kind in (_EMAIL, _WEB, _FILE) if kind.search(text))
+    kinds = tuple(kind for kind in (_EMAIL, _WEB, _FILE) if kind.search(text))
+    return (*kinds, _PHONE_SAID) if _says_phone(text) else kinds
 
 
 def takes_kind(arguments: Sequence[Any], kinds: tuple[re.Pattern[str], ...]) -> bool:
@@ -681,6 +695,8 @@ def _kind_taken(name: str, description: str) -> re.Pattern[str] | None:
     kind = address_kind(argument)
     if kind is None and _says(argument, _PATH_WORDS) and not _says(argument, _NOT_ADDRESS):
         kind = _FILE
+    if kind is None and _says(argument, _PHONE_WORDS) and _says(argument, _NUMBER_NAMES):
+        kind = _PHONE_SAID   # "Text +1 415 555 0199: running late" had started a 10-minute timer
     return kind
 
 
