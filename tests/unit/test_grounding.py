@@ -1213,3 +1213,21 @@ def test_a_message_told_to_someone_else_is_what_follows_them():
                    said_values("Please write to anna@example.org and tell her the report is done", []))["properties"]
     assert got["message"]["enum"] == ["the report is done"] and got["to"]["enum"] == ["anna@example.org"]
     assert said_values("Tell me a joke about cats", []).apart == frozenset()
+
+
+def test_where_something_is_said_is_the_place_arguments_value_only():
+    # "Where can I watch Oppenheimer in Chicago tonight?" had shown the film "Chicago".
+    showtimes = [ToolArgument(name="movie", description="The film's title"),
+                 ToolArgument(name="city", description="Where", required=False)]
+    got = grounded(optional_schema(*showtimes), showtimes,
+                   said_values("Where can I watch Oppenheimer in Chicago tonight?", []))["properties"]
+    assert got["movie"]["enum"] == ["Oppenheimer"] and got["city"]["enum"] == ["Chicago"]
+    # Said otherwise, or with no place argument beside it, it stays a value ("Showtimes for Chicago").
+    got = grounded(optional_schema(*showtimes), showtimes, said_values("Showtimes for Chicago", []))["properties"]
+    assert "Chicago" in got["movie"]["enum"]
+    title = [ToolArgument(name="title", description="The film's title")]
+    got = grounded(schema_of(*title), title, said_values("Is Chicago showing in Boston?", []))["properties"]
+    assert "Boston" in got["title"]["enum"]
+    # A number in words is no place ("in three meters").
+    assert unsaid_arguments({"city": "three"}, [ToolArgument(name="city", description="The city")],
+                            ["How many feet are in three meters?"]) == ["city"]

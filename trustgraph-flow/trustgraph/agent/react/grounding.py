@@ -491,6 +491,7 @@ class Said:
         self._with_noun: dict[str, str | None] = {}
         self._taken: dict[tuple[re.Pattern[str], ...], _Taken] = {}
         self._places: dict[str, bool] = {}
+        self._where: dict[str, bool] = {}
         # A question of one run of words ("Greet Ada", "Paris") is offered whole where nothing else
         # is; one of filler words only is no value ("thanks, that's all for now" had been the name
         # of a contact to phone).
@@ -502,6 +503,14 @@ class Said:
         if text not in self._places:
             self._places[text] = _named_place(text, self.dialog or (self.question,))
         return self._places[text]
+
+    def said_where(self, text: str) -> bool:
+        """Whether the question says ``text`` as where something is: a place (:meth:`is_place`)
+        right after "in", "at" or "near" ("Where can I watch Oppenheimer in Chicago?")."""
+        if text not in self._where:
+            self._where[text] = bool(re.search(rf"{_AFTER_PLACE.pattern}(?:the\s+)?{re.escape(text)}(?!\w)",
+                                               self.question[:MAX_SAID_CHARS], re.IGNORECASE)) and self.is_place(text)
+        return self._where[text]
 
     def with_noun(self, value: str) -> str | None:
         """``value`` with its noun when it is a proper adjective without it (:func:`_noun_after`):
@@ -1644,7 +1653,7 @@ def _named_place(value: str, texts: Iterable[str]) -> bool:
     sunrise-sunset the city "blue" for "Why is the sky blue?"."""
     value = value.strip()
     low = value.lower()
-    if len(value) < 2 or low in NOT_PLACES or low in _KIND_OF or value in CURRENCY_CODES \
+    if len(value) < 2 or low in NOT_PLACES or low in _KIND_OF or low in _WORD_VALUES or value in CURRENCY_CODES \
             or _TIME.fullmatch(value) or _DATE.fullmatch(value):
         return False   # "in Portuguese", "in euros", "on Friday", "at 6pm", "70 F" say no place
     texts = [text[:MAX_SAID_CHARS] for text in texts]
@@ -1829,6 +1838,10 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
                     # argument's: "Give the fern 200 ml of water" waters no plant "ml" (the 135M
                     # model's pick).  What a number counts may be a value ("3 apples").
                     mine = [t for t in mine if not (_words(t) and _words(t) <= measures)] or mine
+            if not takes_place(declared) and any(takes_place(a) for a in arguments):
+                # Where something is, said after "in", is the tool's place argument's, no other's:
+                # "Where can I watch Oppenheimer in Chicago tonight?" had shown the film "Chicago".
+                mine = [t for t in mine if not said.said_where(t)] or mine
             if takes_place(declared):
                 # A place is one the dialog says as a place (:func:`_named_place`); with none said
                 # it is left to the model, and the check asks back for a made-up one.
