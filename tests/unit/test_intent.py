@@ -24,6 +24,8 @@ from trustgraph.base.descriptors.annotations import Annotations
     "my eggs need 7 minutes, start a timer", "In Paris, book me a taxi", "When I get home - turn on the lights",
     "Tomorrow at 7, wake me up", "don't let me forget to call mum at 6pm", "Do not let the plants dry out",
     "OK, pizza for two", "Hey, put on some jazz",
+    # Telling someone else is a message to send.
+    "Tell Bob that lunch is ready", "Could you tell Anna I'm late?",
 ])
 def test_a_request_asks_for_an_action(question):
     assert asks_for_action(question)
@@ -43,7 +45,7 @@ def test_a_request_asks_for_an_action(question):
     "Don't you think it's cold in here?", "Never mind",
     # A request to be told something ("Can you explain photosynthesis?" had watered a plant of that name).
     "Can you explain photosynthesis?", "Please explain how vaccines work", "Recommend a movie for tonight",
-    "Could you tell me about Rome, please?",
+    "Could you tell me about Rome, please?", "Tell me a joke", "Can you tell me the weather?",
 ])
 def test_a_question_that_asks_to_know_asks_for_no_action(question):
     assert not asks_for_action(question)

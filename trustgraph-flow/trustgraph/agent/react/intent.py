@@ -75,8 +75,15 @@ _CLAUSE_VERBS = ACTION_VERBS | frozenset("""bump raise lower increase decrease c
 wake dial grab bring fetch keep tell show find check open help""".split())
 #: The verbs of a request to tell something, not to do it: "Can you explain photosynthesis?" had
 #: watered a plant called "photosynthesis".
-_TELLING = frozenset("""explain tell describe define teach recommend suggest say clarify summarise summarize compare
+_TELLING = frozenset("""explain describe define teach recommend suggest clarify summarise summarize compare
 list name""".split())
+#: "Tell me ..." is one too; "Tell Bob that lunch is ready" asks for a message to be sent.
+_TELL_ME = re.compile(r"^\W*tell\s+(?:me|us)\b", re.IGNORECASE)
+
+
+def _tells(text: str) -> bool:
+    """Whether ``text`` (what follows a request's opening, or an imperative) asks to be told something."""
+    return _first_word(text) in _TELLING or bool(_TELL_ME.match(_LEAD.sub("", text, count=1)))
 #: At most this many sentences, of this many characters, are read: a request is said early.
 MAX_SENTENCES = 20
 MAX_READ_CHARS = 10_000
@@ -93,8 +100,7 @@ def _requests(sentence: str) -> bool:
     if _PLEASE.search(sentence):
         # "please" asks for something, unless for being told something ("Please explain how vaccines work").
         opening = _REQUEST.search(_LEAD.sub("", sentence, count=1))
-        rest = _LEAD.sub("", sentence, count=1)[opening.end():] if opening else sentence
-        return _first_word(rest) not in _TELLING
+        return not _tells(_LEAD.sub("", sentence, count=1)[opening.end():] if opening else sentence)
     # What the sentence starts with before what it says ("Hey, ", "OK so, ") is no clause of its own.
     first_clause, *clauses = _CLAUSES.split(_LEAD.sub("", sentence, count=1))
     clauses = clauses[:MAX_SENTENCES]
@@ -116,9 +122,9 @@ def _opens_request(clause: str, imperative: Callable[[str], bool]) -> bool:
     case) is one ``imperative`` accepts; either way not a request to tell something (:data:`_TELLING`)."""
     text = _LEAD.sub("", clause, count=1)
     if (opening := _REQUEST.search(text)) is not None:
-        return _first_word(text[opening.end():]) not in _TELLING
+        return not _tells(text[opening.end():])
     first = _first_word(clause)
-    return bool(first) and first not in _TELLING and imperative(first)
+    return bool(first) and not _tells(text) and imperative(first)
 
 
 def acts(tool: Any) -> bool:
