@@ -79,11 +79,6 @@ _TELLING = frozenset("""explain describe define teach recommend suggest clarify 
 list name""".split())
 #: "Tell me ..." is one too; "Tell Bob that lunch is ready" asks for a message to be sent.
 _TELL_ME = re.compile(r"^\W*tell\s+(?:me|us)\b", re.IGNORECASE)
-
-
-def _tells(text: str) -> bool:
-    """Whether ``text`` (what follows a request's opening, or an imperative) asks to be told something."""
-    return _first_word(text) in _TELLING or bool(_TELL_ME.match(_LEAD.sub("", text, count=1)))
 #: At most this many sentences, of this many characters, are read: a request is said early.
 MAX_SENTENCES = 20
 MAX_READ_CHARS = 10_000
@@ -115,6 +110,11 @@ def _requests(sentence: str) -> bool:
 def _first_word(text: str) -> str:
     first = _FIRST_WORD.match(_LEAD.sub("", text, count=1))
     return first.group(0).lower() if first is not None else ""
+
+
+def _tells(text: str) -> bool:
+    """Whether ``text`` (what follows a request's opening, or an imperative) asks to be told something."""
+    return _first_word(text) in _TELLING or bool(_TELL_ME.match(_LEAD.sub("", text, count=1)))
 
 
 def _opens_request(clause: str, imperative: Callable[[str], bool]) -> bool:
