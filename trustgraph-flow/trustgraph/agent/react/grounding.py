@@ -475,6 +475,8 @@ class Said:
         self.texts = texts
         self.expressions = expressions
         self.dialog = dialog
+        # What values are read from: the dialog's texts, or the question alone when none are given.
+        self.heard = dialog or (question,)
         self.numbers = numbers
         self.kept = kept
         self.question = question
@@ -501,7 +503,7 @@ class Said:
         """Whether the dialog says ``text`` as a place (:func:`_named_place`): each text read once
         per step, however many tools offer it (a tool's own texts too: "Paris" of "Weather Paris")."""
         if text not in self._places:
-            self._places[text] = _named_place(text, self.dialog or (self.question,))
+            self._places[text] = _named_place(text, self.heard)
         return self._places[text]
 
     def said_where(self, text: str) -> bool:
@@ -1788,6 +1790,7 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
                                                                         or tokens[-1] in declared_values)
         texts = [t for t in texts if not edged(t)] or texts
     claims = _claims(properties, arguments, texts, said)
+    has_place = any(takes_place(a) for a in arguments)
     out = {}
     for name, prop in properties.items():
         declared = _argument(arguments, name)
@@ -1838,11 +1841,12 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
                     # argument's: "Give the fern 200 ml of water" waters no plant "ml" (the 135M
                     # model's pick).  What a number counts may be a value ("3 apples").
                     mine = [t for t in mine if not (_words(t) and _words(t) <= measures)] or mine
-            if not takes_place(declared) and any(takes_place(a) for a in arguments):
+            place = takes_place(declared)
+            if has_place and not place:
                 # Where something is, said after "in", is the tool's place argument's, no other's:
                 # "Where can I watch Oppenheimer in Chicago tonight?" had shown the film "Chicago".
                 mine = [t for t in mine if not said.said_where(t)] or mine
-            if takes_place(declared):
+            if place:
                 # A place is one the dialog says as a place (:func:`_named_place`); with none said
                 # it is left to the model, and the check asks back for a made-up one.
                 mine = [t for t in mine if said.is_place(t)]
@@ -1874,7 +1878,7 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
         elif kind == "integer" and (integers := [int(n) for n in _by_unit(_by_percent(numbers, declared, said),
                                                                           declared, said) if n.is_integer()]):
             out[name] = {**prop, "enum": _with_one(integers, declared, said)}
-        elif kind in ("integer", "number") and says_one(declared, said.dialog or (said.question,)):
+        elif kind in ("integer", "number") and says_one(declared, said.heard):
             out[name] = {**prop, "enum": [1]}
         else:
             out[name] = prop
@@ -1888,7 +1892,7 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
 def _with_one(numbers: list[Any], argument: Any, said: Said) -> list[Any]:
     """``numbers``, with 1 first when the dialog says one of what ``argument`` counts
     (:func:`says_one`): "a pizza for 4 people" is one pizza, greedy decoding taking the first."""
-    if not says_one(argument, said.dialog or (said.question,)):
+    if not says_one(argument, said.heard):
         return numbers
     return [1, *(n for n in numbers if n != 1)]
 
