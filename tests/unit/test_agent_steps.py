@@ -13,7 +13,7 @@ from trustgraph.agent.react.calls import (
     ToolCall,
 )
 from trustgraph.agent.react.decisions import Confidence, Switch
-from trustgraph.agent.react.grounding import said_values
+from trustgraph.agent.react.grounding import said_kinds, said_values, takes_kind
 from trustgraph.agent.react.registry import build_registry
 from trustgraph.agent.react.steps import (
     Accepted,
@@ -207,6 +207,28 @@ def test_a_tool_that_takes_the_kind_of_value_the_question_says_comes_first_and_l
     assert step.meaning == {r.tool.name: r.meaning for r in ranked}
 
 
+
+def test_a_sum_said_is_a_kind_of_value_a_calculator_takes():
+    # "Work out 17 times 23": the encoder put a BMI calculator ("Work out the body mass index")
+    # and a workout log first, the calculator third; the dialog asked back without it.
+    sums = registry_of(
+        declared("calculator", "Evaluate an arithmetic expression",
+                 {"name": "expression", **TEXT, "description": "The expression, e.g. 2 + 2"}),
+        declared("body-mass-index", "Work out the body mass index (BMI)",
+                 {"name": "weight_kg", "type": "number"}, {"name": "height_cm", "type": "number"}),
+        declared("log-workout", "Record a workout in the fitness log",
+                 {"name": "exercise", **TEXT}, {"name": "duration_minutes", "type": "number"}),
+        declared("add-to-cart", "Add products to the shopping cart", {"name": "products", **TEXT}))
+    for question in ["Work out 17 times 23", "What is 12 squared plus 5?", "what's 144 / 12", "Compute 7 x 8"]:
+        step = prepare(request(question), sums, {})
+        assert step.tools[0].name == "calculator" and plainly_asked(step, Confidence()) == "calculator", \
+            (question, step.meaning)
+    # Numbers with no operation between them are no sum: a cart, a phone number, a date, a range.
+    calculator = sums.tools["calculator"].arguments
+    for question in ["Add 2 apples and 3 pears to my cart", "Call 555-1234", "I ran 5 km on 12/05 from 3-4pm",
+                     "I run 3 times a week", "Take 20% off 50"]:
+        assert not takes_kind(calculator, said_kinds(question)), question
+
 def test_judge_answer_tells_a_tools_result_from_the_models_own_and_refuses_no_answer():
     done = AgentStep(action="weather", arguments={"city": "Oslo"}, observation="It is 3°C in Oslo.")
     step = prepare(request("Weather in Oslo?", [done]), REGISTRY, {})
@@ -333,6 +355,23 @@ def test_judge_call_switches_to_the_rankers_clear_first_tool():
     sure = {"local-time": 0.95, "weather": 0.05}
     assert judge_call(step, Action("", "local-time", {"city": "Oslo"}), sure, Confidence()) is None
 
+
+
+def test_a_sure_choice_whose_values_nobody_said_gives_way_to_the_rankers_clear_first_tool():
+    # "How do you say 'apple' in German?": the 135M model was sure of local-time for the city
+    # "Berlin", translate-word first by far; the ask-back had named local-time alone.
+    ranked = prepare(request("Is it going to be chilly in Oslo?"), REGISTRY, {})
+    step = Step(ranked.request, ranked.tools, {"weather": 0.44, "local-time": 0.12, "joke": 0.1}, {}, ranked.said)
+    sure = {"local-time": 0.9, "weather": 0.05, "joke": 0.05}
+    made_up = Action("", "local-time", {"city": "Berlin"})
+    switched = judge_call(step, made_up, sure, Confidence())
+    assert isinstance(switched, Switch) and switched.tool == "weather"
+    # The ranker's first unusable, or not clearly first, or the values said: as before.
+    asked = judge_call(step, made_up, sure, Confidence(), usable=lambda name: name != "weather")
+    assert asked.outcome == OUTCOME_ASKED and asked.tool == "local-time" and asked.unsaid == ("city",)
+    close = Step(step.request, step.tools, {"weather": 0.44, "local-time": 0.42, "joke": 0.1}, {}, step.said)
+    assert judge_call(close, made_up, sure, Confidence()).unsaid == ("city",)
+    assert judge_call(step, Action("", "local-time", {"city": "Oslo"}), sure, Confidence()) is None
 
 def test_a_first_step_plainly_asks_for_the_rankers_clear_first_tool_when_it_can_be_used():
     ranked = prepare(request("Is it going to be chilly in Oslo?"), REGISTRY, {})

@@ -1011,8 +1011,14 @@ def test_an_optional_argument_the_question_plainly_gives_is_required_and_runs_ta
               ToolArgument(name="quantity", type="integer", required=False)]
     got = grounded(optional_schema(*coffee), coffee, said_values("Two small espressos please", []))
     assert got["properties"]["drink"]["enum"] == ["espressos"]         # not "Two", not "small espressos"
-    assert got["properties"]["size"]["enum"] == ["small"] and got["required"] == ["drink", "size"]
-    assert got["properties"]["quantity"]["enum"] == [2]                # a number is not plain: optional
+    assert got["properties"]["size"]["enum"] == ["small"]
+    # A count said before what another argument takes is plain too ("Two large oat lattes please"
+    # had ordered one); a number said otherwise is not: it stays optional.
+    assert got["properties"]["quantity"]["enum"] == [2] and got["required"] == ["drink", "size", "quantity"]
+    got = grounded(optional_schema(*coffee), coffee, said_values("A small latte for table 4", []))
+    assert got["properties"]["quantity"]["enum"] == [4] and "quantity" not in got["required"]
+    got = grounded(optional_schema(*coffee), coffee, said_values("2 large lattes and a small mocha", []))
+    assert "quantity" not in got["required"]                            # two drinks: whose count?
     # A unit of measure after a number is that number's; what a number counts may be a value.
     plant = [ToolArgument(name="plant", type="string"),
              ToolArgument(name="amount_ml", type="number", required=False)]
@@ -1188,6 +1194,11 @@ def test_the_verb_after_a_modal_and_its_subject_is_no_value():
     assert said_values("Did you see Dune?", []).texts == ["Dune"]
     # A word after a modal that is no subject's stays ("Can Paris ..."), as does a name after "I".
     assert "Paris" in said_values("Does Paris have a metro?", []).texts
+    # So the verb after "like to", "want to", "need to": "I'd like to hear something by Nina Simone"
+    # had offered the song "hear".
+    assert said_values("I'd like to hear something by Nina Simone", []).texts == ["Nina Simone"]
+    assert said_values("I want to watch Dune in Leeds", []).texts == ["Dune", "Leeds"]
+    assert "Paris" in said_values("I'd like to Paris and back", []).texts
 
 
 def test_a_number_after_a_minus_is_negative_and_a_subtraction_or_a_code_is_not():
@@ -1231,3 +1242,45 @@ def test_where_something_is_said_is_the_place_arguments_value_only():
     # A number in words is no place ("in three meters").
     assert unsaid_arguments({"city": "three"}, [ToolArgument(name="city", description="The city")],
                             ["How many feet are in three meters?"]) == ["city"]
+
+
+def test_a_question_typed_in_title_case_names_nothing_by_its_capitals():
+    # "Switch Off The Kitchen Lights" had switched the lights of the room "Switch Off The Kitchen
+    # Lights": every word capitalised, capitals tell no name from a word.
+    room = offered("Switch Off The Kitchen Lights", "lights Turn the lights in a room on or off")
+    assert "Kitchen" in room and "Switch Off The Kitchen Lights" not in room
+    assert "Is The Capital Of France" not in offered("What Is The Capital Of France?")
+    assert "Turn On The Living Room Lights" not in offered("Turn On The Living Room Lights")
+    # Its places are read as in a question typed without capitals: after a place's lead, or at its
+    # start or its end.
+    city = arg("city", "string", "The city")
+    assert unsaid_arguments({"city": "Paris"}, [city], ["Weather In Paris Tomorrow"]) == []
+    assert unsaid_arguments({"city": "Tokyo"}, [city], ["What Time Is It In Tokyo?"]) == []
+    assert unsaid_arguments({"city": "Capital"}, [city], ["What Is The Capital Of France?"]) == ["city"]
+    assert unsaid_arguments({"city": "Kitchen"}, [city], ["Switch Off The Kitchen Lights"]) == ["city"]
+    # Small words written small, the capitals name as ever; so in a question in capitals only.
+    assert "Olly Murs" in offered("Play Up by Olly Murs") and "Murs" not in offered("Play Up by Olly Murs")
+    assert "Kind of Blue" in offered("Put On Kind of Blue")
+    assert unsaid_arguments({"city": "Kitchen"}, [city], ["SWITCH OFF THE KITCHEN LIGHTS"]) == ["city"]
+
+
+def test_who_made_a_work_is_said_after_by_and_is_the_makers_argument_only():
+    # "Play Up by Olly Murs": both arguments had been offered both names; the 135M model played the
+    # song "Olly Murs" by "Olly Murs", and the check asked back.
+    music = [ToolArgument(name="song", description="The song's title"),
+             ToolArgument(name="artist", description="Who performs it")]
+    got = grounded(schema_of(*music), music, said_values("Play Up by Olly Murs", []))["properties"]
+    assert got["song"]["enum"] == ["Up"] and got["artist"]["enum"] == ["Olly Murs"]
+    got = grounded(schema_of(*music), music, said_values("Put on It's My Life by Bon Jovi", []))["properties"]
+    assert got["song"]["enum"] == ["It's My Life"] and got["artist"]["enum"] == ["Bon Jovi"]
+    got = grounded(schema_of(*music), music, said_values("play hello by the beatles", []))["properties"]
+    assert got["artist"]["enum"] == ["beatles"] and got["song"]["enum"] == ["hello"]
+    # A day's word capitalised inside a sentence is a title's.
+    got = grounded(schema_of(*music), music, said_values("I want to hear Yesterday by the Beatles", []))
+    assert "Yesterday" in got["properties"]["song"]["enum"] and got["properties"]["artist"]["enum"] == ["Beatles"]
+    # With no maker's argument beside it, or nothing said after "by", a name stays every argument's.
+    book = [ToolArgument(name="title", description="The book's title")]
+    got = grounded(schema_of(*book), book, said_values("Find Dune by Frank Herbert", []))["properties"]
+    assert "Frank Herbert" in got["title"]["enum"]
+    got = grounded(schema_of(*music), music, said_values("Play Adele", []))["properties"]
+    assert got["artist"]["enum"] == ["Adele"] == got["song"]["enum"]

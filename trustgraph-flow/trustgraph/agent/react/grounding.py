@@ -494,6 +494,7 @@ class Said:
         self._taken: dict[tuple[re.Pattern[str], ...], _Taken] = {}
         self._places: dict[str, bool] = {}
         self._where: dict[str, bool] = {}
+        self._by: dict[str, bool] = {}
         # A question of one run of words ("Greet Ada", "Paris") is offered whole where nothing else
         # is; one of filler words only is no value ("thanks, that's all for now" had been the name
         # of a contact to phone).
@@ -513,6 +514,14 @@ class Said:
             self._where[text] = bool(re.search(rf"{_AFTER_PLACE.pattern}(?:the\s+)?{re.escape(text)}(?!\w)",
                                                self.question[:MAX_SAID_CHARS], re.IGNORECASE)) and self.is_place(text)
         return self._where[text]
+
+    def said_by(self, text: str) -> bool:
+        """Whether the question says ``text`` right after "by": who made a work ("Play Up by Olly
+        Murs", "by the Beatles")."""
+        if text not in self._by:
+            self._by[text] = bool(re.search(rf"\bby\s+(?:the\s+)?{re.escape(text)}(?!\w)",
+                                            self.question[:MAX_SAID_CHARS], re.IGNORECASE))
+        return self._by[text]
 
     def with_noun(self, value: str) -> str | None:
         """``value`` with its noun when it is a proper adjective without it (:func:`_noun_after`):
@@ -671,13 +680,24 @@ def _says_phone(text: str) -> bool:
                and not _DATE.fullmatch(m.group(0)) for m in _PHONE_SAID.finditer(text))
 
 
+_NUMERAL = r"\d+(?:[.,]\d+)?"
+#: A sum said: two numbers with an operation between them ("17 times 23", "144 / 12", "7 x 8",
+#: "10 - 3" and "144 / 12" with spaces), a number squared or cubed, a root of one.  Not numbers a
+#: word apart ("2 apples and 3 pears"), nor a range, a date or a phone number ("3-4pm", "12/05",
+#: "555-1234"), nor a percentage.
+_SUM_SAID = re.compile(
+    rf"(?<![\w.,/-]){_NUMERAL}(?:\s*[+*×÷^]\s*|\s+(?:-|/|x|times|plus|minus|multiplied\s+by|divided\s+by|"
+    rf"over|to\s+the\s+power\s+of)\s+){_NUMERAL}(?![\w.,/-]?\d)|(?<![\w.,])\d+(?:\.\d+)?\s+(?:squared|cubed)\b|"
+    rf"\b(?:square|cube)\s+root\s+of\s+\d", re.IGNORECASE)
+
+
 def said_kinds(question: str) -> tuple[re.Pattern[str], ...]:
     """The kinds of value that hardly any tool but one taking them would be asked with, that
     ``question`` says: an email address, a web address, a file (its path or its name), a phone
-    number.  Read once per step, before any tool's arguments (most questions say none, and then
-    none are read: :func:`takes_kind`)."""
+    number, a sum (:data:`_SUM_SAID`).  Read once per step, before any tool's arguments (most
+    questions say none, and then none are read: :func:`takes_kind`)."""
     text = question[:MAX_SAID_CHARS]
-    kinds = tuple(kind for kind in (_EMAIL, _WEB, _FILE) if kind.search(text))
+    kinds = tuple(kind for kind in (_EMAIL, _WEB, _FILE, _SUM_SAID) if kind.search(text))
     return (*kinds, _PHONE_SAID) if _says_phone(text) else kinds
 
 
@@ -708,6 +728,8 @@ def _kind_taken(name: str, description: str) -> re.Pattern[str] | None:
         kind = _FILE
     if kind is None and _says(argument, _PHONE_WORDS) and _says(argument, _NUMBER_NAMES):
         kind = _PHONE_SAID   # "Text +1 415 555 0199: running late" had started a 10-minute timer
+    if kind is None and _says(argument, _EXPRESSION_WORDS):
+        kind = _SUM_SAID     # "Work out 17 times 23" had asked back with a BMI calculator first
     return kind
 
 
@@ -827,15 +849,47 @@ def _name_joins(tokens: list[str], named: list[bool]) -> list[int]:
     return out
 
 
+#: The pronoun "I", capitalised wherever it is said.
+_I = frozenset({"i", "i'm", "i’m", "i'll", "i’ll", "i'd", "i’d", "i've", "i’ve"})
+
+
+def _capital_small_words(tokens: list[str]) -> list[int]:
+    """Where in ``tokens`` a small word (:data:`_EDGE_WORDS`) is capitalised past a clause's
+    first word: a title's word ("Put on It's My Life by Bon Jovi" had offered "Life"; "Tell me
+    about The Beatles"), part of the name beside it.  Not "I", nor one in capitals ("US"), nor a
+    request verb's particle ("Put On Kind of Blue")."""
+    return [i for i, t in enumerate(tokens) if i > 0 and t[:1].isupper() and not t[1:2].isupper()
+            and t.lower() in _EDGE_WORDS and t.lower() not in _I and tokens[i - 1].lower() not in _REQUEST_VERBS]
+
+
 #: A modal or an auxiliary and who it is said of: the word after them is a verb ("What should I
 #: cook tonight?", "Can you spell...", "How do I say..."), no value.
 _MODALS = frozenset("can could should would will shall may might must do does did".split())
 _SUBJECTS = frozenset("i we you they he she it u".split())
 
 
+#: Verbs whose "to" is followed by another verb: "I'd like to hear", "want to watch".
+_WANTING = frozenset("like love want wants wanted need needs wanna".split())
+
+
 def _after_modal(tokens: list[str], i: int) -> bool:
-    """Whether ``tokens[i]`` follows a modal and its subject ("should I", "can you")."""
-    return i >= 2 and tokens[i - 1].lower() in _SUBJECTS and tokens[i - 2].lower() in _MODALS
+    """Whether ``tokens[i]`` follows a modal and its subject ("should I", "can you"), or a wish's
+    "to" ("like to", "need to"), and is written small (a verb: "like to Paris" names a place)."""
+    if i < 2:
+        return False
+    if tokens[i - 1].lower() == "to" and tokens[i - 2].lower() in _WANTING:
+        return tokens[i].islower()
+    return tokens[i - 1].lower() in _SUBJECTS and tokens[i - 2].lower() in _MODALS
+
+
+def title_cased(text: str) -> bool:
+    """Whether ``text`` is typed with every word capitalised, its small words too ("Switch Off The
+    Kitchen Lights", or all in capitals): its capitals name nothing, and it is read as one typed
+    without them.  Quoted parts aside; a single small word written small ("Play Up by Olly
+    Murs") keeps the capitals' names."""
+    words = [w for w in _TOKEN.findall(_QUOTED.sub(" ", text[:MAX_SAID_CHARS])) if w[:1].isalpha()]
+    return len(words) >= 3 and all(w[:1].isupper() for w in words) \
+        and any(w.lower() in _EDGE_WORDS for w in words[1:])
 
 
 def _spans(text: str) -> tuple[list[str], list[str]]:
@@ -854,8 +908,10 @@ def _spans(text: str) -> tuple[list[str], list[str]]:
     "saying".  Nor
     does a value start with a verb a request starts with (:data:`_REQUEST_VERBS`), nor go on
     past a possessive (:data:`_POSSESSIVE`: the 135M model took "Jane Doe's phone number" for a
-    contact's name; "Jane Doe" is offered)."""
+    contact's name; "Jane Doe" is offered).  A text in title case (:func:`title_cased`) has no names
+    by its capitals ("Switch Off The Kitchen Lights" had been one name, a room)."""
     out = [m.group(2).strip() for m in _QUOTED.finditer(text)]
+    caseless = title_cased(text)
     quoted = bool(out)
     # Quoted parts and addresses are cut out (each a ``|``): what is left is read word by word.
     without_quotes = _QUOTED.sub(" | ", text)
@@ -878,12 +934,16 @@ def _spans(text: str) -> tuple[list[str], list[str]]:
         spans = list(_TOKEN.finditer(piece))
         content = [t.lower() not in _EDGE_WORDS and not _after_modal(tokens, i) for i, t in enumerate(tokens)]
         # A request's verb is no part of a name, capitalised as a sentence starts ("Play Bohemian Rhapsody").
-        named = [t[:1].isupper() and content[i] and t.lower() not in _REQUEST_VERBS for i, t in enumerate(tokens)]
-        for k in _name_joins(tokens, named):   # "Kind of Blue", "Bank of America": one name
+        named = [not caseless and t[:1].isupper() and content[i] and t.lower() not in _REQUEST_VERBS
+                 for i, t in enumerate(tokens)]
+        for k in [] if caseless else _name_joins(tokens, named):   # "Kind of Blue", "Bank of America": one name
+            content[k] = named[k] = True
+        for k in [] if caseless else _capital_small_words(tokens):   # "It's My Life", "The Beatles"
             content[k] = named[k] = True
         # An owner with what it owns said next ("Jane Doe's phone"), not a place named so ("at Luigi's").
+        # ("It's", "Let's": no owners.)
         owner = [c and _POSSESSIVE.search(tokens[i]) is not None and i + 1 < len(tokens) and content[i + 1]
-                 for i, c in enumerate(content)]
+                 and tokens[i].lower() not in _EDGE_WORDS for i, c in enumerate(content)]
         starts = [c and not (named[i] and i > 0 and named[i - 1] and not owner[i - 1])
                   and tokens[i].lower() not in _REQUEST_VERBS for i, c in enumerate(content)]
         ends = [c and (owner[j] or not (named[j] and j + 1 < len(tokens) and named[j + 1]))
@@ -1619,6 +1679,18 @@ _AFTER_CALLED = re.compile(r"\b(?:called|named|titled|label(?:l?ed)?)\s+", re.IG
 
 
 #: What an argument's name or description says when its value is a place.
+#: What an argument's name or description says when it takes who made a work (said after "by").
+MAKER_WORDS = frozenset({"artist", "artists", "author", "authors", "band", "singer", "composer", "director",
+                         "writer", "performer", "performs", "creator", "musician", "wrote", "sings", "painter"})
+
+
+def takes_maker(argument: Any) -> bool:
+    """Whether a declared string argument takes who made a work: its name or description says so
+    (:data:`MAKER_WORDS`: "artist", "Who performs it")."""
+    return getattr(argument, "type", None) in (None, "string") and not getattr(argument, "enum", None) \
+        and _says(argument, MAKER_WORDS)
+
+
 PLACE_WORDS = frozenset({"city", "town", "place", "location", "where", "country", "region", "area", "destination"})
 #: The words a request says a place after: where something is ("in", "at", "near"), and where one
 #: goes or comes from ("from", "to", "between"), its first letter either case.
@@ -1669,16 +1741,19 @@ def _named_place(value: str, texts: Iterable[str]) -> bool:
         # local-time for it), unless a place's lead comes before its quotes ("the time in 'Paris'").
         quoted = [(q.start(2), q.end(2)) for q in _QUOTED.finditer(text)
                   if not _BEFORE_PLACE.search(text, max(0, q.start() - 16), q.start())]
+        # Typed without capitals, or with every word capitalised, its case tells nothing.
+        caseless = text.islower() or title_cased(text)
         for m in pattern.finditer(text):
             at, words = m.start(), m.group(0).split()
             if any(start <= at and m.end() <= end for start, end in quoted):
                 continue
-            if text.islower() and (not _WORD_CHAR.search(text, 0, at) or not _WORD_CHAR.search(text, m.end())):
+            if caseless and (not _WORD_CHAR.search(text, 0, at) or not _WORD_CHAR.search(text, m.end())):
                 # Typed without capitals, its case tells nothing: a place starts or ends such a
                 # request ("paris weather", "time in tokyo"; after a place's lead, below), where
                 # any other word is one of its words ("the meaning of" is no city "meaning").
                 return True
-            if all(w[:1].isupper() or w.lower() in _JOINS for w in words) and words[0][:1].isupper():
+            if not caseless and all(w[:1].isupper() or w.lower() in _JOINS for w in words) \
+                    and words[0][:1].isupper():
                 first = words[0].lower().strip(".,'’")
                 after = _TOKEN.search(text, m.end())
                 # A sentence's first word is capitalised by grammar: a name unless it is a common
@@ -1688,7 +1763,7 @@ def _named_place(value: str, texts: Iterable[str]) -> bool:
                         and (first in _EDGE_WORDS or first in _REQUEST_VERBS
                              or len(words) == 1 and after is not None and after.group(0).lower() in _OBJECT_WORDS)):
                     return True
-            elif m.group(0).islower() and _BEFORE_PLACE.search(text, max(0, at - 16), at):
+            elif (caseless or m.group(0).islower()) and _BEFORE_PLACE.search(text, max(0, at - 16), at):
                 return True   # typed in lower case: "weather in paris" (not "Oslo saying" of "in Oslo saying")
     return False
 
@@ -1791,6 +1866,7 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
         texts = [t for t in texts if not edged(t)] or texts
     claims = _claims(properties, arguments, texts, said)
     has_place = any(takes_place(a) for a in arguments)
+    has_maker = any(takes_maker(a) for a in arguments)
     out = {}
     for name, prop in properties.items():
         declared = _argument(arguments, name)
@@ -1846,6 +1922,11 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
                 # Where something is, said after "in", is the tool's place argument's, no other's:
                 # "Where can I watch Oppenheimer in Chicago tonight?" had shown the film "Chicago".
                 mine = [t for t in mine if not said.said_where(t)] or mine
+            if has_maker:
+                # Who made a work, said after "by", is the maker's argument's only, and what it is
+                # the others': "Play Up by Olly Murs" had played the song "Olly Murs".
+                maker = takes_maker(declared)
+                mine = [t for t in mine if said.said_by(t) == maker] or mine
             if place:
                 # A place is one the dialog says as a place (:func:`_named_place`); with none said
                 # it is left to the model, and the check asks back for a made-up one.
@@ -1897,6 +1978,22 @@ def _with_one(numbers: list[Any], argument: Any, said: Said) -> list[Any]:
     return [1, *(n for n in numbers if n != 1)]
 
 
+def _counted(out: Mapping[str, Any], name: str, question: str) -> bool:
+    """Whether integer argument ``name`` (grounded in ``out``) is offered one count, said at most
+    three words before the one value another argument is offered: "Two large oat lattes please"
+    counts the drink "lattes" (the 135M model, free to leave the optional count out, had ordered
+    one)."""
+    counts = out[name].get("enum") or ()
+    if len(counts) != 1:
+        return False
+    things = [prop["enum"][0] for other, prop in out.items() if other != name and isinstance(prop, dict)
+              and prop.get("type") == "string" and len(prop.get("enum") or ()) == 1 and isinstance(prop["enum"][0], str)]
+    text = question[:MAX_SAID_CHARS]
+    return any(value == counts[0] and re.match(rf"\s+(?:[^\W\d_]+\s+){{0,3}}?{re.escape(thing)}(?!\w)", text[end:],
+                                                re.IGNORECASE)
+               for _, value, end in _written_numbers(text) for thing in things)
+
+
 def _optional(out: dict[str, Any], properties: Mapping[str, Any], arguments: Sequence[Any], said: Said,
               required: list[Any]) -> list[str]:
     """Leave out of ``out`` (a tool's grounded properties) each optional argument the question
@@ -1931,6 +2028,7 @@ def _optional(out: dict[str, Any], properties: Mapping[str, Any], arguments: Seq
                 out[name] = pointed
         elif kind in ("number", "integer"):
             keep = "enum" in out[name] and len(said.numbers) > numbered
+            sure = keep and kind == "integer" and _counted(out, name, said.question)
         else:
             keep = True   # a boolean, a list, an object: kept (the check reads a list's texts)
         if not keep:

@@ -414,6 +414,15 @@ def _judge_call(step: Step, action: Action, scores: Mapping[str, float] | None, 
     unsaid = unsaid_arguments(action.arguments, chosen.arguments if chosen else (), heard) \
         if policy.check_arguments else []
     abstain = judge(action.name, scores, [t.name for t in step.tools], policy, unsaid, step.meaning)
+    if isinstance(abstain, Abstain) and abstain.unsaid and abstain.tool == action.name \
+            and (first := plainly_asked(step, policy, usable)) not in (None, action.name):
+        # A call that cannot be made as the model wrote it (values nobody said), another tool
+        # plainly what the question asks: that tool, its arguments asked for and checked in turn.
+        # The 135M model was sure of local-time in "Berlin" for "How do you say 'apple' in
+        # German?", translate-word first by far.
+        logger.debug("The ranker's clear first %s taken for the model's %s, whose %s nobody said", first,
+                     action.name, ", ".join(abstain.unsaid))
+        return Switch(first, abstain.share)
     if isinstance(abstain, Switch) and chosen is not None and named_over(step, chosen, abstain.tool, policy):
         logger.debug("The model's %s kept over the ranker's %s: the question names its %s", action.name,
                      abstain.tool, ", ".join(named_arguments(chosen.arguments, step.said)))
