@@ -359,6 +359,29 @@ async def test_a_model_answering_alone_a_question_that_plainly_asks_for_a_tool_g
     assert len(steps) == 2
 
 
+@pytest.mark.parametrize("own", [False, True])
+async def test_a_failure_asking_for_the_rankers_tools_arguments_ends_the_dialog_saying_so(agent, own):
+    # Asked for the arguments of the ranker's tool (over the model's unsure call, or its own answer),
+    # the prompt service fails: the dialog ends with that failure (a loaded machine ran out of
+    # time there), not with a question back as though no tool were clearly meant.
+    from trustgraph.schema import Error
+    await agent.configure({"tool": {"joke": TOOL, "weather": WEATHER}, "tool-service": {"joke-svc": SERVICE}})
+    steps = []
+
+    def first(terms):
+        steps.append(1)
+        if len(steps) == 2:
+            return Error(type="llm-error", message="text-completion did not answer: no response within 89.9s")
+        return own_answer("Cats are funny animals.") if own else decision("weather", topic="cats")
+
+    agent.prompt.replies = [first]
+    agent.prompt.scores = [{"weather": 0.001, "joke": 0.01, "final-answer": 0.9} if own else
+                           {"weather": 0.6, "joke": 0.4, "final-answer": 0.1}]
+    got = await agent.ask("Tell me a joke about cats")
+    assert len(steps) == 2
+    assert got[-1].error is not None and got[-1].outcome != "asked-back", got[-1]
+    assert "text-completion did not answer" in got[-1].error.message
+
 async def test_a_model_answering_alone_a_question_near_no_tool_keeps_its_own_marked_answer(agent):
     await agent.configure({"tool": {"joke": TOOL, "weather": WEATHER}, "tool-service": {"joke-svc": SERVICE}})
     agent.prompt.replies = [final_answer("William Shakespeare."), final_answer("William Shakespeare.")]

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...schema import PromptRequest, PromptResponse
+from ...schema import Error, PromptRequest, PromptResponse
 from ..formats.decision_schema import SCORES_PROPERTY
 from ..messaging.pubsub import PubSub
 
@@ -82,7 +82,7 @@ class Responder:
         return self.requests
 
 
-Reply = str | Callable[[dict[str, Any]], str]
+Reply = str | Error | Callable[[dict[str, Any]], "str | Error"]
 
 
 @dataclass
@@ -96,7 +96,9 @@ class ScriptedPrompt:
     characters, as a streaming LLM would send them.  ``scores[i]`` (when
     given) are the choice scores the last message of iteration i carries, as
     an LLM service that reads the model's token probabilities would send them
-    (``trustgraph.base.formats.decision_schema.SCORES_PROPERTY``).
+    (``trustgraph.base.formats.decision_schema.SCORES_PROPERTY``).  A reply
+    that is an :class:`~trustgraph.schema.Error` (or a function's that returns
+    one) is the prompt service's failure of that request.
     """
 
     replies: list[Reply] = field(default_factory=list)
@@ -116,6 +118,8 @@ class ScriptedPrompt:
         step = len(terms["history"])
         reply = self.replies[min(step, len(self.replies) - 1)]
         text = reply(terms) if callable(reply) else reply
+        if isinstance(text, Error):
+            return [PromptResponse(text=None, object=None, error=text, end_of_stream=True)]
         scores = self.scores[min(step, len(self.scores) - 1)] if self.scores else None
         props = {SCORES_PROPERTY: json.dumps(scores)} if scores else None
 

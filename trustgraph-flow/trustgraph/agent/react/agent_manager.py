@@ -266,7 +266,11 @@ class AgentManager:
             "verdict": abstain.tool if isinstance(abstain, Switch) else abstain.outcome if abstain else "call"},
             default=str))
         if isinstance(abstain, Switch):
-            switched = await self._arguments_for(step, abstain.tool, flow, terms, deadline) if narrowable else None
+            try:
+                switched = await self._arguments_for(step, abstain.tool, flow, terms, deadline) if narrowable else None
+            except PromptFailed as e:
+                yield Failed((abandoned() if abandoned is not None else None) or str(e))
+                return
             if switched is None:
                 offered = tuple(n for n in (abstain.tool, action.name) if usable(n))
                 abstain = Abstain(OUTCOME_ASKED, offered, abstain.share) if offered else \
@@ -371,7 +375,11 @@ class AgentManager:
         if abandoned is not None and (why := abandoned()):
             yield Failed(why)
             return
-        action = await self._arguments_for(step, name, flow, terms, deadline) if narrowable else None
+        try:
+            action = await self._arguments_for(step, name, flow, terms, deadline) if narrowable else None
+        except PromptFailed as e:
+            yield Failed((abandoned() if abandoned is not None else None) or str(e))
+            return
         if action is None:
             async with aclosing(self._abstain(Abstain(OUTCOME_ASKED, (name,), 1.0), step, flow, terms,
                                               deadline)) as ending:
@@ -403,16 +411,14 @@ class AgentManager:
     async def _arguments_for(self, step: Step, name: str, flow: Any, terms: dict[str, str],
                              deadline: float | None) -> Action | None:
         """The model's call of tool ``name`` (a step whose schema allows that tool alone), or None
-        when it gives none."""
+        when it gives none.  Raises :class:`PromptFailed` when the prompt service fails or the
+        dialog runs out of time: the dialog ends saying that, as a failed decision does (it had
+        asked back, as though no tool were clearly meant)."""
         tool = step.tool(name)
         if tool is None:
             return None
         only = decision_schema_module.narrow(decision_schema([tool], step.said), answer=False)
-        try:
-            reply = await complete(flow, terms, {SCHEMA_PROPERTY: json.dumps(only)}, self.prompt_timeout, deadline)
-        except PromptFailed as e:
-            logger.info("No arguments for the ranker's %s: %s", name, e)
-            return None
+        reply = await complete(flow, terms, {SCHEMA_PROPERTY: json.dumps(only)}, self.prompt_timeout, deadline)
         decided = parse_reply(reply)
         return decided if isinstance(decided, Action) and decided.name == name else None
 
