@@ -326,7 +326,10 @@ def test_a_requests_topic_is_what_follows_about_when_the_question_says_it():
     # The parts in the clause "about" starts come first (the 135M model took "tells").
     assert topics("A really lame pun about cheese, the kind my father tells") == ["cheese"]
     assert set(topics("Tell me one regarding the history of Rome")) == {"history", "Rome"}
-    # No "about": every part, as before; nothing after it: every part too.
+    # Without "about", what follows "on" or "in" ("the top 5 stories in technology" had been news on
+    # "top"); without any, every part, as before; nothing after it: every part too.
+    assert topics("What are the top 5 stories in technology today?") == ["technology"]
+    assert topics("Any good puns on cheese for my dad?") == ["cheese"]   # "dad": the tool's own word
     assert {"father", "barbecue"} <= set(topics("I want the kind of corny pun a father would make at a barbecue"))
     assert "Cats" in topics("Cats: tell me something funny about them")
     # An argument that is no topic keeps every part.
@@ -1199,6 +1202,10 @@ def test_the_verb_after_a_modal_and_its_subject_is_no_value():
     assert said_values("I'd like to hear something by Nina Simone", []).texts == ["Nina Simone"]
     assert said_values("I want to watch Dune in Leeds", []).texts == ["Dune", "Leeds"]
     assert "Paris" in said_values("I'd like to Paris and back", []).texts
+    # Nor what something looks, seems or feels like: "The basil looks thirsty, give it some water"
+    # had watered the plant "thirsty".
+    assert said_values("The basil looks thirsty, give it some water", []).texts == ["basil", "water"]
+    assert "Happy" in said_values("Play Happy, it sounds great", []).texts
 
 
 def test_a_number_after_a_minus_is_negative_and_a_subtraction_or_a_code_is_not():
@@ -1284,3 +1291,38 @@ def test_who_made_a_work_is_said_after_by_and_is_the_makers_argument_only():
     assert "Frank Herbert" in got["title"]["enum"]
     got = grounded(schema_of(*music), music, said_values("Play Adele", []))["properties"]
     assert got["artist"]["enum"] == ["Adele"] == got["song"]["enum"]
+
+
+def test_where_a_ride_starts_is_said_after_from_and_is_no_destination():
+    # "Get me a cab from the Hilton to Heathrow at 5pm" had gone to the Hilton, its pickup left out.
+    taxi = [ToolArgument(name="pickup", description="Where to be picked up", required=False),
+            ToolArgument(name="destination", description="Where to go"),
+            ToolArgument(name="time", description="When", required=False)]
+    got = grounded(optional_schema(*taxi), taxi, said_values("Get me a cab from the Hilton to Heathrow at 5pm", []))
+    assert got["properties"]["pickup"]["enum"] == ["Hilton"] and got["properties"]["destination"]["enum"] == ["Heathrow"]
+    assert {"pickup", "destination"} <= set(got["required"])
+    got = grounded(optional_schema(*taxi), taxi, said_values("taxi to the airport from Union Square", []))
+    assert got["properties"]["pickup"]["enum"] == ["Union Square"]
+    assert got["properties"]["destination"]["enum"] == ["airport"]
+    # Nothing said after "from": the destination as before, no pickup.
+    got = grounded(optional_schema(*taxi), taxi, said_values("I need a taxi to the airport at 6am", []))
+    assert "pickup" not in got["properties"] and got["properties"]["destination"]["enum"] == ["airport"]
+    # A tool with no argument for where from keeps a place said after "from" for its place.
+    flight = [ToolArgument(name="city", description="The city")]
+    got = grounded(schema_of(*flight), flight, said_values("How cold is it for my flight from Oslo?", []))
+    assert got["properties"]["city"]["enum"] == ["Oslo"]
+
+
+def test_a_code_in_capitals_is_the_value_of_an_argument_whose_example_is_one():
+    # "What's Tesla trading at? Ticker TSLA" had priced the ticker "Tesla" ("Ticker TSLA" was one name).
+    ticker = [ToolArgument(name="ticker", description="The stock ticker symbol, e.g. AAPL")]
+    got = grounded(schema_of(*ticker), ticker, said_values("What's Tesla trading at? Ticker TSLA", []))
+    assert got["properties"]["ticker"]["enum"] == ["TSLA"]
+    got = grounded(schema_of(*ticker), ticker, said_values("How is Apple stock doing? (AAPL)", []))
+    assert got["properties"]["ticker"]["enum"] == ["AAPL"]
+    # No code said: the question's texts, as before; a currency's example is no such code.
+    got = grounded(schema_of(*ticker), ticker, said_values("How is Apple stock doing?", []))
+    assert "Apple" in got["properties"]["ticker"]["enum"]
+    to = [ToolArgument(name="to", description="The currency to convert to, e.g. EUR")]
+    got = grounded(schema_of(*to), to, said_values("How much is 50 USD in yen?", []))
+    assert "yen" in got["properties"]["to"]["enum"]

@@ -495,6 +495,7 @@ class Said:
         self._places: dict[str, bool] = {}
         self._where: dict[str, bool] = {}
         self._by: dict[str, bool] = {}
+        self._from: dict[str, bool] = {}
         # A question of one run of words ("Greet Ada", "Paris") is offered whole where nothing else
         # is; one of filler words only is no value ("thanks, that's all for now" had been the name
         # of a contact to phone).
@@ -514,6 +515,14 @@ class Said:
             self._where[text] = bool(re.search(rf"{_AFTER_PLACE.pattern}(?:the\s+)?{re.escape(text)}(?!\w)",
                                                self.question[:MAX_SAID_CHARS], re.IGNORECASE)) and self.is_place(text)
         return self._where[text]
+
+    def said_from(self, text: str) -> bool:
+        """Whether the question says ``text`` right after "from" ("a cab from the Hilton"): where a
+        ride or a trip starts."""
+        if text not in self._from:
+            self._from[text] = bool(re.search(rf"\bfrom\s+(?:the\s+)?{re.escape(text)}(?!\w)",
+                                              self.question[:MAX_SAID_CHARS], re.IGNORECASE))
+        return self._from[text]
 
     def said_by(self, text: str) -> bool:
         """Whether the question says ``text`` right after "by": who made a work ("Play Up by Olly
@@ -650,6 +659,24 @@ def _numbered(argument: Any) -> bool:
     return any(_NUMBERED_EXAMPLE.match(m.group(0), _EXAMPLE_LEAD.match(m.group(0)).end()) for m in examples)
 
 
+#: An example that is one code in capitals ("e.g. AAPL").
+_CODE_EXAMPLE = re.compile(r"\s*[A-Z]{2,6}\s*(?:$|,|or\b)")
+#: A code in capitals said: 2 to 6 of them, a word of its own.
+_CODE_SAID = re.compile(r"(?<![\w'’./-])[A-Z]{2,6}(?![\w'’-]|\.\w)")
+#: What an argument says when its codes are of a kind read apart (a currency's, a unit's, a language's).
+_KINDS_APART = frozenset({"currency", "currencies", "money", "unit", "units", "language", "languages", "locale"})
+
+
+def _coded(argument: Any) -> bool:
+    """Whether a declared string argument is a code in capitals: the example its description gives
+    is one ("The stock ticker symbol, e.g. AAPL"), and it is no currency, unit or language (those
+    are read by their names too: "yen", "miles")."""
+    if getattr(argument, "type", None) not in (None, "string") or _says(argument, _KINDS_APART):
+        return False
+    examples = _EXAMPLES.finditer(str(getattr(argument, "description", "") or ""))
+    return any(_CODE_EXAMPLE.match(m.group(0), _EXAMPLE_LEAD.match(m.group(0)).end()) for m in examples)
+
+
 def address_kind(argument: Any) -> re.Pattern[str] | None:
     """The pattern of the address a declared argument is (its name or description says "email",
     or "url", "link", "website"...), or None when it is no address: also when it says it is a text
@@ -675,14 +702,24 @@ _PHONE_SAID = re.compile(r"(?<![\w+.,])(?:\+\d{1,3}[ .-]?)?(?:\(\d{2,4}\)[ .-]?)
 MIN_PHONE_DIGITS, MAX_PHONE_DIGITS = 7, 15
 
 
+#: Groups of capitals and digits written right before a number's, the first of them both ("GB29
+#: NWBK "): the number is the rest of a code, an IBAN's, no phone number.
+_CODE_GROUPS_BEFORE = re.compile(r"\b(?=[A-Z0-9]*[A-Z])(?=[A-Z0-9]*\d)[A-Z0-9]{2,6}[ \t]+(?:[A-Z0-9]{2,6}[ \t]+)*$")
+
+
 def _says_phone(text: str) -> bool:
+    """Whether ``text`` says a phone number (:data:`_PHONE_SAID`, 7 to 15 digits): not a date, nor
+    the digits of a longer code ("Send 150 euros to account GB29 NWBK 6016 1331 9268 19" had
+    texted them)."""
     return any(MIN_PHONE_DIGITS <= len(_DIGIT.findall(m.group(0))) <= MAX_PHONE_DIGITS
-               and not _DATE.fullmatch(m.group(0)) for m in _PHONE_SAID.finditer(text))
+               and not _DATE.fullmatch(m.group(0)) and not _CODE_GROUPS_BEFORE.search(text, max(0, m.start() - 40),
+                                                                                    m.start())
+               for m in _PHONE_SAID.finditer(text))
 
 
 _NUMERAL = r"\d+(?:[.,]\d+)?"
-#: A sum said: two numbers with an operation between them ("17 times 23", "144 / 12", "7 x 8",
-#: "10 - 3" and "144 / 12" with spaces), a number squared or cubed, a root of one.  Not numbers a
+#: A sum said: two numbers with an operation between them ("17 times 23", "7 x 8"; "10 - 3" and
+#: "144 / 12" with spaces), a number squared or cubed, a root of one.  Not numbers a
 #: word apart ("2 apples and 3 pears"), nor a range, a date or a phone number ("3-4pm", "12/05",
 #: "555-1234"), nor a percentage.
 _SUM_SAID = re.compile(
@@ -872,9 +909,17 @@ _SUBJECTS = frozenset("i we you they he she it u".split())
 _WANTING = frozenset("like love want wants wanted need needs wanna".split())
 
 
+#: Verbs that say how something is, and the word after them what it is like: no values ("The basil
+#: looks thirsty").
+_LINKING = frozenset("looks look seems seem appears appear feels feel sounds smells tastes".split())
+
+
 def _after_modal(tokens: list[str], i: int) -> bool:
     """Whether ``tokens[i]`` follows a modal and its subject ("should I", "can you"), or a wish's
-    "to" ("like to", "need to"), and is written small (a verb: "like to Paris" names a place)."""
+    "to" ("like to", "need to"), and is written small (a verb: "like to Paris" names a place); or
+    is a verb that says how something is, or the word that says it ("looks thirsty", "seems")."""
+    if tokens[i].lower() in _LINKING or i >= 1 and tokens[i - 1].lower() in _LINKING and tokens[i].islower():
+        return True
     if i < 2:
         return False
     if tokens[i - 1].lower() == "to" and tokens[i - 2].lower() in _WANTING:
@@ -1382,6 +1427,8 @@ def _says(argument: Any, words: frozenset[str]) -> bool:
 _TOPIC_WORDS = frozenset({"topic", "subject", "theme"})
 #: Where a request says what it is about: "a joke about cats", "news regarding Mars".
 _ABOUT = re.compile(r"\b(?:about|regarding|concerning)\b", re.IGNORECASE)
+#: Where a request without those says what it is about: "news on climate", "stories in technology".
+_ON_OR_IN = re.compile(r"\b(?:on|in)\b", re.IGNORECASE)
 
 
 def _by_topic(prop: dict[str, Any], argument: Any, question: str) -> dict[str, Any]:
@@ -1391,11 +1438,12 @@ def _by_topic(prop: dict[str, Any], argument: Any, question: str) -> dict[str, A
     lawnmowers" is about lawnmowers, not "father" (the 135M model's pick, and "witty" for "Say
     something witty about the ocean").  The parts in that word's own clause come first: "A really
     lame pun about cheese, the kind my father tells" is about cheese, not "tells" (the 135M
-    model's pick).  A question without such a word keeps every part."""
+    model's pick).  Without such a word, "on" or "in" says it ("the top 5 stories in technology"
+    had been news on "top").  A question without any keeps every part."""
     values = prop.get("enum")
     if not isinstance(values, list) or not question or not _says(argument, _TOPIC_WORDS):
         return prop
-    marker = _ABOUT.search(question)
+    marker = _ABOUT.search(question) or _ON_OR_IN.search(question)
     if marker is None:
         return prop
     after = [(v, question.find(v, marker.end())) for v in values if isinstance(v, str) and v]
@@ -1691,12 +1739,24 @@ def takes_maker(argument: Any) -> bool:
         and _says(argument, MAKER_WORDS)
 
 
+#: What a place argument's name or description says when it is where a ride or a trip starts.
+_START_WORDS = frozenset({"pickup", "picked", "origin", "departure", "departing", "start", "starting", "from"})
+
+
+def starts_route(argument: Any) -> bool:
+    """Whether a declared place argument (:func:`takes_place`) is where a ride or a trip starts:
+    its name or description says so ("pickup", "Where to be picked up", "origin")."""
+    return _says(argument, _START_WORDS)
+
+
 PLACE_WORDS = frozenset({"city", "town", "place", "location", "where", "country", "region", "area", "destination"})
 #: The words a request says a place after: where something is ("in", "at", "near"), and where one
 #: goes or comes from ("from", "to", "between"), its first letter either case.
 PLACE_LEAD = r"\b(?:[Ii]n|[Aa]t|[Nn]ear|[Ff]rom|[Tt]o|[Bb]etween)\s+"
 #: Where an optional place is pointed at: after where something is ("Book a hotel in Lisbon").
 _AFTER_PLACE = re.compile(r"\b(?:in|at|near)\s+(?=[^\W\d_])", re.IGNORECASE)
+#: Where an optional place a ride starts at is pointed at: after "from" ("a cab from the Hilton").
+_AFTER_START = re.compile(r"\bfrom\s+(?:the\s+)?(?=[^\W\d_])", re.IGNORECASE)
 #: A text ending with a place's lead ("in paris", "from the station"; "to" only with its article,
 #: "to the airport", since "to" starts a verb as often: "need to call"): a place follows.
 _BEFORE_PLACE = re.compile(r"\b(?:(?:[Ii]n|[Aa]t|[Nn]ear|[Ff]rom|[Bb]etween)\s+(?:the\s+)?|[Tt]o\s+the\s+)$")
@@ -1784,7 +1844,8 @@ def _pointed(prop: dict[str, Any], argument: Any, said: Said) -> dict[str, Any] 
         return named
     question = said.question
     called = {m.end() for m in _AFTER_CALLED.finditer(question)} if _says(argument, _LABEL_WORDS) else set()
-    places = {m.end() for m in _AFTER_PLACE.finditer(question)} if _says(argument, PLACE_WORDS) else set()
+    places = {m.end() for m in (_AFTER_START if starts_route(argument) else _AFTER_PLACE).finditer(question)} \
+        if _says(argument, PLACE_WORDS) else set()
     kept = [v for v in values if isinstance(v, str) and (any(question.startswith(v, at) for at in called)
                                                           or v[:1].isupper() and any(question.startswith(v, at)
                                                                                      for at in places))]
@@ -1867,6 +1928,7 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
     claims = _claims(properties, arguments, texts, said)
     has_place = any(takes_place(a) for a in arguments)
     has_maker = any(takes_maker(a) for a in arguments)
+    has_start = any(takes_place(a) and starts_route(a) for a in arguments)
     out = {}
     for name, prop in properties.items():
         declared = _argument(arguments, name)
@@ -1895,6 +1957,11 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
             # An arithmetic expression is one the question says, whole: the 135M model gave a
             # calculator "square root" of "What's the square root of 81?".
             out[name] = {**prop, "enum": expressions}
+        elif kind == "string" and _coded(declared) and (codes := list(dict.fromkeys(
+                m.group(0) for m in _CODE_SAID.finditer(_QUOTED.sub(" ", said.question[:MAX_SAID_CHARS]))))):
+            # A code in capitals, when the question says any: "What's Tesla trading at? Ticker TSLA"
+            # had priced the ticker "Tesla".
+            out[name] = {**prop, "enum": codes}
         elif kind == "string" and _numbered(declared):
             # A flight's or a parcel's number is said with its digits: with none said it is left to
             # the model, and the check asks back ("Why is the sky blue?" is no flight "blue").
@@ -1931,6 +1998,11 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
                 # A place is one the dialog says as a place (:func:`_named_place`); with none said
                 # it is left to the model, and the check asks back for a made-up one.
                 mine = [t for t in mine if said.is_place(t)]
+                if has_start:
+                    # Where a ride starts is said after "from", and is no other place argument's:
+                    # "a cab from the Hilton to Heathrow" had gone to the Hilton.
+                    start = starts_route(declared)
+                    mine = [t for t in mine if said.said_from(t) == start] or ([] if start else mine)
                 if not mine:
                     out[name] = prop
                     continue
