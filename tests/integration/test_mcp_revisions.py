@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import time
 
 import httpx2
@@ -77,15 +78,18 @@ async def test_the_sdks_client_of_either_revision_lists_calls_streams_and_hears_
 async def test_a_stateless_request_is_answered_without_waiting_for_the_clients_delayed_ack(mcp_server):
     """Each 2026-07-28 request is a JSON reply whose body took 44 ms (Nagle's algorithm behind the
     client's delayed ACK) until mcp-server's socket said it was TCP, so asyncio set TCP_NODELAY."""
+    # Read off the server's own connections, not timed: a median of 30 requests went over a 20 ms
+    # bound on a loaded machine (CI with the embedded model busy beside it).
     server = await mcp_server()
     await server.configure(tools={}, services={})
     async with Client(server.url, mode="2026-07-28", cache=None) as client:
-        took = []
-        for _ in range(30):
-            began = time.perf_counter()
-            await client.list_tools()
-            took.append(time.perf_counter() - began)
-    assert sorted(took)[len(took) // 2] < 0.02, took   # about 2 ms; 44 ms before
+        await client.list_tools()
+        connections = list(server.proc._http.server_state.connections)
+        assert connections
+        for connection in connections:
+            sock = connection.transport.get_extra_info("socket")
+            assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY), "Nagle's algorithm is on"
+        await client.list_tools()   # and answered, the option set
 
 
 async def test_a_long_call_of_a_client_that_takes_tasks_is_a_task_it_polls_to_the_result(
