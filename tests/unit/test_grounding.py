@@ -1326,3 +1326,23 @@ def test_a_code_in_capitals_is_the_value_of_an_argument_whose_example_is_one():
     to = [ToolArgument(name="to", description="The currency to convert to, e.g. EUR")]
     got = grounded(schema_of(*to), to, said_values("How much is 50 USD in yen?", []))
     assert "yen" in got["properties"]["to"]["enum"]
+
+
+def test_a_value_left_to_the_model_is_short_and_its_own_words_are_not():
+    # "How are you today?" says no value: the 135M model wrote 300 characters of made-up text for
+    # each of translate-text's arguments, which the check refuses anyway (90 s on a loaded machine).
+    from trustgraph.agent.react.grounding import UNSAID_MAX_CHARS
+    translate = [arg("text", "string", "The text to translate"), arg("language", "string", "The language")]
+    got = grounded(schema_of(*translate), translate, said_values("How are you today?", []))["properties"]
+    assert got["text"]["maxLength"] == got["language"]["maxLength"] == UNSAID_MAX_CHARS
+    # A shorter limit the schema has stays; the model's own words (free text) are not limited here.
+    code = arg("code", "string", "A code")
+    schema = schema_of(code)
+    schema["properties"]["code"]["maxLength"] = 5
+    assert grounded(schema, [code], said_values("How are you today?", []))["properties"]["code"]["maxLength"] == 5
+    note = ToolArgument(name="note", type="string", description="Anything to add", free_text=True)
+    got = grounded(schema_of(note), [note], said_values("How are you today?", []))["properties"]
+    assert "maxLength" not in got["note"]
+    # Values said are the enum's, unlimited by it.
+    got = grounded(schema_of(*translate), translate, said_values("Translate 'good morning' into Italian", []))
+    assert "maxLength" not in got["properties"]["text"] and "good morning" in got["properties"]["text"]["enum"]
