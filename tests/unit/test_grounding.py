@@ -1346,3 +1346,14 @@ def test_a_value_left_to_the_model_is_short_and_its_own_words_are_not():
     # Values said are the enum's, unlimited by it.
     got = grounded(schema_of(*translate), translate, said_values("Translate 'good morning' into Italian", []))
     assert "maxLength" not in got["properties"]["text"] and "good morning" in got["properties"]["text"]["enum"]
+
+
+def test_an_iban_is_one_value_and_its_digits_are_no_numbers():
+    # "Send 150 euros to account GB29 NWBK 6016 1331 9268 19" had paid the account "1331"; the
+    # amount was offered the IBAN's groups of digits too.
+    pay = [ToolArgument(name="amount", type="number", description="How much"),
+           ToolArgument(name="account_number", type="string", description="The account to pay")]
+    for question, iban in [("Send 150 euros to account GB29 NWBK 6016 1331 9268 19", "GB29 NWBK 6016 1331 9268 19"),
+                           ("Pay 150 to DE44500105175407324931 today", "DE44500105175407324931")]:
+        got = grounded(schema_of(*pay), pay, said_values(question, []))["properties"]
+        assert got["amount"]["enum"] == [150] and got["account_number"]["enum"] == [iban], got

@@ -395,7 +395,8 @@ called named titled why how's who's where's when's why's that's there's here's h
 #: "Exchange" for the currency), though one may end with it ("stock exchange").
 _REQUEST_VERBS = frozenset("""say tell give let get put make express explain define spell translate convert
 exchange tally calculate compute find look share suggest recommend amuse hit crack turn help remind
-show display open play check add change send""".split())
+show display open play check add change send schedule pay transfer ring remember wake set start create
+buy""".split())
 _QUOTED = re.compile(r"(?:(?<=\s)|(?<=^)|(?<=:))([\"'“‘])(.+?)([\"'”’])(?=[\s?.!,;:)]|$)")
 #: An email address, and a web address (with its scheme, from "www.", or a lower-case domain).
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")   # starts a word: linear in the text
@@ -408,10 +409,14 @@ _PATH = re.compile(r"(?<![\w./~-])(?:(?:~|\.{1,2})?/[\w.~-]*\w(?:/[\w.~-]*\w)*/?
 #: A file: its path (:data:`_PATH`), or its name with its extension ("README.md", "config.yaml"; not
 #: "St.Louis": an extension is in one case).
 _FILE = re.compile(rf"{_PATH.pattern}|(?<![\w./@-])[\w-]+\.(?:[a-z][a-z0-9]{{0,4}}|[A-Z][A-Z0-9]{{0,4}})(?![\w/@.-])")
+#: A bank account's IBAN: its country's two capitals and two check digits, then groups of capitals
+#: and digits, written in fours or not ("GB29 NWBK 6016 1331 9268 19", "DE44500105175407324931").
+_IBAN = re.compile(r"(?<![\w-])[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]{4}){2,7}(?:[ ]?[A-Z0-9]{1,3})?(?![\w-])")
 #: An address is offered whole and never in parts (its dots, slashes and colon end no clause, its
 #: "@" splits no word: "notes/todo.txt" is no "notes", "README.md" no "md"); an argument that says
-#: it is an email or a web address takes only an address of its kind.
-_ADDRESS = re.compile(f"{_EMAIL.pattern}|{_WEB.pattern}|{_FILE.pattern}")
+#: it is an email or a web address takes only an address of its kind.  So is an IBAN (whose digits
+#: are no amount: "Send 150 euros to account GB29 NWBK 6016 1331 9268 19" had paid "1331").
+_ADDRESS = re.compile(f"{_EMAIL.pattern}|{_WEB.pattern}|{_FILE.pattern}|{_IBAN.pattern}")
 #: What an argument's name or description says when its value is an address of that kind.
 _ADDRESS_KINDS = ((_EMAIL, frozenset({"email", "emails"})),
                   (_WEB, frozenset({"url", "urls", "uri", "link", "website", "webpage", "homepage"})))
@@ -1166,7 +1171,7 @@ def said_values(question: str, results: Sequence[str]) -> Said:
     expressions = frozenset(e for _, found in read for e in found)
     offered = [t for t in dict.fromkeys(texts) if t and t != whole
                and (_LETTERS.search(t) or _NUMBER.fullmatch(t) or t in expressions)]
-    numbers = _offered_numbers(" ".join(dialog))
+    numbers = _offered_numbers(" ".join(_IBAN.sub(" ", text) for text in dialog))
     quoted = {m.group(2).strip() for m in _QUOTED.finditer(question)}
     # A currency written as its sign is offered as its code, after what the question writes.
     offered = offered[:MAX_SPANS - 2] + [c for c in currency_codes(question) if c not in offered][:2]
@@ -1891,6 +1896,9 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
     # An identifier written with digits takes a text with one, the tool's number or not (:func:`_numbered`).
     numbered = [t for t in texts if _DIGIT.search(t)]
     if said.numbers and _takes_number(properties, arguments):
+        # Nor is a number, or a quantity ("150 euros"), an identifier's when the tool takes numbers:
+        # the account of "Send 150 euros to account GB29 ..." is no "150".
+        numbered = [t for t in numbered if not (_NUMBER.fullmatch(t) or _QUANTITY.fullmatch(t))] or numbered
         # The numbers said go to the tool's number argument: its text arguments get no run with a
         # number in it ("40" or "15 American" as the currency converted to; "Two" of "Two small
         # espressos" as the drink), unless quoted.
