@@ -55,6 +55,11 @@ def test_a_final_answer_cut_off_while_it_repeated_itself_runs_on():
     looped = '{\n  "action": "final-answer",\n  "answer": "Mount Everest is 8,976,231,' + "000," * 120
     assert runs_on(looped) and isinstance(parse_reply(looped), RunawayAnswer)
     assert runs_on("I'm late. " * 7) and not runs_on("ha ha ha") and not runs_on("a" * 59)
+    # Closed by the schema's length limit while repeating itself, it runs on too: "thanks!" had been
+    # answered "The answer is: The answer is: ..." to 400 characters, as the model's own answer.
+    limited = json.dumps({"action": "final-answer", "answer": ("The answer is: " * 30)[:400]})
+    assert isinstance(parse_reply(limited), RunawayAnswer)
+    assert isinstance(parse_reply(json.dumps({"action": "final-answer", "answer": "You're welcome!"})), Final)
     # Cut off without repeating itself, or a call: told why, as before.
     cut = '{"action": "final-answer", "answer": "Everest is the highest mountain on Earth, in the Himalaya'
     assert type(parse_reply(cut)) is ReactParseError

@@ -1246,6 +1246,12 @@ def test_where_something_is_said_is_the_place_arguments_value_only():
     title = [ToolArgument(name="title", description="The film's title")]
     got = grounded(schema_of(*title), title, said_values("Is Chicago showing in Boston?", []))["properties"]
     assert "Boston" in got["title"]["enum"]
+    # Nor are the letters of a code with digits ("is LH 400 delayed" had asked the local time in "LH").
+    city = ToolArgument(name="city", description="The city")
+    assert unsaid_arguments({"city": "LH"}, [city], ["is LH 400 delayed"]) == ["city"]
+    assert unsaid_arguments({"city": "BA"}, [city], ["Is BA283 on time in London?"]) == ["city"]
+    assert unsaid_arguments({"city": "LA"}, [city], ["time in LA rn?"]) == []
+    assert unsaid_arguments({"city": "400"}, [city], ["is LH 400 delayed"]) == ["city"]   # nor a number
     # A number in words is no place ("in three meters").
     assert unsaid_arguments({"city": "three"}, [ToolArgument(name="city", description="The city")],
                             ["How many feet are in three meters?"]) == ["city"]

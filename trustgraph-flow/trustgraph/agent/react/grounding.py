@@ -1793,9 +1793,12 @@ def _named_place(value: str, texts: Iterable[str]) -> bool:
     value = value.strip()
     low = value.lower()
     if len(value) < 2 or low in NOT_PLACES or low in _KIND_OF or low in _WORD_VALUES or value in CURRENCY_CODES \
-            or _TIME.fullmatch(value) or _DATE.fullmatch(value):
-        return False   # "in Portuguese", "in euros", "on Friday", "at 6pm", "70 F" say no place
+            or _TIME.fullmatch(value) or _DATE.fullmatch(value) or not _LETTERS.search(value):
+        return False   # "in Portuguese", "in euros", "on Friday", "at 6pm", "70 F", "400" say no place
     texts = [text[:MAX_SAID_CHARS] for text in texts]
+    if len(value) <= 3 and value.isupper() and any(re.search(rf"(?<![\w-]){re.escape(value)}[ \t]?\d", text)
+                                                   for text in texts):
+        return False   # the letters of a code with digits: "LH 400", "BA283"
     if low == value.upper():
         # A script without capitals ("北京"), and often without spaces: a name cannot be told by its
         # case, nor a word by its edges.

@@ -239,10 +239,17 @@ def is_json(start: str) -> bool | None:
 
 def parse_reply(text: str) -> Action | Final | ReactParseError:
     """A whole reply: a structured JSON decision, else ReAct text; a mistake is returned, not raised
-    (a JSON final answer cut off while it repeated itself: :class:`~.vocabulary.RunawayAnswer`)."""
+    (a JSON final answer cut off, or closed by its length limit, while it repeated itself:
+    :class:`~.vocabulary.RunawayAnswer`)."""
     try:
         decided = parse_decision(text)
-        return decided if decided is not None else parse_react(text)
+        if decided is None:
+            return parse_react(text)
+        if isinstance(decided, Final) and runs_on(decided.answer):
+            # Closed by the schema's length limit rather than cut by the token limit: "thanks!" was
+            # answered "The answer is: The answer is: ..." for 400 characters.
+            return RunawayAnswer("the answer ran on, repeating itself, until its length limit closed it")
+        return decided
     except ReactParseError as e:
         if is_json(text) and _FINAL_START.search(text[:200]) and runs_on(text):
             return RunawayAnswer(f"the answer ran on, repeating itself, until it was cut off ({e.reason})")
