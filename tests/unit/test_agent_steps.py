@@ -33,6 +33,7 @@ from trustgraph.agent.react.steps import (
 )
 from trustgraph.agent.react.vocabulary import Action, Failed, Final
 from trustgraph.base.tool_services.tool_service_client import ToolServiceClients
+from trustgraph.catalog import embedding
 from trustgraph.schema import AgentRequest, AgentStep
 from trustgraph.schema.services.agent import OUTCOME_ANSWER, OUTCOME_ASKED, OUTCOME_NO_TOOL, OUTCOME_TOOL
 
@@ -373,6 +374,20 @@ def test_a_sure_choice_whose_values_nobody_said_gives_way_to_the_rankers_clear_f
     close = Step(step.request, step.tools, {"weather": 0.44, "local-time": 0.42, "joke": 0.1}, {}, step.said)
     assert judge_call(close, made_up, sure, Confidence()).unsaid == ("city",)
     assert judge_call(step, Action("", "local-time", {"city": "Oslo"}), sure, Confidence()) is None
+
+
+def test_an_ask_back_for_a_call_without_scores_offers_the_rankers_near_tools_after_it():
+    # The ranker's local-time taken for "is LH 400 delayed", its city unsaid: the ask-back had
+    # offered local-time alone (no scores to rank others by), flight-status third in the ranker's order.
+    ranked = prepare(request("Is it going to be chilly in Oslo?"), REGISTRY, {})
+    unrelated = embedding.calibration().unrelated if embedding.calibration() else 0.08
+    step = Step(ranked.request, ranked.tools, {"weather": unrelated + 0.1, "local-time": unrelated + 0.2,
+                                               "joke": unrelated - 0.05}, {}, ranked.said)
+    asked = judge_call(step, Action("", "local-time", {"city": "Berlin"}), None, Confidence())
+    assert asked.outcome == OUTCOME_ASKED and asked.tool == "local-time" and asked.candidates == ("local-time", "weather")
+    only = judge_call(step, Action("", "local-time", {"city": "Berlin"}), None, Confidence(),
+                      usable=lambda name: name != "weather")
+    assert only.candidates == ("local-time",)
 
 def test_a_first_step_plainly_asks_for_the_rankers_clear_first_tool_when_it_can_be_used():
     ranked = prepare(request("Is it going to be chilly in Oslo?"), REGISTRY, {})

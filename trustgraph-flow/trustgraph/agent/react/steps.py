@@ -399,6 +399,18 @@ def _readers_near(step: Step, policy: Confidence) -> list[str]:
             if step.meaning.get(t.name, -1.0) >= near and not intent.acts(t)]
 
 
+def _related(step: Step, name: str, policy: Confidence) -> list[str]:
+    """The ranker's next tools after ``name`` that the question is about (at least the embedding
+    model's ``unrelated``), nearest first, as many as an ask-back names beside it: what an
+    ask-back for a call with no choice scores offers after it (the ranker's local-time, taken for
+    "is LH 400 delayed", its city unsaid, had been offered alone, flight-status third)."""
+    calibration = embedding.calibration()
+    if calibration is None:
+        return []
+    near = sorted((t for t in step.tools if t.name != name), key=lambda t: -step.meaning.get(t.name, -1.0))
+    return [t.name for t in near if step.meaning.get(t.name, -1.0) >= calibration.unrelated][:max(0, policy.candidates - 1)]
+
+
 def unasked(step: Step, name: str) -> bool:
     """Whether tool ``name`` acts on the world (``intent.acts``: it orders, books, sends, sets...)
     and the question asks for no action (``intent.asks_for_action``): "Is coffee bad for your
@@ -436,6 +448,9 @@ def _judge_call(step: Step, action: Action, scores: Mapping[str, float] | None, 
         return Switch(instead, scores.get(action.name, 0.0) / total if total else 0.0)
     if not isinstance(abstain, Abstain) or not abstain.candidates:
         return abstain
+    if not scores and abstain.unsaid and abstain.candidates == (action.name,):
+        abstain = Abstain(abstain.outcome, (action.name, *_related(step, action.name, policy)), abstain.share,
+                          abstain.tool, abstain.unsaid)
     offered = tuple(name for name in abstain.candidates if usable(name))
     return Abstain(abstain.outcome, offered, abstain.share, abstain.tool, abstain.unsaid) if offered else \
         Abstain(OUTCOME_NO_TOOL, (), abstain.share)
