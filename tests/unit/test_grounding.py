@@ -1048,6 +1048,7 @@ def test_an_amount_said_in_another_currency_than_its_argument_takes_is_none_of_i
     assert argument_currency(arg("weight", "number", "The weight in pounds")) is None   # a mass
     assert money_said("What are 100 US dollars worth in British pounds?") == {100.0: {"USD"}}
     assert money_said("Exchange 15 American bucks, or €20, or EUR 30") == {15.0: {"USD"}, 20.0: {"EUR"}, 30.0: {"EUR"}}
+    assert money_said("how many euros for 40 quid") == {40.0: {"GBP"}}   # British slang
     assert money_said("How much is 50 in yen?") == {}            # the currency converted into is no amount's
     assert money_said("What is EUR 40 in dollars?") == {40.0: {"EUR"}} and money_said("Try xEUR 40") == {}
     assert money_said("Convert 50 Fijian dollars to yen") == {}  # an adjective not known: not judged

@@ -18,7 +18,7 @@ lithuanian icelandic tamil telugu punjabi gujarati marathi esperanto afrikaans z
 #: dollars"); a name whose adjective is not in :data:`COUNTRY_CODES` says no code.
 CURRENCY_NAMES = {**dict.fromkeys("dollar dollars bucks greenback greenbacks".split(), "USD"),
                   **dict.fromkeys("euro euros".split(), "EUR"),
-                  **dict.fromkeys("pound pounds sterling".split(), "GBP"),
+                  **dict.fromkeys("pound pounds sterling quid".split(), "GBP"),
                   "yen": "JPY", "yuan": "CNY", "renminbi": "CNY", **dict.fromkeys("rupee rupees".split(), "INR"),
                   **dict.fromkeys("franc francs".split(), "CHF"),
                   **dict.fromkeys("rouble roubles ruble rubles".split(), "RUB"), "lira": "TRY",
