@@ -623,7 +623,10 @@ _DATE = re.compile(rf"\b(?:today|tonight|tomorrow|yesterday|(?:next|this|last)\s
                    rf"\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTHS})(?:\s+\d{{4}})?|"
                    rf"(?:{_MONTHS})\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?)\b", re.IGNORECASE)
 #: A time of day: "3pm", "10:30 am", "15:30", "noon", "midnight".
-_TIME = re.compile(r"\b(?:\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)|\d{1,2}:\d{2}|noon|midnight)(?!\w)",
+_HOUR = r"(?:\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
+#: ... and in words: "half past seven", "quarter to 8", "seven o'clock".
+_TIME = re.compile(rf"\b(?:\d{{1,2}}(?::\d{{2}})?\s*(?:am|pm|a\.m\.|p\.m\.)|\d{{1,2}}:\d{{2}}|noon|midnight|"
+                   rf"(?:half|quarter)\s+(?:past|to)\s+{_HOUR}(?:\s*(?:am|pm))?|{_HOUR}\s+o['’]clock)(?!\w)",
                    re.IGNORECASE)
 #: The last part of an argument's name that says its value is a day, or a time of day ("date",
 #: "start_date", "dueDate", "when"; "time", "meeting_time"): its name only, since a description
@@ -992,8 +995,10 @@ def _spans(text: str) -> tuple[list[str], list[str]]:
             content[k] = named[k] = True
         # An owner with what it owns said next ("Jane Doe's phone"), not a place named so ("at Luigi's").
         # ("It's", "Let's": no owners.)
+        # ("King's Cross": a possessive inside a capitalised name is the name's.)
         owner = [c and _POSSESSIVE.search(tokens[i]) is not None and i + 1 < len(tokens) and content[i + 1]
-                 and tokens[i].lower() not in _EDGE_WORDS for i, c in enumerate(content)]
+                 and tokens[i].lower() not in _EDGE_WORDS and not (named[i] and named[i + 1])
+                 for i, c in enumerate(content)]
         starts = [c and not (named[i] and i > 0 and named[i - 1] and not owner[i - 1])
                   and tokens[i].lower() not in _REQUEST_VERBS for i, c in enumerate(content)]
         ends = [c and (owner[j] or not (named[j] and j + 1 < len(tokens) and named[j + 1]))
@@ -1897,11 +1902,17 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
         return schema
     texts = said.for_tool(set(tool_words))
     # An identifier written with digits takes a text with one, the tool's number or not (:func:`_numbered`).
-    numbered = [t for t in texts if _DIGIT.search(t)]
+    # Not a run of words between two numbers with no operation in it, which only an expression
+    # argument is offered: "75 dollars to account 12345678" had been the only account offered
+    # (digits in groups stay, "9400 1118 9922", and one word of letters and digits, "1Z999AA1").
+    numbered = [t for t in texts if _DIGIT.search(t) and (t not in said.expressions or _OPERATION.search(t)
+                                                          or not (_LETTERS.search(t) and " " in t))]
     if said.numbers and _takes_number(properties, arguments):
-        # Nor is a number, or a quantity ("150 euros"), an identifier's when the tool takes numbers:
-        # the account of "Send 150 euros to account GB29 ..." is no "150".
-        numbered = [t for t in numbered if not (_NUMBER.fullmatch(t) or _QUANTITY.fullmatch(t))] or numbered
+        # Nor is a quantity ("150 euros", "$40"), or its number, an identifier's when the tool takes
+        # numbers: the account of "Send 150 euros to account GB29 ..." is no "150" (an account
+        # number written in digits alone stays one: "account 12345678").
+        numbered = [t for t in numbered if not _QUANTITY.fullmatch(t) and t not in _counted_numbers(said.question)] \
+            or numbered
         # The numbers said go to the tool's number argument: its text arguments get no run with a
         # number in it ("40" or "15 American" as the currency converted to; "Two" of "Two small
         # espressos" as the drink), unless quoted.
@@ -2056,6 +2067,18 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
 #: nobody said is refused by the argument check anyway, and one the model may infer with the check
 #: off (a city, a name) is short.
 UNSAID_MAX_CHARS = 80
+
+
+def _counted_numbers(question: str) -> set[str]:
+    """The numbers ``question`` writes as quantities, as written: with a unit or a currency after
+    them ("150 euros") or a currency's sign before ("$40")."""
+    text = question[:MAX_SAID_CHARS]
+    out = {m.group(1) for m in re.finditer(r"[$€£¥][ \t]?(\d+(?:,\d{3})*(?:\.\d+)?)", text)}
+    for m in re.finditer(rf"(?<![\w.])(\d+(?:,\d{{3}})*(?:\.\d+)?){_UNIT_AFTER.pattern}", text):
+        word = m.group(2)
+        if word.lower() in _KIND_OF or word.lower() in CURRENCIES or word in CURRENCY_CODES:
+            out.add(m.group(1))
+    return out
 
 
 def _short_unsaid(out: dict[str, Any], arguments: Sequence[Any]) -> None:
