@@ -1365,6 +1365,11 @@ def test_an_iban_is_one_value_and_its_digits_are_no_numbers():
         got = grounded(schema_of(*pay), pay, said_values(question, []))["properties"]
         assert got["amount"]["enum"] == [150] and got["account_number"]["enum"][0] == iban, got
         assert "150 euros" not in got["account_number"]["enum"]
+    # So for a tool that also takes a day or a time (its numbers read again without them).
+    table = [ToolArgument(name="people", type="integer", description="How many people"),
+             ToolArgument(name="date", type="string", description="The day")]
+    got = grounded(schema_of(*table), table, said_values("Send €250 to account DE44 5001 0517 5407 3249 31", []))
+    assert got["properties"]["people"]["enum"] == [250]
     # An account number in digits: offered, not the run from the amount to it.
     got = grounded(schema_of(*pay), pay, said_values("Transfer 75 dollars to account 12345678 for rent", []),
                    own_words("transfer-money", "Send money to a bank account"))
@@ -1388,3 +1393,16 @@ def test_a_time_of_day_said_in_words_is_one():
                                 ("Alarm at 6 o'clock", "6 o'clock")]:
         got = grounded(schema_of(*alarm), alarm, said_values(question, []))["properties"]
         assert got["time"]["enum"] == [time_said], (question, got)
+
+
+def test_a_count_takes_no_amount_of_money():
+    # "Split the $120 dinner four ways": the people sharing it had been offered 120 first.
+    split = [ToolArgument(name="total", type="number", description="The whole bill"),
+             ToolArgument(name="people", type="integer", description="How many people share it")]
+    got = grounded(schema_of(*split), split, said_values("Split the $120 dinner four ways", []))["properties"]
+    assert got["people"]["enum"] == [4] and got["total"]["enum"][0] == 120
+    got = grounded(schema_of(*split), split, said_values("Divide 90 euros among 6 friends", []))["properties"]
+    assert got["people"]["enum"] == [6]
+    # Only money said: the count keeps it (nothing is narrowed to nothing).
+    got = grounded(schema_of(*split), split, said_values("Split $40", []))["properties"]
+    assert got["people"]["enum"] == [40]

@@ -492,6 +492,7 @@ class Said:
         self.words = _words(question)
         self.percents = _percents(question)
         self.number_kinds = _number_kinds(question)
+        self.money = frozenset(money_said(question))
         colon = None if kept else _after_colon(question)
         message = None if kept or colon is not None else _message_words(_cut(question, (_ADDRESS,)))
         self.apart = kept if colon is None and message is None else frozenset({colon or message})
@@ -551,7 +552,7 @@ class Said:
         if kinds not in self._taken:
             values = tuple(m.group(0) for k in kinds for text in self.dialog for m in k.finditer(text))
             rest = tuple(_cut(text, kinds) for text in self.dialog)
-            self._taken[kinds] = _Taken(values, rest, _offered_numbers(" ".join(rest)))
+            self._taken[kinds] = _Taken(values, rest, _numbers_of(rest))
         return self._taken[kinds]
 
     def for_tool(self, tool_words: set[str]) -> list[str]:
@@ -1166,6 +1167,11 @@ def _offered_numbers(text: str) -> list[float]:
     return out
 
 
+def _numbers_of(texts: Iterable[str]) -> list[float]:
+    """The numbers ``texts`` say (:func:`_offered_numbers`), an IBAN's digits aside."""
+    return _offered_numbers(" ".join(_IBAN.sub(" ", text) for text in texts))
+
+
 def said_values(question: str, results: Sequence[str]) -> Said:
     """The spans and numbers of the question and of the earlier tool ``results`` (each cut at
     :data:`RESULT_CHARS`), the question's first, each once; the whole question apart."""
@@ -1176,7 +1182,7 @@ def said_values(question: str, results: Sequence[str]) -> Said:
     expressions = frozenset(e for _, found in read for e in found)
     offered = [t for t in dict.fromkeys(texts) if t and t != whole
                and (_LETTERS.search(t) or _NUMBER.fullmatch(t) or t in expressions)]
-    numbers = _offered_numbers(" ".join(_IBAN.sub(" ", text) for text in dialog))
+    numbers = _numbers_of(dialog)
     quoted = {m.group(2).strip() for m in _QUOTED.finditer(question)}
     # A currency written as its sign is offered as its code, after what the question writes.
     offered = offered[:MAX_SPANS - 2] + [c for c in currency_codes(question) if c not in offered][:2]
@@ -1659,6 +1665,19 @@ def _by_unit(numbers: list[float], argument: Any, said: Said) -> list[float]:
     return mine or [n for n in numbers if said.number_kinds.get(n, kind) == kind] or numbers
 
 
+#: How a count argument's description starts: "How many people share it".
+_COUNT_START = re.compile(r"\s*(?:how\s+many|the\s+number\s+of|number\s+of)\b", re.IGNORECASE)
+
+
+def _by_money(numbers: list[float], argument: Any, said: Said) -> list[float]:
+    """The numbers a count (its description says "how many") takes: not those said as money ("Split
+    the $120 dinner four ways": the people had been offered 120 first), when others are said."""
+    if not _COUNT_START.match(str(getattr(argument, "description", "") or "")):
+        return numbers
+    money = said.money
+    return [n for n in numbers if n not in money] or numbers
+
+
 def _by_percent(numbers: list[float], argument: Any, said: Said) -> list[float]:
     """The numbers an argument takes: for one that says it is a percentage, those said as one
     ("15%", "20 percent"), when any is; for any other, not those said only as one: "How much should
@@ -2050,8 +2069,8 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
         elif kind == "number" and (taken_numbers := _by_unit(_by_percent(numbers, declared, said), declared, said)):
             out[name] = {**prop, "enum": _with_one([int(n) if n.is_integer() else n for n in taken_numbers],
                                                    declared, said)}
-        elif kind == "integer" and (integers := [int(n) for n in _by_unit(_by_percent(numbers, declared, said),
-                                                                          declared, said) if n.is_integer()]):
+        elif kind == "integer" and (integers := [int(n) for n in _by_money(_by_unit(_by_percent(
+                numbers, declared, said), declared, said), declared, said) if n.is_integer()]):
             out[name] = {**prop, "enum": _with_one(integers, declared, said)}
         elif kind in ("integer", "number") and says_one(declared, said.heard):
             out[name] = {**prop, "enum": [1]}
