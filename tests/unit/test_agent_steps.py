@@ -194,8 +194,11 @@ def test_a_tool_that_takes_the_kind_of_value_the_question_says_comes_first_and_l
                                           {"name": "account_number", "type": "string",
                                            "description": "The account to pay"}]})},
         "tool-service": {"svc": json.dumps(SERVICE)}}, ToolServiceClients(None))
-    step = prepare(request("Text +1 415 555 0199: running 10 minutes late"), phones, {})
-    assert step.tools[0].name == "send-sms" and plainly_asked(step, Confidence()) == "send-sms"
+    for question in ["Text +1 415 555 0199: running 10 minutes late", "text 07700 900123 running late"]:
+        step = prepare(request(question), phones, {})
+        assert step.tools[0].name == "send-sms" and plainly_asked(step, Confidence()) == "send-sms", question
+        # (a UK mobile's groups, five digits then six, had been no phone number)
+        assert takes_kind(phones.tools["send-sms"].arguments, said_kinds(question)), question
     for question in ["Send €250 to account DE44 5001 0517 5407 3249 31", "Set a timer for 2027-05-03",
                      "Send 150 euros to account GB29 NWBK 6016 1331 9268 19",
                      "Where is parcel 9400111899223100012345?"]:

@@ -1406,3 +1406,13 @@ def test_a_count_takes_no_amount_of_money():
     # Only money said: the count keeps it (nothing is narrowed to nothing).
     got = grounded(schema_of(*split), split, said_values("Split $40", []))["properties"]
     assert got["people"]["enum"] == [40]
+
+
+def test_a_greeting_says_no_value():
+    # "Good morning!" had asked sunrise-sunset for the sun in the city "Good".
+    city = arg("city", "string", "The city")
+    for question in ["Good morning!", "Hello there", "Good evening, how are you?", "Hey, good night"]:
+        assert said_values(question, []).texts == [], question
+        assert unsaid_arguments({"city": "Good"}, [city], [question]) == ["city"], question
+    # Inside a sentence, capitalised, such words may name things still ("Play Good Vibrations").
+    assert "Good Vibrations" in said_values("Play Good Vibrations by the Beach Boys", []).texts

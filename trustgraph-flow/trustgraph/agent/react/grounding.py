@@ -390,6 +390,9 @@ today tonight tomorrow yesterday currently moment right thanks if one ones somet
 their theirs yours mine ours hers you'd i'd i'm i've you're we're they're these those whose whom
 itself myself yourself themselves ourselves someone anyone everyone people whether another
 called named titled why how's who's where's when's why's that's there's here's he's she's let's""".split())
+#: A greeting a question may open with: no value ("Good morning!" had asked the sun in the city "Good").
+_GREETING = re.compile(r"^\s*(?:(?:good\s+(?:morning|afternoon|evening|night|day)|hello|hi|hey|howdy|greetings)"
+                       r"\b[\s,!.]*)+", re.IGNORECASE)
 #: Verbs a request starts with ("Say something witty about the ocean", "Exchange 15 bucks for
 #: pounds"): a value does not start with one (the 135M model took "Say" for the joke's topic and
 #: "Exchange" for the currency), though one may end with it ("stock exchange").
@@ -707,7 +710,7 @@ _PATH_WORDS = frozenset({"path", "paths", "file", "files", "filename", "folder",
 #: "(212) 555-0100", "555-0142"), seven to fifteen of them (E.164's most), and no date
 #: ("2027-05-03"); a run of digits alone is a parcel's number as often, and an IBAN's groups are
 #: more ("DE44 5001 0517 5407 3249 31").
-_PHONE_SAID = re.compile(r"(?<![\w+.,])(?:\+\d{1,3}[ .-]?)?(?:\(\d{2,4}\)[ .-]?)?\d{2,5}(?:[ .-]\d{2,5}){1,3}(?![\w.,]?\d)")
+_PHONE_SAID = re.compile(r"(?<![\w+.,])(?:\+\d{1,3}[ .-]?)?(?:\(\d{2,4}\)[ .-]?)?\d{2,5}(?:[ .-]\d{2,6}){1,3}(?![\w.,]?\d)")
 MIN_PHONE_DIGITS, MAX_PHONE_DIGITS = 7, 15
 
 
@@ -1177,7 +1180,9 @@ def said_values(question: str, results: Sequence[str]) -> Said:
     :data:`RESULT_CHARS`), the question's first, each once; the whole question apart."""
     whole = question.strip().rstrip("?!. ")
     dialog = [question[:MAX_SAID_CHARS], *(r[:RESULT_CHARS] for r in results)]
-    read = [_spans(_unsigned(text)) for text in dialog]
+    # The question's opening greeting is read as nothing (blanked, so what follows keeps its place).
+    opened = _GREETING.sub(lambda m: " " * len(m.group(0)), dialog[0], count=1)
+    read = [_spans(_unsigned(text)) for text in (opened, *dialog[1:])]
     texts = [t for spans, _ in read for t in spans]
     expressions = frozenset(e for _, found in read for e in found)
     offered = [t for t in dict.fromkeys(texts) if t and t != whole
@@ -1852,7 +1857,7 @@ def _named_place(value: str, texts: Iterable[str]) -> bool:
                 # or a request's word, or a verb the request starts with ("Reserve a room", "Water
                 # the basil": a word before an article or a pronoun).
                 if not (_SENTENCE_START.search(text, max(0, at - 8), at)
-                        and (first in _EDGE_WORDS or first in _REQUEST_VERBS
+                        and (first in _EDGE_WORDS or first in _REQUEST_VERBS or _GREETING.match(text, at)
                              or len(words) == 1 and after is not None and after.group(0).lower() in _OBJECT_WORDS)):
                     return True
             elif (caseless or m.group(0).islower()) and _BEFORE_PLACE.search(text, max(0, at - 16), at):
