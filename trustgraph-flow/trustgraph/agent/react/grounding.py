@@ -1849,8 +1849,9 @@ def _named_place(value: str, texts: Iterable[str]) -> bool:
                 # request ("paris weather", "time in tokyo"; after a place's lead, below), where
                 # any other word is one of its words ("the meaning of" is no city "meaning").
                 return True
-            if not caseless and all(w[:1].isupper() or w.lower() in _JOINS for w in words) \
-                    and words[0][:1].isupper():
+            # (A number may end such a name, one written as a name: "Heathrow Terminal 5", not "LH 400".)
+            if not caseless and all(w[:1].isupper() or w.lower() in _JOINS or k and w.isdigit() and words[0][1:].islower()
+                                    for k, w in enumerate(words)) and words[0][:1].isupper():
                 first = words[0].lower().strip(".,'’")
                 after = _TOKEN.search(text, m.end())
                 # A sentence's first word is capitalised by grammar: a name unless it is a common
