@@ -1207,6 +1207,7 @@ def test_the_verb_after_a_modal_and_its_subject_is_no_value():
     # had watered the plant "thirsty".
     assert said_values("The basil looks thirsty, give it some water", []).texts == ["basil", "water"]
     assert "Happy" in said_values("Play Happy, it sounds great", []).texts
+    assert "Feels" in said_values("Play Feels by Calvin Harris", []).texts   # capitalised: a title
 
 
 def test_a_number_after_a_minus_is_negative_and_a_subtraction_or_a_code_is_not():
@@ -1327,6 +1328,10 @@ def test_a_code_in_capitals_is_the_value_of_an_argument_whose_example_is_one():
     assert got["properties"]["ticker"]["enum"] == ["TSLA"]
     got = grounded(schema_of(*ticker), ticker, said_values("How is Apple stock doing? (AAPL)", []))
     assert got["properties"]["ticker"]["enum"] == ["AAPL"]
+    got = grounded(schema_of(*ticker), ticker, said_values("OK, what's TSLA at?", []))
+    assert got["properties"]["ticker"]["enum"] == ["TSLA"]
+    got = grounded(schema_of(*ticker), ticker, said_values("WHAT IS TSLA TRADING AT", []))
+    assert "WHAT" not in got["properties"]["ticker"].get("enum", [])     # in capitals only: no codes told apart
     # No code said: the question's texts, as before; a currency's example is no such code.
     got = grounded(schema_of(*ticker), ticker, said_values("How is Apple stock doing?", []))
     assert "Apple" in got["properties"]["ticker"]["enum"]

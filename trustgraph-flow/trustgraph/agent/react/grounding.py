@@ -495,6 +495,8 @@ class Said:
         self.words = _words(question)
         self.percents = _percents(question)
         self.number_kinds = _number_kinds(question)
+        # Typed all in capitals (or every word capitalised), its capitals tell no code from a word.
+        self.caseless = title_cased(question)
         self.money = frozenset(money_said(question))
         colon = None if kept else _after_colon(question)
         message = None if kept or colon is not None else _message_words(_cut(question, (_ADDRESS,)))
@@ -675,6 +677,8 @@ def _numbered(argument: Any) -> bool:
 _CODE_EXAMPLE = re.compile(r"\s*[A-Z]{2,6}\s*(?:$|,|or\b)")
 #: A code in capitals said: 2 to 6 of them, a word of its own.
 _CODE_SAID = re.compile(r"(?<![\w'’./-])[A-Z]{2,6}(?![\w'’-]|\.\w)")
+#: Words often written in capitals that are no code: "OK", "9 AM".
+_NOT_CODES = frozenset({"OK", "AM", "PM", "ASAP", "FYI", "BTW", "PS", "TV"})
 #: What an argument says when its codes are of a kind read apart (a currency's, a unit's, a language's).
 _KINDS_APART = frozenset({"currency", "currencies", "money", "unit", "units", "language", "languages", "locale"})
 
@@ -930,7 +934,9 @@ def _after_modal(tokens: list[str], i: int) -> bool:
     """Whether ``tokens[i]`` follows a modal and its subject ("should I", "can you"), or a wish's
     "to" ("like to", "need to"), and is written small (a verb: "like to Paris" names a place); or
     is a verb that says how something is, or the word that says it ("looks thirsty", "seems")."""
-    if tokens[i].lower() in _LINKING or i >= 1 and tokens[i - 1].lower() in _LINKING and tokens[i].islower():
+    # (Capitalised inside a sentence, a title's word: "Play Feels by Calvin Harris".)
+    if (tokens[i].islower() or i == 0) and tokens[i].lower() in _LINKING \
+            or i >= 1 and tokens[i - 1].lower() in _LINKING and tokens[i].islower():
         return True
     if i < 2:
         return False
@@ -2004,8 +2010,9 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
             # An arithmetic expression is one the question says, whole: the 135M model gave a
             # calculator "square root" of "What's the square root of 81?".
             out[name] = {**prop, "enum": expressions}
-        elif kind == "string" and _coded(declared) and (codes := list(dict.fromkeys(
-                m.group(0) for m in _CODE_SAID.finditer(_QUOTED.sub(" ", said.question[:MAX_SAID_CHARS]))))):
+        elif kind == "string" and _coded(declared) and not said.caseless and (codes := list(dict.fromkeys(
+                m.group(0) for m in _CODE_SAID.finditer(_QUOTED.sub(" ", said.question[:MAX_SAID_CHARS]))
+                if m.group(0) not in _NOT_CODES))):
             # A code in capitals, when the question says any: "What's Tesla trading at? Ticker TSLA"
             # had priced the ticker "Tesla".
             out[name] = {**prop, "enum": codes}
