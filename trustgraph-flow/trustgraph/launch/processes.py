@@ -142,12 +142,22 @@ class Child:
             await asyncio.sleep(0.05)
 
     async def come_up(self) -> None:
-        await self.start()
-        try:
-            await self.wait_ready()
-        except NotReady:
-            await self.stop()  # a hung child must not linger beside its replacement
-            raise
+        """Start the child and wait until it is ready; a child killed by a signal before that (a
+        native crash while it starts: a CI run saw mcp-tool's SIGSEGV as its broker client
+        started) is started once more, saying so; one that exits with a code (a bad flag, a bad
+        config) is not: that is for its user to fix."""
+        for attempt in (1, 2):
+            await self.start()
+            try:
+                await self.wait_ready()
+                return
+            except NotReady as e:
+                crashed = self.proc is not None and self.proc.returncode is not None and self.proc.returncode < 0 \
+                    and self.proc.returncode != -signal.SIGTERM
+                await self.stop()  # a hung child must not linger beside its replacement
+                if attempt == 2 or not crashed:
+                    raise
+                logger.warning("%s %s; starting it once more", self.name, e.reason)
 
     async def wait_exit(self) -> int:
         return await self.proc.wait()
