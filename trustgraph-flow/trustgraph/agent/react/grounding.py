@@ -505,8 +505,7 @@ class Said:
         self._taken: dict[tuple[re.Pattern[str], ...], _Taken] = {}
         self._places: dict[str, bool] = {}
         self._where: dict[str, bool] = {}
-        self._by: dict[str, bool] = {}
-        self._from: dict[str, bool] = {}
+        self._after: dict[tuple[str, str], bool] = {}
         # A question of one run of words ("Greet Ada", "Paris") is offered whole where nothing else
         # is; one of filler words only is no value ("thanks, that's all for now" had been the name
         # of a contact to phone).
@@ -527,21 +526,14 @@ class Said:
                                                self.question[:MAX_SAID_CHARS], re.IGNORECASE)) and self.is_place(text)
         return self._where[text]
 
-    def said_from(self, text: str) -> bool:
-        """Whether the question says ``text`` right after "from" ("a cab from the Hilton"): where a
-        ride or a trip starts."""
-        if text not in self._from:
-            self._from[text] = bool(re.search(rf"\bfrom\s+(?:the\s+)?{re.escape(text)}(?!\w)",
+    def said_after(self, word: str, text: str) -> bool:
+        """Whether the question says ``text`` right after ``word`` (and "the"): who made a work after
+        "by" ("Play Up by Olly Murs"), where a ride starts after "from" ("a cab from the Hilton")."""
+        key = (word, text)
+        if key not in self._after:
+            self._after[key] = bool(re.search(rf"\b{word}\s+(?:the\s+)?{re.escape(text)}(?!\w)",
                                               self.question[:MAX_SAID_CHARS], re.IGNORECASE))
-        return self._from[text]
-
-    def said_by(self, text: str) -> bool:
-        """Whether the question says ``text`` right after "by": who made a work ("Play Up by Olly
-        Murs", "by the Beatles")."""
-        if text not in self._by:
-            self._by[text] = bool(re.search(rf"\bby\s+(?:the\s+)?{re.escape(text)}(?!\w)",
-                                            self.question[:MAX_SAID_CHARS], re.IGNORECASE))
-        return self._by[text]
+        return self._after[key]
 
     def with_noun(self, value: str) -> str | None:
         """``value`` with its noun when it is a proper adjective without it (:func:`_noun_after`):
@@ -2047,7 +2039,7 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
                 # Who made a work, said after "by", is the maker's argument's only, and what it is
                 # the others': "Play Up by Olly Murs" had played the song "Olly Murs".
                 maker = takes_maker(declared)
-                mine = [t for t in mine if said.said_by(t) == maker] or mine
+                mine = [t for t in mine if said.said_after("by", t) == maker] or mine
             if place:
                 # A place is one the dialog says as a place (:func:`_named_place`); with none said
                 # it is left to the model, and the check asks back for a made-up one.
@@ -2056,7 +2048,7 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
                     # Where a ride starts is said after "from", and is no other place argument's:
                     # "a cab from the Hilton to Heathrow" had gone to the Hilton.
                     start = starts_route(declared)
-                    mine = [t for t in mine if said.said_from(t) == start] or ([] if start else mine)
+                    mine = [t for t in mine if said.said_after("from", t) == start] or ([] if start else mine)
                 if not mine:
                     out[name] = prop
                     continue
