@@ -220,29 +220,54 @@ def test_only_a_loopback_broker_gets_its_consumer_ids_spread(monkeypatch, url, s
     transport._lanes.clear()   # nothing real to close
 
 
-def test_the_spread_ends_at_the_first_reader_the_broker_refuses():
+def test_the_spread_ends_at_the_first_subscribe_the_broker_refuses():
     from trustgraph.base.messaging.pulsar_transport import spread_consumer_ids
     opened = []
 
     class Refusing:
-        def create_reader(self, topic, start):
+        def subscribe(self, topic, name, consumer_type):
             opened.append(topic)
             raise pulsar.Timeout("no")
 
     assert spread_consumer_ids(Refusing(), 40) == 0 and len(opened) == 1
 
 
+class _Consumer:
+    def __init__(self, name: str, log: list[tuple[str, str]]) -> None:
+        self.name, self.log = name, log
+
+    def close(self) -> None:
+        self.log.append(("close", self.name))
+
+    def unsubscribe(self) -> None:
+        self.log.append(("unsubscribe", self.name))
+
+
+class _Accepting:
+    def __init__(self) -> None:
+        self.log: list[tuple[str, str]] = []
+
+    def subscribe(self, topic, name, consumer_type):
+        self.log.append(("subscribe", name))
+        return _Consumer(name, self.log)
+
+
 def test_the_spread_stops_when_its_client_is_about_to_close():
     from trustgraph.base.messaging.pulsar_transport import spread_consumer_ids
-    opened = []
+    client = _Accepting()
+    subscribed = lambda: sum(1 for what, _ in client.log if what == "subscribe")   # noqa: E731
+    assert spread_consumer_ids(client, 40, lambda: subscribed() >= 3) == 3 and subscribed() == 3
 
-    class Reader:
-        def close(self):
-            pass
 
-    class Accepting:
-        def create_reader(self, topic, start):
-            opened.append(topic)
-            return Reader()
-
-    assert spread_consumer_ids(Accepting(), 40, lambda: len(opened) >= 3) == 3 and len(opened) == 3
+def test_the_spread_takes_its_ids_with_one_subscription_it_removes_at_the_end():
+    # pulsar-lite keeps every subscription ever made (and lists each in its metrics, which three
+    # processes read every 2 s): a subscription per id left 32 a process start.  One name, each
+    # consumer closed before the next, the last one unsubscribed.
+    from trustgraph.base.messaging.pulsar_transport import spread_consumer_ids
+    client = _Accepting()
+    assert spread_consumer_ids(client, 3) == 3
+    names = {name for _, name in client.log}
+    assert len(names) == 1
+    assert [what for what, _ in client.log] == ["subscribe", "close", "subscribe", "close", "subscribe", "unsubscribe"]
+    nothing = _Accepting()
+    assert spread_consumer_ids(nothing, 0) == 0 and nothing.log == []
