@@ -15,8 +15,9 @@ from trustgraph.agent.react.coverage import (
 )
 
 
-def arg(name: str, type: str = "string", description: str = "", required: bool = True) -> SimpleNamespace:
-    return SimpleNamespace(name=name, type=type, description=description, required=required)
+def arg(name: str, type: str = "string", description: str = "", required: bool = True,
+        enum: list[str] | None = None) -> SimpleNamespace:
+    return SimpleNamespace(name=name, type=type, description=description, required=required, enum=enum)
 
 
 def tool(name: str, description: str, *arguments: SimpleNamespace) -> SimpleNamespace:
@@ -123,6 +124,35 @@ def test_the_tool_that_surely_takes_more_than_any_other_could_is_found(question,
         arg("speed_kmh", "number", "The speed in km/h")), TIME_DIFFERENCE]),
 ])
 def test_no_tool_is_found_where_the_question_does_not_tell_them_apart(question, tools):
+    assert most_covered(tools, question) is None
+
+
+COOK = tool("cooking-time", "How long to cook a food", arg("food"),
+            arg("method", enum=["roast", "bake", "boil", "fry"], required=False))
+NUTRITION = tool("nutrition-facts", "Nutrition facts of a food", arg("food"), arg("grams", "number", required=False))
+DISTANCE = tool("city-distance", "How far apart two cities are", arg("from_city"), arg("to_city"))
+TRAVEL = tool("travel-time", "How long a journey between two cities takes", arg("from_city"), arg("to_city"),
+              arg("mode", enum=["driving", "train", "flying"], required=False))
+LIGHTS = tool("lights", "Switch the lights in a room", arg("room"), arg("state", enum=["on", "off"]))
+TV = tool("television", "Control the television", arg("command"))
+
+
+@pytest.mark.parametrize("question, tools, winner", [
+    # A value only one of them declares, said in any form: "boil" a cooking method, "drive" a mode.
+    ("How long do I boil eggs for?", [COOK, NUTRITION], "cooking-time"),
+    ("How long does it take to drive from Los Angeles to San Francisco?", [DISTANCE, TRAVEL], "travel-time"),
+    ("How long is the train from Paris to Lyon?", [DISTANCE, TRAVEL], "travel-time"),
+])
+def test_a_declared_value_said_is_evidence_for_the_tool_that_declares_it(question, tools, winner):
+    found = most_covered(tools, question)
+    assert found is not None and tools[found[0]].name == winner
+
+
+@pytest.mark.parametrize("question, tools", [
+    ("Turn off the TV", [LIGHTS, TV]),                        # "off" is said of anything
+    ("How far is Berlin from Munich?", [DISTANCE, TRAVEL]),   # no mode said: both take the places
+])
+def test_a_short_or_unsaid_declared_value_is_no_evidence(question, tools):
     assert most_covered(tools, question) is None
 
 

@@ -809,6 +809,30 @@ def test_a_declared_value_the_question_says_is_taken():
     assert got["state"]["enum"] == ["on", "off"]   # none said: every value, the model's to choose
 
 
+def test_a_declared_value_said_singular_or_plural_is_taken():
+    # "I only have a tablespoon, how many of those is 50 millilitres?" converted into grams: the
+    # declared "tablespoons" was not said, so every unit was offered and the model took one.
+    measure = [ToolArgument(name="amount", type="number"),
+               ToolArgument(name="from_unit", type="string", enum=("cups", "grams", "tablespoons", "millilitres")),
+               ToolArgument(name="to_unit", type="string", enum=("cups", "grams", "tablespoons", "millilitres"))]
+    for question, out_of, into in [
+        ("I only have a tablespoon, how many of those is 50 millilitres of olive oil?", "millilitres", "tablespoons"),
+        ("Convert 3 cup of sugar to gram", "cups", "grams"),
+        ("How many cups is 1 gram of flour?", "grams", "cups"),
+    ]:
+        got = grounded(schema_of(*measure), measure, said_values(question, []))["properties"]
+        assert (got["from_unit"]["enum"], got["to_unit"]["enum"]) == ([out_of], [into]), question
+    sizes = [ToolArgument(name="size", type="string", enum=("small box", "large box"))]
+    got = grounded(schema_of(*sizes), sizes, said_values("Two large boxes, please", []))["properties"]
+    assert got["size"]["enum"] == ["large box"]
+    got = grounded(schema_of(*sizes), sizes, said_values("A box, please", []))["properties"]
+    assert got["size"]["enum"] == ["small box", "large box"]   # "box" alone names neither
+    # A code in capitals is said as written: "come up" names no carrier "UPS".
+    parcel = [ToolArgument(name="number", type="string"), ToolArgument(name="carrier", type="string", enum=("UPS", "DHL"))]
+    got = grounded(schema_of(*parcel), parcel, said_values("When does the sun come up in Nairobi?", []))["properties"]
+    assert got["carrier"]["enum"] == ["UPS", "DHL"]
+
+
 def test_a_percentage_goes_to_the_argument_that_is_one():
     # "How much should I tip on $80 at 15%?" gave the amount 15.
     tip = [ToolArgument(name="amount", type="number", description="The bill"),

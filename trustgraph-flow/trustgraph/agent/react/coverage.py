@@ -40,6 +40,7 @@ from .grounding import (
     _moment_kind,
     _name_words,
     _number_kinds,
+    _said_in,
     _words,
     _written_numbers,
     arithmetic,
@@ -186,17 +187,35 @@ def _takes(kind: str | None, value: Value) -> bool:
     return kind in value.kinds
 
 
+#: A declared value is evidence when it is at least this many letters: "on", "off" and "up" are
+#: said of anything ("Turn off the TV" is no light's).
+MIN_DECLARED_LETTERS = 4
+
+
+def says_declared(argument: Any, words: frozenset[str]) -> bool:
+    """Whether the question (its ``words``, lower case) says one of an argument's declared
+    (``enum``) values of :data:`MIN_DECLARED_LETTERS` letters or more, in any regular form
+    ("boil" of a cooking ``method``, "drive" of a travel ``mode`` "driving")."""
+    values = getattr(argument, "enum", None) or ()
+    return any(isinstance(v, str) and sum(c.isalpha() for c in v) >= MIN_DECLARED_LETTERS and _said_in(v, words)
+               for v in values)
+
+
 def covered(arguments: Sequence[Any], tool_description: str, values: Sequence[Value],
-            surely: bool = True) -> int:
+            surely: bool = True, words: frozenset[str] = frozenset()) -> int:
     """How many of ``values`` a tool's ``arguments`` take, one value each: those of a known kind
     (``surely``), or those and its string arguments of none as well (at most: what the tool could
     take).  The arguments that can take fewest values choose first, so a general one does not
-    take what only a specific one can."""
-    read = [(argument_kind(a, tool_description), getattr(a, "type", None)) for a in arguments]
-    kinds = [kind for kind, type_ in read if kind is not None or not surely and type_ in (None, "string")]
+    take what only a specific one can.  An argument of no known kind that declares a value the
+    question (its ``words``) says takes that value, its own: "How long do I boil eggs for?" says
+    a cooking method, which a nutrition lookup as near has no argument for."""
+    read = [(argument_kind(a, tool_description), getattr(a, "type", None), a) for a in arguments]
+    declared = [kind is None and bool(words) and says_declared(a, words) for kind, _, a in read]
+    kinds = [kind for (kind, type_, _), own in zip(read, declared, strict=True)
+             if not own and (kind is not None or not surely and type_ in (None, "string"))]
     takers = sorted(kinds, key=lambda k: sum(_takes(k, v) for v in values))
     free = list(values)
-    count = 0
+    count = sum(declared)
     for kind in takers:
         taken = next((v for v in free if _takes(kind, v)), None)
         if taken is not None:
@@ -212,9 +231,12 @@ def most_covered(tools: Sequence[Any], question: str) -> tuple[int, int] | None:
     None when no tool does, or that tool's required arguments do not all surely take a value
     ("Write me a poem about Lisbon in Portuguese" says a language, and no word to translate)."""
     values = said(question)
-    if not values or len(tools) < 2:
+    # A quoted text's words are that text's ("Spell 'boil'" says no cooking method).
+    words = frozenset(_words(_QUOTED.sub(" ", question[:MAX_SAID_CHARS])))
+    if len(tools) < 2:
         return None
-    sure = [covered(getattr(t, "arguments", None) or (), getattr(t, "description", "") or "", values) for t in tools]
+    sure = [covered(getattr(t, "arguments", None) or (), getattr(t, "description", "") or "", values, words=words)
+            for t in tools]
     best = max(sure)
     if best == 0:
         return None
@@ -226,7 +248,8 @@ def most_covered(tools: Sequence[Any], question: str) -> tuple[int, int] | None:
               if getattr(a, "required", True) and argument_kind(a, description) is not None]
     if covered(needed, description, values) < len(needed):
         return None
-    could = {i: covered(getattr(t, "arguments", None) or (), getattr(t, "description", "") or "", values, surely=False)
+    could = {i: covered(getattr(t, "arguments", None) or (), getattr(t, "description", "") or "", values,
+                        surely=False, words=words)
              for i, t in enumerate(tools) if i != at}
     # Each tool ranked before it takes something of it too, only less: one that takes nothing may
     # be what the question is about all the same, asked with values it does not say ("How long is

@@ -1409,7 +1409,7 @@ def _by_quantity(prop: dict[str, Any], name: str, units: set[str], declared_enum
     if not units or direction is None or not isinstance(values, list):
         return prop
     words = [_words(v) if isinstance(v, str) else set() for v in values]
-    unit = [i for i, w in enumerate(words) if w and w <= units]
+    unit = [i for i, v in enumerate(values) if isinstance(v, str) and _said_in(v, units)]
     if not unit and declared_enum:
         # A tool's own code for a unit written out in full: the longest that starts a unit word.
         starts = {i: len(next(iter(w))) for i, w in enumerate(words)
@@ -1418,7 +1418,7 @@ def _by_quantity(prop: dict[str, Any], name: str, units: set[str], declared_enum
     if direction == "into":
         kept = [v for i, v in enumerate(values) if i not in unit]
         if declared_enum:
-            kept = [v for v in kept if isinstance(v, str) and _words(v) and _words(v) <= said.words] or kept
+            kept = [v for v in kept if isinstance(v, str) and _said_in(v, said.words)] or kept
         else:
             whole = set(kept)
             kept = [v for v in kept if not (isinstance(v, str) and said.with_noun(v) in whole)] or kept
@@ -1598,8 +1598,46 @@ def _by_said(prop: dict[str, Any], said: Said) -> dict[str, Any]:
 
 
 def _declared_said(values: Iterable[Any], said: Said) -> list[Any]:
-    """Those of an enum's declared ``values`` the question says (each of its words)."""
-    return [v for v in values if isinstance(v, str) and _words(v) and _words(v) <= said.words]
+    """Those of an enum's declared ``values`` the question says (each of its words, singular or
+    plural: "a tablespoon" says ``tablespoons``, "two cups" ``cup``)."""
+    return [v for v in values if isinstance(v, str) and _said_in(v, said.words)]
+
+
+def _said_in(value: str, words: Iterable[str]) -> bool:
+    """Whether ``words`` say each word of a declared ``value`` in any regular form (:func:`stem`:
+    "a tablespoon" says ``tablespoons``, "drive" ``driving``), a code in capitals as written
+    ("UPS" is not "up")."""
+    tokens = _LETTERS.findall(value)
+    if not tokens:
+        return False
+    low = set(words)
+    stems = _stems(frozenset(low))
+    return all((t.lower() in low) if t.isupper() else stem(t.lower()) in stems for t in tokens)
+
+
+#: Regular English endings, stripped longest first (:func:`stem`).
+_ENDINGS = ("ing", "ed", "es", "s", "e")
+
+
+@functools.lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """``word`` (lower case) without its regular endings, keeping at least three letters: the
+    forms of one word meet ("driving", "drives", "drive" -> "driv"; "batteries", "battery"), and
+    a short word is its own ("use", "bus", "red")."""
+    if word.endswith("ies") and len(word) > 5:
+        word = word[:-3] + "y"
+    while True:
+        for end in _ENDINGS:
+            if word.endswith(end) and len(word) - len(end) >= 3:
+                word = word[:-len(end)]
+                break
+        else:
+            return word
+
+
+@functools.lru_cache(maxsize=1024)
+def _stems(words: frozenset[str]) -> frozenset[str]:
+    return frozenset(stem(w) for w in words)
 
 
 #: A number said as a percentage: "15%", "20 percent", "twenty per cent".
