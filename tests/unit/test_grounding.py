@@ -873,11 +873,11 @@ def test_an_optional_argument_the_question_says_nothing_for_is_left_out():
              ToolArgument(name="breakfast", type="boolean", required=False),
              ToolArgument(name="board", type="string", enum=("room only", "half board"), required=False)]
     got = grounded(optional_schema(*hotel), hotel, said_values("Book a hotel in Lisbon for 3 nights", []))
-    assert set(got["properties"]) == {"city", "nights", "breakfast"}   # a boolean is not judged
+    assert set(got["properties"]) == {"city", "nights"}   # a switch it does not name: the tool's default
     got = grounded(optional_schema(*hotel), hotel,
                    said_values("Book Lisbon for 3 nights from Friday for 2 guests, half board", []))["properties"]
     assert got["check_in_date"]["enum"] == ["Friday"] and got["board"]["enum"] == ["half board"]
-    assert got["guests"]["enum"] == [3, 2]                          # more numbers said than required ones
+    assert got["guests"]["enum"] == [2]                             # the number said of guests
     # A place is a name said after "in", "at" or "near"; a plain word there is none.
     films = [ToolArgument(name="movie", type="string"),
              ToolArgument(name="city", type="string", description="Where", required=False)]
@@ -885,6 +885,46 @@ def test_an_optional_argument_the_question_says_nothing_for_is_left_out():
     assert got["properties"]["city"]["enum"] == ["Boston"]
     got = grounded(optional_schema(*films), films, said_values("Is Dune playing in cinemas?", []))
     assert set(got["properties"]) == {"movie"}
+
+
+def test_a_number_goes_to_the_argument_that_counts_what_it_counts():
+    # "Roll three 8-sided dice" rolled one die of 3 sides: the model took the first number for both.
+    dice = [ToolArgument(name="sides", type="integer", description="Faces on each die (default 6)", required=False),
+            ToolArgument(name="count", type="integer", description="How many dice to roll (default 1)",
+                         required=False)]
+    got = grounded(optional_schema(*dice), dice, said_values("Roll three 8-sided dice", []))["properties"]
+    assert got["sides"]["enum"] == [8] and got["count"]["enum"] == [3]
+    got = grounded(optional_schema(*dice), dice, said_values("roll 2 dice with 12 sides", []))["properties"]
+    assert got["sides"]["enum"] == [12] and got["count"]["enum"] == [2]
+    # Each number said counts the other's: this one is left out, the tool's default.
+    got = grounded(optional_schema(*dice), dice, said_values("roll 2 dice", []))["properties"]
+    assert set(got) == {"count"} and got["count"]["enum"] == [2]
+    hotel = [ToolArgument(name="nights", type="integer", description="How many nights"),
+             ToolArgument(name="guests", type="integer", description="How many guests", required=False)]
+    got = grounded(optional_schema(*hotel), hotel,
+                   said_values("A hotel in Amsterdam from 12 September for 3 nights for 4 guests", []))["properties"]
+    assert got["nights"]["enum"] == [3] and got["guests"]["enum"] == [4]
+    # A number that counts nothing an argument counts goes to either, as before.
+    got = grounded(optional_schema(*hotel), hotel, said_values("A hotel for 3, 4 of us", []))["properties"]
+    assert got["nights"]["enum"] == [3, 4]
+
+
+@pytest.mark.parametrize("question, flag", [
+    ("I need a 12 character password with no symbols", False),
+    ("password, 20 chars, don't include any symbols", False),
+    ("A password without special symbols", False),
+    ("A password with symbols, please", True),
+    ("Give me a password", None),          # not named: left out, the tool's default
+])
+def test_a_switch_is_what_the_question_says_of_it_or_left_out(question, flag):
+    # "I need a 12 character password with no symbols" had symbols true, and so had "Give me a password".
+    password = [ToolArgument(name="length", type="integer", description="How many characters", required=False),
+                ToolArgument(name="include_symbols", type="boolean", description="Punctuation too", required=False)]
+    got = grounded(optional_schema(*password), password, said_values(question, []))["properties"]
+    if flag is None:
+        assert "include_symbols" not in got
+    else:
+        assert got["include_symbols"]["enum"] == [flag]
 
 
 def test_a_tool_whose_arguments_are_all_optional_keeps_them():

@@ -495,6 +495,7 @@ class Said:
         self.words = _words(question)
         self.percents = _percents(question)
         self.number_kinds = _number_kinds(question)
+        self.counted = counted_nouns(question)
         # Typed all in capitals (or every word capitalised), its capitals tell no code from a word.
         self.caseless = title_cased(question)
         self.money = frozenset(money_said(question))
@@ -1719,6 +1720,82 @@ def _by_money(numbers: list[float], argument: Any, said: Said) -> list[float]:
     return [n for n in numbers if n not in money] or numbers
 
 
+#: The noun a number counts: the word right after it ("3 nights", "8-sided", "12 character"),
+#: past a number's own adjective ("three 8-sided dice": three dice).
+_NOUN_AFTER = re.compile(r"(?:[ \t]+\d+(?:[.,]\d+)?-[^\W\d_]+)?[ \t]*-?[ \t]*([^\W\d_]+)")
+#: Words of a number argument's name that say nothing of what it counts.
+_GENERIC_COUNTS = frozenset("""number num count amount value total quantity size min max minimum maximum default
+                               original new target desired wanted""".split())
+
+
+def counted_nouns(question: str) -> dict[float, set[str]]:
+    """What each number ``question`` says counts: the stems (:func:`stem`) of the nouns written
+    right after it (:data:`_NOUN_AFTER`), no filler word ("2 of them")."""
+    text = question[:MAX_SAID_CHARS]
+    out: dict[float, set[str]] = {}
+    for _, value, end in _written_numbers(text):
+        m = _NOUN_AFTER.match(text, end)
+        if m is not None and (noun := m.group(1).lower()) not in _EDGE_WORDS:
+            out.setdefault(value, set()).add(stem(noun))
+    return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _counts_of(name: str, description: str) -> frozenset[str]:
+    """What a number argument counts, as stems: its name's words ("sides", "party_size" -> party)
+    and the noun its description's "how many" asks of ("How many dice to roll")."""
+    words = {w for w in _name_words(_Named(name, description)).split() if w not in _GENERIC_COUNTS}
+    start = _COUNT_START.match(description)
+    if start is not None and (m := _NOUN_AFTER.match(description, start.end())) is not None:
+        words.add(m.group(1).lower())
+    return frozenset(stem(w) for w in words if w not in _EDGE_WORDS)
+
+
+def _by_noun(numbers: list[float], argument: Any, arguments: Sequence[Any], said: Said) -> list[float]:
+    """The numbers a number argument takes by what they count (:func:`counted_nouns`): those said
+    with the noun it counts, when any is ("Roll three 8-sided dice": 8 sides, three dice; the 135M
+    model rolled one die of 3 sides), else not those said with a noun another number argument of
+    the tool counts: none when each does ("roll 2 dice" says no number of sides; an optional
+    argument is then left out, :func:`grounded`)."""
+    if not said.counted:
+        return numbers
+    mine = _counts_of(str(getattr(argument, "name", "") or ""), str(getattr(argument, "description", "") or ""))
+    taken = [n for n in numbers if said.counted.get(n, set()) & mine]
+    if taken:
+        return taken
+    others: set[str] = set()
+    for a in arguments:
+        if a is not argument and getattr(a, "type", None) in ("number", "integer"):
+            others |= _counts_of(str(getattr(a, "name", "") or ""), str(getattr(a, "description", "") or ""))
+    return [n for n in numbers if not said.counted.get(n, set()) & (others - mine)]
+
+
+#: Words of a boolean argument's name that say nothing of what it switches ("include_symbols").
+_GENERIC_FLAGS = frozenset("include includes use enable enabled allow show with is has want add only flag".split())
+#: A word that turns what follows off ("no symbols", "without numbers", "don't add emoji").
+_NEGATION = frozenset("no not without never exclude excluding disable disabled skip dont don't nor".split())
+#: How many words before the name a negation may stand ("with no special symbols").
+NEGATION_REACH = 3
+
+
+def said_flag(argument: Any, question: str) -> bool | None:
+    """The value a boolean argument's question gives it: False where it names what the argument
+    switches after a negation ("a password with no symbols"), True where it names it otherwise
+    ("include symbols"), None where it does not name it (the 135M model wrote ``true`` for "Give
+    me a password", a guess at what the tool does by default)."""
+    words = {stem(w) for w in _name_words(argument).split() if w not in _GENERIC_FLAGS and len(w) > 2}
+    if not words:
+        return None
+    tokens = [t.lower() for t in re.findall(r"[\w']+", question[:MAX_SAID_CHARS])]
+    found = None
+    for i, token in enumerate(tokens):
+        if stem(token) in words:
+            found = not any(t in _NEGATION or t.endswith("n't") for t in tokens[max(0, i - NEGATION_REACH):i])
+            if not found:
+                return False
+    return found
+
+
 def _by_percent(numbers: list[float], argument: Any, said: Said) -> list[float]:
     """The numbers an argument takes: for one that says it is a percentage, those said as one
     ("15%", "20 percent"), when any is; for any other, not those said only as one: "How much should
@@ -2109,17 +2186,30 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
             # is cut off ("Ring 020 7946 0000" filled a cart with that number, 30 times over).
             most = {} if "maxItems" in prop else {"maxItems": max(len(members) if said_lists else 1, longest)}
             out[name] = {**prop, "items": {**items, "enum": members}, **least, **most}
-        elif kind == "number" and (taken_numbers := _by_unit(_by_percent(numbers, declared, said), declared, said)):
+        elif kind == "number" and (taken_numbers := _by_noun(_by_unit(_by_percent(numbers, declared, said), declared, said),
+                                                             declared, arguments, said)):
             out[name] = {**prop, "enum": _with_one([int(n) if n.is_integer() else n for n in taken_numbers],
                                                    declared, said)}
-        elif kind == "integer" and (integers := [int(n) for n in _by_money(_by_unit(_by_percent(
-                numbers, declared, said), declared, said), declared, said) if n.is_integer()]):
+        elif kind == "integer" and (integers := [int(n) for n in _by_noun(_by_money(_by_unit(_by_percent(
+                numbers, declared, said), declared, said), declared, said), declared, arguments, said)
+                if n.is_integer()]):
             out[name] = {**prop, "enum": _with_one(integers, declared, said)}
         elif kind in ("integer", "number") and says_one(declared, said.heard):
             out[name] = {**prop, "enum": [1]}
+        elif kind == "boolean" and (flag := said_flag(declared, said.question)) is not None:
+            out[name] = {**prop, "enum": [flag]}
         else:
             out[name] = prop
     required = schema.get("required")
+    for name in [n for n in out if n not in (required or ())]:
+        declared, type_ = _argument(arguments, name), out[name].get("type") if isinstance(out[name], dict) else None
+        if declared is None or "enum" in out[name]:
+            continue
+        if (type_ == "boolean" and not getattr(declared, "free_text", None)) or (
+                said.numbers and type_ in ("number", "integer") and not _by_noun(numbers, declared, arguments, said)):
+            # A switch the question does not name is the tool's default, not the model's guess; a
+            # number argument none of whose numbers is said (each counts what another argument does).
+            del out[name]
     plain = _optional(out, properties, arguments, said, required) if isinstance(required, list) and required else []
     _short_unsaid(out, arguments)
     return {**schema, "properties": out, "required": [*required, *plain]} if plain else {**schema, "properties": out}
