@@ -26,7 +26,10 @@ from trustgraph.agent.react.steps import (
     failures_property,
     gone_nearer,
     judge_answer,
+    Pending,
+    Served,
     judge_call,
+    next_request,
     plainly_asked,
     prepare,
     settle,
@@ -407,6 +410,69 @@ def test_a_first_step_plainly_asks_for_the_rankers_clear_first_tool_when_it_can_
     later = request("Is it going to be chilly in Oslo?", [AgentStep(action="weather", arguments={"city": "Oslo"},
                                                                     observation="3°C")])
     assert plainly_asked(Step(later, step.tools, step.meaning, {}, step.said), Confidence()) is None
+
+
+DATES = registry_of(declared("day-of-week", "The day of the week a date falls on", {"name": "date", **TEXT}),
+                    declared("days-until", "How many days from today until a date", {"name": "date", **TEXT}),
+                    declared("weather", "Current weather in a city", {"name": "city", **TEXT}))
+TWO = "What day of the week is 31 October 2026 and how many days away is it?"
+
+
+def test_the_next_request_of_a_question_is_served_by_its_clear_tool_then_the_results_answer():
+    # The 135M model answered "What day of the week is 31 October 2026 and how many days away is
+    # it?" with the day alone: the second request went unanswered.
+    day = AgentStep(action="day-of-week", arguments={"date": "31 October 2026"}, observation="A Saturday.")
+    after_one = prepare(request(TWO, [day]), DATES, {})
+    assert next_request(after_one, Confidence()) == Pending("days-until", "how many days away is it?")
+    assert next_request(after_one, Confidence(), usable=lambda name: name != "days-until") is None
+    until = AgentStep(action="days-until", arguments={"date": "31 October 2026"}, observation="24 days.")
+    after_two = prepare(request(TWO, [day, until]), DATES, {})
+    assert next_request(after_two, Confidence()) == Served("A Saturday.\n24 days.", ("day-of-week", "days-until"))
+
+
+def test_the_next_requests_call_takes_its_own_values_or_the_questions():
+    from trustgraph.agent.react.decisions import decision_schema
+    from trustgraph.agent.react.steps import said_for
+
+    def cities(step, pending):
+        tool = step.tool(pending.tool)
+        schema = decision_schema([tool], said_for(step, pending))["anyOf"][0]
+        return schema["properties"]["args"]["properties"]["city"]["enum"]
+
+    # "..., and what's the local time in Tokyo?" had been given Lisbon, said first.
+    rain = AgentStep(action="weather", arguments={"city": "Lisbon"}, observation="It is raining in Lisbon.")
+    step = prepare(request("Is it raining in Lisbon right now, and what's the local time in Tokyo?", [rain]),
+                   REGISTRY, {})
+    pending = next_request(step, Confidence())
+    assert pending == Pending("local-time", "what's the local time in Tokyo?") and cities(step, pending) == ["Tokyo"]
+    # "there" says no city: the whole question's.
+    sun = AgentStep(action="weather", arguments={"city": "Oslo"}, observation="It is 4°C in Oslo.")
+    step = prepare(request("What's the weather in Oslo and what time is it there?", [sun]), REGISTRY, {})
+    pending = next_request(step, Confidence())
+    assert pending is not None and pending.tool == "local-time" and "Oslo" in cities(step, pending)
+
+
+def test_a_first_step_of_several_requests_is_ranked_for_the_first_when_it_plainly_asks():
+    # The whole of "How many days until 25 December 2026, and what day of the week is that?" is as
+    # near both tools, and the dialog asked back; its first request plainly asks for one.
+    question = "How many days until 25 December 2026, and what day of the week is that?"
+    whole = prepare(request(question), DATES, {})
+    assert plainly_asked(whole, Confidence()) is None
+    step = prepare(request(question), DATES, {}, Confidence())
+    assert step.tools[0].name == "days-until" and plainly_asked(step, Confidence()) == "days-until"
+    assert [t.name for t in prepare(request("Is it cold in Oslo?"), DATES, {}, Confidence()).tools][0] == "weather"
+
+
+def test_a_question_of_one_request_or_a_failed_step_has_no_next_request():
+    weather = AgentStep(action="weather", arguments={"city": "Oslo"}, observation="3°C")
+    assert next_request(prepare(request("Is it cold in Oslo?", [weather]), DATES, {}), Confidence()) is None
+    assert next_request(prepare(request(TWO), DATES, {}), Confidence()) is None          # no result yet
+    failed = AgentStep(action="day-of-week", arguments={"date": "x"}, observation="Error: no such date")
+    assert next_request(prepare(request(TWO, [failed]), DATES, {0: FAILURE_FAILED}), Confidence()) is None
+    # Each request's nearest tool called, but one tool only: the model answers, as before.
+    day = AgentStep(action="day-of-week", arguments={"date": "31 October 2026"}, observation="A Saturday.")
+    both = "What day of the week is 31 October 2026 and what day of the week is 1 November 2026?"
+    assert next_request(prepare(request(both, [day]), DATES, {}), Confidence()) is None
 
 
 # -- record -----------------------------------------------------------------------------------

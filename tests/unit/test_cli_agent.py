@@ -327,6 +327,16 @@ def test_an_answer_that_is_a_tools_output_is_named_on_stderr_and_stdout_stays_th
     assert agent(gateway, "-q", "hi").stderr == ""
 
 
+def test_an_answer_of_several_tools_outputs_names_each(gateway):
+    # A question of two requests is answered by two tools' results, each named.
+    gateway.responses = [{"answer": "Saturday.\n24 days.", "end_of_message": True, "end_of_dialog": True,
+                          "outcome": "tool-result", "candidates": ["day-of-week", "days-until"]}]
+    proc = agent(gateway, "-q", "What day is 31 October and how many days away is it?", "--no-streaming")
+    assert (proc.returncode, proc.stdout) == (0, "Saturday.\n24 days.\n")
+    assert proc.stderr == ("tg-invoke-agent: the answer is the output of tools 'day-of-week' and 'days-until', in "
+                           "turn, as their providers wrote it (not the agent's own words)\n")
+
+
 # -- approval: a dialog the agent paused before a tool call that needs it ----------------------
 
 PAUSE_TEXT = 'Approval needed to run delete-note with {"title": "groceries"}: approve or refuse it to go on.'

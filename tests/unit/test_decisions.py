@@ -166,6 +166,14 @@ def test_bootstrap_answers_with_a_successful_result_without_the_llm():
     assert json.loads(r.direct) == {"action": "final-answer", "answer": "It is sunny."}
 
 
+def test_bootstrap_asked_for_a_call_alone_after_a_result_gets_the_models_call():
+    # The next request of a question that makes several: the agent's schema holds one tool and no
+    # answer, and the result of the first is no call of the second.
+    only = ds.narrow(ds.decision_schema([(TOOLS[1]["name"], {"type": "object", "properties": {}})]), answer=False)
+    r = bootstrap_prompts().render("agent-react", agent_terms([step("It is sunny.")]), only)
+    assert r.direct is None and actions(json.loads(r.properties["schema"])) == [TOOLS[1]["name"]]
+
+
 def test_bootstrap_after_an_error_shows_it_and_allows_every_step():
     r = bootstrap_prompts().render("agent-react", agent_terms([step("Error: bad city")]), SCHEMA)
     assert r.direct is None

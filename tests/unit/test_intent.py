@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
-from trustgraph.agent.react.intent import acts, asks_for_action
+from trustgraph.agent.react.intent import MAX_REQUESTS, acts, asks_for_action, requests_of
 from trustgraph.base.descriptors.annotations import Annotations
 
 
@@ -65,3 +65,37 @@ def test_a_tool_acts_when_it_says_so_or_its_description_starts_with_an_actions_v
     assert acts(tool("Forget a contact", destructive=True)) and acts(tool("Archive a note", read_only=False))
     assert not acts(SimpleNamespace(description="Book a taxi ride", annotations=Annotations(read_only=True)))
     assert acts(SimpleNamespace(description="Book a taxi ride"))   # no annotations at all
+
+
+@pytest.mark.parametrize("question, requests", [
+    ("What day of the week is 31 October 2026 and how many days away is it?",
+     ["What day of the week is 31 October 2026", "how many days away is it?"]),
+    ("How many calories are in 100 g of crisps, and how many does 30 minutes of jogging burn?",
+     ["How many calories are in 100 g of crisps", "how many does 30 minutes of jogging burn?"]),
+    ("Find me a hotel in Rome for 2 nights and book a table for 2 at Roscioli at 8pm.",
+     ["Find me a hotel in Rome for 2 nights", "book a table for 2 at Roscioli at 8pm."]),
+    ("What is the weather in Paris? And what time is it there?", ["What is the weather in Paris?",
+                                                                 "what time is it there?"]),
+    ("Turn on the lights; play some jazz", ["Turn on the lights", "play some jazz"]),
+    # "and" before anything but a question or an imperative joins words of one request.
+    ("Add milk and eggs to my list", ["Add milk and eggs to my list"]),
+    ("I want to know the weather in Paris and London", ["I want to know the weather in Paris and London"]),
+    ("Find and book a table", ["Find and book a table"]),                  # too short to be a request
+    ("Translate 'salt and how' into French", ["Translate 'salt and how' into French"]),   # quoted
+    ("Tell me a joke", ["Tell me a joke"]),
+    # What the asker says of their situation is no request; two sentences alone are one said twice.
+    ("I have 75 dollars. How many Swiss francs is that?", ["I have 75 dollars. How many Swiss francs is that?"]),
+    ("I keep using 'important' in my report; suggest some substitutes",
+     ["I keep using 'important' in my report; suggest some substitutes"]),
+    ("Is 'candid' a compliment? What does it signify?", ["Is 'candid' a compliment? What does it signify?"]),
+    ("Where is parcel 1Z999AA10123456784? Also, what are the public holidays in France?",
+     ["Where is parcel 1Z999AA10123456784?", "what are the public holidays in France?"]),
+])
+def test_a_question_makes_one_request_or_several(question, requests):
+    assert requests_of(question) == requests
+
+
+def test_at_most_a_few_requests_are_read():
+    question = " and ".join(["what is the time in Paris"] * 10)
+    parts = requests_of(question)
+    assert len(parts) == MAX_REQUESTS and parts[-1].count(" and ") == 10 - MAX_REQUESTS

@@ -227,7 +227,11 @@ def source_line(printer: Printer) -> str | None:
     """The stderr line saying which tool's output the answer is, or None when it is not one."""
     if printer.outcome != OUTCOME_TOOL:
         return None
-    tool = f"tool '{escape(printer.candidates[0])}'" if printer.candidates else "a tool"
+    names = [f"'{escape(name)}'" for name in printer.candidates]
+    if len(names) > 1:   # a question of several requests: each tool's output, in turn
+        return (f"{PROG}: the answer is the output of tools {', '.join(names[:-1])} and {names[-1]}, in turn, "
+                "as their providers wrote it (not the agent's own words)")
+    tool = f"tool {names[0]}" if names else "a tool"
     return f"{PROG}: the answer is the output of {tool}, as its provider wrote it (not the agent's own words)"
 
 

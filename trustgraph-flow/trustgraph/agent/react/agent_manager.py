@@ -49,7 +49,7 @@ from trustgraph.base.formats import decision_schema as decision_schema_module
 from trustgraph.base.formats.text import as_text
 from trustgraph.catalog.calling import call_tool
 from trustgraph.schema import AgentRequest, AgentStep
-from trustgraph.schema.services.agent import OUTCOME_APPROVAL, OUTCOME_ASKED, OUTCOME_NO_TOOL
+from trustgraph.schema.services.agent import OUTCOME_APPROVAL, OUTCOME_ASKED, OUTCOME_NO_TOOL, OUTCOME_TOOL
 
 from .approval import Approvals, Resume
 from .calls import (
@@ -81,6 +81,8 @@ from .registry import Registry, Tool, filter_tools
 from .steps import (
     Accepted,
     NoResult,
+    Pending,
+    Served,
     Step,
     admit,
     after_call,
@@ -88,9 +90,11 @@ from .steps import (
     judge_answer,
     judge_call,
     needs_approval,
+    next_request,
     plainly_asked,
     prepare,
     refused_before,
+    said_for,
     settle,
 )
 from .vocabulary import (
@@ -172,7 +176,7 @@ class AgentManager:
         if (ended := admit(history, failures, self.max_iterations, deadline, abandoned)) is not None:
             yield ended
             return
-        step = prepare(request, registry, failures)
+        step = prepare(request, registry, failures, self.confidence)
         logger.debug("Iteration %d, tools %s", len(history) + 1, [t.name for t in step.tools])
         if resume is not None:
             async with aclosing(self._resume(step, registry, resume, flow, deadline, abandoned)) as parts:
@@ -183,6 +187,20 @@ class AgentManager:
             yield gone
             return
         terms = prompt_terms(request, step.tools, step.context)
+        upcoming = next_request(step, self.confidence, self._usable_name(step))
+        if isinstance(upcoming, Served):
+            logger.debug("Each request of the question has its tool's result: %s", ", ".join(upcoming.tools))
+            for event in _ending(request, upcoming.text, OUTCOME_TOOL, upcoming.tools):
+                yield event
+            return
+        if upcoming is not None:
+            made = False   # the call's events end the step; none, and the model decides it
+            async with aclosing(self._next_request(step, upcoming, flow, deadline, abandoned, terms)) as parts:
+                async for part in parts:
+                    made = True
+                    yield part
+            if made:
+                return
         decided = ModelStep()
         asked_for = plainly_asked(step, self.confidence, self._usable_name(step))
         gate = AnswerGate(request.question, hold=asked_for is not None)
@@ -390,6 +408,30 @@ class AgentManager:
         async with aclosing(self._call(step, action, None, flow, deadline, abandoned, terms)) as parts:
             async for part in parts:
                 yield part
+
+    async def _next_request(self, step: Step, pending: Pending, flow: Any, deadline: float | None,
+                            abandoned: Callable[[], str | None] | None,
+                            terms: dict[str, str]) -> AsyncIterator[Event]:
+        """The call of the next request's tool (``steps.next_request``), with the arguments the
+        model gives it from what that request says (``steps.said_for``), when the judge takes it
+        as it takes any call; nothing when the model gives none the dialog says, and the model
+        decides the step as usual."""
+        name = pending.tool
+        try:
+            action = await self._arguments_for(dataclasses.replace(step, said=said_for(step, pending)), name, flow,
+                                               terms, deadline)
+        except PromptFailed as e:
+            yield Failed((abandoned() if abandoned is not None else None) or str(e))
+            return
+        if action is not None:
+            action = settle(step, action, self.confidence)
+            if judge_call(step, action, None, self.confidence, self._usable_name(step)) is None:
+                logger.debug("The question's next request: %s", name)
+                async with aclosing(self._call(step, action, None, flow, deadline, abandoned, terms)) as parts:
+                    async for part in parts:
+                        yield part
+                return
+        logger.debug("No call of %s for the question's next request: the model decides the step", name)
 
     def _schema_property(self, tools: list[Tool], said: Said) -> dict[str, str]:
         """The schema of the next step, for a template that asks for a structured decision.

@@ -127,6 +127,57 @@ def _opens_request(clause: str, imperative: Callable[[str], bool]) -> bool:
     return bool(first) and not _tells(text) and imperative(first)
 
 
+#: Where one request of a question may end and the next start: "and" (after a comma or not,
+#: "and then", "and also"), "then", "also", "plus", a semicolon, or a sentence's end followed by
+#: one of those words ("...? Also, what ..."); two sentences alone are one request said twice as
+#: often as two ("Is 'candid' a compliment? What does it signify?").
+_NEXT_REQUEST = re.compile(r",?\s+(?:and|plus)\s+(?:then\s+|also\s+)?|,\s+(?:then|also)\s+|\s*;\s*"
+                           r"|(?<=[.!?])\s+(?:and|also|plus|then)\b,?\s*", re.IGNORECASE)
+#: A quoted text, whose "and" joins no requests ("Translate 'salt and pepper'").
+_QUOTE = re.compile(r"([\"'“‘])(?:(?!\1).)+?[\"'”’]")
+#: The verbs a next request opens with: an imperative's (:data:`_CLAUSE_VERBS`), one asking to be
+#: told something, and those of asking a tool to work something out ("and then pick a number").
+_NEXT_VERBS = _CLAUSE_VERBS | _TELLING | frozenset("""pick choose roll flip generate convert calculate compute work
+translate spell count look search track estimate""".split())
+#: The fewest words a request has: "and book it" leaves no request before it in "Find and book".
+MIN_REQUEST_WORDS = 3
+#: At most this many requests are read of a question.
+MAX_REQUESTS = 4
+
+
+def requests_of(question: str) -> list[str]:
+    """The requests ``question`` makes, in order: one, or several joined by "and", a semicolon or a
+    sentence's end, each of the next ones opening as a question (:data:`_ASKS`: "What day is 31
+    October and how many days away is it?") or an imperative (:data:`_NEXT_VERBS`: "Find me a
+    hotel in Rome and book a table at Roscioli"); "and" before anything else joins words of one
+    request ("Add milk and eggs to my list").  What a question says before its request is no
+    request of its own ("I have 75 dollars. How many Swiss francs is that?"), and a quoted text
+    is never split."""
+    text = question.strip()[:MAX_READ_CHARS]
+    masked = _QUOTE.sub(lambda m: "x" * len(m.group(0)), text)
+    parts: list[str] = []
+    start = 0
+    for m in _NEXT_REQUEST.finditer(masked):
+        if len(parts) >= MAX_REQUESTS - 1:
+            break
+        before = masked[start:m.start()]
+        word = _first_word(masked[m.end():])
+        if (word in _ASKS or word in _NEXT_VERBS) and len(_FIRST_WORD.findall(before)) >= MIN_REQUEST_WORDS \
+                and _is_request(before):
+            parts.append(text[start:m.start()].strip())
+            start = m.end()
+    parts.append(text[start:].strip())
+    return [p for p in parts if p]
+
+
+def _is_request(part: str) -> bool:
+    """Whether ``part`` of a question asks something or asks for something: a question, a
+    request's opening, or an imperative; not what the asker says of their situation."""
+    stripped = _LEAD.sub("", part, count=1)
+    word = _first_word(stripped)
+    return part.rstrip().endswith("?") or word in _ASKS or word in _NEXT_VERBS or _REQUEST.search(stripped) is not None
+
+
 def acts(tool: Any) -> bool:
     """Whether calling ``tool`` does something in the world: it says so (``read-only`` false, or
     ``destructive`` true), or, saying neither, its description starts with an action's verb."""

@@ -7,6 +7,9 @@ One iteration of a dialog (``AgentManager.react``) is a pipeline:
    kind of value the question says, :func:`by_kind`; among tools as near, the one that takes
    more of what it says, :func:`by_coverage`), as many as one prompt holds, how near each is,
    what the dialog has said that arguments may be;
+   then, for a question that makes several requests, :func:`next_request`: once a result is in,
+   the next request's tool (called with what that request says, :func:`said_for`), or, each
+   request served, the results as the answer;
 3. decide: the model's next step (``prompting.decide``: a final answer, a tool call, or an
    unreadable reply), with its choice scores;
 4. judge: :func:`judge_answer` (a final answer that is no answer is refused back to the model),
@@ -69,8 +72,10 @@ from .decisions import (
 )
 from .grounding import (
     Said,
+    grounded,
     named_arguments,
     optional_guesses,
+    own_words,
     said_kinds,
     said_list,
     said_once,
@@ -168,17 +173,35 @@ class Step:
         return next((t for t in self.tools if t.name == name), None)
 
 
-def prepare(request: AgentRequest, registry: Registry, failures: Mapping[int, str]) -> Step:
+def prepare(request: AgentRequest, registry: Registry, failures: Mapping[int, str],
+            policy: Confidence | None = None) -> Step:
     """The request's tools (group and state) ranked by the ranker, and by the kinds of value the
-    question says (:func:`by_kind`, :func:`by_coverage`), as many as a prompt holds."""
-    ranked = rank(request.question, filter_tools(registry.tools.values(), request.group, request.state))
-    ranked = fit(by_coverage(by_kind(ranked, request.question), request.question))
+    question says (:func:`by_kind`, :func:`by_coverage`), as many as a prompt holds.
+
+    With ``policy``, a first step of a question that makes several requests (``intent.requests_of``)
+    ranks them for the first request, when that one plainly asks for a tool (``clear_first``): the
+    requests are served in turn (:func:`next_request`), and the whole question can be as near two
+    tools ("How many days until 25 December 2026, and what day of the week is that?" asked back)."""
+    tools = filter_tools(registry.tools.values(), request.group, request.state)
+    ranked = ordered(request.question, tools)
+    if policy is not None and not request.history and len(parts := intent.requests_of(request.question)) > 1:
+        first = ordered(parts[0], tools)
+        meaning = {r.tool.name: r.meaning for r in first if r.meaning is not None}
+        if clear_first(meaning, list(meaning), policy) is not None:
+            ranked = first
+    ranked = fit(ranked)
     history = list(request.history or [])
     results = [(h.action, h.observation or "") for i, h in enumerate(history) if h.action and i not in failures]
     return Step(request=request, tools=[r.tool for r in ranked],
                 meaning={r.tool.name: r.meaning for r in ranked if r.meaning is not None},
                 failures=dict(failures), said=said_values(request.question, [r for _, r in results]),
                 context=registry.context, results=results, approval=registry.catalog.approval)
+
+
+def ordered(question: str, tools: Sequence[Any]) -> list[Ranked]:
+    """``tools`` ranked for ``question``, then by the kinds of value it says (:func:`by_kind`,
+    :func:`by_coverage`)."""
+    return by_coverage(by_kind(rank(question, tools), question), question)
 
 
 def by_kind(ranked: list[Ranked], question: str) -> list[Ranked]:
@@ -282,6 +305,79 @@ def plainly_asked(step: Step, policy: Confidence, usable: Callable[[str], bool] 
         return None
     tool = clear_first(step.meaning, [t.name for t in step.tools], policy)
     return tool if tool is not None and usable(tool) else None
+
+
+@dataclass(frozen=True)
+class Served:
+    """Every request of a question that makes several has had its tool's result (:func:`next_request`):
+    the dialog's answer is those results, in the order they came."""
+
+    text: str
+    tools: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Pending:
+    """The next request of a question that makes several, and the tool to call for it."""
+
+    tool: str
+    request: str
+
+
+def next_request(step: Step, policy: Confidence, usable: Callable[[str], bool] = lambda name: True
+                 ) -> Pending | Served | None:
+    """For a question that makes several requests (``intent.requests_of``: "What day of the week is
+    31 October 2026 and how many days away is it?"), once a tool's result is in the dialog: the
+    tool of the first request no call has served, or :class:`Served` when each has been; None
+    for a question of one request, or while a step of the dialog failed (the model reads why).
+
+    A request is served when the tool nearest it alone has been called; one that is not is served
+    next by its clear first tool among those not called yet (``decisions.clear_first``: the tools
+    already called are what the earlier requests asked, "how many days away is it?" being as near
+    the day of the week it follows).  The 135M model answered with the first result alone: the
+    second request went unanswered."""
+    if not step.results or step.failures or len(step.history) != len(step.results) or not step.meaning:
+        return None   # (without the embedding model no request is nearer one tool than another)
+    parts = intent.requests_of(step.request.question)
+    if len(parts) < 2:
+        return None
+    called = {name for name, _ in step.results}
+    served = True
+    for part in parts:
+        ranked = ordered(part, step.tools)
+        meaning = {r.tool.name: r.meaning for r in ranked if r.meaning is not None}
+        if not ranked or ranked[0].tool.name in called:
+            continue
+        served = False
+        rest = [r.tool.name for r in ranked if r.tool.name not in called and r.tool.name in meaning]
+        if len(rest) == 1:   # the one tool left leads nothing: it is the request's when near enough
+            clear = policy.calibrated(embedding.calibration()).clear
+            first = rest[0] if clear is not None and meaning[rest[0]] >= clear else None
+        else:
+            first = clear_first(meaning, rest, policy)
+        if first is not None and usable(first):
+            return Pending(first, part)
+    if not served or len(called) < 2:
+        return None
+    return Served("\n".join(result for _, result in step.results), tuple(dict.fromkeys(n for n, _ in step.results)))
+
+
+def said_for(step: Step, pending: Pending) -> Said:
+    """What the next request's call takes its values from: that request's own words, when they
+    give each required argument of its tool values as the whole question does ("..., and what's
+    the local time in Tokyo?" had been Lisbon's, said first), else the whole question (a request
+    that says "there" or "it" takes them from the one before it)."""
+    tool = step.tool(pending.tool)
+    if tool is None:
+        return step.said
+    own = said_values(pending.request, [])
+    words = own_words(tool.name, tool.description or "")
+    whole = grounded(tool.schema, tool.arguments, step.said, words).get("properties") or {}
+    mine = grounded(tool.schema, tool.arguments, own, words).get("properties") or {}
+    for name in tool.schema.get("required") or ():
+        if "enum" in (whole.get(name) or {}) and "enum" not in (mine.get(name) or {}):
+            return step.said
+    return own
 
 
 @dataclass(frozen=True)

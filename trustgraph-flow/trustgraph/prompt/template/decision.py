@@ -24,7 +24,10 @@ def _decide(policy: Decision, schema: dict[str, Any], history: Any) -> _Step:
     observation = last.get("observation") if last is not None else None
     succeeded = isinstance(observation, str) and bool(observation.strip()) \
         and not observation.startswith("Error:")
-    if succeeded and policy.after_result == "observation":
+    # An agent that asks for a call alone (a schema without the answer: the next request of a
+    # question that makes several) gets the model's call, whatever comes after a result.
+    answerable = decision_schema.FINAL_ACTION in decision_schema.action_names(schema)
+    if succeeded and policy.after_result == "observation" and answerable:
         return _Step(direct=decision_schema.final(observation.strip()))
     if succeeded and policy.after_result == "answer":
         return _Step(schema=decision_schema.narrow(schema, calls=False))
