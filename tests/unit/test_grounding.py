@@ -927,6 +927,45 @@ def test_a_switch_is_what_the_question_says_of_it_or_left_out(question, flag):
         assert got["include_symbols"]["enum"] == [flag]
 
 
+def test_number_words_that_make_no_one_number_are_several():
+    # "Roll two twelve-sided dice" had rolled 14 sides: "two twelve" read as one number.
+    from trustgraph.agent.react.grounding import _word_numbers
+    assert [n for _, n, _ in _word_numbers("Roll two twelve-sided dice")] == [2, 12]
+    assert [n for _, n, _ in _word_numbers("five six")] == [5, 6]
+    assert [n for _, n, _ in _word_numbers("twenty-five, two hundred and fifty, two dozen")] == [25, 250, 24]
+    dice = [ToolArgument(name="sides", type="integer", description="Faces on each die", required=False),
+            ToolArgument(name="count", type="integer", description="How many dice to roll", required=False)]
+    got = grounded(optional_schema(*dice), dice, said_values("Roll two twelve-sided dice for me", []))["properties"]
+    assert got["sides"]["enum"] == [12] and got["count"]["enum"] == [2]
+
+
+def test_a_unit_written_short_says_the_declared_unit():
+    # "3 tbsp butter in g?" converted from cups, and "15 ml" asked back: "tbsp" and "ml" named no
+    # declared unit.
+    units = ("cups", "grams", "tablespoons", "teaspoons", "millilitres")
+    measure = [ToolArgument(name="amount", type="number"),
+               ToolArgument(name="from_unit", type="string", enum=units),
+               ToolArgument(name="to_unit", type="string", enum=units)]
+    got = grounded(schema_of(*measure), measure, said_values("3 tbsp butter in g?", []))["properties"]
+    assert got["from_unit"]["enum"] == ["tablespoons"]
+    got = grounded(schema_of(*measure), measure, said_values("how many teaspoons is 15 ml of vanilla?", []))
+    assert (got["properties"]["from_unit"]["enum"], got["properties"]["to_unit"]["enum"]) == (["millilitres"],
+                                                                                              ["teaspoons"])
+    # A letter alone is a unit only written after a number: "I'm" says no metre.
+    lengths = [ToolArgument(name="unit", type="string", enum=("metres", "feet"))]
+    got = grounded(schema_of(*lengths), lengths, said_values("I'm tall, what unit?", []))["properties"]
+    assert got["unit"]["enum"] == ["metres", "feet"]
+
+
+def test_adverbs_of_time_and_manner_are_no_values():
+    # "What about for eight of us instead?" had scaled the recipe "instead".
+    recipe = [ToolArgument(name="recipe", type="string")]
+    for question, word in [("Bake the trifle again, for 8 instead", "instead"),
+                           ("Has the workday started yet in Singapore?", "yet")]:
+        got = grounded(schema_of(*recipe), recipe, said_values(question, []))["properties"]
+        assert not any(word in v.split() for v in got["recipe"].get("enum", [])), question
+
+
 def test_a_tool_whose_arguments_are_all_optional_keeps_them():
     # Many MCP tools' schemas list no argument as required: nothing is left out for that.
     search = [ToolArgument(name="query", type="string", required=False)]

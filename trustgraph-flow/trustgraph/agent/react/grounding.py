@@ -138,25 +138,47 @@ def _word_numbers(text: str) -> list[tuple[int, float, int]]:
     """The numbers ``text`` writes in words, each with where it starts and ends: "for two" 2, "twenty-five"
     25, "two hundred and fifty" 250, "a dozen" 12.  A lone "one" or "zero" is left out: "one" is a
     pronoun as often ("a funny one", "one c or two"); so is a word of a quoted text ("'a stitch in
-    time saves nine'" is a text, not a number)."""
+    time saves nine'" is a text, not a number).  Words that make no one number are several ("two
+    twelve-sided dice" is 2 and 12, where it had been 14)."""
     out = []
     for m in _NUMBER_WORDS.finditer(_QUOTED.sub(lambda q: " " * len(q.group(0)), text)):
-        words = [w for w in re.split(r"[\s-]+", m.group(0).lower()) if w != "and"]
-        if len(words) == 1 and words[0] in ("one", "zero"):
-            continue
-        total, part = 0, 0
-        for w in words:
-            value = _WORD_VALUES[w]
-            if w in ("dozen", "hundred", "thousand"):   # "two dozen" is 24, "a hundred" 100
-                part = (part or 1) * value
-                if value == 1000:
-                    total, part = total + part, 0
-            else:
-                part += value
-        sign = _sign_at(text, m.start())
-        value = float(total + part)
-        out.append((m.start(), value, m.end()) if sign is None else (sign, -value, m.end()))
+        words = [(w.start(), w.group(0).lower(), w.end()) for w in re.finditer(r"[^\W\d_]+", m.group(0))
+                 if w.group(0).lower() != "and"]
+        for run in _one_number_each(words):
+            if len(run) == 1 and run[0][1] in ("one", "zero"):
+                continue
+            total, part = 0, 0
+            for _, w, _ in run:
+                value = _WORD_VALUES[w]
+                if w in ("dozen", "hundred", "thousand"):   # "two dozen" is 24, "a hundred" 100
+                    part = (part or 1) * value
+                    if value == 1000:
+                        total, part = total + part, 0
+                else:
+                    part += value
+            start, end = m.start() + run[0][0], m.start() + run[-1][2]
+            sign = _sign_at(text, start)
+            value = float(total + part)
+            out.append((start, value, end) if sign is None else (sign, -value, end))
     return out
+
+
+def _one_number_each(words: list[tuple[int, str, int]]) -> list[list[tuple[int, str, int]]]:
+    """A run of number words cut where the next word cannot go on the number before it: it may
+    after a ten when it is a unit ("twenty five"), after "hundred" or "thousand", or be one of
+    those or "dozen" itself; "two twelve" and "five six" are two numbers."""
+    runs: list[list[tuple[int, str, int]]] = []
+    for word in words:
+        w = word[1]
+        if runs:
+            before = runs[-1][-1][1]
+            goes_on = (w in ("dozen", "hundred", "thousand") or before in ("hundred", "thousand")
+                       or before in _TENS and 0 < _WORD_VALUES[w] < 10)
+            if goes_on:
+                runs[-1].append(word)
+                continue
+        runs.append([word])
+    return runs
 
 
 def _digit_readings(text: str) -> list[set[float]]:
@@ -389,7 +411,8 @@ them then there they too us very was want we were what's whats will would yes
 today tonight tomorrow yesterday currently moment right thanks if one ones something anything thing kind sort
 their theirs yours mine ours hers you'd i'd i'm i've you're we're they're these those whose whom
 itself myself yourself themselves ourselves someone anyone everyone people whether another
-called named titled why how's who's where's when's why's that's there's here's he's she's let's""".split())
+called named titled why how's who's where's when's why's that's there's here's he's she's let's
+instead again anyway else either neither still already yet though""".split())
 #: A greeting a question may open with: no value ("Good morning!" had asked the sun in the city "Good").
 _GREETING = re.compile(r"^\s*(?:(?:good\s+(?:morning|afternoon|evening|night|day)|hello|hi|hey|howdy|greetings)"
                        r"\b[\s,!.]*)+", re.IGNORECASE)
@@ -1410,7 +1433,7 @@ def _by_quantity(prop: dict[str, Any], name: str, units: set[str], declared_enum
     if not units or direction is None or not isinstance(values, list):
         return prop
     words = [_words(v) if isinstance(v, str) else set() for v in values]
-    unit = [i for i, v in enumerate(values) if isinstance(v, str) and _said_in(v, units)]
+    unit = [i for i, v in enumerate(values) if isinstance(v, str) and _said_in(v, units, units=True)]
     if not unit and declared_enum:
         # A tool's own code for a unit written out in full: the longest that starts a unit word.
         starts = {i: len(next(iter(w))) for i, w in enumerate(words)
@@ -1601,18 +1624,19 @@ def _by_said(prop: dict[str, Any], said: Said) -> dict[str, Any]:
 def _declared_said(values: Iterable[Any], said: Said) -> list[Any]:
     """Those of an enum's declared ``values`` the question says (each of its words, singular or
     plural: "a tablespoon" says ``tablespoons``, "two cups" ``cup``)."""
-    return [v for v in values if isinstance(v, str) and _said_in(v, said.words)]
+    return [v for v in values if isinstance(v, str) and (_said_in(v, said.words) or _said_in(v, said.units, units=True))]
 
 
-def _said_in(value: str, words: Iterable[str]) -> bool:
+def _said_in(value: str, words: Iterable[str], units: bool = False) -> bool:
     """Whether ``words`` say each word of a declared ``value`` in any regular form (:func:`stem`:
-    "a tablespoon" says ``tablespoons``, "drive" ``driving``), a code in capitals as written
-    ("UPS" is not "up")."""
+    "a tablespoon" says ``tablespoons``, "drive" ``driving``), or, for a unit, its abbreviation
+    ("tbsp", "ml"; one of a single letter, "g", only among ``units``, the words written after a
+    number), a code in capitals as written ("UPS" is not "up")."""
     tokens = _LETTERS.findall(value)
     if not tokens:
         return False
     low = set(words)
-    stems = _stems(frozenset(low))
+    stems = _stems(frozenset(low), units)
     return all((t.lower() in low) if t.isupper() else stem(t.lower()) in stems for t in tokens)
 
 
@@ -1636,9 +1660,25 @@ def stem(word: str) -> str:
             return word
 
 
+#: Units written short, and the words each stands for (their stems are compared, :func:`stem`).
+_UNIT_LONG: dict[str, tuple[str, ...]] = {short: tuple(longs.split()) for shorts, longs in {
+    "tbsp tbs tbl tbsps": "tablespoon", "tsp tsps": "teaspoon", "g gr gm gms": "gram", "kg kgs": "kilogram",
+    "mg": "milligram", "ml mls": "millilitre milliliter", "l ltr": "litre liter", "cl": "centilitre centiliter",
+    "oz": "ounce", "lb lbs": "pound", "km kms": "kilometre kilometer", "m": "metre meter",
+    "cm": "centimetre centimeter", "mm": "millimetre millimeter", "mi": "mile", "ft": "foot feet", "in": "inch",
+    "yd": "yard", "h hr hrs": "hour", "min mins": "minute", "s sec secs": "second",
+}.items() for short in shorts.split()}
+
+
 @functools.lru_cache(maxsize=1024)
-def _stems(words: frozenset[str]) -> frozenset[str]:
-    return frozenset(stem(w) for w in words)
+def _stems(words: frozenset[str], units: bool = False) -> frozenset[str]:
+    """The stems of ``words``, and of the units they write short (those of one letter, or "in",
+    only when ``units``: "I'm" is no metre)."""
+    out = {stem(w) for w in words}
+    for w in words:
+        if w in _UNIT_LONG and (units or len(w) > 1 and w != "in"):
+            out.update(stem(long) for long in _UNIT_LONG[w])
+    return frozenset(out)
 
 
 #: A number said as a percentage: "15%", "20 percent", "twenty per cent".
@@ -1721,8 +1761,9 @@ def _by_money(numbers: list[float], argument: Any, said: Said) -> list[float]:
 
 
 #: The noun a number counts: the word right after it ("3 nights", "8-sided", "12 character"),
-#: past a number's own adjective ("three 8-sided dice": three dice).
-_NOUN_AFTER = re.compile(r"(?:[ \t]+\d+(?:[.,]\d+)?-[^\W\d_]+)?[ \t]*-?[ \t]*([^\W\d_]+)")
+#: past a number's own adjective ("three 8-sided dice", "two twelve-sided dice": dice).
+_NOUN_AFTER = re.compile(rf"(?:[ \t]+(?:\d+(?:[.,]\d+)?|(?:{'|'.join(_WORD_VALUES)}))-[^\W\d_]+)?[ \t]*-?[ \t]*([^\W\d_]+)",
+                         re.IGNORECASE)
 #: Words of a number argument's name that say nothing of what it counts.
 _GENERIC_COUNTS = frozenset("""number num count amount value total quantity size min max minimum maximum default
                                original new target desired wanted""".split())
