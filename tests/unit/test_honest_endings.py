@@ -324,6 +324,10 @@ def test_a_sure_choice_of_a_tool_the_question_is_not_about_gives_way_to_the_rank
     assert judge("weather", sure, TOOLS, ranked, meaning={"weather": 0.1, "local-time": 0.12, "tell-joke": 0.0}) is None
     # "How do you write 'necessary'?": spell-word at 0.16, convert-temperature 0.23: not far enough.
     assert judge("weather", sure, TOOLS, ranked, meaning={"weather": 0.16, "local-time": 0.23, "tell-joke": 0.0}) is None
+    # Nor is the ranker's first about it (under ``no_tool_meaning``): no tool is. "Do I need a visa to
+    # visit Canada on a UK passport?" had called public-holidays (0.14) for Canada.
+    got = judge("weather", sure, TOOLS, ranked, meaning={"weather": 0.05, "local-time": 0.14, "tell-joke": 0.1})
+    assert got.outcome == OUTCOME_NO_TOOL and got.candidates == ()
 
 
 def test_an_ask_back_offers_the_models_choice_only_when_the_question_is_about_it():

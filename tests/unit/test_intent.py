@@ -90,6 +90,13 @@ def test_a_tool_acts_when_it_says_so_or_its_description_starts_with_an_actions_v
     ("Is 'candid' a compliment? What does it signify?", ["Is 'candid' a compliment? What does it signify?"]),
     ("Where is parcel 1Z999AA10123456784? Also, what are the public holidays in France?",
      ["Where is parcel 1Z999AA10123456784?", "what are the public holidays in France?"]),
+    # An apostrophe is no quote ("Liverpool's"); a first request opens with any verb ("Scale").
+    ("When's Liverpool's next game, and how long would it take me to drive there?",
+     ["When's Liverpool's next game", "how long would it take me to drive there?"]),
+    ("Scale my pancake recipe up to 10, then tell me how many grams 1.5 cups of sugar is.",
+     ["Scale my pancake recipe up to 10", "tell me how many grams 1.5 cups of sugar is."]),
+    ("List France's public holidays for 2026; also, what day of the week is 14 July 2026?",
+     ["List France's public holidays for 2026", "what day of the week is 14 July 2026?"]),
 ])
 def test_a_question_makes_one_request_or_several(question, requests):
     assert requests_of(question) == requests

@@ -412,6 +412,11 @@ def _with_ranker(chosen: str, share: Mapping[str, float], meaning: Mapping[str, 
     first = near[0]
     if share[chosen] >= policy.sure:
         unrelated = meaning[chosen] < policy.far and meaning[first] - meaning[chosen] >= policy.lead
+        if unrelated and policy.no_tool_meaning is not None and meaning[first] < policy.no_tool_meaning:
+            # Nor is the ranker's first about it: no tool is ("Do I need a visa to visit Canada
+            # on a UK passport?": the model sure of expand-acronym for "UK", public-holidays 0.14
+            # first, had been called for Canada).
+            return Abstain(OUTCOME_NO_TOOL, (), share[chosen])
         return Switch(first, share[chosen]) if unrelated else None
     lead = meaning[first] - meaning[near[1]]
     if chosen == first:

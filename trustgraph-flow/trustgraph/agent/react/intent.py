@@ -133,8 +133,9 @@ def _opens_request(clause: str, imperative: Callable[[str], bool]) -> bool:
 #: often as two ("Is 'candid' a compliment? What does it signify?").
 _NEXT_REQUEST = re.compile(r",?\s+(?:and|plus)\s+(?:then\s+|also\s+)?|,\s+(?:then|also)\s+|\s*;\s*"
                            r"|(?<=[.!?])\s+(?:and|also|plus|then)\b,?\s*", re.IGNORECASE)
-#: A quoted text, whose "and" joins no requests ("Translate 'salt and pepper'").
-_QUOTE = re.compile(r"([\"'“‘])(?:(?!\1).)+?[\"'”’]")
+#: A quoted text, whose "and" joins no requests ("Translate 'salt and pepper'"): a quote mark after a
+#: space (or at the start, or a colon) to one before a space or punctuation (not "Liverpool's").
+_QUOTE = re.compile(r"(?:(?<=\s)|(?<=^)|(?<=:))([\"'“‘])(?:(?!\1).)+?[\"'”’](?=[\s?.!,;:)]|$)")
 #: The verbs a next request opens with: an imperative's (:data:`_CLAUSE_VERBS`), one asking to be
 #: told something, and those of asking a tool to work something out ("and then pick a number").
 _NEXT_VERBS = _CLAUSE_VERBS | _TELLING | frozenset("""pick choose roll flip generate convert calculate compute work
@@ -163,19 +164,23 @@ def requests_of(question: str) -> list[str]:
         before = masked[start:m.start()]
         word = _first_word(masked[m.end():])
         if (word in _ASKS or word in _NEXT_VERBS) and len(_FIRST_WORD.findall(before)) >= MIN_REQUEST_WORDS \
-                and _is_request(before):
+                and _is_request(before, first=not parts):
             parts.append(text[start:m.start()].strip())
             start = m.end()
     parts.append(text[start:].strip())
-    return [p for p in parts if p]
+    # A next request without its joining word ("also, what day ..." is "what day ...").
+    return [p if i == 0 else _LEAD.sub("", p, count=1) for i, p in enumerate(parts) if p]
 
 
-def _is_request(part: str) -> bool:
+def _is_request(part: str, first: bool = False) -> bool:
     """Whether ``part`` of a question asks something or asks for something: a question, a
-    request's opening, or an imperative; not what the asker says of their situation."""
+    request's opening, or an imperative (the ``first`` part's by any verb, "Scale my pancake
+    recipe ...", as :func:`asks_for_action` reads it); not what the asker says of their situation."""
     stripped = _LEAD.sub("", part, count=1)
     word = _first_word(stripped)
-    return part.rstrip().endswith("?") or word in _ASKS or word in _NEXT_VERBS or _REQUEST.search(stripped) is not None
+    if part.rstrip().endswith("?") or word in _ASKS or word in _NEXT_VERBS or _REQUEST.search(stripped) is not None:
+        return True
+    return first and _opens_request(part, lambda w: w not in _NOT_IMPERATIVE)
 
 
 def acts(tool: Any) -> bool:
