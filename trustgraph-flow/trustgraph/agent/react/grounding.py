@@ -1622,8 +1622,8 @@ def _by_said(prop: dict[str, Any], said: Said) -> dict[str, Any]:
 
 
 def _declared_said(values: Iterable[Any], said: Said) -> list[Any]:
-    """Those of an enum's declared ``values`` the question says (each of its words, singular or
-    plural: "a tablespoon" says ``tablespoons``, "two cups" ``cup``)."""
+    """Those of an enum's declared ``values`` the question says (each of its words in any regular
+    form, or a unit written short: "a tablespoon" and "3 tbsp" say ``tablespoons``; :func:`_said_in`)."""
     return [v for v in values if isinstance(v, str) and (_said_in(v, said.words) or _said_in(v, said.units, units=True))]
 
 
