@@ -18,6 +18,8 @@ from trustgraph.agent.react.registry import build_registry
 from trustgraph.agent.react.steps import (
     Accepted,
     NoResult,
+    Pending,
+    Served,
     Step,
     admit,
     after_call,
@@ -26,8 +28,6 @@ from trustgraph.agent.react.steps import (
     failures_property,
     gone_nearer,
     judge_answer,
-    Pending,
-    Served,
     judge_call,
     next_request,
     plainly_asked,
