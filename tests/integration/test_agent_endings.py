@@ -195,6 +195,47 @@ async def test_the_same_failing_call_twice_ends_the_dialog_with_the_models_own_a
                            "own, not checked by any tool: I cannot shout that")
 
 
+class Calendar(DynamicToolService):
+    """Two tools of one service, told apart by their config param ``operation``."""
+
+    async def invoke(self, user, config, arguments):
+        date = arguments.get("date", "")
+        return f"{date} is a Saturday." if config.get("operation") == "day" else f"{date} is 24 days away."
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+async def test_a_question_of_two_requests_is_answered_by_both_tools_in_turn(agent, broker, streaming):
+    # The 135M model answered "What day of the week is ... and how many days away is it?" with the
+    # first tool's result alone; after it the agent calls the second request's tool itself (the
+    # model giving only its arguments), and the results, in turn, are the answer.
+    topic = unique("calendar")
+    svc = Calendar(id=topic, pulsar_host=broker.url, metrics=False, topic=topic)
+    await svc.start()
+    try:
+        a = await agent()
+        a.model.replies = [decide("day-of-week", date="31 October 2026"),
+                           decide("days-until", date="31 October 2026")]
+        date = [{"name": "date", "type": "string", "description": "The date"}]
+        tools = {"day-of-week": {**service_tool("day-of-week", topic, operation="day"), "arguments": date,
+                                 "description": "The day of the week a date falls on"},
+                 "days-until": {**service_tool("days-until", topic, operation="until"), "arguments": date,
+                                "description": "How many days from today until a date"},
+                 "weather": {**service_tool("weather", topic, args=("city",)), "description": "Current weather in a city"}}
+        await a.configure(tools=tools, services={topic: service_descriptor(topic, [{"name": "operation"}])})
+        got = await a.ask("What day of the week is 31 October 2026 and how many days away is it?",
+                          streaming=streaming)
+        assert observations(got) == ["31 October 2026 is a Saturday.", "31 October 2026 is 24 days away."]
+        last = got[-1]
+        text = "".join(r.content for r in got if r.chunk_type == "answer") if streaming else last.answer
+        assert text == "31 October 2026 is a Saturday.\n31 October 2026 is 24 days away."
+        assert (last.outcome, last.candidates, last.error) == (OUTCOME_TOOL, ["day-of-week", "days-until"], None)
+        assert len(a.model.calls) == 2     # the first decision, then only the second call's arguments
+        second = json.loads(a.prompt.properties[1]["decision-schema"])
+        assert [alt["properties"]["action"]["const"] for alt in second["anyOf"]] == ["days-until"]
+    finally:
+        await svc.stop()
+
+
 async def test_a_stopped_announced_service_ends_the_dialog_as_unavailable(agent, broker):
     a = await agent()
     topic = unique("gone")

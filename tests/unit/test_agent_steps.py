@@ -412,6 +412,21 @@ def test_a_first_step_plainly_asks_for_the_rankers_clear_first_tool_when_it_can_
     assert plainly_asked(Step(later, step.tools, step.meaning, {}, step.said), Confidence()) is None
 
 
+def test_the_rankers_clear_first_and_a_lone_tool_left():
+    from trustgraph.agent.react.decisions import clear_first
+    policy = Confidence(lead=0.05, clear=0.3)
+    assert clear_first({"weather": 0.4, "local-time": 0.2}, ["weather", "local-time"], policy) == "weather"
+    assert clear_first({"weather": 0.4, "local-time": 0.38}, ["weather", "local-time"], policy) is None   # no lead
+    assert clear_first({"weather": 0.25, "local-time": 0.0}, ["weather", "local-time"], policy) is None   # not near
+    assert clear_first({"weather": 0.4}, ["weather", "local-time"], policy) is None    # one not ranked
+    # One tool leads nothing, unless it is the one left for a request the others have not served.
+    assert clear_first({"weather": 0.4}, ["weather"], policy) is None
+    assert clear_first({"weather": 0.4}, ["weather"], policy, lone=True) == "weather"
+    assert clear_first({"weather": 0.25}, ["weather"], policy, lone=True) is None
+    assert clear_first({"weather": 0.4}, ["weather"], Confidence(lead=0, clear=0.3), lone=True) is None   # ranker off
+    assert clear_first({}, [], policy, lone=True) is None
+
+
 DATES = registry_of(declared("day-of-week", "The day of the week a date falls on", {"name": "date", **TEXT}),
                     declared("days-until", "How many days from today until a date", {"name": "date", **TEXT}),
                     declared("weather", "Current weather in a city", {"name": "city", **TEXT}))

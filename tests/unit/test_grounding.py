@@ -909,6 +909,32 @@ def test_a_number_goes_to_the_argument_that_counts_what_it_counts():
     assert got["nights"]["enum"] == [3, 4]
 
 
+def test_what_a_count_argument_counts_is_read_once_for_both_its_uses():
+    from trustgraph.agent.react.grounding import counted_by, says_one
+    assert counted_by("How many dice to roll (default 1)") == "dice"
+    assert counted_by("The number of people at the table") == "people"
+    assert counted_by("Faces on each die") is None and counted_by("How many") is None
+    pizzas = ToolArgument(name="quantity", type="integer", description="The number of pizzas")
+    assert says_one(pizzas, ["get me a large pepperoni pizza"])          # "a ... pizza" is one of them
+    assert not says_one(pizzas, ["a table for two pizzas"])
+
+
+@pytest.mark.parametrize("question", ["Exchange 12.5 dollars into euros, please", "Bill was 64.50, what's a 20% tip?",
+                                      "Remind me at 9:30"])
+def test_an_optional_number_the_question_says_none_of_is_left_out(question):
+    # The question's numbers are no whole ones, a percentage or a time's: roll-dice's had stayed
+    # open to the model's guess while another tool's said values decided the step.
+    dice = [ToolArgument(name="sides", type="integer", description="Faces on each die (default 6)", required=False),
+            ToolArgument(name="count", type="integer", description="How many dice to roll (default 1)",
+                         required=False),
+            ToolArgument(name="time", type="string", description="When to remind", required=False)]
+    got = grounded(optional_schema(*dice), dice, said_values(question, []))["properties"]
+    assert "sides" not in got and "count" not in got
+    # A whole number said is offered, as before.
+    got = grounded(optional_schema(*dice), dice, said_values("Roll 3 of them", []))["properties"]
+    assert got["sides"]["enum"] == [3] and got["count"]["enum"] == [3]
+
+
 @pytest.mark.parametrize("question, flag", [
     ("I need a 12 character password with no symbols", False),
     ("password, 20 chars, don't include any symbols", False),

@@ -352,24 +352,28 @@ def judge(chosen: str, scores: Mapping[str, float] | None, tool_names: Sequence[
     return None
 
 
-def clear_first(meaning: Mapping[str, float], tool_names: Sequence[str], policy: Confidence) -> str | None:
+def clear_first(meaning: Mapping[str, float], tool_names: Sequence[str], policy: Confidence,
+                lone: bool = False) -> str | None:
     """The ranker's first tool when the question plainly asks for it: at least ``clear`` near and
-    nearer than the second by ``lead``; None otherwise (with the ranker's part off, ``lead`` 0, or
-    a single tool).
+    nearer than the second by ``lead``; None otherwise (with the ranker's part off, ``lead`` 0).
+    A single tool leads nothing: None, unless ``lone`` says what is left is one tool (the requests
+    of a question the others have served, :func:`steps.next_request`), which is then the first
+    when it is ``clear`` near.
 
     A small model would answer most questions itself (the 135M model gave its own answer to
     "How many grams are there in 8 ounces?" with convert-units first); a question that clearly
     fits a tool gets that tool's answer.  On the ranker's question sets this rule picked the right
     tool for 83 of 132 fitting questions, a wrong one for 3, and none of the 13 that no tool fits
     (bench/notes.md, "The ranker's clear first tool")."""
-    if len(tool_names) < 2 or any(name not in meaning for name in tool_names):
+    if not tool_names or (len(tool_names) < 2 and not lone) or any(name not in meaning for name in tool_names):
         return None   # a lone tool leads nothing: the model's choice, as in ``judge``
     policy = policy.calibrated(calibration())
-    if not policy.lead or policy.lead <= 0:
+    if not policy.lead or policy.lead <= 0 or policy.clear is None:
         return None
     near = sorted(tool_names, key=lambda n: -meaning[n])
     first = near[0]
-    return first if meaning[first] >= policy.clear and meaning[first] - meaning[near[1]] >= policy.lead else None
+    lead = meaning[first] - meaning[near[1]] if len(near) > 1 else policy.lead
+    return first if meaning[first] >= policy.clear and lead >= policy.lead else None
 
 
 def _no_tool(raw: Mapping[str, float], total: float, scores: Mapping[str, float],

@@ -1786,10 +1786,20 @@ def _counts_of(name: str, description: str) -> frozenset[str]:
     """What a number argument counts, as stems: its name's words ("sides", "party_size" -> party)
     and the noun its description's "how many" asks of ("How many dice to roll")."""
     words = {w for w in _name_words(_Named(name, description)).split() if w not in _GENERIC_COUNTS}
-    start = _COUNT_START.match(description)
-    if start is not None and (m := _NOUN_AFTER.match(description, start.end())) is not None:
-        words.add(m.group(1).lower())
+    if (noun := counted_by(description)) is not None:
+        words.add(noun)
     return frozenset(stem(w) for w in words if w not in _EDGE_WORDS)
+
+
+@functools.lru_cache(maxsize=4096)
+def counted_by(description: str) -> str | None:
+    """The noun a count argument's description opens by asking of (:data:`_COUNT_START`), lower
+    case: "dice" of "How many dice to roll", "people" of "The number of people"; None when it
+    asks no count."""
+    start = _COUNT_START.match(description)
+    if start is None or (m := _NOUN_AFTER.match(description, start.end())) is None:
+        return None
+    return m.group(1).lower()
 
 
 def _by_noun(numbers: list[float], argument: Any, arguments: Sequence[Any], said: Said) -> list[float]:
@@ -1852,19 +1862,16 @@ def _by_percent(numbers: list[float], argument: Any, said: Said) -> list[float]:
 #: Words that part "a" from what it counts: a number's ("a timer for fifteen minutes" is no
 #: minute), and a preposition's or a conjunction's ("a table for two people").
 _NOT_BETWEEN = (*sorted(_WORD_VALUES), "for", "of", "in", "on", "at", "to", "with", "about", "by", "from", "and", "or")
-#: What a count argument's description says it counts: "How many pizzas".
-_COUNTS = re.compile(r"\bhow\s+many\s+([^\W\d_]{3,})", re.IGNORECASE)
 
 
 @functools.lru_cache(maxsize=1024)
 def _one_of(description: str) -> re.Pattern[str] | None:
-    """How a request says one of what a count argument counts (:data:`_COUNTS`): "a" or "an"
-    (or "one") and, at most three words on, the thing itself ("a large pepperoni pizza" for "How
-    many pizzas"); None for an argument that counts nothing it names."""
-    found = _COUNTS.search(description)
-    if found is None:
+    """How a request says one of what a count argument counts (:func:`counted_by`, a noun of three
+    letters or more): "a" or "an" (or "one") and, at most three words on, the thing itself ("a
+    large pepperoni pizza" for "How many pizzas"); None for an argument that counts nothing it names."""
+    noun = counted_by(description)
+    if noun is None or len(noun) < 3:
         return None
-    noun = found.group(1).lower()
     forms = {noun, noun[:-1] if noun.endswith("s") else noun, noun[:-2] if noun.endswith("es") else noun}
     between = rf"(?:(?!(?:{'|'.join(_NOT_BETWEEN)})\b)[^\W\d_]+\s+){{0,3}}?"
     return re.compile(rf"\b(?:a|an|one)\s+{between}(?:{'|'.join(map(re.escape, sorted(forms)))})\b", re.IGNORECASE)
@@ -2227,14 +2234,9 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
             # is cut off ("Ring 020 7946 0000" filled a cart with that number, 30 times over).
             most = {} if "maxItems" in prop else {"maxItems": max(len(members) if said_lists else 1, longest)}
             out[name] = {**prop, "items": {**items, "enum": members}, **least, **most}
-        elif kind == "number" and (taken_numbers := _by_noun(_by_unit(_by_percent(numbers, declared, said), declared, said),
-                                                             declared, arguments, said)):
-            out[name] = {**prop, "enum": _with_one([int(n) if n.is_integer() else n for n in taken_numbers],
-                                                   declared, said)}
-        elif kind == "integer" and (integers := [int(n) for n in _by_noun(_by_money(_by_unit(_by_percent(
-                numbers, declared, said), declared, said), declared, said), declared, arguments, said)
-                if n.is_integer()]):
-            out[name] = {**prop, "enum": _with_one(integers, declared, said)}
+        elif kind in ("number", "integer") and (offered_numbers := _numbers_for(kind, numbers, declared, arguments,
+                                                                                said)):
+            out[name] = {**prop, "enum": _with_one(offered_numbers, declared, said)}
         elif kind in ("integer", "number") and says_one(declared, said.heard):
             out[name] = {**prop, "enum": [1]}
         elif kind == "boolean" and (flag := said_flag(declared, said.question)) is not None:
@@ -2247,13 +2249,26 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
         if declared is None or "enum" in out[name]:
             continue
         if (type_ == "boolean" and not getattr(declared, "free_text", None)) or (
-                said.numbers and type_ in ("number", "integer") and not _by_noun(numbers, declared, arguments, said)):
-            # A switch the question does not name is the tool's default, not the model's guess; a
-            # number argument none of whose numbers is said (each counts what another argument does).
+                said.numbers and type_ in ("number", "integer") and not _numbers_for(type_, numbers, declared,
+                                                                                     arguments, said)):
+            # A switch the question does not name is the tool's default, not the model's guess; so is
+            # a number the question says none of for it (each counts what another argument does, or
+            # is a time's).
             del out[name]
     plain = _optional(out, properties, arguments, said, required) if isinstance(required, list) and required else []
     _short_unsaid(out, arguments)
     return {**schema, "properties": out, "required": [*required, *plain]} if plain else {**schema, "properties": out}
+
+
+def _numbers_for(kind: str, numbers: list[float], argument: Any, arguments: Sequence[Any], said: Said) -> list[Any]:
+    """The said ``numbers`` a number or integer ``argument`` is offered (an integer's whole ones, as
+    ints): by what they are said as (a percentage, a quantity of a unit, money for a count) and by
+    what they count (:func:`_by_noun`)."""
+    narrowed = _by_unit(_by_percent(numbers, argument, said), argument, said)
+    if kind == "integer":
+        return [int(n) for n in _by_noun(_by_money(narrowed, argument, said), argument, arguments, said)
+                if n.is_integer()]
+    return [int(n) if n.is_integer() else n for n in _by_noun(narrowed, argument, arguments, said)]
 
 
 #: The longest value of a string argument the dialog offers none for (left to the model): a value

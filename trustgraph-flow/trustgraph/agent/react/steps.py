@@ -350,11 +350,7 @@ def next_request(step: Step, policy: Confidence, usable: Callable[[str], bool] =
             continue
         served = False
         rest = [r.tool.name for r in ranked if r.tool.name not in called and r.tool.name in meaning]
-        if len(rest) == 1:   # the one tool left leads nothing: it is the request's when near enough
-            clear = policy.calibrated(embedding.calibration()).clear
-            first = rest[0] if clear is not None and meaning[rest[0]] >= clear else None
-        else:
-            first = clear_first(meaning, rest, policy)
+        first = clear_first(meaning, rest, policy, lone=True)
         if first is not None and usable(first):
             return Pending(first, part)
     if not served or len(called) < 2:
