@@ -467,6 +467,21 @@ def test_the_next_requests_call_takes_its_own_values_or_the_questions():
     assert pending is not None and pending.tool == "local-time" and "Oslo" in cities(step, pending)
 
 
+def test_a_next_request_that_says_nothing_of_its_own_takes_the_questions_values():
+    from trustgraph.agent.react.steps import said_for
+    # "..., and how has it moved over the past month?" had priced the ticker "past": its request,
+    # offered whole where it says nothing else, is no ticker.
+    stocks = registry_of(declared("stock-price", "The current share price of a company", {"name": "ticker", **TEXT}),
+                         declared("stock-history", "How a company's share price moved over a period",
+                                  {"name": "ticker", **TEXT},
+                                  {"name": "period", "type": "string", "enum": ["week", "month"]}))
+    price = AgentStep(action="stock-price", arguments={"ticker": "Apple"}, observation="Apple: 190.12")
+    step = prepare(request("What's Apple's share price now, and how has it moved over the past month?", [price]),
+                   stocks, {})
+    pending = Pending("stock-history", "how has it moved over the past month?")
+    assert said_for(step, pending) is step.said
+
+
 def test_a_first_step_of_several_requests_is_ranked_for_the_first_when_it_plainly_asks():
     # The whole of "How many days until 25 December 2026, and what day of the week is that?" is as
     # near both tools, and the dialog asked back; its first request plainly asks for one.

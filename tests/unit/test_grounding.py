@@ -1553,3 +1553,69 @@ def test_a_greeting_says_no_value():
         assert unsaid_arguments({"city": "Good"}, [city], [question]) == ["city"], question
     # Inside a sentence, capitalised, such words may name things still ("Play Good Vibrations").
     assert "Good Vibrations" in said_values("Play Good Vibrations by the Beach Boys", []).texts
+
+
+def _offers(arguments, question):
+    """What each argument of a tool of ``arguments`` is offered for ``question``: its enum, or None
+    when it is left to the model, or "left out"."""
+    got = grounded(optional_schema(*arguments), arguments, said_values(question, []))["properties"]
+    return {a.name: got[a.name].get("enum") if a.name in got else "left out" for a in arguments}
+
+
+def test_a_unit_written_right_after_its_number_is_read_with_it():
+    # "Daily food for a 4kg cat?" asked back for the weight; "5.8l/100km" had offered 5.
+    pet = [ToolArgument(name="species", type="string", description="dog, cat or rabbit"),
+           ToolArgument(name="weight_kg", type="number", description="The pet's weight in kilograms")]
+    assert _offers(pet, "Daily food for a 4kg cat?")["weight_kg"] == [4]
+    trip = [ToolArgument(name="distance_km", type="number", description="How far"),
+            ToolArgument(name="consumption_l_per_100km", type="number", description="Litres per 100 km")]
+    got = _offers(trip, "Fuel for 350km if my car does 5.8l/100km?")
+    assert got["consumption_l_per_100km"] == [5.8] and 350 in got["distance_km"] and 5 not in got["distance_km"]
+    assert said_values("my 5G phone costs $5m, from the 3rd at 5pm", []).numbers == []   # no units
+    assert said_values("version 1.2.3", []).numbers == [] and said_values("It is 12.5.", []).numbers == [12.5]
+
+
+def test_a_time_of_days_numbers_are_no_other_numbers():
+    # "Please record that I took 200 mg of ibuprofen at 07:45" had offered a patient's age of 200, 7 or 45.
+    dosage = [ToolArgument(name="drug", type="string", description="The medicine"),
+              ToolArgument(name="age_years", type="integer", description="The patient's age in years", required=False),
+              ToolArgument(name="weight_kg", type="number", description="Body weight in kilograms", required=False)]
+    got = _offers(dosage, "Please record that I took 200 mg of ibuprofen at 07:45.")
+    assert got["age_years"] == "left out" and got["drug"] == ["ibuprofen"]
+    assert _offers(dosage, "The dose for a 7 year old")["age_years"] == [7]
+    alarm = [ToolArgument(name="hour", type="integer", description="The hour"),
+             ToolArgument(name="minute", type="integer", description="The minutes past it")]
+    assert _offers(alarm, "Wake me at 07:45")["hour"] == [7, 45]           # a time's parts to a clock's
+    assert _offers(dosage, "200 mg for a 45 year old at 07:45")["age_years"] == [45]   # said again
+
+
+@pytest.mark.parametrize("question, host, ip", [
+    ("ping 8.8.8.8 5 times", ["8.8.8.8"], ["8.8.8.8"]),
+    ("Can you check whether github.com is reachable?", ["github.com"], "left out"),
+    ("where is 2001:db8::1", ["2001:db8::1"], ["2001:db8::1"]),
+    ("What country does my own IP address show up in?", None, "left out"),   # "show" had been the IP
+    ("What does DNS stand for?", None, "left out"),                          # "stand" had been the domain
+])
+def test_a_host_or_an_ip_address_is_one_said_as_such(question, host, ip):
+    tool = [ToolArgument(name="domain", type="string", description="The domain name, e.g. example.com"),
+            ToolArgument(name="ip", type="string", description="The IP address, e.g. 203.0.113.7", required=False)]
+    got = _offers(tool, question)
+    assert (got["domain"], got["ip"]) == (host, ip)
+    assert address_kind(ToolArgument(name="topic", type="string", description="The domain of knowledge")) is None
+    pinged = _offers([ToolArgument(name="host", type="string", description="Host name or IP address"),
+                      ToolArgument(name="count", type="integer", description="How many pings", required=False)],
+                     "ping 10.0.0.1 3 times")
+    assert pinged == {"host": ["10.0.0.1"], "count": [3]}                  # no number of the address
+
+
+@pytest.mark.parametrize("question, offered", [
+    ("Please record that I took ibuprofen", ["ibuprofen"]),            # "record", "took": verbs
+    # "moved", "past", and the period's "month" (another argument's): the request whole, said nothing else.
+    ("how has it moved over the past month?", ["how has it moved over the past month"]),
+    ("Is the stock of Apple up over the last week", ["stock", "Apple", "Apple up", "up"]),
+])
+def test_verbs_after_who_does_them_and_the_words_that_place_a_period_are_no_values(question, offered):
+    tool = [ToolArgument(name="name", type="string", description="The name"),
+            ToolArgument(name="period", type="string", description="How far back", enum=["week", "month"],
+                         required=False)]
+    assert sorted(_offers(tool, question)["name"]) == sorted(offered)

@@ -403,7 +403,6 @@ _ENDS = rf"{_POINT}|(?<!\d)[,:]|[,:](?!\d)|[;!?\[\]\n\"“”]"
 _CLAUSE_END = re.compile(rf"{_ENDS}|[()]")
 #: A colon that sets apart what follows it: not one inside a time of day ("15:30").
 _COLON = re.compile(r"(?<!\d):|:(?!\d)")
-_OFFERED_NUMBER = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?(?![\w])")
 #: Words a value does not start or end with (besides the common ones): question and filler words.
 _EDGE_WORDS = COMMON_WORDS | frozenset("""all also am any been could did does get got had has have he her here him his
 into is it's its just know like many more most much need no not now our out over she should so some than
@@ -438,14 +437,26 @@ _FILE = re.compile(rf"{_PATH.pattern}|(?<![\w./@-])[\w-]+\.(?:[a-z][a-z0-9]{{0,4
 #: A bank account's IBAN: its country's two capitals and two check digits, then groups of capitals
 #: and digits, written in fours or not ("GB29 NWBK 6016 1331 9268 19", "DE44500105175407324931").
 _IBAN = re.compile(r"(?<![\w-])[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]{4}){2,7}(?:[ ]?[A-Z0-9]{1,3})?(?![\w-])")
+#: An IP address: four numbers of one to three digits joined by dots ("185.60.216.35"), or an IPv6
+#: one (eight groups of hex digits, or fewer with "::": "2001:db8::1"; no time: "12:30:45").
+_IP = re.compile(r"(?<![\w.])\d{1,3}(?:\.\d{1,3}){3}(?![\w.]?\d)"
+                 r"|(?<![\w:])(?:(?:[0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4}"
+                 r"|(?:[0-9a-fA-F]{1,4}:){0,6}[0-9a-fA-F]{0,4}::(?:[0-9a-fA-F]{1,4}:){0,6}[0-9a-fA-F]{0,4})(?![\w:])")
 #: An address is offered whole and never in parts (its dots, slashes and colon end no clause, its
 #: "@" splits no word: "notes/todo.txt" is no "notes", "README.md" no "md"); an argument that says
 #: it is an email or a web address takes only an address of its kind.  So is an IBAN (whose digits
 #: are no amount: "Send 150 euros to account GB29 NWBK 6016 1331 9268 19" had paid "1331").
-_ADDRESS = re.compile(f"{_EMAIL.pattern}|{_WEB.pattern}|{_FILE.pattern}|{_IBAN.pattern}")
+_ADDRESS = re.compile(f"{_EMAIL.pattern}|{_WEB.pattern}|{_FILE.pattern}|{_IBAN.pattern}|{_IP.pattern}")
+#: A host: a domain name ("github.com", as :data:`_WEB` reads one) or an IP address.
+_HOST = re.compile(f"{_IP.pattern}|{_WEB.pattern}")
 #: What an argument's name or description says when its value is an address of that kind.
 _ADDRESS_KINDS = ((_EMAIL, frozenset({"email", "emails"})),
-                  (_WEB, frozenset({"url", "urls", "uri", "link", "website", "webpage", "homepage"})))
+                  (_WEB, frozenset({"url", "urls", "uri", "link", "website", "webpage", "homepage"})),
+                  (_IP, frozenset({"ip", "ipv4", "ipv6"})))
+#: How a host argument is named ("host", "domain", "hostname"), or described ("The domain name"):
+#: no "domain" alone in a description ("the domain of knowledge").
+_HOST_NAMES = frozenset({"host", "hostname", "domain", "fqdn"})
+_HOST_SAID = re.compile(r"\b(?:host\s*name|domain\s+name|fqdn)s?\b", re.IGNORECASE)
 #: What an arithmetic expression is made of: numbers, words, operators and parentheses.
 _EXPRESSION_PART = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+|[-+*/×÷^%=()]")
 #: Where an expression ends: where a clause does (:data:`_CLAUSE_END`), but not at a parenthesis,
@@ -519,6 +530,7 @@ class Said:
         self.percents = _percents(question)
         self.number_kinds = _number_kinds(question)
         self.counted = counted_nouns(question)
+        self.clock = _clock_numbers(question)
         # Typed all in capitals (or every word capitalised), its capitals tell no code from a word.
         self.caseless = title_cased(question)
         self.money = frozenset(money_said(question))
@@ -719,6 +731,8 @@ def address_kind(argument: Any) -> re.Pattern[str] | None:
         return None
     if {"e", "mail"} <= words:
         words = words | {"email"}
+    if _last_name_word(argument) in _HOST_NAMES or _HOST_SAID.search(str(getattr(argument, "description", "") or "")):
+        return _HOST   # a domain name or an IP address ("The host name or IP address to ping")
     return next((pattern for pattern, says in _ADDRESS_KINDS if words & says), None)
 
 
@@ -763,10 +777,10 @@ _SUM_SAID = re.compile(
 def said_kinds(question: str) -> tuple[re.Pattern[str], ...]:
     """The kinds of value that hardly any tool but one taking them would be asked with, that
     ``question`` says: an email address, a web address, a file (its path or its name), a phone
-    number, a sum (:data:`_SUM_SAID`).  Read once per step, before any tool's arguments (most
+    number, a sum (:data:`_SUM_SAID`), a host or an IP address.  Read once per step, before any tool's arguments (most
     questions say none, and then none are read: :func:`takes_kind`)."""
     text = question[:MAX_SAID_CHARS]
-    kinds = tuple(kind for kind in (_EMAIL, _WEB, _FILE, _SUM_SAID) if kind.search(text))
+    kinds = tuple(kind for kind in (_EMAIL, _WEB, _FILE, _SUM_SAID, _HOST, _IP) if kind.search(text))
     return (*kinds, _PHONE_SAID) if _says_phone(text) else kinds
 
 
@@ -944,16 +958,31 @@ _WANTING = frozenset("like love want wants wanted need needs wanna".split())
 #: Verbs that say how something is, and the word after them what it is like: no values ("The basil
 #: looks thirsty").
 _LINKING = frozenset("looks look seems seem appears appear feels feel sounds smells tastes".split())
+#: Who does something, said before what they do: the word after one, written small, is a verb ("I
+#: took 200 mg", "how has it moved": the 135M model had logged the drug "took").  Not "you", which
+#: is said as often after a verb ("a joke for you").
+_DOERS = frozenset("i we they he she it".split())
+#: Words that place a period in time, said before it: no values ("over the past month" had priced
+#: the ticker "past").
+_WHICH_PERIOD = frozenset("past last next previous coming following".split())
+_PERIODS = frozenset("""second seconds minute minutes hour hours day days night nights week weeks weekend
+fortnight month months quarter year years decade season morning afternoon evening time monday tuesday
+wednesday thursday friday saturday sunday""".split())
 
 
 def _after_modal(tokens: list[str], i: int) -> bool:
     """Whether ``tokens[i]`` follows a modal and its subject ("should I", "can you"), or a wish's
-    "to" ("like to", "need to"), and is written small (a verb: "like to Paris" names a place); or
-    is a verb that says how something is, or the word that says it ("looks thirsty", "seems")."""
+    "to" ("like to", "need to"), or who does it (:data:`_DOERS`) or "please", and is written small
+    (a verb: "like to Paris" names a place); or is a verb that says how something is, or the word
+    that says it ("looks thirsty", "seems"); or places a period ("past" of "the past month")."""
     # (Capitalised inside a sentence, a title's word: "Play Feels by Calvin Harris".)
     if (tokens[i].islower() or i == 0) and tokens[i].lower() in _LINKING \
             or i >= 1 and tokens[i - 1].lower() in _LINKING and tokens[i].islower():
         return True
+    if i + 1 < len(tokens) and tokens[i].lower() in _WHICH_PERIOD and tokens[i + 1].lower() in _PERIODS:
+        return True    # "the past month", "next Friday"
+    if i >= 1 and tokens[i].islower() and tokens[i - 1].lower() in (*_DOERS, "please"):
+        return True    # "I took", "it moved", "Please record"
     if i < 2:
         return False
     if tokens[i - 1].lower() == "to" and tokens[i - 2].lower() in _WANTING:
@@ -1690,17 +1719,29 @@ _PERCENT_WORDS = frozenset({"percent", "percentage", "pct", "rate"})
 #: Kinds of quantity, each with the units and the nouns that say it: a number said with a unit
 #: ("82 kilos", "100 km/h") goes to an argument that says that kind ("weight_kg", "speed_kmh").
 _QUANTITY_KINDS = {kind: frozenset(words.split()) for kind, words in {
-    "mass": "kg kgs kilo kilos kilogram kilograms kilogramme kilogrammes g gram grams gramme grammes lb lbs "
+    "mass": "kg kgs kilo kilos kilogram kilograms kilogramme kilogrammes g gram grams gramme grammes mg milligram "
+            "milligrams lb lbs "
             "oz ounce ounces weight mass",
     "length": "mm millimetre millimetres millimeter millimeters cm centimetre centimetres centimeter centimeters "
               "m metre metres meter meters km kilometre kilometres kilometer kilometers mi mile miles ft foot "
               "feet inch inches yd yard yards height length distance width depth",
     "speed": "km/h kmh kph mph m/s speed velocity",
-    "duration": "sec secs second seconds min mins minute minutes hr hrs hour hours duration",
+    # Days to years in the plural only: a "year" argument is a calendar's, and "a 7 year old" no span.
+    "duration": "sec secs second seconds min mins minute minutes hr hrs hour hours days weeks months years yrs "
+                "duration",
     "volume": "ml millilitre millilitres milliliter milliliters l litre litres liter liters cl dl gallon gallons "
               "volume",
 }.items()}
 _KIND_OF = {word: kind for kind, words in _QUANTITY_KINDS.items() for word in words}
+#: A unit written right after its number, with no space ("4kg", "200mg", "10km", "5.8l/100km"): one
+#: of two letters or more, or a single one before "/" (a rate).  A single letter alone is not
+#: read so ("5G" and "$5m" are no grams or metres); nor are other letters ("3rd", "5pm", "1Z99").
+_GLUED_UNIT = "|".join(sorted({re.escape(u) for u in (*_UNIT_LONG, *_KIND_OF) if len(u) > 1 and u.isalpha()},
+                              key=lambda u: (-len(u), u)))
+#: A number as written, alone or with its unit glued on (:data:`_GLUED_UNIT`): never the "5" of
+#: "5.8l" (which had been offered as a number read up to its point).
+_OFFERED_NUMBER = re.compile(rf"(?<![\w.])\d+(?:,\d{{3}})*(?:\.\d+)?(?!\.\d)(?:(?!\w)|(?=(?:{_GLUED_UNIT})\b"
+                             rf"|[^\W\d_]/))", re.IGNORECASE)
 #: A unit written after a number: a word, or two joined by "/" ("km/h"), or a word "per" a time.
 _UNIT_WORD = re.compile(r"[ \t]*([^\W\d_]+(?:/[^\W\d_]+)?)(?:[ \t]+per[ \t]+(hour|second|minute)\b)?",
                         re.IGNORECASE)
@@ -1733,18 +1774,19 @@ def _argument_kind(name: str, description: str) -> str | None:
     return None
 
 
-def _by_unit(numbers: list[float], argument: Any, said: Said) -> list[float]:
+def _by_unit(numbers: list[float], argument: Any, said: Said, strict: bool = False) -> list[float]:
     """The numbers a number argument of a kind of quantity takes: those said with a unit of its
     kind, when any is, else not those said with a unit of another kind ("BMI for 82 kilos and
     180 cm": the 135M model gave the height 82, and the check asked back).  Nothing is narrowed to
-    nothing."""
+    nothing, unless ``strict`` (an optional argument, which the tool does without: "200 mg" is
+    no patient's age in years)."""
     if not said.number_kinds:
         return numbers
     kind = _argument_kind(str(getattr(argument, "name", "") or ""), str(getattr(argument, "description", "") or ""))
     if kind is None:
         return numbers
     mine = [n for n in numbers if said.number_kinds.get(n) == kind]
-    return mine or [n for n in numbers if said.number_kinds.get(n, kind) == kind] or numbers
+    return mine or [n for n in numbers if said.number_kinds.get(n, kind) == kind] or ([] if strict else numbers)
 
 
 #: How a count argument's description starts: "How many people share it".
@@ -2132,7 +2174,7 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
             tokens = _TOKEN.findall(text.lower())
             return text.lower() in declared_values or bool(tokens) and (tokens[0] in declared_values
                                                                         or tokens[-1] in declared_values)
-        texts = [t for t in texts if not edged(t)] or texts
+        texts = [t for t in texts if not edged(t)]
     claims = _claims(properties, arguments, texts, said)
     has_place = any(takes_place(a) for a in arguments)
     has_maker = any(takes_maker(a) for a in arguments)
@@ -2260,11 +2302,34 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
     return {**schema, "properties": out, "required": [*required, *plain]} if plain else {**schema, "properties": out}
 
 
+#: What a number argument's name or description says when it takes a part of a time of day.
+_CLOCK_WORDS = frozenset({"hour", "hours", "minute", "minutes", "hh", "mm", "clock", "o'clock"})
+
+
+def _clock_numbers(question: str) -> frozenset[float]:
+    """The numbers ``question`` says only as the hour or the minutes of a time written with a colon
+    ("07:45": 7 and 45), the time no argument took: "I took 200 mg of ibuprofen at 07:45" had been
+    offered a patient's age of 7 or 45."""
+    text = question[:MAX_SAID_CHARS]
+    spans = [m.span() for m in _TIME.finditer(text) if ":" in m.group(0)]
+    if not spans:
+        return frozenset()
+    inside: set[float] = set()
+    outside: set[float] = set()
+    for start, value, _ in _written_numbers(text):
+        (inside if any(a <= start < b for a, b in spans) else outside).add(value)
+    return frozenset(inside - outside)
+
+
 def _numbers_for(kind: str, numbers: list[float], argument: Any, arguments: Sequence[Any], said: Said) -> list[Any]:
     """The said ``numbers`` a number or integer ``argument`` is offered (an integer's whole ones, as
-    ints): by what they are said as (a percentage, a quantity of a unit, money for a count) and by
-    what they count (:func:`_by_noun`)."""
-    narrowed = _by_unit(_by_percent(numbers, argument, said), argument, said)
+    ints): not a time of day's hour or minutes, unless it takes one (:func:`_clock_numbers`), and
+    by what they are said as (a percentage, a quantity of a unit, money for a count) and by what
+    they count (:func:`_by_noun`)."""
+    if said.clock and not _says(argument, _CLOCK_WORDS):
+        numbers = [n for n in numbers if n not in said.clock]
+    narrowed = _by_unit(_by_percent(numbers, argument, said), argument, said,
+                        strict=getattr(argument, "required", True) is False)
     if kind == "integer":
         return [int(n) for n in _by_noun(_by_money(narrowed, argument, said), argument, arguments, said)
                 if n.is_integer()]

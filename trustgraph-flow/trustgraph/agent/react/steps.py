@@ -371,7 +371,10 @@ def said_for(step: Step, pending: Pending) -> Said:
     whole = grounded(tool.schema, tool.arguments, step.said, words).get("properties") or {}
     mine = grounded(tool.schema, tool.arguments, own, words).get("properties") or {}
     for name in tool.schema.get("required") or ():
-        if "enum" in (whole.get(name) or {}) and "enum" not in (mine.get(name) or {}):
+        offered = (mine.get(name) or {}).get("enum")
+        # (The request whole, offered where it says nothing else, is no value of its own: "..., and
+        # how has it moved over the past month?" had priced the ticker "past".)
+        if "enum" in (whole.get(name) or {}) and (offered is None or offered == [own.question]):
             return step.said
     return own
 
