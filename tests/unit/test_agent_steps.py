@@ -128,9 +128,13 @@ def test_among_tools_the_ranker_cannot_tell_apart_the_one_that_takes_what_the_qu
     got = by_coverage(ranked(local_time=0.507, time_difference=0.494, weather=0.3), noon)
     assert [r.tool.name for r in got] == ["time-difference", "local-time", "weather"]
     assert got[0].meaning - got[1].meaning >= calibration.lead and got[0].score == got[0].meaning
+    # Up to two leads behind ("Please record that I took 200 mg of ibuprofen at 07:45": 0.08).
+    got = by_coverage(ranked(local_time=0.55, time_difference=0.55 - 1.9 * calibration.lead, weather=0.3), noon)
+    assert got[0].tool.name == "time-difference"
     # Unchanged: the ranker's first leads; one place said (both take it); no tool near enough to
     # be about the question (evidence between tools, never for one).
-    for question, meaning in [(noon, {"local_time": 0.6, "time_difference": 0.5, "weather": 0.3}),
+    for question, meaning in [(noon, {"local_time": 0.6, "time_difference": 0.6 - 2.1 * calibration.lead,
+                                      "weather": 0.3}),
                               ("Is it the middle of the night in Honolulu?", {"local_time": 0.42,
                                                                                "time_difference": 0.40}),
                               (noon, {"local_time": 0.19, "time_difference": 0.18, "weather": 0.17})]:

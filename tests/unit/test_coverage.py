@@ -204,3 +204,31 @@ def test_an_arithmetic_expression_is_a_value_and_its_numbers_no_numbers():
     assert found is not None and found[0] == 0
     found = most_covered([SPLIT, CALCULATOR], "Split $120 between 4 people")
     assert found is not None and found[0] == 0
+
+
+JOURNEY = tool("plan-journey", "Plan a trip on public transport", arg("origin", description="Where from"),
+               arg("destination", description="Where to"))
+RESERVE = tool("reserve-book", "Reserve a library book", arg("title", description="The book's title"),
+               arg("branch", enum=["central", "northside", "riverside"], required=False))
+FUEL_COST = tool("trip-fuel-cost", "What the fuel for a trip costs", arg("distance_km", "number"),
+                 arg("consumption_l_per_100km", "number", "The car's fuel consumption in litres per 100 km",
+                     required=False),
+                 arg("price_per_litre", "number", "The fuel price per litre in euros", required=False))
+ECONOMY = tool("fuel-economy", "How many litres per 100 km a car used", arg("distance_km", "number"),
+               arg("litres", "number", "The litres of fuel it took to fill the tank back up"))
+
+
+def test_places_after_the_declared_values_and_rates_are_read_as_what_they_are():
+    # "from Riverside Park to the Old Town": two places (the second after "the"), and no library
+    # branch "riverside" (an argument of declared values takes one of them, and a place's name of
+    # several words says none): the journey planner had tied with the book reservation.
+    question = "What's the quickest way to get from Riverside Park to the Old Town on public transport?"
+    assert kinds(question) == {"Riverside Park": {"place"}, "Old Town": {"place"}}
+    assert most_covered([RESERVE, JOURNEY], question) == (1, 2)
+    assert most_covered([RESERVE, JOURNEY], "Reserve Dune at riverside") == (0, 1)   # the branch, said alone
+    # "5.8 l/100km" is a rate: no division (its numbers had been an expression's, which neither
+    # tool takes), and no volume.
+    question = "Fuel cost for a two hundred km trip if my car does 5.8 l/100km?"
+    assert "expression" not in {k for ks in kinds(question).values() for k in ks}
+    assert "volume" not in kinds(question)["#5.8@51"]
+    assert most_covered([FUEL_COST, ECONOMY], question) == (0, 3)

@@ -1619,3 +1619,31 @@ def test_verbs_after_who_does_them_and_the_words_that_place_a_period_are_no_valu
             ToolArgument(name="period", type="string", description="How far back", enum=["week", "month"],
                          required=False)]
     assert sorted(_offers(tool, question)["name"]) == sorted(offered)
+
+
+@pytest.mark.parametrize("question, first", [
+    ("Is there an ebook version of Project Hail Mary I could borrow?", "Project Hail Mary"),
+    ("Do you have The Lord of the Rings?", "The Lord of the Rings"),
+    ("Who wrote Pride and Prejudice?", "Pride and Prejudice"),
+    ("I want to read something by Ursula K. Le Guin", "Ursula K. Le Guin"),
+    ("Have you got any books about beekeeping?", "beekeeping"),          # no name: what it looks for
+])
+def test_a_query_that_looks_up_titles_takes_the_names_said_first(question, first):
+    # The catalog had been searched for the whole question, and the format said in it was lost.
+    catalog = [ToolArgument(name="query", type="string", description="What to look for: a title, an author or a subject"),
+               ToolArgument(name="format", type="string", enum=["book", "ebook"], required=False)]
+    got = _offers(catalog, question)
+    assert got["query"][0] == first
+    web = [ToolArgument(name="query", type="string", description="What to search the web for")]
+    assert _offers(web, "Who wrote Pride and Prejudice?")["query"] == ["Who wrote Pride and Prejudice"]
+
+
+def test_a_line_whose_examples_are_numbers_and_codes_takes_a_value_with_digits_and_a_stop_is_a_place():
+    alerts = [ToolArgument(name="line", type="string", description="Only this line, e.g. 73 or N8", required=False),
+              ToolArgument(name="mode", type="string", enum=["bus", "tram", "train"], required=False)]
+    # "morning" had been offered; with nothing of its kind said the line is the model's, whose guess
+    # an all-optional tool's call leaves out (``optional_guesses``).
+    assert _offers(alerts, "Are the trains running on time this morning?")["line"] is None
+    assert _offers(alerts, "any delays on line 42?")["line"] == ["42"]
+    departures = [ToolArgument(name="stop", type="string", description="The stop or station, e.g. Market Square")]
+    assert _offers(departures, "When does the next 42 bus leave Park Lane")["stop"] == ["Park Lane"]   # had been "42 bus"

@@ -56,8 +56,9 @@ UNITS = frozenset(w for w, kind in _KIND_OF.items() if kind != "duration" and le
     | frozenset("celsius fahrenheit kelvin centigrade pound pounds".split())
 #: A currency's name that is a unit of mass too.
 _POUND = frozenset({"pound", "pounds"})
-#: A place: a capitalised name (of one or more words) after "in", "at", "near", "from", "to" or "between".
-_PLACE = re.compile(rf"{PLACE_LEAD}([A-Z][\w'-]*(?:[ \t]+[A-Z][\w'-]*)*)")
+#: A place: a capitalised name (of one or more words) after "in", "at", "near", "from", "to" or
+#: "between", and "the" ("from Riverside Park to the Old Town").
+_PLACE = re.compile(rf"{PLACE_LEAD}(?:the[ \t]+)?([A-Z][\w'-]*(?:[ \t]+[A-Z][\w'-]*)*)")
 
 LANGUAGE, CURRENCY, UNIT, PLACE, TEXT, WORD, NUMBER = "language", "currency", "unit", "place", "text", "word", "number"
 DAY, TIME, EXPRESSION = "day", "time", "expression"
@@ -170,7 +171,11 @@ def argument_kind(argument: Any, tool_description: str = "") -> str | None:
     return inherited[0] if len(inherited) == 1 else None
 
 
-def _takes(kind: str | None, value: Value) -> bool:
+def _takes(kind: str | None, value: Value, declared: Sequence[Any] = ()) -> bool:
+    if declared:
+        # An argument of declared values takes one of them only: a library's branch "riverside" is
+        # no place "Riverside Park".
+        return any(isinstance(d, str) and d.lower() == value.text.strip("'").lower() for d in declared)
     if kind is None:
         # A string argument of no known kind ("item", "topic") may hold a text or a name: a tool
         # whose reminder "text" takes "'call the plumber'" is no likelier than a list's "item".
@@ -211,13 +216,13 @@ def covered(arguments: Sequence[Any], tool_description: str, values: Sequence[Va
     a cooking method, which a nutrition lookup as near has no argument for."""
     read = [(argument_kind(a, tool_description), getattr(a, "type", None), a) for a in arguments]
     declared = [kind is None and bool(words) and says_declared(a, words) for kind, _, a in read]
-    kinds = [kind for (kind, type_, _), own in zip(read, declared, strict=True)
+    kinds = [(kind, tuple(getattr(a, "enum", None) or ())) for (kind, type_, a), own in zip(read, declared, strict=True)
              if not own and (kind is not None or not surely and type_ in (None, "string"))]
-    takers = sorted(kinds, key=lambda k: sum(_takes(k, v) for v in values))
+    takers = sorted(kinds, key=lambda k: sum(_takes(*k[:1], v, k[1]) for v in values))
     free = list(values)
     count = sum(declared)
-    for kind in takers:
-        taken = next((v for v in free if _takes(kind, v)), None)
+    for kind, enum in takers:
+        taken = next((v for v in free if _takes(kind, v, enum)), None)
         if taken is not None:
             free.remove(taken)
             count += 1
@@ -231,8 +236,10 @@ def most_covered(tools: Sequence[Any], question: str) -> tuple[int, int] | None:
     None when no tool does, or that tool's required arguments do not all surely take a value
     ("Write me a poem about Lisbon in Portuguese" says a language, and no word to translate)."""
     values = said(question)
-    # A quoted text's words are that text's ("Spell 'boil'" says no cooking method).
-    words = frozenset(_words(_QUOTED.sub(" ", question[:MAX_SAID_CHARS])))
+    # A quoted text's words are that text's ("Spell 'boil'" says no cooking method), and so are the
+    # words of a place's name of several ("from Riverside Park" says no library branch "riverside").
+    names = {w for v in values if PLACE in v.kinds and " " in v.text for w in _words(v.text)}
+    words = frozenset(_words(_QUOTED.sub(" ", question[:MAX_SAID_CHARS]))) - names
     if len(tools) < 2:
         return None
     sure = [covered(getattr(t, "arguments", None) or (), getattr(t, "description", "") or "", values, words=words)

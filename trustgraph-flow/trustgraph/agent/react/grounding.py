@@ -678,9 +678,11 @@ def _moment_kind(argument: Any) -> re.Pattern[str] | None:
 
 #: The last part of a string argument's name that says its value is written with digits.
 _NUMBER_NAMES = frozenset({"number", "num", "no", "nr"})
-#: An example that is one identifier of letters and digits ("BA117", "1Z999AA1", "A-12"), then
-#: the example's end, a comma or an "or".
-_NUMBERED_EXAMPLE = re.compile(r"\s*(?=[\w-]*\d)(?=[\w-]*[^\W\d_])[\w-]+\s*(?:$|,|or\b)")
+#: An example that is one identifier of letters and digits ("BA117", "1Z999AA1", "A-12"), or of
+#: digits alone that another example of letters and digits follows ("e.g. 73 or N8": a bus line),
+#: then the example's end, a comma or an "or".
+_NUMBERED_EXAMPLE = re.compile(r"\s*(?:(?=[\w-]*\d)(?=[\w-]*[^\W\d_])[\w-]+"
+                               r"|\d+(?=\s*(?:,|or\b)\s*(?=[\w-]*\d)(?=[\w-]*[^\W\d_])[\w-]+))\s*(?:$|,|or\b)")
 
 
 #: What an identifier's name or description says when it is a phone number, and a phone number
@@ -896,7 +898,11 @@ def arithmetic(text: str) -> list[tuple[int, str]]:
     starts."""
     text = text[:MAX_SAID_CHARS]
     return [(at + start, e) for at, piece in _pieces(text, _EXPRESSION_PIECE_END)
-            for start, e in _expressions(piece) if _OPERATION.search(e)]
+            for start, e in _expressions(piece) if _OPERATION.search(_RATE.sub(" ", e))]
+
+
+#: A unit's "/" (a letter before it, no space): a rate, no division ("5.8 l/100km" is no sum).
+_RATE = re.compile(r"(?<=[^\W\d_])/")
 
 
 #: The marks a quoted text opens with (:data:`_QUOTED`).
@@ -1608,9 +1614,43 @@ def _by_query(prop: dict[str, Any], argument: Any, said: Said) -> dict[str, Any]
         if any(t.lower() not in _EDGE_WORDS for t in _TOKEN.findall(sought)):
             break   # not "for me"
         sought = None
-    kept = list(dict.fromkeys([*([sought] if sought else []),
+    # A query that looks up titles or names takes the ones said first: "Is there an ebook version of
+    # Project Hail Mary I could borrow?" had searched the catalog for the whole question (and
+    # lost the format said in it, which the query then repeated).
+    named = _names_in(said) if _says(argument, _TITLE_WORDS) else []
+    kept = list(dict.fromkeys([*named, *([sought] if sought else []),
                                *(v for v in values if v == said.question or v in said.kept)]))
     return {**prop, "enum": kept} if kept and kept != values else prop
+
+
+#: What a query argument says when it looks up titles or names (a catalog's, a directory's).
+_TITLE_WORDS = frozenset({"title", "titles", "author", "authors", "name", "names"})
+
+
+#: A name as a question writes one: capitalised words, joined by spaces, by an initial's point, or
+#: by small words ("Pride and Prejudice", "The Lord of the Rings", "Ursula K. Le Guin").
+_NAME_RUN = re.compile(r"[A-Z][\w'’-]*(?:(?:\.?[ \t]+|(?:[ \t]+(?:of|the|and|&|de|del|da|di|du|la|le|van|von|y)){1,2}[ \t]+)"
+                       r"[A-Z][\w'’-]*)*")
+
+
+def _names_in(said: Said) -> list[str]:
+    """The names the question writes (:data:`_NAME_RUN`), longest first: none where a sentence
+    starts ("Do you have ..."), nor the pronoun "I", nor in a question typed all in capitals or
+    title case (whose capitals name nothing)."""
+    if said.caseless:
+        return []
+    text = said.question[:MAX_SAID_CHARS]
+    out = []
+    for m in _NAME_RUN.finditer(text):
+        name = m.group(0)
+        before = text[:m.start()]
+        if not before.strip() or re.search(r"[.!?:;]\s*$", before):   # a sentence's first word: drop it
+            name = name.split(None, 1)[1] if " " in name else ""
+        name = re.sub(r"(?:[ \t]+I(?:['’]\w+)?)+$", "", name)          # "... Project Hail Mary I could borrow"
+        name = _POSSESSIVE.sub("", re.sub(rf"^(?:(?:{'|'.join(_JOINS)}|and)[ \t]+)+", "", name))   # "the N8", "Apple's"
+        if name and name.lower() not in _I and _TOKEN.search(name):
+            out.append(name)
+    return sorted(dict.fromkeys(out), key=len, reverse=True)
 
 
 #: An argument is a text the tool works on, or carries, when its name or description says so.
@@ -1746,6 +1786,8 @@ _OFFERED_NUMBER = re.compile(rf"(?<![\w.])\d+(?:,\d{{3}})*(?:\.\d+)?(?!\.\d)(?:(
 _UNIT_WORD = re.compile(r"[ \t]*([^\W\d_]+(?:/[^\W\d_]+)?)(?:[ \t]+per[ \t]+(hour|second|minute)\b)?",
                         re.IGNORECASE)
 _UNIT_TOKEN = re.compile(r"[^\W\d_]+/[^\W\d_]+|[^\W\d_]+")
+#: What follows a unit that is a rate per a number of another: "/100km", " per 100 km".
+_PER_NUMBER = re.compile(r"[ \t]*(?:/|per\b)[ \t]*\d", re.IGNORECASE)
 
 
 def _number_kinds(question: str) -> dict[float, str]:
@@ -1755,6 +1797,8 @@ def _number_kinds(question: str) -> dict[float, str]:
     out: dict[float, str | None] = {}
     for _, value, end in _written_numbers(text):
         m = _UNIT_WORD.match(text, end)
+        if m is not None and _PER_NUMBER.match(text, m.end()):
+            continue   # a rate per so many of another unit ("5.8 l/100km" is no volume)
         kind = None if m is None else "speed" if m.group(2) else _KIND_OF.get(m.group(1).lower())
         if kind is not None:
             out[value] = kind if out.get(value, kind) == kind else None
@@ -1986,7 +2030,8 @@ def starts_route(argument: Any) -> bool:
     return _says(argument, _START_WORDS)
 
 
-PLACE_WORDS = frozenset({"city", "town", "place", "location", "where", "country", "region", "area", "destination"})
+PLACE_WORDS = frozenset({"city", "town", "place", "location", "where", "country", "region", "area", "destination",
+                         "origin", "stop", "station", "airport"})
 #: The words a request says a place after: where something is ("in", "at", "near"), and where one
 #: goes or comes from ("from", "to", "between"), its first letter either case.
 PLACE_LEAD = r"\b(?:[Ii]n|[Aa]t|[Nn]ear|[Ff]rom|[Tt]o|[Bb]etween)\s+"
