@@ -1633,7 +1633,7 @@ def test_a_query_that_looks_up_titles_takes_the_names_said_first(question, first
     catalog = [ToolArgument(name="query", type="string", description="What to look for: a title, an author or a subject"),
                ToolArgument(name="format", type="string", enum=["book", "ebook"], required=False)]
     got = _offers(catalog, question)
-    assert got["query"][0] == first
+    assert got["query"][0] == first and question.rstrip("?") not in got["query"]   # the model wrote it, offered
     web = [ToolArgument(name="query", type="string", description="What to search the web for")]
     assert _offers(web, "Who wrote Pride and Prejudice?")["query"] == ["Who wrote Pride and Prejudice"]
 

@@ -1617,9 +1617,10 @@ def _by_query(prop: dict[str, Any], argument: Any, said: Said) -> dict[str, Any]
     # A query that looks up titles or names takes the ones said first: "Is there an ebook version of
     # Project Hail Mary I could borrow?" had searched the catalog for the whole question (and
     # lost the format said in it, which the query then repeated).
+    # (Then not the question whole: the 135M model, offered both, wrote the question.)
     named = _names_in(said) if _says(argument, _TITLE_WORDS) else []
     kept = list(dict.fromkeys([*named, *([sought] if sought else []),
-                               *(v for v in values if v == said.question or v in said.kept)]))
+                               *(v for v in values if (v == said.question and not named) or v in said.kept)]))
     return {**prop, "enum": kept} if kept and kept != values else prop
 
 
