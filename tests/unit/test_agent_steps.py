@@ -497,6 +497,22 @@ def test_a_first_step_of_several_requests_is_ranked_for_the_first_when_it_plainl
     assert [t.name for t in prepare(request("Is it cold in Oslo?"), DATES, {}, Confidence()).tools][0] == "weather"
 
 
+def test_the_first_request_of_several_takes_its_own_values():
+    # "Roll two dice and then pick a random number between 1 and 50" had rolled dice of 1 side.
+    chance = registry_of(
+        declared("roll-dice", "Roll one or more dice", {"name": "sides", "type": "integer", "required": False,
+                                                       "description": "Faces on each die"},
+                 {"name": "count", "type": "integer", "required": False, "description": "How many dice to roll"}),
+        declared("random-number", "Pick a random whole number between a minimum and a maximum",
+                 {"name": "minimum", "type": "integer", "required": False},
+                 {"name": "maximum", "type": "integer", "required": False}))
+    step = prepare(request("Roll two dice and then pick a random number between 1 and 50"), chance, {}, Confidence())
+    assert step.tools[0].name == "roll-dice" and step.said.numbers == [2]
+    # A first request that says none of its tool's values takes the question's.
+    weather = prepare(request("What's it like there, and is it raining in Oslo?"), REGISTRY, {}, Confidence())
+    assert "Oslo" in weather.said.texts
+
+
 def test_a_question_of_one_request_or_a_failed_step_has_no_next_request():
     weather = AgentStep(action="weather", arguments={"city": "Oslo"}, observation="3°C")
     assert next_request(prepare(request("Is it cold in Oslo?", [weather]), DATES, {}), Confidence()) is None

@@ -319,6 +319,12 @@ class AsyncProcessor:
         add_processor_args(parser)
 
     @classmethod
+    def checked(cls, params: dict[str, Any]) -> int | None:
+        """A subclass's check of its own making that the command line asks for instead of running
+        (:class:`DynamicToolService`'s ``--check``): its exit status, or None to run."""
+        return None
+
+    @classmethod
     def launch(cls, ident: str, doc: str | None = None, argv: list[str] | None = None) -> None:
         """Console-script entry: parse flags, configure logging, run until signalled."""
         parser = argparse.ArgumentParser(prog=ident, description=doc,
@@ -335,6 +341,8 @@ class AsyncProcessor:
             print(f"{ident}: error: {e}", file=sys.stderr, flush=True)
             sys.exit(2)
         params["pulsar_api_key_file"] = params["rabbitmq_password_file"] = None
+        if (code := cls.checked(params)) is not None:
+            sys.exit(code)
         logsafe.configure(params.get("log_level") or "INFO", _LOG_FORMAT, sys.stderr, secret_values(params))
         # Spans when the operator's OTEL_* asks for them; exported at the end (atexit: whatever ends us).
         traced = tracing.setup(params["id"])

@@ -60,6 +60,7 @@ import contextlib
 import inspect
 import logging
 import math
+import sys
 import time
 import types
 from collections.abc import Mapping, Sequence
@@ -352,8 +353,28 @@ class DynamicToolService(AsyncProcessor):
             raise ServiceError(message_or_type(e)) from e
 
     @classmethod
+    def checked(cls, params: dict[str, Any]) -> int | None:
+        """``--check``: the declared tools checked as the service checks them before it serves (and
+        every reader of its announcement), each problem printed, errors first, and nothing
+        connected to: 0 when it would start (warnings aside), 2 when it would not."""
+        if not params.get("check"):
+            return None
+        problems = cls(**{**params, "metrics": False}).declaration()
+        for error in problems.errors:
+            print(f"{params['id']}: error: {error}", file=sys.stderr)
+        for warning in problems.warnings:
+            print(f"{params['id']}: warning: {warning}", file=sys.stderr)
+        if not problems.errors:
+            print(f"{params['id']}: {len(cls.tools)} declared tool(s) would be announced"
+                  + (f" ({len(problems.warnings)} warning(s))" if problems.warnings else ""))
+        return 2 if problems.errors else 0
+
+    @classmethod
     def add_args(cls, parser: argparse.ArgumentParser) -> None:
         super().add_args(parser)
+        parser.add_argument("--check", action="store_true",
+                            help="check the declared tools and exit (0: it would start; 2: it would "
+                                 "not, each problem said), connecting to nothing")
         parser.add_argument("-t", "--topic", default=cls.default_topic,
                             help="tool-service topic: requests on non-persistent://tg/request/TOPIC, "
                                  "responses on non-persistent://tg/response/TOPIC (default "

@@ -183,19 +183,23 @@ def prepare(request: AgentRequest, registry: Registry, failures: Mapping[int, st
     requests are served in turn (:func:`next_request`), and the whole question can be as near two
     tools ("How many days until 25 December 2026, and what day of the week is that?" asked back)."""
     tools = filter_tools(registry.tools.values(), request.group, request.state)
+    history = list(request.history or [])
+    results = [(h.action, h.observation or "") for i, h in enumerate(history) if h.action and i not in failures]
+    said = said_values(request.question, [r for _, r in results])
     ranked = ordered(request.question, tools)
     if policy is not None and not request.history and len(parts := intent.requests_of(request.question)) > 1:
         first = ordered(parts[0], tools)
         meaning = {r.tool.name: r.meaning for r in first if r.meaning is not None}
-        if clear_first(meaning, list(meaning), policy) is not None:
+        if (asked := clear_first(meaning, list(meaning), policy)) is not None:
             ranked = first
+            # And its values are that request's own: "Roll two dice and then pick a random number
+            # between 1 and 50" had rolled dice of 1 side, the next request's bound.
+            said = _request_said(next(r.tool for r in first if r.tool.name == asked), parts[0], said)
     ranked = fit(ranked)
-    history = list(request.history or [])
-    results = [(h.action, h.observation or "") for i, h in enumerate(history) if h.action and i not in failures]
     return Step(request=request, tools=[r.tool for r in ranked],
                 meaning={r.tool.name: r.meaning for r in ranked if r.meaning is not None},
-                failures=dict(failures), said=said_values(request.question, [r for _, r in results]),
-                context=registry.context, results=results, approval=registry.catalog.approval)
+                failures=dict(failures), said=said, context=registry.context, results=results,
+                approval=registry.catalog.approval)
 
 
 def ordered(question: str, tools: Sequence[Any]) -> list[Ranked]:
@@ -373,18 +377,23 @@ def said_for(step: Step, pending: Pending) -> Said:
     the local time in Tokyo?" had been Lisbon's, said first), else the whole question (a request
     that says "there" or "it" takes them from the one before it)."""
     tool = step.tool(pending.tool)
-    if tool is None:
-        return step.said
-    own = said_values(pending.request, [])
+    return step.said if tool is None else _request_said(tool, pending.request, step.said)
+
+
+def _request_said(tool: Tool, request: str, said: Said) -> Said:
+    """What ``tool``'s call for one ``request`` of a question takes its values from: that request's
+    own words when they give each required argument of the tool values as the whole question
+    (``said``) does, else the whole question's."""
+    own = said_values(request, [])
     words = own_words(tool.name, tool.description or "")
-    whole = grounded(tool.schema, tool.arguments, step.said, words).get("properties") or {}
+    whole = grounded(tool.schema, tool.arguments, said, words).get("properties") or {}
     mine = grounded(tool.schema, tool.arguments, own, words).get("properties") or {}
     for name in tool.schema.get("required") or ():
         offered = (mine.get(name) or {}).get("enum")
         # (The request whole, offered where it says nothing else, is no value of its own: "..., and
         # how has it moved over the past month?" had priced the ticker "past".)
         if "enum" in (whole.get(name) or {}) and (offered is None or offered == [own.question]):
-            return step.said
+            return said
     return own
 
 
