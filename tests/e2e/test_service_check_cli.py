@@ -1,4 +1,4 @@
-"""A tool service's ``--check``: its declared tools checked as it checks them before it serves,
+"""A tool service's ``--check-tools``: its declared tools checked as it checks them before it serves,
 from the command line, with no broker (a service author's first run)."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def check(tmp_path: Path, tools: str) -> subprocess.CompletedProcess:
     path = tmp_path / "service.py"
     path.write_text(SERVICE.replace("TOOLS", tools))
     # An unreachable broker: the check connects to nothing, so it never waits on one.
-    return subprocess.run([sys.executable, str(path), "--check", "-p", "pulsar://127.0.0.1:9"],
+    return subprocess.run([sys.executable, str(path), "--check-tools", "-p", "pulsar://127.0.0.1:9"],
                           capture_output=True, text=True, timeout=120)
 
 
@@ -53,4 +53,4 @@ def test_help_names_the_flag(tmp_path):
     path = tmp_path / "service.py"
     path.write_text(SERVICE.replace("TOOLS", "[]"))
     r = subprocess.run([sys.executable, str(path), "--help"], capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0 and "--check" in r.stdout
+    assert r.returncode == 0 and "--check-tools" in r.stdout

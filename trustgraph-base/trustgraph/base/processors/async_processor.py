@@ -321,7 +321,7 @@ class AsyncProcessor:
     @classmethod
     def checked(cls, params: dict[str, Any]) -> int | None:
         """A subclass's check of its own making that the command line asks for instead of running
-        (:class:`DynamicToolService`'s ``--check``): its exit status, or None to run."""
+        (:class:`DynamicToolService`'s ``--check-tools``): its exit status, or None to run."""
         return None
 
     @classmethod

@@ -354,10 +354,10 @@ class DynamicToolService(AsyncProcessor):
 
     @classmethod
     def checked(cls, params: dict[str, Any]) -> int | None:
-        """``--check``: the declared tools checked as the service checks them before it serves (and
+        """``--check-tools``: the declared tools checked as the service checks them before it serves (and
         every reader of its announcement), each problem printed, errors first, and nothing
         connected to: 0 when it would start (warnings aside), 2 when it would not."""
-        if not params.get("check"):
+        if not params.get("check_tools"):
             return None
         problems = cls(**{**params, "metrics": False}).declaration()
         for error in problems.errors:
@@ -372,7 +372,7 @@ class DynamicToolService(AsyncProcessor):
     @classmethod
     def add_args(cls, parser: argparse.ArgumentParser) -> None:
         super().add_args(parser)
-        parser.add_argument("--check", action="store_true",
+        parser.add_argument("--check-tools", action="store_true",
                             help="check the declared tools and exit (0: it would start; 2: it would "
                                  "not, each problem said), connecting to nothing")
         parser.add_argument("-t", "--topic", default=cls.default_topic,
