@@ -1647,3 +1647,14 @@ def test_a_line_whose_examples_are_numbers_and_codes_takes_a_value_with_digits_a
     assert _offers(alerts, "any delays on line 42?")["line"] == ["42"]
     departures = [ToolArgument(name="stop", type="string", description="The stop or station, e.g. Market Square")]
     assert _offers(departures, "When does the next 42 bus leave Park Lane")["stop"] == ["Park Lane"]   # had been "42 bus"
+
+
+@pytest.mark.parametrize("question, activity", [
+    ("I went for a 30 minute run this morning, can you log it?", ["running"]),   # had offered all three
+    ("Log 40 minutes of swimming", ["swimming"]),
+    ("I cycled 20 km", ["cycling"]),
+])
+def test_a_declared_value_is_said_in_any_regular_form_a_doubled_consonant_too(question, activity):
+    workout = [ToolArgument(name="activity", type="string", enum=["running", "swimming", "cycling"]),
+               ToolArgument(name="duration_minutes", type="integer", description="How long", required=False)]
+    assert _offers(workout, question)["activity"] == activity

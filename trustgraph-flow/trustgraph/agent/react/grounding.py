@@ -1717,16 +1717,21 @@ _ENDINGS = ("ing", "ed", "es", "s", "e")
 @functools.lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """``word`` (lower case) without its regular endings, keeping at least three letters: the
-    forms of one word meet ("driving", "drives", "drive" -> "driv"; "batteries", "battery"), and
-    a short word is its own ("use", "bus", "red")."""
+    forms of one word meet ("driving", "drives", "drive" -> "driv"; "batteries", "battery";
+    "running", "run"), and a short word is its own ("use", "bus", "red")."""
     if word.endswith("ies") and len(word) > 5:
         word = word[:-3] + "y"
+    cut = False
     while True:
         for end in _ENDINGS:
             if word.endswith(end) and len(word) - len(end) >= 3:
-                word = word[:-len(end)]
+                word, cut = word[:-len(end)], True
                 break
         else:
+            # A consonant doubled before the ending is one ("running", "swimming", "stopped"; not
+            # "spelling", "dressing", "added"): "a 30 minute run" says the activity `running`.
+            if cut and len(word) >= 4 and word[-1] == word[-2] and word[-1] not in "aeioulsfz":
+                word = word[:-1]
             return word
 
 
