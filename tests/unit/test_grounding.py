@@ -1658,3 +1658,12 @@ def test_a_declared_value_is_said_in_any_regular_form_a_doubled_consonant_too(qu
     workout = [ToolArgument(name="activity", type="string", enum=["running", "swimming", "cycling"]),
                ToolArgument(name="duration_minutes", type="integer", description="How long", required=False)]
     assert _offers(workout, question)["activity"] == activity
+
+
+def test_an_activity_said_after_who_did_it_is_a_value():
+    # "I cycled for 40 minutes, how many calories did that burn?" had burned the exercise "burn" once
+    # verbs after "I" were no values; only the common ones are not ("I took").
+    burned = [ToolArgument(name="exercise", type="string", description="The exercise"),
+              ToolArgument(name="duration_minutes", type="number", description="How long")]
+    assert "cycled" in _offers(burned, "I cycled for 40 minutes, how many calories did that burn?")["exercise"]
+    assert "took" not in _offers(burned, "I took a walk for 40 minutes")["exercise"]

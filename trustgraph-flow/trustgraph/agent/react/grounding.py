@@ -85,7 +85,7 @@ from typing import Any, NamedTuple
 
 from trustgraph.catalog.relevance import COMMON_WORDS, content_words
 
-from .wordlists import COUNTRY_CODES, CURRENCIES, CURRENCY_CODES, CURRENCY_NAMES, NOT_PLACES
+from .wordlists import COUNTRY_CODES, CURRENCIES, CURRENCY_CODES, CURRENCY_NAMES, LIGHT_VERBS, NOT_PLACES
 
 __all__ = ["Said", "address_kind", "argument_currency", "arithmetic", "grounded", "money_said", "named_arguments",
            "optional_guesses", "other_currency", "own_words", "quantity_units", "said_kinds", "said_once", "said_values",
@@ -964,9 +964,9 @@ _WANTING = frozenset("like love want wants wanted need needs wanna".split())
 #: Verbs that say how something is, and the word after them what it is like: no values ("The basil
 #: looks thirsty").
 _LINKING = frozenset("looks look seems seem appears appear feels feel sounds smells tastes".split())
-#: Who does something, said before what they do: the word after one, written small, is a verb ("I
-#: took 200 mg", "how has it moved": the 135M model had logged the drug "took").  Not "you", which
-#: is said as often after a verb ("a joke for you").
+#: Who does something, said before what they do: a common verb after one (:data:`LIGHT_VERBS`) is no
+#: value ("I took 200 mg", "how has it moved": the 135M model had logged the drug "took"; "I cycled"
+#: is an exercise).  Not "you", which is said as often after a verb ("a joke for you").
 _DOERS = frozenset("i we they he she it".split())
 #: Words that place a period in time, said before it: no values ("over the past month" had priced
 #: the ticker "past").
@@ -987,8 +987,9 @@ def _after_modal(tokens: list[str], i: int) -> bool:
         return True
     if i + 1 < len(tokens) and tokens[i].lower() in _WHICH_PERIOD and tokens[i + 1].lower() in _PERIODS:
         return True    # "the past month", "next Friday"
-    if i >= 1 and tokens[i].islower() and tokens[i - 1].lower() in (*_DOERS, "please"):
-        return True    # "I took", "it moved", "Please record"
+    if i >= 1 and tokens[i].islower() and (tokens[i - 1].lower() == "please"
+                                           or tokens[i - 1].lower() in _DOERS and tokens[i] in LIGHT_VERBS):
+        return True    # "Please record", "I took", "it moved" (not "I cycled": an activity)
     if i < 2:
         return False
     if tokens[i - 1].lower() == "to" and tokens[i - 2].lower() in _WANTING:

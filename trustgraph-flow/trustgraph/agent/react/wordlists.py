@@ -49,3 +49,14 @@ short particular public private person mind bed love trouble charge stock use tu
 #: "on Friday"), or said after "in" in lower case ("in characters"): read so by grounding and
 #: coverage alike.
 NOT_PLACES = LANGUAGES | CURRENCIES | CALENDAR | IN_PHRASES
+
+
+#: Verbs said of oneself that are no value of any tool ("I took 200 mg", "it moved", "I forgot my
+#: password"), in their common forms: what someone did, not what a tool is asked about.  Not the
+#: verbs of an activity a tool may log or count ("I cycled", "I ran", "I swam").
+LIGHT_VERBS = frozenset("""take takes took taken taking go goes went gone going make makes made making say says said
+think thinks thought know knows knew move moves moved moving feel feels felt keep keeps kept try tries tried
+use uses used using see sees saw seen hear heard find finds found give gives gave given put puts left come comes
+came buy buys bought pay pays paid send sends sent tell tells told ask asks asked forget forgot forgotten
+lose lost miss missed start started stop stopped finish finished wonder wondered guess guessed hope hoped
+mean meant suppose believe reckon love like hate prefer""".split())
