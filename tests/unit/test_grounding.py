@@ -1667,3 +1667,36 @@ def test_an_activity_said_after_who_did_it_is_a_value():
               ToolArgument(name="duration_minutes", type="number", description="How long")]
     assert "cycled" in _offers(burned, "I cycled for 40 minutes, how many calories did that burn?")["exercise"]
     assert "took" not in _offers(burned, "I took a walk for 40 minutes")["exercise"]
+
+
+def test_a_list_of_declared_values_is_those_said_each_once_or_left_out():
+    # "how does my week look overall?" had listed `steps` thirty times.
+    summary = [ToolArgument(name="metrics", type="array", required=False, description="Which figures",
+                            items={"type": "string", "enum": ["steps", "workouts", "calories"]})]
+    got = grounded(optional_schema(*summary), summary, said_values("How many steps and calories this week?", []))
+    metrics = got["properties"]["metrics"]
+    assert (metrics["items"]["enum"], metrics["maxItems"], metrics["uniqueItems"]) == (["steps", "calories"], 2, True)
+    got = grounded(optional_schema(*summary), summary, said_values("How does my week look overall?", []))
+    assert "metrics" not in got["properties"]
+
+
+@pytest.mark.parametrize("question, start, end", [
+    ("Tom from Finance says the freeze starts on 1 September, so book my leave from 18 August to 22 August",
+     ["18 August"], ["22 August"]),
+    ("Please book me off from the 2nd of June until 06/06/2026.", ["2nd of June"], ["06/06/2026"]),
+    ("Book leave on 3 March", ["3 March"], ["3 March"]),            # no range said: either
+])
+def test_a_ranges_start_is_said_after_from_and_its_end_after_to(question, start, end):
+    leave = [ToolArgument(name="start_date", type="string", description="First day"),
+             ToolArgument(name="end_date", type="string", description="Last day")]
+    got = _offers(leave, question)
+    assert (got["start_date"], got["end_date"]) == (start, end)
+
+
+def test_a_tool_of_no_route_is_asked_of_where_one_goes_not_where_one_came_from():
+    # "My sister moved from Dublin to Toronto ... how many people actually live in Toronto?" had
+    # counted Dublin's; a place said after "from" only is still offered ("weather from Rome?").
+    population = [ToolArgument(name="city", type="string", description="The city")]
+    question = "My sister moved from Dublin to Toronto in 2019, how many people actually live in Toronto?"
+    assert _offers(population, question)["city"] == ["Toronto"]
+    assert _offers(population, "What's the news from Rome?")["city"] == ["Rome"]

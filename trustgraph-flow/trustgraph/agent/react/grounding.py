@@ -669,6 +669,21 @@ _DAY_NAMES = frozenset({"date", "day", "when", "deadline"})
 _TIME_NAMES = frozenset({"time", "hour", "clock"})
 
 
+#: The words of an argument's name that say it starts or ends a range, and the words a question
+#: says its value after.
+_RANGE_NAMES = {"start": frozenset({"start", "from", "begin", "begins", "first", "since"}),
+                "end": frozenset({"end", "to", "until", "till", "last", "ends"})}
+_RANGE_WORDS = {"start": ("from", "since", "starting", "beginning"), "end": ("to", "until", "till", "through")}
+
+
+def _range_edge(argument: Any) -> str | None:
+    """"start" or "end" when a declared argument's name says it starts or ends a range
+    (``start_date``, ``end_time``, ``from_date``), else None."""
+    words = set(_name_words(argument).split())
+    edges = [edge for edge, names in _RANGE_NAMES.items() if words & names]
+    return edges[0] if len(edges) == 1 else None
+
+
 def _moment_kind(argument: Any) -> re.Pattern[str] | None:
     """``_DATE`` or ``_TIME`` when a declared argument's name says its value is one, else None."""
     # The name's last part: a "due_date" is a day, a "time_zone" or a "date_format" is not.
@@ -2253,6 +2268,10 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
             # A day or a time of day: the ones the dialog says ("tomorrow" is no span: it is no
             # city); with none said it is left to the model, and the check asks back for a made-up one.
             moments = list(dict.fromkeys(m.group(0) for text in said.dialog for m in moment.finditer(text)))
+            if (edge := _range_edge(declared)) is not None:
+                # A range's start is said after "from", its end after "to" or "until": "book my leave
+                # from 18 August to 22 August" had started on another date the question said.
+                moments = [m for m in moments if any(said.said_after(w, m) for w in _RANGE_WORDS[edge])] or moments
             out[name] = {**prop, "enum": moments} if moments else prop
         elif kind == "string" and said.expressions and _says(declared, _EXPRESSION_WORDS) \
                 and (expressions := [t for t in texts if t in said.expressions]):
@@ -2306,6 +2325,11 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
                     # "a cab from the Hilton to Heathrow" had gone to the Hilton.
                     start = starts_route(declared)
                     mine = [t for t in mine if said.said_after("from", t) == start] or ([] if start else mine)
+                else:
+                    # A tool of no route is asked of where one goes or is, not where one came from:
+                    # "My sister moved from Dublin to Toronto ... how many people live in Toronto?"
+                    # had counted Dublin's.
+                    mine = [t for t in mine if not said.said_after("from", t)] or mine
                 if not mine:
                     out[name] = prop
                     continue
@@ -2315,6 +2339,13 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
             named = _by_name(offered, declared, said)
             out[name] = _by_query(_by_text(_by_topic(named, declared, said.question), declared, said.apart),
                                   declared, said)
+        elif kind == "array" and isinstance(items := prop.get("items"), dict) and isinstance(items.get("enum"), list):
+            # A list of declared values: those said, each once ("how does my week look overall?" had
+            # listed `steps` thirty times, greedy decoding repeating the first), or, none said, at
+            # most one (an optional one is then left out below: the tool's default).
+            chosen = _declared_said(items["enum"], said)
+            most = {} if "maxItems" in prop else {"maxItems": max(1, len(chosen))}
+            out[name] = {**prop, "items": {**items, "enum": chosen or items["enum"]}, "uniqueItems": True, **most}
         elif kind == "array" and texts and isinstance(items := prop.get("items"), dict) \
                 and items.get("type") == "string" and "enum" not in items:
             # A list of texts: each member one the dialog says; when the question says a list of
@@ -2342,12 +2373,15 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
         declared, type_ = _argument(arguments, name), out[name].get("type") if isinstance(out[name], dict) else None
         if declared is None or "enum" in out[name]:
             continue
+        listed = out[name].get("items") if type_ == "array" else None
         if (type_ == "boolean" and not getattr(declared, "free_text", None)) or (
                 said.numbers and type_ in ("number", "integer") and not _numbers_for(type_, numbers, declared,
-                                                                                     arguments, said)):
+                                                                                     arguments, said)) or (
+                isinstance(listed, dict) and isinstance(listed.get("enum"), list)
+                and not _declared_said(listed["enum"], said)):
             # A switch the question does not name is the tool's default, not the model's guess; so is
             # a number the question says none of for it (each counts what another argument does, or
-            # is a time's).
+            # is a time's), and a list of declared values none of which it says.
             del out[name]
     plain = _optional(out, properties, arguments, said, required) if isinstance(required, list) and required else []
     _short_unsaid(out, arguments)

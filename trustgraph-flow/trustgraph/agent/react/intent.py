@@ -50,6 +50,8 @@ you you're it it's its there there's this that these those the a an any some if
 in on at for from after before during since until till by with without about as like than unlike because though
 although while whereas unless once yesterday today tonight tomorrow
 thanks thank cheers bye goodbye great cool nice yes no yeah yep nope sure wow oh never""".split())
+#: And as typed without their apostrophes ("wheres my ordr 30388?" had cancelled the order, pending approval).
+_NOT_IMPERATIVE |= frozenset(w.replace("'", "") for w in _NOT_IMPERATIVE)
 #: The verbs a tool's description starts with when the tool acts on the world (it books, sends,
 #: sets, turns, records...), where it says nothing of its effects.
 ACTION_VERBS = frozenset("""order book send transfer pay buy purchase delete remove cancel create add put set turn switch
@@ -68,6 +70,7 @@ _CLAUSES = re.compile(r"\s*(?:[,:]|\s[-\u2013\u2014]{1,2})\s+")
 #: The first words of a clause that asks to know something.
 _ASKS = frozenset("""what what's whats which who who's whom whose why when when's where where's how how's is isn't
 are aren't was were do does did can could will would should""".split())
+_ASKS |= frozenset(w.replace("'", "") for w in _ASKS)
 #: The verbs a later clause starts with when it is an imperative: an action's verb, or one that
 #: asks for one.  Only these: a clause after a comma may start with any noun ("In Paris, taxis
 #: are yellow"), where a sentence's first word that asks nothing is rare.
