@@ -92,6 +92,33 @@ def test_admit_refuses_a_dialog_at_its_limits_saying_the_last_error():
 # -- prepare (rank) ---------------------------------------------------------------------------
 
 
+def test_a_request_to_act_goes_to_a_near_acting_tool_it_can_call_when_the_first_cannot(monkeypatch):
+    from trustgraph.agent.react.steps import by_needs
+    from trustgraph.catalog import embedding
+    from trustgraph.catalog.ranking import Ranked
+    calibration = embedding.MINILM_CALIBRATION
+    monkeypatch.setattr(embedding, "calibration", lambda: calibration)
+    tools = {t.name: t for t in registry_of(
+        declared("ticket-status", "The status of a helpdesk ticket",
+                 {"name": "ticket_number", **TEXT, "description": "The ticket number, e.g. 4471"}),
+        declared("create-ticket", "Create a helpdesk ticket", {"name": "title", **TEXT})).tools.values()}
+
+    def ranked(status: float, create: float, shared: float = 0.1) -> list[Ranked]:
+        return [Ranked(tools["ticket-status"], status, status, shared), Ranked(tools["create-ticket"], create, create, shared)]
+
+    # "... please raise a ticket for it" put ticket-status 0.06 ahead, and asked back for its number.
+    printer = "The printer on the third floor is jamming again, please raise a ticket for it."
+    got = by_needs(ranked(0.361, 0.297), printer)
+    assert got[0].tool.name == "create-ticket" and got[0].meaning - got[1].meaning >= calibration.lead
+    for question, before in [
+        ("Any progress on ticket 4471, please?", ranked(0.361, 0.297)),         # the first can be called
+        ("The printer is jamming again, what should I do?", ranked(0.361, 0.297)),   # no request to act
+        (printer, ranked(0.361, 0.361 - 2.1 * calibration.lead)),                # too far behind
+        (printer, ranked(0.361, 0.297, shared=0.0)),                            # no word of the question
+    ]:
+        assert by_needs(list(before), question) == before
+
+
 def test_prepare_ranks_the_requests_tools_by_meaning_and_keeps_what_the_dialog_said():
     step = prepare(request("Is it going to be chilly in Oslo?"), REGISTRY, {})
     assert [t.name for t in step.tools] == ["weather", "local-time"]          # the joke is in group fun
