@@ -1010,6 +1010,12 @@ def test_an_optional_arguments_guess_is_left_out_of_the_call_not_asked_back_for(
     assert optional_guesses({"movie": "Dune", "city": "Boston"}, films, ["When is Dune on in Boston?"]) == []
     # A required argument's guess is the check's to ask back for, not this one's to drop.
     assert optional_guesses({"movie": "Alien"}, films, ["When is Dune on?"]) == []
+    # A list that says the title again: probe O's ticket had the labels ["printer"] of its title "printer".
+    ticket = [ToolArgument(name="title", type="string"),
+              ToolArgument(name="labels", type="array", items={"type": "string"}, required=False)]
+    said = ["The printer is jamming, please raise a ticket"]
+    assert optional_guesses({"title": "printer", "labels": ["printer"]}, ticket, said) == ["labels"]
+    assert optional_guesses({"title": "printer", "labels": ["jamming"]}, ticket, said) == []
 
 
 def test_a_currency_sign_written_with_an_amount_is_what_it_is_converted_out_of():

@@ -350,8 +350,8 @@ def unsaid_arguments(values: Mapping[str, Any], arguments: Sequence[Any], said: 
 
 def optional_guesses(values: Mapping[str, Any], arguments: Sequence[Any], said: Iterable[str]) -> list[str]:
     """The names of the call's optional arguments that are guesses: a value nobody said
-    (:func:`unsaid_arguments`), or a text another argument of the call has too ("Showtimes for
-    Oppenheimer" gave the film and its city ``Oppenheimer``).  Left out of the call rather than
+    (:func:`unsaid_arguments`), or a text (or a list of them) another argument of the call has too
+    ("Showtimes for Oppenheimer" gave the film and its city ``Oppenheimer``).  Left out of the call rather than
     asked back for: the tool declared it could do without them."""
     optional = {a.name for a in arguments if getattr(a, "required", True) is False} & values.keys()
     if not optional:
@@ -360,7 +360,10 @@ def optional_guesses(values: Mapping[str, Any], arguments: Sequence[Any], said: 
 
     def repeats(name: str) -> bool:
         value = values[name]
-        mine = _words(value) if isinstance(value, str) else set()
+        # (A list's members too: create-ticket's optional labels had been its title again.)
+        texts = [value] if isinstance(value, str) else [v for v in value if isinstance(v, str)] \
+            if isinstance(value, list) else []
+        mine = set().union(*map(_words, texts)) if texts else set()
         return bool(mine) and any(isinstance(other, str) and mine <= _words(other)
                                   for n, other in values.items() if n != name)
 
