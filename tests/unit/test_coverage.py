@@ -232,3 +232,11 @@ def test_places_after_the_declared_values_and_rates_are_read_as_what_they_are():
     assert "expression" not in {k for ks in kinds(question).values() for k in ks}
     assert "volume" not in kinds(question)["#5.8@51"]
     assert most_covered([FUEL_COST, ECONOMY], question) == (0, 3)
+
+
+def test_an_argument_of_a_kind_and_declared_values_takes_its_kinds_values_as_said():
+    # A unit written short ("kg") is the declared "kilograms" a unit argument lists.
+    weights = tool("convert-weight", "Convert a weight", arg("amount", "number"),
+                   arg("from_unit", description="The unit to convert from", enum=["kilograms", "grams"]),
+                   arg("to_unit", description="The unit wanted", enum=["kilograms", "grams"]))
+    assert covered(weights.arguments, weights.description, said("How many grams is 2 kg?")) == 3

@@ -172,9 +172,9 @@ def argument_kind(argument: Any, tool_description: str = "") -> str | None:
 
 
 def _takes(kind: str | None, value: Value, declared: Sequence[Any] = ()) -> bool:
-    if declared:
-        # An argument of declared values takes one of them only: a library's branch "riverside" is
-        # no place "Riverside Park".
+    if declared and kind is None:
+        # An argument of declared values and no kind takes one of them only: a library's branch
+        # "riverside" is no place "Riverside Park" (one of a kind, a unit's, takes its kind's).
         return any(isinstance(d, str) and d.lower() == value.text.strip("'").lower() for d in declared)
     if kind is None:
         # A string argument of no known kind ("item", "topic") may hold a text or a name: a tool
