@@ -800,7 +800,9 @@ def said_kinds(question: str) -> tuple[re.Pattern[str], ...]:
     number, a sum (:data:`_SUM_SAID`), a host or an IP address.  Read once per step, before any tool's arguments (most
     questions say none, and then none are read: :func:`takes_kind`)."""
     text = question[:MAX_SAID_CHARS]
-    kinds = tuple(kind for kind in (_EMAIL, _WEB, _FILE, _SUM_SAID, _HOST, _IP) if kind.search(text))
+    kinds = tuple(kind for kind in (_EMAIL, _WEB, _FILE, _SUM_SAID, _IP) if kind.search(text))
+    if _WEB in kinds or _IP in kinds:
+        kinds = (*kinds, _HOST)   # a web address or an IP address is a host (:data:`_HOST`): not searched again
     return (*kinds, _PHONE_SAID) if _says_phone(text) else kinds
 
 
@@ -2249,6 +2251,15 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
     has_place = any(takes_place(a) for a in arguments)
     has_maker = any(takes_maker(a) for a in arguments)
     has_start = any(takes_place(a) and starts_route(a) for a in arguments)
+    # The numbers each number argument is offered, read once: in the loop, and again for those
+    # offered none (left out after it).
+    offers: dict[str, list[Any]] = {}
+
+    def numbers_for(name: str, kind: str, declared: Any) -> list[Any]:
+        if name not in offers:
+            offers[name] = _numbers_for(kind, numbers, declared, arguments, said)
+        return offers[name]
+
     out = {}
     for name, prop in properties.items():
         declared = _argument(arguments, name)
@@ -2362,8 +2373,7 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
             # is cut off ("Ring 020 7946 0000" filled a cart with that number, 30 times over).
             most = {} if "maxItems" in prop else {"maxItems": max(len(members) if said_lists else 1, longest)}
             out[name] = {**prop, "items": {**items, "enum": members}, **least, **most}
-        elif kind in ("number", "integer") and (offered_numbers := _numbers_for(kind, numbers, declared, arguments,
-                                                                                said)):
+        elif kind in ("number", "integer") and (offered_numbers := numbers_for(name, kind, declared)):
             out[name] = {**prop, "enum": _with_one(offered_numbers, declared, said)}
         elif kind in ("integer", "number") and says_one(declared, said.heard):
             out[name] = {**prop, "enum": [1]}
@@ -2378,8 +2388,7 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
             continue
         listed = out[name].get("items") if type_ == "array" else None
         if (type_ == "boolean" and not getattr(declared, "free_text", None)) or (
-                said.numbers and type_ in ("number", "integer") and not _numbers_for(type_, numbers, declared,
-                                                                                     arguments, said)) or (
+                said.numbers and type_ in ("number", "integer") and not numbers_for(name, type_, declared)) or (
                 isinstance(listed, dict) and isinstance(listed.get("enum"), list)
                 and not _declared_said(listed["enum"], said)):
             # A switch the question does not name is the tool's default, not the model's guess; so is
