@@ -1627,6 +1627,17 @@ def test_verbs_after_who_does_them_and_the_words_that_place_a_period_are_no_valu
     assert sorted(_offers(tool, question)["name"]) == sorted(offered)
 
 
+def test_the_verb_do_in_its_other_forms_is_no_value():
+    # "how has microsft stock done over the last year" had priced the ticker "done".
+    ticker = [ToolArgument(name="ticker", type="string", description="The stock's ticker or company name")]
+    assert "done" not in _offers(ticker, "how has microsft stock done over the last year")["ticker"]
+    assert "doing" not in _offers(ticker, "How is Tesla doing today?")["ticker"]
+    # A declared value is still said: a task's status "done".
+    status = [ToolArgument(name="task", type="integer", description="The task's number"),
+              ToolArgument(name="status", type="string", description="The new status", enum=["todo", "done"])]
+    assert _offers(status, "Mark task 12 as done")["status"] == ["done"]
+
+
 @pytest.mark.parametrize("question, first", [
     ("Is there an ebook version of Project Hail Mary I could borrow?", "Project Hail Mary"),
     ("Do you have The Lord of the Rings?", "The Lord of the Rings"),

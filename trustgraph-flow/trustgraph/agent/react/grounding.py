@@ -408,7 +408,7 @@ _CLAUSE_END = re.compile(rf"{_ENDS}|[()]")
 _COLON = re.compile(r"(?<!\d):|:(?!\d)")
 #: Words a value does not start or end with (besides the common ones): question and filler words.
 _EDGE_WORDS = COMMON_WORDS | frozenset("""all also am any been could did does get got had has have he her here him his
-into is it's its just know like many more most much need no not now our out over she should so some than
+into is it's its just know like many more most much need no not now our out over she should so some than done doing
 them then there they too us very was want we were what's whats will would yes
 today tonight tomorrow yesterday currently moment right thanks if one ones something anything thing kind sort
 their theirs yours mine ours hers you'd i'd i'm i've you're we're they're these those whose whom
