@@ -344,6 +344,24 @@ def test_an_ask_back_offers_the_models_choice_only_when_the_question_is_about_it
     assert got.outcome == OUTCOME_ASKED and got.candidates == ("local-time", "find-synonyms", "sunrise-sunset")
 
 
+def test_an_ask_back_names_only_the_tools_the_ranker_could_not_tell_from_its_first():
+    """"Got anything funny about giraffes?" had offered translate-word (0.14) beside the two joke
+    tools (0.34, 0.33): a tool that far behind is not what the question is unsure between."""
+    ranked = Confidence(lead=0.04, no_tool_meaning=0.2, near=0.3, far=0.1)
+    tools = ["tell-dad-joke", "tell-joke", "translate-word", "find-synonyms"]
+    unsure = {"tell-dad-joke": 0.01, "tell-joke": 0.01, "translate-word": 0.01, "find-synonyms": 0.02,
+              "final-answer": 0.5}
+    funny = {"tell-dad-joke": 0.343, "tell-joke": 0.331, "translate-word": 0.142, "find-synonyms": 0.05}
+    got = judge("find-synonyms", unsure, tools, ranked, meaning=funny)
+    assert got.outcome == OUTCOME_ASKED and got.candidates == ("tell-dad-joke", "tell-joke")
+    # The model's choice of the first, a toss-up: the same two.
+    got = judge("tell-dad-joke", unsure, tools, ranked, meaning={**funny, "tell-dad-joke": 0.29, "tell-joke": 0.28})
+    assert got.outcome == OUTCOME_ASKED and got.candidates == ("tell-dad-joke", "tell-joke")
+    # Within two leads of the first, a third is offered.
+    got = judge("find-synonyms", unsure, tools, ranked, meaning={**funny, "translate-word": 0.27})
+    assert got.candidates == ("tell-dad-joke", "tell-joke", "translate-word")
+
+
 def test_an_unsure_choice_of_the_rankers_first_tool_stands_only_when_it_is_near_or_leads():
     """The tools are listed in the ranker's order, which a small model mostly follows: its choice of
     the first, barely near the question and barely ahead of the next, is a toss-up and asks back."""

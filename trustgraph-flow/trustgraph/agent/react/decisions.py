@@ -396,6 +396,13 @@ def _no_tool(raw: Mapping[str, float], total: float, scores: Mapping[str, float]
     return None
 
 
+#: An ask-back names, beside the ranker's first tool (and the model's choice), the tools less than
+#: this many ``lead`` behind it: those the ranker could not tell from it.  A tool further behind is
+#: not what the question is unsure between ("Got anything funny about giraffes?" had offered
+#: translate-word, 0.14, beside the two joke tools at 0.34 and 0.33).
+OFFERED_LEADS = 2.0
+
+
 def _with_ranker(chosen: str, share: Mapping[str, float], meaning: Mapping[str, float],
                  tool_names: Sequence[str], policy: Confidence) -> Abstain | Switch | None:
     """The model's sure choice, or the ranker's clear first tool, or the model's choice of the
@@ -423,6 +430,8 @@ def _with_ranker(chosen: str, share: Mapping[str, float], meaning: Mapping[str, 
             return Abstain(OUTCOME_NO_TOOL, (), share[chosen])
         return Switch(first, share[chosen]) if unrelated else None
     lead = meaning[first] - meaning[near[1]]
+    # What an ask-back offers of the ranker's other tools: those it can hardly tell from its first.
+    contenders = [n for n in near[1:] if meaning[first] - meaning[n] < OFFERED_LEADS * policy.lead]
     if chosen == first:
         # The tools are listed to the model in the ranker's order, which a small model mostly
         # follows: its choice of the first says little unless that tool is ``near`` the question
@@ -432,7 +441,7 @@ def _with_ranker(chosen: str, share: Mapping[str, float], meaning: Mapping[str, 
         # morning' in Spanish?" (replayed on a run's 110 first decisions: those three wrong
         # calls asked back, one right call lost; bench/notes.md).
         if lead < policy.lead and meaning[first] < policy.near:
-            return Abstain(OUTCOME_ASKED, tuple(near[:max(1, policy.candidates)]), share[chosen])
+            return Abstain(OUTCOME_ASKED, (first, *contenders)[:max(1, policy.candidates)], share[chosen])
         return None
     if lead >= policy.lead:
         return Switch(first, share[chosen])
@@ -447,7 +456,7 @@ def _with_ranker(chosen: str, share: Mapping[str, float], meaning: Mapping[str, 
     # 135M model chose find-synonyms for "What does the clock read in Buenos Aires?"); the ranker's
     # next tool takes its place.
     own = [chosen] if meaning[chosen] >= policy.far else []
-    offered = list(dict.fromkeys([first, *own, *near[1:]]))[:max(1, policy.candidates)]
+    offered = list(dict.fromkeys([first, *own, *contenders]))[:max(1, policy.candidates)]
     return Abstain(OUTCOME_ASKED, tuple(offered), share[chosen])
 
 
