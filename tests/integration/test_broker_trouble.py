@@ -102,6 +102,8 @@ def test_closed_port_is_one_line_and_the_signal_stops_it(tmp_path, services, sig
             assert str(data / "pulsar-url") in line
         else:
             assert f"no stack is running in {data}" in line and "make run" in line
+            # The URL was given with -p: the line does not ask for it again.
+            assert "check that a broker listens there" in line and "give the broker URL" not in line
         # Still retrying (in the back-off after that line) when the signal comes; each retry
         # is DEBUG, unseen at the default level (the unit tests count them).
         assert svc.p.poll() is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -103,6 +104,10 @@ def test_the_unreachable_line_ends_with_the_hint_its_caller_gives(no_env):
     assert unreachable(url, "refused", stack_hint) == (
         f"cannot reach the broker at {url}: refused; no stack is running in {no_env}: start one with "
         f"`make run`, or give the broker URL with -p")
+    # A URL given with -p (or $PULSAR_HOST) is not asked for again: whether a broker listens there is.
+    assert unreachable(url, "refused", functools.partial(stack_hint, given=True)) == (
+        f"cannot reach the broker at {url}: refused; check that a broker listens there; no stack is "
+        f"running in {no_env} (`make run` starts one, which a service joins without -p)")
     stack = RunFiles(no_env)
     stack.acquire(gateway="http://localhost:8088/")
     try:

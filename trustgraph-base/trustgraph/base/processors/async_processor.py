@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import atexit
+import functools
 import logging
 import os
 import signal
@@ -143,7 +144,7 @@ class AsyncProcessor:
             processor=self.id,
             # A service waits for its broker as long as it takes (and stays killable).
             connect_timeout=float(timeout) if timeout else None,
-            hint=stack_hint,
+            hint=functools.partial(stack_hint, given=self.broker_source.startswith("from ")),
             # The broker's metrics, whose consumer counts fail calls nothing serves at once
             # (--pulsar-admin-url: the gateway's and every flow processor's flag).
             admin_url=params.get("pulsar_admin_url") or None,

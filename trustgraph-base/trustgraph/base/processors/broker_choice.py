@@ -98,15 +98,20 @@ def choose_admin_url(given: str | None) -> tuple[str, str]:
     return DEFAULT_PULSAR_ADMIN_URL, f"the default; no running stack found in {data_dir()}"
 
 
-def stack_hint(url: str) -> str:
+def stack_hint(url: str, given: bool = False) -> str:
     """Where the running stack's broker is, as the end of an error line about the broker at ``url``
-    (``PubSub``'s ``hint``: read when the line is written, so a stack started meanwhile counts)."""
+    (``PubSub``'s ``hint``: read when the line is written, so a stack started meanwhile counts).
+    ``given``: the URL came from ``-p`` or ``$PULSAR_HOST``, so telling the user to give one says
+    nothing (a tool service's author saw "give the broker URL with -p" after giving it)."""
     stack = running_stack()
     if stack is not None and stack.backend == "rabbitmq":
         return (f"the stack running in {stack.data_dir} uses RabbitMQ at "
                 f"{stack.rabbitmq.get('host', 'localhost')}:{stack.rabbitmq.get('port', '5672')}: "
                 f"give no broker flags to join it, or --pubsub-backend rabbitmq and its --rabbitmq-* settings")
     if stack is None or not stack.pulsar:
+        if given:
+            return (f"check that a broker listens there; no stack is running in {data_dir()} "
+                    f"(`make run` starts one, which a service joins without -p)")
         return (f"no stack is running in {data_dir()}: start one with `make run`, "
                 f"or give the broker URL with -p")
     if stack.pulsar == url:
