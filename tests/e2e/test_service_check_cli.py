@@ -49,6 +49,20 @@ def test_an_error_fails_in_one_line_naming_the_tool_and_field_and_warnings_are_s
     assert "(1 warning(s))" in r.stdout
 
 
+def test_a_class_that_names_no_topic_would_not_start_and_says_so(tmp_path):
+    # The check had said "would be announced", exit 0, of a class the real start refuses.
+    path = tmp_path / "service.py"
+    path.write_text(SERVICE.replace('    default_topic = "checked"\n', "").replace(
+        "TOOLS", '[{"name": "greet", "description": "Greet someone"}]'))
+    r = subprocess.run([sys.executable, str(path), "--check-tools"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and r.stdout == "", r
+    assert r.stderr.startswith("checked-service: error: Processor names no topic to serve"), r.stderr
+    # Given one with -t, it would start.
+    r = subprocess.run([sys.executable, str(path), "--check-tools", "-t", "greetings"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "1 declared tool(s) would be announced" in r.stdout, r
+
+
 def test_help_names_the_flag(tmp_path):
     path = tmp_path / "service.py"
     path.write_text(SERVICE.replace("TOOLS", "[]"))

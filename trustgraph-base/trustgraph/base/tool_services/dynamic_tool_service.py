@@ -269,6 +269,15 @@ class DynamicToolService(AsyncProcessor):
         a service author can call this in a unit test."""
         return self.declaration().problems()
 
+    def _no_topic(self) -> str | None:
+        """Why the service cannot serve for want of a topic (None: it has one): a start refusal,
+        and an error of ``--check-tools``, which must not say "would start" of a class that will not."""
+        if self.topic:
+            return None
+        return (f"{type(self).__name__} names no topic to serve: set default_topic = \"NAME\" on the class, "
+                f"or pass -t/--topic NAME (it then serves non-persistent://tg/request/NAME; its tool-service "
+                f"descriptor's request-queue must say the same)")
+
     async def _check_declarations(self) -> None:
         """Refuse to start on a declaration readers would leave out; log what they would warn of."""
         declaration = self.declaration()
@@ -281,11 +290,8 @@ class DynamicToolService(AsyncProcessor):
         # Before anything is served or announced: a declaration that readers
         # would leave out stops the service here, in one line naming the tool and field.
         await self._check_declarations()
-        if not self.topic:
-            raise StartRefused(
-                f"{type(self).__name__} names no topic to serve: set default_topic = \"NAME\" on the class, "
-                f"or pass -t/--topic NAME (it then serves non-persistent://tg/request/NAME; its tool-service "
-                f"descriptor's request-queue must say the same)")
+        if (no_topic := self._no_topic()) is not None:
+            raise StartRefused(no_topic)
         # Serving first, then announcing, then the base's start (metrics, and the config a
         # subclass may follow): requests need neither, so neither may hold them up.
         await self.serve(self.request_topic, ToolServiceRequest, self.on_request,
@@ -359,15 +365,17 @@ class DynamicToolService(AsyncProcessor):
         connected to: 0 when it would start (warnings aside), 2 when it would not."""
         if not params.get("check_tools"):
             return None
-        problems = cls(**{**params, "metrics": False}).declaration()
-        for error in problems.errors:
+        service = cls(**{**params, "metrics": False})
+        problems = service.declaration()
+        errors = [*problems.errors, *filter(None, [service._no_topic()])]
+        for error in errors:
             print(f"{params['id']}: error: {error}", file=sys.stderr)
         for warning in problems.warnings:
             print(f"{params['id']}: warning: {warning}", file=sys.stderr)
-        if not problems.errors:
+        if not errors:
             print(f"{params['id']}: {len(cls.tools)} declared tool(s) would be announced"
                   + (f" ({len(problems.warnings)} warning(s))" if problems.warnings else ""))
-        return 2 if problems.errors else 0
+        return 2 if errors else 0
 
     @classmethod
     def add_args(cls, parser: argparse.ArgumentParser) -> None:
