@@ -1658,9 +1658,10 @@ def test_a_query_that_looks_up_titles_takes_the_names_said_first(question, first
 def test_a_line_whose_examples_are_numbers_and_codes_takes_a_value_with_digits_and_a_stop_is_a_place():
     alerts = [ToolArgument(name="line", type="string", description="Only this line, e.g. 73 or N8", required=False),
               ToolArgument(name="mode", type="string", enum=["bus", "tram", "train"], required=False)]
-    # "morning" had been offered; with nothing of its kind said the line is the model's, whose guess
-    # an all-optional tool's call leaves out (``optional_guesses``).
-    assert _offers(alerts, "Are the trains running on time this morning?")["line"] is None
+    # "morning" had been offered; with nothing of its kind said, and the mode said (the request's
+    # value), the line is left out.
+    assert _offers(alerts, "Are the trains running on time this morning?")["line"] == "left out"
+    assert _offers(alerts, "Are there delays this morning?")["line"] is None   # nothing said: the model's
     assert _offers(alerts, "any delays on line 42?")["line"] == ["42"]
     departures = [ToolArgument(name="stop", type="string", description="The stop or station, e.g. Market Square")]
     assert _offers(departures, "When does the next 42 bus leave Park Lane")["stop"] == ["Park Lane"]   # had been "42 bus"
@@ -1717,3 +1718,48 @@ def test_a_tool_of_no_route_is_asked_of_where_one_goes_not_where_one_came_from()
     question = "My sister moved from Dublin to Toronto in 2019, how many people actually live in Toronto?"
     assert _offers(population, question)["city"] == ["Toronto"]
     assert _offers(population, "What's the news from Rome?")["city"] == ["Rome"]
+
+
+def test_an_account_money_leaves_and_one_it_goes_into_are_said_after_their_words():
+    # "shift £120 out of savings into checking" had moved the money from checking to savings.
+    accounts = ["checking", "savings", "credit card"]
+    transfer = [ToolArgument(name="amount", type="number", description="How much money to move"),
+                ToolArgument(name="from_account", type="string", description="The account it comes out of",
+                             enum=accounts),
+                ToolArgument(name="to_account", type="string", description="The account it goes into", enum=accounts)]
+    for question, source, target in [
+            ("Rent came out early, can you shift £120 out of savings into checking?", "savings", "checking"),
+            ("Please move 350 from my checking account to savings", "checking", "savings"),
+            ("Move 50 to my credit card from savings", "savings", "credit card")]:
+        got = _offers(transfer, question)
+        assert (got["from_account"], got["to_account"]) == ([source], [target]), question
+
+
+def test_a_name_said_after_called_is_the_name_a_required_label_takes():
+    # "Make a playlist called Summer Drive with Dancing Queen, ..." had named the playlist "Dancing Queen".
+    playlist = [ToolArgument(name="name", type="string", description="The playlist's name"),
+                ToolArgument(name="songs", type="array", description="The songs, by title", items={"type": "string"})]
+    got = _offers(playlist, "Make a playlist called Summer Drive with Dancing Queen, Take On Me and Mr. Brightside")
+    assert got["name"] == ["Summer Drive"]
+    # Not a label: what is said after "called" is no reason to narrow another text.
+    artist = [ToolArgument(name="artist", type="string", description="Who performs it")]
+    assert "Beatles" in _offers(artist, "Play the song called Yesterday by the Beatles")["artist"]
+
+
+def test_a_tool_of_optional_arguments_requires_those_the_question_plainly_gives():
+    # "put on some jazz on shuffle" had played no genre (the 135M model left it out) and "Play some
+    # reggae" the song "Play some reggae": the declared genre said carries the request.
+    music = [ToolArgument(name="song", type="string", description="The song's title", required=False),
+             ToolArgument(name="artist", type="string", description="Who performs it", required=False),
+             ToolArgument(name="genre", type="string", description="A genre", enum=["jazz", "reggae", "pop"],
+                          required=False),
+             ToolArgument(name="shuffle", type="boolean", description="Shuffle the songs", required=False)]
+    got = grounded(optional_schema(*music), music, said_values("put on some jazz on shuffle", []))
+    assert got["required"] == ["genre"] and got["properties"]["genre"]["enum"] == ["jazz"]
+    assert "song" not in got["properties"] and "artist" not in got["properties"]
+    got = grounded(optional_schema(*music), music, said_values("Play some reggae", []))
+    assert got["required"] == ["genre"] and set(got["properties"]) == {"genre"}
+    # Nothing plainly given: left as it is (an MCP tool's schema often lists none as required).
+    got = grounded(optional_schema(*music), music, said_values("Play Bohemian Rhapsody by Queen", []))
+    assert "required" not in got or got["required"] == []
+    assert got["properties"]["song"]["enum"] == ["Bohemian Rhapsody"]

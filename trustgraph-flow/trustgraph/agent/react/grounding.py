@@ -566,12 +566,15 @@ class Said:
         return self._where[text]
 
     def said_after(self, word: str, text: str) -> bool:
-        """Whether the question says ``text`` right after ``word`` (and "the"): who made a work after
-        "by" ("Play Up by Olly Murs"), where a ride starts after "from" ("a cab from the Hilton")."""
+        """Whether the question says ``text`` right after ``word`` (and "the", or whose it is): who made
+        a work after "by" ("Play Up by Olly Murs"), where a ride starts after "from" ("a cab from the
+        Hilton"), the account money leaves "out of my savings"."""
         key = (word, text)
         if key not in self._after:
-            self._after[key] = bool(re.search(rf"\b{word}\s+(?:the\s+)?{re.escape(text)}(?!\w)",
-                                              self.question[:MAX_SAID_CHARS], re.IGNORECASE))
+            said = r"\s+".join(map(re.escape, word.split()))
+            self._after[key] = bool(re.search(rf"\b{said}\s+(?:(?:the|my|our|your|his|her|their)\s+)?"
+                                              rf"{re.escape(text)}(?!\w)", self.question[:MAX_SAID_CHARS],
+                                              re.IGNORECASE))
         return self._after[key]
 
     def with_noun(self, value: str) -> str | None:
@@ -676,7 +679,8 @@ _TIME_NAMES = frozenset({"time", "hour", "clock"})
 #: says its value after.
 _RANGE_NAMES = {"start": frozenset({"start", "from", "begin", "begins", "first", "since"}),
                 "end": frozenset({"end", "to", "until", "till", "last", "ends"})}
-_RANGE_WORDS = {"start": ("from", "since", "starting", "beginning"), "end": ("to", "until", "till", "through")}
+_RANGE_WORDS = {"start": ("from", "since", "starting", "beginning", "out of"),
+                "end": ("to", "until", "till", "through", "into")}
 
 
 def _range_edge(argument: Any) -> str | None:
@@ -685,6 +689,18 @@ def _range_edge(argument: Any) -> str | None:
     words = set(_name_words(argument).split())
     edges = [edge for edge, names in _RANGE_NAMES.items() if words & names]
     return edges[0] if len(edges) == 1 else None
+
+
+def _by_edge(prop: dict[str, Any], argument: Any, said: Said) -> dict[str, Any]:
+    """``prop`` of a declared-values argument that starts or ends a range (:func:`_range_edge`:
+    ``from_account``, ``to_account``), narrowed to the values the question says after the words
+    that start or end one, when it says any: "shift £120 out of savings into checking" had moved
+    the money from checking to savings (both accounts offered to both arguments)."""
+    values = prop.get("enum")
+    if not isinstance(values, list) or len(values) < 2 or (edge := _range_edge(argument)) is None:
+        return prop
+    after = [v for v in values if isinstance(v, str) and any(said.said_after(w, v) for w in _RANGE_WORDS[edge])]
+    return {**prop, "enum": after} if after else prop
 
 
 def _moment_kind(argument: Any) -> re.Pattern[str] | None:
@@ -2156,13 +2172,22 @@ def _pointed(prop: dict[str, Any], argument: Any, said: Said) -> dict[str, Any] 
     if named.get("enum") != values:
         return named
     question = said.question
-    called = {m.end() for m in _AFTER_CALLED.finditer(question)} if _says(argument, _LABEL_WORDS) else set()
     places = {m.end() for m in (_AFTER_START if starts_route(argument) else _AFTER_PLACE).finditer(question)} \
         if _says(argument, PLACE_WORDS) else set()
-    kept = [v for v in values if isinstance(v, str) and (any(question.startswith(v, at) for at in called)
-                                                          or v[:1].isupper() and any(question.startswith(v, at)
-                                                                                     for at in places))]
+    called = _called(values, argument, question)
+    kept = [v for v in values if isinstance(v, str) and (v in called or v[:1].isupper()
+                                                          and any(question.startswith(v, at) for at in places))]
     return {**prop, "enum": kept} if kept else None
+
+
+def _called(values: Sequence[Any], argument: Any, question: str) -> list[str]:
+    """Of ``values``, those the question says right after "called", "named", "titled" or "labelled",
+    when the argument is a name or a label (:data:`_LABEL_WORDS`): "Make a playlist called Summer
+    Drive with Dancing Queen, ..." had named the playlist "Dancing Queen"."""
+    if not _says(argument, _LABEL_WORDS):
+        return []
+    at = {m.end() for m in _AFTER_CALLED.finditer(question[:MAX_SAID_CHARS])}
+    return [v for v in values if isinstance(v, str) and any(question.startswith(v, a) for a in at)] if at else []
 
 
 def named_arguments(arguments: Sequence[Any], said: Said) -> list[str]:
@@ -2272,7 +2297,7 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
             carried = kind == "string" and said.apart and _says(declared, _CARRIED) and not asks_whole(declared)
             out[name] = {**prop, "enum": sorted(said.apart)} if carried else prop
         elif "enum" in prop:
-            out[name] = _by_said(_by_quantity(prop, name, units, True, said), said)
+            out[name] = _by_edge(_by_said(_by_quantity(prop, name, units, True, said), said), declared, said)
         elif kind == "string" and (address := address_kind(declared)) is not None:
             # An address argument takes the dialog's addresses of its kind; with none said it is left
             # to the model, and the check asks back (a greeting's "Hi" is no recipient).
@@ -2351,6 +2376,8 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
             offered = _by_quantity({**prop, "enum": list(dict.fromkeys(whole + mine))}, name, units, False, said,
                                    of_unit=_says(declared, _UNIT_NAMES))
             named = _by_name(offered, declared, said)
+            if called := _called(named.get("enum") or (), declared, said.question):
+                named = {**named, "enum": called}
             out[name] = _by_query(_by_text(_by_topic(named, declared, said.question), declared, said.apart),
                                   declared, said)
         elif kind == "array" and isinstance(items := prop.get("items"), dict) and isinstance(items.get("enum"), list):
@@ -2395,7 +2422,16 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
             # a number the question says none of for it (each counts what another argument does, or
             # is a time's), and a list of declared values none of which it says.
             del out[name]
-    plain = _optional(out, properties, arguments, said, required) if isinstance(required, list) and required else []
+    if isinstance(required, list) and required:
+        plain = _optional(out, properties, arguments, said, required)
+    else:
+        # A tool whose arguments are all optional (many MCP tools' schemas list none as required):
+        # those the question plainly gives carry what it is asked, as required ones would ("put on
+        # some jazz on shuffle" had played no genre, the 135M model leaving it out, and "Play some
+        # reggae" the song "Play some reggae"); with none plainly given it is left as it is.
+        given = [n for n in out if _plainly_given(n, out, properties, arguments, said)]
+        plain = [*given, *_optional(out, properties, arguments, said, given)] if given else []
+        required = []
     _short_unsaid(out, arguments)
     return {**schema, "properties": out, "required": [*required, *plain]} if plain else {**schema, "properties": out}
 
@@ -2491,6 +2527,21 @@ def _counted(out: Mapping[str, Any], name: str, question: str) -> bool:
                for _, value, end in _written_numbers(text) for thing in things)
 
 
+def _plainly_given(name: str, out: Mapping[str, Any], properties: Mapping[str, Any], arguments: Sequence[Any],
+                   said: Said) -> bool:
+    """Whether the question plainly gives argument ``name`` a value: one of its declared values, or,
+    for a day, a time, an address or an identifier with digits, one of that kind (``out``: the
+    grounded properties, whose ``enum`` holds those said)."""
+    declared, prop = _argument(arguments, name), properties.get(name)
+    if declared is None or getattr(declared, "free_text", None) or not isinstance(prop, dict):
+        return False
+    if "enum" in prop:
+        return bool(_declared_said(prop.get("enum") or (), said))
+    if prop.get("type") == "string" and (address_kind(declared) or _moment_kind(declared) or _numbered(declared)):
+        return isinstance(out.get(name), dict) and "enum" in out[name]
+    return False
+
+
 def _optional(out: dict[str, Any], properties: Mapping[str, Any], arguments: Sequence[Any], said: Said,
               required: list[Any]) -> list[str]:
     """Leave out of ``out`` (a tool's grounded properties) each optional argument the question
@@ -2514,10 +2565,9 @@ def _optional(out: dict[str, Any], properties: Mapping[str, Any], arguments: Seq
         if declared is None or getattr(declared, "free_text", None) or not isinstance(prop, dict):
             continue
         sure = False
-        if "enum" in prop:
-            keep = sure = bool(_declared_said(prop.get("enum") or (), said))
-        elif kind == "string" and (address_kind(declared) or _moment_kind(declared) or _numbered(declared)):
-            keep = sure = "enum" in out[name]   # the values of its kind said, if any
+        if "enum" in prop or kind == "string" and (address_kind(declared) or _moment_kind(declared)
+                                                   or _numbered(declared)):
+            keep = sure = _plainly_given(name, out, properties, arguments, said)
         elif kind == "string":
             pointed = _pointed(out[name], declared, said)
             keep = sure = pointed is not None
