@@ -138,6 +138,45 @@ def test_a_misspelled_key_in_a_declared_tool_is_a_warning_the_service_logs(caplo
     assert [(r.levelname, r.getMessage()) for r in caplog.records] == [("WARNING", f"Declared {said}")]
 
 
+def test_what_an_author_most_likely_did_not_mean_is_a_warning() -> None:
+    # A tool service's author found each of these passed --check-tools without a word.
+    slips = {**GOOD, "arguments": [
+        {"name": "city"},                                                         # no type, no description
+        {"name": "days", "type": "integer", "description": "Days ahead", "required": "no", "free-text": True},
+        {"name": "hours", "type": "array", "description": "Hours of the day"},     # items unsaid
+        {"name": "note", "type": "string", "description": "A note", "required": False, "free-text": True}]}
+    svc = type("Slips", (Weather,), {"tools": [slips]})(id="wx", metrics=False)
+    assert svc.declaration().errors == ()
+    assert svc.declared_problems() == [
+        "tool/wx/weather: field 'arguments[0].type': no type: read as 'string' (say its type)",
+        "tool/wx/weather: field 'arguments[0].description': no description: the agent chooses and fills an "
+        "argument by its description",
+        "tool/wx/weather: field 'arguments[1].required': 'no' is read as false: write true or false (unquoted)",
+        "tool/wx/weather: field 'arguments[1].free-text': only a string is written freely; a value of type "
+        "'integer' is taken as said",
+        "tool/wx/weather: field 'arguments[2].items': a list with no 'items': neither the agent nor the check "
+        "knows what its items are"]
+
+
+@pytest.mark.parametrize("invoke, starts", [
+    ("async def invoke(self, arguments): return 'x'", False),
+    ("async def invoke(self, config, arguments, *, units): return 'x'", False),
+    ("async def invoke(self, config, arguments): return 'x'", True),
+    ("async def invoke(self, user, config, arguments): return 'x'", True),
+    ("async def invoke(self, *args): return 'x'", True),
+])
+def test_an_invoke_no_call_fits_refuses_to_start(invoke: str, starts: bool) -> None:
+    scope: dict = {}
+    exec(invoke, scope)   # noqa: S102 (a test's own method definitions)
+    svc = type("Shaped", (Weather,), {"invoke": scope["invoke"]})(id="wx", metrics=False)
+    if starts:
+        assert svc._unservable() == []
+        return
+    with pytest.raises(StartRefused, match=r"^Shaped\.invoke\(.*\): it must take \(config, arguments\), or "
+                                           r"\(user, config, arguments\)"):
+        asyncio.run(svc.start())
+
+
 def test_a_service_with_a_broken_declaration_refuses_to_start() -> None:
     svc = type("Bad", (Weather,), {"tools": [{"name": "weather", "units": "metric"}]})(id="wx", metrics=False)
     with pytest.raises(StartRefused) as info:

@@ -163,6 +163,39 @@ class Declaration:
         return [str(e) for e in (*self.errors, *self.warnings)]
 
 
+def _likely_slips(key: str, raw: Mapping[str, Any], descriptor: ToolDescriptor) -> list[DescriptorError]:
+    """What a service's author most likely did not mean in an argument that loads (warnings: a
+    descriptor from elsewhere, upstream's among them, must still load): no type (read as a string),
+    no description (what the agent chooses and fills an argument by), a ``required`` that is not
+    true or false (read leniently, where ``idempotent`` and the other flags refuse one), free text
+    for a value that is not a string, a list whose items say no type."""
+    out: list[DescriptorError] = []
+    read = {a.name: a for a in descriptor.tool_arguments()}
+    args = raw.get("arguments")
+    for i, arg in enumerate(args if isinstance(args, list) else ()):
+        if not isinstance(arg, Mapping):
+            continue
+        field = f"arguments[{i}]"
+        kind = arg.get("type")
+        if kind is None:
+            out.append(DescriptorError("tool", key, f"{field}.type", "no type: read as 'string' (say its type)"))
+        if not str(arg.get("description") or "").strip():
+            out.append(DescriptorError("tool", key, f"{field}.description",
+                                       "no description: the agent chooses and fills an argument by its description"))
+        required = arg.get("required")
+        if required is not None and not isinstance(required, bool) and (took := read.get(arg.get("name"))):
+            out.append(DescriptorError("tool", key, f"{field}.required", f"{required!r} is read as "
+                                       f"{str(took.required).lower()}: write true or false (unquoted)"))
+        free = arg.get("free-text", arg.get("free_text"))
+        if free and kind not in (None, "string"):
+            out.append(DescriptorError("tool", key, f"{field}.free-text",
+                                       f"only a string is written freely; a value of type {kind!r} is taken as said"))
+        if kind == "array" and not arg.get("items"):
+            out.append(DescriptorError("tool", key, f"{field}.items",
+                                       "a list with no 'items': neither the agent nor the check knows what its items are"))
+    return out
+
+
 def check_declaration(service: ToolServiceDescriptor, tools: Sequence[Any], *,
                       queues: bool = True) -> Declaration:
     """Check a service's descriptor and the tools it declares (``tools``: the descriptors a person
@@ -195,6 +228,8 @@ def check_declaration(service: ToolServiceDescriptor, tools: Sequence[Any], *,
         checked = check_tool(key, tool_descriptor(sid, raw), announced=True, service=service, service_key=sid)
         errors.extend(checked.errors)
         warnings.extend(checked.warnings)
+        if checked.descriptor is not None:
+            warnings.extend(_likely_slips(key, raw, checked.descriptor))
         if checked.descriptor is not None:
             usable.append(checked.descriptor)
     return Declaration(tuple(usable), tuple(errors), tuple(warnings))

@@ -160,6 +160,27 @@ def takes_user(invoke: Any) -> bool:
     return len(positional) != 2
 
 
+def invoke_problem(invoke: Any) -> str | None:
+    """Why a bound ``invoke`` cannot be called as a tool service calls it (None: it can): with
+    ``(config, arguments)`` (2.11) or ``(user, config, arguments)`` (2.1), or ``*args``.  Any
+    other shape would fail every call, so the service refuses to start instead."""
+    try:
+        params = list(inspect.signature(invoke).parameters.values())
+    except (TypeError, ValueError):
+        return None   # a callable whose shape Python cannot tell: called as 2.1's
+    if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params):
+        return None
+    positional = [p for p in params if p.kind in (inspect.Parameter.POSITIONAL_ONLY,
+                                                  inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    # Two positional parameters are called with two (takes_user); any other number with three.
+    needed = [p for p in positional if p.default is inspect.Parameter.empty]
+    keywords = [p for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY and p.default is inspect.Parameter.empty]
+    if not keywords and (len(positional) == 2 or len(positional) >= 3 and len(needed) <= 3):
+        return None
+    return (f"invoke{inspect.signature(invoke)}: it must take (config, arguments), or (user, config, "
+            f"arguments) as in TrustGraph 2.1")
+
+
 class DynamicToolService(AsyncProcessor):
     """Serves ``non-persistent://tg/request/{topic}``, answers on ``.../response/{topic}``."""
 
@@ -269,14 +290,18 @@ class DynamicToolService(AsyncProcessor):
         a service author can call this in a unit test."""
         return self.declaration().problems()
 
-    def _no_topic(self) -> str | None:
-        """Why the service cannot serve for want of a topic (None: it has one): a start refusal,
-        and an error of ``--check-tools``, which must not say "would start" of a class that will not."""
-        if self.topic:
-            return None
-        return (f"{type(self).__name__} names no topic to serve: set default_topic = \"NAME\" on the class, "
-                f"or pass -t/--topic NAME (it then serves non-persistent://tg/request/NAME; its tool-service "
-                f"descriptor's request-queue must say the same)")
+    def _unservable(self) -> list[str]:
+        """Why the service cannot serve, whatever its tools: no topic, an ``invoke`` no call fits.
+        Start refusals, and errors of ``--check-tools``, which must not say "would start" of a
+        class that will not."""
+        out = []
+        if not self.topic:
+            out.append(f"{type(self).__name__} names no topic to serve: set default_topic = \"NAME\" on the class, "
+                       f"or pass -t/--topic NAME (it then serves non-persistent://tg/request/NAME; its tool-service "
+                       f"descriptor's request-queue must say the same)")
+        if (wrong := invoke_problem(self.invoke)) is not None:
+            out.append(f"{type(self).__name__}.{wrong}")
+        return out
 
     async def _check_declarations(self) -> None:
         """Refuse to start on a declaration readers would leave out; log what they would warn of."""
@@ -290,8 +315,8 @@ class DynamicToolService(AsyncProcessor):
         # Before anything is served or announced: a declaration that readers
         # would leave out stops the service here, in one line naming the tool and field.
         await self._check_declarations()
-        if (no_topic := self._no_topic()) is not None:
-            raise StartRefused(no_topic)
+        if unservable := self._unservable():
+            raise StartRefused(unservable[0])
         # Serving first, then announcing, then the base's start (metrics, and the config a
         # subclass may follow): requests need neither, so neither may hold them up.
         await self.serve(self.request_topic, ToolServiceRequest, self.on_request,
@@ -367,7 +392,7 @@ class DynamicToolService(AsyncProcessor):
             return None
         service = cls(**{**params, "metrics": False})
         problems = service.declaration()
-        errors = [*problems.errors, *filter(None, [service._no_topic()])]
+        errors = [*problems.errors, *service._unservable()]
         for error in errors:
             print(f"{params['id']}: error: {error}", file=sys.stderr)
         for warning in problems.warnings:
