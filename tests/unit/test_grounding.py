@@ -1763,3 +1763,35 @@ def test_a_tool_of_optional_arguments_requires_those_the_question_plainly_gives(
     got = grounded(optional_schema(*music), music, said_values("Play Bohemian Rhapsody by Queen", []))
     assert "required" not in got or got["required"] == []
     assert got["properties"]["song"]["enum"] == ["Bohemian Rhapsody"]
+
+
+def test_a_value_is_not_its_own_arguments_name_and_a_number_with_its_unit_is_plainly_given():
+    # "Which clients are more than 30 days late paying me?" had listed the invoices of the client "clients".
+    overdue = [ToolArgument(name="client", type="string", description="Only this client's invoices",
+                            required=False),
+               ToolArgument(name="min_days_overdue", type="integer", description="Late by at least this many days",
+                            required=False)]
+    got = grounded(optional_schema(*overdue), overdue, said_values("Which clients are more than 30 days late paying me?",
+                                                                     []))
+    assert got["required"] == ["min_days_overdue"] and got["properties"]["min_days_overdue"]["enum"] == [30]
+    assert "client" not in got["properties"]
+    client = [ToolArgument(name="client", type="string", description="The client")]
+    assert "clients" not in _offers(client, "Show the clients of Globex")["client"]
+    assert _offers(client, "Invoices of the client 'clients'")["client"] == ["clients"]   # quoted: a value
+    # A number said with the unit its argument's name says is required even where it is optional.
+    meeting = [ToolArgument(name="title", type="string", description="What the meeting is called"),
+               ToolArgument(name="duration_minutes", type="integer", description="How long", required=False)]
+    got = grounded(optional_schema(*meeting), meeting, said_values("Schedule a catch-up for 20 minutes", []))
+    assert "duration_minutes" in got["required"] and got["properties"]["duration_minutes"]["enum"] == [20]
+    got = grounded(optional_schema(*meeting), meeting, said_values("Schedule a catch-up in room 20", []))
+    assert "duration_minutes" not in got.get("required", [])
+
+
+def test_a_name_said_stays_offered_in_a_tool_of_optional_arguments_one_of_which_is_plainly_given():
+    # "Did I pay Netflix anything in the last 60 days?": the days given, the merchant Netflix stays.
+    history = [ToolArgument(name="days", type="integer", description="How many days back", required=False),
+               ToolArgument(name="merchant", type="string", description="Only payments to this shop",
+                            required=False)]
+    got = grounded(optional_schema(*history), history, said_values("Did I pay Netflix anything in the last 60 days?",
+                                                                     []))
+    assert got["required"] == ["days"] and got["properties"]["merchant"]["enum"] == ["Netflix"]

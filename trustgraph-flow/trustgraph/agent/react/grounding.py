@@ -2339,6 +2339,10 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
                 else []
             mine = [t for t in texts if not any(_claimed(t, *claim) for other, claim in claims.items()
                                                 if other != name)] or texts
+            # Nor is a value its own argument's name, in any form, unquoted: "Which clients are more
+            # than 30 days late paying me?" had listed the overdue invoices of the client "clients".
+            own_name = _name_words(declared).split()
+            mine = [t for t in mine if t in said.kept or not _said_in(t, own_name)] or mine
             if measures := {u for u in units if u in _KIND_OF}:
                 if _direction(name) is None and not _says(declared, _UNIT_NAMES):
                     # A unit of measure written after a number is that number's, no other
@@ -2429,8 +2433,10 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
         # those the question plainly gives carry what it is asked, as required ones would ("put on
         # some jazz on shuffle" had played no genre, the 135M model leaving it out, and "Play some
         # reggae" the song "Play some reggae"); with none plainly given it is left as it is.
+        # (A name said stays offered to the others, which no required argument takes: "Did I pay
+        # Netflix anything in the last 60 days?" asks of the merchant Netflix.)
         given = [n for n in out if _plainly_given(n, out, properties, arguments, said)]
-        plain = [*given, *_optional(out, properties, arguments, said, given)] if given else []
+        plain = [*given, *_optional(out, properties, arguments, said, given, names_stay=True)] if given else []
         required = []
     _short_unsaid(out, arguments)
     return {**schema, "properties": out, "required": [*required, *plain]} if plain else {**schema, "properties": out}
@@ -2539,11 +2545,26 @@ def _plainly_given(name: str, out: Mapping[str, Any], properties: Mapping[str, A
         return bool(_declared_said(prop.get("enum") or (), said))
     if prop.get("type") == "string" and (address_kind(declared) or _moment_kind(declared) or _numbered(declared)):
         return isinstance(out.get(name), dict) and "enum" in out[name]
+    if prop.get("type") in ("number", "integer"):
+        return _with_its_unit(out.get(name), declared, said.question)
     return False
 
 
+def _with_its_unit(prop: Any, argument: Any, question: str) -> bool:
+    """Whether a number argument (grounded: ``prop``'s ``enum`` holds the numbers it is offered) is
+    offered a number the question writes with a unit its name says: "30 days" for
+    ``min_days_overdue``, "20 minutes" for ``duration_minutes``, "4kg" for ``weight_kg``."""
+    offered = prop.get("enum") if isinstance(prop, dict) else None
+    if not offered:
+        return False
+    own = _name_words(argument).split()
+    text = question[:MAX_SAID_CHARS]
+    return any(value in offered and (unit := re.match(r"\s*([^\W\d_]+)", text[end:])) is not None
+               and _said_in(unit.group(1), own, units=True) for _, value, end in _written_numbers(text))
+
+
 def _optional(out: dict[str, Any], properties: Mapping[str, Any], arguments: Sequence[Any], said: Said,
-              required: list[Any]) -> list[str]:
+              required: list[Any], names_stay: bool = False) -> list[str]:
     """Leave out of ``out`` (a tool's grounded properties) each optional argument the question
     says nothing for, and narrow a string one to what it points at (:func:`_pointed`), for a tool
     that has required arguments (they carry what it is asked; an optional one qualifies it, and
@@ -2573,9 +2594,12 @@ def _optional(out: dict[str, Any], properties: Mapping[str, Any], arguments: Seq
             keep = sure = pointed is not None
             if keep:
                 out[name] = pointed
+            elif names_stay and (names := [v for v in out[name].get("enum") or () if v in _names_in(said)]):
+                keep, out[name] = True, {**out[name], "enum": names}
         elif kind in ("number", "integer"):
             keep = "enum" in out[name] and len(said.numbers) > numbered
-            sure = keep and kind == "integer" and _counted(out, name, said.question)
+            sure = keep and (kind == "integer" and _counted(out, name, said.question)
+                             or _with_its_unit(out[name], declared, said.question))
         else:
             keep = True   # a boolean, a list, an object: kept (the check reads a list's texts)
         if not keep:
