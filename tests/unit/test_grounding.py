@@ -1795,3 +1795,46 @@ def test_a_name_said_stays_offered_in_a_tool_of_optional_arguments_one_of_which_
     got = grounded(optional_schema(*history), history, said_values("Did I pay Netflix anything in the last 60 days?",
                                                                      []))
     assert got["required"] == ["days"] and got["properties"]["merchant"]["enum"] == ["Netflix"]
+
+
+def test_a_verb_after_how_to_is_no_value():
+    # "... I have no idea how to keep it alive - how often should it get watered?" had asked the care
+    # of the plant "keep".
+    plant = [ToolArgument(name="plant", type="string", description="The kind of plant")]
+    offered = _offers(plant, "Someone gave me an orchid and I have no idea how to keep it alive")["plant"]
+    assert "keep" not in offered and "orchid" in offered
+    assert "water" not in _offers(plant, "When to water a fern?")["plant"]
+
+
+def test_a_number_said_in_another_unit_than_its_arguments_name_says_is_not_its_value():
+    # "I need a 2-hour block ..." had looked for 2 minutes: the agent copies numbers, never converts.
+    slot = [ToolArgument(name="date", type="string", description="The day"),
+            ToolArgument(name="duration_minutes", type="integer", description="How long, in minutes")]
+    assert _offers(slot, "I need a 2-hour block on 2026-06-09")["duration_minutes"] is None   # asked for
+    assert _offers(slot, "Find 90 minutes on Thursday")["duration_minutes"] == [90]
+    assert _offers(slot, "Find 45 min on Thursday")["duration_minutes"] == [45]                  # written short
+    pet = [ToolArgument(name="weight_kg", type="number", description="The weight")]
+    assert _offers(pet, "My dog weighs 30 kilos")["weight_kg"] == [30]
+    assert _offers(pet, "My dog weighs 30 lbs")["weight_kg"] is None
+
+
+def test_people_are_names_or_email_addresses_and_no_other_arguments_values():
+    meeting = [ToolArgument(name="title", type="string", description="What the meeting is called"),
+               ToolArgument(name="attendees", type="array", description="The people to invite",
+                            items={"type": "string"}, required=False)]
+    got = grounded(optional_schema(*meeting), meeting,
+                   said_values("Set up a budget sync with maria@example.com and Tom on Thursday", []))["properties"]
+    assert sorted(got["attendees"]["items"]["enum"]) == ["Tom", "maria@example.com"]
+    assert "Tom" not in got["title"]["enum"] and "maria@example.com" not in got["title"]["enum"]
+    # "where is there a gap?" had invited `gap`: no one said, the optional list is left out.
+    assert _offers(meeting, "Set up a deep work block, where is there a gap?")["attendees"] == "left out"
+    got = grounded(optional_schema(*meeting), meeting, said_values("Sync with Priya, Omar and I on Friday", []))
+    attendees = got["properties"]["attendees"]
+    assert attendees["items"]["enum"] == ["Priya", "Omar"] and attendees["minItems"] == 2
+
+
+def test_a_value_does_not_start_with_the_unit_of_a_number():
+    # "Set up a 1 hour budget sync" had offered the title "hour budget sync".
+    meeting = [ToolArgument(name="title", type="string", description="What the meeting is called"),
+               ToolArgument(name="hours", type="number", description="How long")]
+    assert not any(t.startswith("hour") for t in _offers(meeting, "Set up a 1 hour budget sync")["title"])

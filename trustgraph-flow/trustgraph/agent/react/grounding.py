@@ -85,7 +85,15 @@ from typing import Any, NamedTuple
 
 from trustgraph.catalog.relevance import COMMON_WORDS, content_words
 
-from .wordlists import COUNTRY_CODES, CURRENCIES, CURRENCY_CODES, CURRENCY_NAMES, LIGHT_VERBS, NOT_PLACES
+from .wordlists import (
+    CALENDAR,
+    COUNTRY_CODES,
+    CURRENCIES,
+    CURRENCY_CODES,
+    CURRENCY_NAMES,
+    LIGHT_VERBS,
+    NOT_PLACES,
+)
 
 __all__ = ["Said", "address_kind", "argument_currency", "arithmetic", "grounded", "money_said", "named_arguments",
            "optional_guesses", "other_currency", "own_words", "quantity_units", "said_kinds", "said_once", "said_values",
@@ -531,7 +539,8 @@ class Said:
         self.into = _converted_into(question)
         self.words = _words(question)
         self.percents = _percents(question)
-        self.number_kinds = _number_kinds(question)
+        self.number_units = _units_written(question)
+        self.number_kinds = {value: kind for value, (kind, _) in self.number_units.items()}
         self.counted = counted_nouns(question)
         self.clock = _clock_numbers(question)
         # Typed all in capitals (or every word capitalised), its capitals tell no code from a word.
@@ -997,6 +1006,11 @@ _SUBJECTS = frozenset("i we you they he she it u".split())
 _WANTING = frozenset("like love want wants wanted need needs wanna".split())
 
 
+#: Question words whose "to" is followed by a verb: "no idea how to keep it alive" (the 135M model had
+#: asked the care of the plant "keep"), "what to cook", "when to water".
+_HOW_TO = frozenset("how what when where whether which".split())
+
+
 #: Verbs that say how something is, and the word after them what it is like: no values ("The basil
 #: looks thirsty").
 _LINKING = frozenset("looks look seems seem appears appear feels feel sounds smells tastes".split())
@@ -1028,8 +1042,8 @@ def _after_modal(tokens: list[str], i: int) -> bool:
         return True    # "Please record", "I took", "it moved" (not "I cycled": an activity)
     if i < 2:
         return False
-    if tokens[i - 1].lower() == "to" and tokens[i - 2].lower() in _WANTING:
-        return tokens[i].islower()
+    if tokens[i - 1].lower() == "to" and (tokens[i - 2].lower() in _WANTING or tokens[i - 2].lower() in _HOW_TO):
+        return tokens[i].islower()   # "like to hear", "how to keep it alive" (not "like to Paris")
     return tokens[i - 1].lower() in _SUBJECTS and tokens[i - 2].lower() in _MODALS
 
 
@@ -1774,7 +1788,8 @@ def stem(word: str) -> str:
 
 #: Units written short, and the words each stands for (their stems are compared, :func:`stem`).
 _UNIT_LONG: dict[str, tuple[str, ...]] = {short: tuple(longs.split()) for shorts, longs in {
-    "tbsp tbs tbl tbsps": "tablespoon", "tsp tsps": "teaspoon", "g gr gm gms": "gram", "kg kgs": "kilogram",
+    "tbsp tbs tbl tbsps": "tablespoon", "tsp tsps": "teaspoon", "g gr gm gms gramme grammes": "gram",
+    "kg kgs kilo kilos kilogramme kilogrammes": "kilogram",
     "mg": "milligram", "ml mls": "millilitre milliliter", "l ltr": "litre liter", "cl": "centilitre centiliter",
     "oz": "ounce", "lb lbs": "pound", "km kms": "kilometre kilometer", "m": "metre meter",
     "cm": "centimetre centimeter", "mm": "millimetre millimeter", "mi": "mile", "ft": "foot feet", "in": "inch",
@@ -1816,6 +1831,8 @@ _QUANTITY_KINDS = {kind: frozenset(words.split()) for kind, words in {
               "volume",
 }.items()}
 _KIND_OF = {word: kind for kind, words in _QUANTITY_KINDS.items() for word in words}
+#: The words of :data:`_QUANTITY_KINDS` that name a kind, not a unit of it.
+_KIND_NAMES = frozenset("weight mass height length distance width depth speed velocity duration volume".split())
 #: A unit written right after its number, with no space ("4kg", "200mg", "10km", "5.8l/100km"): one
 #: of two letters or more, or a single one before "/" (a rate).  A single letter alone is not
 #: read so ("5G" and "$5m" are no grams or metres); nor are other letters ("3rd", "5pm", "1Z99").
@@ -1833,19 +1850,26 @@ _UNIT_TOKEN = re.compile(r"[^\W\d_]+/[^\W\d_]+|[^\W\d_]+")
 _PER_NUMBER = re.compile(r"[ \t]*(?:/|per\b)[ \t]*\d", re.IGNORECASE)
 
 
-def _number_kinds(question: str) -> dict[float, str]:
-    """The kind of quantity of each number ``question`` says with a unit (:data:`_QUANTITY_KINDS`):
-    "82 kilos and 180 cm" is 82 a mass and 180 a length; a number said with two kinds has none."""
+def _units_written(question: str) -> dict[float, tuple[str, str]]:
+    """Each number ``question`` says with a unit of a kind of quantity (:data:`_QUANTITY_KINDS`),
+    and that kind and unit as written: "82 kilos and 180 cm" is 82 a mass in kilos, 180 a length
+    in cm; "a 2-hour block" a duration in hours.  A number said with two units has none."""
     text = question[:MAX_SAID_CHARS]
-    out: dict[float, str | None] = {}
+    out: dict[float, tuple[str, str] | None] = {}
     for _, value, end in _written_numbers(text):
-        m = _UNIT_WORD.match(text, end)
-        if m is not None and _PER_NUMBER.match(text, m.end()):
+        m = _UNIT_WORD.match(text, end + 1 if text[end:end + 1] == "-" else end)
+        if m is None or _PER_NUMBER.match(text, m.end()):
             continue   # a rate per so many of another unit ("5.8 l/100km" is no volume)
-        kind = None if m is None else "speed" if m.group(2) else _KIND_OF.get(m.group(1).lower())
+        unit = m.group(1).lower()
+        kind = "speed" if m.group(2) else _KIND_OF.get(unit)
         if kind is not None:
-            out[value] = kind if out.get(value, kind) == kind else None
-    return {value: kind for value, kind in out.items() if kind is not None}
+            out[value] = (kind, unit) if out.get(value, (kind, unit)) == (kind, unit) else None
+    return {value: said for value, said in out.items() if said is not None}
+
+
+def _number_kinds(question: str) -> dict[float, str]:
+    """The kind of quantity of each number ``question`` says with a unit (:func:`_units_written`)."""
+    return {value: kind for value, (kind, _) in _units_written(question).items()}
 
 
 @functools.lru_cache(maxsize=4096)
@@ -1872,7 +1896,16 @@ def _by_unit(numbers: list[float], argument: Any, said: Said, strict: bool = Fal
     kind = _argument_kind(str(getattr(argument, "name", "") or ""), str(getattr(argument, "description", "") or ""))
     if kind is None:
         return numbers
+    # A number said in another unit than the one the argument's name says is not its value: the
+    # agent copies numbers, never converts them ("a 2-hour block" is no `duration_minutes` of 2;
+    # with none left, the argument is asked for, or an optional one left out).
+    own = [w for w in _name_words(argument).split() if w in _KIND_OF and w not in _KIND_NAMES]
+    other_unit = [n for n in numbers if own and n in said.number_units and said.number_units[n][0] == kind
+                  and not _one_unit(said.number_units[n][1], own)]
+    numbers = [n for n in numbers if n not in other_unit]
     mine = [n for n in numbers if said.number_kinds.get(n) == kind]
+    if not mine and other_unit:
+        return []   # its quantity said, in another unit: no other number stands in for it
     return mine or [n for n in numbers if said.number_kinds.get(n, kind) == kind] or ([] if strict else numbers)
 
 
@@ -2061,6 +2094,29 @@ def takes_maker(argument: Any) -> bool:
     (:data:`MAKER_WORDS`: "artist", "Who performs it")."""
     return getattr(argument, "type", None) in (None, "string") and not getattr(argument, "enum", None) \
         and _says(argument, MAKER_WORDS)
+
+
+#: What a list argument's name or description says when its members are people: each is a name said
+#: (capitalised) or an email address.
+_PEOPLE_WORDS = frozenset({"attendee", "attendees", "participant", "participants", "invitee", "invitees",
+                           "people", "persons", "guests", "members"})
+
+
+def _with_people(texts: Sequence[str], said: Said) -> list[str]:
+    """Of ``texts``, the email addresses, and the people's names (:func:`_person`) said as a list's
+    members or right after "with" or "and": whom a meeting is with ("a budget sync with
+    maria@example.com and Tom"), not what it is called ("the Project Phoenix kickoff")."""
+    listed = {m for found in said.lists for m in found}
+    return [t for t in texts if _EMAIL.fullmatch(t) or _person(t) and (
+        t in listed or said.said_after("with", t) or said.said_after("and", t))]
+
+
+def _person(text: str) -> bool:
+    """Whether a value said is a person's name as written: every word capitalised, none a day, a
+    month or a small word ("Priya", "Mary Jane Watson"; not "Friday", "I")."""
+    tokens = _TOKEN.findall(text)
+    return bool(tokens) and all(t[:1].isupper() and t.lower() not in CALENDAR and t.lower() not in _EDGE_WORDS
+                                for t in tokens)
 
 
 #: What a place argument's name or description says when it is where a ride or a trip starts.
@@ -2275,6 +2331,7 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
     claims = _claims(properties, arguments, texts, said)
     has_place = any(takes_place(a) for a in arguments)
     has_maker = any(takes_maker(a) for a in arguments)
+    has_people = any(getattr(a, "type", None) == "array" and _says(a, _PEOPLE_WORDS) for a in arguments)
     has_start = any(takes_place(a) and starts_route(a) for a in arguments)
     # The numbers each number argument is offered, read once: in the loop, and again for those
     # offered none (left out after it).
@@ -2348,7 +2405,14 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
                     # A unit of measure written after a number is that number's, no other
                     # argument's: "Give the fern 200 ml of water" waters no plant "ml" (the 135M
                     # model's pick).  What a number counts may be a value ("3 apples").
-                    mine = [t for t in mine if not (_words(t) and _words(t) <= measures)] or mine
+                    # Nor does a value start with one ("a 1 hour budget sync" is no meeting titled
+                    # "hour budget sync").
+                    mine = [t for t in mine if not (_words(t) and (_words(t) <= measures or (
+                        _TOKEN.findall(t) or [""])[0].lower() in measures))] or mine
+            if has_people:
+                # The people said with someone are the people list's ("Set up a budget sync with
+                # maria@example.com and Tom" had titled the meeting `Tom`).
+                mine = [t for t in mine if t not in _with_people(texts, said)] or mine
             place = takes_place(declared)
             if has_place and not place:
                 # Where something is, said after "in", is the tool's place argument's, no other's:
@@ -2398,6 +2462,23 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
             # ingredients, not "chicken", nor "recipe" of "a recipe with").
             said_lists = [found for found in said.lists if set(found) <= set(texts)]
             members = list(dict.fromkeys(m for found in said_lists for m in found)) or texts
+            if _says(declared, _PEOPLE_WORDS):
+                # People are named, or written as email addresses: "where is there a gap?" had
+                # invited `gap`, "Find 90 minutes on Thursday" `minutes`.
+                people = [t for t in texts if _EMAIL.fullmatch(t) or _person(t)]
+                members = [m for m in members if m in people] or people
+                if not members:
+                    # No one said: an optional list is left out, a required one left to the model
+                    # (and the check asks back for whoever it makes up).
+                    if name in (schema.get("required") or ()):
+                        out[name] = prop
+                    continue
+                said_lists = [found for found in said_lists if set(found) <= set(members)]
+                longest = max(map(len, said_lists), default=0)
+                least = {"minItems": longest} if longest > 1 and "minItems" not in prop else {}
+                most = {} if "maxItems" in prop else {"maxItems": len(members)}
+                out[name] = {**prop, "items": {**items, "enum": members}, **least, **most}
+                continue
             longest = max(map(len, said_lists), default=0)
             least = {"minItems": longest} if longest > 1 and "minItems" not in prop else {}
             # And no more members than it says: greedy decoding repeats one member until the reply
@@ -2560,7 +2641,13 @@ def _with_its_unit(prop: Any, argument: Any, question: str) -> bool:
     own = _name_words(argument).split()
     text = question[:MAX_SAID_CHARS]
     return any(value in offered and (unit := re.match(r"\s*([^\W\d_]+)", text[end:])) is not None
-               and _said_in(unit.group(1), own, units=True) for _, value, end in _written_numbers(text))
+               and _one_unit(unit.group(1), own) for _, value, end in _written_numbers(text))
+
+
+def _one_unit(written: str, names: Sequence[str]) -> bool:
+    """Whether a unit as written ("min", "kilos", "hours") is one of ``names`` (an argument's name
+    words: "minutes", "kg"), either written short."""
+    return bool(_stems(frozenset({written.lower()}), True) & _stems(frozenset(n.lower() for n in names), True))
 
 
 def _optional(out: dict[str, Any], properties: Mapping[str, Any], arguments: Sequence[Any], said: Said,
