@@ -1831,6 +1831,11 @@ def test_people_are_names_or_email_addresses_and_no_other_arguments_values():
     got = grounded(optional_schema(*meeting), meeting, said_values("Sync with Priya, Omar and I on Friday", []))
     attendees = got["properties"]["attendees"]
     assert attendees["items"]["enum"] == ["Priya", "Omar"] and attendees["minItems"] == 2
+    # A list whose description only mentions people is no list of people.
+    cook = [ToolArgument(name="ingredients", type="array", description="The ingredients people have at hand",
+                         items={"type": "string"})]
+    got = grounded(optional_schema(*cook), cook, said_values("What can I cook with eggs and spinach?", []))
+    assert got["properties"]["ingredients"]["items"]["enum"] == ["eggs", "spinach"]
 
 
 def test_a_value_does_not_start_with_the_unit_of_a_number():

@@ -2102,6 +2102,17 @@ _PEOPLE_WORDS = frozenset({"attendee", "attendees", "participant", "participants
                            "people", "persons", "guests", "members"})
 
 
+def _takes_people(argument: Any) -> bool:
+    """Whether a declared list argument's members are people: its name says so (``attendees``), or
+    its description starts with them ("The people to invite", "The other people who must be free";
+    not "The ingredients people have")."""
+    if getattr(argument, "type", None) != "array":
+        return False
+    first = [w for w in _TOKEN.findall(str(getattr(argument, "description", "") or "").lower())[:4]
+             if w not in ("the", "a", "an", "all", "other", "any")][:1]
+    return bool(set(_name_words(argument).split()) & _PEOPLE_WORDS or set(first) & _PEOPLE_WORDS)
+
+
 def _with_people(texts: Sequence[str], said: Said) -> list[str]:
     """Of ``texts``, the email addresses, and the people's names (:func:`_person`) said as a list's
     members or right after "with" or "and": whom a meeting is with ("a budget sync with
@@ -2331,7 +2342,7 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
     claims = _claims(properties, arguments, texts, said)
     has_place = any(takes_place(a) for a in arguments)
     has_maker = any(takes_maker(a) for a in arguments)
-    has_people = any(getattr(a, "type", None) == "array" and _says(a, _PEOPLE_WORDS) for a in arguments)
+    people_with = _with_people(texts, said) if any(_takes_people(a) for a in arguments) else []
     has_start = any(takes_place(a) and starts_route(a) for a in arguments)
     # The numbers each number argument is offered, read once: in the loop, and again for those
     # offered none (left out after it).
@@ -2409,10 +2420,10 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
                     # "hour budget sync").
                     mine = [t for t in mine if not (_words(t) and (_words(t) <= measures or (
                         _TOKEN.findall(t) or [""])[0].lower() in measures))] or mine
-            if has_people:
+            if people_with:
                 # The people said with someone are the people list's ("Set up a budget sync with
                 # maria@example.com and Tom" had titled the meeting `Tom`).
-                mine = [t for t in mine if t not in _with_people(texts, said)] or mine
+                mine = [t for t in mine if t not in people_with] or mine
             place = takes_place(declared)
             if has_place and not place:
                 # Where something is, said after "in", is the tool's place argument's, no other's:
@@ -2462,7 +2473,7 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
             # ingredients, not "chicken", nor "recipe" of "a recipe with").
             said_lists = [found for found in said.lists if set(found) <= set(texts)]
             members = list(dict.fromkeys(m for found in said_lists for m in found)) or texts
-            if _says(declared, _PEOPLE_WORDS):
+            if _takes_people(declared):
                 # People are named, or written as email addresses: "where is there a gap?" had
                 # invited `gap`, "Find 90 minutes on Thursday" `minutes`.
                 people = [t for t in texts if _EMAIL.fullmatch(t) or _person(t)]
@@ -2655,7 +2666,8 @@ def _optional(out: dict[str, Any], properties: Mapping[str, Any], arguments: Seq
     """Leave out of ``out`` (a tool's grounded properties) each optional argument the question
     says nothing for, and narrow a string one to what it points at (:func:`_pointed`), for a tool
     that has required arguments (they carry what it is asked; an optional one qualifies it, and
-    the tool does without it).  An argument of a kind (a day, an address, an identifier with
+    the tool does without it), or optional ones the question plainly gives (``required`` then names
+    those; ``names_stay``: a string argument pointed at by nothing keeps the names said).  An argument of a kind (a day, an address, an identifier with
     digits) keeps the values of its kind said, an enum the declared values said, a number the
     numbers said beyond what the required numbers take.  A tool whose arguments are all optional
     is left as it is: many MCP tools' schemas list none as required.
