@@ -1843,3 +1843,13 @@ def test_a_value_does_not_start_with_the_unit_of_a_number():
     meeting = [ToolArgument(name="title", type="string", description="What the meeting is called"),
                ToolArgument(name="hours", type="number", description="How long")]
     assert not any(t.startswith("hour") for t in _offers(meeting, "Set up a 1 hour budget sync")["title"])
+
+
+def test_a_particle_of_a_requests_verb_is_no_value():
+    # "Set up a 1 hour budget sync ..." had offered the meeting's title "up".
+    meeting = [ToolArgument(name="title", type="string", description="What the meeting is called")]
+    assert "up" not in _offers(meeting, "Set up a budget sync on Thursday")["title"]
+    song = [ToolArgument(name="song", type="string", description="The song's title")]
+    assert "Up" in _offers(song, "Play Up by Olly Murs")["song"]                     # a title, capitalised
+    stock = [ToolArgument(name="name", type="string", description="The name")]
+    assert "up" in _offers(stock, "Is the stock of Apple up over the last week")["name"]   # no verb before it

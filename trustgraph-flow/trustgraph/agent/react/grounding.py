@@ -1006,6 +1006,11 @@ _SUBJECTS = frozenset("i we you they he she it u".split())
 _WANTING = frozenset("like love want wants wanted need needs wanna".split())
 
 
+#: A verb's particle, said right after a request's verb: part of the verb, no value ("Set up a 1 hour
+#: budget sync" had offered the meeting's title "up").
+_PARTICLES = frozenset("up down off back away".split())
+
+
 #: Question words whose "to" is followed by a verb: "no idea how to keep it alive" (the 135M model had
 #: asked the care of the plant "keep"), "what to cook", "when to water".
 _HOW_TO = frozenset("how what when where whether which".split())
@@ -1037,6 +1042,8 @@ def _after_modal(tokens: list[str], i: int) -> bool:
         return True
     if i + 1 < len(tokens) and tokens[i].lower() in _WHICH_PERIOD and tokens[i + 1].lower() in _PERIODS:
         return True    # "the past month", "next Friday"
+    if i >= 1 and tokens[i].lower() in _PARTICLES and tokens[i].islower() and tokens[i - 1].lower() in _REQUEST_VERBS:
+        return True    # "Set up a budget sync", "Turn off": the verb's (not "Play Up by Olly Murs", a title)
     if i >= 1 and tokens[i].islower() and (tokens[i - 1].lower() == "please"
                                            or tokens[i - 1].lower() in _DOERS and tokens[i] in LIGHT_VERBS):
         return True    # "Please record", "I took", "it moved" (not "I cycled": an activity)
