@@ -459,11 +459,6 @@ class AgentManager:
         tool = step.tool(name)
         if tool is None:
             return None
-        if not getattr(tool, "arguments", None) and not (getattr(tool, "schema", None) or {}).get("properties"):
-            # Nothing to fill, so no model step: asked for now-playing's arguments ("ooh whats this
-            # song called??"), the 135M model wrote whitespace until its 512 tokens ran out (10 s),
-            # and the dialog asked back.
-            return Action("", name, {})
         only = decision_schema_module.narrow(decision_schema([tool], step.said), answer=False)
         reply = await complete(flow, terms, {SCHEMA_PROPERTY: json.dumps(only)}, self.prompt_timeout, deadline)
         decided = parse_reply(reply)
