@@ -145,33 +145,36 @@ async def _joined(result: Any, limit: int) -> str:
     return "".join(parts)
 
 
+def _parameters(invoke: Any) -> list[inspect.Parameter] | None:
+    """A bound ``invoke``'s parameters, or None when any number of positional arguments fits it
+    (``*args``) or Python cannot tell its shape: it is then called as 2.1's."""
+    try:
+        params = list(inspect.signature(invoke).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    return None if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params) else params
+
+
+def _positional(params: list[inspect.Parameter]) -> list[inspect.Parameter]:
+    return [p for p in params if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+
+
 def takes_user(invoke: Any) -> bool:
     """Whether a bound ``invoke`` is 2.1's ``invoke(user, config, arguments)`` rather than 2.11's
     ``invoke(config, arguments)``: two positional parameters are 2.11's; anything else
     (three, or ``*args``) gets the user first, as before."""
-    try:
-        params = list(inspect.signature(invoke).parameters.values())
-    except (TypeError, ValueError):
-        return True
-    if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params):
-        return True
-    positional = [p for p in params if p.kind in (inspect.Parameter.POSITIONAL_ONLY,
-                                                  inspect.Parameter.POSITIONAL_OR_KEYWORD)]
-    return len(positional) != 2
+    params = _parameters(invoke)
+    return params is None or len(_positional(params)) != 2
 
 
 def invoke_problem(invoke: Any) -> str | None:
     """Why a bound ``invoke`` cannot be called as a tool service calls it (None: it can): with
     ``(config, arguments)`` (2.11) or ``(user, config, arguments)`` (2.1), or ``*args``.  Any
     other shape would fail every call, so the service refuses to start instead."""
-    try:
-        params = list(inspect.signature(invoke).parameters.values())
-    except (TypeError, ValueError):
-        return None   # a callable whose shape Python cannot tell: called as 2.1's
-    if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params):
+    params = _parameters(invoke)
+    if params is None:
         return None
-    positional = [p for p in params if p.kind in (inspect.Parameter.POSITIONAL_ONLY,
-                                                  inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    positional = _positional(params)
     # Two positional parameters are called with two (takes_user); any other number with three.
     needed = [p for p in positional if p.default is inspect.Parameter.empty]
     keywords = [p for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY and p.default is inspect.Parameter.empty]

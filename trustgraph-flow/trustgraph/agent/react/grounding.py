@@ -708,8 +708,14 @@ def _by_edge(prop: dict[str, Any], argument: Any, said: Said) -> dict[str, Any]:
     values = prop.get("enum")
     if not isinstance(values, list) or len(values) < 2 or (edge := _range_edge(argument)) is None:
         return prop
-    after = [v for v in values if isinstance(v, str) and any(said.said_after(w, v) for w in _RANGE_WORDS[edge])]
+    after = _at_edge(values, edge, said)
     return {**prop, "enum": after} if after else prop
+
+
+def _at_edge(values: Sequence[Any], edge: str, said: Said) -> list[Any]:
+    """Of ``values``, those the question says after the words that start (``edge`` "start":
+    "from", "out of"...) or end ("end": "to", "into"...) a range."""
+    return [v for v in values if isinstance(v, str) and any(said.said_after(w, v) for w in _RANGE_WORDS[edge])]
 
 
 def _moment_kind(argument: Any) -> re.Pattern[str] | None:
@@ -2385,7 +2391,7 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
             if (edge := _range_edge(declared)) is not None:
                 # A range's start is said after "from", its end after "to" or "until": "book my leave
                 # from 18 August to 22 August" had started on another date the question said.
-                moments = [m for m in moments if any(said.said_after(w, m) for w in _RANGE_WORDS[edge])] or moments
+                moments = _at_edge(moments, edge, said) or moments
             out[name] = {**prop, "enum": moments} if moments else prop
         elif kind == "string" and said.expressions and _says(declared, _EXPRESSION_WORDS) \
                 and (expressions := [t for t in texts if t in said.expressions]):
