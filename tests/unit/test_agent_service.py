@@ -22,7 +22,7 @@ class Joke(DynamicToolService):
     default_topic = "unit-joke"
 
     async def invoke(self, user, config, arguments):
-        return f"a joke about {arguments['topic']} for {user}"
+        return f"a joke about {arguments['topic']} for {user}" if "topic" in arguments else f"a song for {user}"
 
 
 TOOL = {"type": "tool-service", "name": "joke", "description": "Tell a joke", "service": "joke-svc",
@@ -291,6 +291,36 @@ async def test_an_unsure_model_is_overruled_by_a_clear_ranker_and_the_arguments_
     first_step = [c for c in agent.prompt.calls if c["id"] == "agent-react" and not c["history"]]
     assert len(first_step) == 2
 
+
+
+NOW_PLAYING = {**TOOL, "name": "now-playing", "arguments": [],
+               "description": "Which song and artist is playing on the speakers right now",
+               "examples": ["What's this song?", "Who sings the track that's on?"]}
+
+
+@pytest.mark.parametrize(("question", "outcome"), [("ooh whats this song called??", "tool-result"),
+                                                   ("thanks, that's all for now!", "asked-back")])
+async def test_the_rankers_tool_of_no_arguments_is_called_only_when_plainly_asked_for(agent, question, outcome):
+    # The ranker's now-playing taken over the model's unsure weather; the model gives it no values,
+    # so nothing but the ranker confirms the call: near the question, it is made; "thanks, that's
+    # all for now!" (0.32) is asked back instead of showing what is playing.
+    await agent.configure({"tool": {"now-playing": NOW_PLAYING, "weather": WEATHER},
+                           "tool-service": {"joke-svc": SERVICE}})
+    decisions = []
+
+    def first(terms):
+        decisions.append(1)
+        return decision("weather", city="Paris") if len(decisions) == 1 else decision("now-playing")
+
+    agent.prompt.replies = [first, final_answer(lambda t: t["history"][-1]["observation"])]
+    agent.prompt.scores = [{"weather": 0.6, "now-playing": 0.4, "final-answer": 0.1}]
+    got = await agent.ask(question)
+    assert got[-1].outcome == outcome, got[-1]
+    called = [r.observation for r in got if r.observation]
+    assert called == (["a song for alice"] if outcome == "tool-result" else [])
+    assert len(decisions) == 2                       # the choice, then now-playing's (empty) arguments
+    if outcome == "asked-back":
+        assert "now-playing" in got[-1].answer
 
 
 @pytest.mark.parametrize("streaming", [False, True])

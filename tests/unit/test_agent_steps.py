@@ -307,6 +307,41 @@ def test_judge_call_asks_back_for_an_amount_said_in_another_currency_than_its_ar
                       Confidence(check_arguments=False)) is None
 
 
+NOW_PLAYING = json.dumps({"type": "tool-service", "name": "now-playing", "service": "svc", "arguments": [],
+                          "description": "Which song and artist is playing on the speakers right now",
+                          "examples": ["What's this song?", "Who sings the track that's on?"]})
+SPEAKERS = registry_of(NOW_PLAYING,
+                       declared("play-music", "Play a song, an artist or a genre on the speakers", {"name": "song", **TEXT}),
+                       declared("account-balance", "How much money is in my bank accounts right now",
+                                {"name": "account", "type": "string", "enum": ["checking", "savings"],
+                                 "required": False}))
+
+
+def test_a_call_no_value_confirms_is_made_only_when_its_tool_is_plainly_asked_for():
+    # No argument check confirms a call that carries no value: "thanks, that's all for now!" had
+    # been near now-playing (0.32, far ahead of the rest) and called it, and "What's a typical
+    # mortgage interest rate these days?" had shown the bank balance.
+    for question, name in (("thanks, that's all for now!", "now-playing"),
+                           ("What's a typical mortgage interest rate these days?", "account-balance")):
+        step = prepare(request(question), SPEAKERS, {})
+        assert step.meaning[name] < embedding.calibration().alone
+        ending = judge_call(step, Action("", name, {}), None, Confidence())
+        assert ending is not None and ending.outcome in (OUTCOME_ASKED, OUTCOME_NO_TOOL), question
+        # With the argument check off, the call is the model's as before.
+        assert judge_call(step, Action("", name, {}), None, Confidence(check_arguments=False)) is None
+    # Near the question (its examples), the call is made; so is one with a value the question says.
+    step = prepare(request("ooh whats this song called??"), SPEAKERS, {})
+    assert judge_call(step, Action("", "now-playing", {}), None, Confidence()) is None
+    step = prepare(request("What's in my savings, and is the mortgage rate good?"), SPEAKERS, {})
+    assert judge_call(step, Action("", "account-balance", {"account": "savings"}), None, Confidence()) is None
+    # Asked back, the tool is named when it is near the question, and never when it cannot be used.
+    step = prepare(request("thanks, that's all for now!"), SPEAKERS, {})
+    asked = judge_call(step, Action("", "now-playing", {}), None, Confidence())
+    assert asked.outcome == OUTCOME_ASKED and asked.candidates == ("now-playing",)
+    gone = judge_call(step, Action("", "now-playing", {}), None, Confidence(), usable=lambda n: n != "now-playing")
+    assert gone.outcome == OUTCOME_NO_TOOL
+
+
 def test_settle_leaves_out_an_optional_arguments_guess_and_keeps_what_was_said():
     registry = registry_of(declared("showtimes", "When a film is on", {"name": "movie", **TEXT},
                                     {"name": "city", **TEXT, "description": "Where", "required": False}))
@@ -474,6 +509,31 @@ def test_the_next_request_of_a_question_is_served_by_its_clear_tool_then_the_res
     until = AgentStep(action="days-until", arguments={"date": "31 October 2026"}, observation="24 days.")
     after_two = prepare(request(TWO, [day, until]), DATES, {})
     assert next_request(after_two, Confidence()) == Served("A Saturday.\n24 days.", ("day-of-week", "days-until"))
+
+
+def test_the_next_requests_call_of_no_values_is_judged_by_that_request():
+    import dataclasses
+
+    from trustgraph.agent.react.steps import ordered
+    library = registry_of(declared("renew-book", "Renew a book you already have on loan, extending its due date",
+                                   {"name": "title", **TEXT}, {"name": "weeks", "type": "integer", "required": False}),
+                          declared("reserve-book", "Reserve a book that is out on loan, to collect at a branch",
+                                   {"name": "title", **TEXT}),
+                          declared("my-loans", "List the books you have borrowed and when each is due back",
+                                   {"name": "overdue_only", "type": "boolean", "required": False}))
+    renewed = AgentStep(action="renew-book", arguments={"title": "Circe", "weeks": "2"},
+                        observation="Circe is now due on 21 December.")
+    step = prepare(request("Renew Circe for two weeks, then show me what else I have borrowed.", [renewed]),
+                   library, {})
+    pending = next_request(step, Confidence())
+    assert pending == Pending("my-loans", "show me what else I have borrowed.")
+    assert pending.meaning == {r.tool.name: r.meaning for r in ordered(pending.request, step.tools)}
+    # The whole question is less near the loans than its request for them is.
+    assert judge_call(step, Action("", "my-loans", {}), None, Confidence()) is not None
+    by_request = dataclasses.replace(step, meaning=pending.meaning)
+    assert judge_call(by_request, Action("", "my-loans", {}), None, Confidence()) is None
+    # A flag left false is no value the question gives; one set is.
+    assert judge_call(step, Action("", "my-loans", {"overdue_only": False}), None, Confidence()) is not None
 
 
 def test_the_next_requests_call_takes_its_own_values_or_the_questions():

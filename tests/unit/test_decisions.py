@@ -49,6 +49,20 @@ def test_every_free_string_is_bounded_so_a_constrained_generation_ends():
     assert products["maxItems"] == ds.ITEMS_LIMIT and products["items"]["maxLength"] == ds.STRING_LIMIT
 
 
+def test_a_tool_that_declares_no_arguments_is_called_with_an_empty_object():
+    # The catalog's schema of such a tool takes any object (upstream's pass-through descriptors);
+    # under it the 135M model, asked for now-playing's arguments, invented a playlist until its
+    # 512-token limit (10 s).  The prompt names no argument, so whatever it writes is made up.
+    now = ("now-playing", arguments_schema([]))
+    assert now[1] == {"type": "object"}   # the catalog's own schema is untouched
+    schema = ds.decision_schema([now])
+    assert valid(schema, {"action": "now-playing", "args": {}})
+    assert not valid(schema, {"action": "now-playing", "args": {"title": "Road Trip"}})
+    # A tool that says it takes any object, or whose arguments allow more, keeps that.
+    passing = ("pass", {"type": "object", "additionalProperties": True})
+    assert valid(ds.decision_schema([passing]), {"action": "pass", "args": {"q": "x"}})
+
+
 def test_a_final_answer_cut_off_while_it_repeated_itself_runs_on():
     from trustgraph.agent.react.prompting import parse_reply, runs_on
     from trustgraph.agent.react.vocabulary import RunawayAnswer

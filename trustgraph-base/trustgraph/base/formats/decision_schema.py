@@ -89,10 +89,22 @@ def without_prose(schema: Any) -> Any:
     return out
 
 
+def _declared_only(args_schema: dict[str, Any]) -> dict[str, Any]:
+    """``args_schema``, or the empty object when it declares no argument and says nothing of others.
+
+    The catalog's schema of a tool with no declared arguments takes any object (upstream's
+    pass-through descriptors), but the prompt names no argument, so whatever a model writes there
+    is made up: the 135M model, asked for now-playing's arguments, invented a playlist until its
+    512-token limit (10 s).  A schema that says it takes other keys keeps them."""
+    if "properties" in args_schema or "additionalProperties" in args_schema or "patternProperties" in args_schema:
+        return args_schema
+    return {**args_schema, "properties": {}, "additionalProperties": False}
+
+
 def call_alternative(name: str, args_schema: dict[str, Any]) -> dict[str, Any]:
     """One tool call: its name, and its arguments as its argument schema says (without its prose)."""
     return {"type": "object", "properties": {"action": {"const": name},
-                                             "args": _bounded(without_prose(args_schema))},
+                                             "args": _bounded(without_prose(_declared_only(args_schema)))},
             "required": ["action", "args"], "additionalProperties": False}
 
 

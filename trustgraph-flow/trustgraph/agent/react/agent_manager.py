@@ -415,8 +415,10 @@ class AgentManager:
         """The call of the next request's tool (``steps.next_request``), with the arguments the
         model gives it from what that request says (``steps.said_for``), when the judge takes it
         as it takes any call; nothing when the model gives none the dialog says, and the model
-        decides the step as usual."""
+        decides the step as usual.  The call is judged by what that request says (a call of no
+        values by its tool's nearness to the request, not to the whole question)."""
         name = pending.tool
+        step = dataclasses.replace(step, meaning=pending.meaning or step.meaning)
         try:
             action = await self._arguments_for(dataclasses.replace(step, said=said_for(step, pending)), name, flow,
                                                terms, deadline)

@@ -381,6 +381,8 @@ class Pending:
 
     tool: str
     request: str
+    #: Each tool's similarity to this request alone (the ranker's): what its call is judged by.
+    meaning: dict[str, float] = field(default_factory=dict, compare=False)
 
 
 def next_request(step: Step, policy: Confidence, usable: Callable[[str], bool] = lambda name: True
@@ -411,7 +413,7 @@ def next_request(step: Step, policy: Confidence, usable: Callable[[str], bool] =
         rest = [r.tool.name for r in ranked if r.tool.name not in called and r.tool.name in meaning]
         first = clear_first(meaning, rest, policy, lone=True)
         if first is not None and usable(first):
-            return Pending(first, part)
+            return Pending(first, part, meaning)
     if not served or len(called) < 2:
         return None
     return Served("\n".join(result for _, result in step.results), tuple(dict.fromkeys(n for n, _ in step.results)))
@@ -537,6 +539,13 @@ def judge_call(step: Step, action: Action, scores: Mapping[str, float] | None, p
     for a question that asks for no action).  An ask-back never offers a tool that cannot be
     used now (``usable``)."""
     verdict = _judge_call(step, action, scores, policy, usable)
+    if verdict is None and unconfirmed(step, action, policy):
+        near = policy.calibrated(embedding.calibration()).near
+        logger.debug("%s would be called with no value the question gives, and is not near enough to be "
+                     "plainly what it asks (%.2f)", action.name, step.meaning.get(action.name, -1.0))
+        if near is not None and step.meaning.get(action.name, -1.0) >= near and usable(action.name):
+            return Abstain(OUTCOME_ASKED, (action.name,), 1.0)
+        return Abstain(OUTCOME_NO_TOOL, (), 1.0)
     name = verdict.tool if isinstance(verdict, Switch) else action.name if verdict is None else None
     if name is not None and policy.check_arguments and unasked(step, name):
         logger.debug("%s acts, and the question asks for no action: asked back", name)
@@ -544,6 +553,28 @@ def judge_call(step: Step, action: Action, scores: Mapping[str, float] | None, p
         offered = tuple(n for n in (name, *_readers_near(step, policy)) if usable(n))[:max(1, policy.candidates)]
         return Abstain(OUTCOME_ASKED, offered, share) if offered else Abstain(OUTCOME_NO_TOOL, (), share)
     return verdict
+
+
+def unconfirmed(step: Step, action: Action, policy: Confidence) -> bool:
+    """Whether the call ``action`` carries no value at all (its tool takes none, or only optional ones
+    the question gives none of) and its tool is under the embedding model's ``alone`` similarity to
+    the question.  The argument check confirms a call by the values the dialog says; with none, only
+    the ranker can, and a weak lead is no confirmation: "thanks, that's all for now!" was nearest
+    now-playing (0.32, 0.1 ahead) and "What's a typical mortgage interest rate these days?" the bank
+    balance (0.44), both called (bench/notes.md, twenty-second session).  Off with the argument
+    check, without the embedding model, or with the ranker's part off (``lead`` 0)."""
+    if not policy.check_arguments or any(_valued(v) for v in action.arguments.values()):
+        return False
+    calibration = embedding.calibration()
+    if calibration is None or not calibration.alone or action.name not in step.meaning:
+        return False
+    lead = policy.calibrated(calibration).lead
+    return bool(lead and lead > 0) and step.meaning[action.name] < calibration.alone
+
+
+def _valued(value: Any) -> bool:
+    """Whether an argument's value says anything (a flag left false says nothing either)."""
+    return value is not None and value is not False and value not in ("", [], {})
 
 
 def _readers_near(step: Step, policy: Confidence) -> list[str]:
