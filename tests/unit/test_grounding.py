@@ -611,7 +611,8 @@ def test_a_time_the_tool_takes_is_no_other_arguments_value():
     got = grounded(schema_of(*reminder), reminder, said_values("Remind me to call mom at 5pm", []),
                    own_words("create-reminder", "Create a reminder"))["properties"]
     assert got["time"]["enum"] == ["5pm"]
-    assert got["text"]["enum"] == ["call mom at 5pm"]   # what the reminder says follows its "to"
+    # What the reminder says follows its "to", up to the time its own argument takes.
+    assert got["text"]["enum"] == ["call mom"]
     got = grounded(schema_of(*reminder), reminder, said_values("Remind me at 5pm", []),
                    own_words("create-reminder", "Create a reminder"))["properties"]
     assert "Remind" not in got["text"].get("enum", []) and "5pm" not in got["text"].get("enum", [])
@@ -660,6 +661,23 @@ def test_a_number_said_only_inside_a_time_the_tool_takes_is_no_number_arguments(
     got = grounded(schema_of(*booking), booking, said_values(question, []))["properties"]
     assert got["people"]["enum"] == [4] and got["time"]["enum"] == ["7pm"]
     assert unsaid_arguments({"restaurant": "Luigi's", "people": 4, "time": "7pm"}, booking, [question]) == []
+
+
+def test_a_text_that_runs_on_into_a_time_the_tool_takes_is_offered_without_it():
+    # "trains from manchester piccadilly to liverpool lime street after 6pm?" had gone to the
+    # station "liverpool lime street after 6pm", and the time, a repeat of it, was left out.
+    rail = [ToolArgument(name="from_station", type="string", description="The station the train leaves from"),
+            ToolArgument(name="to_station", type="string", description="The station to travel to"),
+            ToolArgument(name="time", type="string", required=False, description="Only trains leaving after this time")]
+    question = "trains from manchester piccadilly to liverpool lime street after 6pm?"
+    got = grounded(schema_of(*rail), rail, said_values(question, []), own_words("rail-departures", "The next trains"))
+    assert got["properties"]["time"]["enum"] == ["6pm"]
+    assert "liverpool lime street" in got["properties"]["to_station"]["enum"]
+    assert not any("6pm" in v for v in got["properties"]["to_station"]["enum"])
+    # A tool that takes no time keeps the run as it was said.
+    stations = rail[:2]
+    got = grounded(schema_of(*stations), stations, said_values(question, []), own_words("rail-departures", "Trains"))
+    assert "liverpool lime street after 6pm" in got["properties"]["to_station"]["enum"]
 
 
 def test_a_number_written_in_words_is_a_number():
@@ -1293,6 +1311,14 @@ def test_a_declared_word_nobody_said_is_a_guess_but_a_code_or_a_unit_is_not_judg
     assert unsaid_arguments({"size": "large"}, [size], ["Get me two large pepperoni pizzas delivered"]) == []
     assert unsaid_arguments({"state": "on"}, [state], ["Explain how a rainbow forms"]) == ["state"]
     assert unsaid_arguments({"state": "off"}, [state], ["Switch off the kitchen lights"]) == []
+    # Words written capitalised are words too: "what homework have I got?" had listed the
+    # homework of the subject `science`, and "What's the capital of Australia?" had called it.
+    subject = ToolArgument(name="subject", description="Only homework for this school subject", required=False,
+                           enum=("maths", "English", "science", "history", "French"))
+    assert unsaid_arguments({"subject": "science"}, [subject], ["what homework have I got?"]) == ["subject"]
+    assert unsaid_arguments({"subject": "English"}, [subject], ["What's the capital of Australia?"]) == ["subject"]
+    assert unsaid_arguments({"subject": "English"}, [subject], ["any english homework due?"]) == []
+    assert unsaid_arguments({"subject": "maths"}, [subject], ["any math homework due by Thursday?"]) == []
     # Codes, units, scales and currencies are the model's to translate to ("°F" is F, "km" kilometres).
     for name, values, value, question in [("scale", ("C", "F", "K"), "F", "My thermometer reads 101 °F"),
                                           ("to_unit", ("km", "mi"), "km", "How far is 5 miles in kilometres?"),

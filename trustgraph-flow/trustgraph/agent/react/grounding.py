@@ -268,16 +268,18 @@ _WORDED = re.compile(r"[a-z]{2,}(?: [a-z]+)*")
 
 def _worded(argument: Any) -> bool:
     """Whether a declared argument's ``enum`` values are words a request says as they are
-    ("small", "large"; "on", "off"): each in lower case letters, and none a unit of measure, a
-    temperature scale or a currency (said as "km", "°F", "$" as often), of an argument that is no
-    unit or currency.  Such a value nobody said is a guess (:func:`unsaid_arguments`); a code
-    ("C", "EUR") or a unit is the model's to translate to, and not judged."""
+    ("small", "large"; "on", "off"; "English", "maths"): each letters in any case but all capitals,
+    and none a unit of measure, a temperature scale or a currency (said as "km", "°F", "$" as
+    often), of an argument that is no unit or currency.  Such a value nobody said is a guess
+    (:func:`unsaid_arguments`); a code ("C", "EUR", "UPS") or a unit is the model's to translate
+    to, and not judged.  (A subject list with "English" and "French" had let the 135M model list
+    the `science` homework for "what homework have I got?".)"""
     values = getattr(argument, "enum", None)
     if not values or _says(argument, _UNIT_NAMES):
         return False
-    return all(isinstance(v, str) and _WORDED.fullmatch(v)
+    return all(isinstance(v, str) and not v.isupper() and _WORDED.fullmatch(v.lower())
                and not any(w in _KIND_OF or w in _SCALES or w in CURRENCIES or w.upper() in CURRENCY_CODES
-                           for w in v.split())
+                           for w in v.lower().split())
                for v in values)
 
 
@@ -299,7 +301,7 @@ def unsaid_arguments(values: Mapping[str, Any], arguments: Sequence[Any], said: 
     for name, value in values.items():
         declared = _argument(arguments, name)
         if declared is not None and getattr(declared, "enum", None) is not None:
-            if _worded(declared) and isinstance(value, str) and not all(heard.has_word(w) for w in value.split()):
+            if _worded(declared) and isinstance(value, str) and not all(heard.has_word(w) for w in value.lower().split()):
                 # A declared word nobody said is a guess: the 135M model ordered a "large" pizza for
                 # "Reserve a spot for 4 at Luigi's" and turned the lights "on" for "Explain how a rainbow forms".
                 out.append(name)
@@ -690,6 +692,37 @@ _RANGE_NAMES = {"start": frozenset({"start", "from", "begin", "begins", "first",
                 "end": frozenset({"end", "to", "until", "till", "last", "ends"})}
 _RANGE_WORDS = {"start": ("from", "since", "starting", "beginning", "out of"),
                 "end": ("to", "until", "till", "through", "into")}
+
+
+#: The small words that lead into a time or an address said after a run ("after 6pm", "at 8:30").
+_LEADS_IN = frozenset("after before at by on from until till around about for in to of".split())
+
+
+def _before_times(prop: dict[str, Any], values: Sequence[str]) -> dict[str, Any]:
+    """A text argument's offered values, each without the one of ``values`` (the times and addresses
+    the tool's other arguments take) it ends with after other words: "to liverpool lime street after
+    6pm" had been the station "liverpool lime street after 6pm", the time then left out as a repeat
+    of it, and "Remind me to call mom at 5pm" is the text "call mom" at 5pm."""
+    offered = prop.get("enum")
+    if not values or not isinstance(offered, list):
+        return prop
+    cut = [v for v in dict.fromkeys(_before_taken(t, values) if isinstance(t, str) else t for t in offered) if v != ""]
+    return {**prop, "enum": cut} if cut and cut != offered else prop
+
+
+def _before_taken(text: str, values: Sequence[str]) -> str:
+    """``text`` without the one of ``values`` (what the dialog says of the kinds a tool's arguments
+    take) it ends with after other words, nor the small words leading into it ("liverpool lime
+    street after 6pm" is "liverpool lime street"); ``text`` itself when it ends with none ("The
+    Midnight Library" keeps its "Midnight"; empty when only small words come before it)."""
+    starts = [m.start() for v in values if v and v != text
+              for m in [re.search(rf"(?<!\w){re.escape(v)}[\s.,;:!?]*$", text)] if m is not None and m.start() > 0]
+    if not starts:
+        return text
+    tokens = list(_TOKEN.finditer(text[:min(starts)]))
+    while tokens and tokens[-1].group(0).lower() in _LEADS_IN:
+        tokens.pop()
+    return text[:tokens[-1].end()] if tokens else ""
 
 
 def _range_edge(argument: Any) -> str | None:
@@ -2331,12 +2364,14 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
     # What the question's numbers count, for a tool that takes a number: its conversion's units.
     units = said.units if _takes_number(properties, arguments) else set()
     taken = tuple(_taken_kinds(arguments))
+    taken_values: tuple[str, ...] = ()
     numbers = said.numbers
     if taken:
         # An address or a time the tool takes is that argument's, and so is each part of it that the
         # dialog says nowhere else ("30" of "9:30", and the number 8 of "at 8:30" for a party's
         # size); what else the dialog says is the rest's.
         values, rest, numbers = said.taken(taken)
+        taken_values = values
         texts, numbered = ([t for t in offered if not any(k.fullmatch(t) for k in taken)
                             and (not any(t in v for v in values) or any(t in r for r in rest))]
                            for offered in (texts, numbered))
@@ -2472,6 +2507,8 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
                 named = {**named, "enum": called}
             out[name] = _by_query(_by_text(_by_topic(named, declared, said.question), declared, said.apart),
                                   declared, said)
+            if not asks_whole(declared):
+                out[name] = _before_times(out[name], taken_values)
         elif kind == "array" and isinstance(items := prop.get("items"), dict) and isinstance(items.get("enum"), list):
             # A list of declared values: those said, each once ("how does my week look overall?" had
             # listed `steps` thirty times, greedy decoding repeating the first), or, none said, at
