@@ -37,6 +37,7 @@ from trustgraph.agent.react.steps import (
 from trustgraph.agent.react.vocabulary import Action, Failed, Final
 from trustgraph.base.tool_services.tool_service_client import ToolServiceClients
 from trustgraph.catalog import embedding
+from trustgraph.catalog.ranking import rank
 from trustgraph.schema import AgentRequest, AgentStep
 from trustgraph.schema.services.agent import OUTCOME_ANSWER, OUTCOME_ASKED, OUTCOME_NO_TOOL, OUTCOME_TOOL
 
@@ -315,6 +316,40 @@ SPEAKERS = registry_of(NOW_PLAYING,
                        declared("account-balance", "How much money is in my bank accounts right now",
                                 {"name": "account", "type": "string", "enum": ["checking", "savings"],
                                  "required": False}))
+
+
+OUTAGES = registry_of(
+    declared("power-outage-report", "Report a power cut at an address to the electricity network operator",
+             {"name": "address", **TEXT}),
+    declared("power-outage-status", "Known power cuts in an area and when the power should be back",
+             {"name": "area", **TEXT}),
+    declared("outage-map", "Show a map of the power cuts in an area", {"name": "area", **TEXT}),
+    declared("podcast-play", "Play a podcast by its name", {"name": "podcast", **TEXT}))
+
+
+def test_the_tool_whose_verb_a_request_says_leads_the_tools_the_ranker_cannot_tell_apart():
+    from trustgraph.agent.react.steps import ordered
+    lead = embedding.calibration().lead
+    tools = list(OUTAGES.tools.values())
+    # "..., please report it": reporting a cut and the known cuts were 0.003 apart, and it asked back.
+    question = "Our lights have all gone off at 27 Mill Lane, please report it"
+    plain = [r.tool.name for r in rank(question, tools)]
+    assert set(plain[:2]) == {"power-outage-report", "power-outage-status"}
+    near = {r.tool.name: r.meaning for r in rank(question, tools)}
+    assert abs(near["power-outage-report"] - near["power-outage-status"]) < lead   # no lead of its own
+    got = ordered(question, tools)
+    assert got[0].tool.name == "power-outage-report" and got[0].meaning - got[1].meaning >= lead
+    # A question that asks to know, or a verb no tool near it starts with, leaves the order as it was.
+    for question in ("is there a known blackout in Camden right now?", "Scratch the power cut report at 3 Elm Road"):
+        assert [r.tool.name for r in ordered(question, tools)] == [r.tool.name for r in rank(question, tools)]
+    # Nor does the verb win when another tool says what the request is of: "log a ticket" asks for a
+    # ticket, which logging a workout is not.
+    desk = list(registry_of(declared("create-ticket", "Create a support ticket for an IT problem", {"name": "title", **TEXT}),
+                            declared("log-workout", "Log a workout I did", {"name": "activity", **TEXT})).tools.values())
+    question = "Can you log a ticket saying the VPN drops every hour?"
+    near = {r.tool.name: r.meaning for r in rank(question, desk)}
+    assert abs(near["create-ticket"] - near["log-workout"]) < lead
+    assert [r.meaning for r in ordered(question, desk)] == [r.meaning for r in rank(question, desk)]
 
 
 def test_a_call_no_value_confirms_is_made_only_when_its_tool_is_plainly_asked_for():

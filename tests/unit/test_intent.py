@@ -5,7 +5,14 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
-from trustgraph.agent.react.intent import MAX_REQUESTS, acts, asks_for_action, requests_of
+from trustgraph.agent.react.intent import (
+    MAX_REQUESTS,
+    acts,
+    asks_for_action,
+    requested_verbs,
+    requests_of,
+    said_verb,
+)
 from trustgraph.base.descriptors.annotations import Annotations
 
 
@@ -108,3 +115,28 @@ def test_at_most_a_few_requests_are_read():
     question = " and ".join(["what is the time in Paris"] * 10)
     parts = requests_of(question)
     assert len(parts) == MAX_REQUESTS and parts[-1].count(" and ") == 10 - MAX_REQUESTS
+
+
+@pytest.mark.parametrize(("question", "verbs"), [
+    ("Play episode 212 of Radiolab", {"play"}),
+    ("Our lights have all gone off at 27 Mill Lane, please report it", {"report"}),
+    ("Can you report a power cut at 3 Elm Road?", {"report"}),
+    ("I'm freezing, bump the heating up", {"bump"}),
+    ("Hey, show me the shopping list", {"show"}),
+    ("What's on the shopping list?", set()),
+    ("Is there a blackout in Camden?", set()),
+    ("Could you please check my tyres?", {"check"}),
+])
+def test_the_verbs_a_request_asks_to_be_done(question, verbs):
+    assert requested_verbs(question) == verbs
+
+
+def test_a_tool_does_what_a_request_asks_when_its_description_starts_with_that_verb():
+    def tool(description):
+        return SimpleNamespace(description=description)
+    assert said_verb(tool("Plays a podcast by its name"), {"play"})
+    assert said_verb(tool("Report a power cut at an address"), {"report"})
+    assert said_verb(tool("Watches a folder"), {"watch"}) and said_verb(tool("Fixes typos"), {"fix"})
+    assert not said_verb(tool("List the recent episodes of a podcast"), {"play"})
+    assert not said_verb(tool("Known power cuts in an area"), {"report"})
+    assert not said_verb(tool(""), {"play"}) and not said_verb(tool("Play a song"), set())

@@ -197,3 +197,45 @@ def acts(tool: Any) -> bool:
         return False
     first = _FIRST_WORD.match(str(getattr(tool, "description", "") or "").strip())
     return first is not None and first.group(0).lower() in ACTION_VERBS
+
+
+#: The words a request is said with before its verb: "please report it", "can you just check".
+_BEFORE_VERB = frozenset("please just kindly quickly also then now me us".split())
+
+
+def requested_verbs(question: str) -> set[str]:
+    """The words (lower case) a request of ``question`` asks to be done with: an imperative's first
+    word, the first after a request's opening ("Can you report ...") or after "please" ("...,
+    please report it"); none for a question that asks to know something.  What a tool does is its
+    description's first word (:func:`said_verb`): a request that says it tells apart two tools the
+    ranker cannot ("Play episode 212 of Radiolab": playing a podcast 0.027 nearer than listing its
+    episodes)."""
+    text = question.strip()[:MAX_READ_CHARS]
+    verbs: set[str] = set()
+    for sentence in _SENTENCES.split(text)[:MAX_SENTENCES]:
+        if not _requests(sentence):
+            continue
+        for i, clause in enumerate(_CLAUSES.split(_LEAD.sub("", sentence, count=1))[:MAX_SENTENCES]):
+            words = [w.lower() for w in _FIRST_WORD.findall(clause)]
+            stripped = _LEAD.sub("", clause, count=1)
+            if (opening := _REQUEST.search(stripped)) is not None:
+                words = [w.lower() for w in _FIRST_WORD.findall(stripped[opening.end():])]
+            elif words and words[0] in _NOT_IMPERATIVE and "please" in words:
+                words = words[words.index("please") + 1:]
+            elif i > 0 and words and words[0] not in _CLAUSE_VERBS and "please" not in words:
+                continue   # a later clause says a request with a verb it knows, or "please"
+            while words and words[0] in _BEFORE_VERB:
+                words = words[1:]
+            if words and words[0] not in _NOT_IMPERATIVE:
+                verbs.add(words[0])
+    return verbs
+
+
+def said_verb(tool: Any, verbs: set[str]) -> bool:
+    """Whether ``tool``'s description starts with one of ``verbs`` (a request's, :func:`requested_verbs`),
+    as said or in its third person ("Plays", "Watches")."""
+    first = _FIRST_WORD.match(str(getattr(tool, "description", "") or "").strip())
+    if first is None or not verbs:
+        return False
+    word = first.group(0).lower()
+    return any(word in (v, v + "s", v + "es") for v in verbs)
