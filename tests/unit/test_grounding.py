@@ -760,7 +760,11 @@ def test_an_identifier_with_digits_takes_a_value_with_digits_or_asks_back():
                    own_words("flight-status", "Whether a flight is on time"))["properties"]
     assert got["flight"]["enum"] == ["BA117"]
     got = grounded(schema_of(*flight), flight, said_values("Can you check whether LH 400 is delayed?", []))
-    assert "LH 400" in got["properties"]["flight"]["enum"]
+    assert got["properties"]["flight"]["enum"] == ["LH 400"]
+    # Written in groups of capitals and digits, the identifier is the groups whole: "Is U2 4587 on
+    # time?" had checked the flight "4587" (offered beside "U2" and "2 4587").
+    got = grounded(schema_of(*flight), flight, said_values("Is U2 4587 on time?", []))
+    assert got["properties"]["flight"]["enum"] == ["U2 4587"]
     got = grounded(schema_of(*flight), flight, said_values("Why is the sky blue?", []))["properties"]
     assert "enum" not in got["flight"]   # nothing with digits said: the model's, and the check asks back
     assert unsaid_arguments({"flight": "blue"}, flight, ["Why is the sky blue?"]) == ["flight"]

@@ -2117,6 +2117,25 @@ def _claimed(text: str, values: list[str], name: str) -> bool:
     return text in values or name in text.lower() and any(v in text for v in values)
 
 
+#: An identifier written in groups of capitals and digits ("U2 4587", "LH 400", "9400 1118 9922"),
+#: three digits at least (read in :func:`_whole_codes`).
+_CODE_GROUPS = re.compile(r"(?<![\w-])[A-Z0-9]{1,6}(?:[ \t]+[A-Z0-9]{1,6})+(?![\w-])")
+
+
+def _whole_codes(numbered: list[str], question: str) -> list[str]:
+    """An identifier's offered texts without those that are part of one written in groups of
+    capitals and digits in ``question`` ("U2 4587": not "U2", "4587", nor "2 4587", which starts
+    inside a word), nor those it says only inside a word: "Is U2 4587 on time?" had checked the
+    flight "4587"; the texts themselves when that would leave none."""
+    # (Not a number and the code of what it counts: "300 USD", "300 K".)
+    groups = [m.group(0) for m in _CODE_GROUPS.finditer(question[:MAX_SAID_CHARS])
+              if sum(c.isdigit() for c in m.group(0)) >= 3 and not m.group(0).split()[-1].isalpha()]
+    whole = [t for t in numbered
+             if re.search(rf"(?<![\w-]){re.escape(t)}(?![\w-])", question) is not None
+             and not any(t != g and re.search(rf"(?<!\w){re.escape(t)}(?!\w)", g) for g in groups)]
+    return whole or numbered
+
+
 def _inside(text: str, expression: str) -> bool:
     """Whether ``text`` is one of the numbers of an arithmetic ``expression``."""
     return bool(_NUMBER.fullmatch(text)) and re.search(rf"(?<![\d.,]){re.escape(text)}(?![\d.,])",
@@ -2446,7 +2465,8 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
                 # A phone number whole, with its "+" and its spaces ("+44 7700 900123"): the words
                 # of a span drop the "+" (the probe texted "44 7700 900123").
                 numbered = list(dict.fromkeys(m.group(0) for m in _PHONE.finditer(said.question))) or numbered
-            out[name] = _by_name({**prop, "enum": numbered}, declared, said) if numbered else prop
+            out[name] = _by_name({**prop, "enum": _whole_codes(numbered, said.question)}, declared, said) \
+                if numbered else prop
         elif kind == "string" and (texts or said.question and not _says(declared, _CARRIED)
                                    and (said.says_something or asks_whole(declared))):
             # The whole question is the request, never the message it asks to send: a message with
