@@ -1836,6 +1836,24 @@ def test_a_verb_after_how_to_is_no_value():
     assert "water" not in _offers(plant, "When to water a fern?")["plant"]
 
 
+def test_what_which_or_what_asks_for_is_no_value():
+    # "which pills am I meant to take today?" had listed the reminders of the medication "pills".
+    meds = [ToolArgument(name="medication", type="string", description="Only reminders for this medicine",
+                         required=False)]
+    assert _offers(meds, "which pills am I meant to take today?")["medication"] in ("left out", None)
+    required = [ToolArgument(name="medication", type="string", description="The medicine")]
+    # (A required one is offered the whole question, as before, and the check reads what is written.)
+    assert _offers(required, "which pills am I meant to take today?")["medication"] == [
+        "which pills am I meant to take today"]
+    assert _offers(meds, "what time do I take my metformin?")["medication"] == ["metformin"]
+    podcast = [ToolArgument(name="podcast", type="string", description="The podcast's name")]
+    offered = _offers(podcast, "which episodes of Serial have come out lately?")["podcast"]
+    assert "Serial" in offered and "episodes" not in offered
+    # What the asked-for thing is said to be stays a value: the cuisine of "What Thai restaurants ...".
+    food = [ToolArgument(name="cuisine", type="string", description="The kind of food")]
+    assert "Thai" in _offers(food, "What Thai restaurants are open near me?")["cuisine"]
+
+
 def test_a_number_said_in_another_unit_than_its_arguments_name_says_is_not_its_value():
     # "I need a 2-hour block ..." had looked for 2 minutes: the agent copies numbers, never converts.
     slot = [ToolArgument(name="date", type="string", description="The day"),

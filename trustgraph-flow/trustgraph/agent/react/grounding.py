@@ -1053,6 +1053,14 @@ _PARTICLES = frozenset("up down off back away".split())
 #: Question words whose "to" is followed by a verb: "no idea how to keep it alive" (the 135M model had
 #: asked the care of the plant "keep"), "what to cook", "when to water".
 _HOW_TO = frozenset("how what when where whether which".split())
+#: And words that say what one must or means to do: "which pills am I meant to take" takes no pill "take".
+_BOUND_TO = frozenset("meant supposed have has had got gotta going ought used trying try able remember forget".split())
+#: A word written small after "which" or "what" and before one of :data:`_ASKED_AFTER` is what the
+#: question asks for, not a value: "which pills am I meant to take today?" had listed the reminders
+#: of the medication "pills", "which episodes of Serial" names no podcast "episodes".
+_WHICH = frozenset("which what whichever whatever".split())
+_ASKED_AFTER = frozenset("""am is are was were be been do does did have has had can could should would will shall
+may might must of i we you they he she it there""".split())
 
 
 #: Verbs that say how something is, and the word after them what it is like: no values ("The basil
@@ -1086,9 +1094,13 @@ def _after_modal(tokens: list[str], i: int) -> bool:
     if i >= 1 and tokens[i].islower() and (tokens[i - 1].lower() == "please"
                                            or tokens[i - 1].lower() in _DOERS and tokens[i] in LIGHT_VERBS):
         return True    # "Please record", "I took", "it moved" (not "I cycled": an activity)
+    if tokens[i].islower() and tokens[i - 1].lower() in _WHICH and i + 1 < len(tokens) \
+            and tokens[i + 1].lower() in _ASKED_AFTER:
+        return True    # "which pills am I meant to take": what is asked for ("What Thai restaurants": said of it)
     if i < 2:
         return False
-    if tokens[i - 1].lower() == "to" and (tokens[i - 2].lower() in _WANTING or tokens[i - 2].lower() in _HOW_TO):
+    if tokens[i - 1].lower() == "to" and (tokens[i - 2].lower() in _WANTING or tokens[i - 2].lower() in _HOW_TO
+                                          or tokens[i - 2].lower() in _BOUND_TO):
         return tokens[i].islower()   # "like to hear", "how to keep it alive" (not "like to Paris")
     return tokens[i - 1].lower() in _SUBJECTS and tokens[i - 2].lower() in _MODALS
 
@@ -2468,7 +2480,10 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
             out[name] = _by_name({**prop, "enum": _whole_codes(numbered, said.question)}, declared, said) \
                 if numbered else prop
         elif kind == "string" and (texts or said.question and not _says(declared, _CARRIED)
-                                   and (said.says_something or asks_whole(declared))):
+                                   and (said.says_something and name in (schema.get("required") or ())
+                                        or asks_whole(declared))):
+            # (With nothing of its own said, the whole question is a required argument's, never an
+            # optional one's: "which pills am I meant to take today?" is no medication.)
             # The whole question is the request, never the message it asks to send: a message with
             # nothing of its own said is left to the model, and the check asks back for a made-up one.
             whole = [said.question] if said.question and (asks_whole(declared) or not texts and said.says_something) \
