@@ -674,6 +674,10 @@ def test_a_text_that_runs_on_into_a_time_the_tool_takes_is_offered_without_it():
     assert got["properties"]["time"]["enum"] == ["6pm"]
     assert "liverpool lime street" in got["properties"]["to_station"]["enum"]
     assert not any("6pm" in v for v in got["properties"]["to_station"]["enum"])
+    # And a place in lower case after the "to" of a route ("from ... to ...") is said as a place.
+    call = {"from_station": "manchester piccadilly", "to_station": "liverpool lime street", "time": "6pm"}
+    assert unsaid_arguments(call, rail, [question]) == []
+    assert "to_station" in unsaid_arguments({**call, "to_station": "bed"}, rail, ["I want to go to bed after 6pm"])
     # A tool that takes no time keeps the run as it was said.
     stations = rail[:2]
     got = grounded(schema_of(*stations), stations, said_values(question, []), own_words("rail-departures", "Trains"))

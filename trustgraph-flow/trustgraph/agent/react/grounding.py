@@ -2229,6 +2229,19 @@ _AFTER_START = re.compile(r"\bfrom\s+(?:the\s+)?(?=[^\W\d_])", re.IGNORECASE)
 #: A text ending with a place's lead ("in paris", "from the station"; "to" only with its article,
 #: "to the airport", since "to" starts a verb as often: "need to call"): a place follows.
 _BEFORE_PLACE = re.compile(r"\b(?:(?:[Ii]n|[Aa]t|[Nn]ear|[Ff]rom|[Bb]etween)\s+(?:the\s+)?|[Tt]o\s+the\s+)$")
+#: The "to" of a route said from somewhere: a place follows it ("trains from leeds to york").
+_ROUTE_TO = re.compile(r"\b[Ff]rom\s+(?!(?:my|your|our|his|her|their|its|this|that)\b)[^\s.?!,;][^.?!;]{0,80}?\s+to\s+$")
+
+
+def _ends_run(text: str, end: int) -> bool:
+    """Whether the words of ``text`` ending at ``end`` end a run: the text's end or a mark follows,
+    or a small word leading into a time or an address (:data:`_LEADS_IN`), or a day or a time."""
+    rest = text[end:]
+    after = _TOKEN.search(rest)
+    if after is None or re.match(r"\s*[.?!,;:)]", rest):
+        return True
+    word = after.group(0).lower()
+    return word in _LEADS_IN or bool(_TIME.match(rest, after.start()) or _DATE.match(rest, after.start()))
 #: Words that follow a request's verb, not a place's name ("Set an alarm", "Water the basil").
 _OBJECT_WORDS = frozenset("a an the my your our his her their me us it them some this that these those".split())
 #: Where a sentence starts: a capital there is grammar's, not a name's.
@@ -2298,6 +2311,12 @@ def _named_place(value: str, texts: Iterable[str]) -> bool:
                     return True
             elif (caseless or m.group(0).islower()) and _BEFORE_PLACE.search(text, max(0, at - 16), at):
                 return True   # typed in lower case: "weather in paris" (not "Oslo saying" of "in Oslo saying")
+            elif (caseless or m.group(0).islower()) and _ROUTE_TO.search(text, 0, at) \
+                    and words[-1].lower() not in _LEADS_IN and _ends_run(text, m.end()):
+                # Where a route goes, all the words up to a time or the end: "from manchester
+                # piccadilly to liverpool lime street after 6pm" (not "liverpool", nor "savings" of
+                # "from my checking account to savings": from no place).
+                return True
     return False
 
 
