@@ -24,6 +24,7 @@ from trustgraph.agent.react.steps import (
     admit,
     after_call,
     by_coverage,
+    by_verb,
     carried_failures,
     failures_property,
     gone_nearer,
@@ -342,6 +343,17 @@ def test_the_tool_whose_verb_a_request_says_leads_the_tools_the_ranker_cannot_te
     # A question that asks to know, or a verb no tool near it starts with, leaves the order as it was.
     for question in ("is there a known blackout in Camden right now?", "Scratch the power cut report at 3 Elm Road"):
         assert [r.tool.name for r in ordered(question, tools)] == [r.tool.name for r in rank(question, tools)]
+    # Only the verb of the request served first counts: "What's happening with ticket 3307? Also, assign
+    # ticket 3310 to Marco Rossi" had assigned ticket 3307, the model's pick of the two numbers.
+    helpdesk = list(registry_of(
+        declared("ticket-status", "Look up the current status of an existing helpdesk ticket by its number",
+                 {"name": "ticket_number", **TEXT}),
+        declared("assign-ticket", "Assign an existing helpdesk ticket to a colleague",
+                 {"name": "ticket_number", **TEXT}, {"name": "assignee", **TEXT})).tools.values())
+    tied = [r._replace(meaning=0.55, score=0.55) for r in rank("ticket", helpdesk)]   # as near as the probe's
+    assert [r.tool.name for r in by_verb(tied, "Assign ticket 3310 to Marco Rossi")][0] == "assign-ticket"
+    question = "What's happening with ticket 3307? Also, assign ticket 3310 to Marco Rossi."
+    assert by_verb(tied, question) == tied
     # Nor does the verb win when another tool says what the request is of: "log a ticket" asks for a
     # ticket, which logging a workout is not.
     desk = list(registry_of(declared("create-ticket", "Create a support ticket for an IT problem", {"name": "title", **TEXT}),

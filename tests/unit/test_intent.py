@@ -106,6 +106,10 @@ def test_a_tool_acts_when_it_says_so_or_its_description_starts_with_an_actions_v
      ["Scale my pancake recipe up to 10", "tell me how many grams 1.5 cups of sugar is."]),
     ("List France's public holidays for 2026; also, what day of the week is 14 July 2026?",
      ["List France's public holidays for 2026", "what day of the week is 14 July 2026?"]),
+    # A sentence that opens with "Also" and an imperative of any verb is a next request; not a name.
+    ("What's happening with ticket 3307? Also, assign ticket 3310 to Marco Rossi.",
+     ["What's happening with ticket 3307?", "assign ticket 3310 to Marco Rossi."]),
+    ("What's the weather in Oslo? And tomorrow?", ["What's the weather in Oslo? And tomorrow?"]),
 ])
 def test_a_question_makes_one_request_or_several(question, requests):
     assert requests_of(question) == requests

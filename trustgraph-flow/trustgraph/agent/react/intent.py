@@ -153,7 +153,8 @@ def requests_of(question: str) -> list[str]:
     """The requests ``question`` makes, in order: one, or several joined by "and", a semicolon or a
     sentence's end, each of the next ones opening as a question (:data:`_ASKS`: "What day is 31
     October and how many days away is it?") or an imperative (:data:`_NEXT_VERBS`: "Find me a
-    hotel in Rome and book a table at Roscioli"); "and" before anything else joins words of one
+    hotel in Rome and book a table at Roscioli"; after a sentence's end, of any verb: "...? Also,
+    assign ticket 3310 to Marco Rossi"); "and" before anything else joins words of one
     request ("Add milk and eggs to my list").  What a question says before its request is no
     request of its own ("I have 75 dollars. How many Swiss francs is that?"), and a quoted text
     is never split."""
@@ -166,7 +167,9 @@ def requests_of(question: str) -> list[str]:
             break
         before = masked[start:m.start()]
         word = _first_word(masked[m.end():])
-        if (word in _ASKS or word in _NEXT_VERBS) and len(_FIRST_WORD.findall(before)) >= MIN_REQUEST_WORDS \
+        # After a sentence's end ("...? Also, assign ticket 3310 ..."), an imperative of any verb.
+        sentence = m.start() > 0 and masked[m.start() - 1] in ".!?" and word not in _NOT_IMPERATIVE
+        if (word in _ASKS or word in _NEXT_VERBS or sentence) and len(_FIRST_WORD.findall(before)) >= MIN_REQUEST_WORDS \
                 and _is_request(before, first=not parts):
             parts.append(text[start:m.start()].strip())
             start = m.end()

@@ -344,7 +344,10 @@ def by_verb(ranked: list[Ranked], question: str) -> list[Ranked]:
         return ranked
     top = max(meanings)
     tied = [r for r in ranked if r.meaning is not None and top - r.meaning < calibration.lead][:MAX_PROMPT_TOOLS]
-    if len(tied) < 2 or not (verbs := intent.requested_verbs(question)):
+    # The verb of the request a first step serves: "What's happening with ticket 3307? Also, assign
+    # ticket 3310 to Marco Rossi" had assigned ticket 3307 (the second request's verb, the first's number).
+    first_request = (intent.requests_of(question) or [question])[0]
+    if len(tied) < 2 or not (verbs := intent.requested_verbs(first_request)):
         return ranked
     doing = [r for r in tied if intent.said_verb(r.tool, verbs)]
     if len(doing) != 1 or doing[0].meaning < calibration.unrelated:
