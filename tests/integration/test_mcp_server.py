@@ -188,6 +188,28 @@ async def test_a_tools_examples_are_listed_and_read_back_by_the_import(mcp_serve
         assert listed["tell-joke"].meta == {"ai.trustgraph/examples": examples[:1]}
 
 
+async def test_a_declared_default_is_listed_given_to_the_service_and_read_back_by_the_import(
+        mcp_server, broker, spawn):
+    # An optional argument's declared default: a call that leaves it out reaches the real joke
+    # service with it (its jokes are seeded by the topic, so the same topic tells the same joke).
+    topic = unique("joke")
+    spawn("joke-service", "-t", topic, broker=broker)
+    server = await mcp_server()
+    joke = service_tool("tell-joke", topic, style="pun")
+    joke["arguments"] = [{"name": "topic", "type": "string", "description": "the topic", "required": False,
+                          "default": "cats"}]
+    await server.configure(tools={"tell-joke": joke}, services={topic: service_descriptor(topic, ["style"])})
+    async with client(server.proc.url) as session:
+        listed = {t.name: t for t in (await session.list_tools()).tools}
+        assert listed["tell-joke"].input_schema["properties"]["topic"]["default"] == "cats"
+        left_out = await session.call_tool("tell-joke", {})
+        cats = await session.call_tool("tell-joke", {"topic": "cats"})
+        dogs = await session.call_tool("tell-joke", {"topic": "dogs"})
+        assert not left_out.is_error and text(left_out) == text(cats) != text(dogs)
+        imported, err = await import_dry_run(server.proc.url)
+        assert imported["tool/tell-joke"]["arguments"][0]["default"] == "cats" and err == ""
+
+
 async def import_dry_run(url: str) -> tuple[dict[str, dict], str]:
     """What the real tg-import-mcp-tools would write from the MCP server at ``url`` (its ``--dry-run``),
     and its stderr."""

@@ -71,6 +71,11 @@ def test_an_unknown_type_loads_unchecked_with_a_warning():
     ({"name": "u", "type": "integer", "enum": [1, "two"]}, "arguments[0]", "'two' is not of type 'integer'"),
     ({"name": "u", "type": "string", "items": {"type": "string"}}, "arguments[0]", "only for arguments of type"),
     ({"name": "u", "required": "sometimes"}, "arguments[0].required", "must be true or false"),
+    ({"name": "u", "type": "integer", "required": False, "default": "two"}, "arguments[0]",
+     "'default' value 'two' is not of type 'integer'"),
+    ({"name": "u", "enum": ["C", "F"], "required": False, "default": "K"}, "arguments[0]",
+     "'default' value 'K' is not one of its 'enum'"),
+    ({"name": "u", "type": "integer", "default": 2}, "arguments[0]", "a default is for an optional argument"),
 ])
 def test_inconsistent_declarations_are_refused(argument, field, reason):
     errors = catalog(argument).errors
@@ -131,3 +136,30 @@ def test_a_tool_without_declared_arguments_takes_any_object():
 def test_argument_model_defaults():
     arg = ToolArgument.model_validate({"name": "x", "type": None, "description": None, "required": None})
     assert (arg.type, arg.description, arg.required, arg.enum) == ("string", "", True, None)
+
+
+def test_an_optional_arguments_declared_default_is_what_the_tool_gets_when_it_is_left_out():
+    # A service author had no way to say where a default lives but in their own code.
+    t = one_tool({"name": "city"}, {"name": "days", "type": "integer", "required": False, "default": 2,
+                                    "description": "How many days"},
+                 {"name": "units", "enum": ["C", "F"], "required": False, "default": "C"})
+    assert t.schema["properties"]["days"] == {"type": "integer", "description": "How many days", "default": 2}
+    assert t.check_arguments({"city": "Oslo"}) == {"city": "Oslo", "days": 2, "units": "C"}
+    assert t.check_arguments({"city": "Oslo", "days": "5"}) == {"city": "Oslo", "days": 5, "units": "C"}
+    assert t.to_json()["arguments"][1]["default"] == 2
+    # The prompt's listing says it; an argument with none says nothing of one.
+    assert "days (integer, optional, default 2): How many days" in problem(
+        {"name": "city"}, {"name": "days", "type": "integer", "required": False, "default": 2,
+                           "description": "How many days"}, call={})
+    assert "default" not in one_tool({"name": "city"}).schema["properties"]["city"]
+
+
+def test_an_mcp_tools_default_is_kept_when_it_fits_its_argument():
+    from trustgraph.mcp_client.schemas import schema_arguments
+    args, checkable = schema_arguments({"type": "object", "required": ["city"], "properties": {
+        "city": {"type": "string", "default": "Oslo"},                     # required: no default
+        "days": {"type": "integer", "default": 3},
+        "unit": {"type": "string", "enum": ["C", "F"], "default": "K"},    # not one of its values: left out
+        "loud": {"type": "boolean", "default": "yes"}}})                   # not of its type: left out
+    assert checkable and [a.get("default") for a in args] == [None, 3, None, None]
+    assert one_tool(*args).check_arguments({"city": "Bergen"}) == {"city": "Bergen", "days": 3}

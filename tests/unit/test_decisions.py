@@ -63,6 +63,16 @@ def test_a_tool_that_declares_no_arguments_is_called_with_an_empty_object():
     assert valid(ds.decision_schema([passing]), {"action": "pass", "args": {"q": "x"}})
 
 
+def test_a_declared_default_is_no_part_of_what_the_model_is_asked_to_write():
+    # It is what the tool gets when the call leaves the argument out (filled by the catalog's check),
+    # not a constraint; some model servers refuse keywords they do not enforce.
+    days = ("forecast", arguments_schema([ToolArgument(name="city"), ToolArgument(name="days", type="integer",
+                                                                                 required=False, default=3)]))
+    assert days[1]["properties"]["days"]["default"] == 3
+    args = ds.decision_schema([days])["anyOf"][0]["properties"]["args"]
+    assert args["properties"]["days"] == {"type": "integer"}
+
+
 def test_a_final_answer_cut_off_while_it_repeated_itself_runs_on():
     from trustgraph.agent.react.prompting import parse_reply, runs_on
     from trustgraph.agent.react.vocabulary import RunawayAnswer

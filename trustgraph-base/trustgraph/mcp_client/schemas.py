@@ -5,7 +5,8 @@ its ``arguments`` come from the tool's ``inputSchema`` so that the agent
 checks the model's arguments before the call, as it does for any tool.  The
 catalog's argument model is smaller than JSON Schema: each top-level
 property becomes one argument with its type (a nullable type is read as
-optional), description, ``enum`` and, for arrays, ``items``.  What it cannot
+optional), description, ``enum``, for arrays ``items``, and an optional one's
+``default`` when it fits.  What it cannot
 say (nested object shapes, ``anyOf`` of several types, string formats) is
 kept out of the check rather than guessed: such a property is typed
 ``object``/untyped, and when the schema cannot be read as properties at all
@@ -18,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from trustgraph.base.descriptors.arguments import TYPES
+from trustgraph.base.descriptors.arguments import TYPES, fits
 
 
 def _types(schema: Mapping[str, Any]) -> tuple[list[str], bool]:
@@ -57,6 +58,12 @@ def property_argument(name: str, schema: Any, required: bool) -> dict[str, Any]:
     items = schema.get("items")
     if arg["type"] == "array" and isinstance(items, Mapping):
         arg["items"] = dict(items)
+    default = schema.get("default")
+    if default is not None and not arg["required"] and arg["type"] in TYPES and fits(default, arg["type"]) \
+            and default in arg.get("enum", [default]):
+        # The server's value for an optional argument left out; one that does not fit its own
+        # argument is left out rather than refused (the server applies its own default anyway).
+        arg["default"] = default
     return arg
 
 

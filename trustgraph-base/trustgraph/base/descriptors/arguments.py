@@ -2,7 +2,8 @@
 
 A descriptor lists ``arguments`` as ``[{name, type, description}]`` (upstream's
 shape), optionally with ``required`` (default true), ``enum``, for arrays
-``items`` (a JSON Schema), and ``free-text`` (ours: the agent lets the model
+``items`` (a JSON Schema), ``default`` (an optional argument's value when a
+call leaves it out) and ``free-text`` (ours: the agent lets the model
 write the value in its own words instead of copying it from the dialog).  Each tool compiles its list to one JSON Schema for
 an object (:func:`arguments_schema`); that schema is shown to whoever fills the
 arguments in (a model, an MCP client) and is what :func:`check_arguments`
@@ -104,6 +105,10 @@ class ToolArgument(BaseModel):
     #: grounding.py``).
     free_text: bool | None = Field(None, validation_alias=AliasChoices("free-text", "free_text"),
                                    serialization_alias="free-text")
+    #: What the tool gets for this optional argument when a call leaves it out (every caller that
+    #: checks calls against the catalog fills it in: the agent, the gateway, MCP clients); JSON
+    #: Schema's ``default``.  None: no default, the argument is left out.
+    default: Any = None
 
     @model_validator(mode="after")
     def _consistent(self) -> ToolArgument:
@@ -116,6 +121,16 @@ class ToolArgument(BaseModel):
                                  f"{self.type!r}")
         if self.items is not None and self.type != "array":
             raise ValueError(f"argument {self.name!r}: 'items' is only for arguments of type 'array'")
+        if self.default is not None:
+            if self.required:
+                raise ValueError(f"argument {self.name!r}: a default is for an optional argument "
+                                 "(say \"required\": false)")
+            if self.typed and not fits(self.default, self.type):
+                raise ValueError(f"argument {self.name!r}: 'default' value {self.default!r} is not of type "
+                                 f"{self.type!r}")
+            if self.enum is not None and self.default not in self.enum:
+                raise ValueError(f"argument {self.name!r}: 'default' value {self.default!r} is not one of its "
+                                 "'enum'")
         return self
 
     @property
@@ -132,6 +147,8 @@ class ToolArgument(BaseModel):
             schema["enum"] = list(self.enum)
         if self.items is not None:
             schema["items"] = self.items
+        if self.default is not None:
+            schema["default"] = self.default
         return schema
 
 
@@ -211,6 +228,8 @@ def _example(arg: ToolArgument) -> Any:
 
 def _listing(arg: ToolArgument) -> str:
     notes = [arg.type] + ([] if arg.required else ["optional"])
+    if arg.default is not None:
+        notes.append(f"default {json.dumps(arg.default)}")
     if arg.enum:
         notes.append("one of " + ", ".join(json.dumps(v) for v in arg.enum))
     text = f"{arg.name} ({', '.join(notes)})"
@@ -271,7 +290,8 @@ def check_arguments(tool: str, arguments: Mapping[str, Any], declared: Sequence[
     """
     coerced, problems = argument_problems(arguments, declared, validator)
     if not problems:
-        return coerced
+        # What the tool gets for an optional argument left out: its declared default, if any.
+        return {**coerced, **{a.name: a.default for a in declared if a.default is not None and a.name not in coerced}}
     listed = "; ".join(_listing(a) for a in declared)
     example = json.dumps({a.name: _example(a) for a in declared if a.required} or
                          {declared[0].name: _example(declared[0])})

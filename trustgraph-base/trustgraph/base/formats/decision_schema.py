@@ -58,15 +58,16 @@ def _bounded(schema: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-# Keywords of a schema that hold prose, not constraints.
-_PROSE = ("description", "title", "examples", "$comment")
+# Keywords of a schema that hold prose or annotations, not constraints (a ``default`` is what the
+# catalog's check gives the tool for an argument left out, nothing a model writes).
+_PROSE = ("description", "title", "examples", "$comment", "default")
 _SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions")
 _SCHEMA_ONE = ("items", "additionalProperties", "not", "if", "then", "else", "contains")
 _SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
 
 
 def without_prose(schema: Any) -> Any:
-    """``schema`` without its descriptions, titles and examples (a copy), at every level.
+    """``schema`` without its descriptions, titles, examples and defaults (a copy), at every level.
 
     An argument's description is its tool provider's text (any process on
     the broker, for an announced tool).  In the prompt it is shown inside
