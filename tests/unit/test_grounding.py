@@ -684,6 +684,21 @@ def test_a_text_that_runs_on_into_a_time_the_tool_takes_is_offered_without_it():
     assert "liverpool lime street after 6pm" in got["properties"]["to_station"]["enum"]
 
 
+def test_what_a_message_carries_is_no_other_arguments_value():
+    # "ping Marco saying I'll be 10 minutes late to standup" had messaged the colleague `10`: every
+    # span was offered to the colleague, the carried message's words and the message itself among them.
+    chat = [ToolArgument(name="colleague", type="string", description="The colleague's name, e.g. Priya"),
+            ToolArgument(name="message", type="string", description="The message to send", free_text=True)]
+    question = "ping Marco saying I'll be 10 minutes late to standup"
+    offered = grounded(schema_of(*chat), chat, said_values(question, []))["properties"]["colleague"]["enum"]
+    assert "Marco" in offered
+    assert not [v for v in offered if "10" in v or "late" in v or "I'll" in v], offered
+    # A tool that carries no text keeps every part (as before).
+    place = [ToolArgument(name="team", type="string", description="The team")]
+    got = grounded(schema_of(*place), place, said_values(question, []))["properties"]["team"]["enum"]
+    assert "10 minutes" in got
+
+
 def test_a_number_written_in_words_is_a_number():
     # "Convert five miles to km" had no number to offer: the model's own 5 was unsaid, and it asked back.
     for text, numbers in [("Convert five miles to km", [5]), ("a table for twenty-five", [25]),

@@ -698,6 +698,19 @@ _RANGE_WORDS = {"start": ("from", "since", "starting", "beginning", "out of"),
 _LEADS_IN = frozenset("after before at by on from until till around about for in to of".split())
 
 
+def _outside(texts: Sequence[str], apart: Iterable[str], question: str) -> list[str]:
+    """Of ``texts``, those the question says somewhere outside the texts it sets apart (``apart``:
+    what a message carries), and none of those itself."""
+    spans = [(m.start(), m.end()) for a in apart if a for m in re.finditer(re.escape(a), question)]
+    if not spans:
+        return list(texts)
+
+    def outside(text: str) -> bool:
+        found = [(m.start(), m.end()) for m in re.finditer(rf"(?<!\w){re.escape(text)}(?!\w)", question)]
+        return not found or any(all(end <= s or start >= e for s, e in spans) for start, end in found)
+    return [t for t in texts if t not in apart and outside(t)]
+
+
 def _before_times(prop: dict[str, Any], values: Sequence[str]) -> dict[str, Any]:
     """A text argument's offered values, each without the one of ``values`` (the times and addresses
     the tool's other arguments take) it ends with after other words: "to liverpool lime street after
@@ -2438,6 +2451,11 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
                                                                         or tokens[-1] in declared_values)
         texts = [t for t in texts if not edged(t)]
     claims = _claims(properties, arguments, texts, said)
+    # A tool that carries a text the question sets apart after "saying" or a colon (not by quotes): an
+    # argument named for a text (`message`, `body`, `text`) or written in the model's own words.
+    carries = bool(said.apart) and said.apart != said.kept and any(
+        (set(_name_words(a).split()) & _TEXT_WORDS or getattr(a, "free_text", None)) and not asks_whole(a)
+        for a in arguments)
     has_place = any(takes_place(a) for a in arguments)
     has_maker = any(takes_maker(a) for a in arguments)
     people_with = _with_people(texts, said) if any(_takes_people(a) for a in arguments) else []
@@ -2513,6 +2531,10 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
             # than 30 days late paying me?" had listed the overdue invoices of the client "clients".
             own_name = _name_words(declared).split()
             mine = [t for t in mine if t in said.kept or not _said_in(t, own_name)] or mine
+            if carries and not set(_name_words(declared).split()) & _TEXT_WORDS:
+                # What the question says a message carries is the carrying argument's, no part of
+                # it another's: "ping Marco saying I'll be 10 minutes late" had messaged the colleague `10`.
+                mine = _outside(mine, said.apart, said.question) or mine
             if measures := {u for u in units if u in _KIND_OF}:
                 if _direction(name) is None and not _says(declared, _UNIT_NAMES):
                     # A unit of measure written after a number is that number's, no other
