@@ -698,6 +698,12 @@ _RANGE_WORDS = {"start": ("from", "since", "starting", "beginning", "out of"),
 _LEADS_IN = frozenset("after before at by on from until till around about for in to of".split())
 
 
+def _named_text(argument: Any) -> bool:
+    """Whether a declared argument's name says it is a text (``message``, ``body``, ``text``): its
+    description may say "body" of anything ("The person's body weight")."""
+    return bool(set(_name_words(argument).split()) & _TEXT_WORDS)
+
+
 def _outside(texts: Sequence[str], apart: Iterable[str], question: str) -> list[str]:
     """Of ``texts``, those the question says somewhere outside the texts it sets apart (``apart``:
     what a message carries), and none of those itself."""
@@ -2255,6 +2261,8 @@ def _ends_run(text: str, end: int) -> bool:
         return True
     word = after.group(0).lower()
     return word in _LEADS_IN or bool(_TIME.match(rest, after.start()) or _DATE.match(rest, after.start()))
+
+
 #: Words that follow a request's verb, not a place's name ("Set an alarm", "Water the basil").
 _OBJECT_WORDS = frozenset("a an the my your our his her their me us it them some this that these those".split())
 #: Where a sentence starts: a capital there is grammar's, not a name's.
@@ -2454,8 +2462,7 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
     # A tool that carries a text the question sets apart after "saying" or a colon (not by quotes): an
     # argument named for a text (`message`, `body`, `text`) or written in the model's own words.
     carries = bool(said.apart) and said.apart != said.kept and any(
-        (set(_name_words(a).split()) & _TEXT_WORDS or getattr(a, "free_text", None)) and not asks_whole(a)
-        for a in arguments)
+        (_named_text(a) or getattr(a, "free_text", None)) and not asks_whole(a) for a in arguments)
     has_place = any(takes_place(a) for a in arguments)
     has_maker = any(takes_maker(a) for a in arguments)
     people_with = _with_people(texts, said) if any(_takes_people(a) for a in arguments) else []
@@ -2531,7 +2538,7 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
             # than 30 days late paying me?" had listed the overdue invoices of the client "clients".
             own_name = _name_words(declared).split()
             mine = [t for t in mine if t in said.kept or not _said_in(t, own_name)] or mine
-            if carries and not set(_name_words(declared).split()) & _TEXT_WORDS:
+            if carries and not _named_text(declared):
                 # What the question says a message carries is the carrying argument's, no part of
                 # it another's: "ping Marco saying I'll be 10 minutes late" had messaged the colleague `10`.
                 mine = _outside(mine, said.apart, said.question) or mine

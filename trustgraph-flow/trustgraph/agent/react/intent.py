@@ -198,8 +198,14 @@ def acts(tool: Any) -> bool:
         return True
     if read_only is True:
         return False
+    return _description_verb(tool) in ACTION_VERBS
+
+
+def _description_verb(tool: Any) -> str:
+    """The first word of ``tool``'s description (lower case; empty when it has none): the verb of
+    what it does, by the convention the docs ask of tool authors."""
     first = _FIRST_WORD.match(str(getattr(tool, "description", "") or "").strip())
-    return first is not None and first.group(0).lower() in ACTION_VERBS
+    return first.group(0).lower() if first is not None else ""
 
 
 #: The words a request is said with before its verb: "please report it", "can you just check".
@@ -237,8 +243,5 @@ def requested_verbs(question: str) -> set[str]:
 def said_verb(tool: Any, verbs: set[str]) -> bool:
     """Whether ``tool``'s description starts with one of ``verbs`` (a request's, :func:`requested_verbs`),
     as said or in its third person ("Plays", "Watches")."""
-    first = _FIRST_WORD.match(str(getattr(tool, "description", "") or "").strip())
-    if first is None or not verbs:
-        return False
-    word = first.group(0).lower()
-    return any(word in (v, v + "s", v + "es") for v in verbs)
+    word = _description_verb(tool)
+    return bool(word) and any(word in (v, v + "s", v + "es") for v in verbs)
