@@ -1920,3 +1920,60 @@ def test_a_particle_of_a_requests_verb_is_no_value():
     assert "Up" in _offers(song, "Play Up by Olly Murs")["song"]                     # a title, capitalised
     stock = [ToolArgument(name="name", type="string", description="The name")]
     assert "up" in _offers(stock, "Is the stock of Apple up over the last week")["name"]   # no verb before it
+
+
+def test_a_free_text_currency_is_offered_the_codes_of_the_currencies_said():
+    # A top-up's free-text currency (default EUR) was the model's own `USD` for "Put €20 on my travel
+    # card", "add 15 pounds to my tram pass" and "Lade bitte 10 Euro auf meine Fahrkarte" (probe R):
+    # the currency the question says is read as its code, and the call must give it.
+    top_up = [ToolArgument(name="amount", type="number", description="How much money to add"),
+              ToolArgument.model_validate({"name": "currency", "type": "string", "required": False, "default": "EUR",
+                                           "free-text": True,
+                                           "description": "The currency of the amount, as a code such as EUR or GBP"})]
+    for question, code in (("Put €20 on my travel card", "EUR"), ("add 15 pounds to my tram pass", "GBP"),
+                           ("Lade bitte 10 Euro auf meine Fahrkarte", "EUR"), ("top up 30 Canadian dollars", "CAD"),
+                           ("load it with 12 GBP", "GBP"), ("Top up 20 in yen, not dollars", "JPY")):
+        got = grounded(optional_schema(*top_up), top_up, said_values(question, []))
+        assert got["properties"]["currency"]["enum"][0] == code, question
+        assert "currency" in got["required"], question
+    # None said: the model's own words (or the default), as any free text.
+    got = grounded(optional_schema(*top_up), top_up, said_values("Top up my card with 20", []))
+    assert "enum" not in got["properties"]["currency"] and "currency" not in got.get("required", [])
+    # A currency name after a country's adjective not known here says no code ("Fijian dollars").
+    got = grounded(optional_schema(*top_up), top_up, said_values("top up 30 Fijian dollars", []))
+    assert "enum" not in got["properties"]["currency"]
+
+
+def test_a_temperatures_scale_glued_to_its_number_is_read_with_it():
+    # "The recipe says 180C, what do I set on my American oven?" had asked back for the temperature.
+    oven = [ToolArgument(name="temperature", type="number", description="The oven temperature to convert"),
+            ToolArgument(name="from_unit", type="string", enum=("C", "F"), description="C or F")]
+    got = _offers(oven, "The recipe says 180C, what do I set on my American oven?")
+    assert got == {"temperature": [180], "from_unit": ["C"]}
+    assert _offers(oven, "is 37.5C a fever?")["temperature"] == [37.5]
+    assert _offers(oven, "bake at 425F")["temperature"] == [425]
+    # A single digit, or a small letter, is no scale: a flat, a seat, a network.
+    assert said_values("flat 4F, seat 14f, my 5G phone", []).numbers == []
+
+
+def test_a_person_argument_is_offered_the_names_the_question_writes():
+    # "ping Marco saying I'll be 10 minutes late" had offered the colleague "ping Marco" and "Marco saying".
+    chat = [ToolArgument(name="colleague", type="string", description="The colleague's name, e.g. Priya"),
+            ToolArgument(name="message", type="string", description="The message to send")]
+    assert _offers(chat, "ping Marco saying I'll be 10 minutes late to standup")["colleague"] == ["Marco"]
+    call = [ToolArgument(name="who", type="string", description="The contact to call")]
+    assert _offers(call, "ring Ana Lopez on her mobile")["who"] == ["Ana Lopez"]
+    # No name written: every value, as before; nor is a name's argument a person's ("pet_name").
+    assert "priya" in _offers(chat, "ping priya saying hello")["colleague"]
+    pet = [ToolArgument(name="pet_name", type="string", description="The pet's name")]
+    assert "walk" in _offers(pet, "book a walk for Rex")["pet_name"]
+
+
+def test_a_lists_first_member_does_not_reach_back_over_the_word_leading_into_it():
+    # "any dinner ideas using mushrooms and rice?" had listed the ingredient "dinner ideas using mushrooms".
+    cook = [ToolArgument(name="ingredients", type="array", description="The ingredients to cook with",
+                         items={"type": "string"})]
+    got = grounded(optional_schema(*cook), cook, said_values("any dinner ideas using mushrooms and rice? vegetarian pls", []))
+    assert got["properties"]["ingredients"]["items"]["enum"] == ["mushrooms", "rice"]
+    assert said_values("bread made of flour and water", []).lists == [["flour", "water"]]
+    assert said_values("Add salt, pepper and olive oil", []).lists == [["salt", "pepper", "olive oil"]]

@@ -9,6 +9,7 @@ from trustgraph.agent.react.intent import (
     MAX_REQUESTS,
     acts,
     asks_for_action,
+    asks_why_in_general,
     requested_verbs,
     requests_of,
     said_verb,
@@ -130,6 +131,9 @@ def test_at_most_a_few_requests_are_read():
     ("What's on the shopping list?", set()),
     ("Is there a blackout in Camden?", set()),
     ("Could you please check my tyres?", {"check"}),
+    # A later clause's verb after what it starts with, and an everyday word for an act.
+    ("We fixed the leak ourselves, so scrap repair RR-30990", {"scrap"}),
+    ("Scratch butter from the shopping list", {"scratch"}),
 ])
 def test_the_verbs_a_request_asks_to_be_done(question, verbs):
     assert requested_verbs(question) == verbs
@@ -144,3 +148,21 @@ def test_a_tool_does_what_a_request_asks_when_its_description_starts_with_that_v
     assert not said_verb(tool("List the recent episodes of a podcast"), {"play"})
     assert not said_verb(tool("Known power cuts in an area"), {"report"})
     assert not said_verb(tool(""), {"play"}) and not said_verb(tool("Play a song"), set())
+    # An everyday word for what the description says: "scrap" a repair is to cancel it.
+    assert said_verb(tool("Cancel a repair visit"), {"scrap"}) and said_verb(tool("Remove an item"), {"scratch"})
+    assert said_verb(tool("Send a chat message to a colleague"), {"ping"})
+    assert not said_verb(tool("Show a repair request's status"), {"scrap"})
+
+
+@pytest.mark.parametrize(("question", "general"), [
+    ("Why do cats purr?", True), ("why is the sky blue", True), ("Hey, how come leaves turn red in autumn?", True),
+    ("Why is petrol more expensive than diesel in some countries?", True),
+    # Of someone, of something named, of a number: a tool may know it.
+    ("Why is my parcel late?", False), ("Why is it so cold in Oslo?", False), ("Why did order 30388 fail?", False),
+    ("Why are you so slow?", False),
+    # A request, a suggestion, another kind of question.
+    ("Why is the sky blue? Set a timer for 5 minutes", False), ("Why not book a table for two", False),
+    ("Why don't you book a table", False), ("What makes cats purr?", False), ("", False),
+])
+def test_a_question_asking_why_in_general_is_told_apart(question, general):
+    assert asks_why_in_general(question) is general

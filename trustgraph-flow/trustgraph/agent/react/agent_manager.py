@@ -94,7 +94,7 @@ from .steps import (
     plainly_asked,
     prepare,
     refused_before,
-    said_for,
+    request_arguments,
     settle,
 )
 from .vocabulary import (
@@ -413,15 +413,14 @@ class AgentManager:
                             abandoned: Callable[[], str | None] | None,
                             terms: dict[str, str]) -> AsyncIterator[Event]:
         """The call of the next request's tool (``steps.next_request``), with the arguments the
-        model gives it from what that request says (``steps.said_for``), when the judge takes it
+        model gives it from what that request says (``steps.request_arguments``), when the judge takes it
         as it takes any call; nothing when the model gives none the dialog says, and the model
         decides the step as usual.  The call is judged by what that request says (a call of no
         values by its tool's nearness to the request, not to the whole question)."""
         name = pending.tool
         step = dataclasses.replace(step, meaning=pending.meaning or step.meaning)
         try:
-            action = await self._arguments_for(dataclasses.replace(step, said=said_for(step, pending)), name, flow,
-                                               terms, deadline)
+            action = await self._arguments_for(step, name, flow, terms, deadline, request_arguments(step, pending))
         except PromptFailed as e:
             yield Failed((abandoned() if abandoned is not None else None) or str(e))
             return
@@ -453,16 +452,20 @@ class AgentManager:
         return {}
 
     async def _arguments_for(self, step: Step, name: str, flow: Any, terms: dict[str, str],
-                             deadline: float | None) -> Action | None:
-        """The model's call of tool ``name`` (a step whose schema allows that tool alone), or None
-        when it gives none.  Raises :class:`PromptFailed` when the prompt service fails or the
-        dialog runs out of time: the dialog ends saying that, as a failed decision does (it had
-        asked back, as though no tool were clearly meant)."""
+                             deadline: float | None, arguments: dict[str, Any] | None = None) -> Action | None:
+        """The model's call of tool ``name`` (a step whose schema allows that tool alone: its
+        ``arguments`` schema, else the one the step's dialog grounds), or None when it gives none.
+        Raises :class:`PromptFailed` when the prompt service fails or the dialog runs out of time:
+        the dialog ends saying that, as a failed decision does (it had asked back, as though no
+        tool were clearly meant)."""
         tool = step.tool(name)
         if tool is None:
             return None
-        only = decision_schema_module.narrow(decision_schema([tool], step.said), answer=False)
+        schema = decision_schema([tool], step.said) if arguments is None else \
+            decision_schema_module.decision_schema([(name, arguments)])
+        only = decision_schema_module.narrow(schema, answer=False)
         reply = await complete(flow, terms, {SCHEMA_PROPERTY: json.dumps(only)}, self.prompt_timeout, deadline)
+        logger.debug("Model reply for %s's arguments: %.500r", name, reply)
         decided = parse_reply(reply)
         return decided if isinstance(decided, Action) and decided.name == name else None
 

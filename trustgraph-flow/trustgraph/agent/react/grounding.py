@@ -548,6 +548,7 @@ class Said:
         # Typed all in capitals (or every word capitalised), its capitals tell no code from a word.
         self.caseless = title_cased(question)
         self.money = frozenset(money_said(question))
+        self.currencies = said_currencies(question)
         colon = None if kept else _after_colon(question)
         message = None if kept or colon is not None else _message_words(_cut(question, (_ADDRESS,)))
         self.apart = kept if colon is None and message is None else frozenset({colon or message})
@@ -715,6 +716,23 @@ def _outside(texts: Sequence[str], apart: Iterable[str], question: str) -> list[
         found = [(m.start(), m.end()) for m in re.finditer(rf"(?<!\w){re.escape(text)}(?!\w)", question)]
         return not found or any(all(end <= s or start >= e for s, e in spans) for start, end in found)
     return [t for t in texts if t not in apart and outside(t)]
+
+
+def _cuts_across(text: str, values: Sequence[str], dialog: Sequence[str]) -> bool:
+    """Whether wherever the dialog says ``text`` it starts or ends inside one of ``values`` (the
+    times and addresses a tool's arguments take) without holding it whole: a run read across a
+    time's edge ("3 June at 9" of "on 3 June at 9am") is no value, of the time's argument or
+    another's."""
+    places = [(m.start(), m.end(), said) for said in dialog
+              for m in re.finditer(re.escape(text), said)]
+    if not places or not values:
+        return False
+    edges = {said: [(m.start(), m.end()) for v in values for m in re.finditer(re.escape(v), said)]
+             for said in dict.fromkeys(said for _, _, said in places)}
+
+    def across(start: int, end: int, said: str) -> bool:
+        return any(a < start < b < end or start < a < end < b for a, b in edges[said])
+    return all(across(start, end, said) for start, end, said in places)
 
 
 def _before_times(prop: dict[str, Any], values: Sequence[str]) -> dict[str, Any]:
@@ -886,7 +904,10 @@ def said_kinds(question: str) -> tuple[re.Pattern[str], ...]:
     kinds = tuple(kind for kind in (_EMAIL, _WEB, _FILE, _SUM_SAID, _IP) if kind.search(text))
     if _WEB in kinds or _IP in kinds:
         kinds = (*kinds, _HOST)   # a web address or an IP address is a host (:data:`_HOST`): not searched again
+    if _says_message(text):
+        kinds = (*kinds, _MESSAGE_SAID)
     return (*kinds, _PHONE_SAID) if _says_phone(text) else kinds
+
 
 
 def takes_kind(arguments: Sequence[Any], kinds: tuple[re.Pattern[str], ...]) -> bool:
@@ -918,6 +939,8 @@ def _kind_taken(name: str, description: str) -> re.Pattern[str] | None:
         kind = _PHONE_SAID   # "Text +1 415 555 0199: running late" had started a 10-minute timer
     if kind is None and _says(argument, _EXPRESSION_WORDS):
         kind = _SUM_SAID     # "Work out 17 times 23" had asked back with a BMI calculator first
+    if kind is None and _says(argument, _CARRIED):
+        kind = _MESSAGE_SAID
     return kind
 
 
@@ -1251,6 +1274,21 @@ _SAYING = re.compile(r"(?i:\b(?:saying|that says|which says|that reads|to say))\
 #: Without those words, a request that starts by mailing someone (an address, cut out, or a name)
 #: says what next: "Email ann@example.org the build is green" (not "about ...": what it is about).
 _MAILED = re.compile(rf"\s*(?i:e-?mail|mail|text|message)\s+{_TO_WHOM}(?!(?i:that|about)\b)(?=\w)")
+#: A message said to be passed on: "Tell Priya that the report is ready", "ping Marco saying I'll
+#: be late", "Email ann@example.org the build is green" (:func:`_message_words`; not what a reminder
+#: is to say, "Remind me to ...", which a reminder's own text takes).  A kind of value an argument
+#: named for a message takes (:func:`_kind_taken`): "Tell Priya that the report is ready for review"
+#: was as near a vet's booking (0.25) as a colleague's message (0.28), and asked back.
+_MESSAGE_SAID = re.compile(rf"{_SAYING.pattern}|{_MAILED.pattern}")
+
+
+def _says_message(text: str) -> bool:
+    unquoted = _cut(text, (_ADDRESS,))
+    marker = _SAYING.search(unquoted) or _MAILED.match(unquoted)
+    return marker is not None and not marker.group(0).lower().lstrip().startswith("remind") \
+        and _message_words(unquoted) is not None
+
+
 #: Where those words end: the sentence's end, not a comma ("saying hi, see you soon" is one message).
 _SENTENCE_END = re.compile(rf"{_POINT}|[;!?\n\"“”]")
 
@@ -1295,6 +1333,11 @@ def _edge_span(part: str, spans: set[str], at_end: bool) -> str | None:
     return max(fits, key=len, default=None)
 
 
+#: Words that lead into a list's first member, none of its own: "a recipe with chicken and rice",
+#: "ideas using mushrooms and rice", "made of flour and water".
+_LIST_LEADS = frozenset({"with", "using", "of", "from", "including", "containing", "like", "for", "about"})
+
+
 def _lists(question: str, spans: set[str]) -> list[list[str]]:
     """The lists ``question`` says, each of two or more of ``spans`` joined by commas, "and" or
     "or" within a sentence: "Find me a recipe with chicken and rice" says chicken and rice (the
@@ -1310,7 +1353,10 @@ def _lists(question: str, spans: set[str]) -> list[list[str]]:
                 run.append(first)  # the last member starts this part
             if len(run) > 1:
                 out.append(run)
-            last = _edge_span(part, spans, at_end=True)
+            # (Not over a word that leads into the list: "any dinner ideas using mushrooms and rice"
+            # lists mushrooms, not "dinner ideas using mushrooms".)
+            last = _edge_span(part, {s for s in spans if not set(_TOKEN.findall(s.lower())) & _LIST_LEADS}, at_end=True) \
+                or _edge_span(part, spans, at_end=True)
             run = [last] if last is not None else []
         if len(run) > 1:
             out.append(run)
@@ -1416,12 +1462,54 @@ _SIGN = "|".join(re.escape(sign) for sign in sorted(_SIGNS, key=len, reverse=Tru
 _SIGNED = re.compile(rf"(?<![\w$])({_SIGN})[ \t]?\d|(?<=\d)[ \t]?({_SIGN})(?![\w$])")
 
 
+#: Words an argument's name or description says when it is a currency (:func:`takes_currency`).
+_CURRENCY_WORDS = frozenset({"currency", "currencies"})
+
+
 def currency_codes(question: str) -> tuple[str, ...]:
     """The codes of the currencies whose sign ``question`` writes with an amount, in order, each
     once: "Convert €50 to dollars" is ``EUR``, "How many yen is $20?" ``USD`` (the 135M model,
     offered no value for a sign, converted out of "dollars" and out of "yen")."""
     found = (m.group(1) or m.group(2) for m in _SIGNED.finditer(question[:MAX_SAID_CHARS]))
     return tuple(dict.fromkeys(_SIGNS[sign] for sign in found))
+
+
+def said_currencies(question: str) -> tuple[str, ...]:
+    """The codes of the currencies ``question`` says, in the order it says them, each once: by a
+    sign written with an amount ("€20"), a code in capitals ("12 GBP") or a name ("15 pounds",
+    "30 Canadian dollars", "10 Euro"; not "Fijian dollars", whose adjective is not known here).
+    What a currency argument the model would write in its own words is offered (:func:`grounded`):
+    a top-up's free-text currency had been the model's `USD` for "add 15 pounds to my tram pass"."""
+    text = question[:MAX_SAID_CHARS]
+    found = [(m.start(), _SIGNS[m.group(1) or m.group(2)]) for m in _SIGNED.finditer(text)]
+    tokens = [(m.start(), m.group(0)) for m in _LETTERS.finditer(text)]
+    for i, (at, word) in enumerate(tokens):
+        low = word.lower()
+        if word in CURRENCY_CODES:
+            found.append((at, word))
+        elif low in CURRENCY_NAMES:
+            # The words right before the name, a space apart: its adjective ("10 Euro" has none).
+            before: list[str] = []
+            for j in range(i - 1, max(-1, i - 3), -1):
+                start, prior = tokens[j]
+                if text[start + len(prior):(tokens[j + 1][0])].strip(" \t"):
+                    break
+                before.insert(0, prior)
+            if before and before[-1].lower() in COUNTRY_CODES:
+                found.append((at, COUNTRY_CODES[before[-1].lower()]))
+            elif len(before) == 2 and before[0].lower() in COUNTRY_CODES and before[1][:1].isupper():
+                found.append((at, COUNTRY_CODES[before[0].lower()]))   # "Hong Kong dollars"
+            elif not (before and before[-1][:1].isupper() and before[-1].lower() not in _EDGE_WORDS):
+                found.append((at, CURRENCY_NAMES[low]))
+    return tuple(dict.fromkeys(code for _, code in sorted(found)))
+
+
+def takes_currency(argument: Any) -> bool:
+    """Whether a declared argument is a currency written freely (a string with no declared values
+    whose name or description says "currency"): the model's to translate "pounds" into, so the
+    codes the question says are offered it (:func:`said_currencies`)."""
+    return getattr(argument, "type", None) == "string" and not getattr(argument, "enum", None) \
+        and _says(argument, _CURRENCY_WORDS)
 
 
 def _unsigned(text: str) -> str:
@@ -1915,10 +2003,13 @@ _KIND_NAMES = frozenset("weight mass height length distance width depth speed ve
 #: read so ("5G" and "$5m" are no grams or metres); nor are other letters ("3rd", "5pm", "1Z99").
 _GLUED_UNIT = "|".join(sorted({re.escape(u) for u in (*_UNIT_LONG, *_KIND_OF) if len(u) > 1 and u.isalpha()},
                               key=lambda u: (-len(u), u)))
-#: A number as written, alone or with its unit glued on (:data:`_GLUED_UNIT`): never the "5" of
-#: "5.8l" (which had been offered as a number read up to its point).
+#: A temperature's scale glued to a number of two digits or more, in capitals ("180C", "425F",
+#: "37.5C"): the number is said ("The recipe says 180C" had asked back for the oven's temperature).
+_GLUED_SCALE = r"(?:(?<=\d\d)|(?<=\.\d))(?-i:[CF])(?!\w)"
+#: A number as written, alone or with its unit glued on (:data:`_GLUED_UNIT`, :data:`_GLUED_SCALE`):
+#: never the "5" of "5.8l" (which had been offered as a number read up to its point).
 _OFFERED_NUMBER = re.compile(rf"(?<![\w.])\d+(?:,\d{{3}})*(?:\.\d+)?(?!\.\d)(?:(?!\w)|(?=(?:{_GLUED_UNIT})\b"
-                             rf"|[^\W\d_]/))", re.IGNORECASE)
+                             rf"|[^\W\d_]/|{_GLUED_SCALE}))", re.IGNORECASE)
 #: A unit written after a number: a word, or two joined by "/" ("km/h"), or a word "per" a time.
 _UNIT_WORD = re.compile(r"[ \t]*([^\W\d_]+(?:/[^\W\d_]+)?)(?:[ \t]+per[ \t]+(hour|second|minute)\b)?",
                         re.IGNORECASE)
@@ -2209,6 +2300,23 @@ def _takes_people(argument: Any) -> bool:
     return bool(set(_name_words(argument).split()) & _PEOPLE_WORDS or set(first) & _PEOPLE_WORDS)
 
 
+#: What a text argument's name says, or its description's first noun, when it is one person.
+_PERSON_WORDS = frozenset({"person", "colleague", "coworker", "teammate", "contact", "recipient", "friend",
+                           "employee", "attendee", "guest", "invitee", "participant", "member", "assignee"})
+
+
+def _takes_person(argument: Any) -> bool:
+    """Whether a declared string argument is a person (``colleague``, "The contact to call"), whom
+    a question names: the values it is offered are the names the question writes, when it writes
+    any (:func:`_names_in`)."""
+    if getattr(argument, "type", None) not in (None, "string") or getattr(argument, "enum", None):
+        return False
+    first = [w for w in _TOKEN.findall(str(getattr(argument, "description", "") or "").lower())[:4]
+             if w not in ("the", "a", "an", "which", "one")][:1]
+    first = [w[:-2] if w.endswith("'s") else w for w in first]
+    return bool(set(_name_words(argument).split()) & _PERSON_WORDS or set(first) & _PERSON_WORDS)
+
+
 def _with_people(texts: Sequence[str], said: Said) -> list[str]:
     """Of ``texts``, the email addresses, and the people's names (:func:`_person`) said as a list's
     members or right after "with" or "and": whom a meeting is with ("a budget sync with
@@ -2443,8 +2551,10 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
         # size); what else the dialog says is the rest's.
         values, rest, numbers = said.taken(taken)
         taken_values = values
+        # Nor a run that cuts one in two ("3 June at 9" of "on 3 June at 9am" had been a pet's name).
         texts, numbered = ([t for t in offered if not any(k.fullmatch(t) for k in taken)
-                            and (not any(t in v for v in values) or any(t in r for r in rest))]
+                            and (not any(t in v for v in values) or any(t in r for r in rest))
+                            and not _cuts_across(t, values, said.dialog)]
                            for offered in (texts, numbered))
     # A declared value of one argument said in the question is that argument's: "Something vegan
     # with tofu" is the diet vegan and the ingredient tofu.
@@ -2486,7 +2596,9 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
             # The model's own words, unless the question sets apart the message it carries ("Send a
             # text to 07700 900456 saying see you soon": the 135M model wrote a paragraph of its own).
             carried = kind == "string" and said.apart and _says(declared, _CARRIED) and not asks_whole(declared)
-            out[name] = {**prop, "enum": sorted(said.apart)} if carried else prop
+            codes = said.currencies if takes_currency(declared) else ()
+            out[name] = {**prop, "enum": sorted(said.apart)} if carried else {**prop, "enum": list(codes)} if codes \
+                else prop
         elif "enum" in prop:
             out[name] = _by_edge(_by_said(_by_quantity(prop, name, units, True, said), said), declared, said)
         elif kind == "string" and (address := address_kind(declared)) is not None:
@@ -2555,6 +2667,10 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
                 # The people said with someone are the people list's ("Set up a budget sync with
                 # maria@example.com and Tom" had titled the meeting `Tom`).
                 mine = [t for t in mine if t not in people_with] or mine
+            if _takes_person(declared) and (names := set(_names_in(said))):
+                # A person is named, when the question writes a name: "ping Marco saying ..." had
+                # offered the colleague "ping Marco" and "Marco saying" beside "Marco".
+                mine = [t for t in mine if t in names] or mine
             place = takes_place(declared)
             if has_place and not place:
                 # Where something is, said after "in", is the tool's place argument's, no other's:
@@ -2815,6 +2931,10 @@ def _optional(out: dict[str, Any], properties: Mapping[str, Any], arguments: Seq
         declared, prop, kind = _argument(arguments, name), properties[name], None
         if isinstance(prop, dict):
             kind = prop.get("type")
+        if declared is not None and getattr(declared, "free_text", None) and takes_currency(declared) \
+                and isinstance(out[name], dict) and "enum" in out[name]:
+            plain.append(name)   # a currency said is the call's: left out, the default's ("15 pounds" in EUR)
+            continue
         if declared is None or getattr(declared, "free_text", None) or not isinstance(prop, dict):
             continue
         sure = False

@@ -28,6 +28,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from .wordlists import VERB_SYNONYMS
+
 #: What a question may start with before what it says: "Please", "Hey", "OK so".
 _LEAD = re.compile(r"^\W*(?:(?:please|hey|hi|hello|ok|okay|so|now|and|also|then)\b\W*)*", re.IGNORECASE)
 #: How a request opens when it is not an imperative.
@@ -75,7 +77,7 @@ _ASKS |= frozenset(w.replace("'", "") for w in _ASKS)
 #: asks for one.  Only these: a clause after a comma may start with any noun ("In Paris, taxis
 #: are yellow"), where a sentence's first word that asks nothing is rare.
 _CLAUSE_VERBS = ACTION_VERBS | frozenset("""bump raise lower increase decrease crank get give make remind note jot
-wake dial grab bring fetch keep tell show find check open help""".split())
+wake dial grab bring fetch keep tell show find check open help""".split()) | frozenset(VERB_SYNONYMS)
 #: The verbs of a request to tell something, not to do it: "Can you explain photosynthesis?" had
 #: watered a plant called "photosynthesis".
 _TELLING = frozenset("""explain describe define teach recommend suggest clarify summarise summarize compare
@@ -92,6 +94,32 @@ def asks_for_action(question: str) -> bool:
     in any of its first sentences."""
     text = question.strip()[:MAX_READ_CHARS]
     return any(_requests(sentence) for sentence in _SENTENCES.split(text)[:MAX_SENTENCES])
+
+
+#: How a question opens when it asks for a cause.
+_WHY = re.compile(r"^(?:why(?!\s+not\b)|how\s+come)\b", re.IGNORECASE)   # "Why not book ..." suggests
+#: The words by which a question speaks of someone: the asker or the one asked ("Why is my parcel
+#: late?" asks of the asker's parcel, which a tool may know).
+_PERSONAL = frozenset("""i me my mine myself we us our ours ourselves you your yours yourself i'm i've i'd i'll
+we're we've we'd we'll you're you've you'd you'll im ive""".split())
+
+
+def asks_why_in_general(question: str) -> bool:
+    """Whether ``question`` asks for the cause of something in general: it opens with "why" or
+    "how come", asks for no action (:func:`asks_for_action`), and speaks of no one (no "I", "my",
+    "you"), of nothing named (no capitalised word after a sentence's first) and of no number.
+    The cause of how the world is, which the model answers from what it knows, where a tool reads
+    a state of things: "Why do cats purr?" had asked a pet's vaccinations for the pet `cats`, and
+    "Why is petrol more expensive than diesel in some countries?" read the fuel prices."""
+    text = question.strip()[:MAX_READ_CHARS]
+    sentences = [_LEAD.sub("", s, count=1) for s in _SENTENCES.split(text)[:MAX_SENTENCES] if s.strip()]
+    if not sentences or not _WHY.match(sentences[0]) or any(ch.isdigit() for ch in text) or asks_for_action(text):
+        return False
+    for sentence in sentences:
+        words = _FIRST_WORD.findall(sentence)
+        if any(w.lower() in _PERSONAL for w in words) or any(w[:1].isupper() for w in words[1:]):
+            return False
+    return True
 
 
 def _requests(sentence: str) -> bool:
@@ -225,13 +253,15 @@ def requested_verbs(question: str) -> set[str]:
         if not _requests(sentence):
             continue
         for i, clause in enumerate(_CLAUSES.split(_LEAD.sub("", sentence, count=1))[:MAX_SENTENCES]):
-            words = [w.lower() for w in _FIRST_WORD.findall(clause)]
+            # (Its verb after what a clause starts with: "so scrap repair RR-30990".)
             stripped = _LEAD.sub("", clause, count=1)
+            pleased = _PLEASE.search(clause) is not None
+            words = [w.lower() for w in _FIRST_WORD.findall(stripped)]
             if (opening := _REQUEST.search(stripped)) is not None:
                 words = [w.lower() for w in _FIRST_WORD.findall(stripped[opening.end():])]
             elif words and words[0] in _NOT_IMPERATIVE and "please" in words:
                 words = words[words.index("please") + 1:]
-            elif i > 0 and words and words[0] not in _CLAUSE_VERBS and "please" not in words:
+            elif i > 0 and words and words[0] not in _CLAUSE_VERBS and not pleased:
                 continue   # a later clause says a request with a verb it knows, or "please"
             while words and words[0] in _BEFORE_VERB:
                 words = words[1:]
@@ -241,7 +271,9 @@ def requested_verbs(question: str) -> set[str]:
 
 
 def said_verb(tool: Any, verbs: set[str]) -> bool:
-    """Whether ``tool``'s description starts with one of ``verbs`` (a request's, :func:`requested_verbs`),
-    as said or in its third person ("Plays", "Watches")."""
+    """Whether ``tool``'s description starts with one of ``verbs`` (a request's, :func:`requested_verbs`)
+    or a verb one of them may mean (:data:`~.wordlists.VERB_SYNONYMS`: "scrap" a repair is to cancel
+    it), as said or in its third person ("Plays", "Watches")."""
     word = _description_verb(tool)
-    return bool(word) and any(word in (v, v + "s", v + "es") for v in verbs)
+    meant = set(verbs).union(*(VERB_SYNONYMS.get(v, ()) for v in verbs))
+    return bool(word) and any(word in (v, v + "s", v + "es") for v in meant)

@@ -8,7 +8,7 @@ One iteration of a dialog (``AgentManager.react``) is a pipeline:
    more of what it says, :func:`by_coverage`), as many as one prompt holds, how near each is,
    what the dialog has said that arguments may be;
    then, for a question that makes several requests, :func:`next_request`: once a result is in,
-   the next request's tool (called with what that request says, :func:`said_for`), or, each
+   the next request's tool (called with what that request says, :func:`request_arguments`), or, each
    request served, the results as the answer;
 3. decide: the model's next step (``prompting.decide``: a final answer, a tool call, or an
    unreadable reply), with its choice scores;
@@ -465,13 +465,29 @@ def next_request(step: Step, policy: Confidence, usable: Callable[[str], bool] =
     return Served("\n".join(result for _, result in step.results), tuple(dict.fromkeys(n for n, _ in step.results)))
 
 
-def said_for(step: Step, pending: Pending) -> Said:
-    """What the next request's call takes its values from: that request's own words, when they
-    give each required argument of its tool values as the whole question does ("..., and what's
-    the local time in Tokyo?" had been Lisbon's, said first), else the whole question (a request
-    that says "there" or "it" takes them from the one before it)."""
+def request_arguments(step: Step, pending: Pending) -> dict[str, Any] | None:
+    """The argument schema of the next request's call (None when its tool is gone): what that
+    request says ("..., and what's the local time in Tokyo?" had been Lisbon's, said first), each
+    required argument it says nothing of its own for taking what the whole dialog offers (a request
+    that says "there", "it" or "him" takes it from the one before it).  Argument by argument: "When
+    are Rex's vaccinations due? Then book him in at the vet on 3 June at 9am" takes Rex from the
+    question and 3 June from its request, where the first result's "due 18 June" had been booked."""
     tool = step.tool(pending.tool)
-    return step.said if tool is None else _request_said(tool, pending.request, step.said)
+    if tool is None:
+        return None
+    own = said_values(pending.request, [])
+    words = own_words(tool.name, tool.description or "")
+    whole = grounded(tool.schema, tool.arguments, step.said, words)
+    mine = grounded(tool.schema, tool.arguments, own, words)
+    properties = dict(mine.get("properties") or {})
+    for name in tool.schema.get("required") or ():
+        offered = (properties.get(name) or {}).get("enum")
+        # (The request whole, offered where it says nothing else, is no value of its own: "..., and
+        # how has it moved over the past month?" had priced the ticker "past".)
+        if "enum" in ((whole.get("properties") or {}).get(name) or {}) and (offered is None
+                                                                          or _the_request(offered, own)):
+            properties[name] = whole["properties"][name]
+    return {**mine, "properties": properties} if "properties" in mine else mine
 
 
 def _request_said(tool: Tool, request: str, said: Said) -> Said:
@@ -486,9 +502,17 @@ def _request_said(tool: Tool, request: str, said: Said) -> Said:
         offered = (mine.get(name) or {}).get("enum")
         # (The request whole, offered where it says nothing else, is no value of its own: "..., and
         # how has it moved over the past month?" had priced the ticker "past".)
-        if "enum" in (whole.get(name) or {}) and (offered is None or offered == [own.question]):
+        if "enum" in (whole.get(name) or {}) and (offered is None or _the_request(offered, own)):
             return said
     return own
+
+
+def _the_request(offered: list[Any], own: Said) -> bool:
+    """Whether a request's only value ``offered`` an argument is the request itself, as written or
+    up to a time another argument takes ("book him in at the vet on 3 June" of "... at 9am"): no
+    value of its own (:func:`grounding.grounded` offers it where nothing else is said)."""
+    return len(offered) == 1 and isinstance(offered[0], str) and offered[0] not in own.texts \
+        and own.question.startswith(offered[0])
 
 
 @dataclass(frozen=True)
@@ -593,6 +617,9 @@ def judge_call(step: Step, action: Action, scores: Mapping[str, float] | None, p
             return Abstain(OUTCOME_ASKED, (action.name,), 1.0)
         return Abstain(OUTCOME_NO_TOOL, (), 1.0)
     name = verdict.tool if isinstance(verdict, Switch) else action.name if verdict is None else None
+    if name is not None and policy.check_arguments and intent.asks_why_in_general(step.request.question):
+        logger.debug("The question asks why, in general: the model answers it, not %s", name)
+        return Abstain(OUTCOME_NO_TOOL, (), verdict.share if isinstance(verdict, Switch) else 1.0)
     if name is not None and policy.check_arguments and unasked(step, name):
         logger.debug("%s acts, and the question asks for no action: asked back", name)
         share = verdict.share if isinstance(verdict, Switch) else 1.0

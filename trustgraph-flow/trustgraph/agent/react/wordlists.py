@@ -60,3 +60,18 @@ use uses used using see sees saw seen hear heard find finds found give gives gav
 came buy buys bought pay pays paid send sends sent tell tells told ask asks asked forget forgot forgotten
 lose lost miss missed start started stop stopped finish finished wonder wondered guess guessed hope hoped
 mean meant suppose believe reckon love like hate prefer""".split())
+
+
+#: What a request's verb may mean among the verbs tools' descriptions start with ("Cancel a
+#: repair visit", "Remove an item from a list"): everyday words for the same act.  "so scrap repair
+#: RR-30990" had shown the request's status, cancelling being no word the question said.
+VERB_SYNONYMS = {
+    **dict.fromkeys("scrap ditch axe nix scrub".split(), frozenset({"cancel"})),
+    **dict.fromkeys("scratch strike erase".split(), frozenset({"remove", "delete"})),
+    "delete": frozenset({"remove"}), "remove": frozenset({"delete"}),
+    "ping": frozenset({"message", "send", "text"}), "shoot": frozenset({"send"}),
+    **dict.fromkeys("pop stick chuck".split(), frozenset({"add"})),
+    "grab": frozenset({"book", "reserve"}), "reserve": frozenset({"book"}), "book": frozenset({"reserve"}),
+    "switch": frozenset({"turn"}), "turn": frozenset({"switch"}),
+    **dict.fromkeys("kill halt".split(), frozenset({"stop"})), "begin": frozenset({"start"}),
+}
