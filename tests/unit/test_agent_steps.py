@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 
@@ -580,8 +581,6 @@ def test_the_next_request_of_a_question_is_served_by_its_clear_tool_then_the_res
 
 
 def test_the_next_requests_call_of_no_values_is_judged_by_that_request():
-    import dataclasses
-
     from trustgraph.agent.react.steps import ordered
     library = registry_of(declared("renew-book", "Renew a book you already have on loan, extending its due date",
                                    {"name": "title", **TEXT}, {"name": "weeks", "type": "integer", "required": False}),
@@ -821,6 +820,26 @@ def test_judge_call_leaves_a_question_asking_why_in_general_to_the_model():
     step = prepare(request("Why do cats purr?"), registry, {})
     assert judge_call(step, Action("", "pet-vaccination-due", {"pet_name": "cats"}), None,
                       Confidence(check_arguments=False)) is None
+
+
+def test_a_call_of_no_value_asks_back_when_a_near_tool_takes_what_the_question_names():
+    # "does the library have anything by Matt Haig?" had listed the loans (0.57, no arguments) where
+    # the library search (0.51) takes the author.
+    library = registry_of(declared("library-loans", "The books I have on loan from the library"),
+                          declared("library-search", "Search the library catalogue for a book",
+                                   {"name": "book", **TEXT, "description": "A title or an author"}))
+    step = prepare(request("does the library have anything by Matt Haig?"), library, {})
+    step = dataclasses.replace(step, meaning={"library-loans": 0.569, "library-search": 0.514})
+    verdict = judge_call(step, Action("", "library-loans", {}), None, Confidence())
+    assert verdict is not None and verdict.outcome == OUTCOME_ASKED
+    assert set(verdict.candidates) == {"library-loans", "library-search"}
+    # Naming nothing, or the other tool far behind, the call stands as the rest of the judge says.
+    step = prepare(request("what books have I got on loan"), library, {})
+    step = dataclasses.replace(step, meaning={"library-loans": 0.8, "library-search": 0.5})
+    assert judge_call(step, Action("", "library-loans", {}), None, Confidence()) is None
+    step = prepare(request("does the library have anything by Matt Haig?"), library, {})
+    step = dataclasses.replace(step, meaning={"library-loans": 0.8, "library-search": 0.5})
+    assert judge_call(step, Action("", "library-loans", {}), None, Confidence()) is None
 
 
 def test_an_ask_back_before_a_tool_that_acts_offers_the_tools_near_that_only_read():

@@ -1977,3 +1977,27 @@ def test_a_lists_first_member_does_not_reach_back_over_the_word_leading_into_it(
     assert got["properties"]["ingredients"]["items"]["enum"] == ["mushrooms", "rice"]
     assert said_values("bread made of flour and water", []).lists == [["flour", "water"]]
     assert said_values("Add salt, pepper and olive oil", []).lists == [["salt", "pepper", "olive oil"]]
+
+
+def test_a_street_address_is_read_whole_and_its_number_is_its_own():
+    # "i need someone to come get my return parcel from 7 Mill Lane tomorrow" had collected 7 parcels
+    # from the example's "12 Elm Road": the street was no span, and its number went to the count.
+    pickup = [ToolArgument(name="address", type="string",
+                           description="Where to collect from, a street address or postcode, e.g. 12 Elm Road"),
+              ToolArgument(name="date", type="string", description="The collection day, e.g. 3 July or tomorrow"),
+              ToolArgument(name="parcels", type="integer", required=False, description="How many parcels")]
+    got = _offers(pickup, "i need someone to come get my return parcel from 7 Mill Lane tomorrow")
+    assert got == {"address": ["7 Mill Lane"], "date": ["tomorrow"], "parcels": "left out"}
+    got = _offers(pickup, "arrange for a courier to collect 3 boxes from 42 Harbour Street on 3 July")
+    assert got == {"address": ["42 Harbour Street"], "date": ["3 July"], "parcels": [3]}
+    question = ["collect from 7 Mill Lane tomorrow"]
+    assert unsaid_arguments({"address": "12 Elm Road", "date": "tomorrow"}, pickup, question) == ["address"]
+    assert unsaid_arguments({"address": "7 Mill Lane", "date": "tomorrow"}, pickup, question) == []
+    # An email address is an email's.
+    mail = [ToolArgument(name="to", type="string", description="The recipient's email address")]
+    assert _offers(mail, "Email ann@example.org about 7 Mill Lane")["to"] == ["ann@example.org"]
+    # With no number, a street's name written capitalised; with none said, the argument takes what any
+    # text argument does, and the check judges it so.
+    assert _offers(pickup, "collect my parcel from Mill Lane on 3 July")["address"] == ["Mill Lane"]
+    assert _offers(pickup, "collect my parcel from Camden tomorrow")["address"] == ["Camden"]
+    assert unsaid_arguments({"address": "Camden", "date": "tomorrow"}, pickup, ["collect it in Camden tomorrow"]) == []

@@ -54,6 +54,8 @@ def test_a_request_asks_for_an_action(question):
     # A request to be told something ("Can you explain photosynthesis?" had watered a plant of that name).
     "Can you explain photosynthesis?", "Please explain how vaccines work", "Recommend a movie for tonight",
     "Could you tell me about Rome, please?", "Tell me a joke", "Can you tell me the weather?",
+    # "I need to know when my library books have to go back" had renewed the book "library".
+    "I need to know when my library books have to go back", "I'd like to know what's on tonight",
     # Typed without apostrophes ("wheres my ordr 30388?" had cancelled the order, pending approval).
     "wheres my ordr 30388?", "whats the status of order 12", "hows my order doing", "isnt it late?",
 ])

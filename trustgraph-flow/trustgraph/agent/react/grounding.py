@@ -96,7 +96,7 @@ from .wordlists import (
 )
 
 __all__ = ["Said", "address_kind", "argument_currency", "arithmetic", "grounded", "money_said", "named_arguments",
-           "optional_guesses", "other_currency", "own_words", "quantity_units", "said_kinds", "said_once", "said_values",
+           "names_in", "optional_guesses", "other_currency", "own_words", "quantity_units", "said_kinds", "said_once", "said_values",
            "said_list", "says_one", "signs_at", "takes_kind", "takes_place", "unsaid_arguments"]
 
 _LETTERS = re.compile(r"[^\W\d_]+")
@@ -289,7 +289,8 @@ def unsaid_arguments(values: Mapping[str, Any], arguments: Sequence[Any], said: 
     ``type`` and ``enum``).  Empty when every value was said or cannot be judged."""
     said = list(said)
     heard = _Said(said)
-    dialog = " ".join(said)[:MAX_SAID_CHARS].lower()
+    dialog_cased = " ".join(said)[:MAX_SAID_CHARS]
+    dialog = dialog_cased.lower()
     taken = _taken_kinds(arguments)
     # A number said only inside an address or a time the tool takes ("8" of "at 8:30") is that
     # argument's, never a number argument's.
@@ -308,8 +309,10 @@ def unsaid_arguments(values: Mapping[str, Any], arguments: Sequence[Any], said: 
             continue   # a declared code or unit is the model's to translate to
         if declared is not None and getattr(declared, "free_text", None):
             continue   # a value the model writes in its own words
-        if declared is not None and (kind := address_kind(declared)) is not None and isinstance(value, str):
-            # An address is said whole, as an address, or not at all ("Hi" is no email address).
+        if declared is not None and (kind := address_kind(declared)) is not None and isinstance(value, str) \
+                and (kind is not _STREET or _STREET.search(dialog_cased)):
+            # An address is said whole, as an address, or not at all ("Hi" is no email address); a
+            # street where the dialog says one.
             if not (kind.fullmatch(value.strip()) and value.strip().lower() in dialog):
                 out.append(name)
             continue
@@ -463,9 +466,29 @@ _ADDRESS = re.compile(f"{_EMAIL.pattern}|{_WEB.pattern}|{_FILE.pattern}|{_IBAN.p
 #: A host: a domain name ("github.com", as :data:`_WEB` reads one) or an IP address.
 _HOST = re.compile(f"{_IP.pattern}|{_WEB.pattern}")
 #: What an argument's name or description says when its value is an address of that kind.
+#: A street address: a house number, up to three words of its street's name and the kind of
+#: street ("42 Harbour Street", "7 mill lane", "221b Baker St"), or, with no number, a name written
+#: capitalised ("Mill Lane"), read whole: "from 7 Mill Lane" had collected 7 parcels from the
+#: example's "12 Elm Road", the street left to the model.
+_STREET_KINDS = ("street|st|road|rd|lane|ln|avenue|ave|close|way|drive|dr|place|court|ct|crescent|terrace|gardens|"
+                 "square|sq|boulevard|blvd|hill|row|grove|parade|mews|walk|highway")
+#: (No street's name is a month or a small word: "on 3 July at Oak Road" is "Oak Road".)
+_NOT_STREET_NAME = rf"(?!(?i:{'|'.join(sorted(CALENDAR))}|at|on|in|to|for|from|by|and|or|of|the|a|an|my)\b)"
+_STREET = re.compile(
+    # A number, its street's name capitalised, and its kind in any case ("42 Harbour Street", "7 Mill lane")
+    rf"(?<![\w.,])\d{{1,5}}[A-Za-z]?,?[ \t]+(?:{_NOT_STREET_NAME}[A-Z][\w'’-]*[ \t]+){{1,3}}(?i:{_STREET_KINDS})\b\.?"
+    # or typed small, with a kind no other word is ("7 mill lane"; not "a 350 km drive")
+    rf"|(?<![\w.,])\d{{1,5}}[A-Za-z]?,?[ \t]+(?:{_NOT_STREET_NAME}[a-z][\w'’-]*[ \t]+){{1,2}}"
+    rf"(?:street|road|lane|avenue|st|rd|ave)\b\.?"
+    # or, with no number, its name and kind capitalised ("Mill Lane")
+    rf"|(?<![\w.,])(?:{_NOT_STREET_NAME}[A-Z][\w'’-]*[ \t]+){{1,3}}"
+    rf"(?:{'|'.join(kind.capitalize() for kind in _STREET_KINDS.split('|'))})\b")
 _ADDRESS_KINDS = ((_EMAIL, frozenset({"email", "emails"})),
                   (_WEB, frozenset({"url", "urls", "uri", "link", "website", "webpage", "homepage"})),
-                  (_IP, frozenset({"ip", "ipv4", "ipv6"})))
+                  (_IP, frozenset({"ip", "ipv4", "ipv6"})),
+                  # (After the others: "The recipient's email address" is an email's; not "street" or
+                  # "postcode" alone: "The town, street or place", "the code on the street sign".)
+                  (_STREET, frozenset({"address", "addresses"})))
 #: How a host argument is named ("host", "domain", "hostname"), or described ("The domain name"):
 #: no "domain" alone in a description ("the domain of knowledge").
 _HOST_NAMES = frozenset({"host", "hostname", "domain", "fqdn"})
@@ -548,6 +571,7 @@ class Said:
         # Typed all in capitals (or every word capitalised), its capitals tell no code from a word.
         self.caseless = title_cased(question)
         self.money = frozenset(money_said(question))
+        self.streets = tuple(dict.fromkeys(m.group(0) for text in self.heard for m in _STREET.finditer(text)))
         self.currencies = said_currencies(question)
         colon = None if kept else _after_colon(question)
         message = None if kept or colon is not None else _message_words(_cut(question, (_ADDRESS,)))
@@ -1850,6 +1874,12 @@ _NAME_RUN = re.compile(r"[A-Z][\w'’-]*(?:(?:\.?[ \t]+|(?:[ \t]+(?:of|the|and|&
                        r"[A-Z][\w'’-]*)*")
 
 
+def names_in(said: Said) -> list[str]:
+    """The names the question writes (:func:`_names_in`): what a call that carries none of them
+    leaves unasked (``steps.named_elsewhere``)."""
+    return _names_in(said)
+
+
 def _names_in(said: Said) -> list[str]:
     """The names the question writes (:data:`_NAME_RUN`), longest first: none where a sentence
     starts ("Do you have ..."), nor the pronoun "I", nor in a question typed all in capitals or
@@ -2383,7 +2413,7 @@ def takes_place(argument: Any) -> bool:
     digits, a unit or a currency)."""
     return (getattr(argument, "type", None) in (None, "string") and not getattr(argument, "enum", None)
             and _says(argument, PLACE_WORDS) and not _says(argument, _UNIT_NAMES)
-            and address_kind(argument) is None and _moment_kind(argument) is None and not _numbered(argument))
+            and address_kind(argument) in (None, _STREET) and _moment_kind(argument) is None and not _numbered(argument))
 
 
 _WORD_CHAR = re.compile(r"[^\W_]")
@@ -2601,10 +2631,13 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
                 else prop
         elif "enum" in prop:
             out[name] = _by_edge(_by_said(_by_quantity(prop, name, units, True, said), said), declared, said)
-        elif kind == "string" and (address := address_kind(declared)) is not None:
+        elif kind == "string" and (address := address_kind(declared)) is not None \
+                and (address is not _STREET or said.streets):
             # An address argument takes the dialog's addresses of its kind; with none said it is left
             # to the model, and the check asks back (a greeting's "Hi" is no recipient).
-            addresses = [t for t in said.texts if address.fullmatch(t)]
+            # (A street's name is no one span: read off the dialog. With none said, a street argument
+            # takes what any text argument does.)
+            addresses = list(said.streets) if address is _STREET else [t for t in said.texts if address.fullmatch(t)]
             out[name] = {**prop, "enum": addresses} if addresses else prop
         elif kind == "string" and (moment := _moment_kind(declared)) is not None:
             # A day or a time of day: the ones the dialog says ("tomorrow" is no span: it is no

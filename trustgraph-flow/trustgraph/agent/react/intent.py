@@ -81,7 +81,7 @@ wake dial grab bring fetch keep tell show find check open help""".split()) | fro
 #: The verbs of a request to tell something, not to do it: "Can you explain photosynthesis?" had
 #: watered a plant called "photosynthesis".
 _TELLING = frozenset("""explain describe define teach recommend suggest clarify summarise summarize compare
-list name""".split())
+list name know learn understand""".split())   # "I need to know when my books are due" asks to be told
 #: "Tell me ..." is one too; "Tell Bob that lunch is ready" asks for a message to be sent.
 _TELL_ME = re.compile(r"^\W*tell\s+(?:me|us)\b", re.IGNORECASE)
 #: At most this many sentences, of this many characters, are read: a request is said early.
@@ -145,7 +145,8 @@ def _first_word(text: str) -> str:
 
 def _tells(text: str) -> bool:
     """Whether ``text`` (what follows a request's opening, or an imperative) asks to be told something."""
-    return _first_word(text) in _TELLING or bool(_TELL_ME.match(_LEAD.sub("", text, count=1)))
+    first = _first_word(re.sub(r"^\W*to\s+", "", text, count=1, flags=re.IGNORECASE))   # "I need to know ..."
+    return first in _TELLING or bool(_TELL_ME.match(_LEAD.sub("", text, count=1)))
 
 
 def _opens_request(clause: str, imperative: Callable[[str], bool]) -> bool:

@@ -75,6 +75,7 @@ from .grounding import (
     Said,
     grounded,
     named_arguments,
+    names_in,
     optional_guesses,
     own_words,
     said_kinds,
@@ -609,6 +610,9 @@ def judge_call(step: Step, action: Action, scores: Mapping[str, float] | None, p
     for a question that asks for no action).  An ask-back never offers a tool that cannot be
     used now (``usable``)."""
     verdict = _judge_call(step, action, scores, policy, usable)
+    if verdict is None and (other := named_elsewhere(step, action, policy)) is not None and usable(other):
+        logger.debug("%s would be called with no value, and %s takes what the question names", action.name, other)
+        return Abstain(OUTCOME_ASKED, (action.name, other), 1.0)
     if verdict is None and unconfirmed(step, action, policy):
         near = policy.calibrated(embedding.calibration()).near
         logger.debug("%s would be called with no value the question gives, and is not near enough to be "
@@ -643,6 +647,33 @@ def unconfirmed(step: Step, action: Action, policy: Confidence) -> bool:
         return False
     lead = policy.calibrated(calibration).lead
     return bool(lead and lead > 0) and step.meaning[action.name] < calibration.alone
+
+
+def named_elsewhere(step: Step, action: Action, policy: Confidence) -> str | None:
+    """The tool, near the question as the call's (within :data:`COVERAGE_LEADS` of its ``lead``),
+    that takes as a required argument a name the question writes (:func:`grounding.names_in`), when
+    the call ``action`` carries no value at all and the question is one request: the call would
+    leave what the question names unasked.  "does the library have anything by Matt Haig?" had
+    listed the loans (0.57, no arguments), the library search (0.51) taking the author.  None
+    otherwise, and with the argument check off or without the embedding model."""
+    calibration = embedding.calibration()
+    if not policy.check_arguments or calibration is None or any(_valued(v) for v in action.arguments.values()) \
+            or action.name not in step.meaning or len(intent.requests_of(step.request.question)) > 1:
+        return None
+    names = set(names_in(step.said))
+    if not names:
+        return None
+    mine = step.meaning[action.name]
+    for tool in step.tools:
+        near = step.meaning.get(tool.name)
+        if tool.name == action.name or near is None or near < calibration.unrelated \
+                or mine - near >= COVERAGE_LEADS * calibration.lead:
+            continue
+        properties = grounded(tool.schema, tool.arguments, step.said,
+                              own_words(tool.name, tool.description or "")).get("properties") or {}
+        if any(names & set((properties.get(name) or {}).get("enum") or ()) for name in tool.schema.get("required") or ()):
+            return tool.name
+    return None
 
 
 def _valued(value: Any) -> bool:
