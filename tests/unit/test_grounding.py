@@ -2001,3 +2001,13 @@ def test_a_street_address_is_read_whole_and_its_number_is_its_own():
     assert _offers(pickup, "collect my parcel from Mill Lane on 3 July")["address"] == ["Mill Lane"]
     assert _offers(pickup, "collect my parcel from Camden tomorrow")["address"] == ["Camden"]
     assert unsaid_arguments({"address": "Camden", "date": "tomorrow"}, pickup, ["collect it in Camden tomorrow"]) == []
+
+
+def test_a_time_written_with_a_point_is_one_time():
+    # "book two seats for Past Lives at the Picturehouse tonight, 8.50pm showing" had booked `50pm`.
+    tickets = [ToolArgument(name="film", type="string", description="The film"),
+               ToolArgument(name="time", type="string", description="The showing's start time, e.g. 19:30"),
+               ToolArgument(name="tickets", type="integer", required=False, description="How many tickets")]
+    got = _offers(tickets, "book two seats for Past Lives at the Picturehouse tonight, 8.50pm showing")
+    assert got["time"] == ["8.50pm"] and got["tickets"] == [2]
+    assert said_values("It costs 8.50 pounds", []).numbers == [8.5]

@@ -698,10 +698,11 @@ _DATE = re.compile(rf"\b(?:today|tonight|tomorrow|yesterday|(?:next|this|last)\s
                    rf"{_WEEKDAYS})|(?:{_WEEKDAYS})|\d{{4}}-\d{{1,2}}-\d{{1,2}}|\d{{1,2}}/\d{{1,2}}(?:/\d{{2,4}})?|"
                    rf"\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTHS})(?:\s+\d{{4}})?|"
                    rf"(?:{_MONTHS})\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?)\b", re.IGNORECASE)
-#: A time of day: "3pm", "10:30 am", "15:30", "noon", "midnight".
+#: A time of day: "3pm", "10:30 am", "8.50pm" (a point before its minutes, with am or pm), "15:30", "noon",
+#: "midnight".
 _HOUR = r"(?:\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
 #: ... and in words: "half past seven", "quarter to 8", "seven o'clock".
-_TIME = re.compile(rf"\b(?:\d{{1,2}}(?::\d{{2}})?\s*(?:am|pm|a\.m\.|p\.m\.)|\d{{1,2}}:\d{{2}}|noon|midnight|"
+_TIME = re.compile(rf"\b(?:\d{{1,2}}(?:[:.]\d{{2}})?\s*(?:am|pm|a\.m\.|p\.m\.)|\d{{1,2}}:\d{{2}}|noon|midnight|"
                    rf"(?:half|quarter)\s+(?:past|to)\s+{_HOUR}(?:\s*(?:am|pm))?|{_HOUR}\s+o['’]clock)(?!\w)",
                    re.IGNORECASE)
 #: The last part of an argument's name that says its value is a day, or a time of day ("date",
