@@ -2011,3 +2011,18 @@ def test_a_time_written_with_a_point_is_one_time():
     got = _offers(tickets, "book two seats for Past Lives at the Picturehouse tonight, 8.50pm showing")
     assert got["time"] == ["8.50pm"] and got["tickets"] == [2]
     assert said_values("It costs 8.50 pounds", []).numbers == [8.5]
+
+
+def test_declared_numbers_are_offered_the_numbers_said_among_them():
+    # "renew The Salt Path please, 3 weeks" of weeks 1, 2 or 3 (default 2) had renewed for the default,
+    # and offered the book `3` and `3 weeks`.
+    renew = [ToolArgument(name="book", type="string", description="The title of the borrowed book to renew"),
+             ToolArgument(name="weeks", type="integer", enum=(1, 2, 3), required=False, default=2,
+                          description="How many weeks to extend the loan by")]
+    got = grounded(optional_schema(*renew), renew, said_values("renew The Salt Path please, 3 weeks", []))
+    assert got["properties"]["weeks"]["enum"] == [3] and got["required"] == ["book", "weeks"]
+    assert "The Salt Path" in got["properties"]["book"]["enum"]
+    assert not any("3" in v for v in got["properties"]["book"]["enum"])
+    # None of them said: left out, the tool's default.
+    assert _offers(renew, "renew Dune please")["weeks"] == "left out"
+    assert _offers(renew, "renew Dune for 5 weeks")["weeks"] == "left out"

@@ -2533,10 +2533,20 @@ def named_arguments(arguments: Sequence[Any], said: Said) -> list[str]:
 
 
 def _takes_number(properties: Mapping[str, Any], arguments: Sequence[Any]) -> bool:
-    """Whether a tool has a number argument the dialog's numbers are offered to."""
-    return any(isinstance(prop, dict) and prop.get("type") in ("number", "integer") and "enum" not in prop
+    """Whether a tool has a number argument the dialog's numbers are offered to (one of declared
+    numbers too: :func:`_numbers_declared`)."""
+    return any(isinstance(prop, dict) and prop.get("type") in ("number", "integer")
+               and ("enum" not in prop or _numbers_declared(prop))
                and not getattr(_argument(arguments, name), "free_text", None)
                for name, prop in properties.items())
+
+
+def _numbers_declared(prop: Any) -> bool:
+    """Whether a property declares its values and they are numbers (weeks 1, 2 or 3): the numbers
+    the dialog says are offered to it as to any number argument's, among those."""
+    values = prop.get("enum") if isinstance(prop, dict) else None
+    return isinstance(prop, dict) and prop.get("type") in ("number", "integer") and isinstance(values, list) \
+        and bool(values) and all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
 
 
 def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
@@ -2630,6 +2640,12 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
             codes = said.currencies if takes_currency(declared) else ()
             out[name] = {**prop, "enum": sorted(said.apart)} if carried else {**prop, "enum": list(codes)} if codes \
                 else prop
+        elif _numbers_declared(prop):
+            # Declared numbers: those the dialog says for it ("renew The Salt Path please, 3 weeks" of
+            # weeks 1, 2 or 3 had been left to the default 2, and `3` offered as the book).
+            said_numbers = numbers_for(name, kind, declared)
+            kept = [v for v in prop["enum"] if any(v == n for n in said_numbers)]
+            out[name] = {**prop, "enum": kept} if kept else prop
         elif "enum" in prop:
             out[name] = _by_edge(_by_said(_by_quantity(prop, name, units, True, said), said), declared, said)
         elif kind == "string" and (address := address_kind(declared)) is not None \
@@ -2972,7 +2988,12 @@ def _optional(out: dict[str, Any], properties: Mapping[str, Any], arguments: Seq
         if declared is None or getattr(declared, "free_text", None) or not isinstance(prop, dict):
             continue
         sure = False
-        if "enum" in prop or kind == "string" and (address_kind(declared) or _moment_kind(declared)
+        if _numbers_declared(prop):
+            # As a number argument's, below: kept when the question says one of them, plainly with its unit.
+            keep = out[name].get("enum") != prop.get("enum") and len(said.numbers) > numbered
+            sure = keep and (kind == "integer" and _counted(out, name, said.question)
+                             or _with_its_unit(out[name], declared, said.question))
+        elif "enum" in prop or kind == "string" and (address_kind(declared) or _moment_kind(declared)
                                                    or _numbered(declared)):
             keep = sure = _plainly_given(name, out, properties, arguments, said)
         elif kind == "string":
