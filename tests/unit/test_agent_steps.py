@@ -820,6 +820,12 @@ def test_judge_call_leaves_a_question_asking_why_in_general_to_the_model():
     step = prepare(request("Why do cats purr?"), registry, {})
     assert judge_call(step, Action("", "pet-vaccination-due", {"pet_name": "cats"}), None,
                       Confidence(check_arguments=False)) is None
+    # A call of no value too, which a weak nearness alone would have asked back about.
+    pets = registry_of(declared("pet-facts", "Facts about my pets"))
+    step = prepare(request("Why do cats purr?"), pets, {})
+    step = dataclasses.replace(step, meaning={"pet-facts": 0.40})
+    verdict = judge_call(step, Action("", "pet-facts", {}), None, Confidence())
+    assert verdict is not None and verdict.outcome == OUTCOME_NO_TOOL
 
 
 def test_a_call_of_no_value_asks_back_when_a_near_tool_takes_what_the_question_names():

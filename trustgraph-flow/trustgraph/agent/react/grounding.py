@@ -465,7 +465,6 @@ _IP = re.compile(r"(?<![\w.])\d{1,3}(?:\.\d{1,3}){3}(?![\w.]?\d)"
 _ADDRESS = re.compile(f"{_EMAIL.pattern}|{_WEB.pattern}|{_FILE.pattern}|{_IBAN.pattern}|{_IP.pattern}")
 #: A host: a domain name ("github.com", as :data:`_WEB` reads one) or an IP address.
 _HOST = re.compile(f"{_IP.pattern}|{_WEB.pattern}")
-#: What an argument's name or description says when its value is an address of that kind.
 #: A street address: a house number, up to three words of its street's name and the kind of
 #: street ("42 Harbour Street", "7 mill lane", "221b Baker St"), or, with no number, a name written
 #: capitalised ("Mill Lane"), read whole: "from 7 Mill Lane" had collected 7 parcels from the
@@ -483,6 +482,7 @@ _STREET = re.compile(
     # or, with no number, its name and kind capitalised ("Mill Lane")
     rf"|(?<![\w.,])(?:{_NOT_STREET_NAME}[A-Z][\w'’-]*[ \t]+){{1,3}}"
     rf"(?:{'|'.join(kind.capitalize() for kind in _STREET_KINDS.split('|'))})\b")
+#: What an argument's name or description says when its value is an address of that kind.
 _ADDRESS_KINDS = ((_EMAIL, frozenset({"email", "emails"})),
                   (_WEB, frozenset({"url", "urls", "uri", "link", "website", "webpage", "homepage"})),
                   (_IP, frozenset({"ip", "ipv4", "ipv6"})),
@@ -932,7 +932,6 @@ def said_kinds(question: str) -> tuple[re.Pattern[str], ...]:
     if _says_message(text):
         kinds = (*kinds, _MESSAGE_SAID)
     return (*kinds, _PHONE_SAID) if _says_phone(text) else kinds
-
 
 
 def takes_kind(arguments: Sequence[Any], kinds: tuple[re.Pattern[str], ...]) -> bool:

@@ -482,11 +482,7 @@ def request_arguments(step: Step, pending: Pending) -> dict[str, Any] | None:
     mine = grounded(tool.schema, tool.arguments, own, words)
     properties = dict(mine.get("properties") or {})
     for name in tool.schema.get("required") or ():
-        offered = (properties.get(name) or {}).get("enum")
-        # (The request whole, offered where it says nothing else, is no value of its own: "..., and
-        # how has it moved over the past month?" had priced the ticker "past".)
-        if "enum" in ((whole.get("properties") or {}).get(name) or {}) and (offered is None
-                                                                          or _the_request(offered, own)):
+        if _not_its_own(name, properties, whole.get("properties") or {}, own):
             properties[name] = whole["properties"][name]
     return {**mine, "properties": properties} if "properties" in mine else mine
 
@@ -499,21 +495,20 @@ def _request_said(tool: Tool, request: str, said: Said) -> Said:
     words = own_words(tool.name, tool.description or "")
     whole = grounded(tool.schema, tool.arguments, said, words).get("properties") or {}
     mine = grounded(tool.schema, tool.arguments, own, words).get("properties") or {}
-    for name in tool.schema.get("required") or ():
-        offered = (mine.get(name) or {}).get("enum")
-        # (The request whole, offered where it says nothing else, is no value of its own: "..., and
-        # how has it moved over the past month?" had priced the ticker "past".)
-        if "enum" in (whole.get(name) or {}) and (offered is None or _the_request(offered, own)):
-            return said
-    return own
+    return said if any(_not_its_own(name, mine, whole, own) for name in tool.schema.get("required") or ()) else own
 
 
-def _the_request(offered: list[Any], own: Said) -> bool:
-    """Whether a request's only value ``offered`` an argument is the request itself, as written or
-    up to a time another argument takes ("book him in at the vet on 3 June" of "... at 9am"): no
-    value of its own (:func:`grounding.grounded` offers it where nothing else is said)."""
-    return len(offered) == 1 and isinstance(offered[0], str) and offered[0] not in own.texts \
-        and own.question.startswith(offered[0])
+def _not_its_own(name: str, mine: Mapping[str, Any], whole: Mapping[str, Any], own: Said) -> bool:
+    """Whether a request (``own``: what it says; ``mine``: its grounded properties) says no value of
+    its own for argument ``name`` that the whole dialog (``whole``) offers one for: it offers none,
+    or only the request itself, as written or up to a time another argument takes ("book him in at
+    the vet on 3 June" of "... at 9am"; "..., and how has it moved over the past month?" had priced
+    the ticker "past")."""
+    if "enum" not in (whole.get(name) or {}):
+        return False
+    offered = (mine.get(name) or {}).get("enum")
+    return offered is None or (len(offered) == 1 and isinstance(offered[0], str) and offered[0] not in own.texts
+                               and own.question.startswith(offered[0]))
 
 
 @dataclass(frozen=True)
@@ -610,6 +605,10 @@ def judge_call(step: Step, action: Action, scores: Mapping[str, float] | None, p
     for a question that asks for no action).  An ask-back never offers a tool that cannot be
     used now (``usable``)."""
     verdict = _judge_call(step, action, scores, policy, usable)
+    name = verdict.tool if isinstance(verdict, Switch) else action.name if verdict is None else None
+    if name is not None and policy.check_arguments and intent.asks_why_in_general(step.request.question):
+        logger.debug("The question asks why, in general: the model answers it, not %s", name)
+        return Abstain(OUTCOME_NO_TOOL, (), verdict.share if isinstance(verdict, Switch) else 1.0)
     if verdict is None and (other := named_elsewhere(step, action, policy)) is not None and usable(other):
         logger.debug("%s would be called with no value, and %s takes what the question names", action.name, other)
         return Abstain(OUTCOME_ASKED, (action.name, other), 1.0)
@@ -620,10 +619,6 @@ def judge_call(step: Step, action: Action, scores: Mapping[str, float] | None, p
         if near is not None and step.meaning.get(action.name, -1.0) >= near and usable(action.name):
             return Abstain(OUTCOME_ASKED, (action.name,), 1.0)
         return Abstain(OUTCOME_NO_TOOL, (), 1.0)
-    name = verdict.tool if isinstance(verdict, Switch) else action.name if verdict is None else None
-    if name is not None and policy.check_arguments and intent.asks_why_in_general(step.request.question):
-        logger.debug("The question asks why, in general: the model answers it, not %s", name)
-        return Abstain(OUTCOME_NO_TOOL, (), verdict.share if isinstance(verdict, Switch) else 1.0)
     if name is not None and policy.check_arguments and unasked(step, name):
         logger.debug("%s acts, and the question asks for no action: asked back", name)
         share = verdict.share if isinstance(verdict, Switch) else 1.0
