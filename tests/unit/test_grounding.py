@@ -2026,3 +2026,27 @@ def test_declared_numbers_are_offered_the_numbers_said_among_them():
     # None of them said: left out, the tool's default.
     assert _offers(renew, "renew Dune please")["weeks"] == "left out"
     assert _offers(renew, "renew Dune for 5 weeks")["weeks"] == "left out"
+
+
+def test_what_a_number_argument_counts_is_no_text_value():
+    # "can you extend my loan of Educated by 1 more week" had renewed the book `week`.
+    renew = [ToolArgument(name="book", type="string", description="The title of the borrowed book to renew"),
+             ToolArgument(name="weeks", type="integer", enum=(1, 2, 3), required=False,
+                          description="How many weeks to extend the loan by")]
+    got = _offers(renew, "can you extend my loan of Educated by 1 more week")
+    assert "week" not in got["book"] and "Educated" in got["book"] and got["weeks"] == [1]
+    # A title that only holds such a word whole stays ("Week" is a word of "Fashion Week").
+    assert "Fashion Week" in _offers(renew, "renew Fashion Week for 2 weeks")["book"]
+
+
+def test_a_names_own_number_stays_with_it():
+    # "get us 4 tickets for Inside Out 2 at the Vue on Sunday at 13:40" had booked the film `Inside Out`.
+    tickets = [ToolArgument(name="film", type="string", description="The film"),
+               ToolArgument(name="tickets", type="integer", description="How many tickets")]
+    got = _offers(tickets, "get us 4 tickets for Inside Out 2 at the Vue on Sunday")
+    assert "Inside Out 2" in got["film"] and got["tickets"] == [4]
+    # A number that counts what follows it is no name's.
+    assert not any("3" in v for v in _offers(tickets, "Buy Apple 3 shares")["film"])
+    # Nor is a month's year a name's number.
+    assert not any("December" in v and "2020" in v for v in
+                   _offers(tickets, "Book 2 tickets for the film on 25 December 2020")["film"])

@@ -2531,6 +2531,30 @@ def named_arguments(arguments: Sequence[Any], said: Said) -> list[str]:
     return [a.name for a in arguments if named(a)]
 
 
+#: A name that ends with its own number: capitalised words, then one to four digits ("Inside Out 2",
+#: "Toy Story 4", "Windows 11").
+_NAME_NUMBER = re.compile(r"(?<![\w'’-])[A-Z][\w'’-]*(?:[ \t]+[A-Z][\w'’-]*)*[ \t]+\d{1,4}(?![\w.,:/-])")
+
+
+def _numbered_names(question: str) -> frozenset[str]:
+    """The names ``question`` writes with their own number (:data:`_NAME_NUMBER`): not one whose
+    number counts the noun after it ("Buy Apple 3 shares"), nor a sentence's first word with it
+    ("Add 2 apples"), nor a month's ("December 2020")."""
+    text = question[:MAX_SAID_CHARS]
+    out = set()
+    for m in _NAME_NUMBER.finditer(text):
+        after = _NOUN_AFTER.match(text, m.end())
+        if after is not None and after.group(1).lower() not in _EDGE_WORDS:
+            continue
+        name = m.group(0)
+        if _SENTENCE_START.search(text[:m.start()]):
+            name = name.split(None, 1)[1] if " " in name else ""   # its first word is a sentence's
+        # (Nor a date: "25 December 2020" is a month's year.)
+        if name and not _DIGIT.match(name) and name.split()[-2].lower() not in CALENDAR:
+            out.add(name)
+    return frozenset(out)
+
+
 def _takes_number(properties: Mapping[str, Any], arguments: Sequence[Any]) -> bool:
     """Whether a tool has a number argument the dialog's numbers are offered to (one of declared
     numbers too: :func:`_numbers_declared`)."""
@@ -2573,7 +2597,10 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
         # The numbers said go to the tool's number argument: its text arguments get no run with a
         # number in it ("40" or "15 American" as the currency converted to; "Two" of "Two small
         # espressos" as the drink), unless quoted.
-        texts = [t for t in texts if t in said.kept or not (_DIGIT.search(t) or _word_numbers(t))] or texts
+        # (Nor a name's own number: "4 tickets for Inside Out 2" is the film `Inside Out 2`.)
+        titled = _numbered_names(said.question)
+        texts = [t for t in texts if t in said.kept or t in titled or not (_DIGIT.search(t) or _word_numbers(t))] \
+            or texts
     elif said.expressions:
         # A tool that takes no number gets an expression whole, never the start of one: the 135M model
         # gave a calculator "17" of "What's 17 times 23?", greedy decoding closing the shorter value.
@@ -2698,7 +2725,11 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
             # Nor is a value its own argument's name, in any form, unquoted: "Which clients are more
             # than 30 days late paying me?" had listed the overdue invoices of the client "clients".
             own_name = _name_words(declared).split()
-            mine = [t for t in mine if t in said.kept or not _said_in(t, own_name)] or mine
+            # Nor a number argument's name: what that number counts ("extend my loan of Educated by
+            # 1 more week" had renewed the book `week`, of the argument `weeks`).
+            counts = [w for a in arguments if a is not declared and getattr(a, "type", None) in ("number", "integer")
+                      for w in _name_words(a).split()]
+            mine = [t for t in mine if t in said.kept or not _said_in(t, own_name + counts)] or mine
             if carries and not _named_text(declared):
                 # What the question says a message carries is the carrying argument's, no part of
                 # it another's: "ping Marco saying I'll be 10 minutes late" had messaged the colleague `10`.
