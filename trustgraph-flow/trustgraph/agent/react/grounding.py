@@ -572,6 +572,7 @@ class Said:
         self.caseless = title_cased(question)
         self.money = frozenset(money_said(question))
         self.streets = tuple(dict.fromkeys(m.group(0) for text in self.heard for m in _STREET.finditer(text)))
+        self.numbered_names = _numbered_names(question)
         self.currencies = said_currencies(question)
         colon = None if kept else _after_colon(question)
         message = None if kept or colon is not None else _message_words(_cut(question, (_ADDRESS,)))
@@ -581,6 +582,7 @@ class Said:
         self._places: dict[str, bool] = {}
         self._where: dict[str, bool] = {}
         self._after: dict[tuple[str, str], bool] = {}
+        self._names: list[str] | None = None   # :func:`_names_in`
         # A question of one run of words ("Greet Ada", "Paris") is offered whole where nothing else
         # is; one of filler words only is no value ("thanks, that's all for now" had been the name
         # of a contact to phone).
@@ -1307,10 +1309,8 @@ _MESSAGE_SAID = re.compile(rf"{_SAYING.pattern}|{_MAILED.pattern}")
 
 
 def _says_message(text: str) -> bool:
-    unquoted = _cut(text, (_ADDRESS,))
-    marker = _SAYING.search(unquoted) or _MAILED.match(unquoted)
-    return marker is not None and not marker.group(0).lower().lstrip().startswith("remind") \
-        and _message_words(unquoted) is not None
+    found = _message(_cut(text, (_ADDRESS,)))
+    return found is not None and not found[0].lower().lstrip().startswith("remind")
 
 
 #: Where those words end: the sentence's end, not a comma ("saying hi, see you soon" is one message).
@@ -1330,10 +1330,18 @@ def _message_words(unquoted: str) -> str | None:
     that sentence or the first cut; None without one.  Greedy decoding closes a string at the
     shortest value the grammar allows, so a message argument offered every run of the question's
     words took "thank" of "saying thank you very much" (the 135M model)."""
+    found = _message(unquoted)
+    return found[1] if found is not None else None
+
+
+def _message(unquoted: str) -> tuple[str, str] | None:
+    """What says a message is to be carried in ``unquoted`` (its "saying", "Tell X that", "Email X"),
+    and the message's words (:func:`_message_words`); None without one, or with no words after it."""
     marker = _SAYING.search(unquoted) or _MAILED.match(unquoted)
     if marker is None:
         return None
-    return _to_sentence_end(unquoted[marker.end():].split("|")[0]) or None
+    words = _to_sentence_end(unquoted[marker.end():].split("|")[0])
+    return (marker.group(0), words) if words else None
 
 
 #: What joins the members of a list a request says: "eggs, spinach and cheese", "tea or coffee".
@@ -1883,7 +1891,13 @@ def names_in(said: Said) -> list[str]:
 def _names_in(said: Said) -> list[str]:
     """The names the question writes (:data:`_NAME_RUN`), longest first: none where a sentence
     starts ("Do you have ..."), nor the pronoun "I", nor in a question typed all in capitals or
-    title case (whose capitals name nothing)."""
+    title case (whose capitals name nothing).  Read once per step, however many tools ask."""
+    if said._names is None:
+        said._names = _read_names(said)
+    return said._names
+
+
+def _read_names(said: Said) -> list[str]:
     if said.caseless:
         return []
     text = said.question[:MAX_SAID_CHARS]
@@ -2598,9 +2612,8 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
         # number in it ("40" or "15 American" as the currency converted to; "Two" of "Two small
         # espressos" as the drink), unless quoted.
         # (Nor a name's own number: "4 tickets for Inside Out 2" is the film `Inside Out 2`.)
-        titled = _numbered_names(said.question)
-        texts = [t for t in texts if t in said.kept or t in titled or not (_DIGIT.search(t) or _word_numbers(t))] \
-            or texts
+        texts = [t for t in texts if t in said.kept or t in said.numbered_names
+                 or not (_DIGIT.search(t) or _word_numbers(t))] or texts
     elif said.expressions:
         # A tool that takes no number gets an expression whole, never the start of one: the 135M model
         # gave a calculator "17" of "What's 17 times 23?", greedy decoding closing the shorter value.
