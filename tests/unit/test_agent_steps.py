@@ -386,6 +386,43 @@ def test_the_tool_whose_verb_a_request_says_leads_the_tools_the_ranker_cannot_te
     assert [r.meaning for r in ordered(question, desk)] == [r.meaning for r in rank(question, desk)]
 
 
+
+GYM = list(registry_of(
+    declared("gym-timetable", "Which classes are on at the gym on a day", {"name": "day", **TEXT}),
+    declared("book-gym-class", "Book a place in a gym class", {"name": "class_type", **TEXT}, {"name": "day", **TEXT}),
+    declared("cancel-gym-booking", "Cancel a booked place in a gym class", {"name": "class_type", **TEXT},
+             {"name": "day", **TEXT})).tools.values())
+
+
+def test_the_one_tool_that_does_what_a_request_says_leads_a_first_that_does_something_else():
+    lead = embedding.calibration().lead
+
+    def ranked(**near: float) -> list:
+        # The ranker's order of the probe's run, at its similarities (tools as far apart as there).
+        return sorted((r._replace(meaning=near[r.tool.name], score=near[r.tool.name]) for r in rank("gym", GYM)),
+                      key=lambda r: -r.meaning)
+
+    # "..., cancel it" had booked the class, 0.21 nearer than cancelling it; "drop" a booking listed the
+    # timetable (a tool that does nothing), 0.05 nearer.
+    for question, near in [("cant make spin on thursday anymore, cancel it",
+                            {"book-gym-class": 0.634, "cancel-gym-booking": 0.426, "gym-timetable": 0.327}),
+                           ("Please drop my Saturday yoga booking",
+                            {"gym-timetable": 0.594, "cancel-gym-booking": 0.54, "book-gym-class": 0.36})]:
+        got = by_verb(ranked(**near), question)
+        assert got[0].tool.name == "cancel-gym-booking", question
+        assert got[0].meaning - max(r.meaning for r in got[1:]) >= lead
+    # A tool that does nothing is no evidence against the one that does: "Book" it.
+    near = {"gym-timetable": 0.594, "cancel-gym-booking": 0.54, "book-gym-class": 0.36}
+    assert by_verb(ranked(**near), "Book my Saturday yoga, please")[0].tool.name == "book-gym-class"
+    # Unchanged: a request whose verb the first does, one no tool does ("make"), a question that asks
+    # to know, and a first that says what the question is of where the verb's tool does not.
+    booking = {"book-gym-class": 0.634, "cancel-gym-booking": 0.426, "gym-timetable": 0.327}
+    assert by_verb(ranked(**booking), "Book my Saturday yoga, please") == ranked(**booking)
+    for question in ("Please make my Saturday yoga booking", "When is my Saturday yoga booking?"):
+        assert by_verb(ranked(**near), question) == ranked(**near), question
+    timetable = {"gym-timetable": 0.594, "cancel-gym-booking": 0.3, "book-gym-class": 0.2}
+    assert by_verb(ranked(**timetable), "Please drop the classes on Saturday from my timetable") == ranked(**timetable)
+
 def test_a_call_no_value_confirms_is_made_only_when_its_tool_is_plainly_asked_for():
     # No argument check confirms a call that carries no value: "thanks, that's all for now!" had
     # been near now-playing (0.32, far ahead of the rest) and called it, and "What's a typical

@@ -154,6 +154,9 @@ def test_a_tool_does_what_a_request_asks_when_its_description_starts_with_that_v
     assert said_verb(tool("Cancel a repair visit"), {"scrap"}) and said_verb(tool("Remove an item"), {"scratch"})
     assert said_verb(tool("Send a chat message to a colleague"), {"ping"})
     assert not said_verb(tool("Show a repair request's status"), {"scrap"})
+    # "drop my Saturday yoga booking" cancels it; "finish the trip" ends a ride.
+    assert said_verb(tool("Cancel a booked gym class"), {"drop"}) and said_verb(tool("End a bike ride"), {"finish"})
+    assert not said_verb(tool("Book a gym class"), {"drop"})
 
 
 @pytest.mark.parametrize(("question", "general"), [

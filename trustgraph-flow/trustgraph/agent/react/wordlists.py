@@ -74,4 +74,6 @@ VERB_SYNONYMS = {
     "grab": frozenset({"book", "reserve"}), "reserve": frozenset({"book"}), "book": frozenset({"reserve"}),
     "switch": frozenset({"turn"}), "turn": frozenset({"switch"}),
     **dict.fromkeys("kill halt".split(), frozenset({"stop"})), "begin": frozenset({"start"}),
+    "drop": frozenset({"cancel", "remove", "delete"}), "finish": frozenset({"end", "stop", "complete"}),
+    "end": frozenset({"stop", "finish"}),
 }
