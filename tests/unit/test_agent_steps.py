@@ -15,6 +15,7 @@ from trustgraph.agent.react.calls import (
 )
 from trustgraph.agent.react.decisions import Confidence, Switch
 from trustgraph.agent.react.grounding import grounded, own_words, said_kinds, said_values, takes_kind
+from trustgraph.agent.react.prompting import prompt_terms
 from trustgraph.agent.react.registry import build_registry
 from trustgraph.agent.react.steps import (
     Accepted,
@@ -133,6 +134,14 @@ def test_prepare_ranks_the_requests_tools_by_meaning_and_keeps_what_the_dialog_s
     step = prepare(request("Is it chilly in Oslo?", [bad, done]), REGISTRY, {0: FAILURE_MISTAKE})
     assert step.results == [("weather", "It is 3°C in Oslo.")] and not step.own
     assert 3.0 in step.said.numbers
+
+
+def test_a_step_reads_the_question_with_its_chat_shorthand_written_out():
+    step = prepare(request("is it cold in oslo rn? thx"), REGISTRY, {})
+    assert step.request.question == "is it cold in oslo rn? thx"          # as the user wrote it
+    assert step.question == "is it cold in oslo right now? thanks"
+    assert "rn" not in step.said.texts and step.meaning == prepare(request(step.question), REGISTRY, {}).meaning
+    assert json.loads(prompt_terms(step.request, step.tools, step.context, step.question)["question"]) == step.question
 
 
 # -- judge ------------------------------------------------------------------------------------

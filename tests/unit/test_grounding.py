@@ -2050,3 +2050,21 @@ def test_a_names_own_number_stays_with_it():
     # Nor is a month's year a name's number.
     assert not any("December" in v and "2020" in v for v in
                    _offers(tickets, "Book 2 tickets for the film on 25 December 2020")["film"])
+
+
+def test_chat_shorthand_is_read_as_the_words_it_stands_for():
+    from trustgraph.agent.react.grounding import plain
+    # "... hyde park corner rn" had looked for the docking station `rn`; "tmrw" was no day.
+    assert plain("r there any e-bikes at hyde park corner rn") == "are there any e-bikes at hyde park corner right now"
+    assert plain("any boxing tmrw morning?") == "any boxing tomorrow morning?"
+    assert plain("Tmrw at 9 pls, thx") == "Tomorrow at 9 please, thanks"
+    assert plain("2day or 2nite? can u check") == "today or tonight? can you check"
+    # Not a quoted text, a word in capitals, nor part of a name, a code or an abbreviation.
+    for question in ("what does 'rn' mean?", "Is an RN on call?", "U2 tickets", "the u.s. dollar", "posts on r/cooking",
+                     "Turn on TV", "curry", "rnb playlist"):
+        assert plain(question) == question
+    station = [ToolArgument(name="station", type="string", description="The docking station")]
+    offered = _offers(station, plain("r there any e-bikes at hyde park corner rn"))["station"]
+    assert "hyde park corner" in offered and not any("rn" in v.split() or "right" in v for v in offered)
+    day = [ToolArgument(name="day", type="string", description="The day of the class")]
+    assert _offers(day, plain("any boxing tmrw morning?"))["day"] == ["tomorrow"]

@@ -186,7 +186,7 @@ class AgentManager:
         if self.stopped_tools is not None and (gone := gone_nearer(step, self.stopped_tools())) is not None:
             yield gone
             return
-        terms = prompt_terms(request, step.tools, step.context)
+        terms = prompt_terms(request, step.tools, step.context, step.question)
         upcoming = next_request(step, self.confidence, self._usable_name(step))
         if isinstance(upcoming, Served):
             logger.debug("Each request of the question has its tool's result: %s", ", ".join(upcoming.tools))
@@ -350,7 +350,7 @@ class AgentManager:
             if tool is not None:
                 step = dataclasses.replace(step, tools=[*step.tools, tool])
         logger.info("Call of %s approved by the user", action.name)
-        terms = prompt_terms(step.request, step.tools, step.context)
+        terms = prompt_terms(step.request, step.tools, step.context, step.question)
         async with aclosing(self._make(step, action, flow, deadline, abandoned, terms)) as parts:
             async for part in parts:
                 yield part

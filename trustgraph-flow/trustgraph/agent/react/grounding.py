@@ -93,10 +93,11 @@ from .wordlists import (
     CURRENCY_NAMES,
     LIGHT_VERBS,
     NOT_PLACES,
+    SHORTHAND,
 )
 
 __all__ = ["Said", "address_kind", "argument_currency", "arithmetic", "grounded", "money_said", "named_arguments",
-           "names_in", "optional_guesses", "other_currency", "own_words", "quantity_units", "said_kinds", "said_once", "said_values",
+           "names_in", "optional_guesses", "other_currency", "own_words", "plain", "quantity_units", "said_kinds", "said_once", "said_values",
            "said_list", "says_one", "signs_at", "takes_kind", "takes_place", "unsaid_arguments"]
 
 _LETTERS = re.compile(r"[^\W\d_]+")
@@ -439,6 +440,31 @@ exchange tally calculate compute find look share suggest recommend amuse hit cra
 show display open play check add change send schedule pay transfer ring remember wake set start create
 buy""".split())
 _QUOTED = re.compile(r"(?:(?<=\s)|(?<=^)|(?<=:))([\"'“‘])(.+?)([\"'”’])(?=[\s?.!,;:)]|$)")
+#: A word of chat shorthand (:data:`~.wordlists.SHORTHAND`) as a word of its own: not part of a name, a
+#: code or an abbreviation ("U2", "r/cooking", "the u.s.").
+_SHORTHAND = re.compile(r"(?<![\w'’/.-])(?:" + "|".join(sorted(map(re.escape, SHORTHAND), key=len, reverse=True))
+                        + r")(?![\w'’/-]|\.\w)", re.IGNORECASE)
+
+
+def plain(question: str) -> str:
+    """``question`` with its chat shorthand written out (:data:`~.wordlists.SHORTHAND`), outside its
+    quoted texts, in lower case or with a capital (not in capitals: "RN" is a nurse): what the
+    ranker, the argument check and the model read.  "r there any e-bikes at hyde park corner rn"
+    had looked for the docking station `rn`, and "any boxing tmrw morning?" asked back between the
+    timetable and booking a class, 0.004 apart."""
+    quoted = [m.span() for m in _QUOTED.finditer(question)]
+
+    def written(m: re.Match[str]) -> str:
+        word = m.group(0)
+        if any(start <= m.start() < end for start, end in quoted) or not (
+                word.islower() or len(word) > 1 and word[0].isupper() and word[1:].islower()):
+            return word
+        out = SHORTHAND[word.lower()]
+        return out[0].upper() + out[1:] if word[0].isupper() else out
+
+    return _SHORTHAND.sub(written, question)
+
+
 #: An email address, and a web address (with its scheme, from "www.", or a lower-case domain).
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")   # starts a word: linear in the text
 _WEB = re.compile(r"(?:\bhttps?://|\bwww\.)[^\s\"'<>]+|(?<![@\w.-])(?:[a-z0-9-]+\.)+[a-z]{2,6}\b(?:/[^\s\"'<>]*)?")

@@ -51,8 +51,9 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + f" ... ({len(text) - limit:,} characters left out)"
 
 
-def prompt_terms(request: AgentRequest, tools: list[Tool], context: str) -> dict[str, str]:
-    """The ``agent-react`` variables, each JSON-encoded as PromptRequest.terms requires.
+def prompt_terms(request: AgentRequest, tools: list[Tool], context: str, question: str | None = None) -> dict[str, str]:
+    """The ``agent-react`` variables, each JSON-encoded as PromptRequest.terms requires.  ``question``:
+    the question as the agent reads it (its chat shorthand written out), else the request's.
 
     Each step's observation in the history is cut: the last
     :data:`HISTORY_RECENT_STEPS` to :data:`HISTORY_OBSERVATION_CHARS`
@@ -65,7 +66,7 @@ def prompt_terms(request: AgentRequest, tools: list[Tool], context: str) -> dict
                                     else HISTORY_OLD_OBSERVATION_CHARS)}
                for i, h in enumerate(steps)]
     return {
-        "question": json.dumps(request.question),
+        "question": json.dumps(request.question if question is None else question),
         "tools": json.dumps([t.describe() for t in tools]),
         "context": json.dumps(context),
         "tool_names": json.dumps(", ".join(t.name for t in tools)),

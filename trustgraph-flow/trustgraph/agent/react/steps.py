@@ -78,6 +78,7 @@ from .grounding import (
     names_in,
     optional_guesses,
     own_words,
+    plain,
     said_kinds,
     said_list,
     said_once,
@@ -162,6 +163,13 @@ class Step:
     context: str = ""
     results: list[tuple[str, str]] = field(default_factory=list)   # (tool, result) of the succeeded calls
     approval: ApprovalPolicy = APPROVAL_DEFAULT  # which calls wait for a person (tool-policy/approval)
+    asked: str = ""                            # the question as it is read (``grounding.plain``)
+
+    @property
+    def question(self) -> str:
+        """The question as the ranker, the argument check and the model read it: its chat shorthand
+        written out ("tmrw" is tomorrow); the request keeps it as the user wrote it."""
+        return self.asked or self.request.question
 
     @property
     def history(self) -> list[AgentStep]:
@@ -188,9 +196,10 @@ def prepare(request: AgentRequest, registry: Registry, failures: Mapping[int, st
     tools = filter_tools(registry.tools.values(), request.group, request.state)
     history = list(request.history or [])
     results = [(h.action, h.observation or "") for i, h in enumerate(history) if h.action and i not in failures]
-    said = said_values(request.question, [r for _, r in results])
-    ranked = ordered(request.question, tools)
-    if policy is not None and not request.history and len(parts := intent.requests_of(request.question)) > 1:
+    question = plain(request.question)
+    said = said_values(question, [r for _, r in results])
+    ranked = ordered(question, tools)
+    if policy is not None and not request.history and len(parts := intent.requests_of(question)) > 1:
         first = ordered(parts[0], tools)
         meaning = {r.tool.name: r.meaning for r in first if r.meaning is not None}
         if (asked := clear_first(meaning, list(meaning), policy)) is not None:
@@ -202,7 +211,7 @@ def prepare(request: AgentRequest, registry: Registry, failures: Mapping[int, st
     return Step(request=request, tools=[r.tool for r in ranked],
                 meaning={r.tool.name: r.meaning for r in ranked if r.meaning is not None},
                 failures=dict(failures), said=said, context=registry.context, results=results,
-                approval=registry.catalog.approval)
+                approval=registry.catalog.approval, asked=question)
 
 
 def ordered(question: str, tools: Sequence[Any]) -> list[Ranked]:
@@ -405,7 +414,7 @@ def gone_nearer(step: Step, stopped: Sequence[tuple[str, Mapping[str, Any]]]) ->
     if calibration is None:
         return None
     offered = [dict(tool) for _, tool in stopped]
-    ranked = rank(step.request.question, [*step.tools, *offered])
+    ranked = rank(step.question, [*step.tools, *offered])
     first = ranked[0]
     if not isinstance(first.tool, dict) or first.meaning is None or first.meaning < calibration.unrelated:
         return None
@@ -464,7 +473,7 @@ def next_request(step: Step, policy: Confidence, usable: Callable[[str], bool] =
     second request went unanswered."""
     if not step.results or step.failures or len(step.history) != len(step.results) or not step.meaning:
         return None   # (without the embedding model no request is nearer one tool than another)
-    parts = intent.requests_of(step.request.question)
+    parts = intent.requests_of(step.question)
     if len(parts) < 2:
         return None
     called = {name for name, _ in step.results}
@@ -543,7 +552,7 @@ def judge_answer(step: Step, final: Final, judged: bool = False) -> Accepted | s
     ``judged``: it was streamed and released already (``decisions.AnswerGate``).
     """
     observations = [r for _, r in step.results]
-    problem = None if judged else answer_problem(final.answer, step.request.question,
+    problem = None if judged else answer_problem(final.answer, step.question,
                                                  [t.name for t in step.tools], observations)
     if problem is not None:
         return problem
@@ -565,7 +574,7 @@ def settle(step: Step, action: Action, policy: Confidence) -> Action:
     if chosen is None:
         return action
     values = dict(action.arguments)
-    heard = [step.request.question, *(result for _, result in step.results)]
+    heard = [step.question, *(result for _, result in step.results)]
     for argument in chosen.arguments:
         value = values.get(argument.name)
         if getattr(argument, "free_text", None) and isinstance(value, str) and (once := said_once(value)) != value \
@@ -624,7 +633,7 @@ def judge_call(step: Step, action: Action, scores: Mapping[str, float] | None, p
     used now (``usable``)."""
     verdict = _judge_call(step, action, scores, policy, usable)
     name = verdict.tool if isinstance(verdict, Switch) else action.name if verdict is None else None
-    if name is not None and policy.check_arguments and intent.asks_why_in_general(step.request.question):
+    if name is not None and policy.check_arguments and intent.asks_why_in_general(step.question):
         logger.debug("The question asks why, in general: the model answers it, not %s", name)
         return Abstain(OUTCOME_NO_TOOL, (), verdict.share if isinstance(verdict, Switch) else 1.0)
     if verdict is None and (other := named_elsewhere(step, action, policy)) is not None and usable(other):
@@ -671,7 +680,7 @@ def named_elsewhere(step: Step, action: Action, policy: Confidence) -> str | Non
     otherwise, and with the argument check off or without the embedding model."""
     calibration = embedding.calibration()
     if not policy.check_arguments or calibration is None or any(_valued(v) for v in action.arguments.values()) \
-            or action.name not in step.meaning or len(intent.requests_of(step.request.question)) > 1:
+            or action.name not in step.meaning or len(intent.requests_of(step.question)) > 1:
         return None
     names = set(names_in(step.said))
     if not names:
@@ -723,13 +732,13 @@ def unasked(step: Step, name: str) -> bool:
     and the question asks for no action (``intent.asks_for_action``): "Is coffee bad for your
     heart?" had ordered a coffee called "bad", "Why are taxis yellow in New York?" booked a taxi."""
     tool = step.tool(name)
-    return tool is not None and intent.acts(tool) and not intent.asks_for_action(step.request.question)
+    return tool is not None and intent.acts(tool) and not intent.asks_for_action(step.question)
 
 
 def _judge_call(step: Step, action: Action, scores: Mapping[str, float] | None, policy: Confidence,
                 usable: Callable[[str], bool]) -> Abstain | Switch | None:
     chosen = step.tool(action.name)
-    heard = [step.request.question, *(result for _, result in step.results)]
+    heard = [step.question, *(result for _, result in step.results)]
     unsaid = unsaid_arguments(action.arguments, chosen.arguments if chosen else (), heard) \
         if policy.check_arguments else []
     abstain = judge(action.name, scores, [t.name for t in step.tools], policy, unsaid, step.meaning)

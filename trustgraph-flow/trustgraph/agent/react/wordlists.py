@@ -77,3 +77,15 @@ VERB_SYNONYMS = {
     "drop": frozenset({"cancel", "remove", "delete"}), "finish": frozenset({"end", "stop", "complete"}),
     "end": frozenset({"stop", "finish"}),
 }
+
+
+#: Chat shorthand and the words it stands for ("any boxing tmrw?", "bikes at hyde park corner rn",
+#: "can u"): read as those words by the ranker, the argument check and the model.  Only forms that
+#: are no word of their own in a request ("atm" is a cash machine too, "ty" a name: not here).
+SHORTHAND = {
+    "rn": "right now", **dict.fromkeys("tmrw tmrrw tmr tmro tmrow tmoro 2moro 2morrow 2mrw tomoz".split(), "tomorrow"),
+    **dict.fromkeys("tonite 2nite 2night".split(), "tonight"), "2day": "today", "u": "you", "ur": "your",
+    "r": "are", **dict.fromkeys("pls plz plse pleez".split(), "please"), **dict.fromkeys("thx thnx thanx".split(), "thanks"),
+    "b4": "before", "ppl": "people", "abt": "about", "msg": "message", "appt": "appointment",
+    "gimme": "give me", "lemme": "let me", "gonna": "going to",
+}
