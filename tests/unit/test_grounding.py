@@ -2068,3 +2068,21 @@ def test_chat_shorthand_is_read_as_the_words_it_stands_for():
     assert "hyde park corner" in offered and not any("rn" in v.split() or "right" in v for v in offered)
     day = [ToolArgument(name="day", type="string", description="The day of the class")]
     assert _offers(day, plain("any boxing tmrw morning?"))["day"] == ["tomorrow"]
+
+
+def test_a_code_in_two_groups_is_offered_whole_and_its_numbers_are_no_expression():
+    # "garden waste pickup day for M14 5RQ?" had booked a bulky-waste pickup at the address "14 5": the
+    # numbers inside the postcode read as an expression, and the postcode (its example "LS6 2AB" in two
+    # groups) no identifier.
+    postcode = [ToolArgument(name="postcode", type="string", description="The postcode, e.g. LS6 2AB")]
+    assert _offers(postcode, "garden waste pickup day for M14 5RQ?")["postcode"] == ["M14 5RQ"]
+    assert _offers(postcode, "When do the bins get collected for LS6 2AB?")["postcode"] == ["LS6 2AB"]
+    german = _offers(postcode, "Wann wird bei BS3 1AA der Müll abgeholt?")["postcode"]
+    assert "BS3 1AA" in german and not any("BS3 1AA" in v and v != "BS3 1AA" for v in german)
+    assert _offers(postcode, "When are the bins collected on my street?")["postcode"] is None   # none said
+    for question in ("garden waste pickup day for M14 5RQ?", "bins for SW1A 1AA"):
+        assert not said_values(question, []).expressions
+    # A product written small and a number with its unit are still expressions.
+    for question, expression in (("What's 3x4?", "3x4"), ("divide 10km by 2", "divide 10km by 2"),
+                                 ("What is 17 times 23?", "17 times 23")):
+        assert expression in said_values(question, []).expressions

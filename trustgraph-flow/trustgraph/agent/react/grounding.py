@@ -850,10 +850,10 @@ def _moment_kind(argument: Any) -> re.Pattern[str] | None:
 
 #: The last part of a string argument's name that says its value is written with digits.
 _NUMBER_NAMES = frozenset({"number", "num", "no", "nr"})
-#: An example that is one identifier of letters and digits ("BA117", "1Z999AA1", "A-12"), or of
-#: digits alone that another example of letters and digits follows ("e.g. 73 or N8": a bus line),
-#: then the example's end, a comma or an "or".
-_NUMBERED_EXAMPLE = re.compile(r"\s*(?:(?=[\w-]*\d)(?=[\w-]*[^\W\d_])[\w-]+"
+#: An example that is one identifier of letters and digits ("BA117", "1Z999AA1", "A-12"; in two groups
+#: of capitals and digits, "LS6 2AB", a postcode), or of digits alone that another example of letters
+#: and digits follows ("e.g. 73 or N8": a bus line), then the example's end, a comma or an "or".
+_NUMBERED_EXAMPLE = re.compile(r"\s*(?:(?=[\w-]*\d)(?=[\w-]*[^\W\d_])[\w-]+(?:[ \t]+(?=[A-Z]*\d)[A-Z\d]{2,4}\b)?"
                                r"|\d+(?=\s*(?:,|or\b)\s*(?=[\w-]*\d)(?=[\w-]*[^\W\d_])[\w-]+))\s*(?:$|,|or\b)")
 
 
@@ -1017,6 +1017,17 @@ def _addresses(text: str) -> list[str]:
     return [m.group(0).rstrip(".,;:!?)") for m in _ADDRESS.finditer(text)]
 
 
+#: What comes right before a number inside a code: a letter that is no "x" of a product ("M14", "LS6"; not "3x4").
+_CODE_BEFORE = re.compile(r"(?:(?<![\d\s])[xX]|[^\W\dxX_])$")
+#: What comes right after a number inside a code: two capitals ("5RQ", "2AB"; not "10km", "180C").
+_CODE_AFTER = re.compile(r"[A-Z]{2}")
+
+
+def _in_code(text: str, start: int, end: int) -> bool:
+    """Whether the number at ``text[start:end]`` is written inside a code, glued to its letters."""
+    return bool(_CODE_BEFORE.search(text, 0, start)) or bool(_CODE_AFTER.match(text, end))
+
+
 def _expressions(piece: str) -> list[tuple[int, str]]:
     """The arithmetic expressions of one ``piece`` of text (cut at :data:`_EXPRESSION_END`): runs
     from a number to a later one with at most :data:`EXPRESSION_GAP` words or operators between
@@ -1026,15 +1037,17 @@ def _expressions(piece: str) -> list[tuple[int, str]]:
     (:meth:`Said.for_tool`)."""
     parts = list(_EXPRESSION_PART.finditer(piece))
     words = [p.group(0) for p in parts]
+    # A number written inside a code is none of an expression's: "M14 5RQ" (a postcode) is no "14 5".
+    numeric = [w[0].isdigit() and not _in_code(piece, p.start(), p.end()) for p, w in zip(parts, words, strict=True)]
     out = []
     i = 0
     while i < len(parts):
-        if not words[i][0].isdigit():
+        if not numeric[i]:
             i += 1
             continue
         last, gap = i, 0
         for j in range(i + 1, len(parts)):
-            if words[j][0].isdigit():
+            if numeric[j]:
                 last, gap = j, 0
             elif words[j] not in "()" and words[j].lower() not in _ARTICLES:
                 gap += 1
@@ -2317,14 +2330,18 @@ _CODE_GROUPS = re.compile(r"(?<![\w-])[A-Z0-9]{1,6}(?:[ \t]+[A-Z0-9]{1,6})+(?![\
 def _whole_codes(numbered: list[str], question: str) -> list[str]:
     """An identifier's offered texts without those that are part of one written in groups of
     capitals and digits in ``question`` ("U2 4587": not "U2", "4587", nor "2 4587", which starts
-    inside a word), nor those it says only inside a word: "Is U2 4587 on time?" had checked the
+    inside a word) or hold one with other words, nor those it says only inside a word: "Is U2 4587 on time?" had checked the
     flight "4587"; the texts themselves when that would leave none."""
     # (Not a number and the code of what it counts: "300 USD", "300 K".)
+    # (Or fewer digits, each group of both: a postcode, "LS6 2AB".)
     groups = [m.group(0) for m in _CODE_GROUPS.finditer(question[:MAX_SAID_CHARS])
-              if sum(c.isdigit() for c in m.group(0)) >= 3 and not m.group(0).split()[-1].isalpha()]
+              if not m.group(0).split()[-1].isalpha() and (sum(c.isdigit() for c in m.group(0)) >= 3 or all(
+                  any(c.isdigit() for c in g) and any(c.isalpha() for c in g) for g in m.group(0).split()))]
     whole = [t for t in numbered
              if re.search(rf"(?<![\w-]){re.escape(t)}(?![\w-])", question) is not None
              and not any(t != g and re.search(rf"(?<!\w){re.escape(t)}(?!\w)", g) for g in groups)]
+    # Nor the words around one said whole ("bei BS3 1AA der Müll" of a postcode in a German question).
+    whole = [t for t in whole if t in groups or not any(g in t for g in groups)] or whole
     return whole or numbered
 
 
