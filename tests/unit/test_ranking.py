@@ -281,3 +281,30 @@ def test_preload_loads_the_model_in_a_thread_of_its_own_before_any_question(monk
     assert isinstance(embedding.embedder(), sentence_encoder.SentenceEncoder) and len(loading) == 1
     embedding.preload()   # already tried: no second load, no thread
     assert len(loading) == 1
+
+
+LIGHTS = T(name="switch-lights", description="Turn the lights in a room on or off",
+           arguments=[T(name="room", description="The room")], examples=())
+HEAT = T(name="set-thermostat", description="Set the heating in the house to a temperature",
+         arguments=[T(name="temperature", description="The temperature in degrees")], examples=())
+
+
+def test_a_misspelt_word_of_the_tools_is_ranked_as_spelled_right():
+    # "turn off the hallway lihgts" was 0.34 near switching lights, 0.62 spelled right.
+    tools = [HEAT, LIGHTS, JOKE]
+    typed, spelled = ranking.rank("turn off the hallway lihgts", tools), ranking.rank("turn off the hallway lights", tools)
+    assert typed[0].tool is LIGHTS and typed[0].meaning == pytest.approx(spelled[0].meaning, abs=1e-5)
+    assert typed[0].words == spelled[0].words > 0
+    model = embedding.embedder()
+    vocabulary = ranking._index(tools).vocabulary
+    # A slip of one letter, each kind; not a word the model knows, one two letters off, nor one that
+    # two of the tools' words are a slip from.
+    assert ranking.mended("Set the bedrom heeting, pls", vocabulary, model) == "Set the bedrom heating, pls"
+    for question in ("the heating in the bedroom", "a hallway lihgt", "xlights on"):   # "lights" is two off
+        assert ranking.mended(question, vocabulary, model) == question
+    assert ranking.mended("turn the lihgts on", vocabulary | {"lihgt"}, model) == "turn the lihgts on"
+    assert ranking.mended("a slihgt tarn", frozenset({"slight", "flight"}), model) == "a slight tarn"
+    assert ranking.mended("the tempreature", frozenset({"temperature"}), model) == "the temperature"
+    assert ranking.mended("the tempreature", frozenset({"temperature", "tempreatures"}), model) == "the tempreature"
+    # Without a model that knows its words (the static model, or none), the question is ranked as typed.
+    assert ranking.mended("turn off the lihgts", vocabulary, None) == "turn off the lihgts"

@@ -132,6 +132,11 @@ class SentenceEncoder:
                 names += [f"encoder.layer.{i}.{norm}.weight", f"encoder.layer.{i}.{norm}.bias"]
         return names
 
+    def knows(self, word: str) -> bool:
+        """Whether ``word`` (lower case) is one token of the model's vocabulary: a word of the
+        language it read, not a misspelling (nor a rare word, which it splits too)."""
+        return self._tokenizer.token_to_id(word) is not None
+
     def embed(self, texts: Sequence[str]) -> Any:
         np = self._np
         out = np.zeros((len(texts), EXPECTED["hidden_size"]), dtype=np.float32)
