@@ -2086,3 +2086,19 @@ def test_a_code_in_two_groups_is_offered_whole_and_its_numbers_are_no_expression
     for question, expression in (("What's 3x4?", "3x4"), ("divide 10km by 2", "divide 10km by 2"),
                                  ("What is 17 times 23?", "17 times 23")):
         assert expression in said_values(question, []).expressions
+
+
+def test_grams_glued_to_a_number_and_a_declared_value_inside_a_run_are_read_apart():
+    # "how many cals in a 350g portion of pad thai" had looked up the dish "350g portion".
+    nutrition = [ToolArgument(name="dish", type="string", description="The dish, e.g. pad thai"),
+                 ToolArgument(name="portion_grams", type="integer", required=False, default=250,
+                              description="The portion's weight in grams")]
+    offers = _offers(nutrition, "how many cals in a 350g portion of pad thai")
+    assert offers["portion_grams"] == [350] and "pad thai" in offers["dish"] and not any("350" in v for v in offers["dish"])
+    assert said_values("is 5G faster than 4g?", []).numbers == []     # a network, not grams
+    # "flying british airways business class, ..." had asked about the airline "british airways business class".
+    baggage = [ToolArgument(name="airline", type="string", description="The airline, e.g. British Airways"),
+               ToolArgument(name="cabin", type="string", enum=["economy", "premium", "business", "first"],
+                            required=False, default="economy", description="The travel class")]
+    airlines = _offers(baggage, "flying british airways business class, whats the hold bag weight limit")["airline"]
+    assert "british airways" in airlines and not any("business" in v for v in airlines)

@@ -2089,10 +2089,14 @@ _GLUED_UNIT = "|".join(sorted({re.escape(u) for u in (*_UNIT_LONG, *_KIND_OF) if
 #: A temperature's scale glued to a number of two digits or more, in capitals ("180C", "425F",
 #: "37.5C"): the number is said ("The recipe says 180C" had asked back for the oven's temperature).
 _GLUED_SCALE = r"(?:(?<=\d\d)|(?<=\.\d))(?-i:[CF])(?!\w)"
-#: A number as written, alone or with its unit glued on (:data:`_GLUED_UNIT`, :data:`_GLUED_SCALE`):
+#: Grams glued to a number of two digits or more, in lower case ("a 350g portion": not "5G", "4g"
+#: a network as often).
+_GLUED_GRAMS = r"(?:(?<=\d\d)|(?<=\.\d))(?-i:g)(?!\w)"
+#: A number as written, alone or with its unit glued on (:data:`_GLUED_UNIT`, :data:`_GLUED_SCALE`,
+#: :data:`_GLUED_GRAMS`):
 #: never the "5" of "5.8l" (which had been offered as a number read up to its point).
 _OFFERED_NUMBER = re.compile(rf"(?<![\w.])\d+(?:,\d{{3}})*(?:\.\d+)?(?!\.\d)(?:(?!\w)|(?=(?:{_GLUED_UNIT})\b"
-                             rf"|[^\W\d_]/|{_GLUED_SCALE}))", re.IGNORECASE)
+                             rf"|[^\W\d_]/|{_GLUED_SCALE}|{_GLUED_GRAMS}))", re.IGNORECASE)
 #: A unit written after a number: a word, or two joined by "/" ("km/h"), or a word "per" a time.
 _UNIT_WORD = re.compile(r"[ \t]*([^\W\d_]+(?:/[^\W\d_]+)?)(?:[ \t]+per[ \t]+(hour|second|minute)\b)?",
                         re.IGNORECASE)
@@ -2686,10 +2690,14 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
     if declared_values:
         # Nor a run that starts or ends with one: "Two small espressos" is the size small and the
         # drink espressos (the 135M model ordered the drink "small espressos").
+        # Nor one with a word of four letters or more inside that is one: "british airways business
+        # class" is the airline British Airways and the cabin business.
+        inner = {v for v in declared_values if len(v) >= 4 and " " not in v}
+
         def edged(text: str) -> bool:
             tokens = _TOKEN.findall(text.lower())
-            return text.lower() in declared_values or bool(tokens) and (tokens[0] in declared_values
-                                                                        or tokens[-1] in declared_values)
+            return text.lower() in declared_values or bool(tokens) and (
+                tokens[0] in declared_values or tokens[-1] in declared_values or any(t in inner for t in tokens))
         texts = [t for t in texts if not edged(t)]
     claims = _claims(properties, arguments, texts, said)
     # A tool that carries a text the question sets apart after "saying" or a colon (not by quotes): an
