@@ -96,21 +96,25 @@ def asks_for_action(question: str) -> bool:
     return any(_requests(sentence) for sentence in _SENTENCES.split(text)[:MAX_SENTENCES])
 
 
-#: How a question opens when it asks for a cause.
-_WHY = re.compile(r"^(?:why(?!\s+not\b)|how\s+come)\b", re.IGNORECASE)   # "Why not book ..." suggests
+#: How a question opens when it asks for a cause ("Why not book ..." suggests), or for how something
+#: works, or how two things differ: an explanation.
+_WHY = re.compile(r"^(?:why(?!\s+not\b)|how\s+come\b|how\s+(?:does|do|did)\b(?=.*\bwork(?:s|ed)?\b)"
+                  r"|what(?:'s|’s|s|\s+is|\s+are)\s+the\s+differences?\s+between)\b", re.IGNORECASE)
 #: The words by which a question speaks of someone: the asker or the one asked ("Why is my parcel
 #: late?" asks of the asker's parcel, which a tool may know).
 _PERSONAL = frozenset("""i me my mine myself we us our ours ourselves you your yours yourself i'm i've i'd i'll
 we're we've we'd we'll you're you've you'd you'll im ive""".split())
 
 
-def asks_why_in_general(question: str) -> bool:
-    """Whether ``question`` asks for the cause of something in general: it opens with "why" or
-    "how come", asks for no action (:func:`asks_for_action`), and speaks of no one (no "I", "my",
+def asks_how_or_why_in_general(question: str) -> bool:
+    """Whether ``question`` asks for the cause of something in general, or how it works, or how two
+    things differ: it opens with "why", "how come", "how does ... work" or "what's the difference
+    between", asks for no action (:func:`asks_for_action`), and speaks of no one (no "I", "my",
     "you"), of nothing named (no capitalised word after a sentence's first) and of no number.
-    The cause of how the world is, which the model answers from what it knows, where a tool reads
-    a state of things: "Why do cats purr?" had asked a pet's vaccinations for the pet `cats`, and
-    "Why is petrol more expensive than diesel in some countries?" read the fuel prices."""
+    How the world is, which the model answers from what it knows, where a tool reads a state of
+    things: "Why do cats purr?" had asked a pet's vaccinations for the pet `cats`, "Why is petrol
+    more expensive than diesel in some countries?" read the fuel prices, and "how does plastic
+    recycling actually work" asked which bin takes `plastic`."""
     text = question.strip()[:MAX_READ_CHARS]
     sentences = [_LEAD.sub("", s, count=1) for s in _SENTENCES.split(text)[:MAX_SENTENCES] if s.strip()]
     if not sentences or not _WHY.match(sentences[0]) or any(ch.isdigit() for ch in text) or asks_for_action(text):

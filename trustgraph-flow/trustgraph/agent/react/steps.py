@@ -633,8 +633,8 @@ def judge_call(step: Step, action: Action, scores: Mapping[str, float] | None, p
     used now (``usable``)."""
     verdict = _judge_call(step, action, scores, policy, usable)
     name = verdict.tool if isinstance(verdict, Switch) else action.name if verdict is None else None
-    if name is not None and policy.check_arguments and intent.asks_why_in_general(step.question):
-        logger.debug("The question asks why, in general: the model answers it, not %s", name)
+    if name is not None and policy.check_arguments and intent.asks_how_or_why_in_general(step.question):
+        logger.debug("The question asks how or why, in general: the model answers it, not %s", name)
         return Abstain(OUTCOME_NO_TOOL, (), verdict.share if isinstance(verdict, Switch) else 1.0)
     if verdict is None and (other := named_elsewhere(step, action, policy)) is not None and usable(other):
         logger.debug("%s would be called with no value, and %s takes what the question names", action.name, other)
