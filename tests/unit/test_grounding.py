@@ -2102,3 +2102,20 @@ def test_grams_glued_to_a_number_and_a_declared_value_inside_a_run_are_read_apar
                             required=False, default="economy", description="The travel class")]
     airlines = _offers(baggage, "flying british airways business class, whats the hold bag weight limit")["airline"]
     assert "british airways" in airlines and not any("business" in v for v in airlines)
+
+
+def test_a_number_said_with_a_unit_its_description_says_is_plainly_given():
+    # "start machine 3 on cotton at 60 degrees" had started the wash at the default 40.
+    washer = [ToolArgument(name="machine_number", type="integer", description="The machine's number, 1 to 6"),
+              ToolArgument(name="programme", type="string", enum=["cotton", "quick", "eco"], description="The programme"),
+              ToolArgument(name="temperature_c", type="integer", enum=[20, 30, 40, 60, 90], required=False, default=40,
+                           description="The wash temperature in degrees Celsius")]
+    schema = grounded(optional_schema(*washer), washer, said_values("start machine 3 on cotton at 60 degrees", []))
+    assert schema["properties"]["temperature_c"]["enum"] == [60] and "temperature_c" in schema["required"]
+    # Not a word of the description's example ("e.g." writes no grams), nor a number said without its unit.
+    year = [ToolArgument(name="city", type="string", description="The city"),
+            ToolArgument(name="year", type="integer", required=False, description="The year, e.g. 2026")]
+    assert "year" not in grounded(optional_schema(*year), year, said_values("150 g of avocado in Paris", [])).get(
+        "required", [])
+    assert "temperature_c" not in grounded(optional_schema(*washer), washer,
+                                           said_values("start machine 3 on cotton, 60 please", [])).get("required", [])

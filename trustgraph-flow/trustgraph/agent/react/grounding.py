@@ -3037,12 +3037,15 @@ def _plainly_given(name: str, out: Mapping[str, Any], properties: Mapping[str, A
 
 def _with_its_unit(prop: Any, argument: Any, question: str) -> bool:
     """Whether a number argument (grounded: ``prop``'s ``enum`` holds the numbers it is offered) is
-    offered a number the question writes with a unit its name says: "30 days" for
-    ``min_days_overdue``, "20 minutes" for ``duration_minutes``, "4kg" for ``weight_kg``."""
+    offered a number the question writes with a unit its name or description says: "30 days" for
+    ``min_days_overdue``, "20 minutes" for ``duration_minutes``, "4kg" for ``weight_kg``, "60
+    degrees" for a temperature "in degrees Celsius" (the wash's temperature had been left out)."""
     offered = prop.get("enum") if isinstance(prop, dict) else None
     if not offered:
         return False
-    own = _name_words(argument).split()
+    # (The description's words of three letters or more, outside its examples: "e.g." writes no grams.)
+    described = _EXAMPLES.sub(" ", str(getattr(argument, "description", "") or ""))
+    own = [*_name_words(argument).split(), *sorted(w for w in content_words(described) if len(w) > 2)]
     text = question[:MAX_SAID_CHARS]
     return any(value in offered and (unit := re.match(r"\s*([^\W\d_]+)", text[end:])) is not None
                and _one_unit(unit.group(1), own) for _, value, end in _written_numbers(text))
