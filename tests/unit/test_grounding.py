@@ -1555,10 +1555,10 @@ def test_an_iban_is_one_value_and_its_digits_are_no_numbers():
         assert got["amount"]["enum"] == [150] and got["account_number"]["enum"][0] == iban, got
         assert "150 euros" not in got["account_number"]["enum"]
     # So for a tool that also takes a day or a time (its numbers read again without them).
-    table = [ToolArgument(name="people", type="integer", description="How many people"),
+    table = [ToolArgument(name="total", type="integer", description="The sum"),
              ToolArgument(name="date", type="string", description="The day")]
     got = grounded(schema_of(*table), table, said_values("Send €250 to account DE44 5001 0517 5407 3249 31", []))
-    assert got["properties"]["people"]["enum"] == [250]
+    assert got["properties"]["total"]["enum"] == [250]
     # An account number in digits: offered, not the run from the amount to it.
     got = grounded(schema_of(*pay), pay, said_values("Transfer 75 dollars to account 12345678 for rent", []),
                    own_words("transfer-money", "Send money to a bank account"))
@@ -1595,9 +1595,11 @@ def test_a_count_takes_no_amount_of_money():
     assert got["people"]["enum"] == [4] and got["total"]["enum"][0] == 120
     got = grounded(schema_of(*split), split, said_values("Divide 90 euros among 6 friends", []))["properties"]
     assert got["people"]["enum"] == [6]
-    # Only money said: the count keeps it (nothing is narrowed to nothing).
+    # Only money said: the count is offered none (left to the model, and the check asks back): "hotel in
+    # Berlin, 318 EUR" had asked the per diem of a 318-day trip.
     got = grounded(schema_of(*split), split, said_values("Split $40", []))["properties"]
-    assert got["people"]["enum"] == [40]
+    assert "enum" not in got["people"] and got["total"]["enum"] == [40]
+    assert "people" in unsaid_arguments({"total": 40, "people": 40}, split, ["Split $40"])
 
 
 def test_a_greeting_says_no_value():
@@ -2119,3 +2121,49 @@ def test_a_number_said_with_a_unit_its_description_says_is_plainly_given():
         "required", [])
     assert "temperature_c" not in grounded(optional_schema(*washer), washer,
                                            said_values("start machine 3 on cotton, 60 please", [])).get("required", [])
+
+
+def test_an_identifier_is_offered_in_its_examples_shape_and_its_digits_are_no_number():
+    # "can i keep the car 3 more days? rental CH-778201" had extended the rental "3"; "Please add another
+    # day to my hire agreement CH-590412" had kept the car 590412 more days.
+    rental = [ToolArgument(name="rental_number", type="string", description="The rental agreement number, e.g. CH-778201"),
+              ToolArgument(name="extra_days", type="integer", required=False, default=1,
+                           description="How many more days to keep the car")]
+    offers = _offers(rental, "can i keep the car 3 more days? rental CH-778201")
+    assert offers["rental_number"] == ["CH-778201"] and offers["extra_days"] == [3]
+    offers = _offers(rental, "Please add another day to my hire agreement CH-590412")
+    assert offers["rental_number"] == ["CH-590412"] and offers["extra_days"] == "left out"
+    assert said_values("Please add another day to my hire agreement CH-590412", []).numbers == []
+    # An identifier whose example is digits alone takes digits alone.
+    report = [ToolArgument(name="report_number", type="string", description="The report number, e.g. 4471")]
+    assert _offers(report, "whats happening with my expense report 2317")["report_number"] == ["2317"]
+    # A code is no place.
+    trip = [ToolArgument(name="destination", type="string", description="The city to fly to")]
+    assert _offers(trip, "Any news on repair job RR-58102?")["destination"] is None
+
+
+def test_a_trip_starts_where_it_says_from_or_right_before_to():
+    # "the boats from Split to Hvar" had sailed from Hvar; a port is a place.
+    ferry = [ToolArgument(name="from_port", type="string", description="The port the ferry leaves from, e.g. Dover"),
+             ToolArgument(name="to_port", type="string", description="The port the ferry arrives at, e.g. Calais")]
+    offers = _offers(ferry, "what time are the boats from Split to Hvar on 12 August?")
+    assert offers == {"from_port": ["Split"], "to_port": ["Hvar"]}
+    offers = _offers(ferry, "I need a foot passenger ticket Piraeus to Santorini on July 3rd")
+    assert offers == {"from_port": ["Piraeus"], "to_port": ["Santorini"]}
+    # A port whose example is a number is a network's, no place.
+    probe = [ToolArgument(name="port", type="string", description="The port to probe, e.g. 443")]
+    assert _offers(probe, "Is port 8080 open on Paris?")["port"] != ["Paris"]
+
+
+def test_a_file_argument_takes_the_files_the_question_names():
+    # "print contracts/acme-nda.pdf on the finance printer, 2 copies single sided" had printed the file
+    # "copies single sided"; "cancel job 4473 and print boarding-pass-v2.pdf ..." the file "cancel", and
+    # 4473 copies.
+    printer = [ToolArgument(name="file_path", type="string", description="The file to print, a path or file name"),
+               ToolArgument(name="copies", type="integer", required=False, default=1, description="How many copies")]
+    assert _offers(printer, "print contracts/acme-nda.pdf on the finance printer, 2 copies single sided")[
+        "file_path"] == ["contracts/acme-nda.pdf"]
+    question = "cancel job 4473 and print boarding-pass-v2.pdf on the lobby printer in colour"
+    assert _offers(printer, question)["file_path"] == ["boarding-pass-v2.pdf"]
+    assert "copies" not in grounded(optional_schema(*printer), printer, said_values(question, [])).get("required", [])
+    assert _offers(printer, "print my notes please")["file_path"] != []     # no file named: as any text

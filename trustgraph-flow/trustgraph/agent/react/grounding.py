@@ -641,6 +641,12 @@ class Said:
                                               re.IGNORECASE))
         return self._after[key]
 
+    def said_before(self, word: str, text: str) -> bool:
+        """Whether the question says ``text`` right before ``word`` and something after it: where a
+        trip starts, before "to" ("Piraeus to Santorini")."""
+        return re.search(rf"(?<!\w){re.escape(text)}\s+{re.escape(word)}\s+\w", self.question[:MAX_SAID_CHARS],
+                         re.IGNORECASE) is not None
+
     def with_noun(self, value: str) -> str | None:
         """``value`` with its noun when it is a proper adjective without it (:func:`_noun_after`):
         each value read once per step, however many tools' conversions offer it."""
@@ -1018,14 +1024,14 @@ def _addresses(text: str) -> list[str]:
 
 
 #: What comes right before a number inside a code: a letter that is no "x" of a product ("M14", "LS6"; not "3x4").
-_CODE_BEFORE = re.compile(r"(?:(?<![\d\s])[xX]|[^\W\dxX_])$")
+_IN_CODE_BEFORE = re.compile(r"(?:(?<![\d\s])[xX]|[^\W\dxX_])$")
 #: What comes right after a number inside a code: two capitals ("5RQ", "2AB"; not "10km", "180C").
-_CODE_AFTER = re.compile(r"[A-Z]{2}")
+_IN_CODE_AFTER = re.compile(r"[A-Z]{2}")
 
 
 def _in_code(text: str, start: int, end: int) -> bool:
     """Whether the number at ``text[start:end]`` is written inside a code, glued to its letters."""
-    return bool(_CODE_BEFORE.search(text, 0, start)) or bool(_CODE_AFTER.match(text, end))
+    return bool(_IN_CODE_BEFORE.search(text, 0, start)) or bool(_IN_CODE_AFTER.match(text, end))
 
 
 def _expressions(piece: str) -> list[tuple[int, str]]:
@@ -2093,9 +2099,10 @@ _GLUED_SCALE = r"(?:(?<=\d\d)|(?<=\.\d))(?-i:[CF])(?!\w)"
 #: a network as often).
 _GLUED_GRAMS = r"(?:(?<=\d\d)|(?<=\.\d))(?-i:g)(?!\w)"
 #: A number as written, alone or with its unit glued on (:data:`_GLUED_UNIT`, :data:`_GLUED_SCALE`,
-#: :data:`_GLUED_GRAMS`):
+#: :data:`_GLUED_GRAMS`); not the digits of a code after its letters and hyphen ("CH-590412" had
+#: kept a hire car 590412 more days):
 #: never the "5" of "5.8l" (which had been offered as a number read up to its point).
-_OFFERED_NUMBER = re.compile(rf"(?<![\w.])\d+(?:,\d{{3}})*(?:\.\d+)?(?!\.\d)(?:(?!\w)|(?=(?:{_GLUED_UNIT})\b"
+_OFFERED_NUMBER = re.compile(rf"(?<![\w.])(?<![^\W\d_]-)\d+(?:,\d{{3}})*(?:\.\d+)?(?!\.\d)(?:(?!\w)|(?=(?:{_GLUED_UNIT})\b"
                              rf"|[^\W\d_]/|{_GLUED_SCALE}|{_GLUED_GRAMS}))", re.IGNORECASE)
 #: A unit written after a number: a word, or two joined by "/" ("km/h"), or a word "per" a time.
 _UNIT_WORD = re.compile(r"[ \t]*([^\W\d_]+(?:/[^\W\d_]+)?)(?:[ \t]+per[ \t]+(hour|second|minute)\b)?",
@@ -2170,11 +2177,12 @@ _COUNT_START = re.compile(r"\s*(?:how\s+many|the\s+number\s+of|number\s+of)\b", 
 
 def _by_money(numbers: list[float], argument: Any, said: Said) -> list[float]:
     """The numbers a count (its description says "how many") takes: not those said as money ("Split
-    the $120 dinner four ways": the people had been offered 120 first), when others are said."""
+    the $120 dinner four ways": the people had been offered 120 first; "hotel in Berlin, 318 EUR"
+    had asked the per diem of a 318-day trip), even when no other is said."""
     if not _COUNT_START.match(str(getattr(argument, "description", "") or "")):
         return numbers
     money = said.money
-    return [n for n in numbers if n not in money] or numbers
+    return [n for n in numbers if n not in money]
 
 
 #: The noun a number counts: the word right after it ("3 nights", "8-sided", "12 character"),
@@ -2349,6 +2357,26 @@ def _whole_codes(numbered: list[str], question: str) -> list[str]:
     return whole or numbered
 
 
+#: A word of capitals and digits both ("RR-58102", "M14"; not "6pm", "2kg").
+_CAPITAL_CODE = re.compile(r"(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[A-Z])[\w-]+")
+#: A word of letters and digits both ("CH-778201", "BA117", "2AB").
+_MIXED_TOKEN = re.compile(r"(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[^\W\d_])[\w-]+")
+
+
+def _shaped(numbered: list[str], argument: Any) -> list[str]:
+    """An identifier's offered texts that have its example's shape: with a word of letters and
+    digits when its example is one ("The rental agreement number, e.g. CH-778201" is no "car 3" of
+    "keep the car 3 more days"), and none that holds another offered one with words of letters only around it ("hire
+    agreement CH-590412"); the texts themselves when that would leave none."""
+    examples = [m.group(0)[_EXAMPLE_LEAD.match(m.group(0)).end():]
+                for m in _EXAMPLES.finditer(str(getattr(argument, "description", "") or ""))]
+    lettered = any(_MIXED_TOKEN.search(e) for e in examples)
+    kept = [t for t in numbered if _MIXED_TOKEN.search(t)] if lettered else numbered
+    kept = [t for t in kept if not any(u != t and re.search(rf"(?<!\S){re.escape(u)}(?!\S)", t)
+                                       and not _DIGIT.search(t.replace(u, " ")) for u in kept)]
+    return kept or numbered
+
+
 def _inside(text: str, expression: str) -> bool:
     """Whether ``text`` is one of the numbers of an arithmetic ``expression``."""
     return bool(_NUMBER.fullmatch(text)) and re.search(rf"(?<![\d.,]){re.escape(text)}(?![\d.,])",
@@ -2436,7 +2464,7 @@ def starts_route(argument: Any) -> bool:
 
 
 PLACE_WORDS = frozenset({"city", "town", "place", "location", "where", "country", "region", "area", "destination",
-                         "origin", "stop", "station", "airport"})
+                         "origin", "stop", "station", "airport", "port", "harbour", "harbor"})
 #: The words a request says a place after: where something is ("in", "at", "near"), and where one
 #: goes or comes from ("from", "to", "between"), its first letter either case.
 PLACE_LEAD = r"\b(?:[Ii]n|[Aa]t|[Nn]ear|[Ff]rom|[Tt]o|[Bb]etween)\s+"
@@ -2474,7 +2502,12 @@ def takes_place(argument: Any) -> bool:
     digits, a unit or a currency)."""
     return (getattr(argument, "type", None) in (None, "string") and not getattr(argument, "enum", None)
             and _says(argument, PLACE_WORDS) and not _says(argument, _UNIT_NAMES)
-            and address_kind(argument) in (None, _STREET) and _moment_kind(argument) is None and not _numbered(argument))
+            and address_kind(argument) in (None, _STREET) and _moment_kind(argument) is None and not _numbered(argument)
+            and not _NUMBER_EXAMPLE.search(str(getattr(argument, "description", "") or "")))
+
+
+#: A description's example that is a number ("The port to probe, e.g. 443"): no place.
+_NUMBER_EXAMPLE = re.compile(rf"(?:{_EXAMPLE_LEAD.pattern})\s*\d+(?:\s*(?:$|[,.;)]|or\b))", re.IGNORECASE)
 
 
 _WORD_CHAR = re.compile(r"[^\W_]")
@@ -2489,7 +2522,10 @@ def _named_place(value: str, texts: Iterable[str]) -> bool:
     sunrise-sunset the city "blue" for "Why is the sky blue?"."""
     value = value.strip()
     low = value.lower()
+    # (Nor a code: "RR-58102", "M14" are written with a word of capitals and digits; "Terminal 5" and
+    # "after 6pm" are not.)
     if len(value) < 2 or low in NOT_PLACES or low in _KIND_OF or low in _WORD_VALUES or value in CURRENCY_CODES \
+            or _CAPITAL_CODE.search(value) \
             or _TIME.fullmatch(value) or _DATE.fullmatch(value) or not _LETTERS.search(value):
         return False   # "in Portuguese", "in euros", "on Friday", "at 6pm", "70 F", "400" say no place
     texts = [text[:MAX_SAID_CHARS] for text in texts]
@@ -2746,6 +2782,12 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
             # takes what any text argument does.)
             addresses = list(said.streets) if address is _STREET else [t for t in said.texts if address.fullmatch(t)]
             out[name] = {**prop, "enum": addresses} if addresses else prop
+        elif kind == "string" and _kind_taken(name, str(getattr(declared, "description", "") or "")) is _FILE \
+                and (files := list(dict.fromkeys(m.group(0).rstrip(".,;:!?)") for text in said.dialog
+                                                 for m in _FILE.finditer(text[:MAX_SAID_CHARS])))):
+            # A file argument takes the files the dialog names, whole ("print contracts/acme-nda.pdf on the
+            # finance printer, 2 copies single sided" had printed the file "copies single sided").
+            out[name] = {**prop, "enum": files}
         elif kind == "string" and (moment := _moment_kind(declared)) is not None:
             # A day or a time of day: the ones the dialog says ("tomorrow" is no span: it is no
             # city); with none said it is left to the model, and the check asks back for a made-up one.
@@ -2773,8 +2815,8 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
                 # A phone number whole, with its "+" and its spaces ("+44 7700 900123"): the words
                 # of a span drop the "+" (the probe texted "44 7700 900123").
                 numbered = list(dict.fromkeys(m.group(0) for m in _PHONE.finditer(said.question))) or numbered
-            out[name] = _by_name({**prop, "enum": _whole_codes(numbered, said.question)}, declared, said) \
-                if numbered else prop
+            out[name] = _by_name({**prop, "enum": _whole_codes(_shaped(numbered, declared), said.question)}, declared,
+                                 said) if numbered else prop
         elif kind == "string" and (texts or said.question and not _says(declared, _CARRIED)
                                    and (said.says_something and name in (schema.get("required") or ())
                                         or asks_whole(declared))):
@@ -2831,9 +2873,12 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
                 mine = [t for t in mine if said.is_place(t)]
                 if has_start:
                     # Where a ride starts is said after "from", and is no other place argument's:
-                    # "a cab from the Hilton to Heathrow" had gone to the Hilton.
+                    # "a cab from the Hilton to Heathrow" had gone to the Hilton.  With none said
+                    # after "from", it is the place said right before "to" ("Piraeus to Santorini").
                     start = starts_route(declared)
-                    mine = [t for t in mine if said.said_after("from", t) == start] or ([] if start else mine)
+                    starts = [t for t in mine if said.said_after("from", t)] \
+                        or [t for t in mine if said.said_before("to", t)]
+                    mine = [t for t in mine if (t in starts) == start] or ([] if start else mine)
                 else:
                     # A tool of no route is asked of where one goes or is, not where one came from:
                     # "My sister moved from Dublin to Toronto ... how many people live in Toronto?"
@@ -3013,8 +3058,11 @@ def _counted(out: Mapping[str, Any], name: str, question: str) -> bool:
     things = [prop["enum"][0] for other, prop in out.items() if other != name and isinstance(prop, dict)
               and prop.get("type") == "string" and len(prop.get("enum") or ()) == 1 and isinstance(prop["enum"][0], str)]
     text = question[:MAX_SAID_CHARS]
-    return any(value == counts[0] and re.match(rf"\s+(?:[^\W\d_]+\s+){{0,3}}?{re.escape(thing)}(?!\w)", text[end:],
-                                                re.IGNORECASE)
+    # (Its words between are what the thing is like, "large oat", not a clause's: "cancel job 4473
+    # and print boarding-pass-v2.pdf" prints no 4473 copies.)
+    return any(value == counts[0] and re.match(rf"\s+(?:(?!(?:{'|'.join(_NOT_BETWEEN)})\b)[^\W\d_]+\s+){{0,3}}?"
+                                                rf"{re.escape(thing)}(?!\w)",
+                                                text[end:], re.IGNORECASE)
                for _, value, end in _written_numbers(text) for thing in things)
 
 
