@@ -144,6 +144,25 @@ def test_a_step_reads_the_question_with_its_chat_shorthand_written_out():
     assert json.loads(prompt_terms(step.request, step.tools, step.context, step.question)["question"]) == step.question
 
 
+def test_a_code_whose_prefix_a_tools_example_writes_is_about_that_tool():
+    from trustgraph.agent.react.steps import by_kind
+    # "has EXP-2304 been approved yet??" had asked a ferry's check-in (its references "FX-20931").
+    office = list(registry_of(
+        declared("ferry-checkin-status", "Whether we have checked in for a ferry crossing",
+                 {"name": "booking_reference", **TEXT, "description": "The booking reference, e.g. FX-20931"}),
+        declared("expenses-report-status", "Where an expense report is in its approval",
+                 {"name": "report_number", **TEXT, "description": "The expense report number, e.g. EXP-2291"})
+    ).tools.values())
+    near = {"ferry-checkin-status": 0.397, "expenses-report-status": 0.318}
+    ranked = sorted((r._replace(meaning=near[r.tool.name], score=near[r.tool.name]) for r in rank("status", office)),
+                    key=lambda r: -r.meaning)
+    got = by_kind(ranked, "has EXP-2304 been approved yet??")
+    assert got[0].tool.name == "expenses-report-status" and got[0].meaning > got[1].meaning
+    # A code of no example's prefix, or none at all, leaves the order as it was.
+    for question in ("has ZZ-2304 been approved yet??", "has 2304 been approved yet??"):
+        assert by_kind(ranked, question) == ranked
+
+
 # -- judge ------------------------------------------------------------------------------------
 
 
@@ -429,6 +448,20 @@ def test_the_one_tool_that_does_what_a_request_says_leads_a_first_that_does_some
     assert by_verb(ranked(**booking), "Book my Saturday yoga, please") == ranked(**booking)
     for question in ("Please make my Saturday yoga booking", "When is my Saturday yoga booking?"):
         assert by_verb(ranked(**near), question) == ranked(**near), question
+    # Of several tools that do it, the nearest when it leads the next: "scrap booking CW-5602" cancels a
+    # desk booking, not a print job.
+    desks = list(registry_of(
+        declared("my-bookings", "List my upcoming desk and meeting room bookings", {"name": "date", **TEXT}),
+        declared("cancel-booking", "Cancel a desk or room booking by its number", {"name": "booking", **TEXT}),
+        declared("cancel-print-job", "Cancel a print job", {"name": "job", **TEXT})).tools.values())
+    near = {"my-bookings": 0.458, "cancel-booking": 0.331, "cancel-print-job": 0.25}
+    ranked_desks = sorted((r._replace(meaning=near[r.tool.name], score=near[r.tool.name]) for r in rank("desk", desks)),
+                          key=lambda r: -r.meaning)
+    assert by_verb(ranked_desks, "scrap booking CW-5602, not coming in friday")[0].tool.name == "cancel-booking"
+    near["cancel-print-job"] = 0.32    # as near as the other: neither
+    ranked_desks = sorted((r._replace(meaning=near[r.tool.name], score=near[r.tool.name]) for r in rank("desk", desks)),
+                          key=lambda r: -r.meaning)
+    assert by_verb(ranked_desks, "scrap booking CW-5602, not coming in friday") == ranked_desks
     timetable = {"gym-timetable": 0.594, "cancel-gym-booking": 0.3, "book-gym-class": 0.2}
     assert by_verb(ranked(**timetable), "Please drop the classes on Saturday from my timetable") == ranked(**timetable)
 

@@ -157,6 +157,7 @@ def test_a_tool_does_what_a_request_asks_when_its_description_starts_with_that_v
     # "drop my Saturday yoga booking" cancels it; "finish the trip" ends a ride.
     assert said_verb(tool("Cancel a booked gym class"), {"drop"}) and said_verb(tool("End a bike ride"), {"finish"})
     assert not said_verb(tool("Book a gym class"), {"drop"})
+    assert said_verb(tool("Order a refill of a prescription"), {"reorder"})   # doing it again is doing it
 
 
 @pytest.mark.parametrize(("question", "general"), [

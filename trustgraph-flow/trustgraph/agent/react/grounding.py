@@ -96,9 +96,10 @@ from .wordlists import (
     SHORTHAND,
 )
 
-__all__ = ["Said", "address_kind", "argument_currency", "arithmetic", "grounded", "money_said", "named_arguments",
-           "names_in", "optional_guesses", "other_currency", "own_words", "plain", "quantity_units", "said_kinds", "said_once", "said_values",
-           "said_list", "says_one", "signs_at", "takes_kind", "takes_place", "unsaid_arguments"]
+__all__ = ["Said", "address_kind", "argument_currency", "arithmetic", "code_prefixes", "grounded", "money_said",
+           "named_arguments", "names_in", "optional_guesses", "other_currency", "own_words", "plain", "quantity_units",
+           "said_kinds", "said_once", "said_values", "said_list", "says_one", "signs_at", "takes_kind", "takes_place",
+           "takes_prefix", "unsaid_arguments"]
 
 _LETTERS = re.compile(r"[^\W\d_]+")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
@@ -976,6 +977,25 @@ def takes_kind(arguments: Sequence[Any], kinds: tuple[re.Pattern[str], ...]) -> 
     it (``steps.by_kind``)."""
     return any(_kind_taken(str(getattr(a, "name", "") or ""), str(getattr(a, "description", "") or "")) in kinds
                for a in arguments)
+
+
+#: A code written with a prefix of capitals and a hyphen ("EXP-2304", "RX-448812"): the prefix says
+#: what the code identifies.
+_PREFIXED_CODE = re.compile(r"(?<![\w-])([A-Z]{1,5})-\d{2,}(?![\w-])")
+
+
+def code_prefixes(text: str) -> frozenset[str]:
+    """The prefixes of the codes ``text`` writes with one (:data:`_PREFIXED_CODE`)."""
+    return frozenset(m.group(1) for m in _PREFIXED_CODE.finditer(text[:MAX_SAID_CHARS]))
+
+
+def takes_prefix(arguments: Sequence[Any], prefixes: frozenset[str]) -> bool:
+    """Whether one of a tool's ``arguments`` gives as its example a code with one of ``prefixes``
+    ("The expense report number, e.g. EXP-2291" for "has EXP-2304 been approved yet??", which the
+    encoder had put nearer a ferry's check-in, whose booking references are "FX-...")."""
+    return bool(prefixes) and any(
+        bool(code_prefixes(m.group(0)) & prefixes)
+        for a in arguments for m in _EXAMPLES.finditer(str(getattr(a, "description", "") or "")))
 
 
 class _Named(NamedTuple):

@@ -73,6 +73,7 @@ from .decisions import (
 )
 from .grounding import (
     Said,
+    code_prefixes,
     grounded,
     named_arguments,
     names_in,
@@ -85,6 +86,7 @@ from .grounding import (
     said_values,
     stem,
     takes_kind,
+    takes_prefix,
     unsaid_arguments,
 )
 from .registry import Registry, Tool, filter_tools
@@ -273,12 +275,15 @@ def by_kind(ranked: list[Ranked], question: str) -> list[Ranked]:
     ``lead`` (a margin no rounding undoes).  A question that names a file is about a tool that
     reads files however near a contact lookup's words are: "Show me what's in /etc/hosts" had
     looked up the contact "/etc/hosts", and "What's inside ~/.bashrc?" (the file tool first, but
-    under ``unrelated``) was answered by the model alone.  Unchanged when no tool, or every tool,
-    has such evidence: among the tools that have it, meaning decides."""
-    kinds = said_kinds(question)
-    if not kinds:
+    under ``unrelated``) was answered by the model alone.  So is a code whose prefix an argument's
+    example writes ("has EXP-2304 been approved yet??" of a report number "e.g. EXP-2291", not a
+    ferry booking's "FX-20931").  Unchanged when no tool, or every tool, has such evidence: among
+    the tools that have it, meaning decides."""
+    kinds, prefixes = said_kinds(question), code_prefixes(question)
+    if not kinds and not prefixes:
         return ranked
-    evidenced = [takes_kind(getattr(r.tool, "arguments", None) or (), kinds) for r in ranked]
+    evidenced = [takes_kind(arguments := getattr(r.tool, "arguments", None) or (), kinds)
+                 or takes_prefix(arguments, prefixes) for r in ranked]
     if not any(evidenced) or all(evidenced):
         return ranked
     first = [r for r, e in zip(ranked, evidenced, strict=True) if e]
@@ -369,8 +374,13 @@ def by_verb(ranked: list[Ranked], question: str) -> list[Ranked]:
 
     leader = next(r for r in ranked if r.meaning == top)
     if not intent.said_verb(leader.tool, verbs):
-        doers = [r for r in ranked[:MAX_PROMPT_TOOLS] if r.meaning is not None and r.meaning >= calibration.unrelated
-                 and intent.acts(r.tool) and intent.said_verb(r.tool, verbs)]
+        doers = sorted((r for r in ranked[:MAX_PROMPT_TOOLS] if r.meaning is not None
+                        and r.meaning >= calibration.unrelated and intent.acts(r.tool) and intent.said_verb(r.tool, verbs)),
+                       key=lambda r: -r.meaning)
+        # (Of several that do it, the nearest when it leads the next: "scrap booking CW-5602" cancels a
+        # desk booking, not a print job.)
+        if len(doers) > 1 and doers[0].meaning - doers[1].meaning >= calibration.lead:
+            doers = doers[:1]
         if len(doers) == 1 and top - doers[0].meaning >= calibration.lead \
                 and shared(leader.tool) <= shared(doers[0].tool):
             logger.debug("Verb: %s does what the request says (%s), not %s", doers[0].tool.name,

@@ -76,6 +76,9 @@ VERB_SYNONYMS = {
     **dict.fromkeys("kill halt".split(), frozenset({"stop"})), "begin": frozenset({"start"}),
     "drop": frozenset({"cancel", "remove", "delete"}), "finish": frozenset({"end", "stop", "complete"}),
     "end": frozenset({"stop", "finish"}),
+    # Doing it again is doing it: "please reorder my statins" orders a refill.
+    "reorder": frozenset({"order"}), "rebook": frozenset({"book"}), "resend": frozenset({"send"}),
+    "restart": frozenset({"start"}), "resubmit": frozenset({"submit"}),
 }
 
 
