@@ -2362,8 +2362,8 @@ _CODE_GROUPS = re.compile(r"(?<![\w-])[A-Z0-9]{1,6}(?:[ \t]+[A-Z0-9]{1,6})+(?![\
 def _whole_codes(numbered: list[str], question: str) -> list[str]:
     """An identifier's offered texts without those that are part of one written in groups of
     capitals and digits in ``question`` ("U2 4587": not "U2", "4587", nor "2 4587", which starts
-    inside a word) or hold one with other words, nor those it says only inside a word: "Is U2 4587 on time?" had checked the
-    flight "4587"; the texts themselves when that would leave none."""
+    inside a word) or hold one with other words, nor those it says only inside a word: "Is U2 4587
+    on time?" had checked the flight "4587"; the texts themselves when that would leave none."""
     # (Not a number and the code of what it counts: "300 USD", "300 K".)
     # (Or fewer digits, each group of both: a postcode, "LS6 2AB".)
     groups = [m.group(0) for m in _CODE_GROUPS.finditer(question[:MAX_SAID_CHARS])
@@ -2386,8 +2386,8 @@ _MIXED_TOKEN = re.compile(r"(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[^\W\d_])[\w-]+")
 def _shaped(numbered: list[str], argument: Any) -> list[str]:
     """An identifier's offered texts that have its example's shape: with a word of letters and
     digits when its example is one ("The rental agreement number, e.g. CH-778201" is no "car 3" of
-    "keep the car 3 more days"), and none that holds another offered one with words of letters only around it ("hire
-    agreement CH-590412"); the texts themselves when that would leave none."""
+    "keep the car 3 more days"), and none that holds another offered one with words of letters
+    only around it ("hire agreement CH-590412"); the texts themselves when that would leave none."""
     examples = [m.group(0)[_EXAMPLE_LEAD.match(m.group(0)).end():]
                 for m in _EXAMPLES.finditer(str(getattr(argument, "description", "") or ""))]
     lettered = any(_MIXED_TOKEN.search(e) for e in examples)
