@@ -608,7 +608,7 @@ class Said:
         self._taken: dict[tuple[re.Pattern[str], ...], _Taken] = {}
         self._places: dict[str, bool] = {}
         self._where: dict[str, bool] = {}
-        self._after: dict[tuple[str, str], bool] = {}
+        self._after: dict[tuple[str, ...], bool] = {}   # :meth:`said_after`, :meth:`said_before`
         self._names: list[str] | None = None   # :func:`_names_in`
         # A question of one run of words ("Greet Ada", "Paris") is offered whole where nothing else
         # is; one of filler words only is no value ("thanks, that's all for now" had been the name
@@ -645,8 +645,11 @@ class Said:
     def said_before(self, word: str, text: str) -> bool:
         """Whether the question says ``text`` right before ``word`` and something after it: where a
         trip starts, before "to" ("Piraeus to Santorini")."""
-        return re.search(rf"(?<!\w){re.escape(text)}\s+{re.escape(word)}\s+\w", self.question[:MAX_SAID_CHARS],
-                         re.IGNORECASE) is not None
+        key = (word, text, "before")
+        if key not in self._after:
+            self._after[key] = re.search(rf"(?<!\w){re.escape(text)}\s+{re.escape(word)}\s+\w",
+                                         self.question[:MAX_SAID_CHARS], re.IGNORECASE) is not None
+        return self._after[key]
 
     def with_noun(self, value: str) -> str | None:
         """``value`` with its noun when it is a proper adjective without it (:func:`_noun_after`):
@@ -1051,7 +1054,9 @@ _IN_CODE_AFTER = re.compile(r"[A-Z]{2}")
 
 def _in_code(text: str, start: int, end: int) -> bool:
     """Whether the number at ``text[start:end]`` is written inside a code, glued to its letters."""
-    return bool(_IN_CODE_BEFORE.search(text, 0, start)) or bool(_IN_CODE_AFTER.match(text, end))
+    # (The character right before it, read from there: a search from the text's start would read the
+    # whole text again for each of its numbers.)
+    return bool(_IN_CODE_BEFORE.search(text, max(0, start - 1), start)) or bool(_IN_CODE_AFTER.match(text, end))
 
 
 def _expressions(piece: str) -> list[tuple[int, str]]:
@@ -2307,6 +2312,9 @@ def _by_percent(numbers: list[float], argument: Any, said: Said) -> list[float]:
 #: Words that part "a" from what it counts: a number's ("a timer for fifteen minutes" is no
 #: minute), and a preposition's or a conjunction's ("a table for two people").
 _NOT_BETWEEN = (*sorted(_WORD_VALUES), "for", "of", "in", "on", "at", "to", "with", "about", "by", "from", "and", "or")
+#: Up to three words between a count and what it counts ("large oat" of "Two large oat lattes"), none of
+#: :data:`_NOT_BETWEEN`.
+_WORDS_BETWEEN = rf"(?:(?!(?:{'|'.join(_NOT_BETWEEN)})\b)[^\W\d_]+\s+){{0,3}}?"
 
 
 @functools.lru_cache(maxsize=1024)
@@ -2318,8 +2326,7 @@ def _one_of(description: str) -> re.Pattern[str] | None:
     if noun is None or len(noun) < 3:
         return None
     forms = {noun, noun[:-1] if noun.endswith("s") else noun, noun[:-2] if noun.endswith("es") else noun}
-    between = rf"(?:(?!(?:{'|'.join(_NOT_BETWEEN)})\b)[^\W\d_]+\s+){{0,3}}?"
-    return re.compile(rf"\b(?:a|an|one)\s+{between}(?:{'|'.join(map(re.escape, sorted(forms)))})\b", re.IGNORECASE)
+    return re.compile(rf"\b(?:a|an|one)\s+{_WORDS_BETWEEN}(?:{'|'.join(map(re.escape, sorted(forms)))})\b", re.IGNORECASE)
 
 
 def says_one(argument: Any, texts: Iterable[str]) -> bool:
@@ -3080,9 +3087,7 @@ def _counted(out: Mapping[str, Any], name: str, question: str) -> bool:
     text = question[:MAX_SAID_CHARS]
     # (Its words between are what the thing is like, "large oat", not a clause's: "cancel job 4473
     # and print boarding-pass-v2.pdf" prints no 4473 copies.)
-    return any(value == counts[0] and re.match(rf"\s+(?:(?!(?:{'|'.join(_NOT_BETWEEN)})\b)[^\W\d_]+\s+){{0,3}}?"
-                                                rf"{re.escape(thing)}(?!\w)",
-                                                text[end:], re.IGNORECASE)
+    return any(value == counts[0] and re.match(rf"\s+{_WORDS_BETWEEN}{re.escape(thing)}(?!\w)", text[end:], re.IGNORECASE)
                for _, value, end in _written_numbers(text) for thing in things)
 
 
