@@ -844,6 +844,23 @@ def test_a_question_near_nothing_is_not_blamed_on_a_stopped_service():
     assert gone_nearer(prepare(request("Who wrote Pride and Prejudice?"), live, {}), STOPPED) is None
 
 
+def test_a_stopped_tool_the_question_is_about_is_named_though_a_live_one_is_barely_related():
+    # "what classes are on at the gym on friday" with the gym's service stopped (its timetable 0.92
+    # near) had asked back offering a bike dock (0.21) and a flight's status.
+    bikes = json.loads(declared("bike-availability", "Find free bikes and empty docks at a bike-share docking "
+                                "station and nearby", {"name": "station", **TEXT}))
+    bikes["examples"] = ["Are there any bikes left at Waterloo Place?", "Any electric bikes at Canary Wharf?",
+                         "Where can I dock my bike near Kings Cross?"]
+    live = registry_of(json.dumps(bikes), declared("flight-status", "Is a flight on time, delayed or cancelled",
+                                                   {"name": "flight_number", **TEXT}))
+    gym = [("gym-service", {"name": "gym-timetable", "description": "Which classes are on at the gym on a day"})]
+    step = prepare(request("what classes are on at the gym on friday"), live, {})
+    calibration = embedding.calibration()
+    assert calibration.unrelated <= max(step.meaning.values()) < calibration.near   # related, barely
+    ended = gone_nearer(step, gym)
+    assert isinstance(ended, Failed) and ended.outcome == "tool-unavailable" and "gym-service" in ended.message
+
+
 def test_a_usable_tool_that_fits_is_used_however_near_a_stopped_one():
     # A weather service replaced by another: the old one is remembered as stopped.
     # The stopped tool is the nearer by more than the ranker's lead (0.50 against 0.44), but the live

@@ -413,8 +413,10 @@ def gone_nearer(step: Step, stopped: Sequence[tuple[str, Mapping[str, Any]]]) ->
     """The dialog's end when the question is about a tool whose service stopped: that tool
     (``stopped``: ``(service id, its descriptor as last announced)``) nearer the question than
     every usable tool by the ranker's clear lead, near enough to be about anything, and no usable
-    tool that near (a live tool that fits is used, however near an old one: a service replaced by
-    another is remembered as stopped).
+    tool ``near`` the question (a live tool that fits is used, however near an old one: a service
+    replaced by another is remembered as stopped; a live tool barely related is no fit: "what classes
+    are on at the gym on friday", the stopped timetable 0.92 near, had asked back offering a bike
+    dock at 0.21).
 
     Its tools left the catalog with its lease, so without this the model
     answers alone and the dialog ends as if no tool fitted (``no-tool``),
@@ -430,7 +432,7 @@ def gone_nearer(step: Step, stopped: Sequence[tuple[str, Mapping[str, Any]]]) ->
     if not isinstance(first.tool, dict) or first.meaning is None or first.meaning < calibration.unrelated:
         return None
     live = max((r.meaning for r in ranked if not isinstance(r.tool, dict) and r.meaning is not None), default=-1.0)
-    if live >= calibration.unrelated or first.meaning - live < calibration.lead:
+    if live >= calibration.near or first.meaning - live < calibration.lead:
         return None
     name = first.tool["name"]
     service = next(sid for sid, tool in stopped if tool.get("name") == name)
