@@ -861,6 +861,26 @@ def test_a_stopped_tool_the_question_is_about_is_named_though_a_live_one_is_bare
     assert isinstance(ended, Failed) and ended.outcome == "tool-unavailable" and "gym-service" in ended.message
 
 
+def test_a_listed_tool_whose_service_is_down_is_named_not_asked_back_around():
+    # In the seconds between a service's death and its lease running out its tools are still listed,
+    # but none can be used: "what classes are on at the gym on friday" had asked back offering a bike
+    # dock and a flight's status (the ask-back offers usable tools only, however far).
+    bikes = declared("bike-availability", "Find free bikes and empty docks at a bike-share docking station",
+                     {"name": "station", **TEXT})
+    flights = declared("flight-status", "Is a flight on time, delayed or cancelled", {"name": "flight_number", **TEXT})
+    gym = declared("gym-timetable", "Which classes are on at the gym on a day", {"name": "day", **TEXT})
+    live = registry_of(bikes, flights, gym)
+    down = "tool service 'gym-service' is not running: no replica is live"
+    step = prepare(request("what classes are on at the gym on friday"), live, {})
+    ended = gone_nearer(step, [], unavailable=lambda name: down if name == "gym-timetable" else None)
+    assert isinstance(ended, Failed) and ended.outcome == "tool-unavailable"
+    assert ended.message == f"Tool 'gym-timetable' cannot be used now: {down}"
+    # Usable, it is used; a question about a usable tool is not blamed on the one that is down.
+    assert gone_nearer(step, []) is None
+    flight = prepare(request("is BA117 on time?"), live, {})
+    assert gone_nearer(flight, [], unavailable=lambda name: down if name == "gym-timetable" else None) is None
+
+
 def test_a_usable_tool_that_fits_is_used_however_near_a_stopped_one():
     # A weather service replaced by another: the old one is remembered as stopped.
     # The stopped tool is the nearer by more than the ranker's lead (0.50 against 0.44), but the live

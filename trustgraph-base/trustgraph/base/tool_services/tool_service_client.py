@@ -237,13 +237,15 @@ class ToolServiceClients:
     def unavailable(self, service: Service) -> str | None:
         """Why a call to ``service`` would fail at once now (no live replica announced, or the
         broker counts no consumer on its request topic), or None: what an agent asking back
-        checks, so it never offers a tool that cannot be used."""
+        checks, so it never offers a tool that cannot be used, and names it when the question is
+        about it. The words are those of the :class:`ServiceUnavailable` the call would raise."""
         key = service.queues
         if self.liveness is not None and self.liveness(service.id, key[0]) is False:
-            return f"tool service '{service.id}' is not running: no replica is live"
+            return ServiceUnavailable(service.id, key[0]).message
         if self.unserved is None or self._announced_live(key[0]):
             return None
-        return self.unserved.why(key[0])
+        why = self.unserved.why(key[0])
+        return None if why is None else ServiceUnavailable(service.id, key[0], why).message
 
     def _announced_live(self, topic: str) -> bool:
         """Whether a live replica announces ``topic``: its heartbeats are fresher than the broker's

@@ -135,18 +135,20 @@ class AgentManager:
                  prompt_timeout: float = 120.0, confidence: Confidence | None = None,
                  stopped_service_of: Callable[[str], str | None] | None = None,
                  stopped_tools: Callable[[], list[tuple[str, dict[str, Any]]]] | None = None,
-                 usable: Callable[[Tool], bool] | None = None, approvals: Approvals | None = None) -> None:
+                 unavailable: Callable[[Tool], str | None] | None = None,
+                 approvals: Approvals | None = None) -> None:
         """``stopped_service_of(tool)``: the service of a tool that is gone because its service
         stopped (the announcements say so), so the model is told that, not "no such tool";
         ``stopped_tools()``: each such tool, ``(service, descriptor)``, so a question about one
-        ends as tool-unavailable (``steps.gone_nearer``); ``usable(tool)``: whether a tool can be
-        used now (an ask-back offers no other); ``approvals``: what signs the token of a dialog
+        ends as tool-unavailable (``steps.gone_nearer``); ``unavailable(tool)``: why a listed tool
+        cannot be used now, or None (an ask-back offers no such tool, and a question about one ends
+        as tool-unavailable); ``approvals``: what signs the token of a dialog
         paused for approval (a key of its own when not given)."""
         self.approvals = approvals if approvals is not None else Approvals()
         self.confidence = confidence or Confidence()
         self.stopped_service_of = stopped_service_of
         self.stopped_tools = stopped_tools
-        self.usable = usable
+        self.unavailable = unavailable
         self.max_iterations = max_iterations
         self.tool_timeout = tool_timeout
         self.prompt_timeout = prompt_timeout
@@ -183,7 +185,8 @@ class AgentManager:
                 async for part in parts:
                     yield part
             return
-        if self.stopped_tools is not None and (gone := gone_nearer(step, self.stopped_tools())) is not None:
+        stopped = self.stopped_tools() if self.stopped_tools is not None else []
+        if (gone := gone_nearer(step, stopped, self._unavailable_name(step))) is not None:
             yield gone
             return
         terms = prompt_terms(request, step.tools, step.context, step.question)
@@ -469,13 +472,26 @@ class AgentManager:
         decided = parse_reply(reply)
         return decided if isinstance(decided, Action) and decided.name == name else None
 
+    def _unavailable_name(self, step: Step) -> Callable[[str], str | None]:
+        """Why the step's tool of a name cannot be used now, or None (a name the step has no tool of
+        is no tool this says anything of)."""
+        check = self.unavailable
+        if check is None:
+            return lambda name: None
+
+        def unavailable(name: str) -> str | None:
+            tool = step.tool(name)
+            return None if tool is None else check(tool)
+        return unavailable
+
     def _usable_name(self, step: Step) -> Callable[[str], bool]:
-        if self.usable is None:
+        if self.unavailable is None:
             return lambda name: True
+        check = self.unavailable
 
         def usable(name: str) -> bool:
             tool = step.tool(name)
-            return tool is not None and self.usable(tool)
+            return tool is not None and check(tool) is None
         return usable
 
     async def _abstain(self, abstain: Abstain, step: Step, flow: Any, terms: dict[str, str],

@@ -177,7 +177,7 @@ class Processor(FlowProcessor):
         self.tool_clients = ToolServiceClients(
             self.pubsub, name=self.id, liveness=self.feed.directory.live_for,
             unserved=self.unserved_topics)
-        self.manager.usable = self._usable
+        self.manager.unavailable = self._unavailable
         self.registry = Registry()
         self.descriptor_errors: list[str] = []
 
@@ -211,10 +211,10 @@ class Processor(FlowProcessor):
                     ", ".join(sorted(registry.tools)) or "none", len(registry.tools), len(announced),
                     len(registry.errors))
 
-    def _usable(self, tool: Any) -> bool:
-        """Whether a tool can be used now: a tool service's must not be known to be down."""
+    def _unavailable(self, tool: Any) -> str | None:
+        """Why a tool cannot be used now (its tool service is known to be down), or None."""
         service = getattr(tool, "service", None)
-        return service is None or self.tool_clients.unavailable(service) is None
+        return None if service is None else self.tool_clients.unavailable(service)
 
     async def start(self) -> None:
         embedding.preload()   # the tool ranker's model, while the subscriptions are made

@@ -409,31 +409,44 @@ def _leading(ranked: list[Ranked], winner: Ranked, calibration: Any) -> list[Ran
     return [raised, *(r for r in ranked if r is not winner)]
 
 
-def gone_nearer(step: Step, stopped: Sequence[tuple[str, Mapping[str, Any]]]) -> Failed | None:
-    """The dialog's end when the question is about a tool whose service stopped: that tool
-    (``stopped``: ``(service id, its descriptor as last announced)``) nearer the question than
-    every usable tool by the ranker's clear lead, near enough to be about anything, and no usable
-    tool ``near`` the question (a live tool that fits is used, however near an old one: a service
-    replaced by another is remembered as stopped; a live tool barely related is no fit: "what classes
-    are on at the gym on friday", the stopped timetable 0.92 near, had asked back offering a bike
-    dock at 0.21).
+def gone_nearer(step: Step, stopped: Sequence[tuple[str, Mapping[str, Any]]],
+                unavailable: Callable[[str], str | None] = lambda name: None) -> Failed | None:
+    """The dialog's end when the question is about a tool that cannot be used now: one whose service
+    stopped (``stopped``: ``(service id, its descriptor as last announced)``), or one still listed
+    whose service is known to be down (``unavailable(name)``: why, or None: in the seconds before a
+    dead service's lease runs out its tools are listed, and "what classes are on at the gym on
+    friday" had asked back offering a bike dock and a flight's status, the only usable tools). That
+    tool nearer the question than every usable tool by the ranker's clear lead, near enough to be
+    about anything, and no usable tool ``near`` the question (a live tool that fits is used, however
+    near an old one: a service replaced by another is remembered as stopped; a live tool barely
+    related is no fit: the stopped timetable 0.92 near, the bike dock 0.21).
 
-    Its tools left the catalog with its lease, so without this the model
-    answers alone and the dialog ends as if no tool fitted (``no-tool``),
-    where the truth is that the tool it needs cannot be used now."""
-    if not stopped or step.history:
+    A stopped service's tools left the catalog with its lease, so without this the model answers
+    alone and the dialog ends as if no tool fitted (``no-tool``), where the truth is that the tool it
+    needs cannot be used now."""
+    if step.history:
+        return None
+    down = {t.name: why for t in step.tools if (why := unavailable(t.name)) is not None}
+    if not stopped and not down:
         return None
     calibration = embedding.calibration()
     if calibration is None:
         return None
     offered = [dict(tool) for _, tool in stopped]
     ranked = rank(step.question, [*step.tools, *offered])
+
+    def gone(r: Ranked) -> bool:
+        return isinstance(r.tool, dict) or r.tool.name in down
+
     first = ranked[0]
-    if not isinstance(first.tool, dict) or first.meaning is None or first.meaning < calibration.unrelated:
+    if not gone(first) or first.meaning is None or first.meaning < calibration.unrelated:
         return None
-    live = max((r.meaning for r in ranked if not isinstance(r.tool, dict) and r.meaning is not None), default=-1.0)
+    live = max((r.meaning for r in ranked if not gone(r) and r.meaning is not None), default=-1.0)
     if live >= calibration.near or first.meaning - live < calibration.lead:
         return None
+    if not isinstance(first.tool, dict):
+        return Failed(f"Tool '{first.tool.name}' cannot be used now: {down[first.tool.name]}",
+                      outcome=OUTCOME_UNAVAILABLE)
     name = first.tool["name"]
     service = next(sid for sid, tool in stopped if tool.get("name") == name)
     return Failed(f"Tool '{name}' cannot be used now: tool service '{service}' is not running (it stopped, "
