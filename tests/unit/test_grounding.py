@@ -587,6 +587,22 @@ def test_a_text_or_a_title_that_speaks_of_an_email_is_no_address():
         assert address_kind(ToolArgument(name=name, type="string", description=description)) is not None, name
 
 
+def test_an_argument_whose_example_is_no_address_is_no_address_though_its_description_names_one():
+    # Probe V: "The booking reference from the confirmation email, e.g. CS-20931" took only email
+    # addresses, so "did my deposit go through on CS-20955?" asked back for the booking reference.
+    booking = [ToolArgument(name="booking_number", type="string",
+                            description="The booking reference from the confirmation email, e.g. CS-20931")]
+    assert address_kind(booking[0]) is None
+    got = grounded(schema_of(*booking), booking, said_values("did my deposit go through on CS-20955?", []))
+    assert got["properties"]["booking_number"]["enum"] == ["CS-20955"]
+    assert unsaid_arguments({"booking_number": "CS-20955"}, booking, ["did my deposit go through on CS-20955?"]) == []
+    # An example of its kind, or none, and the description's word stands; the name's always does.
+    for name, description in [("to", "The recipient's email address, e.g. ann@example.org"),
+                              ("page", "The URL of the page, e.g. https://example.org/a"),
+                              ("email", "e.g. the one on your account"), ("recipient", "Email of the recipient")]:
+        assert address_kind(ToolArgument(name=name, type="string", description=description)) is not None, name
+
+
 def test_a_message_is_never_its_recipients_address_nor_the_whole_request():
     # "Email ann@example.org" sent the message "ann@example.org" (the one span the dialog held).
     mail = [ToolArgument(name="to", type="string", description="The recipient's email address"),
