@@ -1662,6 +1662,31 @@ def test_a_time_of_days_numbers_are_no_other_numbers():
     assert _offers(dosage, "200 mg for a 45 year old at 07:45")["age_years"] == [45]   # said again
 
 
+def test_a_dates_numbers_are_no_other_numbers():
+    # Probe V: "what was the score when Lakeview played Fernside on 2026-03-08" listed fixtures
+    # 2026 weeks ahead (offered 2026, 3 and 8); "5 nights from 14 August" had offered 14 nights too.
+    fixtures = [ToolArgument(name="team", type="string", description="Only this club's games", required=False),
+                ToolArgument(name="weeks_ahead", type="integer", description="How many weeks ahead to list (1 to 8)",
+                             required=False)]
+    assert _offers(fixtures, "what was the score when Lakeview played Fernside on 2026-03-08")["weeks_ahead"] \
+        == "left out"
+    assert _offers(fixtures, "Fernside games in the next 3 weeks from 2026-03-08")["weeks_ahead"] == [3]
+    stay = [ToolArgument(name="arrival_date", type="string", description="First night, e.g. 2026-07-17"),
+            ToolArgument(name="nights", type="integer", description="How many nights")]
+    got = _offers(stay, "grab P-14 for us, 5 nights from 14 August")
+    assert got["nights"] == [5] and "14 August" in got["arrival_date"]
+    assert _offers(stay, "4 nights from 12/05")["nights"] == [4]
+    # An argument that takes a date's part is offered it; a number said again outside a date is offered.
+    birthday = [ToolArgument(name="year", type="integer", description="The year"),
+                ToolArgument(name="day", type="integer", description="Day of the month", required=False)]
+    assert _offers(birthday, "what weekday was 1969-07-20")["year"] == [1969, 7, 20]
+    assert _offers(stay, "8 nights from 2026-08-08")["nights"] == [8]
+    # And the argument check refuses one, as written by a model that read no schema.
+    question = ["what was the score when Lakeview played Fernside on 2026-03-08"]
+    assert unsaid_arguments({"weeks_ahead": 2026}, fixtures, question) == ["weeks_ahead"]
+    assert unsaid_arguments({"year": 1969}, birthday, ["what weekday was 1969-07-20"]) == []
+
+
 @pytest.mark.parametrize("question, host, ip", [
     ("ping 8.8.8.8 5 times", ["8.8.8.8"], ["8.8.8.8"]),
     ("Can you check whether github.com is reachable?", ["github.com"], "left out"),

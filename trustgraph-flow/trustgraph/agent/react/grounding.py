@@ -298,6 +298,7 @@ def unsaid_arguments(values: Mapping[str, Any], arguments: Sequence[Any], said: 
     # argument's, never a number argument's.
     texts = [_cut(text, taken) for text in said] if taken else said
     counted = _Said(texts) if taken else heard
+    dated = _date_numbers(dialog_cased)   # a date's parts are a number argument's only if it takes one
     out = []
     used: dict[float, int] = {}   # how many number arguments took each number so far
     texts_used: dict[str, int] = {}   # and text arguments each text (its words, lower case)
@@ -340,7 +341,8 @@ def unsaid_arguments(values: Mapping[str, Any], arguments: Sequence[Any], said: 
             used[number] = used.get(number, 0) + 1
             if number == 1 and says_one(declared, texts):
                 continue   # "a large pizza" is one pizza
-            if not counted.has_number(number) or used[number] > _times_said(number, texts):
+            if not counted.has_number(number) or used[number] > _times_said(number, texts) \
+                    or number in dated and not _says(declared, _DATE_PART_WORDS):
                 # Also a number said once and given to two arguments: "What's the square root of
                 # 81?" gave a tip's amount and its percent 81, and one of them is a guess.
                 out.append(name)
@@ -595,6 +597,7 @@ class Said:
         self.number_kinds = {value: kind for value, (kind, _) in self.number_units.items()}
         self.counted = counted_nouns(question)
         self.clock = _clock_numbers(question)
+        self.dated = _date_numbers(question)
         # Typed all in capitals (or every word capitalised), its capitals tell no code from a word.
         self.caseless = title_cased(question)
         self.money = frozenset(money_said(question))
@@ -3030,13 +3033,35 @@ def _clock_numbers(question: str) -> frozenset[float]:
     return frozenset(inside - outside)
 
 
+#: What a number argument's name or description says when it takes a part of a date.
+_DATE_PART_WORDS = frozenset({"day", "month", "year", "date", "dates", "dd", "yyyy", "yy", "weekday"})
+
+
+def _date_numbers(question: str) -> frozenset[float]:
+    """The numbers ``question`` says only inside a date written with digits ("2026-03-08": 2026, 3
+    and 8; "14 August": 14): "what was the score when Lakeview played Fernside on 2026-03-08" had
+    listed the fixtures 2026 weeks ahead."""
+    text = question[:MAX_SAID_CHARS]
+    spans = [m.span() for m in _DATE.finditer(text) if _DIGIT.search(m.group(0))]
+    if not spans:
+        return frozenset()
+    inside: set[float] = set()
+    outside: set[float] = set()
+    for start, value, _ in _written_numbers(text):
+        (inside if any(a <= start < b for a, b in spans) else outside).add(value)
+    return frozenset(inside - outside)
+
+
 def _numbers_for(kind: str, numbers: list[float], argument: Any, arguments: Sequence[Any], said: Said) -> list[Any]:
     """The said ``numbers`` a number or integer ``argument`` is offered (an integer's whole ones, as
-    ints): not a time of day's hour or minutes, unless it takes one (:func:`_clock_numbers`), and
+    ints): not a time of day's hour or minutes, nor a date's parts, unless it takes one
+    (:func:`_clock_numbers`, :func:`_date_numbers`), and
     by what they are said as (a percentage, a quantity of a unit, money for a count) and by what
     they count (:func:`_by_noun`)."""
     if said.clock and not _says(argument, _CLOCK_WORDS):
         numbers = [n for n in numbers if n not in said.clock]
+    if said.dated and not _says(argument, _DATE_PART_WORDS):
+        numbers = [n for n in numbers if n not in said.dated]
     narrowed = _by_unit(_by_percent(numbers, argument, said), argument, said,
                         strict=getattr(argument, "required", True) is False)
     if kind == "integer":
