@@ -2183,6 +2183,27 @@ def test_an_identifier_is_offered_in_its_examples_shape_and_its_digits_are_no_nu
     assert _offers(trip, "Any news on repair job RR-58102?")["destination"] is None
 
 
+def test_an_identifier_of_one_word_is_offered_alone_and_a_count_is_none():
+    # Probe V: "Bin ich mit der Police POL-90115 im Ausland krankenversichert?" looked up the policy
+    # "Police POL-90115" twice (a German noun is written with a capital); "find me a riesling ... then
+    # get me 2 bottles of it delivered" ordered the wine "2".
+    policy = [ToolArgument(name="policy_number", type="string", description="The policy number, e.g. POL-88213")]
+    assert _offers(policy, "Bin ich mit der Police POL-90115 im Ausland krankenversichert?")["policy_number"] \
+        == ["POL-90115"]
+    order = [ToolArgument(name="wine_code", type="string", description="The wine's shop code from the list, e.g. W1042"),
+             ToolArgument(name="quantity", type="integer", description="Number of bottles")]
+    question = "find me a riesling u have on the shelf and then get me 2 bottles of it delivered"
+    offers = _offers(order, question)
+    assert offers["wine_code"] is None and offers["quantity"] == [2]
+    assert unsaid_arguments({"wine_code": "2", "quantity": 2}, order, [question]) == ["wine_code"]
+    # A number that counts nothing is still offered; so is one a tool's result says.
+    assert "1107" in _offers(order, "order wine 1107, 3 bottles")["wine_code"]
+    assert unsaid_arguments({"wine_code": "W1107", "quantity": 2}, order, [question, "W1107 Riesling 2022"]) == []
+    # A code written in two words keeps both.
+    postcode = [ToolArgument(name="postcode", type="string", description="The postcode, e.g. LS6 2AB")]
+    assert _offers(postcode, "when are the bins collected at LS6 2AB")["postcode"] == ["LS6 2AB"]
+
+
 def test_a_trip_starts_where_it_says_from_or_right_before_to():
     # "the boats from Split to Hvar" had sailed from Hvar; a port is a place.
     ferry = [ToolArgument(name="from_port", type="string", description="The port the ferry leaves from, e.g. Dover"),

@@ -322,6 +322,11 @@ def unsaid_arguments(values: Mapping[str, Any], arguments: Sequence[Any], said: 
         if declared is not None and isinstance(value, str) and _numbered(declared) and not _DIGIT.search(value):
             out.append(name)   # a flight's number is said with its digits: "blue" is none
             continue
+        if declared is not None and isinstance(value, str) and _numbered(declared) and said \
+                and _counted_apart(value, declared, arguments, counted_nouns(said[0])) \
+                and not any(re.search(rf"(?<![\w.,]){re.escape(value.strip())}(?![\w.,])", r) for r in said[1:]):
+            out.append(name)   # "2" of "get me 2 bottles" is how many, no wine's code
+            continue
         if declared is not None and isinstance(value, str) and value.strip() and takes_place(declared) \
                 and not _named_place(value, said):
             out.append(name)   # a place is said as one: "blue" of "Why is the sky blue?" is no city
@@ -2279,11 +2284,14 @@ def _by_noun(numbers: list[float], argument: Any, arguments: Sequence[Any], said
     taken = [n for n in numbers if said.counted.get(n, set()) & mine]
     if taken:
         return taken
-    others: set[str] = set()
-    for a in arguments:
-        if a is not argument and getattr(a, "type", None) in ("number", "integer"):
-            others |= _counts_of(str(getattr(a, "name", "") or ""), str(getattr(a, "description", "") or ""))
+    others = _others_count(argument, arguments)
     return [n for n in numbers if not said.counted.get(n, set()) & (others - mine)]
+
+
+def _others_count(argument: Any, arguments: Sequence[Any]) -> frozenset[str]:
+    """What the tool's number arguments other than ``argument`` count (:func:`_counts_of`), as stems."""
+    return frozenset().union(*(_counts_of(str(getattr(a, "name", "") or ""), str(getattr(a, "description", "") or ""))
+                               for a in arguments if a is not argument and getattr(a, "type", None) in ("number", "integer")))
 
 
 #: Words of a boolean argument's name that say nothing of what it switches ("include_symbols").
@@ -2405,18 +2413,43 @@ _CAPITAL_CODE = re.compile(r"(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[A-Z])[\w-]+")
 _MIXED_TOKEN = re.compile(r"(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[^\W\d_])[\w-]+")
 
 
-def _shaped(numbered: list[str], argument: Any) -> list[str]:
+def _shaped(numbered: list[str], argument: Any, arguments: Sequence[Any], said: Said) -> list[str]:
     """An identifier's offered texts that have its example's shape: with a word of letters and
     digits when its example is one ("The rental agreement number, e.g. CH-778201" is no "car 3" of
-    "keep the car 3 more days"), and none that holds another offered one with words of letters
-    only around it ("hire agreement CH-590412"); the texts themselves when that would leave none."""
+    "keep the car 3 more days"), that word alone when its example is one word ("Police POL-90115"
+    of a German question is the policy "POL-90115"), and none that holds another offered one with
+    words of letters only around it ("hire agreement CH-590412"); the texts themselves when that
+    would leave none.  Never a number the question says counts what another argument of the tool
+    counts (:func:`_counted_apart`: "get me 2 bottles of it" had ordered the wine "2")."""
+    numbered = [t for t in numbered if not _counted_apart(t, argument, arguments, said.counted)]
     examples = [m.group(0)[_EXAMPLE_LEAD.match(m.group(0)).end():]
                 for m in _EXAMPLES.finditer(str(getattr(argument, "description", "") or ""))]
     lettered = any(_MIXED_TOKEN.search(e) for e in examples)
     kept = [t for t in numbered if _MIXED_TOKEN.search(t)] if lettered else numbered
+    if lettered and all(_one_word(e) for e in examples):
+        # (A text of more words with digits is a code in groups, kept whole: "U2 4587", "LS6 2AB".)
+        kept = list(dict.fromkeys(_MIXED_TOKEN.search(t).group(0) if len(_MIXED_TOKEN.findall(t)) == 1
+                                  and not _DIGIT.search(_MIXED_TOKEN.sub(" ", t)) else t for t in kept))
     kept = [t for t in kept if not any(u != t and re.search(rf"(?<!\S){re.escape(u)}(?!\S)", t)
                                        and not _DIGIT.search(t.replace(u, " ")) for u in kept)]
     return kept or numbered
+
+
+def _one_word(example: str) -> bool:
+    """Whether each value an example gives ("e.g. P-12 or G-01") is one word."""
+    return all(len(value.split()) == 1 for value in re.split(r",|\bor\b", example) if value.strip())
+
+
+def _counted_apart(text: str, argument: Any, arguments: Sequence[Any], counted: Mapping[float, set[str]]) -> bool:
+    """Whether ``text`` is a number the question says (``counted``, :func:`counted_nouns`) with a noun
+    another number argument of the tool counts: "2" of "get me 2 bottles" is the quantity's."""
+    if not counted or not _NUMBER.fullmatch(text.strip()):
+        return False
+    try:
+        nouns = counted.get(float(text.strip().replace(",", "")), set())
+    except ValueError:
+        return False
+    return bool(nouns and nouns & _others_count(argument, arguments))
 
 
 def _inside(text: str, expression: str) -> bool:
@@ -2857,7 +2890,8 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
                 # A phone number whole, with its "+" and its spaces ("+44 7700 900123"): the words
                 # of a span drop the "+" (the probe texted "44 7700 900123").
                 numbered = list(dict.fromkeys(m.group(0) for m in _PHONE.finditer(said.question))) or numbered
-            out[name] = _by_name({**prop, "enum": _whole_codes(_shaped(numbered, declared), said.question)}, declared,
+            numbered = _shaped(numbered, declared, arguments, said)
+            out[name] = _by_name({**prop, "enum": _whole_codes(numbered, said.question)}, declared,
                                  said) if numbered else prop
         elif kind == "string" and (texts or said.question and not _says(declared, _CARRIED)
                                    and (said.says_something and name in (schema.get("required") or ())
