@@ -13,6 +13,7 @@ from trustgraph.agent.react.grounding import (
     argument_currency,
     money_said,
     other_currency,
+    takes_place,
     unsaid_arguments,
 )
 from trustgraph.base.descriptors.arguments import ToolArgument
@@ -2202,6 +2203,21 @@ def test_an_identifier_of_one_word_is_offered_alone_and_a_count_is_none():
     # A code written in two words keeps both.
     postcode = [ToolArgument(name="postcode", type="string", description="The postcode, e.g. LS6 2AB")]
     assert _offers(postcode, "when are the bins collected at LS6 2AB")["postcode"] == ["LS6 2AB"]
+
+
+def test_an_examples_words_say_nothing_of_the_argument_and_a_word_of_a_day_is_no_value():
+    # Probe V: "who r harbour rovers up against next weekend" listed the fixtures of the team
+    # "weekend": "Only this club's games, e.g. Harbour Rovers" took a place (its example's
+    # "Harbour"), and "weekend", ending a request typed small, had read as one.
+    team = [ToolArgument(name="team", type="string", description="Only this club's games, e.g. Harbour Rovers",
+                         required=False)]
+    assert not takes_place(team[0])
+    offers = _offers(team, "who are harbour rovers up against next weekend")["team"]
+    assert "harbour rovers" in offers and "weekend" not in offers
+    city = [ToolArgument(name="city", type="string", description="The city")]
+    assert "weekend" not in (_offers(city, "what is on next weekend")["city"] or [])
+    joke = [ToolArgument(name="topic", type="string", description="The topic")]
+    assert _offers(joke, "tell me a joke about Friday")["topic"] == ["Friday"]   # a day whole may be a value
 
 
 def test_a_trip_starts_where_it_says_from_or_right_before_to():

@@ -603,6 +603,7 @@ class Said:
         self.counted = counted_nouns(question)
         self.clock = _clock_numbers(question)
         self.dated = _date_numbers(question)
+        self.date_parts = _date_parts(texts, question)
         # Typed all in capitals (or every word capitalised), its capitals tell no code from a word.
         self.caseless = title_cased(question)
         self.money = frozenset(money_said(question))
@@ -1835,8 +1836,11 @@ def _by_quantity(prop: dict[str, Any], name: str, units: set[str], declared_enum
 
 
 def _says(argument: Any, words: frozenset[str]) -> bool:
-    """Whether a declared argument's name or description has one of ``words``."""
-    return bool(_words(f"{getattr(argument, 'name', '')} {getattr(argument, 'description', '') or ''}") & words)
+    """Whether a declared argument's name or description has one of ``words``, its examples aside:
+    an example is a value, not what the argument is ("Only this club's games, e.g. Harbour Rovers"
+    had taken a place, for its "Harbour")."""
+    description = _EXAMPLES.sub(" ", str(getattr(argument, "description", "") or ""))
+    return bool(_words(f"{getattr(argument, 'name', '')} {description}") & words)
 
 
 #: An argument is what a request is about when its name or description says so.
@@ -2619,9 +2623,11 @@ def _named_place(value: str, texts: Iterable[str]) -> bool:
                   if not _BEFORE_PLACE.search(text, max(0, q.start() - 16), q.start())]
         # Typed without capitals, or with every word capitalised, its case tells nothing.
         caseless = text.islower() or title_cased(text)
+        # Nor is a word of a day said ("weekend" of "next weekend") a place.
+        dates = [d.span() for d in _DATE.finditer(text)]
         for m in pattern.finditer(text):
             at, words = m.start(), m.group(0).split()
-            if any(start <= at and m.end() <= end for start, end in quoted):
+            if any(start <= at and m.end() <= end for start, end in (*quoted, *dates)):
                 continue
             if caseless and (not _WORD_CHAR.search(text, 0, at) or not _WORD_CHAR.search(text, m.end())):
                 # Typed without capitals, its case tells nothing: a place starts or ends such a
@@ -2794,6 +2800,9 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
                             and (not any(t in v for v in values) or any(t in r for r in rest))
                             and not _cuts_across(t, values, said.dialog)]
                            for offered in (texts, numbered))
+    # A word of a day said is no value ("weekend" of "next weekend" had been a team), the day whole
+    # may be (a topic, "Friday").
+    texts = [t for t in texts if t not in said.date_parts] or texts
     # A declared value of one argument said in the question is that argument's: "Something vegan
     # with tofu" is the diet vegan and the ingredient tofu.
     declared_values = {v.lower() for prop in properties.values() if isinstance(prop, dict)
@@ -3069,6 +3078,22 @@ def _clock_numbers(question: str) -> frozenset[float]:
 
 #: What a number argument's name or description says when it takes a part of a date.
 _DATE_PART_WORDS = frozenset({"day", "month", "year", "date", "dates", "dd", "yyyy", "yy", "weekday"})
+
+
+def _date_parts(texts: Sequence[str], question: str) -> frozenset[str]:
+    """The ``texts`` the question says only as a part of a date ("weekend" of "next weekend",
+    "August" of "14 August"), not the date whole."""
+    text = question[:MAX_SAID_CHARS]
+    spans = [m.span() for m in _DATE.finditer(text)]
+    if not spans:
+        return frozenset()
+    out = set()
+    for t in texts:
+        found = [m.span() for m in re.finditer(rf"(?<!\w){re.escape(t)}(?!\w)", text)]
+        if found and all(any(a <= start and end <= b and (start, end) != (a, b) for a, b in spans)
+                         for start, end in found):
+            out.add(t)
+    return frozenset(out)
 
 
 def _date_numbers(question: str) -> frozenset[float]:
