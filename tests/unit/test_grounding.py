@@ -2220,6 +2220,17 @@ def test_an_examples_words_say_nothing_of_the_argument_and_a_word_of_a_day_is_no
     assert _offers(joke, "tell me a joke about Friday")["topic"] == ["Friday"]   # a day whole may be a value
 
 
+def test_a_part_of_a_day_is_a_day_said():
+    # Probe V: "someone smashed my windscreen last night, pls start a claim on POL-88390" asked back
+    # for when it happened.
+    claim = [ToolArgument(name="policy_number", type="string", description="The policy, e.g. POL-88213"),
+             ToolArgument(name="incident_date", type="string", description="When it happened, e.g. 2026-02-14")]
+    question = "someone smashed my windscreen last night, pls start a claim on POL-88390"
+    assert _offers(claim, question)["incident_date"] == ["last night"]
+    assert unsaid_arguments({"policy_number": "POL-88390", "incident_date": "last night"}, claim, [question]) == []
+    assert _offers(claim, "it happened this afternoon")["incident_date"] == ["this afternoon"]
+
+
 def test_a_trip_starts_where_it_says_from_or_right_before_to():
     # "the boats from Split to Hvar" had sailed from Hvar; a port is a place.
     ferry = [ToolArgument(name="from_port", type="string", description="The port the ferry leaves from, e.g. Dover"),

@@ -739,9 +739,10 @@ def _pieces(text: str, ends: re.Pattern[str] = _PIECE_END) -> list[tuple[int, st
 _WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 _MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|december|"
            "jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec")
-#: A day, as a request says one: "tomorrow", "next Friday", "3 May", "May 3rd, 2027", "2027-05-03",
+#: A day, as a request says one: "tomorrow", "next Friday", "last night", "3 May", "May 3rd, 2027", "2027-05-03",
 #: "3/5" (a month's name only with its day: "may" alone is a verb as often).
-_DATE = re.compile(rf"\b(?:today|tonight|tomorrow|yesterday|(?:next|this|last)\s+(?:week|weekend|month|year|"
+_DATE = re.compile(rf"\b(?:(?:last|this)\s+(?:night|morning|afternoon|evening)|"
+                   rf"today|tonight|tomorrow|yesterday|(?:next|this|last)\s+(?:week|weekend|month|year|"
                    rf"{_WEEKDAYS})|(?:{_WEEKDAYS})|\d{{4}}-\d{{1,2}}-\d{{1,2}}|\d{{1,2}}/\d{{1,2}}(?:/\d{{2,4}})?|"
                    rf"\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTHS})(?:\s+\d{{4}})?|"
                    rf"(?:{_MONTHS})\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?)\b", re.IGNORECASE)
