@@ -113,6 +113,11 @@ def test_a_tool_acts_when_it_says_so_or_its_description_starts_with_an_actions_v
     ("What's happening with ticket 3307? Also, assign ticket 3310 to Marco Rossi.",
      ["What's happening with ticket 3307?", "assign ticket 3310 to Marco Rossi."]),
     ("What's the weather in Oslo? And tomorrow?", ["What's the weather in Oslo? And tomorrow?"]),
+    # A go-ahead is no request of its own: "ok go ahead and grab P-14 for us, 5 nights from 14 August"
+    # (probe V) had ranked the tools for "ok go ahead" and ended with the model's own answer.
+    ("ok go ahead and grab P-14 for us, 5 nights from 14 August",
+     ["ok go ahead and grab P-14 for us, 5 nights from 14 August"]),
+    ("Yes please, go ahead and book it", ["Yes please, go ahead and book it"]),
 ])
 def test_a_question_makes_one_request_or_several(question, requests):
     assert requests_of(question) == requests

@@ -178,6 +178,10 @@ _NEXT_VERBS = _CLAUSE_VERBS | _TELLING | frozenset("""pick choose roll flip gene
 translate spell count look search track estimate""".split())
 #: The fewest words a request has: "and book it" leaves no request before it in "Find and book".
 MIN_REQUEST_WORDS = 3
+#: The words of a go-ahead, which is no request of its own ("ok go ahead and grab P-14 ...", "yes
+#: please, go on and book it"): what follows is the request.
+_GO_AHEAD = frozenset("ok okay yes yeah yep sure right alright fine please pls so then now just well go ahead on "
+                      "carry".split())
 #: At most this many requests are read of a question.
 MAX_REQUESTS = 4
 
@@ -203,6 +207,7 @@ def requests_of(question: str) -> list[str]:
         # After a sentence's end ("...? Also, assign ticket 3310 ..."), an imperative of any verb.
         sentence = m.start() > 0 and masked[m.start() - 1] in ".!?" and word not in _NOT_IMPERATIVE
         if (word in _ASKS or word in _NEXT_VERBS or sentence) and len(_FIRST_WORD.findall(before)) >= MIN_REQUEST_WORDS \
+                and not {w.lower() for w in _FIRST_WORD.findall(before)} <= _GO_AHEAD \
                 and _is_request(before, first=not parts):
             parts.append(text[start:m.start()].strip())
             start = m.end()
