@@ -1144,8 +1144,15 @@ def test_a_phrase_said_over_and_over_is_said_once():
     from trustgraph.agent.react.grounding import said_once
     assert said_once("I'm running late, I'm running late, I'm running late, I'm running late") == "I'm running late"
     assert said_once("Yes! Yes! Yes!") == "Yes"
-    for kept in ["Happy birthday! Happy birthday!", "go go go team", "ha ha ha", "The meeting moved", "x" * 3000]:
+    for kept in ["Happy birthday! Happy birthday!", "go go go team", "ha ha ha", "The meeting moved", "x" * 3000,
+                 "Sorry, I can't make it, sorry", "abcdefgh abcdefgh"]:
         assert said_once(kept) == kept
+    # A loop cut off at the value's length, after words of its own (probe V: a cancellation's reason,
+    # shown in the approval prompt, ran 300 characters).
+    looped = "Dentist-cancellation-by-doctor-appointment-dont-be-doctor" + "-cancellation-by-doctor-appointment-dont-be-doctor" * 6
+    assert said_once(looped[:300]) == "Dentist-cancellation-by-doctor-appointment-dont-be-doctor"
+    assert said_once("Please note: I'm running late, I'm running late, I'm running late, I'm runn") \
+        == "Please note: I'm running late"
 
 
 def test_a_number_said_with_a_unit_goes_to_the_argument_of_its_kind():

@@ -399,14 +399,37 @@ _REPEATED = re.compile(r"\s*(.{3,}?)(?:[\s,;.!]+\1){2,}[\s,;.!]*", re.DOTALL)
 MAX_REPEATED_CHARS = 2000
 
 
+#: A loop's phrase is at least this many characters: "ha ha ha" and "go go go" are said so.
+MIN_LOOP_CHARS = 8
+#: Where a looped phrase is joined to itself or the text cut: what is trimmed off its end.
+_LOOP_JOINS = " \t\n-,;.!"
+
+
 def said_once(text: str) -> str:
     """``text`` with a phrase the model wrote again and again kept once: greedy decoding of a
     free-text message can loop ("I'm running late, I'm running late, ..." five times over, the
-    135M model's text message of "Text 555-0199 that I'm running late")."""
+    135M model's text message of "Text 555-0199 that I'm running late"), after words of its own
+    and on to where the value is cut, mid-phrase (a cancellation's reason
+    "Dentist-cancellation-by-doctor-appointment-dont-be-doctor-cancellation-by-..." for 300 characters)."""
     if len(text) > MAX_REPEATED_CHARS:
         return text
     m = _REPEATED.fullmatch(text)
-    return m.group(1) if m else text
+    if m:
+        return m.group(1)
+    return _loop_cut(text) or text
+
+
+def _loop_cut(text: str) -> str | None:
+    """``text`` up to the end of the first round of the phrase it repeats at least three times over
+    to its end (:data:`MIN_LOOP_CHARS` or longer), or None when it does not end so."""
+    n = len(text)
+    for period in range(MIN_LOOP_CHARS, n // 3 + 1):
+        start = n - period   # the text from ``start`` on repeats every ``period`` characters
+        while start > 0 and text[start - 1] == text[start - 1 + period]:
+            start -= 1
+        if n - start >= 3 * period:
+            return text[:start + period].rstrip(_LOOP_JOINS) or None
+    return None
 
 
 # -- values by construction ---------------------------------------------------------------
