@@ -1074,6 +1074,23 @@ def test_an_optional_arguments_guess_is_left_out_of_the_call_not_asked_back_for(
     said = ["The printer is jamming, please raise a ticket"]
     assert optional_guesses({"title": "printer", "labels": ["printer"]}, ticket, said) == ["labels"]
     assert optional_guesses({"title": "printer", "labels": ["jamming"]}, ticket, said) == []
+    # Probe V: a claim's free-text details were "2026-02-03", its date again, and "policy_number", an
+    # argument's name.
+    claim = [ToolArgument(name="policy_number", type="string"), ToolArgument(name="incident_date", type="string"),
+             ToolArgument(name="details", type="string", required=False, free_text=True)]
+    said = ["Burst pipe flooded the kitchen on 2026-02-03, policy POL-88213"]
+    for details in ["2026-02-03", "policy_number", "Policy number"]:
+        values = {"policy_number": "POL-88213", "incident_date": "2026-02-03", "details": details}
+        assert optional_guesses(values, claim, said) == ["details"], details
+    values = {"policy_number": "POL-88213", "incident_date": "2026-02-03", "details": "A burst pipe flooded the kitchen"}
+    assert optional_guesses(values, claim, said) == []
+    # A declared word nobody said, though one of its kind's values is a unit's name ("second").
+    fixtures = [ToolArgument(name="team", type="string", required=False),
+                ToolArgument(name="division", type="string", enum=["premier", "first", "second"], required=False)]
+    said = ["who are harbour rovers up against next weekend"]
+    assert optional_guesses({"team": "harbour rovers", "division": "second"}, fixtures, said) == ["division"]
+    scales = [ToolArgument(name="to", type="string", enum=["celsius", "fahrenheit", "kelvin"], required=False)]
+    assert optional_guesses({"to": "kelvin"}, scales, ["how hot is 300 degrees"]) == []   # a unit: translated to
 
 
 def test_a_currency_sign_written_with_an_amount_is_what_it_is_converted_out_of():

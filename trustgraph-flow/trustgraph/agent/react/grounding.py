@@ -279,10 +279,12 @@ def _worded(argument: Any) -> bool:
     values = getattr(argument, "enum", None)
     if not values or _says(argument, _UNIT_NAMES):
         return False
-    return all(isinstance(v, str) and not v.isupper() and _WORDED.fullmatch(v.lower())
-               and not any(w in _KIND_OF or w in _SCALES or w in CURRENCIES or w.upper() in CURRENCY_CODES
-                           for w in v.lower().split())
-               for v in values)
+    if not all(isinstance(v, str) and not v.isupper() and _WORDED.fullmatch(v.lower()) for v in values):
+        return False
+    # Units when half of them are: a division "premier", "first" or "second" is no duration.
+    units = sum(any(w in _KIND_OF or w in _SCALES or w in CURRENCIES or w.upper() in CURRENCY_CODES
+                    for w in v.lower().split()) for v in values)
+    return 2 * units < len(values)
 
 
 def unsaid_arguments(values: Mapping[str, Any], arguments: Sequence[Any], said: Iterable[str]) -> list[str]:
@@ -372,16 +374,24 @@ def unsaid_arguments(values: Mapping[str, Any], arguments: Sequence[Any], said: 
 
 def optional_guesses(values: Mapping[str, Any], arguments: Sequence[Any], said: Iterable[str]) -> list[str]:
     """The names of the call's optional arguments that are guesses: a value nobody said
-    (:func:`unsaid_arguments`), or a text (or a list of them) another argument of the call has too
-    ("Showtimes for Oppenheimer" gave the film and its city ``Oppenheimer``).  Left out of the call rather than
+    (:func:`unsaid_arguments`), a text (or a list of them) another argument of the call has too
+    ("Showtimes for Oppenheimer" gave the film and its city ``Oppenheimer``), or an argument's
+    name (a claim's free-text details were "policy_number").  Left out of the call rather than
     asked back for: the tool declared it could do without them."""
     optional = {a.name for a in arguments if getattr(a, "required", True) is False} & values.keys()
     if not optional:
         return []
     unsaid = set(unsaid_arguments(values, arguments, said))
+    names = {" ".join(_TOKEN.findall(str(getattr(a, "name", "") or "").replace("_", " ").lower())) for a in arguments}
 
     def repeats(name: str) -> bool:
         value = values[name]
+        if isinstance(value, str) and (" ".join(_TOKEN.findall(value.replace("_", " ").lower())) in names or any(
+                n != name and isinstance(other, str | int | float) and not isinstance(other, bool)
+                and value.strip().lower() == str(other).strip().lower() for n, other in values.items())):
+            # An argument's name ("details": "policy_number"), or another's value whole ("2026-02-03"
+            # again): the model filling the slot, in its own words or not.
+            return True
         # (A list's members too: create-ticket's optional labels had been its title again.)
         texts = [value] if isinstance(value, str) else [v for v in value if isinstance(v, str)] \
             if isinstance(value, list) else []
