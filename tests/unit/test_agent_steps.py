@@ -163,6 +163,27 @@ def test_a_code_whose_prefix_a_tools_example_writes_is_about_that_tool():
         assert by_kind(ranked, question) == ranked
 
 
+def test_a_postcode_said_is_about_a_tool_that_takes_one():
+    from trustgraph.agent.react.steps import by_kind
+    # Probe V: "wher can i juice up my leaf around LS1 4AP? chademo only pls" asked back offering a
+    # wine order, a wine search and a campsite (the idiom near none of the tools).
+    tools = list(registry_of(
+        declared("wine-search-cellar", "Search the bottles we have in stock by grape, region, colour or price",
+                 {"name": "grape", **TEXT}),
+        declared("evcharge-find-chargers", "Find public electric car charging points near a town, street or postcode",
+                 {"name": "location", **TEXT, "description": "Where to look: a town, street or postcode, e.g. Leeds"})
+    ).tools.values())
+    near = {"wine-search-cellar": 0.274, "evcharge-find-chargers": 0.21}
+    ranked = sorted((r._replace(meaning=near[r.tool.name], score=near[r.tool.name]) for r in rank("x", tools)),
+                    key=lambda r: -r.meaning)
+    got = by_kind(ranked, "wher can i juice up my leaf around LS1 4AP? chademo only pls")
+    assert got[0].tool.name == "evcharge-find-chargers" and got[0].meaning > got[1].meaning
+    assert said_kinds("bins for SW1A 1AA and M14 5RQ")   # a postcode is a kind said
+    # No postcode (a flight, a code of one group, a lower-case word), the order as it was.
+    for question in ("is BA117 on time?", "wher can i juice up my leaf around LS14AP?", "around ls1 4ap?"):
+        assert by_kind(ranked, question) == ranked, question
+
+
 # -- judge ------------------------------------------------------------------------------------
 
 

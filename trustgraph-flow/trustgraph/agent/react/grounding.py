@@ -961,7 +961,7 @@ def address_kind(argument: Any) -> re.Pattern[str] | None:
     if _last_name_word(argument) in _HOST_NAMES or _HOST_SAID.search(str(getattr(argument, "description", "") or "")):
         return _HOST   # a domain name or an IP address ("The host name or IP address to ping")
     kind = next((pattern for pattern, says in _ADDRESS_KINDS if words & says), None)
-    if kind is None or _words(str(getattr(argument, "name", "") or "").replace("_", " ")) & words_of_kind(kind):
+    if kind is None or _words(str(getattr(argument, "name", "") or "").replace("_", " ")) & _words_of_kind(kind):
         return kind
     # Only its description names the kind: an example of something else says where the word came from
     # ("The booking reference from the confirmation email, e.g. CS-20931" took only email addresses).
@@ -970,7 +970,7 @@ def address_kind(argument: Any) -> re.Pattern[str] | None:
     return kind if not examples or any(kind.search(example) for example in examples) else None
 
 
-def words_of_kind(kind: re.Pattern[str]) -> frozenset[str]:
+def _words_of_kind(kind: re.Pattern[str]) -> frozenset[str]:
     """The words that name an address of ``kind`` (:data:`_ADDRESS_KINDS`)."""
     return next((says for pattern, says in _ADDRESS_KINDS if pattern is kind), frozenset())
 
@@ -1013,13 +1013,20 @@ _SUM_SAID = re.compile(
     rf"\b(?:square|cube)\s+root\s+of\s+\d", re.IGNORECASE)
 
 
+#: A British postcode ("LS1 4AP", "M14 5RQ", "SW1A 1AA"): an outward code of one or two letters
+#: and a digit or two (or a digit and a letter), a space, and a digit and two letters.
+_POSTCODE = re.compile(r"(?<![\w-])[A-Z]{1,2}\d[A-Z\d]?[ \t]\d[A-Z]{2}(?![\w-])")
+#: What an argument's name or description says when it takes a postcode.
+_POSTCODE_WORDS = frozenset({"postcode", "postcodes", "zip", "zipcode", "postal"})
+
+
 def said_kinds(question: str) -> tuple[re.Pattern[str], ...]:
     """The kinds of value that hardly any tool but one taking them would be asked with, that
     ``question`` says: an email address, a web address, a file (its path or its name), a phone
-    number, a sum (:data:`_SUM_SAID`), a host or an IP address.  Read once per step, before any tool's arguments (most
+    number, a sum (:data:`_SUM_SAID`), a host or an IP address, a postcode.  Read once per step, before any tool's arguments (most
     questions say none, and then none are read: :func:`takes_kind`)."""
     text = question[:MAX_SAID_CHARS]
-    kinds = tuple(kind for kind in (_EMAIL, _WEB, _FILE, _SUM_SAID, _IP) if kind.search(text))
+    kinds = tuple(kind for kind in (_EMAIL, _WEB, _FILE, _SUM_SAID, _IP, _POSTCODE) if kind.search(text))
     if _WEB in kinds or _IP in kinds:
         kinds = (*kinds, _HOST)   # a web address or an IP address is a host (:data:`_HOST`): not searched again
     if _says_message(text):
@@ -1077,6 +1084,8 @@ def _kind_taken(name: str, description: str) -> re.Pattern[str] | None:
         kind = _SUM_SAID     # "Work out 17 times 23" had asked back with a BMI calculator first
     if kind is None and _says(argument, _CARRIED):
         kind = _MESSAGE_SAID
+    if kind is None and _says(argument, _POSTCODE_WORDS):
+        kind = _POSTCODE     # "wher can i juice up my leaf around LS1 4AP?" had offered wine
     return kind
 
 
@@ -3121,8 +3130,11 @@ def _date_parts(texts: Sequence[str], question: str) -> frozenset[str]:
     spans = [m.span() for m in _DATE.finditer(text)]
     if not spans:
         return frozenset()
+    dates = [text[a:b].lower() for a, b in spans]
     out = set()
     for t in texts:
+        if not any(t.lower() in d and t.lower() != d for d in dates):
+            continue   # (most texts: no part of any date)
         found = [m.span() for m in re.finditer(rf"(?<!\w){re.escape(t)}(?!\w)", text)]
         if found and all(any(a <= start and end <= b and (start, end) != (a, b) for a, b in spans)
                          for start, end in found):
