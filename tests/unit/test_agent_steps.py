@@ -14,7 +14,14 @@ from trustgraph.agent.react.calls import (
     ToolCall,
 )
 from trustgraph.agent.react.decisions import Confidence, Switch
-from trustgraph.agent.react.grounding import grounded, own_words, said_kinds, said_values, takes_kind
+from trustgraph.agent.react.grounding import (
+    grounded,
+    named_arguments,
+    own_words,
+    said_kinds,
+    said_values,
+    takes_kind,
+)
 from trustgraph.agent.react.prompting import prompt_terms
 from trustgraph.agent.react.registry import build_registry
 from trustgraph.agent.react.steps import (
@@ -572,6 +579,30 @@ def test_the_models_call_stands_against_the_rankers_first_when_the_question_name
                       Confidence()) == Switch("lights", 0.5)
     step = Step(ranked.request, ranked.tools, {"lights": 0.42, "add-to-list": 0.1}, {}, ranked.said)
     assert judge_call(step, call, unsure, Confidence()) == Switch("lights", 0.5)
+
+
+def test_a_value_the_rankers_tool_declares_names_no_argument_of_the_models():
+    # Probe W: "need a maths tutor for a primary school kid, who've you got" kept the model's lesson
+    # booking (its tutor "maths", a date and time made up: asked back) over the ranker's tutor search,
+    # whose subject "maths" is: the value beside "tutor" is what the search declares.
+    registry = registry_of(
+        declared("tutoring-find-tutors", "Find tutors on the agency's books for a subject and level",
+                 {"name": "subject", **TEXT, "enum": ["maths", "english", "physics"]},
+                 {"name": "level", **TEXT, "enum": ["primary", "gcse"], "required": False}),
+        declared("tutoring-book-lesson", "Book a lesson with a named tutor for a student at a given day and time",
+                 {"name": "tutor", **TEXT, "description": "The tutor's name, e.g. Priya Shah"},
+                 {"name": "student", **TEXT}, {"name": "date", **TEXT}, {"name": "time", **TEXT}))
+    ranked = prepare(request("need a maths tutor for a primary school kid, who've you got"), registry, {})
+    step = Step(ranked.request, ranked.tools, {"tutoring-find-tutors": 0.594, "tutoring-book-lesson": 0.531}, {},
+                ranked.said)
+    made_up = Action("", "tutoring-book-lesson", {"tutor": "maths", "student": "primary", "date": "2026-07-04",
+                                                  "time": "2026-07-04"})
+    got = judge_call(step, made_up, {"tutoring-book-lesson": 0.04, "tutoring-find-tutors": 0.03}, Confidence())
+    assert got == Switch("tutoring-find-tutors", got.share), got
+    # A name beside it that nothing declares still names it ("a lesson with tutor Priya Shah").
+    named = prepare(request("book a lesson with tutor Priya Shah for Ella on Thursday at 16:30"), registry, {})
+    assert named_arguments(named.tools[1].arguments if named.tools[1].name == "tutoring-book-lesson"
+                           else named.tools[0].arguments, named.said, apart=registry.tools["tutoring-find-tutors"].arguments)
 
 
 def test_where_the_ranker_cannot_tell_a_tool_whose_argument_the_question_names_is_called():

@@ -2733,11 +2733,14 @@ def _called(values: Sequence[Any], argument: Any, question: str) -> list[str]:
     return [v for v in values if isinstance(v, str) and any(question.startswith(v, a) for a in at)] if at else []
 
 
-def named_arguments(arguments: Sequence[Any], said: Said) -> list[str]:
+def named_arguments(arguments: Sequence[Any], said: Said, apart: Sequence[Any] = ()) -> list[str]:
     """The names of a tool's string arguments that the question says with a value beside them
     (:func:`_by_name`: "add them to my hardware list" names an ``add-to-list``'s list): evidence
-    that the question is about that tool, whatever the ranker's similarities."""
+    that the question is about that tool, whatever the ranker's similarities.  Not by values only
+    another tool's arguments (``apart``) declare: "need a maths tutor" names a tutor search's
+    subject, no lesson's tutor called "maths"."""
     offered = {"enum": said.texts}
+    declared = {v.lower() for a in apart for v in getattr(a, "enum", None) or () if isinstance(v, str)}
 
     def named(argument: Any) -> bool:
         if getattr(argument, "type", None) not in (None, "string") or getattr(argument, "enum", None) \
@@ -2747,7 +2750,8 @@ def named_arguments(arguments: Sequence[Any], said: Said) -> list[str]:
         # Not as the request's first word, its verb as often ("Text 555-0199 that ...").
         if not name or not any(m.start() > 0 for m in _mentions(name, said.question)):
             return False
-        return _by_name(offered, argument, said)["enum"] != said.texts
+        kept = _by_name(offered, argument, said)["enum"]
+        return kept != said.texts and not (declared and all(str(v).lower() in declared for v in kept))
 
     return [a.name for a in arguments if named(a)]
 

@@ -629,7 +629,8 @@ def named_over(step: Step, chosen: Tool, first: str, policy: Confidence) -> bool
     other = step.tool(first)
     near = policy.calibrated(embedding.calibration()).near
     return (other is not None and near is not None and step.meaning.get(chosen.name, -1.0) >= near
-            and bool(named_arguments(chosen.arguments, step.said)) and not named_arguments(other.arguments, step.said))
+            and bool(named_arguments(chosen.arguments, step.said, other.arguments))
+            and not named_arguments(other.arguments, step.said, chosen.arguments))
 
 
 def named_instead(step: Step, chosen: Tool, scores: Mapping[str, float] | None, policy: Confidence) -> str | None:
