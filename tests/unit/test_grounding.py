@@ -2255,6 +2255,19 @@ def test_a_part_of_a_day_is_a_day_said():
     assert _offers(claim, "it happened this afternoon")["incident_date"] == ["this afternoon"]
 
 
+def test_a_sum_of_money_is_no_texts_value():
+    # Probe W: "whens the cutoff for filing my self assesment online?? dont want another £100 fine" asked
+    # the deadlines of the tax year "100".
+    deadlines = [ToolArgument(name="filing_type", type="string", enum=["self-assessment", "vat"], required=False),
+                 ToolArgument(name="tax_year", type="string", description="The tax year, e.g. 2026-27", required=False)]
+    offers = _offers(deadlines, "whens the cutoff for filing online?? dont want another £100 fine")["tax_year"] or []
+    assert "100" not in offers and "fine" in offers
+    # An argument of money in words still takes it.
+    pay = [ToolArgument(name="payee", type="string"), ToolArgument(name="amount", type="string",
+                                                                     description="How much money to send")]
+    assert "40" in _offers(pay, "send £40 to Tom")["amount"]
+
+
 def test_a_trip_starts_where_it_says_from_or_right_before_to():
     # "the boats from Split to Hvar" had sailed from Hvar; a port is a place.
     ferry = [ToolArgument(name="from_port", type="string", description="The port the ferry leaves from, e.g. Dover"),

@@ -2850,6 +2850,11 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
     # A word of a day said is no value ("weekend" of "next weekend" had been a team), the day whole
     # may be (a topic, "Friday").
     texts = [t for t in texts if t not in said.date_parts] or texts
+    if said.money and not any(_says(a, _MONEY_TEXT_WORDS) for a in arguments
+                              if getattr(a, "type", None) in (None, "string")):
+        # Nor a sum of money said, where no text argument takes money: the tax year of "dont want
+        # another £100 fine" had been "100".
+        texts = [t for t in texts if not _money_text(t, said.money)] or texts
     # A declared value of one argument said in the question is that argument's: "Something vegan
     # with tofu" is the diet vegan and the ingredient tofu.
     declared_values = {v.lower() for prop in properties.values() if isinstance(prop, dict)
@@ -3125,6 +3130,20 @@ def _clock_numbers(question: str) -> frozenset[float]:
 
 #: What a number argument's name or description says when it takes a part of a date.
 _DATE_PART_WORDS = frozenset({"day", "month", "year", "date", "dates", "dd", "yyyy", "yy", "weekday"})
+
+
+#: What a text argument says when its value may be a sum of money.
+_MONEY_TEXT_WORDS = frozenset({"amount", "money", "price", "cost", "sum", "budget", "fee", "total", "currency"})
+_MONEY_TEXT = re.compile(r"[$€£¥]?[ \t]?(\d+(?:[.,]\d+)?)")
+
+
+def _money_text(text: str, money: frozenset[float]) -> bool:
+    """Whether ``text`` is a number the question says as a sum of money (``money``), its sign aside."""
+    m = _MONEY_TEXT.fullmatch(text.strip())
+    try:
+        return m is not None and float(m.group(1).replace(",", ".")) in money
+    except ValueError:
+        return False
 
 
 def _date_parts(texts: Sequence[str], question: str) -> frozenset[str]:
