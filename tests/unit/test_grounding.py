@@ -2268,6 +2268,18 @@ def test_a_sum_of_money_is_no_texts_value():
     assert "40" in _offers(pay, "send £40 to Tom")["amount"]
 
 
+def test_codes_of_a_move_are_taken_whole_and_by_the_arrow_between_them():
+    # Probe W: "ballpark for relocating our 4 bedroom house OX2 6HX -> BS8 1TH?" asked back for where
+    # the move goes (offered "4 bedroom house OX2" and "6HX -> BS8" beside the postcodes, both to both).
+    move = [ToolArgument(name="from_postcode", type="string", description="Postcode moving out of, e.g. BS6 5QT"),
+            ToolArgument(name="to_postcode", type="string", description="Postcode moving into, e.g. CF10 1AA"),
+            ToolArgument(name="bedrooms", type="integer", description="How many bedrooms")]
+    offers = _offers(move, "ballpark for relocating our 4 bedroom house OX2 6HX -> BS8 1TH?")
+    assert offers["from_postcode"] == ["OX2 6HX"] and offers["to_postcode"] == ["BS8 1TH"]
+    offers = _offers(move, "quote me for a 1 bed move from E8 3PN to N16 7UJ")
+    assert offers["from_postcode"] == ["E8 3PN"] and offers["to_postcode"] == ["N16 7UJ"]
+
+
 def test_a_trip_starts_where_it_says_from_or_right_before_to():
     # "the boats from Split to Hvar" had sailed from Hvar; a port is a place.
     ferry = [ToolArgument(name="from_port", type="string", description="The port the ferry leaves from, e.g. Dover"),

@@ -890,8 +890,18 @@ def _by_edge(prop: dict[str, Any], argument: Any, said: Said) -> dict[str, Any]:
 
 def _at_edge(values: Sequence[Any], edge: str, said: Said) -> list[Any]:
     """Of ``values``, those the question says after the words that start (``edge`` "start":
-    "from", "out of"...) or end ("end": "to", "into"...) a range."""
-    return [v for v in values if isinstance(v, str) and any(said.said_after(w, v) for w in _RANGE_WORDS[edge])]
+    "from", "out of"...) or end ("end": "to", "into"...) a range; else those it says right before
+    an arrow, for a start, or right after one, for an end ("OX2 6HX -> BS8 1TH")."""
+    words = [v for v in values if isinstance(v, str) and any(said.said_after(w, v) for w in _RANGE_WORDS[edge])]
+    if words or not _ARROW.search(said.question[:MAX_SAID_CHARS]):
+        return words
+    pattern = r"(?<!\w){}\s*(?:->|→|=>)" if edge == "start" else r"(?:->|→|=>)\s*{}(?!\w)"
+    return [v for v in values if isinstance(v, str)
+            and re.search(pattern.format(re.escape(v)), said.question[:MAX_SAID_CHARS]) is not None]
+
+
+#: An arrow written between where something starts and where it ends.
+_ARROW = re.compile(r"->|→|=>")
 
 
 def _moment_kind(argument: Any) -> re.Pattern[str] | None:
@@ -2449,9 +2459,21 @@ def _whole_codes(numbered: list[str], question: str) -> list[str]:
     whole = [t for t in numbered
              if re.search(rf"(?<![\w-]){re.escape(t)}(?![\w-])", question) is not None
              and not any(t != g and re.search(rf"(?<!\w){re.escape(t)}(?!\w)", g) for g in groups)]
-    # Nor the words around one said whole ("bei BS3 1AA der Müll" of a postcode in a German question).
+    # Nor the words around one said whole ("bei BS3 1AA der Müll" of a postcode in a German question),
+    # nor a run that cuts one ("4 bedroom house OX2" of "OX2 6HX", "6HX -> BS8").
     whole = [t for t in whole if t in groups or not any(g in t for g in groups)] or whole
+    whole = [t for t in whole if t in groups or not _cuts_code(t, groups, question)] or whole
     return whole or numbered
+
+
+def _cuts_code(text: str, groups: Sequence[str], question: str) -> bool:
+    """Whether ``text``, where ``question`` says it, holds a part of a code of ``groups`` and not all of it."""
+    spans = [m.span() for g in groups for m in re.finditer(rf"(?<![\w-]){re.escape(g)}(?![\w-])", question)]
+    for m in re.finditer(rf"(?<![\w-]){re.escape(text)}(?![\w-])", question):
+        a, b = m.span()
+        if any(a < e and s < b and not (a <= s and e <= b) for s, e in spans):
+            return True
+    return False
 
 
 #: A word of capitals and digits both ("RR-58102", "M14"; not "6pm", "2kg").
@@ -2952,8 +2974,9 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
                 # of a span drop the "+" (the probe texted "44 7700 900123").
                 numbered = list(dict.fromkeys(m.group(0) for m in _PHONE.finditer(said.question))) or numbered
             numbered = _shaped(numbered, declared, arguments, said)
-            out[name] = _by_name({**prop, "enum": _whole_codes(numbered, said.question)}, declared,
-                                 said) if numbered else prop
+            # (A range's edge, "from_postcode", takes the code said where it starts.)
+            out[name] = _by_edge(_by_name({**prop, "enum": _whole_codes(numbered, said.question)}, declared,
+                                          said), declared, said) if numbered else prop
         elif kind == "string" and (texts or said.question and not _says(declared, _CARRIED)
                                    and (said.says_something and name in (schema.get("required") or ())
                                         or asks_whole(declared))):
