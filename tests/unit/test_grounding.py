@@ -2261,7 +2261,7 @@ def test_a_sum_of_money_is_no_texts_value():
     deadlines = [ToolArgument(name="filing_type", type="string", enum=["self-assessment", "vat"], required=False),
                  ToolArgument(name="tax_year", type="string", description="The tax year, e.g. 2026-27", required=False)]
     offers = _offers(deadlines, "whens the cutoff for filing online?? dont want another £100 fine")["tax_year"] or []
-    assert "100" not in offers and "fine" in offers
+    assert "100" not in offers and "100 fine" not in offers and "fine" in offers
     # An argument of money in words still takes it.
     pay = [ToolArgument(name="payee", type="string"), ToolArgument(name="amount", type="string",
                                                                      description="How much money to send")]

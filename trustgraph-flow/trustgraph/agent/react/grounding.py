@@ -2876,7 +2876,7 @@ def grounded(schema: dict[str, Any], arguments: Sequence[Any], said: Said,
                               if getattr(a, "type", None) in (None, "string")):
         # Nor a sum of money said, where no text argument takes money: the tax year of "dont want
         # another £100 fine" had been "100".
-        texts = [t for t in texts if not _money_text(t, said.money)] or texts
+        texts = [t for t in texts if t in said.kept or not _money_text(t, said.money)] or texts
     # A declared value of one argument said in the question is that argument's: "Something vegan
     # with tofu" is the diet vegan and the ingredient tofu.
     declared_values = {v.lower() for prop in properties.values() if isinstance(prop, dict)
@@ -3161,12 +3161,16 @@ _MONEY_TEXT = re.compile(r"[$€£¥]?[ \t]?(\d+(?:[.,]\d+)?)")
 
 
 def _money_text(text: str, money: frozenset[float]) -> bool:
-    """Whether ``text`` is a number the question says as a sum of money (``money``), its sign aside."""
-    m = _MONEY_TEXT.fullmatch(text.strip())
-    try:
-        return m is not None and float(m.group(1).replace(",", ".")) in money
-    except ValueError:
-        return False
+    """Whether ``text`` holds a number the question says as a sum of money (``money``), its sign
+    aside, as a word of its own ("100", "£100", "100 fine")."""
+    for token in text.split():
+        m = _MONEY_TEXT.fullmatch(token)
+        try:
+            if m is not None and float(m.group(1).replace(",", ".")) in money:
+                return True
+        except ValueError:
+            continue
+    return False
 
 
 def _date_parts(texts: Sequence[str], question: str) -> frozenset[str]:
