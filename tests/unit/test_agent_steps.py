@@ -151,6 +151,12 @@ def test_a_step_reads_the_question_with_its_chat_shorthand_written_out():
     assert json.loads(prompt_terms(step.request, step.tools, step.context, step.question)["question"]) == step.question
 
 
+def ranked_as(tools, near: dict[str, float]):
+    """``tools`` ranked as if the encoder had put them ``near`` the question (what by_kind reorders)."""
+    return sorted((r._replace(meaning=near[r.tool.name], score=near[r.tool.name]) for r in rank("x", tools)),
+                  key=lambda r: -r.meaning)
+
+
 def test_a_code_whose_prefix_a_tools_example_writes_is_about_that_tool():
     from trustgraph.agent.react.steps import by_kind
     # "has EXP-2304 been approved yet??" had asked a ferry's check-in (its references "FX-20931").
@@ -160,9 +166,7 @@ def test_a_code_whose_prefix_a_tools_example_writes_is_about_that_tool():
         declared("expenses-report-status", "Where an expense report is in its approval",
                  {"name": "report_number", **TEXT, "description": "The expense report number, e.g. EXP-2291"})
     ).tools.values())
-    near = {"ferry-checkin-status": 0.397, "expenses-report-status": 0.318}
-    ranked = sorted((r._replace(meaning=near[r.tool.name], score=near[r.tool.name]) for r in rank("status", office)),
-                    key=lambda r: -r.meaning)
+    ranked = ranked_as(office, {"ferry-checkin-status": 0.397, "expenses-report-status": 0.318})
     got = by_kind(ranked, "has EXP-2304 been approved yet??")
     assert got[0].tool.name == "expenses-report-status" and got[0].meaning > got[1].meaning
     # A code of no example's prefix, or none at all, leaves the order as it was.
@@ -180,9 +184,7 @@ def test_a_postcode_said_is_about_a_tool_that_takes_one():
         declared("evcharge-find-chargers", "Find public electric car charging points near a town, street or postcode",
                  {"name": "location", **TEXT, "description": "Where to look: a town, street or postcode, e.g. Leeds"})
     ).tools.values())
-    near = {"wine-search-cellar": 0.274, "evcharge-find-chargers": 0.21}
-    ranked = sorted((r._replace(meaning=near[r.tool.name], score=near[r.tool.name]) for r in rank("x", tools)),
-                    key=lambda r: -r.meaning)
+    ranked = ranked_as(tools, {"wine-search-cellar": 0.274, "evcharge-find-chargers": 0.21})
     got = by_kind(ranked, "wher can i juice up my leaf around LS1 4AP? chademo only pls")
     assert got[0].tool.name == "evcharge-find-chargers" and got[0].meaning > got[1].meaning
     assert said_kinds("bins for SW1A 1AA and M14 5RQ")   # a postcode is a kind said

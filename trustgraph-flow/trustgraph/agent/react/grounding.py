@@ -3141,7 +3141,11 @@ def _clock_numbers(question: str) -> frozenset[float]:
     ("07:45": 7 and 45), the time no argument took: "I took 200 mg of ibuprofen at 07:45" had been
     offered a patient's age of 7 or 45."""
     text = question[:MAX_SAID_CHARS]
-    spans = [m.span() for m in _TIME.finditer(text) if ":" in m.group(0)]
+    return _only_inside(text, [m.span() for m in _TIME.finditer(text) if ":" in m.group(0)])
+
+
+def _only_inside(text: str, spans: Sequence[tuple[int, int]]) -> frozenset[float]:
+    """The numbers ``text`` writes only within ``spans`` (a time's, a date's), nowhere else."""
     if not spans:
         return frozenset()
     inside: set[float] = set()
@@ -3197,14 +3201,7 @@ def _date_numbers(question: str) -> frozenset[float]:
     and 8; "14 August": 14): "what was the score when Lakeview played Fernside on 2026-03-08" had
     listed the fixtures 2026 weeks ahead."""
     text = question[:MAX_SAID_CHARS]
-    spans = [m.span() for m in _DATE.finditer(text) if _DIGIT.search(m.group(0))]
-    if not spans:
-        return frozenset()
-    inside: set[float] = set()
-    outside: set[float] = set()
-    for start, value, _ in _written_numbers(text):
-        (inside if any(a <= start < b for a, b in spans) else outside).add(value)
-    return frozenset(inside - outside)
+    return _only_inside(text, [m.span() for m in _DATE.finditer(text) if _DIGIT.search(m.group(0))])
 
 
 def _numbers_for(kind: str, numbers: list[float], argument: Any, arguments: Sequence[Any], said: Said) -> list[Any]:
