@@ -413,9 +413,9 @@ def gone_nearer(step: Step, stopped: Sequence[tuple[str, Mapping[str, Any]]],
                 unavailable: Callable[[str], str | None] = lambda name: None) -> Failed | None:
     """The dialog's end when the question is about a tool that cannot be used now: one whose service
     stopped (``stopped``: ``(service id, its descriptor as last announced)``), or one still listed
-    whose service is known to be down (``unavailable(name)``: why, or None: in the seconds before a
-    dead service's lease runs out its tools are listed, and "what classes are on at the gym on
-    friday" had asked back offering a bike dock and a flight's status, the only usable tools). That
+    whose service is known to be down (``unavailable(name)``: why, or None: a configured descriptor
+    that nothing serves stays in the catalog, and a question about its tool went to the model, whose
+    call then failed, or asked back offering only the usable tools, however far). That
     tool nearer the question than every usable tool by the ranker's clear lead, near enough to be
     about anything, and no usable tool ``near`` the question (a live tool that fits is used, however
     near an old one: a service replaced by another is remembered as stopped; a live tool barely
