@@ -485,14 +485,11 @@ class AgentManager:
         return unavailable
 
     def _usable_name(self, step: Step) -> Callable[[str], bool]:
+        """Whether the step has a tool of a name that can be used now (any name, with no check)."""
         if self.unavailable is None:
             return lambda name: True
-        check = self.unavailable
-
-        def usable(name: str) -> bool:
-            tool = step.tool(name)
-            return tool is not None and check(tool) is None
-        return usable
+        unavailable = self._unavailable_name(step)
+        return lambda name: step.tool(name) is not None and unavailable(name) is None
 
     async def _abstain(self, abstain: Abstain, step: Step, flow: Any, terms: dict[str, str],
                        deadline: float | None) -> AsyncIterator[Event]:

@@ -970,19 +970,14 @@ def address_kind(argument: Any) -> re.Pattern[str] | None:
         words = words | {"email"}
     if _last_name_word(argument) in _HOST_NAMES or _HOST_SAID.search(str(getattr(argument, "description", "") or "")):
         return _HOST   # a domain name or an IP address ("The host name or IP address to ping")
-    kind = next((pattern for pattern, says in _ADDRESS_KINDS if words & says), None)
-    if kind is None or _words(str(getattr(argument, "name", "") or "").replace("_", " ")) & _words_of_kind(kind):
+    kind, names = next(((pattern, says) for pattern, says in _ADDRESS_KINDS if words & says), (None, frozenset()))
+    if kind is None or _words(str(getattr(argument, "name", "") or "").replace("_", " ")) & names:
         return kind
     # Only its description names the kind: an example of something else says where the word came from
     # ("The booking reference from the confirmation email, e.g. CS-20931" took only email addresses).
     description = str(getattr(argument, "description", "") or "")
     examples = [re.split(r"[;()]", description[m.end():], maxsplit=1)[0] for m in _EXAMPLE_LEAD.finditer(description)]
     return kind if not examples or any(kind.search(example) for example in examples) else None
-
-
-def _words_of_kind(kind: re.Pattern[str]) -> frozenset[str]:
-    """The words that name an address of ``kind`` (:data:`_ADDRESS_KINDS`)."""
-    return next((says for pattern, says in _ADDRESS_KINDS if pattern is kind), frozenset())
 
 
 #: What an argument's name or description says when its value is a file's (or a folder's) path.
